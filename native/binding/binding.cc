@@ -1,0 +1,450 @@
+// N-API surface of the core. Only src/native.ts loads this. Every object here is
+// owned by the JS thread (main or worker) whose env created it; the I/O thread talks
+// back only through the ThreadSafeFunction, one call per group-commit cycle.
+#include <napi.h>
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "log/crc32c.h"
+#include "log/dir_lock.h"
+#include "log/log_engine.h"
+#include "log/partition_log.h"
+#include "log/record_batch.h"
+#include "uring/io_uring.h"
+
+namespace uringmq {
+namespace {
+
+struct AddonData {
+  Napi::FunctionReference partition_ctor;
+};
+
+Napi::Error MakeError(Napi::Env env, Code code, const std::string& msg) {
+  Napi::Error e = Napi::Error::New(env, msg);
+  e.Set("code", Napi::String::New(env, CodeName(code)));
+  return e;
+}
+Napi::Error MakeError(Napi::Env env, const Status& s) { return MakeError(env, s.code, s.message); }
+
+[[noreturn]] void ThrowInvalid(Napi::Env env, const std::string& msg) {
+  throw MakeError(env, Code::kInvalidArgument, msg);
+}
+
+int64_t GetInt(Napi::Env env, const Napi::Object& o, const char* key, int64_t dflt) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return dflt;
+  if (!v.IsNumber()) ThrowInvalid(env, std::string(key) + " must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (d != static_cast<double>(static_cast<int64_t>(d))) ThrowInvalid(env, std::string(key) + " must be an integer");
+  return static_cast<int64_t>(d);
+}
+
+// ---------------------------------------------------------------------------------
+class PartitionWrap : public Napi::ObjectWrap<PartitionWrap> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativePartition", {});
+  }
+  explicit PartitionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PartitionWrap>(info) {}
+  std::shared_ptr<PartitionLog> log;
+};
+
+PartitionWrap* UnwrapPartition(Napi::Env env, Napi::Value v) {
+  auto* data = env.GetInstanceData<AddonData>();
+  if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->partition_ctor.Value()))
+    ThrowInvalid(env, "expected a NativePartition");
+  PartitionWrap* w = PartitionWrap::Unwrap(v.As<Napi::Object>());
+  if (!w->log) ThrowInvalid(env, "partition is not open");
+  return w;
+}
+
+// ---------------------------------------------------------------------------------
+class OpenPartitionWorker : public Napi::AsyncWorker {
+ public:
+  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg)
+      : Napi::AsyncWorker(env, "uringmq.openPartition"), cfg_(std::move(cfg)), deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  void Execute() override { status_ = PartitionLog::Open(cfg_, &log_); }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (!status_.ok()) {
+      deferred_.Reject(MakeError(env, status_).Value());
+      return;
+    }
+    auto* data = env.GetInstanceData<AddonData>();
+    Napi::Object obj = data->partition_ctor.New({});
+    PartitionWrap::Unwrap(obj)->log = log_;
+    deferred_.Resolve(obj);
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  PartitionConfig cfg_;
+  Napi::Promise::Deferred deferred_;
+  Status status_;
+  std::shared_ptr<PartitionLog> log_;
+};
+
+class ReadWorker : public Napi::AsyncWorker {
+ public:
+  ReadWorker(Napi::Env env, std::shared_ptr<PartitionLog> log, int64_t offset, size_t max_bytes)
+      : Napi::AsyncWorker(env, "uringmq.read"), log_(std::move(log)), offset_(offset), max_bytes_(max_bytes),
+        deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  void Execute() override {
+    out_ = std::make_unique<std::vector<uint8_t>>();
+    status_ = log_->Read(offset_, max_bytes_, out_.get());
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (!status_.ok()) {
+      deferred_.Reject(MakeError(env, status_).Value());
+      return;
+    }
+    auto* vec = out_.release();
+    // Hand the vector's storage to the Buffer: no copy; freed by the finalizer.
+    deferred_.Resolve(Napi::Buffer<uint8_t>::New(env, vec->data(), vec->size(),
+                                                 [](Napi::Env, uint8_t*, std::vector<uint8_t>* v) { delete v; }, vec));
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  std::shared_ptr<PartitionLog> log_;
+  int64_t offset_;
+  size_t max_bytes_;
+  Napi::Promise::Deferred deferred_;
+  Status status_;
+  std::unique_ptr<std::vector<uint8_t>> out_;
+};
+
+// ---------------------------------------------------------------------------------
+class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeEngine",
+                       {
+                           InstanceAccessor<&EngineWrap::Backend>("backend"),
+                           InstanceAccessor<&EngineWrap::BackendNote>("backendNote"),
+                           InstanceAccessor<&EngineWrap::Pending>("pending"),
+                           InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
+                           InstanceMethod<&EngineWrap::Append>("append"),
+                           InstanceMethod<&EngineWrap::Read>("read"),
+                           InstanceMethod<&EngineWrap::Info>("info"),
+                           InstanceMethod<&EngineWrap::ClosePartition>("closePartition"),
+                           InstanceMethod<&EngineWrap::Close>("close"),
+                       });
+  }
+
+  explicit EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) ThrowInvalid(env, "NativeEngine(options) needs an options object");
+    Napi::Object o = info[0].As<Napi::Object>();
+    EngineOptions opts;
+    std::string backend = o.Has("backend") ? o.Get("backend").ToString().Utf8Value() : "auto";
+    if (backend == "auto") opts.backend = BackendChoice::kAuto;
+    else if (backend == "io_uring") opts.backend = BackendChoice::kIoUring;
+    else if (backend == "thread") opts.backend = BackendChoice::kThread;
+    else ThrowInvalid(env, "backend must be 'auto', 'io_uring' or 'thread', got '" + backend + "'");
+    std::string durability = o.Has("durability") ? o.Get("durability").ToString().Utf8Value() : "sync";
+    if (durability == "sync") opts.durability = Durability::kSync;
+    else if (durability == "interval") opts.durability = Durability::kInterval;
+    else if (durability == "none") opts.durability = Durability::kNone;
+    else ThrowInvalid(env, "durability must be 'sync', 'interval' or 'none'");
+    opts.interval_ms = GetInt(env, o, "intervalMs", 100);
+    if (opts.interval_ms < 1) ThrowInvalid(env, "intervalMs must be >= 1");
+    opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0));
+    max_batch_bytes_ = static_cast<size_t>(GetInt(env, o, "maxBatchBytes", 16 << 20));
+    Napi::Value cb = o.Get("onComplete");
+    if (!cb.IsFunction()) ThrowInvalid(env, "onComplete must be a function");
+
+    tsfn_ = Napi::ThreadSafeFunction::New(env, cb.As<Napi::Function>(), "uringmq.completions", 0, 1);
+    tsfn_.Unref(env);  // referenced only while appends are pending
+    Napi::ThreadSafeFunction tsfn = tsfn_;
+    Status s = LogEngine::Create(
+        opts,
+        [tsfn, this](std::vector<Completion>&& done) {
+          auto* batch = new std::vector<Completion>(std::move(done));
+          napi_status st = tsfn.NonBlockingCall(batch, [this](Napi::Env env, Napi::Function fn, std::vector<Completion>* b) {
+            std::unique_ptr<std::vector<Completion>> owned(b);
+            if (env == nullptr) return;
+            Deliver(env, fn, *owned);
+          });
+          if (st != napi_ok) delete batch;  // env shutting down: nobody to tell
+        },
+        &engine_);
+    if (!s.ok()) {
+      tsfn_.Release();
+      tsfn_released_ = true;
+      throw MakeError(env, s);
+    }
+  }
+
+  ~EngineWrap() override { Shutdown(); }
+
+ private:
+  void Shutdown() {
+    if (engine_) {
+      engine_->Stop();
+      engine_.reset();
+    }
+    if (!tsfn_released_) {
+      tsfn_.Release();
+      tsfn_released_ = true;
+    }
+  }
+
+  void Deliver(Napi::Env env, Napi::Function fn, const std::vector<Completion>& done) {
+    const size_t n = done.size();
+    Napi::Float64Array ids = Napi::Float64Array::New(env, n);
+    Napi::Int32Array codes = Napi::Int32Array::New(env, n);
+    Napi::Value messages = env.Null();
+    for (size_t i = 0; i < n; i++) {
+      ids[i] = static_cast<double>(done[i].id);
+      codes[i] = static_cast<int32_t>(done[i].code);
+      if (done[i].code != Code::kOk) {
+        if (messages.IsNull()) messages = Napi::Array::New(env, n);
+        Napi::Object err = Napi::Object::New(env);
+        err.Set("code", CodeName(done[i].code));
+        err.Set("message", done[i].message);
+        messages.As<Napi::Array>().Set(static_cast<uint32_t>(i), err);
+      }
+    }
+    pending_ -= n;
+    if (pending_ == 0 && referenced_) {
+      referenced_ = false;
+      tsfn_.Unref(env);
+      Unref();
+    }
+    fn.Call({ids, codes, messages});
+  }
+
+  Napi::Value Backend(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), backend_name_ ? backend_name_ : (engine_ ? engine_->backend_name() : "closed"));
+  }
+  Napi::Value BackendNote(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), engine_ ? engine_->backend_note() : "");
+  }
+  Napi::Value Pending(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(pending_));
+  }
+
+  LogEngine* Live(Napi::Env env) {
+    if (!engine_) throw MakeError(env, Code::kClosed, "broker is closed");
+    return engine_.get();
+  }
+
+  // openPartition(dir, label, {segmentBytes, retentionBytes, retentionMs, ...}) → Promise<NativePartition>
+  Napi::Value OpenPartition(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    if (info.Length() < 3 || !info[0].IsString() || !info[1].IsString() || !info[2].IsObject())
+      ThrowInvalid(env, "openPartition(dir, label, options)");
+    Napi::Object o = info[2].As<Napi::Object>();
+    PartitionConfig cfg;
+    cfg.dir = info[0].As<Napi::String>().Utf8Value();
+    cfg.label = info[1].As<Napi::String>().Utf8Value();
+    cfg.segment_bytes = static_cast<uint64_t>(GetInt(env, o, "segmentBytes", 128 << 20));
+    cfg.retention_bytes = GetInt(env, o, "retentionBytes", -1);
+    cfg.retention_ms = GetInt(env, o, "retentionMs", -1);
+    cfg.index_interval_bytes = static_cast<uint32_t>(GetInt(env, o, "indexIntervalBytes", 4096));
+    cfg.tail_cache_bytes = static_cast<size_t>(GetInt(env, o, "tailCacheBytes", 1 << 20));
+    cfg.preallocate_bytes = static_cast<uint64_t>(GetInt(env, o, "preallocateBytes", 16 << 20));
+    Napi::Value d = o.Get("directIo");
+    cfg.allow_direct = d.IsUndefined() ? true : d.ToBoolean().Value();
+    if (cfg.segment_bytes < 4096 || cfg.segment_bytes > (1ull << 30))
+      ThrowInvalid(env, "segmentBytes must be between 4096 and 1 GiB");
+    if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");
+    auto* w = new OpenPartitionWorker(env, std::move(cfg));
+    Napi::Promise p = w->Promise();
+    w->Queue();
+    return p;
+  }
+
+  // append(partition, batch, id, seal) → base offset, or -1 when the ring is full.
+  // Validates the batch, stamps its base offset and queues it; the completion comes
+  // through onComplete. The caller keeps `batch` alive until then.
+  Napi::Value Append(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    LogEngine* engine = Live(env);
+    if (info.Length() < 4) ThrowInvalid(env, "append(partition, batch, id, seal)");
+    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      ThrowInvalid(env, "batch must be a Buffer or Uint8Array");
+    if (!info[2].IsNumber()) ThrowInvalid(env, "id must be a number");
+    Napi::Uint8Array buf = info[1].As<Napi::Uint8Array>();
+    const uint64_t id = static_cast<uint64_t>(info[2].As<Napi::Number>().DoubleValue());
+    const bool seal = info[3].ToBoolean().Value();
+    PartitionLog* log = pw->log.get();
+    if (log->closed.load()) throw MakeError(env, Code::kPartitionClosed, "partition " + log->label() + " is closed (topic deleted?)");
+    if (log->failed.load())
+      throw MakeError(env, Code::kIoError, "partition " + log->label() + " is fenced after an I/O error: " + log->FailureMessage());
+    if (buf.ByteLength() > max_batch_bytes_)
+      throw MakeError(env, Code::kRecordTooLarge, "batch of " + std::to_string(buf.ByteLength()) + " bytes for " + log->label() +
+                                                    " exceeds maxBatchBytes " + std::to_string(max_batch_bytes_));
+    if (!registered_partitions_.count(log)) {
+      engine->Register(pw->log);
+      registered_partitions_.insert(log);
+    }
+    IoRequest r;
+    r.kind = IoRequest::Kind::kAppend;
+    r.id = id;
+    r.data = buf.Data();
+    r.len = buf.ByteLength();
+    Status s = ValidateBatch(buf.Data(), buf.ByteLength(), seal ? CrcMode::kSeal : CrcMode::kVerify, &r.header);
+    if (!s.ok()) throw MakeError(env, Code::kCorruptBatch, s.message + " in batch for " + log->label());
+    const int64_t base = log->next_offset_js;
+    StoreLE<int64_t>(buf.Data() + batch::kOffBaseOffset, base);
+    r.header.base_offset = base;
+    r.partition = pw->log;
+    if (!engine->Submit(std::move(r))) return Napi::Number::New(env, -1);
+    log->next_offset_js = base + r.header.record_count;
+    if (pending_++ == 0 && !referenced_) {
+      referenced_ = true;
+      tsfn_.Ref(env);
+      Ref();  // keep this object (and its engine) alive while the I/O thread works
+    }
+    return Napi::Number::New(env, static_cast<double>(base));
+  }
+
+  Napi::Value Read(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsNumber()) ThrowInvalid(env, "read(partition, offset, maxBytes)");
+    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    double off = info[1].As<Napi::Number>().DoubleValue();
+    double max = info[2].As<Napi::Number>().DoubleValue();
+    if (!(off >= 0) || off != static_cast<double>(static_cast<int64_t>(off)) || off > 9007199254740991.0)
+      ThrowInvalid(env, "offset must be a non-negative safe integer");
+    if (!(max >= 1) || max > (1u << 30)) ThrowInvalid(env, "maxBytes must be between 1 and 1 GiB");
+    auto* w = new ReadWorker(env, pw->log, static_cast<int64_t>(off), static_cast<size_t>(max));
+    Napi::Promise p = w->Promise();
+    w->Queue();
+    return p;
+  }
+
+  Napi::Value Info(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    PartitionInfo i = pw->log->Info();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("startOffset", static_cast<double>(i.start_offset));
+    o.Set("endOffset", static_cast<double>(i.end_offset));
+    o.Set("nextOffset", static_cast<double>(pw->log->next_offset_js));
+    o.Set("bytes", static_cast<double>(i.bytes));
+    o.Set("segments", i.segments);
+    o.Set("directIo", i.direct_io);
+    o.Set("blockSize", i.block_size);
+    return o;
+  }
+
+  // The caller has waited for the partition's pending appends.
+  Napi::Value ClosePartition(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    if (engine_) engine_->Unregister(pw->log.get());
+    pw->log->closed.store(true);
+    registered_partitions_.erase(pw->log.get());
+    return env.Undefined();
+  }
+
+  // Stops the I/O thread after it has processed everything submitted. The caller
+  // has waited for pending appends, so this does not block on the disk for long.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (engine_) backend_name_ = engine_->backend_name();
+    Shutdown();
+    if (referenced_) {
+      referenced_ = false;
+      Unref();
+    }
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<LogEngine> engine_;
+  Napi::ThreadSafeFunction tsfn_;
+  bool tsfn_released_ = false;
+  size_t pending_ = 0;
+  bool referenced_ = false;
+  size_t max_batch_bytes_ = 16 << 20;
+  const char* backend_name_ = nullptr;
+  std::unordered_set<PartitionLog*> registered_partitions_;
+};
+
+// ---------------------------------------------------------------------------------
+class DirLockWrap : public Napi::ObjectWrap<DirLockWrap> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeDirLock", {InstanceMethod<&DirLockWrap::Release>("release")});
+  }
+  explicit DirLockWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DirLockWrap>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) ThrowInvalid(env, "NativeDirLock(dir)");
+    Status s = DirLock::Acquire(info[0].As<Napi::String>().Utf8Value(), &lock_);
+    if (!s.ok()) throw MakeError(env, s);
+  }
+  Napi::Value Release(const Napi::CallbackInfo& info) {
+    lock_.Release();
+    return info.Env().Undefined();
+  }
+
+ private:
+  DirLock lock_;
+};
+
+// ---------------------------------------------------------------------------------
+Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray()) ThrowInvalid(env, "crc32c(bytes, [crc])");
+  Napi::TypedArray ta = info[0].As<Napi::TypedArray>();
+  auto* p = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+  uint32_t init = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : 0;
+  return Napi::Number::New(env, Crc32c(p, ta.ByteLength(), init));
+}
+
+// validateBatch(bytes) → {recordCount, ...}; throws CORRUPT_BATCH. For tests and
+// servers that want to check a client's batch without appending it.
+Napi::Value ValidateBatchJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray()) ThrowInvalid(env, "validateBatch(bytes)");
+  Napi::Uint8Array b = info[0].As<Napi::Uint8Array>();
+  BatchHeader h;
+  Status s = ValidateBatch(b.Data(), b.ByteLength(), CrcMode::kVerify, &h);
+  if (!s.ok()) throw MakeError(env, s);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("recordCount", h.record_count);
+  o.Set("baseOffset", static_cast<double>(h.base_offset));
+  return o;
+}
+
+Napi::Value ProbeIoUringJs(const Napi::CallbackInfo& info) {
+  std::string why;
+  bool ok = ProbeIoUring(&why);
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("available", ok);
+  o.Set("reason", ok ? std::string("io_uring available") : why);
+  return o;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  auto* data = new AddonData();
+  Napi::Function partition = PartitionWrap::Init(env);
+  data->partition_ctor = Napi::Persistent(partition);
+  env.SetInstanceData<AddonData>(data);
+  exports.Set("NativePartition", partition);
+  exports.Set("NativeEngine", EngineWrap::Init(env));
+  exports.Set("NativeDirLock", DirLockWrap::Init(env));
+  exports.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
+  exports.Set("validateBatch", Napi::Function::New(env, ValidateBatchJs, "validateBatch"));
+  exports.Set("probeIoUring", Napi::Function::New(env, ProbeIoUringJs, "probeIoUring"));
+  exports.Set("crc32cHardware", Napi::Boolean::New(env, Crc32cIsHardware()));
+  return exports;
+}
+
+}  // namespace
+}  // namespace uringmq
+
+static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) { return uringmq::Init(env, exports); }
+
+NODE_API_MODULE(uringmq, InitAddon)

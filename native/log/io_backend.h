@@ -1,0 +1,38 @@
+// How the I/O thread issues its writes and syncs: io_uring (many ops per syscall,
+// syncs of different files in parallel) or plain pwrite/fdatasync where io_uring is
+// refused. Owned by the LogEngine I/O thread; never called from anywhere else.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace uringmq {
+
+struct IoOp {
+  int fd = -1;
+  const uint8_t* buf = nullptr;  // writes only
+  size_t len = 0;
+  int64_t offset = 0;
+  const std::string* path = nullptr;  // for error messages; outlives the op
+  int error = 0;                      // 0 or a positive errno after Run*
+};
+
+class IoBackend {
+ public:
+  virtual ~IoBackend() = default;
+  virtual const char* name() const = 0;
+  // Performs every write completely (short writes are continued). Sets op.error.
+  virtual void RunWrites(std::vector<IoOp>& ops) = 0;
+  // fdatasync on every op.fd, concurrently where the backend can.
+  virtual void RunSyncs(std::vector<IoOp>& ops) = 0;
+};
+
+enum class BackendChoice { kAuto, kIoUring, kThread };
+
+// kAuto tries io_uring and falls back to threads, recording why in *note.
+// kIoUring fails (null, *note says why) when io_uring is unavailable.
+std::unique_ptr<IoBackend> CreateIoBackend(BackendChoice choice, std::string* note);
+
+}  // namespace uringmq

@@ -1,0 +1,245 @@
+#include "log/log_engine.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace uringmq {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t MonoMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int64_t kRetentionCheckMs = 1000;
+
+}  // namespace
+
+LogEngine::LogEngine(const EngineOptions& opts, Sink sink)
+    : opts_(opts), sink_(std::move(sink)), ring_(opts.ring_capacity) {}
+
+Status LogEngine::Create(const EngineOptions& opts, Sink sink, std::unique_ptr<LogEngine>* out) {
+  std::unique_ptr<LogEngine> e(new LogEngine(opts, std::move(sink)));
+  e->backend_ = CreateIoBackend(opts.backend, &e->backend_note_);
+  if (!e->backend_)
+    return Status::Error(Code::kUnavailable, "io_uring backend requested but unavailable: " + e->backend_note_ +
+                                                 " (use ioBackend 'auto' or 'thread')");
+  e->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (e->event_fd_ < 0) return SysError("eventfd", "", -1, errno);
+  e->last_sync_ms_ = e->last_retention_ms_ = MonoMs();
+  e->thread_ = std::thread([raw = e.get()] { raw->Run(); });
+  *out = std::move(e);
+  return Status::Ok();
+}
+
+LogEngine::~LogEngine() {
+  Stop();
+  if (event_fd_ >= 0) close(event_fd_);
+}
+
+bool LogEngine::Submit(IoRequest&& r) {
+  if (!ring_.TryPush(std::move(r))) return false;
+  // Pairs with the fence in Sleep(): either we see sleeping_ or it sees our push.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  Wake(false);
+  return true;
+}
+
+void LogEngine::Wake(bool always) {
+  if (always || sleeping_.load(std::memory_order_seq_cst)) {
+    uint64_t one = 1;
+    // EAGAIN means the counter is already non-zero: the thread will wake anyway.
+    ssize_t n = write(event_fd_, &one, sizeof one);
+    (void)n;
+  }
+}
+
+void LogEngine::Sleep(int timeout_ms) {
+  sleeping_.store(true, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (ring_.EmptyApprox()) {
+    pollfd pfd{event_fd_, POLLIN, 0};
+    poll(&pfd, 1, timeout_ms);
+    uint64_t v;
+    ssize_t n = read(event_fd_, &v, sizeof v);
+    (void)n;
+  }
+  sleeping_.store(false, std::memory_order_relaxed);
+}
+
+void LogEngine::Register(const std::shared_ptr<PartitionLog>& p) {
+  std::lock_guard<std::mutex> lk(registry_mu_);
+  registry_.push_back(p);
+}
+
+void LogEngine::Unregister(PartitionLog* p) {
+  p->closed.store(true);
+  std::lock_guard<std::mutex> lk(registry_mu_);
+  registry_.erase(std::remove_if(registry_.begin(), registry_.end(),
+                                 [p](const std::shared_ptr<PartitionLog>& x) { return x.get() == p; }),
+                  registry_.end());
+}
+
+void LogEngine::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  IoRequest r;
+  r.kind = IoRequest::Kind::kStop;
+  while (!ring_.TryPush(std::move(r))) std::this_thread::yield();
+  Wake(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+void LogEngine::Run() {
+  std::vector<IoRequest> reqs;
+  for (;;) {
+    reqs.clear();
+    size_t bytes = 0;
+    bool stop = false;
+    IoRequest r;
+    while (bytes < opts_.max_cycle_bytes && ring_.TryPop(r)) {
+      if (r.kind == IoRequest::Kind::kStop) {
+        stop = true;
+        break;
+      }
+      bytes += r.len;
+      reqs.push_back(std::move(r));
+    }
+    if (!reqs.empty()) ProcessCycle(reqs);
+    if (stop) {
+      RunTimers(/*force_sync=*/true);
+      return;
+    }
+    RunTimers(false);
+    if (reqs.empty()) {
+      int timeout = static_cast<int>(kRetentionCheckMs);
+      if (opts_.durability == Durability::kInterval && !dirty_.empty())
+        timeout = static_cast<int>(std::max<int64_t>(1, opts_.interval_ms - (MonoMs() - last_sync_ms_)));
+      Sleep(timeout);
+    }
+  }
+}
+
+void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
+  const int64_t now = NowMs();
+  std::vector<Completion> done;
+  done.reserve(reqs.size());
+  std::vector<std::shared_ptr<PartitionLog>> touched;
+  std::vector<char> staged(reqs.size(), 0);
+
+  for (size_t i = 0; i < reqs.size(); i++) {
+    IoRequest& r = reqs[i];
+    PartitionLog* p = r.partition.get();
+    if (p->failed.load(std::memory_order_acquire)) continue;
+    Status s = p->Stage(r.data, r.len, r.header, now);
+    if (!s.ok()) {
+      p->Fail(s);
+      continue;
+    }
+    staged[i] = 1;
+    if (std::find(touched.begin(), touched.end(), r.partition) == touched.end()) touched.push_back(r.partition);
+  }
+
+  if (opts_.test_io_delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(opts_.test_io_delay_ms));
+
+  std::vector<IoOp> writes;
+  std::vector<PartitionLog*> owner;
+  for (auto& p : touched) {
+    if (p->failed.load()) continue;
+    size_t before = writes.size();
+    Status s = p->CollectWrites(&writes);
+    if (!s.ok()) {
+      writes.resize(before);
+      p->Fail(s);
+      continue;
+    }
+    owner.resize(writes.size(), p.get());
+  }
+  backend_->RunWrites(writes);
+  for (size_t i = 0; i < writes.size(); i++)
+    if (writes[i].error) owner[i]->Fail(SysError("write", *writes[i].path, writes[i].offset, writes[i].error));
+
+  if (opts_.durability == Durability::kSync) {
+    std::vector<IoOp> syncs;
+    std::vector<PartitionLog*> sync_owner;
+    for (auto& p : touched) {
+      if (p->failed.load()) continue;
+      p->CollectSyncs(&syncs);
+      sync_owner.resize(syncs.size(), p.get());
+    }
+    backend_->RunSyncs(syncs);
+    for (size_t i = 0; i < syncs.size(); i++)
+      if (syncs[i].error) sync_owner[i]->Fail(SysError("fdatasync", *syncs[i].path, -1, syncs[i].error));
+    for (auto& p : touched) p->MarkSynced();
+  } else {
+    for (auto& p : touched)
+      if (!p->failed.load()) dirty_.insert(p);
+  }
+
+  for (auto& p : touched) {
+    if (p->failed.load()) continue;
+    Status s = p->Publish(now);
+    if (!s.ok()) p->Fail(s);
+  }
+
+  for (size_t i = 0; i < reqs.size(); i++) {
+    IoRequest& r = reqs[i];
+    PartitionLog* p = r.partition.get();
+    if (staged[i] && !p->failed.load()) {
+      done.push_back({r.id, Code::kOk, {}});
+    } else {
+      done.push_back({r.id, Code::kIoError,
+                      "partition " + p->label() + " is fenced after an I/O error (reopen the broker to recover): " +
+                          p->FailureMessage()});
+    }
+    r.partition.reset();
+  }
+  sink_(std::move(done));
+}
+
+void LogEngine::SyncDirty() {
+  std::vector<IoOp> syncs;
+  std::vector<PartitionLog*> owner;
+  for (auto& p : dirty_) {
+    if (p->failed.load()) continue;
+    p->CollectSyncs(&syncs);
+    owner.resize(syncs.size(), p.get());
+  }
+  backend_->RunSyncs(syncs);
+  for (size_t i = 0; i < syncs.size(); i++)
+    if (syncs[i].error) owner[i]->Fail(SysError("fdatasync", *syncs[i].path, -1, syncs[i].error));
+  for (auto& p : dirty_) p->MarkSynced();
+  dirty_.clear();
+  last_sync_ms_ = MonoMs();
+}
+
+void LogEngine::RunTimers(bool force_sync) {
+  const int64_t mono = MonoMs();
+  if (!dirty_.empty() &&
+      (force_sync || (opts_.durability == Durability::kInterval && mono - last_sync_ms_ >= opts_.interval_ms)))
+    SyncDirty();
+  if (mono - last_retention_ms_ >= kRetentionCheckMs) {
+    last_retention_ms_ = mono;
+    std::vector<std::shared_ptr<PartitionLog>> parts;
+    {
+      std::lock_guard<std::mutex> lk(registry_mu_);
+      parts = registry_;
+    }
+    const int64_t now = NowMs();
+    for (auto& p : parts)
+      if (!p->closed.load() && !p->failed.load()) p->EnforceRetention(now);
+  }
+}
+
+}  // namespace uringmq

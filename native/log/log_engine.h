@@ -1,0 +1,102 @@
+// The group-commit engine: one I/O thread per broker drains a ring of append
+// requests, merges everything waiting into one write per segment and one sync per
+// file, and reports every completion of the cycle in one call to the sink.
+// Owned by the JS thread that created it; the I/O thread is internal.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "common/status.h"
+#include "log/io_backend.h"
+#include "log/partition_log.h"
+#include "log/record_batch.h"
+#include "ring/spsc_ring.h"
+
+namespace uringmq {
+
+enum class Durability { kSync, kInterval, kNone };
+
+struct IoRequest {
+  enum class Kind : uint8_t { kNone, kAppend, kStop };
+  Kind kind = Kind::kNone;
+  uint64_t id = 0;
+  std::shared_ptr<PartitionLog> partition;
+  // Batch bytes, owned by the JS caller and kept alive by it until completion.
+  const uint8_t* data = nullptr;
+  size_t len = 0;
+  BatchHeader header;
+};
+
+struct Completion {
+  uint64_t id;
+  Code code;
+  std::string message;  // empty when ok
+};
+
+struct EngineOptions {
+  BackendChoice backend = BackendChoice::kAuto;
+  Durability durability = Durability::kSync;
+  int64_t interval_ms = 100;
+  size_t ring_capacity = 1u << 14;
+  size_t max_cycle_bytes = 32u << 20;  // bounds each partition's staging buffer
+  uint32_t test_io_delay_ms = 0;        // test hook: a slow disk
+};
+
+class LogEngine {
+ public:
+  using Sink = std::function<void(std::vector<Completion>&&)>;  // runs on the I/O thread
+
+  static Status Create(const EngineOptions& opts, Sink sink, std::unique_ptr<LogEngine>* out);
+  ~LogEngine();
+  LogEngine(const LogEngine&) = delete;
+  LogEngine& operator=(const LogEngine&) = delete;
+
+  const char* backend_name() const { return backend_->name(); }
+  const std::string& backend_note() const { return backend_note_; }
+  size_t ring_capacity() const { return ring_.capacity(); }
+
+  // JS thread. False when the ring is full: the caller retries after completions.
+  bool Submit(IoRequest&& r);
+  // JS thread. Partitions the timers (interval sync, retention) look after.
+  void Register(const std::shared_ptr<PartitionLog>& p);
+  void Unregister(PartitionLog* p);
+  // JS thread. Processes everything already submitted, syncs, joins the thread.
+  void Stop();
+
+ private:
+  LogEngine(const EngineOptions& opts, Sink sink);
+  void Run();
+  void ProcessCycle(std::vector<IoRequest>& reqs);
+  void RunTimers(bool force_sync);
+  void SyncDirty();
+  void Sleep(int timeout_ms);
+  void Wake(bool always);
+
+  const EngineOptions opts_;
+  Sink sink_;
+  std::unique_ptr<IoBackend> backend_;
+  std::string backend_note_;
+  SpscRing<IoRequest> ring_;
+  int event_fd_ = -1;
+  alignas(kCacheLine) std::atomic<bool> sleeping_{false};
+  std::thread thread_;
+  bool stopped_ = false;  // JS thread
+
+  std::mutex registry_mu_;
+  std::vector<std::shared_ptr<PartitionLog>> registry_;
+
+  // I/O thread only.
+  std::unordered_set<std::shared_ptr<PartitionLog>> dirty_;
+  int64_t last_sync_ms_ = 0;
+  int64_t last_retention_ms_ = 0;
+};
+
+}  // namespace uringmq

@@ -1,0 +1,640 @@
+#include "log/partition_log.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+
+#include "log/crc32c.h"
+#include "log/file_util.h"
+
+namespace uringmq {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool ParseSegmentName(const char* name, int64_t* base) {
+  // exactly 20 digits + ".log"
+  size_t n = std::strlen(name);
+  if (n != 24 || std::strcmp(name + 20, ".log") != 0) return false;
+  int64_t v = 0;
+  for (int i = 0; i < 20; i++) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    if (v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (name[i] - '0');
+  }
+  *base = v;
+  return true;
+}
+
+}  // namespace
+
+Segment::~Segment() {
+  if (write_fd >= 0) close(write_fd);
+  if (read_fd >= 0) close(read_fd);
+}
+
+PartitionLog::~PartitionLog() {
+  if (active_.index_fd >= 0) close(active_.index_fd);
+  for (auto& u : sealing_)
+    if (u.index_fd >= 0) close(u.index_fd);
+}
+
+std::string PartitionLog::FailureMessage() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return failure_;
+}
+
+Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionLog>* out) {
+  std::shared_ptr<PartitionLog> log(new PartitionLog(cfg));
+  DIR* d = opendir(cfg.dir.c_str());
+  if (!d) return SysError("opendir", cfg.dir, -1, errno);
+  std::vector<int64_t> bases;
+  while (dirent* e = readdir(d)) {
+    int64_t b;
+    if (ParseSegmentName(e->d_name, &b)) bases.push_back(b);
+  }
+  closedir(d);
+  std::sort(bases.begin(), bases.end());
+
+  if (bases.empty()) {
+    std::shared_ptr<Segment> seg;
+    Status s = log->CreateSegment(0, &seg);
+    if (!s.ok()) return s;
+    log->segments_.push_back(seg);
+  } else {
+    int64_t expected = -1;
+    size_t keep = bases.size();
+    for (size_t i = 0; i < bases.size(); i++) {
+      if (expected >= 0 && bases[i] != expected) {
+        // A gap: the previous segment's tail was torn while a later segment got
+        // data. Nothing past the gap was ever acknowledged (acks follow the sync of
+        // every segment written in a cycle), so drop it to keep offsets contiguous.
+        keep = i;
+        break;
+      }
+      auto seg = std::make_shared<Segment>();
+      seg->base_offset = bases[i];
+      seg->log_path = cfg.dir + "/" + SegmentFileName(bases[i], ".log");
+      seg->index_path = cfg.dir + "/" + SegmentFileName(bases[i], ".index");
+      seg->read_fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (seg->read_fd < 0) return SysError("open", seg->log_path, -1, errno);
+      int64_t max_ts;
+      Status s = log->RecoverSegment(seg.get(), i + 1 == bases.size(), &max_ts);
+      if (!s.ok()) return s;
+      expected = seg->next_offset;
+      log->segments_.push_back(seg);
+    }
+    for (size_t i = keep; i < bases.size(); i++) {
+      std::string lp = cfg.dir + "/" + SegmentFileName(bases[i], ".log");
+      std::string ip = cfg.dir + "/" + SegmentFileName(bases[i], ".index");
+      if (unlink(lp.c_str()) != 0 && errno != ENOENT) return SysError("unlink", lp, -1, errno);
+      if (unlink(ip.c_str()) != 0 && errno != ENOENT) return SysError("unlink", ip, -1, errno);
+    }
+    if (keep < bases.size()) {
+      int rc = FsyncDir(cfg.dir);
+      if (rc) return SysError("fsync directory", cfg.dir, -1, rc);
+    }
+    // Sealed segments keep exactly their data: trim preallocation a crash left behind.
+    for (size_t i = 0; i + 1 < log->segments_.size(); i++) {
+      Segment* seg = log->segments_[i].get();
+      struct stat st;
+      if (fstat(seg->read_fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
+      if (static_cast<uint64_t>(st.st_size) > seg->size) {
+        if (truncate(seg->log_path.c_str(), static_cast<off_t>(seg->size)) != 0)
+          return SysError("truncate", seg->log_path, static_cast<long long>(seg->size), errno);
+      }
+    }
+  }
+  Status s = log->OpenActive(log->segments_.back());
+  if (!s.ok()) return s;
+  log->start_offset_ = log->segments_.front()->base_offset;
+  log->durable_next_ = log->segments_.back()->next_offset;
+  log->next_offset_js = log->durable_next_;
+  *out = std::move(log);
+  return Status::Ok();
+}
+
+Status PartitionLog::RecoverSegment(Segment* seg, bool is_last, int64_t* max_ts_out) {
+  (void)is_last;
+  struct stat st;
+  if (fstat(seg->read_fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
+  const int64_t file_size = st.st_size;
+  seg->last_write_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+
+  // Load the index; anything non-monotonic or out of range means it is corrupt and
+  // gets rebuilt from the log, which is the source of truth.
+  std::vector<IndexEntry> idx;
+  bool index_dirty = false;
+  int ifd = open(seg->index_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ifd >= 0) {
+    struct stat ist;
+    if (fstat(ifd, &ist) == 0 && ist.st_size > 0) {
+      size_t n = static_cast<size_t>(ist.st_size) / sizeof(IndexEntry);
+      idx.resize(n);
+      size_t got = 0;
+      int rc = PreadAll(ifd, reinterpret_cast<uint8_t*>(idx.data()), n * sizeof(IndexEntry), 0, &got);
+      if (rc != 0 || got != n * sizeof(IndexEntry)) idx.clear(), index_dirty = true;
+      if (static_cast<size_t>(ist.st_size) % sizeof(IndexEntry)) index_dirty = true;
+    }
+    close(ifd);
+  } else {
+    index_dirty = true;
+  }
+  for (size_t i = 0; i < idx.size(); i++) {
+    bool bad = static_cast<int64_t>(idx[i].position) >= file_size || idx[i].position == 0 ||
+               (i > 0 && (idx[i].rel_offset <= idx[i - 1].rel_offset || idx[i].position <= idx[i - 1].position));
+    if (bad) {
+      idx.clear();
+      index_dirty = true;
+      break;
+    }
+  }
+
+  FileScanner sc(seg->read_fd, file_size);
+  int err = 0;
+  auto valid_batch_at = [&](int64_t pos, int64_t want_base, BatchHeader* h) -> bool {
+    const uint8_t* p = sc.Ensure(pos, batch::kHeaderSize, &err);
+    if (!p || !PeekHeader(p, batch::kHeaderSize, h)) return false;
+    if (h->base_offset != want_base) return false;
+    p = sc.Ensure(pos, h->length, &err);
+    return p && BatchCrcOk(p, *h);
+  };
+
+  // Resume from the newest index entry that points at a valid batch.
+  int64_t pos = 0;
+  int64_t expected = seg->base_offset;
+  BatchHeader h;
+  while (!idx.empty()) {
+    const IndexEntry& e = idx.back();
+    if (valid_batch_at(e.position, seg->base_offset + e.rel_offset, &h)) {
+      pos = e.position;
+      expected = seg->base_offset + e.rel_offset;
+      break;
+    }
+    if (err) return SysError("pread", seg->log_path, e.position, err);
+    idx.pop_back();
+    index_dirty = true;
+  }
+  uint32_t last_index_pos = idx.empty() ? 0 : idx.back().position;
+  int64_t max_ts = INT64_MIN;
+  while (valid_batch_at(pos, expected, &h)) {
+    if (pos > 0 && static_cast<uint32_t>(pos) - last_index_pos >= cfg_.index_interval_bytes &&
+        (idx.empty() || idx.back().position != static_cast<uint32_t>(pos))) {
+      idx.push_back({static_cast<uint32_t>(h.base_offset - seg->base_offset), static_cast<uint32_t>(pos)});
+      last_index_pos = static_cast<uint32_t>(pos);
+      index_dirty = true;
+    }
+    max_ts = std::max(max_ts, h.max_timestamp);
+    expected = h.last_offset() + 1;
+    pos += h.length;
+  }
+  if (err) return SysError("pread", seg->log_path, pos, err);
+  seg->size = static_cast<uint64_t>(pos);
+  seg->next_offset = expected;
+  seg->index = std::move(idx);
+  *max_ts_out = max_ts;
+
+  if (index_dirty) {
+    int fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return SysError("open", seg->index_path, -1, errno);
+    int rc = PwriteFull(fd, reinterpret_cast<const uint8_t*>(seg->index.data()),
+                        seg->index.size() * sizeof(IndexEntry), 0);
+    if (rc == 0 && fdatasync(fd) != 0) rc = errno;
+    close(fd);
+    if (rc) return SysError("write index", seg->index_path, 0, rc);
+  }
+  return Status::Ok();
+}
+
+Status PartitionLog::CreateSegment(int64_t base, std::shared_ptr<Segment>* out) {
+  auto seg = std::make_shared<Segment>();
+  seg->base_offset = base;
+  seg->log_path = cfg_.dir + "/" + SegmentFileName(base, ".log");
+  seg->index_path = cfg_.dir + "/" + SegmentFileName(base, ".index");
+  for (const std::string* path : {&seg->log_path, &seg->index_path}) {
+    int fd = open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return SysError("create", *path, -1, errno);
+    int rc = fsync(fd) == 0 ? 0 : errno;
+    close(fd);
+    if (rc) return SysError("fsync", *path, -1, rc);
+  }
+  int rc = FsyncDir(cfg_.dir);
+  if (rc) return SysError("fsync directory", cfg_.dir, -1, rc);
+  seg->read_fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (seg->read_fd < 0) return SysError("open", seg->log_path, -1, errno);
+  seg->next_offset = base;
+  seg->last_write_ms = NowMs();
+  *out = std::move(seg);
+  return Status::Ok();
+}
+
+Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
+  const std::string& path = seg->log_path;
+  int fd = -1;
+  if (cfg_.allow_direct) {
+    fd = open(path.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
+    direct_ = fd >= 0;
+    if (fd < 0 && errno != EINVAL) return SysError("open(O_DIRECT)", path, -1, errno);
+  }
+  if (fd < 0) {
+    fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return SysError("open", path, -1, errno);
+    direct_ = false;
+  }
+  block_ = 4096;
+  mem_align_ = 4096;
+#ifdef STATX_DIOALIGN
+  if (direct_) {
+    struct statx stx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN)) {
+      // Never below a page: a 512-byte logical block is often a 4 KiB physical one,
+      // and sub-page rewrites of the tail would become read-modify-write.
+      block_ = std::max<uint32_t>(block_, stx.stx_dio_offset_align);
+      mem_align_ = std::max<uint32_t>(mem_align_, stx.stx_dio_mem_align);
+    }
+  }
+#endif
+
+  // Cut off anything past the recovered end (a torn batch, stale preallocation) so a
+  // later crash can never expose old bytes behind new ones.
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return SysError("fstat", path, -1, errno);
+  }
+  if (static_cast<uint64_t>(st.st_size) > seg->size) {
+    if (ftruncate(fd, static_cast<off_t>(seg->size)) != 0 || fsync(fd) != 0) {
+      int e = errno;
+      close(fd);
+      return SysError("truncate torn tail of", path, static_cast<long long>(seg->size), e);
+    }
+  }
+
+  WriteUnit u;
+  u.buf = AlignedBuffer(mem_align_);
+  u.seg = seg;
+  u.file_pos = static_cast<int64_t>(AlignDown(seg->size));
+  u.len = seg->size - static_cast<uint64_t>(u.file_pos);
+  u.buf.Reserve(std::max<size_t>(1u << 20, block_), 0);
+  if (u.len > 0) {
+    size_t got = 0;
+    int rc = PreadAll(seg->read_fd, u.buf.data(), u.len, u.file_pos, &got);
+    if (rc || got != u.len) {
+      close(fd);
+      return SysError("read tail block of", path, u.file_pos, rc ? rc : EIO);
+    }
+  }
+  if (direct_) {
+    // Some filesystems accept O_DIRECT at open and refuse it at write (EINVAL).
+    // Probe by rewriting the tail block with its own bytes (zeros when empty).
+    std::memset(u.buf.data() + u.len, 0, block_ - u.len);
+    ssize_t n = pwrite(fd, u.buf.data(), block_, u.file_pos);
+    if (n < 0 && errno == EINVAL) {
+      close(fd);
+      fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0) return SysError("open", path, -1, errno);
+      direct_ = false;
+    } else if (n != static_cast<ssize_t>(block_)) {
+      int e = n < 0 ? errno : EIO;
+      close(fd);
+      return SysError("pwrite", path, u.file_pos, e);
+    }
+  }
+  seg->write_fd = fd;
+  u.cycle_start = u.len;
+  u.allocated = static_cast<int64_t>(AlignUp(seg->size));
+  u.next_offset = seg->next_offset;
+  u.cycle_first_offset = seg->next_offset;
+  u.last_index_pos = seg->index.empty() ? 0 : seg->index.back().position;
+  u.index_entries_written = seg->index.size();
+  u.index_fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (u.index_fd < 0) return SysError("open", seg->index_path, -1, errno);
+  active_ = std::move(u);
+  return Status::Ok();
+}
+
+Status PartitionLog::Stage(const uint8_t* data, size_t len, const BatchHeader& h, int64_t now_ms) {
+  (void)now_ms;
+  uint64_t cur = static_cast<uint64_t>(active_.file_pos) + active_.len;
+  if (cur > 0 && cur + len > cfg_.segment_bytes) {
+    std::shared_ptr<Segment> seg;
+    Status s = CreateSegment(h.base_offset, &seg);
+    if (!s.ok()) return s;
+    sealing_.push_back(std::move(active_));
+    active_ = WriteUnit();
+    s = OpenActive(seg);
+    if (!s.ok()) return s;
+    std::lock_guard<std::mutex> lk(mu_);
+    segments_.push_back(seg);
+  }
+  WriteUnit& u = active_;
+  uint64_t pos = static_cast<uint64_t>(u.file_pos) + u.len;
+  if (pos > 0 && pos - u.last_index_pos >= cfg_.index_interval_bytes) {
+    u.pending_index.push_back({static_cast<uint32_t>(h.base_offset - u.seg->base_offset), static_cast<uint32_t>(pos)});
+    u.last_index_pos = static_cast<uint32_t>(pos);
+  }
+  u.buf.Reserve(AlignUp(u.len + len), u.len);
+  std::memcpy(u.buf.data() + u.len, data, len);
+  u.len += len;
+  u.next_offset = h.last_offset() + 1;
+  return Status::Ok();
+}
+
+bool PartitionLog::HasStaged() const { return active_.len > active_.cycle_start || !sealing_.empty(); }
+
+Status PartitionLog::CollectWrites(std::vector<IoOp>* writes) {
+  auto collect = [&](WriteUnit& u) -> Status {
+    if (u.len <= u.cycle_start) return Status::Ok();
+    size_t padded = AlignUp(u.len);
+    u.buf.Reserve(padded, u.len);
+    std::memset(u.buf.data() + u.len, 0, padded - u.len);
+    int64_t end = u.file_pos + static_cast<int64_t>(padded);
+    if (cfg_.preallocate_bytes > 0 && end > u.allocated) {
+      int64_t target = std::max<int64_t>(end, u.allocated + static_cast<int64_t>(cfg_.preallocate_bytes));
+      target = std::min<int64_t>(target, std::max<int64_t>(end, static_cast<int64_t>(AlignUp(cfg_.segment_bytes))));
+      if (fallocate(u.seg->write_fd, 0, u.allocated, target - u.allocated) != 0) {
+        if (errno != EOPNOTSUPP && errno != ENOSYS)
+          return SysError("fallocate", u.seg->log_path, u.allocated, errno);
+      }
+      u.allocated = target;
+    }
+    IoOp op;
+    op.fd = u.seg->write_fd;
+    op.buf = u.buf.data();
+    op.len = padded;
+    op.offset = u.file_pos;
+    op.path = &u.seg->log_path;
+    writes->push_back(op);
+    return Status::Ok();
+  };
+  for (auto& u : sealing_) {
+    Status s = collect(u);
+    if (!s.ok()) return s;
+  }
+  Status s = collect(active_);
+  if (!s.ok()) return s;
+  dirty_ = true;
+  return Status::Ok();
+}
+
+void PartitionLog::CollectSyncs(std::vector<IoOp>* syncs) {
+  for (auto& u : sealing_) {
+    IoOp op;
+    op.fd = u.seg->write_fd;
+    op.path = &u.seg->log_path;
+    syncs->push_back(op);
+  }
+  IoOp op;
+  op.fd = active_.seg->write_fd;
+  op.path = &active_.seg->log_path;
+  syncs->push_back(op);
+}
+
+Status PartitionLog::SealUnit(WriteUnit* u) {
+  Segment* seg = u->seg.get();
+  if (ftruncate(seg->write_fd, static_cast<off_t>(seg->size)) != 0)
+    return SysError("ftruncate sealed segment", seg->log_path, static_cast<long long>(seg->size), errno);
+  if (fdatasync(seg->write_fd) != 0) return SysError("fdatasync", seg->log_path, -1, errno);
+  if (u->index_fd >= 0) {
+    if (fdatasync(u->index_fd) != 0) return SysError("fdatasync", seg->index_path, -1, errno);
+    close(u->index_fd);
+    u->index_fd = -1;
+  }
+  close(seg->write_fd);
+  seg->write_fd = -1;
+  return Status::Ok();
+}
+
+void PartitionLog::AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n) {
+  if (cfg_.tail_cache_bytes == 0) return;
+  if (n > cfg_.tail_cache_bytes) {
+    // The cache must stay a contiguous suffix of the log: a chunk too big to keep
+    // empties it.
+    cache_.clear();
+    cache_bytes_ = 0;
+    return;
+  }
+  if (!cache_.empty() && cache_.back().next_offset != first) {
+    cache_.clear();
+    cache_bytes_ = 0;
+  }
+  cache_.push_back({first, next, std::vector<uint8_t>(p, p + n)});
+  cache_bytes_ += n;
+  while (cache_bytes_ > cfg_.tail_cache_bytes) {
+    cache_bytes_ -= cache_.front().bytes.size();
+    cache_.pop_front();
+  }
+}
+
+Status PartitionLog::Publish(int64_t now_ms) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto publish = [&](WriteUnit& u) {
+      if (u.len <= u.cycle_start) return;
+      Segment* seg = u.seg.get();
+      seg->size = static_cast<uint64_t>(u.file_pos) + u.len;
+      seg->next_offset = u.next_offset;
+      seg->last_write_ms = now_ms;
+      seg->index.insert(seg->index.end(), u.pending_index.begin(), u.pending_index.end());
+      AddToCache(u.cycle_first_offset, u.next_offset, u.buf.data() + u.cycle_start, u.len - u.cycle_start);
+    };
+    for (auto& u : sealing_) publish(u);
+    publish(active_);
+    durable_next_ = active_.next_offset;
+  }
+  // The index is a hint rebuilt on recovery, so it is written buffered and synced
+  // only when its segment is sealed.
+  auto write_index = [&](WriteUnit& u) -> Status {
+    if (u.pending_index.empty()) return Status::Ok();
+    int rc = PwriteFull(u.index_fd, reinterpret_cast<const uint8_t*>(u.pending_index.data()),
+                        u.pending_index.size() * sizeof(IndexEntry),
+                        static_cast<int64_t>(u.index_entries_written * sizeof(IndexEntry)));
+    if (rc) return SysError("pwrite", u.seg->index_path, static_cast<long long>(u.index_entries_written * sizeof(IndexEntry)), rc);
+    u.index_entries_written += u.pending_index.size();
+    u.pending_index.clear();
+    return Status::Ok();
+  };
+  Status first_error;
+  for (auto& u : sealing_) {
+    Status s = write_index(u);
+    if (s.ok()) s = SealUnit(&u);
+    if (!s.ok() && first_error.ok()) first_error = s;
+  }
+  sealing_.clear();
+  Status s = write_index(active_);
+  if (!s.ok() && first_error.ok()) first_error = s;
+
+  // Keep only the partial last block: it is rewritten, extended, with the next write.
+  WriteUnit& u = active_;
+  size_t tail = u.len % block_;
+  if (u.len > tail) {
+    std::memmove(u.buf.data(), u.buf.data() + (u.len - tail), tail);
+    u.file_pos += static_cast<int64_t>(u.len - tail);
+    u.len = tail;
+  }
+  u.cycle_start = u.len;
+  u.cycle_first_offset = u.next_offset;
+  if (u.buf.capacity() > (4u << 20)) u.buf.ShrinkTo(1u << 20, u.len);
+  return first_error;
+}
+
+void PartitionLog::Fail(const Status& s) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (failure_.empty()) failure_ = s.message;
+  }
+  failed.store(true, std::memory_order_release);
+  // Staged bytes never become readable; the partition stays fenced until reopened,
+  // when recovery finds the real end on disk.
+  sealing_.clear();
+  active_.len = active_.cycle_start;
+  active_.pending_index.clear();
+}
+
+void PartitionLog::EnforceRetention(int64_t now_ms) {
+  if (cfg_.retention_bytes < 0 && cfg_.retention_ms < 0) return;
+  std::vector<std::shared_ptr<Segment>> doomed;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    uint64_t total = 0;
+    for (auto& s : segments_) total += s->size;
+    // Never the active (last) segment; oldest first, so the log stays contiguous.
+    while (segments_.size() > 1) {
+      const auto& oldest = segments_.front();
+      bool by_bytes = cfg_.retention_bytes >= 0 &&
+                      total - oldest->size >= static_cast<uint64_t>(cfg_.retention_bytes);
+      bool by_age = cfg_.retention_ms >= 0 && now_ms - oldest->last_write_ms > cfg_.retention_ms;
+      if (!by_bytes && !by_age) break;
+      total -= oldest->size;
+      doomed.push_back(oldest);
+      segments_.erase(segments_.begin());
+    }
+    if (doomed.empty()) return;
+    start_offset_ = segments_.front()->base_offset;
+    while (!cache_.empty() && cache_.front().first_offset < start_offset_) {
+      cache_bytes_ -= cache_.front().bytes.size();
+      cache_.pop_front();
+    }
+  }
+  // Readers holding a doomed segment keep its fd; unlink only removes the name.
+  for (auto& seg : doomed) {
+    unlink(seg->log_path.c_str());
+    unlink(seg->index_path.c_str());
+  }
+  FsyncDir(cfg_.dir);
+}
+
+Status PartitionLog::ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
+  // Caller holds mu_; offset is inside the cache.
+  size_t ci = 0;
+  while (ci + 1 < cache_.size() && cache_[ci].next_offset <= offset) ci++;
+  bool started = false;
+  size_t total = 0;
+  for (; ci < cache_.size(); ci++) {
+    const auto& c = cache_[ci];
+    size_t pos = 0;
+    while (pos < c.bytes.size()) {
+      BatchHeader h;
+      if (!PeekHeader(c.bytes.data() + pos, c.bytes.size() - pos, &h) || pos + h.length > c.bytes.size())
+        return Status::Error(Code::kCorruptBatch, "tail cache of " + cfg_.label + " is inconsistent");
+      if (!started && h.last_offset() < offset) {
+        pos += h.length;
+        continue;
+      }
+      if (started && total + h.length > max_bytes) return Status::Ok();
+      started = true;
+      out->insert(out->end(), c.bytes.data() + pos, c.bytes.data() + pos + h.length);
+      total += h.length;
+      pos += h.length;
+    }
+  }
+  return Status::Ok();
+}
+
+Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
+  std::shared_ptr<Segment> seg;
+  int64_t pos = 0;
+  int64_t limit = 0;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (offset < start_offset_ || offset > durable_next_)
+      return Status::Error(Code::kOffsetOutOfRange,
+                           "offset " + std::to_string(offset) + " is out of range for " + cfg_.label +
+                               " (valid: " + std::to_string(start_offset_) + ".." + std::to_string(durable_next_) + ")");
+    if (offset == durable_next_) return Status::Ok();
+    if (!cache_.empty() && offset >= cache_.front().first_offset && offset < cache_.back().next_offset)
+      return ReadFromCache(offset, max_bytes, out);
+    auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                               [](int64_t o, const std::shared_ptr<Segment>& s) { return o < s->base_offset; });
+    seg = *(it - 1);
+    const auto& idx = seg->index;
+    auto ie = std::upper_bound(idx.begin(), idx.end(), offset - seg->base_offset,
+                               [](int64_t rel, const IndexEntry& e) { return rel < static_cast<int64_t>(e.rel_offset); });
+    if (ie != idx.begin()) pos = (ie - 1)->position;
+    limit = static_cast<int64_t>(seg->size);
+  }
+  FileScanner sc(seg->read_fd, limit);
+  int err = 0;
+  BatchHeader h;
+  auto header_at = [&](int64_t p) -> Status {
+    const uint8_t* hp = sc.Ensure(p, batch::kHeaderSize, &err);
+    if (!hp) {
+      if (err) return SysError("pread", seg->log_path, p, err);
+      return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(p));
+    }
+    if (!PeekHeader(hp, batch::kHeaderSize, &h) || p + h.length > limit)
+      return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(p));
+    return Status::Ok();
+  };
+  while (true) {
+    Status s = header_at(pos);
+    if (!s.ok()) return s;
+    if (h.last_offset() >= offset) break;
+    pos += h.length;
+  }
+  int64_t start = pos;
+  size_t total = 0;
+  while (pos < limit) {
+    Status s = header_at(pos);
+    if (!s.ok()) return s;
+    if (total > 0 && total + h.length > max_bytes) break;
+    total += h.length;
+    pos += h.length;
+  }
+  const uint8_t* p = sc.Ensure(start, total, &err);
+  if (!p) return SysError("pread", seg->log_path, start, err ? err : EIO);
+  for (size_t at = 0; at < total;) {
+    PeekHeader(p + at, total - at, &h);
+    if (!BatchCrcOk(p + at, h))
+      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " +
+                                                    std::to_string(h.base_offset) + " (" + seg->log_path + " byte " +
+                                                    std::to_string(start + static_cast<int64_t>(at)) + ")");
+    at += h.length;
+  }
+  out->assign(p, p + total);
+  return Status::Ok();
+}
+
+PartitionInfo PartitionLog::Info() {
+  std::lock_guard<std::mutex> lk(mu_);
+  PartitionInfo i{};
+  i.start_offset = start_offset_;
+  i.end_offset = durable_next_;
+  for (auto& s : segments_) i.bytes += s->size;
+  i.segments = static_cast<uint32_t>(segments_.size());
+  i.direct_io = direct_;
+  i.block_size = block_;
+  return i;
+}
+
+}  // namespace uringmq

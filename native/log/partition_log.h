@@ -1,0 +1,162 @@
+// One partition's log: a directory of segment files named by base offset
+// (00000000000000000000.log + .index), appended with O_DIRECT from page-aligned
+// staging buffers. Thread roles:
+//  - the JS thread that owns the LogEngine assigns offsets (next_offset_js);
+//  - the engine's I/O thread stages, writes, syncs, rolls and deletes segments;
+//  - any thread (libuv pool for reads) reads whole batches under mu_.
+// Durability rule: bytes below Segment::size are written (and, in sync mode,
+// synced) and never change again, so readers may pread them without the lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "log/aligned_buffer.h"
+#include "log/io_backend.h"
+#include "log/record_batch.h"
+
+namespace uringmq {
+
+struct PartitionConfig {
+  std::string dir;    // must exist
+  std::string label;  // "topic/partition", used in every error message
+  uint64_t segment_bytes = 128ull << 20;
+  int64_t retention_bytes = -1;  // -1: unlimited
+  int64_t retention_ms = -1;     // -1: unlimited
+  uint32_t index_interval_bytes = 4096;
+  size_t tail_cache_bytes = 1u << 20;
+  uint64_t preallocate_bytes = 16ull << 20;  // fallocate step
+  bool allow_direct = true;
+};
+
+struct IndexEntry {
+  uint32_t rel_offset;
+  uint32_t position;
+};
+
+// A segment file pair. Shared between the I/O thread and readers through shared_ptr:
+// a reader keeps a deleted segment's fd alive until it finishes.
+struct Segment {
+  int64_t base_offset = 0;
+  std::string log_path;
+  std::string index_path;
+  int write_fd = -1;  // I/O thread only; closed when the segment is sealed
+  int read_fd = -1;   // buffered, shared by readers (pread only)
+  // Guarded by PartitionLog::mu_:
+  uint64_t size = 0;          // readable (durable) bytes
+  int64_t next_offset = 0;    // offset after the last readable batch
+  int64_t last_write_ms = 0;  // wall time of the newest append (age retention)
+  std::vector<IndexEntry> index;
+  ~Segment();
+};
+
+struct PartitionInfo {
+  int64_t start_offset;
+  int64_t end_offset;  // readable end (next offset after the last durable batch)
+  uint64_t bytes;
+  uint32_t segments;
+  bool direct_io;
+  uint32_t block_size;
+};
+
+class PartitionLog {
+ public:
+  // Opens or creates the log in cfg.dir and recovers it: finds each segment's end by
+  // validating batches from its last good index entry, truncates a torn tail, drops
+  // segments after a gap, rebuilds a missing or corrupt index.
+  static Status Open(const PartitionConfig& cfg, std::shared_ptr<PartitionLog>* out);
+  ~PartitionLog();
+  PartitionLog(const PartitionLog&) = delete;
+  PartitionLog& operator=(const PartitionLog&) = delete;
+
+  const std::string& label() const { return cfg_.label; }
+
+  // --- JS thread ---
+  int64_t next_offset_js = 0;      // next offset to hand out
+  std::atomic<bool> closed{false};  // no more appends accepted
+  std::atomic<bool> failed{false};  // an I/O error fenced this partition
+  std::string FailureMessage();
+
+  // --- I/O thread ---
+  // Copies one validated, offset-stamped batch into the staging buffer, rolling to a
+  // new segment first if it would not fit.
+  Status Stage(const uint8_t* data, size_t len, const BatchHeader& h, int64_t now_ms);
+  bool HasStaged() const;
+  // Preallocates as needed and appends one write per staged segment.
+  Status CollectWrites(std::vector<IoOp>* writes);
+  // The fds that hold written-but-unsynced data.
+  void CollectSyncs(std::vector<IoOp>* syncs);
+  void MarkSynced() { dirty_ = false; }
+  bool dirty() const { return dirty_; }
+  // After writes (and syncs) succeeded: make the staged batches readable, extend the
+  // index, fill the tail cache, seal rolled segments.
+  Status Publish(int64_t now_ms);
+  // After a failed write or sync: fence the partition. Nothing staged becomes readable.
+  void Fail(const Status& s);
+  // Deletes whole sealed segments past the retention limits.
+  void EnforceRetention(int64_t now_ms);
+
+  // --- any thread ---
+  Status Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
+  PartitionInfo Info();
+
+ private:
+  explicit PartitionLog(const PartitionConfig& cfg) : cfg_(cfg) {}
+
+  // A segment being appended to, with its staging buffer. buf[0, len) mirrors the file
+  // from file_pos (block aligned); buf[0, cycle_start) was already written before.
+  struct WriteUnit {
+    std::shared_ptr<Segment> seg;
+    AlignedBuffer buf;
+    size_t len = 0;
+    size_t cycle_start = 0;
+    int64_t file_pos = 0;
+    int64_t allocated = 0;  // bytes preallocated in the file
+    int64_t next_offset = 0;
+    int64_t cycle_first_offset = 0;
+    uint32_t last_index_pos = 0;
+    std::vector<IndexEntry> pending_index;
+    size_t index_entries_written = 0;
+    int index_fd = -1;  // buffered appends of index entries
+  };
+
+  Status RecoverSegment(Segment* seg, bool is_last, int64_t* max_ts_out);
+  Status CreateSegment(int64_t base, std::shared_ptr<Segment>* out);
+  Status OpenActive(std::shared_ptr<Segment> seg);
+  Status SealUnit(WriteUnit* u);
+  Status ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
+  void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
+  uint64_t AlignDown(uint64_t v) const { return v & ~static_cast<uint64_t>(block_ - 1); }
+  uint64_t AlignUp(uint64_t v) const { return AlignDown(v + block_ - 1); }
+
+  const PartitionConfig cfg_;
+  bool direct_ = false;
+  uint32_t block_ = 4096;
+  uint32_t mem_align_ = 4096;
+
+  // I/O thread state.
+  WriteUnit active_;
+  std::vector<WriteUnit> sealing_;
+  bool dirty_ = false;
+
+  std::mutex mu_;  // guards everything below and the mutable fields of Segment
+  std::vector<std::shared_ptr<Segment>> segments_;
+  int64_t start_offset_ = 0;
+  int64_t durable_next_ = 0;
+  struct CacheChunk {
+    int64_t first_offset;
+    int64_t next_offset;
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<CacheChunk> cache_;
+  size_t cache_bytes_ = 0;
+  std::string failure_;
+};
+
+}  // namespace uringmq

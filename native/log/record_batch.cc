@@ -1,0 +1,143 @@
+#include "log/record_batch.h"
+
+#include <string>
+
+#include "log/crc32c.h"
+
+namespace uringmq {
+namespace {
+
+// Unsigned LEB128. Returns false on overrun or more than 10 bytes.
+inline bool ReadUvarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (p >= end) return false;
+    uint8_t b = *p++;
+    result |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+inline bool ReadSvarint(const uint8_t*& p, const uint8_t* end, int64_t* v) {
+  uint64_t u;
+  if (!ReadUvarint(p, end, &u)) return false;
+  *v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
+  return true;
+}
+
+inline bool Skip(const uint8_t*& p, const uint8_t* end, uint64_t n) {
+  if (n > static_cast<uint64_t>(end - p)) return false;
+  p += n;
+  return true;
+}
+
+Status Corrupt(const std::string& what, size_t at) {
+  return Status::Error(Code::kCorruptBatch,
+                       "corrupt record batch: " + what + " (at byte " + std::to_string(at) + ")");
+}
+
+}  // namespace
+
+bool PeekHeader(const uint8_t* p, size_t avail, BatchHeader* h) {
+  if (avail < batch::kHeaderSize) return false;
+  if (LoadLE<uint32_t>(p + batch::kOffMagic) != batch::kMagic) return false;
+  if (p[batch::kOffVersion] != batch::kVersion) return false;
+  uint32_t len = LoadLE<uint32_t>(p + batch::kOffLength);
+  if (len < batch::kHeaderSize + 2) return false;
+  uint32_t count = LoadLE<uint32_t>(p + batch::kOffRecordCount);
+  if (count == 0) return false;
+  h->length = len;
+  h->base_offset = LoadLE<int64_t>(p + batch::kOffBaseOffset);
+  h->crc = LoadLE<uint32_t>(p + batch::kOffCrc);
+  h->record_count = count;
+  h->first_timestamp = LoadLE<int64_t>(p + batch::kOffFirstTimestamp);
+  h->max_timestamp = LoadLE<int64_t>(p + batch::kOffMaxTimestamp);
+  h->producer_id = LoadLE<int64_t>(p + batch::kOffProducerId);
+  h->base_sequence = LoadLE<int32_t>(p + batch::kOffBaseSequence);
+  return true;
+}
+
+bool BatchCrcOk(const uint8_t* p, const BatchHeader& h) {
+  return Crc32c(p + batch::kCrcStart, h.length - batch::kCrcStart) == h.crc;
+}
+
+Status ValidateBatch(uint8_t* p, size_t len, CrcMode mode, BatchHeader* out) {
+  if (len < batch::kHeaderSize) return Corrupt("batch shorter than its 64-byte header", 0);
+  if (LoadLE<uint32_t>(p) != batch::kMagic) return Corrupt("bad magic", 0);
+  uint32_t blen = LoadLE<uint32_t>(p + batch::kOffLength);
+  if (blen != len)
+    return Corrupt("batchLength " + std::to_string(blen) + " but " + std::to_string(len) +
+                       " bytes were given",
+                   batch::kOffLength);
+  if (p[batch::kOffVersion] != batch::kVersion)
+    return Corrupt("unsupported version " + std::to_string(p[batch::kOffVersion]), batch::kOffVersion);
+  if (p[batch::kOffAttributes] != 0) return Corrupt("attributes must be 0", batch::kOffAttributes);
+  if (LoadLE<uint16_t>(p + batch::kOffHeaderLength) != batch::kHeaderSize)
+    return Corrupt("headerLength must be 64", batch::kOffHeaderLength);
+  uint32_t count = LoadLE<uint32_t>(p + batch::kOffRecordCount);
+  if (count == 0) return Corrupt("recordCount is 0", batch::kOffRecordCount);
+  if (LoadLE<uint32_t>(p + batch::kOffLastOffsetDelta) != count - 1)
+    return Corrupt("lastOffsetDelta != recordCount - 1", batch::kOffLastOffsetDelta);
+  if (LoadLE<uint32_t>(p + 60) != 0) return Corrupt("reserved bytes 60..63 must be 0", 60);
+  const int64_t first_ts = LoadLE<int64_t>(p + batch::kOffFirstTimestamp);
+  const int64_t max_ts = LoadLE<int64_t>(p + batch::kOffMaxTimestamp);
+
+  if (mode == CrcMode::kVerify) {
+    uint32_t want = LoadLE<uint32_t>(p + batch::kOffCrc);
+    uint32_t got = Crc32c(p + batch::kCrcStart, len - batch::kCrcStart);
+    if (want != got) return Corrupt("CRC32C mismatch", batch::kOffCrc);
+  }
+
+  const uint8_t* cur = p + batch::kHeaderSize;
+  const uint8_t* const end = p + len;
+  int64_t seen_max_ts = INT64_MIN;
+  for (uint32_t i = 0; i < count; i++) {
+    const size_t rec_at = static_cast<size_t>(cur - p);
+    uint64_t rlen;
+    if (!ReadUvarint(cur, end, &rlen) || rlen > static_cast<uint64_t>(end - cur))
+      return Corrupt("record " + std::to_string(i) + " length runs past the batch", rec_at);
+    const uint8_t* rend = cur + rlen;
+    if (rlen < 1 || *cur++ != 0) return Corrupt("record " + std::to_string(i) + " attributes must be 0", rec_at);
+    int64_t ts_delta;
+    uint64_t off_delta, key_len1, value_len, header_count;
+    if (!ReadSvarint(cur, rend, &ts_delta) || !ReadUvarint(cur, rend, &off_delta))
+      return Corrupt("record " + std::to_string(i) + " truncated", rec_at);
+    if (off_delta != i) return Corrupt("record " + std::to_string(i) + " has offsetDelta " + std::to_string(off_delta), rec_at);
+    if (!ReadUvarint(cur, rend, &key_len1) || (key_len1 > 0 && !Skip(cur, rend, key_len1 - 1)))
+      return Corrupt("record " + std::to_string(i) + " key runs past the record", rec_at);
+    if (!ReadUvarint(cur, rend, &value_len) || !Skip(cur, rend, value_len))
+      return Corrupt("record " + std::to_string(i) + " value runs past the record", rec_at);
+    if (!ReadUvarint(cur, rend, &header_count) || header_count > rlen)
+      return Corrupt("record " + std::to_string(i) + " header count invalid", rec_at);
+    for (uint64_t h = 0; h < header_count; h++) {
+      uint64_t hk, hv;
+      if (!ReadUvarint(cur, rend, &hk) || !Skip(cur, rend, hk) || !ReadUvarint(cur, rend, &hv) ||
+          !Skip(cur, rend, hv))
+        return Corrupt("record " + std::to_string(i) + " header " + std::to_string(h) + " truncated", rec_at);
+    }
+    if (cur != rend) return Corrupt("record " + std::to_string(i) + " length does not match its fields", rec_at);
+    int64_t ts = first_ts + ts_delta;
+    if (i == 0 && ts_delta != 0) return Corrupt("record 0 timestampDelta must be 0", rec_at);
+    if (ts > seen_max_ts) seen_max_ts = ts;
+  }
+  if (cur != end) return Corrupt("bytes after the last record", static_cast<size_t>(cur - p));
+  if (seen_max_ts != max_ts) return Corrupt("maxTimestamp does not match the records", batch::kOffMaxTimestamp);
+
+  if (mode == CrcMode::kSeal) StoreLE<uint32_t>(p + batch::kOffCrc, Crc32c(p + batch::kCrcStart, len - batch::kCrcStart));
+
+  out->length = static_cast<uint32_t>(len);
+  out->base_offset = LoadLE<int64_t>(p + batch::kOffBaseOffset);
+  out->crc = LoadLE<uint32_t>(p + batch::kOffCrc);
+  out->record_count = count;
+  out->first_timestamp = first_ts;
+  out->max_timestamp = max_ts;
+  out->producer_id = LoadLE<int64_t>(p + batch::kOffProducerId);
+  out->base_sequence = LoadLE<int32_t>(p + batch::kOffBaseSequence);
+  return Status::Ok();
+}
+
+}  // namespace uringmq

@@ -1,0 +1,548 @@
+/**
+ * The embedded broker: topics and partitions over the native log engine. One
+ * instance owns one data directory (an exclusive lock) and one I/O thread.
+ *
+ *   <dir>/.lock                      flock held while open
+ *   <dir>/topics/<name>/topic.json   topic config (atomic writes)
+ *   <dir>/topics/<name>/<p>/         segment files of partition p
+ *   <dir>/trash/                     topics being deleted (emptied on open)
+ */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { UringmqError, fromNative, invalid } from '../errors';
+import { decodeBatches, type DecodedRecord } from '../codec/record_batch';
+import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
+import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
+import { positiveInt, validateOffset, validateTopicName } from './validate';
+import { Producer, type ProducerOptions } from './producer';
+import { Consumer, type ConsumerOptions } from './consumer';
+
+export type Durability = 'sync' | 'none' | { intervalMs: number };
+export type IoBackend = 'io_uring' | 'thread';
+
+export interface BrokerOptions {
+  /** Data directory; created if missing. */
+  dir: string;
+  /** 'sync' (default): a send resolves once the data is on disk (fdatasync).
+   *  { intervalMs }: resolves after the write; the disk is synced at most every intervalMs.
+   *  'none': resolves after the write; synced only when segments roll and on close. */
+  durability?: Durability;
+  /** 'auto' (default) uses io_uring where the kernel allows it, else a thread doing
+   *  pwrite/fdatasync. URINGMQ_IO_BACKEND sets the default. */
+  ioBackend?: 'auto' | IoBackend;
+  /** Largest encoded record accepted (default 1 MiB). */
+  maxRecordBytes?: number;
+  /** Bytes handed to the I/O thread and not yet durable before appends wait (default 256 MiB). */
+  maxPendingBytes?: number;
+  /** Per-partition in-memory cache of the newest batches, for tailing readers (default 1 MiB). */
+  tailCacheBytes?: number;
+  /** false forces buffered writes + fdatasync instead of O_DIRECT (default true). */
+  directIo?: boolean;
+  /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
+  testIoDelayMs?: number;
+}
+
+export interface TopicOptions {
+  partitions?: number;
+  retention?: { maxBytes?: number; maxAgeMs?: number };
+  segmentBytes?: number;
+}
+
+export interface PartitionDescription {
+  partition: number;
+  startOffset: number;
+  endOffset: number;
+  bytes: number;
+  segments: number;
+  directIo: boolean;
+}
+
+export interface TopicDescription {
+  name: string;
+  partitions: PartitionDescription[];
+  segmentBytes: number;
+  retention: { maxBytes?: number; maxAgeMs?: number };
+  createdAt: number;
+}
+
+export interface Message extends DecodedRecord {
+  topic: string;
+  partition: number;
+}
+
+export interface AppendResult {
+  baseOffset: number;
+  count: number;
+}
+
+/** @internal */
+export class TopicState {
+  deleted = false;
+  roundRobin = 0;
+  partitions: PartitionState[] = [];
+  constructor(readonly config: TopicConfig, readonly dir: string) {}
+  get name(): string {
+    return this.config.name;
+  }
+}
+
+/** @internal */
+export class PartitionState {
+  pending = 0;
+  readonly dataWaiters = new Set<() => void>();
+  idleWaiters: Array<() => void> = [];
+  constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {}
+  get label(): string {
+    return `${this.topic.name}/${this.index}`;
+  }
+}
+
+interface QueuedAppend {
+  ps: PartitionState;
+  batch: Buffer;
+  seal: boolean;
+  count: number;
+  resolve: (r: AppendResult) => void;
+  reject: (e: Error) => void;
+}
+interface PendingAppend extends QueuedAppend {
+  base: number;
+}
+
+const MiB = 1 << 20;
+const DEFAULT_SEGMENT_BYTES = 128 * MiB;
+const MAX_PARTITIONS = 4096;
+const NATIVE_MAX_BATCH_BYTES = 64 * MiB;
+
+export class Broker {
+  readonly dir: string;
+  readonly durability: Durability;
+  readonly maxRecordBytes: number;
+  private readonly engine: NativeEngine;
+  private readonly lock: { release(): void };
+  private readonly topics = new Map<string, TopicState>();
+  private readonly pending = new Map<number, PendingAppend>();
+  private readonly waiting: QueuedAppend[] = [];
+  private pendingBytes = 0;
+  private nextId = 1;
+  private state: 'open' | 'closing' | 'closed' = 'open';
+  private closePromise: Promise<void> | null = null;
+  private idleWaiters: Array<() => void> = [];
+  private adminChain: Promise<unknown> = Promise.resolve();
+  private readonly maxPendingBytes: number;
+  private readonly tailCacheBytes: number;
+  private readonly directIo: boolean;
+  /** @internal producers holding unsent records, flushed by close() */
+  readonly activeProducers = new Set<Producer>();
+
+  private constructor(opts: Required<Pick<BrokerOptions, 'dir' | 'durability' | 'maxRecordBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo'>>, engine: NativeEngine, lock: { release(): void }) {
+    this.dir = opts.dir;
+    this.durability = opts.durability;
+    this.maxRecordBytes = opts.maxRecordBytes;
+    this.maxPendingBytes = opts.maxPendingBytes;
+    this.tailCacheBytes = opts.tailCacheBytes;
+    this.directIo = opts.directIo;
+    this.engine = engine;
+    this.lock = lock;
+  }
+
+  /** Opens (creating if needed) the broker in opts.dir and recovers every partition. */
+  static async open(opts: BrokerOptions): Promise<Broker> {
+    if (opts === null || typeof opts !== 'object') throw invalid('Broker.open(options) needs an options object');
+    if (typeof opts.dir !== 'string' || opts.dir.length === 0) throw invalid('options.dir must be a non-empty string');
+    const durability = parseDurability(opts.durability);
+    const envBackend = process.env.URINGMQ_IO_BACKEND;
+    const backend = opts.ioBackend ?? (envBackend && envBackend !== '' ? envBackend : 'auto');
+    if (backend !== 'auto' && backend !== 'io_uring' && backend !== 'thread')
+      throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(backend)}`);
+    const maxRecordBytes = opts.maxRecordBytes === undefined ? MiB : positiveInt(opts.maxRecordBytes, 'maxRecordBytes', NATIVE_MAX_BATCH_BYTES - 1024);
+    const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
+    const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
+    const dir = path.resolve(opts.dir);
+    await fs.mkdir(path.join(dir, 'topics'), { recursive: true }).catch((e: Error) => {
+      throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
+    });
+    const lock = lockDir(dir);
+    let engine: NativeEngine | null = null;
+    try {
+      let broker: Broker | null = null;
+      engine = createEngine({
+        backend,
+        durability: typeof durability === 'string' ? durability : 'interval',
+        intervalMs: typeof durability === 'object' ? durability.intervalMs : undefined,
+        maxBatchBytes: NATIVE_MAX_BATCH_BYTES,
+        testIoDelayMs: opts.testIoDelayMs ?? 0,
+        onComplete: (ids, codes, errors) => broker!.onComplete(ids, codes, errors),
+      });
+      broker = new Broker({ dir, durability, maxRecordBytes, maxPendingBytes, tailCacheBytes, directIo: opts.directIo ?? true }, engine, lock);
+      await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
+      await broker.loadTopics();
+      return broker;
+    } catch (e) {
+      engine?.close();
+      lock.release();
+      throw fromNative(e);
+    }
+  }
+
+  /** The I/O backend in use. */
+  get ioBackend(): IoBackend {
+    return this.engine.backend;
+  }
+
+  /** Why that backend was chosen (e.g. "io_uring_setup: Operation not permitted"). */
+  get ioBackendNote(): string {
+    return this.engine.backendNote;
+  }
+
+  get closed(): boolean {
+    return this.state !== 'open';
+  }
+
+  private async loadTopics(): Promise<void> {
+    const topicsDir = path.join(this.dir, 'topics');
+    for (const ent of await fs.readdir(topicsDir, { withFileTypes: true })) {
+      if (!ent.isDirectory()) continue;
+      const tdir = path.join(topicsDir, ent.name);
+      const cfg = await readTopicConfig(tdir);
+      if (!cfg) {
+        // A create that crashed before topic.json landed: it never existed.
+        await fs.rm(tdir, { recursive: true, force: true });
+        continue;
+      }
+      if (cfg.name !== ent.name) throw new UringmqError('IO_ERROR', `topic metadata in ${tdir} names "${cfg.name}"`);
+      await this.openTopic(cfg, tdir);
+    }
+  }
+
+  private async openTopic(cfg: TopicConfig, tdir: string): Promise<TopicState> {
+    const t = new TopicState(cfg, tdir);
+    for (let p = 0; p < cfg.partitions; p++) {
+      const pdir = path.join(tdir, String(p));
+      await fs.mkdir(pdir, { recursive: true });
+      const native = await this.engine
+        .openPartition(pdir, `${cfg.name}/${p}`, {
+          segmentBytes: cfg.segmentBytes,
+          retentionBytes: cfg.retention.maxBytes ?? -1,
+          retentionMs: cfg.retention.maxAgeMs ?? -1,
+          tailCacheBytes: this.tailCacheBytes,
+          directIo: this.directIo,
+        })
+        .catch((e: unknown) => {
+          for (const ps of t.partitions) this.engine.closePartition(ps.native);
+          throw fromNative(e);
+        });
+      t.partitions.push(new PartitionState(t, p, native));
+    }
+    this.topics.set(cfg.name, t);
+    return t;
+  }
+
+  private assertOpen(): void {
+    if (this.state !== 'open') throw new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`);
+  }
+
+  /** Runs topic admin operations one at a time so creates and deletes never interleave. */
+  private admin<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.adminChain.then(fn, fn);
+    this.adminChain = run.catch(() => undefined);
+    return run;
+  }
+
+  async createTopic(name: string, opts: TopicOptions = {}): Promise<TopicDescription> {
+    this.assertOpen();
+    validateTopicName(name);
+    if (opts === null || typeof opts !== 'object') throw invalid('createTopic options must be an object');
+    const partitions = opts.partitions === undefined ? 1 : positiveInt(opts.partitions, 'partitions', MAX_PARTITIONS);
+    const segmentBytes = opts.segmentBytes === undefined ? DEFAULT_SEGMENT_BYTES : positiveInt(opts.segmentBytes, 'segmentBytes', 1 << 30);
+    if (segmentBytes < 4096) throw invalid('segmentBytes must be at least 4096');
+    const retention: TopicConfig['retention'] = {};
+    if (opts.retention !== undefined) {
+      if (opts.retention === null || typeof opts.retention !== 'object') throw invalid('retention must be an object');
+      if (opts.retention.maxBytes !== undefined) retention.maxBytes = nonNegInt(opts.retention.maxBytes, 'retention.maxBytes');
+      if (opts.retention.maxAgeMs !== undefined) retention.maxAgeMs = nonNegInt(opts.retention.maxAgeMs, 'retention.maxAgeMs');
+    }
+    return this.admin(async () => {
+      this.assertOpen();
+      if (this.topics.has(name)) throw new UringmqError('TOPIC_EXISTS', `topic ${name} already exists`);
+      const tdir = path.join(this.dir, 'topics', name);
+      const cfg: TopicConfig = { name, partitions, segmentBytes, retention, createdAt: Date.now() };
+      try {
+        await fs.rm(tdir, { recursive: true, force: true }); // leftovers of a crashed create
+        await fs.mkdir(tdir);
+        await fsyncDir(path.dirname(tdir));
+        for (let p = 0; p < partitions; p++) await fs.mkdir(path.join(tdir, String(p)));
+        await this.openTopic(cfg, tdir);
+        // topic.json last: its presence is what makes the topic exist after a crash.
+        await writeFileDurable(path.join(tdir, 'topic.json'), JSON.stringify(cfg, null, 2));
+      } catch (e) {
+        const t = this.topics.get(name);
+        if (t) {
+          for (const ps of t.partitions) this.engine.closePartition(ps.native);
+          this.topics.delete(name);
+        }
+        await fs.rm(tdir, { recursive: true, force: true }).catch(() => undefined);
+        throw e instanceof UringmqError ? e : new UringmqError('IO_ERROR', `creating topic ${name}: ${(e as Error).message}`);
+      }
+      return this.describe(this.topics.get(name)!);
+    });
+  }
+
+  async listTopics(): Promise<string[]> {
+    this.assertOpen();
+    return [...this.topics.keys()].sort();
+  }
+
+  async describeTopic(name: string): Promise<TopicDescription> {
+    this.assertOpen();
+    return this.describe(this.topicState(name));
+  }
+
+  private describe(t: TopicState): TopicDescription {
+    return {
+      name: t.name,
+      segmentBytes: t.config.segmentBytes,
+      retention: { ...t.config.retention },
+      createdAt: t.config.createdAt,
+      partitions: t.partitions.map((ps) => {
+        const i = this.engine.info(ps.native);
+        return { partition: ps.index, startOffset: i.startOffset, endOffset: i.endOffset, bytes: i.bytes, segments: i.segments, directIo: i.directIo };
+      }),
+    };
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    this.assertOpen();
+    validateTopicName(name);
+    return this.admin(async () => {
+      const t = this.topicState(name);
+      t.deleted = true;
+      this.topics.delete(name);
+      for (const p of this.activeProducers) p.flushTopic(name);
+      await Promise.all(t.partitions.map((ps) => this.partitionIdle(ps)));
+      for (const ps of t.partitions) {
+        this.engine.closePartition(ps.native);
+        this.notifyData(ps);
+      }
+      const trash = path.join(this.dir, 'trash');
+      await fs.mkdir(trash, { recursive: true });
+      const doomed = path.join(trash, `${name}-${Date.now()}-${process.pid}`);
+      await fs.rename(t.dir, doomed);
+      await fsyncDir(path.join(this.dir, 'topics'));
+      await fs.rm(doomed, { recursive: true, force: true });
+    });
+  }
+
+  producer(opts: ProducerOptions = {}): Producer {
+    this.assertOpen();
+    return new Producer(this, opts);
+  }
+
+  consumer(opts: ConsumerOptions): Consumer {
+    this.assertOpen();
+    return new Consumer(this, opts);
+  }
+
+  /** Whole batches from `offset`, decoded; up to maxBytes (at least one batch). */
+  async read(topic: string, partition: number, offset: number, opts: { maxBytes?: number } = {}): Promise<Message[]> {
+    this.assertOpen();
+    const ps = this.partitionState(topic, partition);
+    validateOffset(offset);
+    const maxBytes = opts.maxBytes === undefined ? MiB : positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);
+    const raw = await this.readRaw(ps, offset, maxBytes);
+    return toMessages(raw, topic, partition, offset);
+  }
+
+  // ---- internal surface for Producer and Consumer --------------------------------
+
+  /** @internal */
+  topicState(name: string): TopicState {
+    if (typeof name !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
+    const t = this.topics.get(name);
+    if (!t) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${name} does not exist`);
+    return t;
+  }
+
+  /** @internal */
+  partitionState(topic: string, partition: number): PartitionState {
+    const t = this.topicState(topic);
+    if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
+      throw invalid(`partition ${String(partition)} does not exist in topic ${topic} (${t.partitions.length} partitions)`);
+    return t.partitions[partition]!;
+  }
+
+  /** @internal */
+  partitionInfo(ps: PartitionState): PartitionInfo {
+    return this.engine.info(ps.native);
+  }
+
+  /** @internal raw batches, as on disk */
+  async readRaw(ps: PartitionState, offset: number, maxBytes: number): Promise<Buffer> {
+    if (this.state === 'closed') throw new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`);
+    if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
+    try {
+      return await this.engine.read(ps.native, offset, maxBytes);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /** @internal Resolves when any of `parts` gets new data, is deleted, or the broker closes. */
+  waitForData(parts: readonly PartitionState[], timeoutMs = 1000): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        for (const ps of parts) ps.dataWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      for (const ps of parts) ps.dataWaiters.add(done);
+    });
+  }
+
+  /**
+   * @internal Hands a batch to the engine. `seal`: the batch came from our codec and
+   * the core computes its CRC; otherwise the core verifies the CRC it carries.
+   */
+  appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      if (this.state === 'closed') return reject(new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`));
+      const q: QueuedAppend = { ps, batch, seal, count, resolve, reject };
+      if (this.waiting.length > 0 || (this.pendingBytes > 0 && this.pendingBytes + batch.length > this.maxPendingBytes) || !this.submit(q))
+        this.waiting.push(q);
+    });
+  }
+
+  /** True when the append was taken (or rejected); false when the ring is full. */
+  private submit(q: QueuedAppend): boolean {
+    if (q.ps.topic.deleted) {
+      q.reject(new UringmqError('TOPIC_NOT_FOUND', `topic ${q.ps.topic.name} was deleted`));
+      return true;
+    }
+    const id = this.nextId++;
+    let base: number;
+    try {
+      base = this.engine.append(q.ps.native, q.batch, id, q.seal);
+    } catch (e) {
+      q.reject(fromNative(e));
+      return true;
+    }
+    if (base < 0) return false;
+    this.pending.set(id, { ...q, base });
+    this.pendingBytes += q.batch.length;
+    q.ps.pending++;
+    return true;
+  }
+
+  private drainWaiting(): void {
+    while (this.waiting.length > 0) {
+      const q = this.waiting[0]!;
+      if (this.pendingBytes > 0 && this.pendingBytes + q.batch.length > this.maxPendingBytes) break;
+      if (!this.submit(q)) break;
+      this.waiting.shift();
+    }
+  }
+
+  private onComplete(ids: Float64Array, codes: Int32Array, errors: Array<{ code: string; message: string } | undefined> | null): void {
+    const touched = new Set<PartitionState>();
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const p = this.pending.get(id);
+      if (!p) continue;
+      this.pending.delete(id);
+      this.pendingBytes -= p.batch.length;
+      const ps = p.ps;
+      ps.pending--;
+      if (codes[i] === 0) {
+        p.resolve({ baseOffset: p.base, count: p.count });
+        touched.add(ps);
+      } else {
+        const err = errors?.[i];
+        p.reject(fromNative(Object.assign(new Error(err?.message ?? 'append failed'), { code: err?.code ?? 'IO_ERROR' })));
+      }
+      if (ps.pending === 0 && ps.idleWaiters.length > 0) {
+        const w = ps.idleWaiters;
+        ps.idleWaiters = [];
+        for (const f of w) f();
+      }
+    }
+    for (const ps of touched) this.notifyData(ps);
+    this.drainWaiting();
+    if (this.pending.size === 0 && this.waiting.length === 0 && this.idleWaiters.length > 0) {
+      const w = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const f of w) f();
+    }
+  }
+
+  private notifyData(ps: PartitionState): void {
+    if (ps.dataWaiters.size === 0) return;
+    for (const f of [...ps.dataWaiters]) f();
+  }
+
+  private partitionIdle(ps: PartitionState): Promise<void> {
+    if (ps.pending === 0 && !this.waiting.some((q) => q.ps === ps)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (ps.pending === 0 && !this.waiting.some((q) => q.ps === ps)) resolve();
+        else ps.idleWaiters.push(check);
+      };
+      ps.idleWaiters.push(check);
+    });
+  }
+
+  private allIdle(): Promise<void> {
+    if (this.pending.size === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops taking new sends, writes what producers still hold, waits until every
+   * pending append has resolved or rejected, stops the I/O thread (syncing the
+   * disk) and releases the directory lock.
+   */
+  close(): Promise<void> {
+    if (this.closePromise) return this.closePromise;
+    this.state = 'closing';
+    this.closePromise = (async () => {
+      for (const p of [...this.activeProducers]) p.flushAll();
+      await this.adminChain.catch(() => undefined);
+      await this.allIdle();
+      this.engine.close();
+      this.state = 'closed';
+      this.lock.release();
+      for (const t of this.topics.values()) for (const ps of t.partitions) this.notifyData(ps);
+    })();
+    return this.closePromise;
+  }
+}
+
+export function toMessages(raw: Buffer, topic: string, partition: number, fromOffset: number): Message[] {
+  let recs: DecodedRecord[];
+  try {
+    recs = decodeBatches(raw, fromOffset);
+  } catch (e) {
+    throw new UringmqError('CORRUPT_BATCH', `decoding ${topic}/${partition} from offset ${fromOffset}: ${(e as Error).message}`);
+  }
+  const out = recs as Message[];
+  for (const m of out) {
+    m.topic = topic;
+    m.partition = partition;
+  }
+  return out;
+}
+
+function parseDurability(d: unknown): Durability {
+  if (d === undefined) return 'sync';
+  if (d === 'sync' || d === 'none') return d;
+  if (d !== null && typeof d === 'object' && 'intervalMs' in d) {
+    const ms = (d as { intervalMs: unknown }).intervalMs;
+    return { intervalMs: positiveInt(ms, 'durability.intervalMs', 3_600_000) };
+  }
+  throw invalid(`durability must be 'sync', 'none' or { intervalMs }, got ${JSON.stringify(d)}`);
+}
+
+function nonNegInt(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalid(`${what} must be a non-negative integer, got ${String(v)}`);
+  return v;
+}

@@ -1,0 +1,95 @@
+/**
+ * An offset-based reader that follows one partition or all partitions of a topic:
+ * `for await (const msg of broker.consumer({ topic, from: 'earliest' }))`. It reads
+ * whole batches from the log (tail cache or file) and waits for new data at the end.
+ * Consumer groups with acks come with the gRPC layer; this iterator is the base.
+ */
+import { UringmqError, invalid } from '../errors';
+import type { Broker, Message, PartitionState } from './broker';
+import { toMessages } from './broker';
+import { positiveInt, validateOffset } from './validate';
+
+export interface ConsumerOptions {
+  topic: string;
+  /** One partition; all partitions when omitted. */
+  partition?: number;
+  /** Where to start (default 'latest'). An offset applies to every partition read. */
+  from?: 'earliest' | 'latest' | { offset: number };
+  /** Bytes fetched per read (default 1 MiB; at least one whole batch is returned). */
+  maxBytes?: number;
+}
+
+export class Consumer implements AsyncIterable<Message> {
+  private readonly parts: PartitionState[];
+  private readonly positions: number[];
+  private readonly maxBytes: number;
+  private stopped = false;
+  private started = false;
+
+  /** @internal use broker.consumer() */
+  constructor(private readonly broker: Broker, opts: ConsumerOptions) {
+    if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
+    const t = broker.topicState(opts.topic);
+    this.parts = opts.partition === undefined ? [...t.partitions] : [broker.partitionState(opts.topic, opts.partition)];
+    this.maxBytes = opts.maxBytes === undefined ? 1 << 20 : positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);
+    const from = opts.from ?? 'latest';
+    this.positions = this.parts.map((ps) => {
+      const info = broker.partitionInfo(ps);
+      if (from === 'earliest') return info.startOffset;
+      if (from === 'latest') return info.endOffset;
+      if (from !== null && typeof from === 'object') return validateOffset(from.offset, 'from.offset');
+      throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${JSON.stringify(from)}`);
+    });
+  }
+
+  /** The next offset this consumer will read, per partition index. */
+  position(partition: number): number | undefined {
+    const i = this.parts.findIndex((ps) => ps.index === partition);
+    return i < 0 ? undefined : this.positions[i];
+  }
+
+  /** Ends the iteration (also ended by breaking out of for-await or broker.close()). */
+  close(): void {
+    this.stopped = true;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Message> {
+    if (this.started) throw invalid('a consumer can be iterated once');
+    this.started = true;
+    return this.run();
+  }
+
+  private async *run(): AsyncGenerator<Message> {
+    const broker = this.broker;
+    let next = 0;
+    while (!this.stopped && !broker.closed) {
+      let progressed = false;
+      for (let k = 0; k < this.parts.length && !this.stopped; k++) {
+        const i = (next + k) % this.parts.length;
+        const ps = this.parts[i]!;
+        if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
+        const info = broker.partitionInfo(ps);
+        let pos = this.positions[i]!;
+        if (pos < info.startOffset) pos = info.startOffset; // retention removed what we had not read yet
+        if (pos >= info.endOffset) continue;
+        let raw: Buffer;
+        try {
+          raw = await broker.readRaw(ps, pos, this.maxBytes);
+        } catch (e) {
+          if (broker.closed) return;
+          throw e;
+        }
+        const msgs = toMessages(raw, ps.topic.name, ps.index, pos);
+        for (const m of msgs) {
+          this.positions[i] = m.offset + 1;
+          yield m;
+          if (this.stopped) return;
+        }
+        if (msgs.length > 0) progressed = true;
+        else this.positions[i] = pos;
+      }
+      next = (next + 1) % this.parts.length;
+      if (!progressed) await broker.waitForData(this.parts);
+    }
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Key → partition. murmur2 as Kafka's default partitioner uses it, so the same key
+ * lands on the same partition number in uringmq and in a Kafka client.
+ */
+export function murmur2(data: Buffer): number {
+  const length = data.length;
+  const seed = 0x9747b28c;
+  const m = 0x5bd1e995;
+  const r = 24;
+  let h = seed ^ length;
+  const length4 = length >> 2;
+  for (let i = 0; i < length4; i++) {
+    const i4 = i << 2;
+    let k = data[i4]! | (data[i4 + 1]! << 8) | (data[i4 + 2]! << 16) | (data[i4 + 3]! << 24);
+    k = Math.imul(k, m);
+    k ^= k >>> r;
+    k = Math.imul(k, m);
+    h = Math.imul(h, m);
+    h ^= k;
+  }
+  const rest = length & 3;
+  const base = length & ~3;
+  if (rest === 3) h ^= data[base + 2]! << 16;
+  if (rest >= 2) h ^= data[base + 1]! << 8;
+  if (rest >= 1) {
+    h ^= data[base]!;
+    h = Math.imul(h, m);
+  }
+  h ^= h >>> 13;
+  h = Math.imul(h, m);
+  h ^= h >>> 15;
+  return h | 0;
+}
+
+export function partitionForKey(key: Buffer | string, partitions: number): number {
+  const b = typeof key === 'string' ? Buffer.from(key) : key;
+  return (murmur2(b) & 0x7fffffff) % partitions;
+}

@@ -1,0 +1,228 @@
+/**
+ * Producer: batches concurrent send() calls per partition (lingerMs, maxBatchBytes)
+ * into one RecordBatch and one native append, so the JS↔native boundary is crossed
+ * once per batch. sendBatch() appends caller-made batches directly.
+ */
+import { UringmqError, invalid } from '../errors';
+import { encodeBatch, recordSize, type RecordInput } from '../codec/record_batch';
+import type { Broker, PartitionState, TopicState } from './broker';
+import { partitionForKey } from './partitioner';
+import { positiveInt, validateRecord } from './validate';
+
+export interface ProducerOptions {
+  /** How long send() waits for more records to share its batch (default 0: the
+   *  current event-loop turn). */
+  lingerMs?: number;
+  /** A batch is cut when it reaches this many bytes (default 1 MiB). */
+  maxBatchBytes?: number;
+}
+
+export interface ProducerRecord extends RecordInput {
+  partition?: number;
+}
+
+export interface SendResult {
+  partition: number;
+  offset: number;
+}
+
+export interface SendBatchResult {
+  partition: number;
+  baseOffset: number;
+  count: number;
+}
+
+interface Waiter {
+  resolve: (r: SendResult) => void;
+  reject: (e: Error) => void;
+}
+
+class Accumulator {
+  records: RecordInput[] = [];
+  waiters: Waiter[] = [];
+  bytes = 0;
+  timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
+  constructor(readonly key: string, readonly ps: PartitionState) {}
+}
+
+const MiB = 1 << 20;
+const BATCH_OVERHEAD = 64;
+
+export class Producer {
+  private readonly lingerMs: number;
+  private readonly maxBatchBytes: number;
+  private readonly accs = new Map<string, Accumulator>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly sticky = new Map<string, number>();
+
+  /** @internal use broker.producer() */
+  constructor(private readonly broker: Broker, opts: ProducerOptions) {
+    if (opts === null || typeof opts !== 'object') throw invalid('producer options must be an object');
+    if (opts.lingerMs !== undefined && !(Number.isInteger(opts.lingerMs) && opts.lingerMs >= 0 && opts.lingerMs <= 60_000))
+      throw invalid('lingerMs must be an integer between 0 and 60000');
+    this.lingerMs = opts.lingerMs ?? 0;
+    this.maxBatchBytes = opts.maxBatchBytes === undefined ? MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', 64 * MiB);
+  }
+
+  /** Appends one record; resolves with its partition and offset once durable. */
+  send(topic: string, record: ProducerRecord): Promise<SendResult> {
+    try {
+      this.assertOpen();
+      const t = this.broker.topicState(topic);
+      const rec = validateRecord(record, `send to ${topic}`) as ProducerRecord;
+      const size = this.checkSize(rec, topic);
+      const partition = this.choosePartition(t, rec, rec.partition);
+      const ps = t.partitions[partition]!;
+      const key = `${topic}\u0000${partition}`;
+      let acc = this.accs.get(key);
+      if (acc && acc.bytes + size > this.maxBatchBytes) {
+        this.flushAcc(acc);
+        acc = undefined;
+      }
+      if (!acc) {
+        acc = new Accumulator(key, ps);
+        this.accs.set(key, acc);
+        this.broker.activeProducers.add(this);
+      }
+      const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
+      acc.records.push(rec);
+      acc.bytes += size;
+      if (acc.bytes + BATCH_OVERHEAD >= this.maxBatchBytes) this.flushAcc(acc);
+      else if (!acc.timer) {
+        const a = acc;
+        acc.timer = this.lingerMs > 0 ? setTimeout(() => this.flushAcc(a), this.lingerMs) : setImmediate(() => this.flushAcc(a));
+      }
+      return out;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Appends records as one atomic unit to one partition: `partition`, else the first
+   * record's key hash, else round-robin. Offsets are contiguous from baseOffset.
+   */
+  sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
+    try {
+      this.assertOpen();
+      const t = this.broker.topicState(topic);
+      if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
+      if (opts === null || typeof opts !== 'object') throw invalid('sendBatch options must be an object');
+      const recs = records.map((r, i) => validateRecord(r, `sendBatch to ${topic}, record ${i}`));
+      const first = recs[0]!;
+      const partition = this.choosePartition(t, first, opts.partition);
+      const ps = t.partitions[partition]!;
+      // Records sent earlier to this partition go first, keeping send order.
+      const prior = this.accs.get(`${topic}\u0000${partition}`);
+      if (prior) this.flushAcc(prior);
+      // Cut into batches of at most maxBatchBytes; they are appended back to back in
+      // this same turn, so their offsets are contiguous.
+      const chunks: RecordInput[][] = [];
+      let cur: RecordInput[] = [];
+      let bytes = BATCH_OVERHEAD;
+      for (let i = 0; i < recs.length; i++) {
+        const size = this.checkSize(recs[i]!, topic);
+        if (cur.length > 0 && bytes + size > this.maxBatchBytes) {
+          chunks.push(cur);
+          cur = [];
+          bytes = BATCH_OVERHEAD;
+        }
+        cur.push(recs[i]!);
+        bytes += size;
+      }
+      chunks.push(cur);
+      const now = Date.now();
+      const appends = chunks.map((c) => this.broker.appendBatch(ps, encodeBatch(c, { now }), true, c.length));
+      const p = Promise.all(appends).then((rs) => ({ partition, baseOffset: rs[0]!.baseOffset, count: recs.length }));
+      this.track(p);
+      return p;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** Sends everything held back by linger and waits for all sends of this producer. */
+  async flush(): Promise<void> {
+    this.flushAll();
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** @internal */
+  flushAll(): void {
+    for (const acc of [...this.accs.values()]) this.flushAcc(acc);
+  }
+
+  /** @internal */
+  flushTopic(topic: string): void {
+    for (const acc of [...this.accs.values()]) if (acc.ps.topic.name === topic) this.flushAcc(acc);
+  }
+
+  private assertOpen(): void {
+    if (this.broker.closed) throw new UringmqError('BROKER_CLOSED', `broker on ${this.broker.dir} is closed`);
+  }
+
+  private checkSize(rec: RecordInput, topic: string): number {
+    const size = recordSize(rec);
+    if (size > this.broker.maxRecordBytes)
+      throw new UringmqError('RECORD_TOO_LARGE', `record of ${size} bytes for topic ${topic} exceeds maxRecordBytes ${this.broker.maxRecordBytes}`);
+    return size;
+  }
+
+  private choosePartition(t: TopicState, rec: RecordInput, explicit: number | undefined): number {
+    const n = t.partitions.length;
+    if (explicit !== undefined) {
+      if (!Number.isInteger(explicit) || explicit < 0 || explicit >= n)
+        throw invalid(`partition ${String(explicit)} does not exist in topic ${t.name} (${n} partitions)`);
+      return explicit;
+    }
+    if (rec.key !== undefined && rec.key !== null) return partitionForKey(rec.key, n);
+    // Sticky for keyless records: stay on one partition until its batch is cut, so
+    // concurrent sends share batches (as Kafka's sticky partitioner does).
+    let p = this.sticky.get(t.name);
+    if (p === undefined || p >= n) {
+      p = t.roundRobin++ % n;
+      this.sticky.set(t.name, p);
+    }
+    return p;
+  }
+
+  private flushAcc(acc: Accumulator): void {
+    if (this.accs.get(acc.key) === acc) this.accs.delete(acc.key);
+    if (this.accs.size === 0) this.broker.activeProducers.delete(this);
+    if (acc.timer) {
+      if (this.lingerMs > 0) clearTimeout(acc.timer as NodeJS.Timeout);
+      else clearImmediate(acc.timer as NodeJS.Immediate);
+      acc.timer = null;
+    }
+    if (acc.records.length === 0) return;
+    const topic = acc.ps.topic.name;
+    if (this.sticky.get(topic) === acc.ps.index) this.sticky.delete(topic);
+    const { waiters, records, ps } = acc;
+    acc.records = [];
+    acc.waiters = [];
+    let batch: Buffer;
+    try {
+      batch = encodeBatch(records);
+    } catch (e) {
+      for (const w of waiters) w.reject(e as Error);
+      return;
+    }
+    const p = this.broker.appendBatch(ps, batch, true, records.length).then(
+      (r) => {
+        for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve({ partition: ps.index, offset: r.baseOffset + i });
+      },
+      (e: Error) => {
+        for (const w of waiters) w.reject(e);
+      },
+    );
+    this.track(p);
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t: Promise<unknown> = p.then(
+      (): unknown => this.inflight.delete(t),
+      (): unknown => this.inflight.delete(t),
+    );
+    this.inflight.add(t);
+  }
+}

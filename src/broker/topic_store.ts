@@ -1,0 +1,55 @@
+/**
+ * Topic metadata on disk: <dir>/topics/<name>/topic.json, written atomically
+ * (temp file, fsync, rename, fsync dir). A topic directory without topic.json is a
+ * create that crashed half-way and is removed on open.
+ */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { UringmqError } from '../errors';
+
+export interface TopicConfig {
+  name: string;
+  partitions: number;
+  segmentBytes: number;
+  retention: { maxBytes?: number; maxAgeMs?: number };
+  createdAt: number;
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await fs.open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function writeFileDurable(file: string, data: string): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fh = await fs.open(tmp, 'w', 0o644);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await fs.rename(tmp, file);
+  await fsyncDir(path.dirname(file));
+}
+
+export async function readTopicConfig(topicDir: string): Promise<TopicConfig | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(topicDir, 'topic.json'), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new UringmqError('IO_ERROR', `cannot read ${path.join(topicDir, 'topic.json')}: ${(e as Error).message}`);
+  }
+  try {
+    const cfg = JSON.parse(text) as TopicConfig;
+    if (typeof cfg.name !== 'string' || !Number.isInteger(cfg.partitions) || cfg.partitions < 1) throw new Error('bad fields');
+    return cfg;
+  } catch (e) {
+    throw new UringmqError('IO_ERROR', `corrupt topic metadata ${path.join(topicDir, 'topic.json')}: ${(e as Error).message}`);
+  }
+}

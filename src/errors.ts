@@ -1,0 +1,42 @@
+/** Stable error codes. Native errors carry the same strings (native/common/status.h). */
+export type ErrorCode =
+  | 'TOPIC_NOT_FOUND'
+  | 'TOPIC_EXISTS'
+  | 'INVALID_TOPIC_NAME'
+  | 'INVALID_ARGUMENT'
+  | 'RECORD_TOO_LARGE'
+  | 'OFFSET_OUT_OF_RANGE'
+  | 'CORRUPT_BATCH'
+  | 'BROKER_CLOSED'
+  | 'DIR_LOCKED'
+  | 'IO_ERROR'
+  | 'IO_URING_UNAVAILABLE';
+
+const KNOWN = new Set<string>([
+  'TOPIC_NOT_FOUND', 'TOPIC_EXISTS', 'INVALID_TOPIC_NAME', 'INVALID_ARGUMENT', 'RECORD_TOO_LARGE',
+  'OFFSET_OUT_OF_RANGE', 'CORRUPT_BATCH', 'BROKER_CLOSED', 'DIR_LOCKED', 'IO_ERROR', 'IO_URING_UNAVAILABLE',
+]);
+
+export class UringmqError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UringmqError';
+    this.code = code;
+  }
+}
+
+/** Turns anything thrown by the addon (Error with a string `code`) into a UringmqError. */
+export function fromNative(err: unknown): UringmqError {
+  if (err instanceof UringmqError) return err;
+  if (err instanceof Error) {
+    const code = (err as Error & { code?: unknown }).code;
+    if (typeof code === 'string' && KNOWN.has(code)) return new UringmqError(code as ErrorCode, err.message, { cause: err });
+    return new UringmqError('IO_ERROR', err.message, { cause: err });
+  }
+  return new UringmqError('IO_ERROR', String(err));
+}
+
+export function invalid(message: string): UringmqError {
+  return new UringmqError('INVALID_ARGUMENT', message);
+}

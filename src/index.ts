@@ -1,0 +1,11 @@
+export { Broker } from './broker/broker';
+export type { BrokerOptions, Durability, IoBackend, TopicOptions, TopicDescription, PartitionDescription, Message, AppendResult } from './broker/broker';
+export { Producer } from './broker/producer';
+export type { ProducerOptions, ProducerRecord, SendResult, SendBatchResult } from './broker/producer';
+export { Consumer } from './broker/consumer';
+export type { ConsumerOptions } from './broker/consumer';
+export { UringmqError } from './errors';
+export type { ErrorCode } from './errors';
+export { encodeBatch, sealBatch, decodeBatches, readBatchMeta } from './codec/record_batch';
+export type { RecordInput, DecodedRecord, BatchMeta } from './codec/record_batch';
+export { probeIoUring, crc32c } from './native';

@@ -1,0 +1,115 @@
+/**
+ * The only module that loads the C++ addon. Everything else imports the typed
+ * surface below. Resolution: $URINGMQ_ADDON (an explicit .node path, e.g. the
+ * ASan build), else node-gyp-build: prebuilds/linux-x64/*.node, then build/Release.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fromNative } from './errors';
+
+export interface NativePartition { readonly __brand: 'NativePartition' }
+
+export interface PartitionOptions {
+  segmentBytes?: number;
+  retentionBytes?: number;
+  retentionMs?: number;
+  indexIntervalBytes?: number;
+  tailCacheBytes?: number;
+  preallocateBytes?: number;
+  directIo?: boolean;
+}
+
+export interface PartitionInfo {
+  startOffset: number;
+  endOffset: number;
+  nextOffset: number;
+  bytes: number;
+  segments: number;
+  directIo: boolean;
+  blockSize: number;
+}
+
+export type CompletionCallback = (
+  ids: Float64Array,
+  codes: Int32Array,
+  errors: Array<{ code: string; message: string } | undefined> | null,
+) => void;
+
+export interface NativeEngine {
+  readonly backend: 'io_uring' | 'thread';
+  readonly backendNote: string;
+  readonly pending: number;
+  openPartition(dir: string, label: string, opts: PartitionOptions): Promise<NativePartition>;
+  /** Base offset, or -1 when the submission ring is full (retry after a completion). */
+  append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean): number;
+  read(p: NativePartition, offset: number, maxBytes: number): Promise<Buffer>;
+  info(p: NativePartition): PartitionInfo;
+  closePartition(p: NativePartition): void;
+  close(): void;
+}
+
+export interface EngineOptions {
+  backend: 'auto' | 'io_uring' | 'thread';
+  durability: 'sync' | 'interval' | 'none';
+  intervalMs?: number;
+  maxBatchBytes?: number;
+  testIoDelayMs?: number;
+  onComplete: CompletionCallback;
+}
+
+interface Addon {
+  NativeEngine: new (opts: EngineOptions) => NativeEngine;
+  NativeDirLock: new (dir: string) => { release(): void };
+  crc32c(bytes: Uint8Array, crc?: number): number;
+  validateBatch(bytes: Uint8Array): { recordCount: number; baseOffset: number };
+  probeIoUring(): { available: boolean; reason: string };
+  crc32cHardware: boolean;
+}
+
+function packageRoot(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    const pj = path.join(dir, 'package.json');
+    if (fs.existsSync(pj) && (JSON.parse(fs.readFileSync(pj, 'utf8')) as { name?: string }).name === 'uringmq') return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error(`uringmq: cannot find the package root above ${__dirname}`);
+}
+
+function load(): Addon {
+  const explicit = process.env.URINGMQ_ADDON;
+  if (explicit) return require(path.resolve(explicit)) as Addon;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const nodeGypBuild = require('node-gyp-build') as (dir: string) => Addon;
+  return nodeGypBuild(packageRoot());
+}
+
+const addon: Addon = load();
+
+/** Constructs the engine; native option errors become UringmqError. */
+export function createEngine(opts: EngineOptions): NativeEngine {
+  try {
+    return new addon.NativeEngine(opts);
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+export function lockDir(dir: string): { release(): void } {
+  try {
+    return new addon.NativeDirLock(dir);
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+export const crc32c = (bytes: Uint8Array, crc = 0): number => addon.crc32c(bytes, crc);
+export const validateBatch = (bytes: Uint8Array): { recordCount: number; baseOffset: number } => {
+  try {
+    return addon.validateBatch(bytes);
+  } catch (e) {
+    throw fromNative(e);
+  }
+};
+export const probeIoUring = (): { available: boolean; reason: string } => addon.probeIoUring();
+export const crc32cHardware: boolean = addon.crc32cHardware;
