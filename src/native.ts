@@ -22,7 +22,6 @@ export interface PartitionOptions {
 export interface PartitionInfo {
   startOffset: number;
   endOffset: number;
-  nextOffset: number;
   bytes: number;
   segments: number;
   directIo: boolean;
@@ -32,6 +31,7 @@ export interface PartitionInfo {
 export type CompletionCallback = (
   ids: Float64Array,
   codes: Int32Array,
+  baseOffsets: Float64Array,
   errors: Array<{ code: string; message: string } | undefined> | null,
 ) => void;
 
@@ -40,8 +40,12 @@ export interface NativeEngine {
   readonly backendNote: string;
   readonly pending: number;
   openPartition(dir: string, label: string, opts: PartitionOptions): Promise<NativePartition>;
-  /** Base offset, or -1 when the submission ring is full (retry after a completion). */
-  append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean): number;
+  /**
+   * Queues a batch for the I/O thread, which validates it (computing its CRC when
+   * `seal`), assigns offsets and reports through onComplete. False when the ring is
+   * full (retry after a completion). `batch` must stay alive until its completion.
+   */
+  append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean): boolean;
   read(p: NativePartition, offset: number, maxBytes: number): Promise<Buffer>;
   info(p: NativePartition): PartitionInfo;
   closePartition(p: NativePartition): void;

@@ -200,9 +200,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     const size_t n = done.size();
     Napi::Float64Array ids = Napi::Float64Array::New(env, n);
     Napi::Int32Array codes = Napi::Int32Array::New(env, n);
+    Napi::Float64Array bases = Napi::Float64Array::New(env, n);
     Napi::Value messages = env.Null();
     for (size_t i = 0; i < n; i++) {
       ids[i] = static_cast<double>(done[i].id);
+      bases[i] = static_cast<double>(done[i].base_offset);
       codes[i] = static_cast<int32_t>(done[i].code);
       if (done[i].code != Code::kOk) {
         if (messages.IsNull()) messages = Napi::Array::New(env, n);
@@ -218,7 +220,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       tsfn_.Unref(env);
       Unref();
     }
-    fn.Call({ids, codes, messages});
+    fn.Call({ids, codes, bases, messages});
   }
 
   Napi::Value Backend(const Napi::CallbackInfo& info) {
@@ -263,9 +265,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return p;
   }
 
-  // append(partition, batch, id, seal) → base offset, or -1 when the ring is full.
-  // Validates the batch, stamps its base offset and queues it; the completion comes
-  // through onComplete. The caller keeps `batch` alive until then.
+  // append(partition, batch, id, seal) → true, or false when the ring is full.
+  // Checks the batch frame and queues it; the I/O thread validates it (verifying its
+  // CRC, or computing it when `seal`: batches from our own codec), assigns offsets
+  // and reports through onComplete. The caller keeps `batch` alive until then.
   Napi::Value Append(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     LogEngine* engine = Live(env);
@@ -284,6 +287,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (buf.ByteLength() > max_batch_bytes_)
       throw MakeError(env, Code::kRecordTooLarge, "batch of " + std::to_string(buf.ByteLength()) + " bytes for " + log->label() +
                                                     " exceeds maxBatchBytes " + std::to_string(max_batch_bytes_));
+    BatchHeader h;
+    if (!PeekHeader(buf.Data(), buf.ByteLength(), &h) || h.length != buf.ByteLength())
+      throw MakeError(env, Code::kCorruptBatch, "corrupt record batch for " + log->label() +
+                                                    ": bad magic, version or batchLength (" + std::to_string(buf.ByteLength()) + " bytes given)");
     if (!registered_partitions_.count(log)) {
       engine->Register(pw->log);
       registered_partitions_.insert(log);
@@ -293,20 +300,15 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     r.id = id;
     r.data = buf.Data();
     r.len = buf.ByteLength();
-    Status s = ValidateBatch(buf.Data(), buf.ByteLength(), seal ? CrcMode::kSeal : CrcMode::kVerify, &r.header);
-    if (!s.ok()) throw MakeError(env, Code::kCorruptBatch, s.message + " in batch for " + log->label());
-    const int64_t base = log->next_offset_js;
-    StoreLE<int64_t>(buf.Data() + batch::kOffBaseOffset, base);
-    r.header.base_offset = base;
+    r.mode = seal ? CrcMode::kSeal : CrcMode::kVerify;
     r.partition = pw->log;
-    if (!engine->Submit(std::move(r))) return Napi::Number::New(env, -1);
-    log->next_offset_js = base + r.header.record_count;
+    if (!engine->Submit(std::move(r))) return Napi::Boolean::New(env, false);
     if (pending_++ == 0 && !referenced_) {
       referenced_ = true;
       tsfn_.Ref(env);
       Ref();  // keep this object (and its engine) alive while the I/O thread works
     }
-    return Napi::Number::New(env, static_cast<double>(base));
+    return Napi::Boolean::New(env, true);
   }
 
   Napi::Value Read(const Napi::CallbackInfo& info) {
@@ -332,7 +334,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Object o = Napi::Object::New(env);
     o.Set("startOffset", static_cast<double>(i.start_offset));
     o.Set("endOffset", static_cast<double>(i.end_offset));
-    o.Set("nextOffset", static_cast<double>(pw->log->next_offset_js));
     o.Set("bytes", static_cast<double>(i.bytes));
     o.Set("segments", i.segments);
     o.Set("directIo", i.direct_io);

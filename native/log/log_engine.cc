@@ -1,6 +1,7 @@
 #include "log/log_engine.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -102,6 +103,7 @@ void LogEngine::Stop() {
 }
 
 void LogEngine::Run() {
+  pthread_setname_np(pthread_self(), "uringmq-io");  // names the thread in perf and top
   std::vector<IoRequest> reqs;
   for (;;) {
     reqs.clear();
@@ -136,18 +138,19 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   std::vector<Completion> done;
   done.reserve(reqs.size());
   std::vector<std::shared_ptr<PartitionLog>> touched;
-  std::vector<char> staged(reqs.size(), 0);
+  std::vector<int64_t> bases(reqs.size(), -1);
+  std::vector<Status> rejected(reqs.size());
 
   for (size_t i = 0; i < reqs.size(); i++) {
     IoRequest& r = reqs[i];
     PartitionLog* p = r.partition.get();
     if (p->failed.load(std::memory_order_acquire)) continue;
-    Status s = p->Stage(r.data, r.len, r.header, now);
+    Status s = p->Stage(r.data, r.len, r.mode, &bases[i]);
     if (!s.ok()) {
-      p->Fail(s);
+      if (s.code == Code::kCorruptBatch) rejected[i] = s;  // this batch only
+      else p->Fail(s);
       continue;
     }
-    staged[i] = 1;
     if (std::find(touched.begin(), touched.end(), r.partition) == touched.end()) touched.push_back(r.partition);
   }
 
@@ -196,10 +199,12 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   for (size_t i = 0; i < reqs.size(); i++) {
     IoRequest& r = reqs[i];
     PartitionLog* p = r.partition.get();
-    if (staged[i] && !p->failed.load()) {
-      done.push_back({r.id, Code::kOk, {}});
+    if (!rejected[i].ok()) {
+      done.push_back({r.id, rejected[i].code, -1, rejected[i].message});
+    } else if (bases[i] >= 0 && !p->failed.load()) {
+      done.push_back({r.id, Code::kOk, bases[i], {}});
     } else {
-      done.push_back({r.id, Code::kIoError,
+      done.push_back({r.id, Code::kIoError, -1,
                       "partition " + p->label() + " is fenced after an I/O error (reopen the broker to recover): " +
                           p->FailureMessage()});
     }

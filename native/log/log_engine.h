@@ -32,12 +32,13 @@ struct IoRequest {
   // Batch bytes, owned by the JS caller and kept alive by it until completion.
   const uint8_t* data = nullptr;
   size_t len = 0;
-  BatchHeader header;
+  CrcMode mode = CrcMode::kVerify;
 };
 
 struct Completion {
   uint64_t id;
   Code code;
+  int64_t base_offset;  // when ok
   std::string message;  // empty when ok
 };
 

@@ -119,7 +119,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   if (!s.ok()) return s;
   log->start_offset_ = log->segments_.front()->base_offset;
   log->durable_next_ = log->segments_.back()->next_offset;
-  log->next_offset_js = log->durable_next_;
+  log->next_offset_ = log->durable_next_;
   *out = std::move(log);
   return Status::Ok();
 }
@@ -323,12 +323,11 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   return Status::Ok();
 }
 
-Status PartitionLog::Stage(const uint8_t* data, size_t len, const BatchHeader& h, int64_t now_ms) {
-  (void)now_ms;
+Status PartitionLog::Stage(const uint8_t* data, size_t len, CrcMode mode, int64_t* base_out) {
   uint64_t cur = static_cast<uint64_t>(active_.file_pos) + active_.len;
   if (cur > 0 && cur + len > cfg_.segment_bytes) {
     std::shared_ptr<Segment> seg;
-    Status s = CreateSegment(h.base_offset, &seg);
+    Status s = CreateSegment(next_offset_, &seg);
     if (!s.ok()) return s;
     sealing_.push_back(std::move(active_));
     active_ = WriteUnit();
@@ -338,15 +337,25 @@ Status PartitionLog::Stage(const uint8_t* data, size_t len, const BatchHeader& h
     segments_.push_back(seg);
   }
   WriteUnit& u = active_;
+  u.buf.Reserve(AlignUp(u.len + len), u.len);
+  uint8_t* dst = u.buf.data() + u.len;
+  std::memcpy(dst, data, len);
+  // Validate the private copy: the caller's buffer may change under us, this cannot,
+  // and it is hot in cache for the CRC.
+  BatchHeader h;
+  Status v = ValidateBatch(dst, len, mode, &h);
+  if (!v.ok()) return Status::Error(Code::kCorruptBatch, v.message + " in batch for " + cfg_.label);
+  const int64_t base = next_offset_;
+  StoreLE<int64_t>(dst + batch::kOffBaseOffset, base);
   uint64_t pos = static_cast<uint64_t>(u.file_pos) + u.len;
   if (pos > 0 && pos - u.last_index_pos >= cfg_.index_interval_bytes) {
-    u.pending_index.push_back({static_cast<uint32_t>(h.base_offset - u.seg->base_offset), static_cast<uint32_t>(pos)});
+    u.pending_index.push_back({static_cast<uint32_t>(base - u.seg->base_offset), static_cast<uint32_t>(pos)});
     u.last_index_pos = static_cast<uint32_t>(pos);
   }
-  u.buf.Reserve(AlignUp(u.len + len), u.len);
-  std::memcpy(u.buf.data() + u.len, data, len);
   u.len += len;
-  u.next_offset = h.last_offset() + 1;
+  next_offset_ = base + h.record_count;
+  u.next_offset = next_offset_;
+  *base_out = base;
   return Status::Ok();
 }
 

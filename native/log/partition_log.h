@@ -1,8 +1,9 @@
 // One partition's log: a directory of segment files named by base offset
 // (00000000000000000000.log + .index), appended with O_DIRECT from page-aligned
 // staging buffers. Thread roles:
-//  - the JS thread that owns the LogEngine assigns offsets (next_offset_js);
-//  - the engine's I/O thread stages, writes, syncs, rolls and deletes segments;
+//  - the engine's I/O thread validates batches, assigns offsets, stages, writes,
+//    syncs, rolls and deletes segments;
+//  - the JS thread only sets `closed`;
 //  - any thread (libuv pool for reads) reads whole batches under mu_.
 // Durability rule: bytes below Segment::size are written (and, in sync mode,
 // synced) and never change again, so readers may pread them without the lock.
@@ -78,15 +79,16 @@ class PartitionLog {
   const std::string& label() const { return cfg_.label; }
 
   // --- JS thread ---
-  int64_t next_offset_js = 0;      // next offset to hand out
   std::atomic<bool> closed{false};  // no more appends accepted
   std::atomic<bool> failed{false};  // an I/O error fenced this partition
   std::string FailureMessage();
 
   // --- I/O thread ---
-  // Copies one validated, offset-stamped batch into the staging buffer, rolling to a
-  // new segment first if it would not fit.
-  Status Stage(const uint8_t* data, size_t len, const BatchHeader& h, int64_t now_ms);
+  // Copies one batch into the staging buffer (rolling to a new segment first if it
+  // would not fit), validates it there (CRC verified, or computed for kSeal), and
+  // stamps the next offset. A kCorruptBatch result un-stages it and consumes no
+  // offset; any other error means the partition must be failed.
+  Status Stage(const uint8_t* data, size_t len, CrcMode mode, int64_t* base_out);
   bool HasStaged() const;
   // Preallocates as needed and appends one write per staged segment.
   Status CollectWrites(std::vector<IoOp>* writes);
@@ -142,6 +144,7 @@ class PartitionLog {
 
   // I/O thread state.
   WriteUnit active_;
+  int64_t next_offset_ = 0;  // next offset to assign
   std::vector<WriteUnit> sealing_;
   bool dirty_ = false;
 

@@ -105,9 +105,6 @@ interface QueuedAppend {
   resolve: (r: AppendResult) => void;
   reject: (e: Error) => void;
 }
-interface PendingAppend extends QueuedAppend {
-  base: number;
-}
 
 const MiB = 1 << 20;
 const DEFAULT_SEGMENT_BYTES = 128 * MiB;
@@ -121,7 +118,7 @@ export class Broker {
   private readonly engine: NativeEngine;
   private readonly lock: { release(): void };
   private readonly topics = new Map<string, TopicState>();
-  private readonly pending = new Map<number, PendingAppend>();
+  private readonly pending = new Map<number, QueuedAppend>();
   private readonly waiting: QueuedAppend[] = [];
   private pendingBytes = 0;
   private nextId = 1;
@@ -172,7 +169,7 @@ export class Broker {
         intervalMs: typeof durability === 'object' ? durability.intervalMs : undefined,
         maxBatchBytes: NATIVE_MAX_BATCH_BYTES,
         testIoDelayMs: opts.testIoDelayMs ?? 0,
-        onComplete: (ids, codes, errors) => broker!.onComplete(ids, codes, errors),
+        onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
       broker = new Broker({ dir, durability, maxRecordBytes, maxPendingBytes, tailCacheBytes, directIo: opts.directIo ?? true }, engine, lock);
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
@@ -420,15 +417,15 @@ export class Broker {
       return true;
     }
     const id = this.nextId++;
-    let base: number;
+    let taken: boolean;
     try {
-      base = this.engine.append(q.ps.native, q.batch, id, q.seal);
+      taken = this.engine.append(q.ps.native, q.batch, id, q.seal);
     } catch (e) {
       q.reject(fromNative(e));
       return true;
     }
-    if (base < 0) return false;
-    this.pending.set(id, { ...q, base });
+    if (!taken) return false;
+    this.pending.set(id, q);
     this.pendingBytes += q.batch.length;
     q.ps.pending++;
     return true;
@@ -443,7 +440,7 @@ export class Broker {
     }
   }
 
-  private onComplete(ids: Float64Array, codes: Int32Array, errors: Array<{ code: string; message: string } | undefined> | null): void {
+  private onComplete(ids: Float64Array, codes: Int32Array, bases: Float64Array, errors: Array<{ code: string; message: string } | undefined> | null): void {
     const touched = new Set<PartitionState>();
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;
@@ -454,7 +451,7 @@ export class Broker {
       const ps = p.ps;
       ps.pending--;
       if (codes[i] === 0) {
-        p.resolve({ baseOffset: p.base, count: p.count });
+        p.resolve({ baseOffset: bases[i]!, count: p.count });
         touched.add(ps);
       } else {
         const err = errors?.[i];

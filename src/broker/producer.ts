@@ -69,7 +69,7 @@ export class Producer {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
-      const rec = validateRecord(record, `send to ${topic}`) as ProducerRecord;
+      const rec = validateRecord(record, () => `send to ${topic}`) as ProducerRecord;
       const size = this.checkSize(rec, topic);
       const partition = this.choosePartition(t, rec, rec.partition);
       const ps = t.partitions[partition]!;
@@ -108,32 +108,31 @@ export class Producer {
       const t = this.broker.topicState(topic);
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
       if (opts === null || typeof opts !== 'object') throw invalid('sendBatch options must be an object');
-      const recs = records.map((r, i) => validateRecord(r, `sendBatch to ${topic}, record ${i}`));
-      const first = recs[0]!;
-      const partition = this.choosePartition(t, first, opts.partition);
+      const n = records.length;
+      // One pass: validate, bound each record's size, and cut batches of at most
+      // maxBatchBytes (appended back to back in this turn, so offsets are contiguous).
+      const chunks: RecordInput[][] = [];
+      let start = 0;
+      let bytes = BATCH_OVERHEAD;
+      for (let i = 0; i < n; i++) {
+        const rec = validateRecord(records[i], () => `sendBatch to ${topic}, record ${i}`);
+        const size = this.checkSize(rec, topic);
+        if (i > start && bytes + size > this.maxBatchBytes) {
+          chunks.push(records.slice(start, i));
+          start = i;
+          bytes = BATCH_OVERHEAD;
+        }
+        bytes += size;
+      }
+      chunks.push(start === 0 ? (records as RecordInput[]) : records.slice(start));
+      const partition = this.choosePartition(t, records[0]!, opts.partition);
       const ps = t.partitions[partition]!;
       // Records sent earlier to this partition go first, keeping send order.
       const prior = this.accs.get(`${topic}\u0000${partition}`);
       if (prior) this.flushAcc(prior);
-      // Cut into batches of at most maxBatchBytes; they are appended back to back in
-      // this same turn, so their offsets are contiguous.
-      const chunks: RecordInput[][] = [];
-      let cur: RecordInput[] = [];
-      let bytes = BATCH_OVERHEAD;
-      for (let i = 0; i < recs.length; i++) {
-        const size = this.checkSize(recs[i]!, topic);
-        if (cur.length > 0 && bytes + size > this.maxBatchBytes) {
-          chunks.push(cur);
-          cur = [];
-          bytes = BATCH_OVERHEAD;
-        }
-        cur.push(recs[i]!);
-        bytes += size;
-      }
-      chunks.push(cur);
       const now = Date.now();
       const appends = chunks.map((c) => this.broker.appendBatch(ps, encodeBatch(c, { now }), true, c.length));
-      const p = Promise.all(appends).then((rs) => ({ partition, baseOffset: rs[0]!.baseOffset, count: recs.length }));
+      const p = (appends.length === 1 ? appends[0]!.then((r) => [r]) : Promise.all(appends)).then((rs) => ({ partition, baseOffset: rs[0]!.baseOffset, count: n }));
       this.track(p);
       return p;
     } catch (e) {
