@@ -1,0 +1,67 @@
+import { strict as assert } from 'node:assert';
+import { crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
+import { validateBatch } from '../src/native';
+
+describe('RecordBatch codec', () => {
+  it('computes CRC32C (Castagnoli) check values', () => {
+    assert.equal(crc32c(Buffer.from('123456789')), 0xe3069283);
+    assert.equal(crc32c(Buffer.alloc(32, 0)), 0x8a9136aa);
+    // chaining: crc(a+b) == crc(b, crc(a))
+    const a = Buffer.from('hello '), b = Buffer.from('world');
+    assert.equal(crc32c(b, crc32c(a)), crc32c(Buffer.concat([a, b])));
+  });
+
+  it('round-trips keys, values, headers and timestamps', () => {
+    const records = [
+      { value: 'plain' },
+      { key: 'k1', value: Buffer.from([0, 1, 2, 255]), headers: { a: 'x', 'ü-ni': Buffer.from('çode') }, timestamp: 1_700_000_000_123 },
+      { key: Buffer.alloc(0), value: '', timestamp: 1_600_000_000_000 },
+      { key: null, value: 'x'.repeat(20_000), timestamp: 1_900_000_000_000 },
+    ];
+    const batch = sealBatch(encodeBatch(records, { now: 1_800_000_000_000, producerId: 42, baseSequence: 7 }));
+    const meta = readBatchMeta(batch);
+    assert.equal(meta.recordCount, 4);
+    assert.equal(meta.firstTimestamp, 1_800_000_000_000);
+    assert.equal(meta.maxTimestamp, 1_900_000_000_000);
+    assert.equal(meta.producerId, 42);
+    assert.equal(meta.baseSequence, 7);
+    assert.equal(meta.length, batch.length);
+    assert.doesNotThrow(() => validateBatch(batch));
+    const out = decodeBatches(batch);
+    assert.equal(out.length, 4);
+    assert.deepEqual(out.map((r) => r.offset), [0, 1, 2, 3]);
+    assert.equal(out[0]!.key, null);
+    assert.equal(out[0]!.value.toString(), 'plain');
+    assert.equal(out[0]!.timestamp, 1_800_000_000_000);
+    assert.equal(out[1]!.key!.toString(), 'k1');
+    assert.deepEqual([...out[1]!.value], [0, 1, 2, 255]);
+    assert.equal(out[1]!.headers['ü-ni']!.toString(), 'çode');
+    assert.equal(out[1]!.headers.a!.toString(), 'x');
+    assert.equal(out[1]!.timestamp, 1_700_000_000_123);
+    assert.equal(out[2]!.key!.length, 0);
+    assert.equal(out[2]!.value.length, 0);
+    assert.equal(out[3]!.value.length, 20_000);
+  });
+
+  it('decodes from an offset inside a batch', () => {
+    const b = sealBatch(encodeBatch([{ value: 'a' }, { value: 'b' }, { value: 'c' }]));
+    b.writeUInt32LE(100, 8); // baseOffset 100 (not covered by the CRC)
+    const out = decodeBatches(b, 101);
+    assert.deepEqual(out.map((r) => [r.offset, r.value.toString()]), [[101, 'b'], [102, 'c']]);
+  });
+
+  it('the core rejects flipped bits, truncation and bad framing', () => {
+    const good = sealBatch(encodeBatch([{ key: 'k', value: 'v'.repeat(100) }, { value: 'w' }]));
+    const flip = Buffer.from(good);
+    flip[80] ^= 0x01;
+    assert.throws(() => validateBatch(flip), (e: Error & { code?: string }) => e.code === 'CORRUPT_BATCH' && /CRC/.test(e.message));
+    assert.throws(() => validateBatch(good.subarray(0, good.length - 3)), { code: 'CORRUPT_BATCH' });
+    const badCount = Buffer.from(good);
+    badCount.writeUInt32LE(3, 24);
+    badCount.writeUInt32LE(2, 28);
+    sealBatch(badCount); // CRC is right, the record count is not
+    assert.throws(() => validateBatch(badCount), { code: 'CORRUPT_BATCH' });
+    assert.throws(() => validateBatch(Buffer.alloc(10)), { code: 'CORRUPT_BATCH' });
+    assert.throws(() => validateBatch(Buffer.alloc(200)), { code: 'CORRUPT_BATCH' });
+  });
+});

@@ -1,0 +1,204 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import { Broker, type Message } from '../src';
+import { openBroker, sleep, tmpDir } from './helpers';
+
+describe('Broker: topics, produce, read, consume', () => {
+  let broker: Broker;
+  let dir: string;
+  beforeEach(async () => {
+    dir = tmpDir();
+    broker = await openBroker({ dir });
+  });
+  afterEach(async () => broker.close());
+
+  it('reports its I/O backend', () => {
+    assert.ok(broker.ioBackend === 'io_uring' || broker.ioBackend === 'thread');
+    if (process.env.URINGMQ_IO_BACKEND) assert.equal(broker.ioBackend, process.env.URINGMQ_IO_BACKEND);
+    assert.equal(typeof broker.ioBackendNote, 'string');
+  });
+
+  it('creates, lists, describes and deletes topics', async () => {
+    await broker.createTopic('orders', { partitions: 3, retention: { maxBytes: 1 << 30, maxAgeMs: 86_400_000 }, segmentBytes: 1 << 20 });
+    await broker.createTopic('a.b_c-d');
+    assert.deepEqual(await broker.listTopics(), ['a.b_c-d', 'orders']);
+    const d = await broker.describeTopic('orders');
+    assert.equal(d.partitions.length, 3);
+    assert.deepEqual(d.retention, { maxBytes: 1 << 30, maxAgeMs: 86_400_000 });
+    assert.equal(d.segmentBytes, 1 << 20);
+    for (const p of d.partitions) assert.deepEqual([p.startOffset, p.endOffset], [0, 0]);
+    await broker.deleteTopic('orders');
+    assert.deepEqual(await broker.listTopics(), ['a.b_c-d']);
+    assert.ok(!fs.existsSync(`${dir}/topics/orders`));
+    // the name is free again, and the new topic starts empty
+    await broker.createTopic('orders');
+    assert.equal((await broker.describeTopic('orders')).partitions[0]!.endOffset, 0);
+  });
+
+  it('send resolves with partition and consecutive offsets', async () => {
+    await broker.createTopic('t', { partitions: 1 });
+    const p = broker.producer();
+    assert.deepEqual(await p.send('t', { value: 'a' }), { partition: 0, offset: 0 });
+    assert.deepEqual(await p.send('t', { value: 'b', key: 'k' }), { partition: 0, offset: 1 });
+    const rs = await Promise.all(Array.from({ length: 500 }, (_, i) => p.send('t', { value: `v${i}` })));
+    assert.deepEqual(rs.map((r) => r.offset), Array.from({ length: 500 }, (_, i) => i + 2));
+    const msgs = await broker.read('t', 0, 0, { maxBytes: 1 << 20 });
+    assert.equal(msgs.length, 502);
+    assert.equal(msgs[0]!.value.toString(), 'a');
+    assert.equal(msgs[1]!.key!.toString(), 'k');
+    assert.equal(msgs[501]!.value.toString(), 'v499');
+    assert.equal(msgs[501]!.topic, 't');
+    assert.equal(msgs[501]!.partition, 0);
+  });
+
+  it('sendBatch appends contiguous offsets to one partition, splitting large batches', async () => {
+    await broker.createTopic('t', { partitions: 4 });
+    const p = broker.producer({ maxBatchBytes: 4096 });
+    const recs = Array.from({ length: 300 }, (_, i) => ({ value: Buffer.alloc(100, i % 256), headers: { i: String(i) } }));
+    const r = await p.sendBatch('t', recs, { partition: 2 });
+    assert.deepEqual(r, { partition: 2, baseOffset: 0, count: 300 });
+    const r2 = await p.sendBatch('t', recs.slice(0, 10), { partition: 2 });
+    assert.deepEqual(r2, { partition: 2, baseOffset: 300, count: 10 });
+    const all: Message[] = [];
+    for (let off = 0; off < 310; ) {
+      const got = await broker.read('t', 2, off, { maxBytes: 8192 });
+      assert.ok(got.length > 0);
+      all.push(...got);
+      off = got[got.length - 1]!.offset + 1;
+    }
+    assert.deepEqual(all.map((m) => m.offset), Array.from({ length: 310 }, (_, i) => i));
+    assert.equal(all[299]!.headers.i!.toString(), '299');
+    assert.deepEqual([...all[5]!.value.subarray(0, 3)], [5, 5, 5]);
+  });
+
+  it('routes keyed records by hash and spreads keyless ones', async () => {
+    await broker.createTopic('t', { partitions: 8 });
+    const p = broker.producer();
+    const first = await Promise.all(['alpha', 'beta', 'gamma', 'delta'].map((key) => p.send('t', { key, value: '1' })));
+    const again = await Promise.all(['alpha', 'beta', 'gamma', 'delta'].map((key) => p.send('t', { key, value: '2' })));
+    assert.deepEqual(first.map((r) => r.partition), again.map((r) => r.partition));
+    const used = new Set<number>();
+    for (let i = 0; i < 16; i++) used.add((await p.send('t', { value: 'x' })).partition);
+    assert.ok(used.size >= 4, `keyless records used ${used.size} partitions`);
+  });
+
+  it('batches concurrent sends and honours lingerMs', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer({ lingerMs: 20 });
+    const t0 = Date.now();
+    const rs = await Promise.all([p.send('t', { value: 'a' }), p.send('t', { value: 'b' })]);
+    assert.ok(Date.now() - t0 >= 15);
+    assert.deepEqual(rs.map((r) => r.offset), [0, 1]);
+    // flush() sends what linger holds without waiting for the timer
+    const pending = p.send('t', { value: 'c' });
+    const t1 = Date.now();
+    await p.flush();
+    assert.equal((await pending).offset, 2);
+    assert.ok(Date.now() - t1 < 15);
+  });
+
+  it('reads whole batches up to maxBytes, at least one batch', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 5; i++) await p.sendBatch('t', Array.from({ length: 10 }, () => ({ value: Buffer.alloc(1000) })));
+    const one = await broker.read('t', 0, 0, { maxBytes: 1 });
+    assert.equal(one.length, 10);
+    const mid = await broker.read('t', 0, 15, { maxBytes: 1 });
+    assert.deepEqual([mid[0]!.offset, mid.length], [15, 5]);
+    assert.deepEqual(await broker.read('t', 0, 50), []);
+  });
+
+  it('consumes from earliest, latest and an offset, and follows new data', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const p = broker.producer();
+    await p.sendBatch('t', [{ value: 'p0-0' }, { value: 'p0-1' }], { partition: 0 });
+    await p.sendBatch('t', [{ value: 'p1-0' }], { partition: 1 });
+
+    const seen: string[] = [];
+    const c = broker.consumer({ topic: 't', from: 'earliest' });
+    const latest = broker.consumer({ topic: 't', partition: 0, from: 'latest' });
+    const fromOffset = broker.consumer({ topic: 't', partition: 0, from: { offset: 1 } });
+    for await (const m of c) {
+      seen.push(m.value.toString());
+      if (seen.length === 3) break;
+    }
+    assert.deepEqual(seen.sort(), ['p0-0', 'p0-1', 'p1-0']);
+    const it = fromOffset[Symbol.asyncIterator]();
+    assert.equal((await it.next()).value.value.toString(), 'p0-1');
+
+    const li = latest[Symbol.asyncIterator]();
+    const nextLatest = li.next();
+    await sleep(20);
+    await p.send('t', { value: 'late', partition: 0 });
+    const got = await nextLatest;
+    assert.equal(got.value.value.toString(), 'late');
+    assert.equal(got.value.offset, 2);
+    assert.equal((await it.next()).value.value.toString(), 'late');
+    await li.return?.();
+    await it.return?.();
+  });
+
+  it('ends consumers when the broker closes', async () => {
+    await broker.createTopic('t');
+    const c = broker.consumer({ topic: 't', from: 'earliest' });
+    const done = (async () => {
+      let n = 0;
+      for await (const _ of c) n++;
+      return n;
+    })();
+    await sleep(20);
+    await broker.close();
+    assert.equal(await done, 0);
+  });
+
+  it('keeps everything across close and reopen', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const p = broker.producer();
+    await p.sendBatch('t', Array.from({ length: 1000 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })), { partition: 1 });
+    await broker.close();
+    broker = await Broker.open({ dir });
+    const d = await broker.describeTopic('t');
+    assert.equal(d.partitions[1]!.endOffset, 1000);
+    const msgs = await broker.read('t', 1, 990);
+    assert.deepEqual(msgs.map((m) => m.value.toString()), Array.from({ length: 10 }, (_, i) => `v${990 + i}`));
+    assert.deepEqual(await broker.producer().send('t', { value: 'next', partition: 1 }), { partition: 1, offset: 1000 });
+  });
+
+  for (const durability of ['none', { intervalMs: 5 }] as const) {
+    it(`works with durability ${JSON.stringify(durability)}`, async () => {
+      const d2 = tmpDir();
+      const b = await Broker.open({ dir: d2, durability });
+      await b.createTopic('t');
+      const r = await b.producer().sendBatch('t', Array.from({ length: 100 }, (_, i) => ({ value: String(i) })));
+      assert.equal(r.count, 100);
+      assert.equal((await b.read('t', 0, 0)).length, 100);
+      await b.close();
+      const b2 = await Broker.open({ dir: d2 });
+      assert.equal((await b2.describeTopic('t')).partitions[0]!.endOffset, 100);
+      await b2.close();
+    });
+  }
+
+  it('writes buffered when O_DIRECT is off, and says so', async () => {
+    const b = await Broker.open({ dir: tmpDir(), directIo: false });
+    await b.createTopic('t');
+    await b.producer().send('t', { value: 'x' });
+    assert.equal((await b.describeTopic('t')).partitions[0]!.directIo, false);
+    await b.close();
+    assert.equal((await broker.createTopic('d')).partitions[0]!.directIo, true);
+  });
+
+  it('runs on tmpfs, where O_DIRECT may be refused', async function () {
+    if (!fs.existsSync('/dev/shm')) this.skip();
+    const d = fs.mkdtempSync('/dev/shm/uringmq-test-');
+    try {
+      const b = await Broker.open({ dir: d });
+      await b.createTopic('t', { segmentBytes: 1 << 20 });
+      await b.producer().sendBatch('t', Array.from({ length: 100 }, () => ({ value: 'x'.repeat(100) })));
+      assert.equal((await b.read('t', 0, 50)).length, 50);
+      await b.close();
+    } finally {
+      fs.rmSync(d, { recursive: true, force: true });
+    }
+  });
+});

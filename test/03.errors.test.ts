@@ -1,0 +1,147 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
+import { expectCode, openBroker, tmpDir } from './helpers';
+
+describe('Bad input and faults: typed errors, nothing lost', () => {
+  let broker: Broker;
+  let dir: string;
+  beforeEach(async () => {
+    dir = tmpDir();
+    broker = await openBroker({ dir });
+    await broker.createTopic('t', { partitions: 2 });
+  });
+  afterEach(async () => broker.close());
+
+  it('rejects unsafe or malformed topic names before touching the filesystem', async () => {
+    const bad = ['', '.', '..', '../x', 'a/b', '/abs', 'a\u0000b', 'a b', 'ünï', 'x'.repeat(250), 'a\\b', '*', 'a\nb'];
+    for (const name of bad) await expectCode(broker.createTopic(name), 'INVALID_TOPIC_NAME');
+    await expectCode(broker.createTopic(42 as unknown as string), 'INVALID_TOPIC_NAME');
+    await expectCode(broker.deleteTopic('../t'), 'INVALID_TOPIC_NAME');
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'topics')), ['t']);
+    assert.ok(!fs.existsSync(path.join(dir, 'x')));
+    // the longest legal name works
+    await broker.createTopic('y'.repeat(249));
+  });
+
+  it('TOPIC_EXISTS, TOPIC_NOT_FOUND and bad topic options', async () => {
+    const e = await expectCode(broker.createTopic('t'), 'TOPIC_EXISTS');
+    assert.ok(e instanceof UringmqError);
+    assert.match(e.message, /\bt\b/);
+    await expectCode(broker.describeTopic('nope'), 'TOPIC_NOT_FOUND');
+    await expectCode(broker.deleteTopic('nope'), 'TOPIC_NOT_FOUND');
+    await expectCode(broker.producer().send('nope', { value: 'x' }), 'TOPIC_NOT_FOUND');
+    await expectCode(broker.read('nope', 0, 0), 'TOPIC_NOT_FOUND');
+    await expectCode(broker.createTopic('u', { partitions: 0 }), 'INVALID_ARGUMENT');
+    await expectCode(broker.createTopic('u', { partitions: 1.5 }), 'INVALID_ARGUMENT');
+    await expectCode(broker.createTopic('u', { segmentBytes: 100 }), 'INVALID_ARGUMENT');
+    await expectCode(broker.createTopic('u', { retention: { maxBytes: -1 } }), 'INVALID_ARGUMENT');
+    assert.deepEqual(await broker.listTopics(), ['t']);
+  });
+
+  it('rejects wrong argument types with INVALID_ARGUMENT', async () => {
+    const p = broker.producer();
+    const bad: unknown[] = [null, 42, 'str', {}, { value: 5 }, { value: 'x', key: 7 }, { value: 'x', headers: { a: 1 } },
+      { value: 'x', headers: [] }, { value: 'x', timestamp: -1 }, { value: 'x', timestamp: 1.5 }, { value: 'x', partition: -1 }];
+    for (const r of bad) await expectCode(p.send('t', r as never), 'INVALID_ARGUMENT');
+    await expectCode(p.send('t', { value: 'x', partition: 2 }), 'INVALID_ARGUMENT');
+    await expectCode(p.sendBatch('t', []), 'INVALID_ARGUMENT');
+    await expectCode(p.sendBatch('t', [{ value: 'ok' }, { value: 3 } as never]), 'INVALID_ARGUMENT');
+    await expectCode(p.sendBatch('t', [{ value: 'ok' }], { partition: 9 }), 'INVALID_ARGUMENT');
+    await expectCode(() => broker.producer({ lingerMs: -1 }), 'INVALID_ARGUMENT');
+    await expectCode(() => broker.producer({ maxBatchBytes: 0 }), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({ dir: tmpDir(), durability: 'fast' as never }), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({ dir: tmpDir(), durability: { intervalMs: 0 } }), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({ dir: tmpDir(), ioBackend: 'epoll' as never }), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({} as never), 'INVALID_ARGUMENT');
+    // nothing was written by any of it
+    for (const part of (await broker.describeTopic('t')).partitions) assert.equal(part.endOffset, 0);
+  });
+
+  it('rejects negative, fractional and out-of-range offsets', async () => {
+    await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }], { partition: 0 });
+    for (const off of [-1, 1.5, NaN, Infinity, 2 ** 60]) await expectCode(broker.read('t', 0, off), 'INVALID_ARGUMENT');
+    await expectCode(broker.read('t', 5, 0), 'INVALID_ARGUMENT');
+    const e = await expectCode(broker.read('t', 0, 3), 'OFFSET_OUT_OF_RANGE');
+    assert.match(e.message, /t\/0/);
+    assert.match(e.message, /\b3\b/);
+    assert.equal((await broker.read('t', 0, 2)).length, 0); // the end itself is fine: nothing yet
+    await expectCode(() => broker.consumer({ topic: 't', from: { offset: -5 } }), 'INVALID_ARGUMENT');
+  });
+
+  it('RECORD_TOO_LARGE for records over maxRecordBytes, others unaffected', async () => {
+    const b = await Broker.open({ dir: tmpDir(), maxRecordBytes: 1000 });
+    await b.createTopic('t');
+    const p = b.producer();
+    const e = await expectCode(p.send('t', { value: Buffer.alloc(2000) }), 'RECORD_TOO_LARGE');
+    assert.match(e.message, /2\d{3} bytes.*topic t/);
+    await expectCode(p.sendBatch('t', [{ value: 'ok' }, { value: 'y'.repeat(5000) }]), 'RECORD_TOO_LARGE');
+    assert.equal((await p.send('t', { value: Buffer.alloc(900) })).offset, 0);
+    await b.close();
+  });
+
+  it('a corrupt batch handed to the core is rejected and writes nothing', async () => {
+    const internal = broker as unknown as {
+      partitionState(t: string, p: number): unknown;
+      appendBatch(ps: unknown, b: Buffer, seal: boolean, n: number): Promise<{ baseOffset: number }>;
+    };
+    const ps = internal.partitionState('t', 0);
+    const good = sealBatch(encodeBatch([{ value: 'one' }, { value: 'two' }]));
+    const flipped = Buffer.from(good);
+    flipped[good.length - 2] ^= 0xff;
+    const e = await expectCode(internal.appendBatch(ps, flipped, false, 2), 'CORRUPT_BATCH');
+    assert.match(e.message, /CRC/);
+    assert.match(e.message, /t\/0/);
+    const truncated = Buffer.from(good.subarray(0, good.length - 1));
+    truncated.writeUInt32LE(truncated.length, 4);
+    await expectCode(internal.appendBatch(ps, truncated, false, 2), 'CORRUPT_BATCH');
+    await expectCode(internal.appendBatch(ps, Buffer.from('not a batch at all, not at all, not at all, not at all, not at all!'), false, 1), 'CORRUPT_BATCH');
+    // a mangled record inside a batch the core would otherwise seal itself
+    const mangled = encodeBatch([{ value: 'abc' }]);
+    mangled[64] = 0x7f; // record length now runs past the batch
+    await expectCode(internal.appendBatch(ps, mangled, true, 1), 'CORRUPT_BATCH');
+    assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 0);
+    // the partition still works and offsets did not skip
+    assert.equal((await internal.appendBatch(ps, Buffer.from(good), false, 2)).baseOffset, 0);
+    assert.deepEqual((await broker.read('t', 0, 0)).map((m) => m.value.toString()), ['one', 'two']);
+  });
+
+  it('BROKER_CLOSED after close; close while sends are pending resolves them', async () => {
+    const p = broker.producer({ lingerMs: 50 });
+    const sends = Array.from({ length: 2000 }, (_, i) => p.send('t', { value: `m${i}`, partition: 0 }));
+    const batch = p.sendBatch('t', [{ value: 'b' }], { partition: 1 });
+    await broker.close();
+    const rs = await Promise.all(sends);
+    assert.equal(rs[1999]!.offset, 1999);
+    assert.equal((await batch).baseOffset, 0);
+    await expectCode(p.send('t', { value: 'late' }), 'BROKER_CLOSED');
+    await expectCode(broker.createTopic('x'), 'BROKER_CLOSED');
+    await expectCode(broker.read('t', 0, 0), 'BROKER_CLOSED');
+    await expectCode(() => broker.producer(), 'BROKER_CLOSED');
+    await broker.close(); // idempotent
+    broker = await Broker.open({ dir });
+    assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 2000);
+  });
+
+  it('DIR_LOCKED for a second broker, in this process and in another', async () => {
+    const e = await expectCode(Broker.open({ dir }), 'DIR_LOCKED');
+    assert.ok(e.message.includes(dir));
+    const child = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', `
+      const { Broker } = require(${JSON.stringify(path.resolve(__dirname, '../src'))});
+      Broker.open({ dir: ${JSON.stringify(dir)} }).then(() => { console.log('OPENED'); process.exit(0); },
+        (e) => { console.log(e.code); process.exit(0); });`], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(child.stdout.trim(), 'DIR_LOCKED', child.stderr);
+    await broker.close();
+    broker = await Broker.open({ dir }); // released on close
+  });
+
+  it('deleting a topic fails its pending and later sends cleanly', async () => {
+    const p = broker.producer({ lingerMs: 1000 });
+    const pending = p.send('t', { value: 'x' });
+    await broker.deleteTopic('t');
+    await expectCode(pending, 'TOPIC_NOT_FOUND');
+    await expectCode(p.send('t', { value: 'y' }), 'TOPIC_NOT_FOUND');
+  });
+});

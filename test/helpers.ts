@@ -1,0 +1,48 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Broker, type BrokerOptions } from '../src';
+
+const made: string[] = [];
+
+/** A fresh temp dir, removed after the test file finishes. */
+export function tmpDir(prefix = 'uringmq-test-'): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+
+export function cleanupTmpDirs(): void {
+  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+}
+
+/** Opens a broker; the I/O backend comes from URINGMQ_IO_BACKEND (CI runs both). */
+export function openBroker(opts: Partial<BrokerOptions> = {}): Promise<Broker> {
+  return Broker.open({ dir: opts.dir ?? tmpDir(), ...opts });
+}
+
+export async function expectCode(p: Promise<unknown> | (() => unknown), code: string): Promise<Error> {
+  try {
+    if (typeof p === 'function') await p();
+    else await p;
+  } catch (e) {
+    const got = (e as { code?: string }).code;
+    if (got !== code) throw new Error(`expected error code ${code}, got ${String(got)}: ${(e as Error).message}`);
+    return e as Error;
+  }
+  throw new Error(`expected error code ${code}, but it succeeded`);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The log files of one partition. */
+export function partitionDir(dir: string, topic: string, p: number): string {
+  return path.join(dir, 'topics', topic, String(p));
+}
+
+export function segmentFiles(dir: string, topic: string, p: number, ext = '.log'): string[] {
+  const pd = partitionDir(dir, topic, p);
+  return fs.readdirSync(pd).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(pd, f));
+}
+
+after(cleanupTmpDirs);
