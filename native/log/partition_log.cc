@@ -624,6 +624,10 @@ Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>
   if (!p) return SysError("pread", seg->log_path, start, err ? err : EIO);
   for (size_t at = 0; at < total;) {
     PeekHeader(p + at, total - at, &h);
+    if (!BatchCrcOk(p + at, h) && at > 0) {
+      total = at;  // serve the good batches before it; the next read reports it
+      break;
+    }
     if (!BatchCrcOk(p + at, h))
       return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " +
                                                     std::to_string(h.base_offset) + " (" + seg->log_path + " byte " +
