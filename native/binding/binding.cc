@@ -160,7 +160,17 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Value cb = o.Get("onComplete");
     if (!cb.IsFunction()) ThrowInvalid(env, "onComplete must be a function");
 
-    tsfn_ = Napi::ThreadSafeFunction::New(env, cb.As<Napi::Function>(), "uringmq.completions", 0, 1);
+    // The TSFN and this wrapper die in either order (GC, close(), env teardown), so
+    // the engine lives in a block both can reach; the last one out frees it. The TSFN
+    // finalizer stops the I/O thread before the TSFN memory goes away.
+    shared_ = new Shared();
+    tsfn_ = Napi::ThreadSafeFunction::New(env, cb.As<Napi::Function>(), "uringmq.completions", 0, 1,
+                                          [](Napi::Env, Shared* sh) {
+                                            if (sh->engine) sh->engine->Stop();
+                                            sh->tsfn_finalized = true;
+                                            if (sh->wrap_gone) delete sh;
+                                          },
+                                          shared_);
     tsfn_.Unref(env);  // referenced only while appends are pending
     Napi::ThreadSafeFunction tsfn = tsfn_;
     Status s = LogEngine::Create(
@@ -174,26 +184,34 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           });
           if (st != napi_ok) delete batch;  // env shutting down: nobody to tell
         },
-        &engine_);
+        &shared_->engine);
     if (!s.ok()) {
+      shared_->wrap_gone = true;  // no destructor runs when a constructor throws
       tsfn_.Release();
       tsfn_released_ = true;
       throw MakeError(env, s);
     }
   }
 
-  ~EngineWrap() override { Shutdown(); }
+  ~EngineWrap() override {
+    Shutdown();
+    shared_->wrap_gone = true;
+    if (shared_->tsfn_finalized) delete shared_;
+  }
 
  private:
+  struct Shared {
+    std::unique_ptr<LogEngine> engine;
+    bool tsfn_finalized = false;  // JS thread only, like everything in here
+    bool wrap_gone = false;
+  };
+
+  // Stops the I/O thread (it has nothing in flight when called from close()) and
+  // lets the TSFN go. Safe to call twice.
   void Shutdown() {
-    if (engine_) {
-      engine_->Stop();
-      engine_.reset();
-    }
-    if (!tsfn_released_) {
-      tsfn_.Release();
-      tsfn_released_ = true;
-    }
+    if (shared_->engine) shared_->engine->Stop();
+    if (!tsfn_released_ && !shared_->tsfn_finalized) tsfn_.Release();
+    tsfn_released_ = true;
   }
 
   void Deliver(Napi::Env env, Napi::Function fn, const std::vector<Completion>& done) {
@@ -224,18 +242,18 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   Napi::Value Backend(const Napi::CallbackInfo& info) {
-    return Napi::String::New(info.Env(), backend_name_ ? backend_name_ : (engine_ ? engine_->backend_name() : "closed"));
+    return Napi::String::New(info.Env(), shared_->engine ? shared_->engine->backend_name() : "closed");
   }
   Napi::Value BackendNote(const Napi::CallbackInfo& info) {
-    return Napi::String::New(info.Env(), engine_ ? engine_->backend_note() : "");
+    return Napi::String::New(info.Env(), shared_->engine ? shared_->engine->backend_note() : "");
   }
   Napi::Value Pending(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(pending_));
   }
 
   LogEngine* Live(Napi::Env env) {
-    if (!engine_) throw MakeError(env, Code::kClosed, "broker is closed");
-    return engine_.get();
+    if (tsfn_released_ || !shared_->engine) throw MakeError(env, Code::kClosed, "broker is closed");
+    return shared_->engine.get();
   }
 
   // openPartition(dir, label, {segmentBytes, retentionBytes, retentionMs, ...}) → Promise<NativePartition>
@@ -345,7 +363,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value ClosePartition(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     PartitionWrap* pw = UnwrapPartition(env, info[0]);
-    if (engine_) engine_->Unregister(pw->log.get());
+    if (shared_->engine) shared_->engine->Unregister(pw->log.get());
     pw->log->closed.store(true);
     registered_partitions_.erase(pw->log.get());
     return env.Undefined();
@@ -354,7 +372,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // Stops the I/O thread after it has processed everything submitted. The caller
   // has waited for pending appends, so this does not block on the disk for long.
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    if (engine_) backend_name_ = engine_->backend_name();
     Shutdown();
     if (referenced_) {
       referenced_ = false;
@@ -363,13 +380,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return info.Env().Undefined();
   }
 
-  std::unique_ptr<LogEngine> engine_;
+  Shared* shared_ = nullptr;
   Napi::ThreadSafeFunction tsfn_;
   bool tsfn_released_ = false;
   size_t pending_ = 0;
   bool referenced_ = false;
   size_t max_batch_bytes_ = 16 << 20;
-  const char* backend_name_ = nullptr;
   std::unordered_set<PartitionLog*> registered_partitions_;
 };
 

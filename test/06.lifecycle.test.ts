@@ -1,0 +1,131 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Broker, probeIoUring } from '../src';
+import { expectCode, openBroker, tmpDir } from './helpers';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+describe('Lifecycle: gc, worker threads, backends', () => {
+  it('garbage collection while appends are pending loses nothing', async function () {
+    if (!gc) this.skip();
+    const dir = tmpDir();
+    const b = await openBroker({ dir });
+    await b.createTopic('t');
+    const results: Array<Promise<{ offset: number }>> = [];
+    // The only references to the batch buffers are inside the broker while in flight.
+    for (let round = 0; round < 20; round++) {
+      const p = b.producer();
+      for (let i = 0; i < 500; i++) results.push(p.send('t', { value: Buffer.from(`r${round}-${i}-${'z'.repeat(100)}`) }));
+      gc!();
+      await new Promise((r) => setImmediate(r));
+      gc!();
+    }
+    const rs = await Promise.all(results);
+    assert.deepEqual(rs.map((r) => r.offset), Array.from({ length: 10_000 }, (_, i) => i));
+    gc!();
+    const msgs = await b.read('t', 0, 9_500, { maxBytes: 1 << 20 });
+    assert.equal(msgs[0]!.value.toString(), `r19-0-${'z'.repeat(100)}`);
+    await b.close();
+  });
+
+  it('unclosed brokers do not crash gc or process exit', async function () {
+    if (!gc) this.skip();
+    // Run in a child so its exit code tells whether collection and teardown were clean.
+    const code = `
+      const { Broker } = require(${JSON.stringify(path.resolve(__dirname, '../src'))});
+      (async () => {
+        for (let i = 0; i < 5; i++) {
+          const b = await Broker.open({ dir: ${JSON.stringify(tmpDir())} + '/' + i });
+          await b.createTopic('t');
+          await b.producer().send('t', { value: 'x' });
+        }
+        global.gc(); await new Promise((r) => setTimeout(r, 50)); global.gc();
+        console.log('OK');
+      })().catch((e) => { console.error(e); process.exit(3); });`;
+    const r = spawnSync(process.execPath, ['--expose-gc', '--require', 'tsx/cjs', '-e', code], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'OK');
+  });
+
+  it('works from worker threads, one broker each, in parallel with the main thread', async () => {
+    const main = await openBroker();
+    await main.createTopic('m');
+    const mainSends = Promise.all(Array.from({ length: 1000 }, (_, i) => main.producer().send('m', { value: String(i) })));
+    const runWorker = (dir: string) =>
+      new Promise<{ backend: string; last: number; read: number; sample: string; error?: string }>((resolve, reject) => {
+        const w = new Worker(path.join(__dirname, 'fixtures', 'worker_broker.ts'), {
+          workerData: { dir, n: 2000 },
+          execArgv: ['--require', 'tsx/cjs'],
+        });
+        w.once('message', (m) => {
+          resolve(m);
+          void w.terminate();
+        });
+        w.once('error', reject);
+      });
+    const outs = await Promise.all([runWorker(tmpDir()), runWorker(tmpDir())]);
+    for (const out of outs) {
+      assert.equal(out.error, undefined, out.error);
+      assert.equal(out.last, 1999);
+      assert.equal(out.read, 2000);
+      assert.equal(out.sample, 'worker-1999');
+    }
+    assert.equal((await mainSends).length, 1000);
+    await main.close();
+  });
+
+  it('a worker terminated with an open broker does not take the process down', async () => {
+    const dir = tmpDir();
+    const w = new Worker(
+      `const { Broker } = require(${JSON.stringify(path.resolve(__dirname, '../src'))});
+       const { parentPort } = require('node:worker_threads');
+       (async () => { const b = await Broker.open({ dir: ${JSON.stringify(dir)} }); await b.createTopic('t');
+         const p = b.producer(); for (let i = 0; i < 100; i++) p.send('t', { value: 'x' }).catch(() => {});
+         parentPort.postMessage('go'); setInterval(() => p.send('t', { value: 'y' }).catch(() => {}), 1); })();`,
+      { eval: true, execArgv: ['--require', 'tsx/cjs'] },
+    );
+    await new Promise((r) => w.once('message', r));
+    await w.terminate();
+    // the lock went with the worker's env: the dir opens again
+    const b = await Broker.open({ dir }).catch((e: Error) => e);
+    if (b instanceof Broker) {
+      assert.ok((await b.describeTopic('t')).partitions[0]!.endOffset >= 0);
+      await b.close();
+    } else {
+      assert.equal((b as { code?: string }).code, 'DIR_LOCKED');
+    }
+  });
+
+  it('selects the backend by option and by URINGMQ_IO_BACKEND', async () => {
+    const probe = probeIoUring();
+    const t = await Broker.open({ dir: tmpDir(), ioBackend: 'thread' });
+    assert.equal(t.ioBackend, 'thread');
+    await t.createTopic('x');
+    await t.producer().send('x', { value: 'v' });
+    await t.close();
+    if (probe.available) {
+      const u = await Broker.open({ dir: tmpDir(), ioBackend: 'io_uring' });
+      assert.equal(u.ioBackend, 'io_uring');
+      await u.close();
+      const a = await Broker.open({ dir: tmpDir(), ioBackend: 'auto' });
+      assert.equal(a.ioBackend, 'io_uring');
+      await a.close();
+    } else {
+      await expectCode(Broker.open({ dir: tmpDir(), ioBackend: 'io_uring' }), 'IO_URING_UNAVAILABLE');
+    }
+    const saved = process.env.URINGMQ_IO_BACKEND;
+    try {
+      process.env.URINGMQ_IO_BACKEND = 'thread';
+      const e = await Broker.open({ dir: tmpDir() });
+      assert.equal(e.ioBackend, 'thread');
+      await e.close();
+      process.env.URINGMQ_IO_BACKEND = 'bogus';
+      await expectCode(Broker.open({ dir: tmpDir() }), 'INVALID_ARGUMENT');
+    } finally {
+      if (saved === undefined) delete process.env.URINGMQ_IO_BACKEND;
+      else process.env.URINGMQ_IO_BACKEND = saved;
+    }
+  });
+});
