@@ -43,6 +43,18 @@ describe('RecordBatch codec', () => {
     assert.equal(out[3]!.value.length, 20_000);
   });
 
+  it('matches the worked example in docs/FORMAT.md byte for byte', () => {
+    const b = sealBatch(encodeBatch([{ key: 'k', value: 'hi', timestamp: 1_700_000_000_000 }]));
+    const hex = [
+      '55514d42', '4a000000', '0000000000000000', '62fcfc66', // magic, length 74, baseOffset 0, crc
+      '01', '00', '4000', '01000000', '00000000', // version, attributes, headerLength, count, lastOffsetDelta
+      '0068e5cf8b010000', '0068e5cf8b010000', // first and max timestamp 1700000000000
+      'ffffffffffffffff', 'ffffffff', '00000000', // producerId -1, baseSequence -1, reserved
+      '09', '00', '00', '00', '026b', '026869', '00', // the record
+    ].join('');
+    assert.equal(b.toString('hex'), hex);
+  });
+
   it('decodes from an offset inside a batch', () => {
     const b = sealBatch(encodeBatch([{ value: 'a' }, { value: 'b' }, { value: 'c' }]));
     b.writeUInt32LE(100, 8); // baseOffset 100 (not covered by the CRC)

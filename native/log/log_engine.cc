@@ -242,8 +242,11 @@ void LogEngine::RunTimers(bool force_sync) {
       parts = registry_;
     }
     const int64_t now = NowMs();
-    for (auto& p : parts)
-      if (!p->closed.load() && !p->failed.load()) p->EnforceRetention(now);
+    for (auto& p : parts) {
+      if (p->closed.load() || p->failed.load()) continue;
+      p->EnforceRetention(now);
+      p->ReleaseIdleMemory(now);
+    }
   }
 }
 

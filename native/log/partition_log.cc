@@ -483,8 +483,10 @@ Status PartitionLog::Publish(int64_t now_ms) {
   Status s = write_index(active_);
   if (!s.ok() && first_error.ok()) first_error = s;
 
+  last_publish_ms_ = now_ms;
   // Keep only the partial last block: it is rewritten, extended, with the next write.
   WriteUnit& u = active_;
+  const size_t cycle_used = u.len;
   size_t tail = u.len % block_;
   if (u.len > tail) {
     std::memmove(u.buf.data(), u.buf.data() + (u.len - tail), tail);
@@ -493,8 +495,22 @@ Status PartitionLog::Publish(int64_t now_ms) {
   }
   u.cycle_start = u.len;
   u.cycle_first_offset = u.next_offset;
-  if (u.buf.capacity() > (4u << 20)) u.buf.ShrinkTo(1u << 20, u.len);
+  // Give back a burst's staging memory only after a long quiet spell: shrinking and
+  // regrowing every cycle would cost page faults on every write.
+  if (u.buf.capacity() > (4u << 20) && cycle_used < u.buf.capacity() / 8) {
+    if (++u.small_cycles >= 256) {
+      u.buf.ShrinkTo(1u << 20, u.len);
+      u.small_cycles = 0;
+    }
+  } else {
+    u.small_cycles = 0;
+  }
   return first_error;
+}
+
+void PartitionLog::ReleaseIdleMemory(int64_t now_ms) {
+  if (now_ms - last_publish_ms_ > 1000 && !HasStaged() && active_.buf.capacity() > (1u << 20))
+    active_.buf.ShrinkTo(1u << 20, active_.len);
 }
 
 void PartitionLog::Fail(const Status& s) {

@@ -103,6 +103,8 @@ class PartitionLog {
   void Fail(const Status& s);
   // Deletes whole sealed segments past the retention limits.
   void EnforceRetention(int64_t now_ms);
+  // Returns a burst's staging memory once the partition has been idle for a while.
+  void ReleaseIdleMemory(int64_t now_ms);
 
   // --- any thread ---
   Status Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
@@ -125,6 +127,7 @@ class PartitionLog {
     uint32_t last_index_pos = 0;
     std::vector<IndexEntry> pending_index;
     size_t index_entries_written = 0;
+    uint32_t small_cycles = 0;  // consecutive cycles that used < 1/8 of buf
     int index_fd = -1;  // buffered appends of index entries
   };
 
@@ -147,6 +150,7 @@ class PartitionLog {
   int64_t next_offset_ = 0;  // next offset to assign
   std::vector<WriteUnit> sealing_;
   bool dirty_ = false;
+  int64_t last_publish_ms_ = 0;
 
   std::mutex mu_;  // guards everything below and the mutable fields of Segment
   std::vector<std::shared_ptr<Segment>> segments_;

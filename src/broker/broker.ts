@@ -11,6 +11,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, fromNative, invalid } from '../errors';
 import { decodeBatches, type DecodedRecord } from '../codec/record_batch';
+import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
 import { positiveInt, validateOffset, validateTopicName } from './validate';
@@ -100,6 +101,8 @@ export class PartitionState {
 interface QueuedAppend {
   ps: PartitionState;
   batch: Buffer;
+  /** batch came from this.batchPool and goes back to it on completion */
+  pooled: boolean;
   seal: boolean;
   count: number;
   resolve: (r: AppendResult) => void;
@@ -129,6 +132,8 @@ export class Broker {
   private readonly maxPendingBytes: number;
   private readonly tailCacheBytes: number;
   private readonly directIo: boolean;
+  /** @internal encode buffers, reused once their append completes */
+  readonly batchPool = new BufferPool();
   /** @internal producers holding unsent records, flushed by close() */
   readonly activeProducers = new Set<Producer>();
 
@@ -401,10 +406,10 @@ export class Broker {
    * @internal Hands a batch to the engine. `seal`: the batch came from our codec and
    * the core computes its CRC; otherwise the core verifies the CRC it carries.
    */
-  appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number): Promise<AppendResult> {
+  appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number, pooled = false): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
       if (this.state === 'closed') return reject(new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`));
-      const q: QueuedAppend = { ps, batch, seal, count, resolve, reject };
+      const q: QueuedAppend = { ps, batch, pooled, seal, count, resolve, reject };
       if (this.waiting.length > 0 || (this.pendingBytes > 0 && this.pendingBytes + batch.length > this.maxPendingBytes) || !this.submit(q))
         this.waiting.push(q);
     });
@@ -448,6 +453,7 @@ export class Broker {
       if (!p) continue;
       this.pending.delete(id);
       this.pendingBytes -= p.batch.length;
+      if (p.pooled) this.batchPool.release(p.batch); // the I/O thread is done with it
       const ps = p.ps;
       ps.pending--;
       if (codes[i] === 0) {

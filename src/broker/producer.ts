@@ -54,6 +54,7 @@ export class Producer {
   private readonly accs = new Map<string, Accumulator>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly sticky = new Map<string, number>();
+  private readonly alloc: (size: number) => Buffer;
 
   /** @internal use broker.producer() */
   constructor(private readonly broker: Broker, opts: ProducerOptions) {
@@ -62,6 +63,8 @@ export class Producer {
       throw invalid('lingerMs must be an integer between 0 and 60000');
     this.lingerMs = opts.lingerMs ?? 0;
     this.maxBatchBytes = opts.maxBatchBytes === undefined ? MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', 64 * MiB);
+    const pool = broker.batchPool;
+    this.alloc = (size) => pool.acquire(size);
   }
 
   /** Appends one record; resolves with its partition and offset once durable. */
@@ -131,7 +134,8 @@ export class Producer {
       const prior = this.accs.get(`${topic}\u0000${partition}`);
       if (prior) this.flushAcc(prior);
       const now = Date.now();
-      const appends = chunks.map((c) => this.broker.appendBatch(ps, encodeBatch(c, { now }), true, c.length));
+      const alloc = this.alloc;
+      const appends = chunks.map((c) => this.broker.appendBatch(ps, encodeBatch(c, { now, alloc }), true, c.length, true));
       const p = (appends.length === 1 ? appends[0]!.then((r) => [r]) : Promise.all(appends)).then((rs) => ({ partition, baseOffset: rs[0]!.baseOffset, count: n }));
       this.track(p);
       return p;
@@ -201,12 +205,12 @@ export class Producer {
     acc.waiters = [];
     let batch: Buffer;
     try {
-      batch = encodeBatch(records);
+      batch = encodeBatch(records, { alloc: this.alloc });
     } catch (e) {
       for (const w of waiters) w.reject(e as Error);
       return;
     }
-    const p = this.broker.appendBatch(ps, batch, true, records.length).then(
+    const p = this.broker.appendBatch(ps, batch, true, records.length, true).then(
       (r) => {
         for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve({ partition: ps.index, offset: r.baseOffset + i });
       },

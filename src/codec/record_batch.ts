@@ -127,6 +127,8 @@ export interface EncodeOptions {
   baseSequence?: number;
   /** Timestamp for records without one (default Date.now()). */
   now?: number;
+  /** Where the batch's bytes come from (default Buffer.allocUnsafe). */
+  alloc?: (size: number) => Buffer;
 }
 
 /**
@@ -167,7 +169,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     bodyLens[i] = body;
     total += body + uvarintSize(body);
   }
-  const buf = Buffer.allocUnsafe(total);
+  const buf = opts.alloc ? opts.alloc(total) : Buffer.allocUnsafe(total);
   buf.writeUInt32LE(MAGIC, 0);
   buf.writeUInt32LE(total, 4);
   buf.fill(0, 8, 20); // baseOffset (stamped by the broker) and CRC
