@@ -10,12 +10,23 @@ export type ErrorCode =
   | 'BROKER_CLOSED'
   | 'DIR_LOCKED'
   | 'IO_ERROR'
-  | 'IO_URING_UNAVAILABLE';
+  | 'IO_URING_UNAVAILABLE'
+  | 'INVALID_GROUP_NAME'
+  | 'FAILED_PRECONDITION'
+  | 'OUT_OF_ORDER_SEQUENCE'
+  | 'RESOURCE_EXHAUSTED'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
 
 const KNOWN = new Set<string>([
   'TOPIC_NOT_FOUND', 'TOPIC_EXISTS', 'INVALID_TOPIC_NAME', 'INVALID_ARGUMENT', 'RECORD_TOO_LARGE',
   'OFFSET_OUT_OF_RANGE', 'CORRUPT_BATCH', 'BROKER_CLOSED', 'DIR_LOCKED', 'IO_ERROR', 'IO_URING_UNAVAILABLE',
+  'INVALID_GROUP_NAME', 'FAILED_PRECONDITION', 'OUT_OF_ORDER_SEQUENCE', 'RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'INTERNAL',
 ]);
+
+export function isErrorCode(s: string): s is ErrorCode {
+  return KNOWN.has(s);
+}
 
 export class UringmqError extends Error {
   readonly code: ErrorCode;

@@ -1,7 +1,12 @@
 export { Broker } from './broker/broker';
-export type { BrokerOptions, Durability, IoBackend, TopicOptions, TopicDescription, PartitionDescription, Message, AppendResult } from './broker/broker';
+export type { BrokerOptions, Durability, IoBackend, TopicOptions, TopicDescription, PartitionDescription, Message, AppendResult, PublishResult } from './broker/broker';
 export { Producer } from './broker/producer';
-export type { ProducerOptions, ProducerRecord, SendResult, SendBatchResult } from './broker/producer';
+export type { ProducerApi, ProducerOptions, ProducerRecord, SendResult, SendBatchResult } from './broker/producer';
+export { GroupConsumer } from './broker/group_consumer';
+export type { ConsumedMessage, GroupConsumerApi, GroupConsumerOptions } from './broker/group_consumer';
+export type { GroupDescription, GroupJoinOptions } from './broker/groups';
+export { BrokerServer } from './grpc/server';
+export type { ServerOptions, KeepaliveOptions } from './grpc/server';
 export { Consumer } from './broker/consumer';
 export type { ConsumerOptions } from './broker/consumer';
 export { UringmqError } from './errors';

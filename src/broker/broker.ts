@@ -10,13 +10,17 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, fromNative, invalid } from '../errors';
-import { decodeBatches, type DecodedRecord } from '../codec/record_batch';
+import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
 import { positiveInt, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
+import { GroupCoordinator, type GroupDescription } from './groups';
+import { IdempotenceTable } from './idempotence';
+import { partitionForKey } from './partitioner';
+import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
 
 export type Durability = 'sync' | 'none' | { intervalMs: number };
 export type IoBackend = 'io_uring' | 'thread';
@@ -60,6 +64,8 @@ export interface PartitionDescription {
 
 export interface TopicDescription {
   name: string;
+  /** Consumer groups that have consumed this topic since the broker started. */
+  groups: GroupDescription[];
   partitions: PartitionDescription[];
   segmentBytes: number;
   retention: { maxBytes?: number; maxAgeMs?: number };
@@ -76,6 +82,12 @@ export interface AppendResult {
   count: number;
 }
 
+export interface PublishResult extends AppendResult {
+  partition: number;
+  /** The batch was a retry of one already written; offsets are the original ones (-1 if too old to know). */
+  duplicate: boolean;
+}
+
 /** @internal */
 export class TopicState {
   deleted = false;
@@ -90,9 +102,12 @@ export class TopicState {
 /** @internal */
 export class PartitionState {
   pending = 0;
+  readonly idempotence: IdempotenceTable;
   readonly dataWaiters = new Set<() => void>();
   idleWaiters: Array<() => void> = [];
-  constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {}
+  constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {
+    this.idempotence = new IdempotenceTable(`${topic.name}/${index}`);
+  }
   get label(): string {
     return `${this.topic.name}/${this.index}`;
   }
@@ -303,6 +318,7 @@ export class Broker {
   private describe(t: TopicState): TopicDescription {
     return {
       name: t.name,
+      groups: this.groupCoordinator ? this.groupCoordinator.describe(t.name) : [],
       segmentBytes: t.config.segmentBytes,
       retention: { ...t.config.retention },
       createdAt: t.config.createdAt,
@@ -326,6 +342,7 @@ export class Broker {
         this.engine.closePartition(ps.native);
         this.notifyData(ps);
       }
+      await this.groupCoordinator?.topicDeleted(name);
       const trash = path.join(this.dir, 'trash');
       await fs.mkdir(trash, { recursive: true });
       const doomed = path.join(trash, `${name}-${Date.now()}-${process.pid}`);
@@ -340,9 +357,24 @@ export class Broker {
     return new Producer(this, opts);
   }
 
-  consumer(opts: ConsumerOptions): Consumer {
+  /**
+   * Without `group`: an offset reader of one or all partitions. With `group`: a
+   * member of a consumer group, with per-message ack()/nack() and redelivery.
+   */
+  consumer(opts: GroupConsumerOptions): GroupConsumer;
+  consumer(opts: ConsumerOptions): Consumer;
+  consumer(opts: ConsumerOptions | GroupConsumerOptions): Consumer | GroupConsumer {
     this.assertOpen();
-    return new Consumer(this, opts);
+    if (opts !== null && typeof opts === 'object' && 'group' in opts && opts.group !== undefined)
+      return new GroupConsumer(this, this.groups, opts as GroupConsumerOptions);
+    return new Consumer(this, opts as ConsumerOptions);
+  }
+
+  private groupCoordinator: GroupCoordinator | null = null;
+  /** Consumer groups of this broker (committed offsets live in <dir>/groups). */
+  get groups(): GroupCoordinator {
+    this.groupCoordinator ??= new GroupCoordinator(this);
+    return this.groupCoordinator;
   }
 
   /** Whole batches from `offset`, decoded; up to maxBytes (at least one batch). */
@@ -353,6 +385,40 @@ export class Broker {
     const maxBytes = opts.maxBytes === undefined ? MiB : positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);
     const raw = await this.readRaw(ps, offset, maxBytes);
     return toMessages(raw, topic, partition, offset);
+  }
+
+  /**
+   * Appends one RecordBatch built by a client (docs/FORMAT.md, CRC set): the core
+   * verifies it. Without `partition` it goes by the first record's key, else
+   * round-robin. A batch with a producer id and sequence is deduplicated.
+   */
+  async publishBatch(topic: string, batch: Buffer, partition?: number): Promise<PublishResult> {
+    this.assertOpen();
+    const t = this.topicState(topic);
+    const meta = peekBatch(batch);
+    let p: number;
+    if (partition !== undefined && partition !== null) {
+      if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
+        throw invalid(`partition ${String(partition)} does not exist in topic ${topic} (${t.partitions.length} partitions)`);
+      p = partition;
+    } else {
+      const key = firstKey(batch);
+      p = key ? partitionForKey(key, t.partitions.length) : t.roundRobin++ % t.partitions.length;
+    }
+    const ps = t.partitions[p]!;
+    if (meta.producerId > 0 && meta.baseSequence >= 0) {
+      const v = ps.idempotence.check(meta.producerId, meta.baseSequence, meta.recordCount);
+      if (v.kind === 'duplicate') {
+        const r = v.result ? await v.result : { baseOffset: -1, count: meta.recordCount };
+        return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
+      }
+      const result = this.appendBatch(ps, batch, false, meta.recordCount);
+      v.commit(result);
+      const r = await result;
+      return { partition: p, ...r, duplicate: false };
+    }
+    const r = await this.appendBatch(ps, batch, false, meta.recordCount);
+    return { partition: p, ...r, duplicate: false };
   }
 
   // ---- internal surface for Producer and Consumer --------------------------------
@@ -387,6 +453,21 @@ export class Broker {
     } catch (e) {
       throw fromNative(e);
     }
+  }
+
+  /** @internal Like waitForData, but the caller can drop its waiters early. */
+  waitForDataCancellable(parts: readonly PartitionState[], timeoutMs: number): { promise: Promise<void>; cancel: () => void } {
+    let done!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      done = () => {
+        clearTimeout(timer);
+        for (const ps of parts) ps.dataWaiters.delete(done);
+        resolve();
+      };
+    });
+    const timer = setTimeout(done, timeoutMs);
+    for (const ps of parts) ps.dataWaiters.add(done);
+    return { promise, cancel: done };
   }
 
   /** @internal Resolves when any of `parts` gets new data, is deleted, or the broker closes. */
@@ -508,6 +589,7 @@ export class Broker {
     if (this.closePromise) return this.closePromise;
     this.state = 'closing';
     this.closePromise = (async () => {
+      await this.groupCoordinator?.close();
       for (const p of [...this.activeProducers]) p.flushAll();
       await this.adminChain.catch(() => undefined);
       await this.allIdle();
@@ -517,6 +599,24 @@ export class Broker {
       for (const t of this.topics.values()) for (const ps of t.partitions) this.notifyData(ps);
     })();
     return this.closePromise;
+  }
+}
+
+/** Header fields of a client batch, checked enough to route it; the core checks the rest. */
+function peekBatch(b: Buffer): { recordCount: number; producerId: number; baseSequence: number } {
+  if (!Buffer.isBuffer(b) || b.length < HEADER_SIZE || b.readUInt32LE(0) !== MAGIC || b.readUInt32LE(4) !== b.length)
+    throw new UringmqError('CORRUPT_BATCH', `not a RecordBatch: bad magic or batchLength (${Buffer.isBuffer(b) ? b.length : 0} bytes given)`);
+  const meta = readBatchMeta(b);
+  if (meta.recordCount < 1) throw new UringmqError('CORRUPT_BATCH', 'a RecordBatch needs at least one record');
+  return meta;
+}
+
+/** The key of a batch's first record, or null (for partitioning). */
+function firstKey(b: Buffer): Buffer | null {
+  try {
+    return firstRecordKey(b);
+  } catch {
+    return null; // the core rejects the batch with the precise reason
   }
 }
 

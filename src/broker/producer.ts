@@ -32,6 +32,13 @@ export interface SendBatchResult {
   count: number;
 }
 
+/** What embedded and remote producers both offer. */
+export interface ProducerApi {
+  send(topic: string, record: ProducerRecord): Promise<SendResult>;
+  sendBatch(topic: string, records: readonly RecordInput[], opts?: { partition?: number }): Promise<SendBatchResult>;
+  flush(): Promise<void>;
+}
+
 interface Waiter {
   resolve: (r: SendResult) => void;
   reject: (e: Error) => void;
@@ -48,7 +55,7 @@ class Accumulator {
 const MiB = 1 << 20;
 const BATCH_OVERHEAD = 64;
 
-export class Producer {
+export class Producer implements ProducerApi {
   private readonly lingerMs: number;
   private readonly maxBatchBytes: number;
   private readonly accs = new Map<string, Accumulator>();

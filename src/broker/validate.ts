@@ -20,6 +20,15 @@ export function validateTopicName(name: unknown): string {
   return name;
 }
 
+export function validateGroupName(name: unknown): string {
+  if (typeof name !== 'string' || !TOPIC_RE.test(name) || name === '.' || name === '..')
+    throw new UringmqError(
+      'INVALID_GROUP_NAME',
+      `invalid group name ${JSON.stringify(typeof name === 'string' ? name.slice(0, 300) : name)}: use 1–249 characters from [A-Za-z0-9._-], not "." or ".."`,
+    );
+  return name;
+}
+
 export function isBytes(v: unknown): v is Buffer | string {
   return typeof v === 'string' || Buffer.isBuffer(v) || v instanceof Uint8Array;
 }

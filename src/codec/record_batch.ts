@@ -243,6 +243,17 @@ export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
   };
 }
 
+/** The key of the first record of a batch (null when it has none), without decoding the rest. */
+export function firstRecordKey(buf: Buffer): Buffer | null {
+  const c = new Cursor(buf, HEADER_SIZE, buf.length);
+  c.uvarint(); // length
+  c.pos++; // attributes
+  c.uvarint(); // timestampDelta
+  c.uvarint(); // offsetDelta
+  const keyLen1 = c.uvarint();
+  return keyLen1 === 0 ? null : c.bytes(keyLen1 - 1);
+}
+
 class Cursor {
   constructor(readonly buf: Buffer, public pos: number, readonly end: number) {}
   uvarint(): number {

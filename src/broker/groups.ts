@@ -1,0 +1,697 @@
+/**
+ * Consumer groups with at-least-once delivery and per-message acks, shared by the
+ * embedded consumer and the gRPC server.
+ *
+ * Per (group, topic) the coordinator keeps, for every partition:
+ *   committed   every offset below it is acked; stored durably in
+ *               <dir>/groups/<group>/<topic>.json (coalesced writes, fsync + rename)
+ *   next        the next offset never delivered before
+ *   acked       acked offsets at or above `committed` (a RangeSet)
+ *   inflight    delivered, not yet acked: ranges with a deadline, a delivery count and
+ *               the member they went to
+ *   redeliver   offsets whose deadline passed or that were nacked, due at `notBefore`
+ * Members share the topic's partitions (round-robin over members sorted by id),
+ * rebalanced whenever one joins, leaves, or misses its session timeout. Each
+ * member's unacked count is capped (maxUnacked) and deliveries also wait for credit
+ * (how many messages the member can buffer), so memory stays bounded on both sides.
+ * A message delivered maxDeliveries times without an ack goes to the dead-letter
+ * topic with the reason in its headers.
+ */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { UringmqError, invalid } from '../errors';
+import { decodeBatches, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
+import type { Broker, PartitionState } from './broker';
+import { RangeSet } from './range_set';
+import { writeFileDurable } from './topic_store';
+import { positiveInt, validateGroupName, validateOffset } from './validate';
+
+export interface GroupJoinOptions {
+  topic: string;
+  group: string;
+  /** Where a partition without a committed offset starts (default 'latest'). */
+  from?: 'earliest' | 'latest' | { offset: number };
+  /** A delivered message not acked within this time is redelivered (default 30 s). */
+  ackDeadlineMs?: number;
+  /** Most messages delivered to this member and not yet acked (default 1000). */
+  maxUnacked?: number;
+  /** After this many deliveries without an ack a message goes to the DLQ (default 5). */
+  maxDeliveries?: number;
+  /** Dead-letter topic (default `<topic>.dlq`, created with one partition on first use). */
+  deadLetterTopic?: string;
+  /** A member silent for this long is removed and its messages redelivered (default 10 s). */
+  sessionTimeoutMs?: number;
+}
+
+export interface RedeliveredRecord extends DecodedRecord {
+  partition: number;
+  deliveryCount: number;
+}
+
+/** Where a member's messages go: the embedded consumer or a gRPC stream. */
+export interface DeliverySink {
+  /** Fresh messages: whole batches; only offsets in [from, to) belong to this delivery. */
+  deliverBatches(partition: number, raw: Buffer, from: number, to: number): void;
+  /** Redeliveries (deliveryCount > 1), as decoded records. */
+  deliverRecords(records: RedeliveredRecord[]): void;
+  assign(partitions: number[], generation: number, memberId: string): void;
+  /** The member was removed (session timeout, topic deleted, broker closing). */
+  end(err?: UringmqError): void;
+}
+
+interface Inflight {
+  from: number;
+  to: number;
+  deadline: number;
+  deliveryCount: number;
+  member: GroupMember;
+}
+
+interface Redelivery {
+  offset: number;
+  deliveryCount: number; // deliveries so far
+  notBefore: number;
+}
+
+class PartitionGroupState {
+  committed = 0;
+  next = 0;
+  readonly acked = new RangeSet();
+  inflight: Inflight[] = [];
+  redeliver: Redelivery[] = [];
+  owner: GroupMember | null = null;
+  constructor(readonly index: number) {}
+}
+
+const FILE_VERSION = 1;
+const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 1000, maxDeliveries: 5, sessionTimeoutMs: 10_000 };
+const FRESH_READ_BYTES = 256 * 1024;
+const MAX_REDELIVERIES_PER_PASS = 256;
+
+class GroupState {
+  readonly members = new Map<string, GroupMember>();
+  generation = 0;
+  dirty = false;
+  flushing: Promise<void> | null = null;
+  constructor(
+    readonly group: string,
+    readonly topic: string,
+    readonly parts: PartitionGroupState[],
+    readonly file: string,
+  ) {}
+}
+
+let memberSeq = 0;
+
+export class GroupMember {
+  readonly id: string;
+  credits: number;
+  unacked = 0;
+  lastSeen = Date.now();
+  alive = true;
+  partitions: number[] = [];
+  private wakeFn: (() => void) | null = null;
+  private rr = 0;
+
+  /** @internal */
+  constructor(
+    private readonly coord: GroupCoordinator,
+    /** @internal */ readonly state: GroupState,
+    /** @internal */ readonly sink: DeliverySink,
+    readonly opts: Required<Omit<GroupJoinOptions, 'from' | 'topic' | 'group'>>,
+    initialCredit: number,
+    idHint?: string,
+  ) {
+    this.id = idHint ?? `${process.pid.toString(36)}-${Date.now().toString(36)}-${(memberSeq++).toString(36)}`;
+    this.credits = initialCredit;
+  }
+
+  get group(): string {
+    return this.state.group;
+  }
+  get topic(): string {
+    return this.state.topic;
+  }
+
+  /** The member can take n more messages. */
+  credit(n: number): void {
+    if (!Number.isInteger(n) || n < 0) throw invalid('credit must be a non-negative integer');
+    this.credits = Math.min(this.credits + n, 1 << 30);
+    this.touch();
+  }
+
+  heartbeat(): void {
+    this.touch();
+  }
+
+  /** Acks [from, to) of a partition. FAILED_PRECONDITION for offsets never delivered. */
+  ack(partition: number, from: number, to: number): void {
+    this.touch();
+    this.coord.ack(this, partition, from, to);
+  }
+
+  /** Returns a message for redelivery after delayMs (counts as a delivery attempt). */
+  nack(partition: number, offset: number, delayMs = 0): void {
+    this.touch();
+    this.coord.nack(this, partition, offset, delayMs);
+  }
+
+  /** Leaves the group; unacked messages go back for redelivery at once. */
+  leave(): void {
+    this.coord.leave(this);
+  }
+
+  /** @internal */
+  touch(): void {
+    this.lastSeen = Date.now();
+    this.wake();
+  }
+
+  /** @internal */
+  wake(): void {
+    const f = this.wakeFn;
+    this.wakeFn = null;
+    f?.();
+  }
+
+  /** @internal */
+  sleep(): Promise<void> {
+    return new Promise((resolve) => (this.wakeFn = resolve));
+  }
+
+  /** @internal next partition to look at, rotating so none starves */
+  nextPartitions(): number[] {
+    const ps = this.partitions;
+    if (ps.length === 0) return ps;
+    this.rr = (this.rr + 1) % ps.length;
+    return ps.slice(this.rr).concat(ps.slice(0, this.rr));
+  }
+}
+
+export interface GroupDescription {
+  group: string;
+  generation: number;
+  members: Array<{ memberId: string; partitions: number[]; unacked: number }>;
+  committed: number[];
+  lag: number[];
+}
+
+export class GroupCoordinator {
+  private readonly groups = new Map<string, GroupState>();
+  private readonly loading = new Map<string, Promise<GroupState>>();
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+  private readonly dlqReady = new Map<string, Promise<void>>();
+
+  constructor(private readonly broker: Broker) {
+    this.timer = setInterval(() => this.sweep(), 50);
+    this.timer.unref();
+  }
+
+  private get dir(): string {
+    return path.join(this.broker.dir, 'groups');
+  }
+
+  /** Joins a group; deliveries start right away through `sink`. */
+  async join(opts: GroupJoinOptions, sink: DeliverySink, initialCredit?: number, memberId?: string): Promise<GroupMember> {
+    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+    if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
+    const group = validateGroupName(opts.group);
+    const t = this.broker.topicState(opts.topic);
+    const o = {
+      ackDeadlineMs: opts.ackDeadlineMs === undefined ? DEFAULTS.ackDeadlineMs : positiveInt(opts.ackDeadlineMs, 'ackDeadlineMs', 86_400_000),
+      maxUnacked: opts.maxUnacked === undefined ? DEFAULTS.maxUnacked : positiveInt(opts.maxUnacked, 'maxUnacked', 1_000_000),
+      maxDeliveries: opts.maxDeliveries === undefined ? DEFAULTS.maxDeliveries : positiveInt(opts.maxDeliveries, 'maxDeliveries', 1000),
+      deadLetterTopic: opts.deadLetterTopic ?? `${t.name}.dlq`,
+      sessionTimeoutMs: opts.sessionTimeoutMs === undefined ? DEFAULTS.sessionTimeoutMs : positiveInt(opts.sessionTimeoutMs, 'sessionTimeoutMs', 3_600_000),
+    };
+    const from = opts.from ?? 'latest';
+    if (from !== 'earliest' && from !== 'latest') {
+      if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
+      validateOffset(from.offset, 'from.offset');
+    }
+    const gs = await this.load(group, t.name, from);
+    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+    const m = new GroupMember(this, gs, sink, o, initialCredit ?? o.maxUnacked, memberId);
+    gs.members.set(m.id, m);
+    this.rebalance(gs);
+    void this.pump(m);
+    return m;
+  }
+
+  private key(group: string, topic: string): string {
+    return `${group}\u0000${topic}`;
+  }
+
+  private load(group: string, topic: string, from: GroupJoinOptions['from']): Promise<GroupState> {
+    const k = this.key(group, topic);
+    const have = this.groups.get(k);
+    if (have) return Promise.resolve(have);
+    let p = this.loading.get(k);
+    if (!p) {
+      p = (async () => {
+        const file = path.join(this.dir, group, `${topic}.json`);
+        let saved: number[] = [];
+        try {
+          const j = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; committed: number[] };
+          if (Array.isArray(j.committed)) saved = j.committed;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+            throw new UringmqError('IO_ERROR', `cannot read committed offsets ${file}: ${(e as Error).message}`);
+        }
+        const t = this.broker.topicState(topic);
+        const parts = t.partitions.map((ps, i) => {
+          const st = new PartitionGroupState(i);
+          const info = this.broker.partitionInfo(ps);
+          let start: number;
+          const s = saved[i];
+          if (typeof s === 'number' && s >= 0) start = s;
+          else if (from === 'earliest') start = info.startOffset;
+          else if (from === 'latest' || from === undefined) start = info.endOffset;
+          else start = from.offset;
+          start = Math.min(Math.max(start, info.startOffset), info.endOffset);
+          st.committed = st.next = start;
+          return st;
+        });
+        const gs = new GroupState(group, topic, parts, file);
+        gs.dirty = saved.length !== parts.length;
+        this.groups.set(k, gs);
+        this.loading.delete(k);
+        return gs;
+      })();
+      p.catch(() => this.loading.delete(k));
+      this.loading.set(k, p);
+    }
+    return p;
+  }
+
+  private rebalance(gs: GroupState): void {
+    gs.generation++;
+    const members = [...gs.members.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const m of members) m.partitions = [];
+    for (const ps of gs.parts) {
+      const owner = members.length ? members[ps.index % members.length]! : null;
+      ps.owner = owner;
+      owner?.partitions.push(ps.index);
+    }
+    for (const m of members) {
+      m.sink.assign([...m.partitions], gs.generation, m.id);
+      m.wake();
+    }
+  }
+
+  /** @internal */
+  leave(m: GroupMember, err?: UringmqError): void {
+    if (!m.alive) return;
+    m.alive = false;
+    const gs = m.state;
+    gs.members.delete(m.id);
+    const now = Date.now();
+    // Its unacked messages are redelivered now, to whoever owns the partition next.
+    for (const ps of gs.parts) {
+      const keep: Inflight[] = [];
+      for (const r of ps.inflight) {
+        if (r.member !== m) keep.push(r);
+        else this.expire(gs, ps, r, now, 'member left');
+      }
+      ps.inflight = keep;
+    }
+    m.unacked = 0;
+    this.rebalance(gs);
+    m.wake();
+    m.sink.end(err);
+  }
+
+  /** Moves the unacked offsets of an inflight range to redelivery (or the DLQ). */
+  private expire(gs: GroupState, ps: PartitionGroupState, r: Inflight, now: number, reason: string): void {
+    for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) {
+      for (let off = a; off < b; off++) {
+        if (off < ps.committed) continue;
+        r.member.unacked--;
+        if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, off, r.deliveryCount, r.member.opts.deadLetterTopic, reason);
+        else ps.redeliver.push({ offset: off, deliveryCount: r.deliveryCount, notBefore: now });
+      }
+    }
+    if (r.member.unacked < 0) r.member.unacked = 0;
+  }
+
+  /** @internal */
+  ack(m: GroupMember, partition: number, from: number, to: number): void {
+    const gs = m.state;
+    const ps = gs.parts[partition];
+    if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to <= from)
+      throw invalid(`ack range [${from}, ${to}) is not a valid offset range`);
+    if (to > ps.next)
+      throw new UringmqError(
+        'FAILED_PRECONDITION',
+        `ack for offsets up to ${to - 1} of ${gs.topic}/${partition}, but group ${gs.group} was only delivered up to ${ps.next - 1}`,
+      );
+    from = Math.max(from, ps.committed);
+    if (from >= to) return;
+    // Credit the owners of the inflight ranges this ack covers, before marking it.
+    let changed = false;
+    const keep: Inflight[] = [];
+    for (const r of ps.inflight) {
+      const a = Math.max(r.from, from);
+      const b = Math.min(r.to, to);
+      if (a < b) {
+        const newly = b - a - ps.acked.countIn(a, b);
+        if (newly > 0) {
+          r.member.unacked = Math.max(0, r.member.unacked - newly);
+          if (r.member !== m) r.member.wake();
+        }
+        changed = true;
+      }
+      keep.push(r);
+    }
+    if (ps.redeliver.length) ps.redeliver = ps.redeliver.filter((e) => e.offset < from || e.offset >= to);
+    ps.acked.add(from, to);
+    if (changed) ps.inflight = keep.filter((r) => ps.acked.countIn(r.from, r.to) < r.to - r.from);
+    this.advance(gs, ps);
+  }
+
+  private advance(gs: GroupState, ps: PartitionGroupState): void {
+    const f = ps.acked.first();
+    if (f && f[0] <= ps.committed && f[1] > ps.committed) {
+      ps.committed = f[1];
+      ps.acked.removeBelow(ps.committed);
+      gs.dirty = true;
+      this.scheduleFlush(gs);
+    }
+  }
+
+  /** @internal */
+  nack(m: GroupMember, partition: number, offset: number, delayMs: number): void {
+    const gs = m.state;
+    const ps = gs.parts[partition];
+    if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
+    validateOffset(offset);
+    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 86_400_000) throw invalid('delayMs must be an integer between 0 and 86400000');
+    if (offset >= ps.next)
+      throw new UringmqError('FAILED_PRECONDITION', `nack for offset ${offset} of ${gs.topic}/${partition}, which group ${gs.group} was never delivered`);
+    if (offset < ps.committed || ps.acked.has(offset)) return; // already acked: nothing to do
+    const i = ps.inflight.findIndex((r) => r.from <= offset && offset < r.to);
+    if (i < 0) return; // already expired and queued for redelivery
+    const r = ps.inflight[i]!;
+    const pieces: Inflight[] = [];
+    if (r.from < offset) pieces.push({ ...r, to: offset });
+    if (offset + 1 < r.to) pieces.push({ ...r, from: offset + 1 });
+    ps.inflight.splice(i, 1, ...pieces);
+    r.member.unacked = Math.max(0, r.member.unacked - 1);
+    const now = Date.now();
+    if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked');
+    else ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs });
+    if (delayMs === 0) ps.owner?.wake();
+  }
+
+  private async deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): Promise<void> {
+    try {
+      const t = this.broker.topicState(gs.topic);
+      const raw = await this.broker.readRaw(t.partitions[ps.index]!, offset, 1);
+      const rec = decodeBatches(raw, offset).find((r) => r.offset === offset);
+      if (rec) {
+        await this.ensureTopic(dlq);
+        const headers: Record<string, Buffer | string> = { ...rec.headers };
+        headers['x-uringmq-reason'] = reason === 'nacked' ? 'nacked too many times' : `not acked within the deadline (${reason})`;
+        headers['x-uringmq-delivery-count'] = String(deliveries);
+        headers['x-uringmq-original-topic'] = gs.topic;
+        headers['x-uringmq-original-partition'] = String(ps.index);
+        headers['x-uringmq-original-offset'] = String(offset);
+        headers['x-uringmq-group'] = gs.group;
+        await this.broker.producer().send(dlq, { key: rec.key, value: rec.value, headers, timestamp: rec.timestamp });
+      }
+    } catch (e) {
+      if (this.closed || this.broker.closed) return;
+      // The DLQ write failed: keep the message for another attempt rather than lose it.
+      ps.redeliver.push({ offset, deliveryCount: deliveries - 1, notBefore: Date.now() + 1000 });
+      return;
+    }
+    // Moved: it counts as acked for the group.
+    if (offset >= ps.committed && !ps.acked.has(offset)) {
+      ps.acked.add(offset, offset + 1);
+      this.advance(gs, ps);
+    }
+  }
+
+  private ensureTopic(name: string): Promise<void> {
+    let p = this.dlqReady.get(name);
+    if (!p) {
+      p = this.broker.createTopic(name, { partitions: 1 }).then(
+        () => undefined,
+        (e: UringmqError) => {
+          if (e.code !== 'TOPIC_EXISTS') {
+            this.dlqReady.delete(name);
+            throw e;
+          }
+        },
+      );
+      this.dlqReady.set(name, p);
+    }
+    return p;
+  }
+
+  /** The delivery loop of one member: redeliveries first, then fresh batches. */
+  private async pump(m: GroupMember): Promise<void> {
+    const gs = m.state;
+    const t = this.broker.topicState(gs.topic);
+    while (m.alive && !this.closed) {
+      let delivered = false;
+      try {
+        for (const p of m.nextPartitions()) {
+          if (!m.alive || m.credits <= 0 || m.unacked >= m.opts.maxUnacked) break;
+          const ps = gs.parts[p]!;
+          if (ps.owner !== m) continue;
+          const native = t.partitions[p]!;
+          if (await this.redeliverDue(m, gs, ps, native)) delivered = true;
+          else if (await this.deliverFresh(m, ps, native)) delivered = true;
+        }
+      } catch (e) {
+        const err = e as UringmqError;
+        if (!m.alive || this.closed || this.broker.closed) return;
+        if (err.code === 'TOPIC_NOT_FOUND') {
+          this.leave(m, err);
+          return;
+        }
+        // A read failed (I/O error, corrupt batch): report it and drop the member;
+        // its messages stay in the log for the next one.
+        this.leave(m, err instanceof UringmqError ? err : new UringmqError('IO_ERROR', String(e)));
+        return;
+      }
+      if (delivered) continue;
+      const parts = m.partitions.map((p) => t.partitions[p]!).filter(Boolean);
+      const w = this.broker.waitForDataCancellable(parts, 1000);
+      await Promise.race([m.sleep(), w.promise]);
+      w.cancel();
+    }
+  }
+
+  private async deliverFresh(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
+    const info = this.broker.partitionInfo(native);
+    if (ps.next < info.startOffset) {
+      // Retention removed messages the group had not consumed; they are gone.
+      ps.next = info.startOffset;
+      if (ps.committed < ps.next) {
+        ps.committed = ps.next;
+        ps.acked.removeBelow(ps.next);
+        m.state.dirty = true;
+        this.scheduleFlush(m.state);
+      }
+    }
+    if (ps.next >= info.endOffset) return false;
+    const from = ps.next;
+    const raw = await this.broker.readRaw(native, from, FRESH_READ_BYTES);
+    if (!m.alive || ps.owner !== m || ps.next !== from) return false; // rebalanced meanwhile
+    const allowance = Math.min(m.credits, m.opts.maxUnacked - m.unacked);
+    if (allowance <= 0 || raw.length === 0) return false;
+    // Whole batches up to the allowance; the last one may be cut by `to`.
+    let pos = 0;
+    let to = from;
+    while (pos < raw.length && to - from < allowance) {
+      const meta = readBatchMeta(raw, pos);
+      const last = meta.baseOffset + meta.recordCount; // exclusive
+      to = Math.min(last, from + allowance);
+      pos += meta.length;
+    }
+    const slice = raw.subarray(0, pos);
+    const n = to - from;
+    ps.inflight.push({ from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
+    ps.next = to;
+    m.unacked += n;
+    m.credits -= n;
+    m.sink.deliverBatches(ps.index, slice, from, to);
+    return true;
+  }
+
+  private async redeliverDue(m: GroupMember, gs: GroupState, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
+    if (ps.redeliver.length === 0) return false;
+    const now = Date.now();
+    const allowance = Math.min(m.credits, m.opts.maxUnacked - m.unacked, MAX_REDELIVERIES_PER_PASS);
+    const due: Redelivery[] = [];
+    const rest: Redelivery[] = [];
+    for (const e of ps.redeliver) (e.notBefore <= now && due.length < allowance ? due : rest).push(e);
+    if (due.length === 0) return false;
+    ps.redeliver = rest;
+    due.sort((a, b) => a.offset - b.offset);
+    const out: RedeliveredRecord[] = [];
+    const info = this.broker.partitionInfo(native);
+    let i = 0;
+    while (i < due.length) {
+      const e = due[i]!;
+      if (e.offset < info.startOffset || e.offset < ps.committed || ps.acked.has(e.offset)) {
+        i++;
+        continue;
+      }
+      const raw = await this.broker.readRaw(native, e.offset, 1 << 20);
+      const recs = decodeBatches(raw, e.offset);
+      if (recs.length === 0) {
+        i++;
+        continue;
+      }
+      const lastRead = recs[recs.length - 1]!.offset;
+      const byOffset = new Map(recs.map((r) => [r.offset, r] as const));
+      while (i < due.length && due[i]!.offset <= lastRead) {
+        const d = due[i++]!;
+        const r = byOffset.get(d.offset);
+        if (!r || ps.acked.has(d.offset) || d.offset < ps.committed) continue;
+        out.push({ ...r, partition: ps.index, deliveryCount: d.deliveryCount + 1 });
+      }
+    }
+    if (!m.alive || ps.owner !== m) {
+      // Rebalanced while reading: put them back for the new owner.
+      ps.redeliver.push(...due);
+      return false;
+    }
+    if (out.length === 0) return true;
+    const deadline = Date.now() + m.opts.ackDeadlineMs;
+    for (const r of out) ps.inflight.push({ from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
+    m.unacked += out.length;
+    m.credits -= out.length;
+    m.sink.deliverRecords(out);
+    void gs;
+    return true;
+  }
+
+  /** Deadlines, session timeouts and due redeliveries; runs every 50 ms. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const gs of this.groups.values()) {
+      for (const m of [...gs.members.values()])
+        if (now - m.lastSeen > m.opts.sessionTimeoutMs)
+          this.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
+      for (const ps of gs.parts) {
+        if (ps.inflight.some((r) => r.deadline <= now)) {
+          const keep: Inflight[] = [];
+          for (const r of ps.inflight) {
+            if (r.deadline > now) keep.push(r);
+            else this.expire(gs, ps, r, now, `ack deadline ${r.member.opts.ackDeadlineMs} ms`);
+          }
+          ps.inflight = keep;
+        }
+        if (ps.redeliver.length && ps.redeliver.some((e) => e.notBefore <= now)) ps.owner?.wake();
+      }
+    }
+  }
+
+  private scheduleFlush(gs: GroupState): void {
+    if (gs.flushing) return;
+    gs.flushing = new Promise<void>((resolve) => setTimeout(resolve, 20))
+      .then(() => this.flush(gs))
+      .finally(() => {
+        gs.flushing = null;
+        if (gs.dirty && !this.closed) this.scheduleFlush(gs);
+      });
+  }
+
+  private async flush(gs: GroupState): Promise<void> {
+    if (!gs.dirty) return;
+    gs.dirty = false;
+    const data = JSON.stringify({ version: FILE_VERSION, group: gs.group, topic: gs.topic, committed: gs.parts.map((p) => p.committed) });
+    try {
+      await fs.mkdir(path.dirname(gs.file), { recursive: true });
+      await writeFileDurable(gs.file, data);
+    } catch {
+      gs.dirty = true; // retried by the next flush; acks are redelivered, never lost
+    }
+  }
+
+  /** Sets the group's committed offset of one partition (rewind or skip). */
+  async commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void> {
+    validateGroupName(group);
+    const t = this.broker.topicState(topic);
+    if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
+      throw invalid(`partition ${String(partition)} does not exist in topic ${topic}`);
+    validateOffset(offset);
+    const info = this.broker.partitionInfo(t.partitions[partition]!);
+    if (offset > info.endOffset)
+      throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
+    const gs = await this.load(group, topic, 'latest');
+    const ps = gs.parts[partition]!;
+    for (const r of ps.inflight) r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
+    ps.inflight = [];
+    ps.redeliver = [];
+    ps.acked.clear();
+    ps.committed = ps.next = offset;
+    gs.dirty = true;
+    await this.flush(gs);
+    ps.owner?.wake();
+  }
+
+  /** Committed offset per partition; -1 where the group has none. */
+  async committedOffsets(group: string, topic: string): Promise<number[]> {
+    validateGroupName(group);
+    const t = this.broker.topicState(topic);
+    const gs = this.groups.get(this.key(group, topic));
+    if (gs) return gs.parts.map((p) => p.committed);
+    try {
+      const j = JSON.parse(await fs.readFile(path.join(this.dir, group, `${topic}.json`), 'utf8')) as { committed: number[] };
+      return t.partitions.map((_, i) => (typeof j.committed?.[i] === 'number' ? j.committed[i]! : -1));
+    } catch {
+      return t.partitions.map(() => -1);
+    }
+  }
+
+  describe(topic: string): GroupDescription[] {
+    const out: GroupDescription[] = [];
+    const t = this.broker.topicState(topic);
+    for (const gs of this.groups.values()) {
+      if (gs.topic !== topic) continue;
+      const committed = gs.parts.map((p) => p.committed);
+      out.push({
+        group: gs.group,
+        generation: gs.generation,
+        members: [...gs.members.values()].map((m) => ({ memberId: m.id, partitions: [...m.partitions], unacked: m.unacked })),
+        committed,
+        lag: committed.map((c, i) => Math.max(0, this.broker.partitionInfo(t.partitions[i]!).endOffset - c)),
+      });
+    }
+    return out.sort((a, b) => (a.group < b.group ? -1 : 1));
+  }
+
+  /** The topic is gone: its groups end. Committed offsets are removed with it. */
+  async topicDeleted(topic: string): Promise<void> {
+    for (const [k, gs] of [...this.groups]) {
+      if (gs.topic !== topic) continue;
+      this.groups.delete(k);
+      for (const m of [...gs.members.values()]) this.leave(m, new UringmqError('TOPIC_NOT_FOUND', `topic ${topic} was deleted`));
+      await fs.rm(gs.file, { force: true });
+    }
+  }
+
+  /** Ends every member and writes committed offsets. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.timer);
+    for (const gs of this.groups.values()) {
+      for (const m of [...gs.members.values()]) {
+        m.alive = false;
+        gs.members.delete(m.id);
+        m.wake();
+        m.sink.end();
+      }
+      if (gs.flushing) await gs.flushing;
+      await this.flush(gs);
+    }
+    this.closed = true;
+  }
+}

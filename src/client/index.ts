@@ -1,0 +1,696 @@
+/**
+ * The uringmq client: `import { connect } from 'uringmq/client'`. Same Producer and
+ * group-consumer shapes as the embedded broker, over gRPC. Producers batch records
+ * into RecordBatches (one protobuf `bytes` per batch), keep many in flight on one
+ * PublishStream, and retry with the same producer id and sequence after a lost
+ * connection, so the broker drops duplicates. Consumers resume from committed
+ * offsets after a reconnect; unacked messages are redelivered, never lost.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { UringmqError, invalid } from '../errors';
+import { decodeBatches, encodeBatch, recordSize, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import type { Message, TopicDescription } from '../broker/broker';
+import type { ConsumedMessage, GroupConsumerApi } from '../broker/group_consumer';
+import type { GroupJoinOptions } from '../broker/groups';
+import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
+import { partitionForKey } from '../broker/partitioner';
+import { validateRecord } from '../broker/validate';
+import { pb, type uringmq } from '../grpc/proto';
+import { brokerService } from '../grpc/service';
+import { fromServiceError } from '../grpc/status';
+
+export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
+export { UringmqError } from '../errors';
+
+export interface ConnectOptions {
+  keepalive?: { timeMs?: number; timeoutMs?: number; permitWithoutStream?: boolean };
+  /** true: TLS with the system CAs; or explicit PEM buffers. */
+  tls?: boolean | { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  maxMessageBytes?: number;
+  /** How long connect() waits for the server (default 10 s). */
+  connectTimeoutMs?: number;
+}
+
+export interface RemoteProducerOptions {
+  lingerMs?: number;
+  maxBatchBytes?: number;
+  /** Batches sent and not yet acked, at most (default 64). */
+  maxInFlight?: number;
+  /** Producer id + sequence numbers so retries never duplicate (default true). */
+  idempotent?: boolean;
+  /** Give up on a batch after this long (default 120 s). */
+  deliveryTimeoutMs?: number;
+}
+
+export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTimeoutMs'> {
+  /** Ask the server for decoded records instead of RecordBatches. */
+  plainRecords?: boolean;
+}
+
+const MiB = 1 << 20;
+type M = keyof typeof brokerService;
+
+function methodOf(name: M) {
+  const d = brokerService[name]!;
+  return { path: d.path, ser: d.requestSerialize, de: d.responseDeserialize };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function connect(address: string, opts: ConnectOptions = {}): Promise<Client> {
+  if (typeof address !== 'string' || !address) throw invalid('connect(address) needs "host:port"');
+  const c = new Client(address, opts);
+  await c.ready(opts.connectTimeoutMs ?? 10_000);
+  return c;
+}
+
+export class Client {
+  /** @internal */ readonly grpc: grpc.Client;
+  private readonly partitionsCache = new Map<string, { n: number; at: number }>();
+  private readonly closers = new Set<{ close(): Promise<void> }>();
+  private closed = false;
+
+  /** @internal use connect() */
+  constructor(readonly address: string, opts: ConnectOptions) {
+    const tls = opts.tls;
+    const creds =
+      tls === true
+        ? grpc.credentials.createSsl()
+        : tls
+          ? grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null)
+          : grpc.credentials.createInsecure();
+    const maxMsg = opts.maxMessageBytes ?? 16 * MiB;
+    this.grpc = new grpc.Client(address, creds, {
+      'grpc.max_receive_message_length': maxMsg,
+      'grpc.max_send_message_length': maxMsg,
+      'grpc.keepalive_time_ms': opts.keepalive?.timeMs ?? 30_000,
+      'grpc.keepalive_timeout_ms': opts.keepalive?.timeoutMs ?? 10_000,
+      'grpc.keepalive_permit_without_calls': (opts.keepalive?.permitWithoutStream ?? true) ? 1 : 0,
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 5_000,
+    });
+  }
+
+  /** @internal */
+  ready(timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.grpc.waitForReady(Date.now() + timeoutMs, (err) =>
+        err ? reject(new UringmqError('UNAVAILABLE', `cannot reach uringmq at ${this.address}: ${err.message}`)) : resolve(),
+      ),
+    );
+  }
+
+  /** @internal */
+  unary<Q, R>(name: M, req: Q, timeoutMs = 30_000): Promise<R> {
+    if (this.closed) return Promise.reject(new UringmqError('BROKER_CLOSED', 'client is closed'));
+    const m = methodOf(name);
+    return new Promise((resolve, reject) => {
+      this.grpc.makeUnaryRequest(m.path, m.ser, m.de, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+        err ? reject(fromServiceError(err)) : resolve(res as R),
+      );
+    });
+  }
+
+  /** @internal */
+  bidi(name: M): grpc.ClientDuplexStream<unknown, unknown> {
+    const m = methodOf(name);
+    return this.grpc.makeBidiStreamRequest(m.path, m.ser, m.de, new grpc.Metadata(), {});
+  }
+
+  async createTopic(name: string, opts: { partitions?: number; retention?: { maxBytes?: number; maxAgeMs?: number }; segmentBytes?: number } = {}): Promise<TopicDescription> {
+    const r = await this.unary<uringmq.v1.CreateTopicRequest.$Properties, uringmq.v1.TopicInfo>('createTopic', {
+      name,
+      partitions: opts.partitions ?? 0,
+      segment_bytes: opts.segmentBytes ?? 0,
+      retention: { max_bytes: opts.retention?.maxBytes ?? 0, max_age_ms: opts.retention?.maxAgeMs ?? 0 },
+    });
+    return topicDescription(r);
+  }
+
+  async listTopics(): Promise<string[]> {
+    const r = await this.unary<object, uringmq.v1.ListTopicsResponse>('listTopics', {});
+    return [...r.names];
+  }
+
+  async describeTopic(name: string): Promise<TopicDescription> {
+    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name }));
+    this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now() });
+    return d;
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    await this.unary('deleteTopic', { name });
+    this.partitionsCache.delete(name);
+  }
+
+  /** Reads whole batches from an offset (no group), decoded. */
+  async fetch(topic: string, partition: number, offset: number, opts: { maxBytes?: number; maxWaitMs?: number } = {}): Promise<Message[]> {
+    const r = await this.unary<uringmq.v1.FetchRequest.$Properties, uringmq.v1.FetchResponse>(
+      'fetch',
+      { topic, partition, offset, max_bytes: opts.maxBytes ?? 0, max_wait_ms: opts.maxWaitMs ?? 0 },
+      (opts.maxWaitMs ?? 0) + 30_000,
+    );
+    return decodeBatches(r.batches as Buffer, offset).map((m) => ({ ...m, topic, partition }));
+  }
+
+  async commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void> {
+    await this.unary('commitOffset', { group, topic, partition, offset });
+  }
+
+  async committedOffsets(group: string, topic: string): Promise<number[]> {
+    const r = await this.unary<object, uringmq.v1.GetCommittedOffsetsResponse>('getCommittedOffsets', { group, topic });
+    return r.offsets.map(Number);
+  }
+
+  producer(opts: RemoteProducerOptions = {}): RemoteProducer {
+    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'client is closed');
+    const p = new RemoteProducer(this, opts);
+    this.closers.add(p);
+    return p;
+  }
+
+  consumer(opts: RemoteConsumerOptions): RemoteConsumer {
+    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'client is closed');
+    const c = new RemoteConsumer(this, opts);
+    this.closers.add(c);
+    return c;
+  }
+
+  /** @internal partition count, cached for 5 s */
+  async partitionCount(topic: string): Promise<number> {
+    const c = this.partitionsCache.get(topic);
+    if (c && Date.now() - c.at < 5000) return c.n;
+    return (await this.describeTopic(topic)).partitions.length;
+  }
+
+  /** @internal */
+  forget(x: { close(): Promise<void> }): void {
+    this.closers.delete(x);
+  }
+
+  /** Flushes producers, closes consumers (their unacked messages get redelivered), disconnects. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.allSettled([...this.closers].map((c) => c.close()));
+    this.closed = true;
+    this.grpc.close();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+}
+
+function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
+  return {
+    name: t.name,
+    segmentBytes: Number(t.segment_bytes),
+    createdAt: Number(t.created_at),
+    retention: {
+      ...(Number(t.retention?.max_bytes) ? { maxBytes: Number(t.retention!.max_bytes) } : {}),
+      ...(Number(t.retention?.max_age_ms) ? { maxAgeMs: Number(t.retention!.max_age_ms) } : {}),
+    },
+    partitions: t.partitions.map((p) => ({
+      partition: p.partition ?? 0,
+      startOffset: Number(p.start_offset ?? 0),
+      endOffset: Number(p.end_offset ?? 0),
+      bytes: Number(p.bytes ?? 0),
+      segments: p.segments ?? 0,
+      directIo: true,
+    })),
+    groups: t.groups.map((g) => ({
+      group: g.group ?? '',
+      generation: Number(g.generation ?? 0),
+      members: (g.members ?? []).map((m) => ({ memberId: m.member_id ?? '', partitions: [...(m.partitions ?? [])], unacked: m.unacked ?? 0 })),
+      committed: (g.committed ?? []).map(Number),
+      lag: (g.lag ?? []).map(Number),
+    })),
+  };
+}
+
+// ------------------------------------------------------------------------------------
+interface OutBatch {
+  seq: number;
+  topic: string;
+  partition: number;
+  batch: Buffer;
+  count: number;
+  deadline: number;
+  resolve: (r: { partition: number; baseOffset: number }) => void;
+  reject: (e: Error) => void;
+  attempts: number;
+}
+
+const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'OUT_OF_ORDER_SEQUENCE', 'IO_ERROR']);
+
+export class RemoteProducer implements ProducerApi {
+  private readonly lingerMs: number;
+  private readonly maxBatchBytes: number;
+  private readonly maxInFlight: number;
+  private readonly deliveryTimeoutMs: number;
+  private readonly producerId: number;
+  private readonly sequences = new Map<string, number>();
+  private readonly accs = new Map<string, { topic: string; partition: number; records: RecordInput[]; waiters: Array<{ resolve: (r: SendResult) => void; reject: (e: Error) => void }>; bytes: number; timer: NodeJS.Immediate | NodeJS.Timeout | null }>();
+  private readonly sticky = new Map<string, number>();
+  private readonly inflight = new Map<number, OutBatch>();
+  private readonly queue: OutBatch[] = [];
+  private readonly capacityWaiters: Array<() => void> = [];
+  private stream: grpc.ClientDuplexStream<unknown, unknown> | null = null;
+  private nextSeq = 1;
+  private closed = false;
+  private reconnecting = false;
+  private readonly pendingSends = new Set<Promise<unknown>>();
+
+  /** @internal use client.producer() */
+  constructor(private readonly client: Client, opts: RemoteProducerOptions) {
+    this.lingerMs = opts.lingerMs ?? 0;
+    this.maxBatchBytes = opts.maxBatchBytes ?? MiB;
+    this.maxInFlight = opts.maxInFlight ?? 64;
+    this.deliveryTimeoutMs = opts.deliveryTimeoutMs ?? 120_000;
+    // 52 random bits: unique enough across producers of one broker, a safe integer.
+    this.producerId = opts.idempotent === false ? 0 : Math.floor(Math.random() * 2 ** 52) + 1;
+  }
+
+  send(topic: string, record: ProducerRecord): Promise<SendResult> {
+    const p = this.sendInner(topic, record);
+    this.track(p);
+    return p;
+  }
+
+  private async sendInner(topic: string, record: ProducerRecord): Promise<SendResult> {
+    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
+    const rec = validateRecord(record, () => `send to ${topic}`) as ProducerRecord;
+    const n = await this.client.partitionCount(topic);
+    const partition = this.choose(topic, n, rec);
+    const key = `${topic}\u0000${partition}`;
+    let acc = this.accs.get(key);
+    const size = recordSize(rec);
+    if (acc && acc.bytes + size > this.maxBatchBytes) {
+      this.flushAcc(key);
+      acc = undefined;
+    }
+    if (!acc) {
+      acc = { topic, partition, records: [], waiters: [], bytes: 64, timer: null };
+      this.accs.set(key, acc);
+    }
+    const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
+    acc.records.push(rec);
+    acc.bytes += size;
+    if (acc.bytes >= this.maxBatchBytes) this.flushAcc(key);
+    else if (!acc.timer) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.flushAcc(key), this.lingerMs) : setImmediate(() => this.flushAcc(key));
+    return out;
+  }
+
+  sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
+    const p = (async () => {
+      if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
+      if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
+      records.forEach((r, i) => validateRecord(r, () => `sendBatch to ${topic}, record ${i}`));
+      const n = await this.client.partitionCount(topic);
+      const partition = opts.partition ?? this.choose(topic, n, records[0]!);
+      if (!Number.isInteger(partition) || partition < 0 || partition >= n)
+        throw invalid(`partition ${String(partition)} does not exist in topic ${topic} (${n} partitions)`);
+      const prior = this.accs.get(`${topic}\u0000${partition}`);
+      if (prior) this.flushAcc(`${topic}\u0000${partition}`);
+      const r = await this.submit(topic, partition, records);
+      return { partition: r.partition, baseOffset: r.baseOffset, count: records.length };
+    })();
+    this.track(p);
+    return p;
+  }
+
+  async flush(): Promise<void> {
+    for (const k of [...this.accs.keys()]) this.flushAcc(k);
+    while (this.pendingSends.size) await Promise.allSettled([...this.pendingSends]);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    this.stream?.end();
+    this.stream = null;
+    this.client.forget(this);
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t: Promise<unknown> = p.then(
+      (): unknown => this.pendingSends.delete(t),
+      (): unknown => this.pendingSends.delete(t),
+    );
+    this.pendingSends.add(t);
+  }
+
+  private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
+    if (rec.partition !== undefined) {
+      if (!Number.isInteger(rec.partition) || rec.partition < 0 || rec.partition >= n)
+        throw invalid(`partition ${String(rec.partition)} does not exist in topic ${topic} (${n} partitions)`);
+      return rec.partition;
+    }
+    if (rec.key !== undefined && rec.key !== null) return partitionForKey(rec.key, n);
+    let p = this.sticky.get(topic);
+    if (p === undefined || p >= n) {
+      p = Math.floor(Math.random() * n);
+      this.sticky.set(topic, p);
+    }
+    return p;
+  }
+
+  private flushAcc(key: string): void {
+    const acc = this.accs.get(key);
+    if (!acc) return;
+    this.accs.delete(key);
+    if (acc.timer) {
+      clearTimeout(acc.timer as NodeJS.Timeout);
+      clearImmediate(acc.timer as NodeJS.Immediate);
+    }
+    if (this.sticky.get(acc.topic) === acc.partition) this.sticky.delete(acc.topic);
+    const { waiters } = acc;
+    this.submit(acc.topic, acc.partition, acc.records).then(
+      (r) => waiters.forEach((w, i) => w.resolve({ partition: r.partition, offset: r.baseOffset + i })),
+      (e: Error) => waiters.forEach((w) => w.reject(e)),
+    );
+  }
+
+  private async submit(topic: string, partition: number, records: readonly RecordInput[]): Promise<{ partition: number; baseOffset: number }> {
+    const key = `${topic}\u0000${partition}`;
+    const baseSequence = this.sequences.get(key) ?? 0;
+    const batch = sealBatch(encodeBatch(records, this.producerId ? { producerId: this.producerId, baseSequence } : {}));
+    if (this.producerId) this.sequences.set(key, (baseSequence + records.length) % 2 ** 31);
+    while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
+    return new Promise((resolve, reject) => {
+      const b: OutBatch = { seq: this.nextSeq++, topic, partition, batch, count: records.length, deadline: Date.now() + this.deliveryTimeoutMs, resolve, reject, attempts: 0 };
+      this.queue.push(b);
+      this.pump();
+    });
+  }
+
+  private ensureStream(): grpc.ClientDuplexStream<unknown, unknown> | null {
+    if (this.stream || this.reconnecting) return this.stream;
+    const s = this.client.bidi('publishStream');
+    this.stream = s;
+    s.on('data', (res: uringmq.v1.PublishResponse) => this.onResponse(res));
+    const broken = (err?: unknown) => {
+      if (this.stream !== s) return;
+      this.stream = null;
+      // Everything in flight on this stream goes again, same sequence numbers.
+      const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq);
+      this.inflight.clear();
+      this.queue.unshift(...again);
+      if (this.queue.length === 0) return;
+      this.reconnecting = true;
+      const fatal = err ? fromServiceError(err) : null;
+      void sleep(Math.min(100 * 2 ** Math.min(again[0]?.attempts ?? 0, 6), 5000)).then(() => {
+        this.reconnecting = false;
+        if (fatal && !RETRYABLE.has(fatal.code)) {
+          for (const b of this.queue.splice(0)) b.reject(fatal);
+          this.wakeCapacity();
+          return;
+        }
+        this.pump();
+      });
+    };
+    s.on('error', (e) => broken(e));
+    s.on('end', () => broken());
+    return s;
+  }
+
+  private pump(): void {
+    if (this.queue.length === 0) return;
+    const s = this.ensureStream();
+    if (!s) return;
+    const now = Date.now();
+    while (this.queue.length) {
+      const b = this.queue.shift()!;
+      if (now > b.deadline) {
+        b.reject(new UringmqError('UNAVAILABLE', `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)`));
+        this.wakeCapacity();
+        continue;
+      }
+      b.attempts++;
+      this.inflight.set(b.seq, b);
+      s.write({ sequence: b.seq, topic: b.topic, partition: b.partition, batch: b.batch });
+    }
+  }
+
+  private onResponse(res: uringmq.v1.PublishResponse): void {
+    const b = this.inflight.get(Number(res.sequence));
+    if (!b) return;
+    this.inflight.delete(b.seq);
+    if (res.error && res.error.code) {
+      const err = new UringmqError(res.error.code as never, res.error.message ?? 'publish failed');
+      if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
+        const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
+        setTimeout(() => {
+          this.queue.push(b);
+          this.queue.sort((x, y) => x.seq - y.seq);
+          this.pump();
+        }, delay);
+        return;
+      }
+      b.reject(err);
+    } else {
+      b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
+    }
+    this.wakeCapacity();
+  }
+
+  private wakeCapacity(): void {
+    const w = this.capacityWaiters.shift();
+    w?.();
+  }
+}
+
+// ------------------------------------------------------------------------------------
+type Chunk = { partition: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number };
+
+export class RemoteConsumer implements GroupConsumerApi {
+  private stream: grpc.ClientDuplexStream<unknown, unknown> | null = null;
+  private readonly chunks: Chunk[] = [];
+  private ready: ConsumedMessage[] = [];
+  private readyPos = 0;
+  private wake: (() => void) | null = null;
+  private session = 0;
+  private closed = false;
+  private fatal: UringmqError | null = null;
+  private started = false;
+  private pendingAcks = new Map<number, number[]>();
+  private pendingCredit = 0;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private member: string | undefined;
+  private partitions: number[] = [];
+  private attempts = 0;
+  private readonly maxUnacked: number;
+
+  /** @internal use client.consumer() */
+  constructor(private readonly client: Client, private readonly opts: RemoteConsumerOptions) {
+    if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
+    this.maxUnacked = opts.maxUnacked ?? 1000;
+  }
+
+  get memberId(): string | undefined {
+    return this.member;
+  }
+  get assignment(): readonly number[] {
+    return this.partitions;
+  }
+
+  private open(): void {
+    const s = this.client.bidi('subscribe');
+    const session = ++this.session;
+    this.stream = s;
+    this.pendingAcks.clear(); // acks of a previous session: those messages come again
+    this.pendingCredit = 0;
+    const from = this.opts.from ?? 'latest';
+    s.write({
+      subscribe: {
+        topic: this.opts.topic,
+        group: this.opts.group,
+        from: from === 'earliest' ? pb.StartFrom.EARLIEST : from === 'latest' ? pb.StartFrom.LATEST : pb.StartFrom.OFFSET,
+        from_offset: typeof from === 'object' ? from.offset : 0,
+        ack_deadline_ms: this.opts.ackDeadlineMs ?? 0,
+        max_unacked: this.maxUnacked,
+        max_deliveries: this.opts.maxDeliveries ?? 0,
+        dead_letter_topic: this.opts.deadLetterTopic ?? '',
+        plain_records: this.opts.plainRecords ?? false,
+        initial_credit: this.maxUnacked,
+      },
+    });
+    s.on('data', (res: uringmq.v1.SubscribeResponse) => {
+      if (session !== this.session) return;
+      this.attempts = 0;
+      if (res.assignment) {
+        this.member = res.assignment.member_id ?? undefined;
+        this.partitions = [...(res.assignment.partitions ?? [])];
+        return;
+      }
+      const d = res.delivery;
+      if (!d) return;
+      const partition = d.partition ?? 0;
+      if (d.batches && d.batches.length) {
+        const from = Number(d.from_offset);
+        const to = Number(d.to_offset);
+        const recs = decodeBatches(d.batches as Buffer, from).filter((r) => r.offset < to);
+        this.chunks.push({ partition, records: recs, deliveryCounts: null, session });
+      }
+      if (d.records && d.records.length) {
+        const recs: DecodedRecord[] = d.records.map((r) => ({
+          offset: Number(r.offset),
+          timestamp: Number(r.timestamp),
+          key: r.key ? (r.key as Buffer) : null,
+          value: (r.value ?? Buffer.alloc(0)) as Buffer,
+          headers: (r.headers ?? {}) as Record<string, Buffer>,
+        }));
+        this.chunks.push({ partition, records: recs, deliveryCounts: d.records.map((r) => r.delivery_count || 1), session });
+      }
+      this.notify();
+    });
+    const broken = (err?: unknown) => {
+      if (session !== this.session) return;
+      this.stream = null;
+      if (this.closed) return this.notify();
+      const e = err ? fromServiceError(err) : new UringmqError('UNAVAILABLE', 'subscribe stream ended by the server');
+      if (!RETRYABLE.has(e.code)) {
+        this.fatal = e;
+        return this.notify();
+      }
+      // Reconnect and resume from committed offsets; what we held unacked comes again.
+      this.chunks.length = 0;
+      this.ready = [];
+      this.readyPos = 0;
+      const delay = Math.min(100 * 2 ** Math.min(this.attempts++, 6), 5000);
+      setTimeout(() => {
+        if (!this.closed && !this.stream) this.open();
+      }, delay);
+    };
+    s.on('error', (e) => broken(e));
+    s.on('end', () => broken());
+    if (!this.heartbeatTimer) {
+      this.heartbeatTimer = setInterval(() => this.stream?.write({ heartbeat: true }), 3000);
+    }
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private queueAck(partition: number, offset: number, session: number): void {
+    if (session !== this.session || !this.stream) return; // that session's messages are redelivered anyway
+    let l = this.pendingAcks.get(partition);
+    if (!l) this.pendingAcks.set(partition, (l = []));
+    l.push(offset);
+    this.scheduleFlush(l.length >= 512);
+  }
+
+  private scheduleFlush(now: boolean): void {
+    if (now) return this.flushAcks();
+    this.flushTimer ??= setTimeout(() => this.flushAcks(), 5);
+  }
+
+  private flushAcks(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const s = this.stream;
+    if (!s) return;
+    const ranges: Array<{ partition: number; from_offset: number; to_offset: number }> = [];
+    for (const [partition, offs] of this.pendingAcks) {
+      offs.sort((a, b) => a - b);
+      let start = offs[0]!;
+      let prev = start;
+      for (let i = 1; i <= offs.length; i++) {
+        const o = offs[i];
+        if (o === prev + 1) {
+          prev = o;
+          continue;
+        }
+        ranges.push({ partition, from_offset: start, to_offset: prev + 1 });
+        if (o !== undefined) start = prev = o;
+      }
+    }
+    this.pendingAcks.clear();
+    if (ranges.length) s.write({ acks: { ranges } });
+    if (this.pendingCredit > 0) {
+      s.write({ credit: this.pendingCredit });
+      this.pendingCredit = 0;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.flushAcks();
+    this.closed = true;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    const s = this.stream;
+    this.stream = null;
+    s?.end();
+    this.notify();
+    this.client.forget(this);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
+    if (this.started) throw invalid('a consumer can be iterated once');
+    this.started = true;
+    this.open();
+    return this.run();
+  }
+
+  private expand(c: Chunk): ConsumedMessage[] {
+    const topic = this.opts.topic;
+    const { partition, session } = c;
+    return c.records.map((r, i) => {
+      const deliveryCount = c.deliveryCounts ? c.deliveryCounts[i]! : 1;
+      let done = false;
+      return {
+        topic,
+        partition,
+        offset: r.offset,
+        timestamp: r.timestamp,
+        key: r.key,
+        value: r.value,
+        headers: r.headers,
+        deliveryCount,
+        redelivered: deliveryCount > 1,
+        ack: () => {
+          if (done) return;
+          done = true;
+          this.queueAck(partition, r.offset, session);
+        },
+        nack: (o?: { delayMs?: number }) => {
+          if (done) return;
+          done = true;
+          if (session === this.session) this.stream?.write({ nack: { partition, offset: r.offset, delay_ms: o?.delayMs ?? 0 } });
+        },
+      };
+    });
+  }
+
+  private async *run(): AsyncGenerator<ConsumedMessage> {
+    try {
+      for (;;) {
+        if (this.readyPos < this.ready.length) {
+          const m = this.ready[this.readyPos++]!;
+          yield m;
+          this.pendingCredit++;
+          if (this.pendingCredit >= 256) this.scheduleFlush(true);
+          else this.scheduleFlush(false);
+          continue;
+        }
+        const c = this.chunks.shift();
+        if (c) {
+          if (c.session === this.session) {
+            this.ready = this.expand(c);
+            this.readyPos = 0;
+          }
+          continue;
+        }
+        if (this.fatal) throw this.fatal;
+        if (this.closed || this.client.isClosed) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+    } finally {
+      await this.close();
+    }
+  }
+}

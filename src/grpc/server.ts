@@ -1,0 +1,426 @@
+/**
+ * The gRPC broker: uringmq.v1.Broker served with @grpc/grpc-js over a Broker.
+ * Publish batches go to the core untouched (the core verifies their CRC); Subscribe
+ * streams whole batches from the log and takes acks, credits and heartbeats on the
+ * same stream. Every failure becomes a precise status with the uringmq code in the
+ * `uringmq-code` trailer; one bad request never affects another.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { UringmqError, invalid } from '../errors';
+import { decodeBatches, encodeBatch, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
+import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
+import { validateRecord } from '../broker/validate';
+import { pb, type uringmq } from './proto';
+import { brokerService, isMalformed } from './service';
+import { toServiceError } from './status';
+
+type V1 = typeof uringmq.v1;
+/** A decoded request message of the given type. */
+type Req<K extends keyof V1> = InstanceType<Extract<V1[K], new (...a: never[]) => unknown>>;
+
+export interface KeepaliveOptions {
+  /** Send a keepalive ping after this much idle time (default 30 s). */
+  keepaliveTimeMs?: number;
+  /** Close the connection if the ping is not answered within this time (default 10 s). */
+  keepaliveTimeoutMs?: number;
+  /** Allow client pings when no call is active (default true). */
+  permitWithoutStream?: boolean;
+  /** Close connections older than this, gracefully (default: never). */
+  maxConnectionAgeMs?: number;
+  /** Time given to calls on a connection closed for age (default: unlimited). */
+  maxConnectionAgeGraceMs?: number;
+}
+
+export interface ServerOptions extends KeepaliveOptions {
+  broker: Broker;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Largest gRPC message accepted or sent (default 16 MiB). */
+  maxMessageBytes?: number;
+  /** Streaming calls (PublishStream, Subscribe) open at once; more get RESOURCE_EXHAUSTED (default 1000). */
+  maxConcurrentStreams?: number;
+  /** Batches in flight per PublishStream before the server stops reading it (default 256). */
+  maxInFlightPerStream?: number;
+  tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
+  logger?: Logger;
+}
+
+const MiB = 1 << 20;
+
+export class BrokerServer {
+  readonly broker: Broker;
+  private readonly server: grpc.Server;
+  private readonly log: Logger | undefined;
+  private readonly maxStreams: number;
+  private readonly maxInFlight: number;
+  private readonly streams = new Set<StreamHandle>();
+  private stopping = false;
+  port = 0;
+
+  private constructor(opts: ServerOptions) {
+    this.broker = opts.broker;
+    this.log = opts.logger;
+    this.maxStreams = opts.maxConcurrentStreams ?? 1000;
+    this.maxInFlight = opts.maxInFlightPerStream ?? 256;
+    const maxMsg = opts.maxMessageBytes ?? 16 * MiB;
+    const channelOptions: grpc.ServerOptions = {
+      'grpc.max_receive_message_length': maxMsg,
+      'grpc.max_send_message_length': maxMsg,
+      'grpc.keepalive_time_ms': opts.keepaliveTimeMs ?? 30_000,
+      'grpc.keepalive_timeout_ms': opts.keepaliveTimeoutMs ?? 10_000,
+      'grpc.keepalive_permit_without_calls': (opts.permitWithoutStream ?? true) ? 1 : 0,
+      'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+    };
+    if (opts.maxConnectionAgeMs) channelOptions['grpc.max_connection_age_ms'] = opts.maxConnectionAgeMs;
+    if (opts.maxConnectionAgeGraceMs) channelOptions['grpc.max_connection_age_grace_ms'] = opts.maxConnectionAgeGraceMs;
+    this.server = new grpc.Server(channelOptions);
+    this.server.addService(brokerService, this.handlers());
+  }
+
+  /** Binds and starts serving. */
+  static async start(opts: ServerOptions): Promise<BrokerServer> {
+    const s = new BrokerServer(opts);
+    const creds = opts.tls
+      ? grpc.ServerCredentials.createSsl(opts.tls.ca ?? null, [{ private_key: opts.tls.key, cert_chain: opts.tls.cert }], opts.tls.requireClientCert ?? false)
+      : grpc.ServerCredentials.createInsecure();
+    const host = opts.host ?? '127.0.0.1';
+    const addr = `${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 50051}`;
+    s.port = await new Promise<number>((resolve, reject) => s.server.bindAsync(addr, creds, (err, port) => (err ? reject(err) : resolve(port))));
+    s.log?.info({ address: `${host}:${s.port}`, ioBackend: s.broker.ioBackend, dir: s.broker.dir }, 'uringmq serving');
+    return s;
+  }
+
+  /**
+   * Graceful stop: refuse new calls, end Subscribe streams (their unacked messages
+   * stay for the next consumer), let in-flight publishes finish, then close the
+   * broker (which syncs). After `graceMs`, whatever is left is cut.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const h of [...this.streams]) h.shutdown();
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+    await this.broker.close();
+    this.log?.info('uringmq stopped');
+  }
+
+  /** Immediate stop: cuts every call. The broker still closes cleanly. */
+  async forceStop(): Promise<void> {
+    this.stopping = true;
+    this.server.forceShutdown();
+    await this.broker.close();
+  }
+
+  private handlers(): grpc.UntypedServiceImplementation {
+    const b = this.broker;
+    const unary =
+      <Q, R>(fn: (req: Q, call: grpc.ServerUnaryCall<Q, R>) => Promise<R>) =>
+      (call: grpc.ServerUnaryCall<Q, R>, cb: grpc.sendUnaryData<R>) => {
+        if (isMalformed(call.request)) return cb(toServiceError(invalid(call.request.$malformed)));
+        fn(call.request, call).then(
+          (r) => cb(null, r),
+          (e) => cb(toServiceError(e)),
+        );
+      };
+
+    return {
+      createTopic: unary(async (req: Req<'CreateTopicRequest'>) => {
+        const retention: { maxBytes?: number; maxAgeMs?: number } = {};
+        if (req.retention?.max_bytes) retention.maxBytes = Number(req.retention.max_bytes);
+        if (req.retention?.max_age_ms) retention.maxAgeMs = Number(req.retention.max_age_ms);
+        const d = await b.createTopic(req.name, {
+          partitions: req.partitions || undefined,
+          segmentBytes: req.segment_bytes ? Number(req.segment_bytes) : undefined,
+          retention,
+        });
+        return topicInfo(d);
+      }),
+      deleteTopic: unary(async (req: Req<'DeleteTopicRequest'>) => {
+        await b.deleteTopic(req.name);
+        return {};
+      }),
+      listTopics: unary(async () => ({ names: await b.listTopics() })),
+      describeTopic: unary(async (req: Req<'DescribeTopicRequest'>) => topicInfo(await b.describeTopic(req.name))),
+      publish: unary(async (req: Req<'PublishRequest'>) => publishResponse(req, await this.publish(req))),
+      publishStream: (call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>) => this.publishStream(call),
+      fetch: unary(async (req: Req<'FetchRequest'>) => this.fetch(req)),
+      subscribe: (call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>) => this.subscribe(call),
+      commitOffset: unary(async (req: Req<'CommitOffsetRequest'>) => {
+        await b.groups.commitOffset(req.group, req.topic, req.partition, Number(req.offset));
+        return {};
+      }),
+      getCommittedOffsets: unary(async (req: Req<'GetCommittedOffsetsRequest'>) => ({ offsets: await b.groups.committedOffsets(req.group, req.topic) })),
+    };
+  }
+
+  private publish(req: Req<'PublishRequest'>): Promise<PublishResult> {
+    const hasBatch = req.batch && req.batch.length > 0;
+    const hasRecords = req.records && req.records.length > 0;
+    if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
+    const partition = req.partition ?? undefined;
+    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition);
+    // Plain records: encode here, then the same path as a client batch.
+    let batch: Buffer;
+    try {
+      const recs: RecordInput[] = req.records.map((r, i) => {
+        const rec: RecordInput = { key: (r.key as Buffer | null | undefined) ?? null, value: (r.value ?? Buffer.alloc(0)) as Buffer, headers: (r.headers ?? {}) as Record<string, Buffer> };
+        if (r.timestamp) rec.timestamp = Number(r.timestamp);
+        validateRecord(rec, () => `record ${i}`);
+        return rec;
+      });
+      for (const r of recs) {
+        const size = r.value.length + (r.key ? r.key.length : 0);
+        if (size > this.broker.maxRecordBytes)
+          throw new UringmqError('RECORD_TOO_LARGE', `record of ${size} bytes for topic ${req.topic} exceeds maxRecordBytes ${this.broker.maxRecordBytes}`);
+      }
+      const pid = Number(req.producer_id || 0);
+      batch = encodeBatch(recs, pid > 0 ? { producerId: pid, baseSequence: req.base_sequence } : {});
+      sealBatch(batch); // then verified by the core like any client's batch
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.broker.publishBatch(req.topic, batch, partition);
+  }
+
+  private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
+    if (!this.admitStream(call)) return;
+    let inflight = 0;
+    let ended = false;
+    let paused = false;
+    const handle: StreamHandle = {
+      shutdown: () => {
+        // Stop reading; in-flight batches finish, then the stream ends.
+        call.pause();
+        ended = true;
+        if (inflight === 0) finish();
+      },
+    };
+    this.streams.add(handle);
+    const finish = () => {
+      this.streams.delete(handle);
+      if (!call.writableEnded && !call.destroyed) call.end();
+    };
+    call.on('data', (req: Req<'PublishRequest'>) => {
+      if (isMalformed(req)) {
+        this.streams.delete(handle);
+        call.emit('error', toServiceError(invalid(req.$malformed)));
+        return;
+      }
+      inflight++;
+      if (inflight >= this.maxInFlight && !paused) {
+        paused = true;
+        call.pause();
+      }
+      this.publish(req).then(
+        (r) => write(publishResponse(req, r)),
+        (e: unknown) => {
+          const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
+          write({ sequence: req.sequence, error: { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 } });
+        },
+      );
+    });
+    const write = (res: uringmq.v1.PublishResponse.$Properties) => {
+      inflight--;
+      if (!call.destroyed && !call.writableEnded) call.write(res);
+      if (paused && inflight < this.maxInFlight / 2 && !ended) {
+        paused = false;
+        call.resume();
+      }
+      if (ended && inflight === 0) finish();
+    };
+    call.on('end', () => {
+      ended = true;
+      if (inflight === 0) finish();
+    });
+    call.on('error', () => this.streams.delete(handle));
+    call.on('cancelled', () => this.streams.delete(handle));
+  }
+
+  private async fetch(req: Req<'FetchRequest'>): Promise<uringmq.v1.FetchResponse.$Properties> {
+    const b = this.broker;
+    const ps = b.partitionState(req.topic, req.partition);
+    const offset = Number(req.offset);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`offset must be a non-negative integer, got ${offset}`);
+    const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB);
+    let info = b.partitionInfo(ps);
+    const waitMs = Math.min(req.max_wait_ms || 0, 30_000);
+    if (offset === info.endOffset && waitMs > 0) {
+      await b.waitForData([ps], waitMs);
+      info = b.partitionInfo(ps);
+    }
+    const raw = await b.readRaw(ps, offset, maxBytes);
+    if (req.plain_records)
+      return { records: decodeBatches(raw, offset).map((r) => consumedRecord(ps.index, r, 1)), start_offset: info.startOffset, end_offset: info.endOffset };
+    return { batches: raw, start_offset: info.startOffset, end_offset: info.endOffset };
+  }
+
+  private subscribe(call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>): void {
+    if (!this.admitStream(call)) return;
+    let member: GroupMember | null = null;
+    let joining = false;
+    let plain = false;
+    let done = false;
+    const fail = (e: unknown) => {
+      if (done) return;
+      done = true;
+      cleanup();
+      call.emit('error', toServiceError(e));
+    };
+    const handle: StreamHandle = {
+      shutdown: () => {
+        if (done) return;
+        done = true;
+        cleanup();
+        if (!call.writableEnded) call.end();
+      },
+    };
+    const cleanup = () => {
+      this.streams.delete(handle);
+      const m = member;
+      member = null;
+      m?.leave();
+    };
+    this.streams.add(handle);
+    const sink: DeliverySink = {
+      deliverBatches: (partition, raw, from, to) => {
+        if (done) return;
+        if (plain) {
+          const records = decodeBatches(raw, from)
+            .filter((r) => r.offset < to)
+            .map((r) => consumedRecord(partition, r, 1));
+          call.write({ delivery: { partition, from_offset: from, to_offset: to, records } });
+        } else call.write({ delivery: { partition, batches: raw, from_offset: from, to_offset: to } });
+      },
+      deliverRecords: (records: RedeliveredRecord[]) => {
+        if (done) return;
+        const byPartition = new Map<number, RedeliveredRecord[]>();
+        for (const r of records) {
+          let l = byPartition.get(r.partition);
+          if (!l) byPartition.set(r.partition, (l = []));
+          l.push(r);
+        }
+        for (const [partition, rs] of byPartition)
+          call.write({ delivery: { partition, records: rs.map((r) => consumedRecord(partition, r, r.deliveryCount)) } });
+      },
+      assign: (partitions, generation, memberId) => {
+        if (!done) call.write({ assignment: { member_id: memberId, generation, partitions } });
+      },
+      end: (err) => {
+        if (done) return;
+        if (err) fail(err);
+        else handle.shutdown();
+      },
+    };
+    call.on('data', (req: Req<'SubscribeRequest'>) => {
+      if (done) return;
+      if (isMalformed(req)) return fail(invalid(req.$malformed));
+      try {
+        if (req.subscribe) {
+          if (member || joining) throw new UringmqError('FAILED_PRECONDITION', 'this stream already subscribed');
+          const s = req.subscribe;
+          plain = !!s.plain_records;
+          joining = true;
+          const from = s.from === pb.StartFrom.EARLIEST ? 'earliest' : s.from === pb.StartFrom.OFFSET ? { offset: Number(s.from_offset) } : 'latest';
+          this.broker.groups
+            .join(
+              {
+                topic: s.topic ?? '',
+                group: s.group ?? '',
+                from,
+                ackDeadlineMs: s.ack_deadline_ms || undefined,
+                maxUnacked: s.max_unacked || undefined,
+                maxDeliveries: s.max_deliveries || undefined,
+                deadLetterTopic: s.dead_letter_topic || undefined,
+              },
+              sink,
+              s.initial_credit || s.max_unacked || undefined,
+            )
+            .then(
+              (m) => {
+                joining = false;
+                if (done) return m.leave();
+                member = m;
+              },
+              (e) => fail(e),
+            );
+          return;
+        }
+        const m = member;
+        if (!m) throw new UringmqError('FAILED_PRECONDITION', 'the first message on a Subscribe stream must be `subscribe`');
+        if (req.acks) for (const r of req.acks.ranges ?? []) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
+        else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0);
+        else if (req.credit) m.credit(req.credit);
+        else m.heartbeat();
+      } catch (e) {
+        fail(e);
+      }
+    });
+    call.on('end', () => {
+      if (!done) handle.shutdown();
+    });
+    call.on('cancelled', () => {
+      done = true;
+      cleanup();
+    });
+    call.on('error', () => {
+      done = true;
+      cleanup();
+    });
+  }
+
+  /** The stream limit: past it, a new stream is refused with RESOURCE_EXHAUSTED. */
+  private admitStream(call: grpc.ServerDuplexStream<unknown, unknown>): boolean {
+    if (this.stopping) {
+      call.emit('error', toServiceError(new UringmqError('UNAVAILABLE', 'the broker is shutting down')));
+      return false;
+    }
+    if (this.streams.size >= this.maxStreams) {
+      call.emit('error', toServiceError(new UringmqError('RESOURCE_EXHAUSTED', `too many open streams (limit ${this.maxStreams}); retry later`)));
+      return false;
+    }
+    return true;
+  }
+}
+
+interface StreamHandle {
+  shutdown(): void;
+}
+
+function publishResponse(req: { sequence: number | { low: number } }, r: PublishResult): uringmq.v1.PublishResponse.$Properties {
+  return { sequence: req.sequence as number, partition: r.partition, base_offset: r.baseOffset, count: r.count, duplicate: r.duplicate };
+}
+
+function consumedRecord(partition: number, r: DecodedRecord, deliveryCount: number): uringmq.v1.ConsumedRecord.$Properties {
+  const out: uringmq.v1.ConsumedRecord.$Properties = { partition, offset: r.offset, timestamp: r.timestamp, value: r.value, headers: r.headers, delivery_count: deliveryCount };
+  if (r.key) out.key = r.key;
+  return out;
+}
+
+function topicInfo(d: TopicDescription): uringmq.v1.TopicInfo.$Properties {
+  return {
+    name: d.name,
+    partitions: d.partitions.map((p) => ({ partition: p.partition, start_offset: p.startOffset, end_offset: p.endOffset, bytes: p.bytes, segments: p.segments })),
+    retention: { max_bytes: d.retention.maxBytes ?? 0, max_age_ms: d.retention.maxAgeMs ?? 0 },
+    segment_bytes: d.segmentBytes,
+    created_at: d.createdAt,
+    groups: d.groups.map((g) => ({
+      group: g.group,
+      generation: g.generation,
+      members: g.members.map((m) => ({ member_id: m.memberId, partitions: m.partitions, unacked: m.unacked })),
+      committed: g.committed,
+      lag: g.lag,
+    })),
+  };
+}

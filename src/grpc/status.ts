@@ -1,0 +1,63 @@
+/**
+ * uringmq error codes ⇄ gRPC status codes. The exact uringmq code also travels in
+ * the `uringmq-code` trailer, so a client maps a status back to the same
+ * UringmqError code the embedded API would have thrown.
+ */
+import { Metadata, status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import { UringmqError, isErrorCode, type ErrorCode } from '../errors';
+
+const TO_GRPC: Record<ErrorCode, status> = {
+  TOPIC_NOT_FOUND: status.NOT_FOUND,
+  TOPIC_EXISTS: status.ALREADY_EXISTS,
+  INVALID_TOPIC_NAME: status.INVALID_ARGUMENT,
+  INVALID_GROUP_NAME: status.INVALID_ARGUMENT,
+  INVALID_ARGUMENT: status.INVALID_ARGUMENT,
+  CORRUPT_BATCH: status.INVALID_ARGUMENT,
+  RECORD_TOO_LARGE: status.RESOURCE_EXHAUSTED,
+  RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
+  OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
+  FAILED_PRECONDITION: status.FAILED_PRECONDITION,
+  OUT_OF_ORDER_SEQUENCE: status.FAILED_PRECONDITION,
+  DIR_LOCKED: status.FAILED_PRECONDITION,
+  BROKER_CLOSED: status.UNAVAILABLE,
+  UNAVAILABLE: status.UNAVAILABLE,
+  IO_ERROR: status.INTERNAL,
+  IO_URING_UNAVAILABLE: status.INTERNAL,
+  INTERNAL: status.INTERNAL,
+};
+
+const FROM_GRPC: Partial<Record<status, ErrorCode>> = {
+  [status.NOT_FOUND]: 'TOPIC_NOT_FOUND',
+  [status.ALREADY_EXISTS]: 'TOPIC_EXISTS',
+  [status.INVALID_ARGUMENT]: 'INVALID_ARGUMENT',
+  [status.RESOURCE_EXHAUSTED]: 'RESOURCE_EXHAUSTED',
+  [status.OUT_OF_RANGE]: 'OFFSET_OUT_OF_RANGE',
+  [status.FAILED_PRECONDITION]: 'FAILED_PRECONDITION',
+  [status.UNAVAILABLE]: 'UNAVAILABLE',
+  [status.DEADLINE_EXCEEDED]: 'UNAVAILABLE',
+  [status.CANCELLED]: 'UNAVAILABLE',
+};
+
+export const CODE_TRAILER = 'uringmq-code';
+
+/** A grpc-js error object (for callbacks and call.emit('error')) from any error. */
+export function toServiceError(e: unknown): Partial<StatusObject> & { code: status; details: string; metadata: Metadata } {
+  const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', e instanceof Error ? e.message : String(e));
+  const metadata = new Metadata();
+  metadata.set(CODE_TRAILER, err.code);
+  return { code: TO_GRPC[err.code] ?? status.INTERNAL, details: err.message, metadata };
+}
+
+export function grpcCodeFor(code: ErrorCode): status {
+  return TO_GRPC[code] ?? status.INTERNAL;
+}
+
+/** A UringmqError from a grpc-js client error. */
+export function fromServiceError(e: unknown): UringmqError {
+  if (e instanceof UringmqError) return e;
+  const se = e as Partial<ServiceError>;
+  const trailer = se.metadata?.get?.(CODE_TRAILER)?.[0];
+  const tcode = typeof trailer === 'string' ? trailer : trailer ? trailer.toString() : undefined;
+  const code: ErrorCode = tcode && isErrorCode(tcode) ? tcode : (se.code !== undefined && FROM_GRPC[se.code]) || 'UNAVAILABLE';
+  return new UringmqError(code, se.details || se.message || 'gRPC call failed', { cause: e });
+}
