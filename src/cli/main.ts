@@ -1,0 +1,299 @@
+#!/usr/bin/env node
+/**
+ * uringmq command line: serve | topics | produce | consume. Commands other than
+ * `serve` work against a server (--server host:port) or directly on a data
+ * directory (--dir), which must not be open by a running server.
+ */
+import * as fs from 'node:fs';
+import * as readline from 'node:readline';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import pino from 'pino';
+import { Broker, type Durability } from '../broker/broker';
+import type { ConsumedMessage } from '../broker/group_consumer';
+import type { Message, TopicDescription } from '../broker/broker';
+import { BrokerServer, type ServerOptions } from '../grpc/server';
+import { connect, type Client } from '../client';
+import { UringmqError } from '../errors';
+
+const DEFAULT_DIR = './uringmq-data';
+
+const int = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+  return n;
+};
+
+function parseDurability(v: string): Durability {
+  if (v === 'sync' || v === 'none') return v;
+  const ms = Number(v);
+  if (Number.isSafeInteger(ms) && ms > 0) return { intervalMs: ms };
+  throw new InvalidArgumentError("durability is 'sync', 'none' or a sync interval in ms");
+}
+
+interface ServeConfig {
+  dir: string;
+  host: string;
+  port: number;
+  durability: Durability;
+  ioBackend: 'auto' | 'io_uring' | 'thread';
+  keepaliveTimeMs?: number;
+  keepaliveTimeoutMs?: number;
+  permitWithoutStream?: boolean;
+  maxConnectionAgeMs?: number;
+  maxConnectionAgeGraceMs?: number;
+  maxMessageBytes?: number;
+  maxConcurrentStreams?: number;
+  logLevel: string;
+}
+
+/** defaults < config file < environment < flags */
+function serveConfig(flags: Record<string, unknown>): ServeConfig {
+  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info' };
+  const file = (flags.config as string | undefined) ?? process.env.URINGMQ_CONFIG;
+  if (file) {
+    let j: Record<string, unknown>;
+    try {
+      j = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch (e) {
+      throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
+    }
+    for (const [k, v] of Object.entries(j)) {
+      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams'].includes(k))
+        throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
+      (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? parseDurability(String(v)) : v;
+    }
+  }
+  const env = process.env;
+  const envInt = (k: string) => (env[k] !== undefined && env[k] !== '' ? int(k)(env[k]!) : undefined);
+  if (env.URINGMQ_DIR) cfg.dir = env.URINGMQ_DIR;
+  if (env.URINGMQ_HOST) cfg.host = env.URINGMQ_HOST;
+  cfg.port = envInt('URINGMQ_PORT') ?? cfg.port;
+  if (env.URINGMQ_DURABILITY) cfg.durability = parseDurability(env.URINGMQ_DURABILITY);
+  if (env.URINGMQ_IO_BACKEND) cfg.ioBackend = env.URINGMQ_IO_BACKEND as ServeConfig['ioBackend'];
+  if (env.URINGMQ_LOG_LEVEL) cfg.logLevel = env.URINGMQ_LOG_LEVEL;
+  cfg.keepaliveTimeMs = envInt('URINGMQ_KEEPALIVE_TIME_MS') ?? cfg.keepaliveTimeMs;
+  cfg.keepaliveTimeoutMs = envInt('URINGMQ_KEEPALIVE_TIMEOUT_MS') ?? cfg.keepaliveTimeoutMs;
+  cfg.maxConnectionAgeMs = envInt('URINGMQ_MAX_CONNECTION_AGE_MS') ?? cfg.maxConnectionAgeMs;
+  cfg.maxConnectionAgeGraceMs = envInt('URINGMQ_MAX_CONNECTION_AGE_GRACE_MS') ?? cfg.maxConnectionAgeGraceMs;
+  cfg.maxMessageBytes = envInt('URINGMQ_MAX_MESSAGE_BYTES') ?? cfg.maxMessageBytes;
+  cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
+  if (env.URINGMQ_PERMIT_WITHOUT_STREAM) cfg.permitWithoutStream = env.URINGMQ_PERMIT_WITHOUT_STREAM !== '0' && env.URINGMQ_PERMIT_WITHOUT_STREAM !== 'false';
+  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'logLevel'])
+    if (flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
+  return cfg;
+}
+
+async function serve(flags: Record<string, unknown>): Promise<void> {
+  const cfg = serveConfig(flags);
+  const log = pino({ level: cfg.logLevel, base: { service: 'uringmq' } });
+  const broker = await Broker.open({ dir: cfg.dir, durability: cfg.durability, ioBackend: cfg.ioBackend });
+  log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
+  const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log };
+  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams'] as const)
+    if (cfg[k] !== undefined) (opts as unknown as Record<string, unknown>)[k] = cfg[k];
+  let server: BrokerServer;
+  try {
+    server = await BrokerServer.start(opts);
+  } catch (e) {
+    await broker.close();
+    throw new UringmqError('UNAVAILABLE', `cannot listen on ${cfg.host}:${cfg.port}: ${(e as Error).message}`);
+  }
+  // Machine-readable line for scripts and tests that start the server with port 0.
+  process.stdout.write(`${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port })}\n`);
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      log.warn({ signal: sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    log.info({ signal: sig }, 'shutting down: finishing in-flight publishes, syncing');
+    server.stop().then(
+      () => process.exit(0),
+      (e) => {
+        log.error({ err: e }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+interface Target {
+  broker?: Broker;
+  client?: Client;
+}
+
+async function target(flags: { server?: string; dir?: string }): Promise<Target> {
+  if (flags.server) return { client: await connect(flags.server) };
+  return { broker: await Broker.open({ dir: flags.dir ?? process.env.URINGMQ_DIR ?? DEFAULT_DIR }) };
+}
+
+async function done(t: Target): Promise<void> {
+  await t.client?.close();
+  await t.broker?.close();
+}
+
+function printTopic(d: TopicDescription): void {
+  process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
+}
+
+function formatMessage(m: Message | ConsumedMessage, json: boolean): string {
+  if (!json) return m.value.toString();
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers)) headers[k] = v.toString();
+  return JSON.stringify({ topic: m.topic, partition: m.partition, offset: m.offset, timestamp: m.timestamp, key: m.key?.toString() ?? null, value: m.value.toString(), headers });
+}
+
+function withTarget(cmd: Command): Command {
+  return cmd.option('-s, --server <host:port>', 'a running uringmq server').option('-d, --dir <path>', `a data directory (default ${DEFAULT_DIR})`);
+}
+
+export function program(): Command {
+  const prog = new Command('uringmq').description('durable message broker for Node.js').showHelpAfterError();
+
+  prog
+    .command('serve')
+    .description('run the gRPC broker')
+    .option('-d, --dir <path>', `data directory (default ${DEFAULT_DIR})`)
+    .option('--host <host>', 'listen address (default 127.0.0.1)')
+    .option('-p, --port <port>', 'listen port, 0 for any free one (default 50051)', int('port'))
+    .option('-c, --config <file>', 'JSON config file (same keys as these options)')
+    .option('--durability <mode>', "'sync', 'none' or a sync interval in ms", parseDurability)
+    .addOption(new Option('--io-backend <backend>', 'I/O backend').choices(['auto', 'io_uring', 'thread']))
+    .option('--keepalive-time-ms <ms>', 'ping idle connections this often', int('keepalive-time-ms'))
+    .option('--keepalive-timeout-ms <ms>', 'drop a connection whose ping is not answered in time', int('keepalive-timeout-ms'))
+    .option('--permit-without-stream', 'accept client pings without active calls')
+    .option('--max-connection-age-ms <ms>', 'recycle connections older than this', int('max-connection-age-ms'))
+    .option('--max-connection-age-grace-ms <ms>', 'grace for calls on a recycled connection', int('max-connection-age-grace-ms'))
+    .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
+    .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
+    .option('--log-level <level>', 'pino log level (default info)')
+    .action(async (o: Record<string, unknown>) => serve({ ...o, ioBackend: o.ioBackend }));
+
+  const topics = prog.command('topics').description('manage topics');
+  withTarget(topics.command('create <name>'))
+    .option('--partitions <n>', 'partitions (default 1)', int('partitions'))
+    .option('--retention-bytes <n>', 'delete old segments past this many bytes', int('retention-bytes'))
+    .option('--retention-ms <n>', 'delete segments older than this', int('retention-ms'))
+    .option('--segment-bytes <n>', 'segment size', int('segment-bytes'))
+    .action(async (name: string, o: { partitions?: number; retentionBytes?: number; retentionMs?: number; segmentBytes?: number; server?: string; dir?: string }) => {
+      const t = await target(o);
+      try {
+        const retention = { ...(o.retentionBytes !== undefined ? { maxBytes: o.retentionBytes } : {}), ...(o.retentionMs !== undefined ? { maxAgeMs: o.retentionMs } : {}) };
+        const opts = { partitions: o.partitions, retention, segmentBytes: o.segmentBytes };
+        printTopic(t.client ? await t.client.createTopic(name, opts) : await t.broker!.createTopic(name, opts));
+      } finally {
+        await done(t);
+      }
+    });
+  withTarget(topics.command('list')).action(async (o: { server?: string; dir?: string }) => {
+    const t = await target(o);
+    try {
+      for (const n of t.client ? await t.client.listTopics() : await t.broker!.listTopics()) process.stdout.write(`${n}\n`);
+    } finally {
+      await done(t);
+    }
+  });
+  withTarget(topics.command('describe <name>')).action(async (name: string, o: { server?: string; dir?: string }) => {
+    const t = await target(o);
+    try {
+      printTopic(t.client ? await t.client.describeTopic(name) : await t.broker!.describeTopic(name));
+    } finally {
+      await done(t);
+    }
+  });
+  withTarget(topics.command('delete <name>')).action(async (name: string, o: { server?: string; dir?: string }) => {
+    const t = await target(o);
+    try {
+      await (t.client ? t.client.deleteTopic(name) : t.broker!.deleteTopic(name));
+    } finally {
+      await done(t);
+    }
+  });
+
+  withTarget(prog.command('produce <topic>').description('publish one message per line of stdin'))
+    .option('-k, --key <key>', 'key for every message')
+    .option('--partition <n>', 'partition', int('partition'))
+    .action(async (topic: string, o: { key?: string; partition?: number; server?: string; dir?: string }) => {
+      const t = await target(o);
+      try {
+        const producer = t.client ? t.client.producer({ lingerMs: 5 }) : t.broker!.producer({ lingerMs: 5 });
+        if (!t.client) t.broker!.topicState(topic); // fail fast with TOPIC_NOT_FOUND
+        const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+        const sends: Array<Promise<unknown>> = [];
+        let n = 0;
+        for await (const line of rl) {
+          sends.push(producer.send(topic, { key: o.key, value: line, partition: o.partition }));
+          n++;
+          if (sends.length >= 10_000) await Promise.all(sends.splice(0));
+        }
+        await Promise.all(sends);
+        await producer.flush();
+        process.stderr.write(`produced ${n} messages to ${topic}\n`);
+      } finally {
+        await done(t);
+      }
+    });
+
+  withTarget(prog.command('consume <topic>').description('print messages (and ack them, with --group)'))
+    .option('-g, --group <group>', 'consume as a member of this group, acking each message')
+    .option('--from <where>', "'earliest', 'latest' or an offset", 'latest')
+    .option('--partition <n>', 'one partition (without --group)', int('partition'))
+    .option('-n, --max <n>', 'exit after this many messages', int('max'))
+    .option('--json', 'print JSON lines with offsets, keys and headers')
+    .action(async (topic: string, o: { group?: string; from: string; partition?: number; max?: number; json?: boolean; server?: string; dir?: string }) => {
+      const from = o.from === 'earliest' || o.from === 'latest' ? o.from : { offset: int('from')(o.from) };
+      const t = await target(o);
+      let n = 0;
+      const stop = () => {
+        void done(t).then(() => process.exit(0));
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      try {
+        if (o.group) {
+          const c = t.client ? t.client.consumer({ topic, group: o.group, from }) : t.broker!.consumer({ topic, group: o.group, from });
+          for await (const m of c) {
+            process.stdout.write(`${formatMessage(m, !!o.json)}\n`);
+            m.ack();
+            if (o.max !== undefined && ++n >= o.max) break;
+          }
+        } else if (t.broker) {
+          for await (const m of t.broker.consumer({ topic, partition: o.partition, from })) {
+            process.stdout.write(`${formatMessage(m, !!o.json)}\n`);
+            if (o.max !== undefined && ++n >= o.max) break;
+          }
+        } else {
+          // Without a group over gRPC: fetch with long-poll, partition by partition.
+          const parts = o.partition !== undefined ? [o.partition] : (await t.client!.describeTopic(topic)).partitions.map((p) => p.partition);
+          const d = await t.client!.describeTopic(topic);
+          const pos = parts.map((p) => (from === 'earliest' ? d.partitions[p]!.startOffset : from === 'latest' ? d.partitions[p]!.endOffset : from.offset));
+          for (;;) {
+            for (let i = 0; i < parts.length; i++) {
+              const msgs = await t.client!.fetch(topic, parts[i]!, pos[i]!, { maxWaitMs: parts.length === 1 ? 1000 : 100 });
+              for (const m of msgs) {
+                process.stdout.write(`${formatMessage(m, !!o.json)}\n`);
+                pos[i] = m.offset + 1;
+                if (o.max !== undefined && ++n >= o.max) return;
+              }
+            }
+          }
+        }
+      } finally {
+        await done(t);
+      }
+    });
+  return prog;
+}
+
+if (require.main === module) {
+  program()
+    .parseAsync(process.argv)
+    .catch((e: unknown) => {
+      const err = e as UringmqError;
+      process.stderr.write(`uringmq: ${err.code ? `${err.code}: ` : ''}${err.message}\n`);
+      process.exit(2);
+    });
+}
