@@ -46,3 +46,32 @@ export function segmentFiles(dir: string, topic: string, p: number, ext = '.log'
 }
 
 after(cleanupTmpDirs);
+
+import { BrokerServer, type ServerOptions } from '../src';
+import { connect, type Client } from '../src/client';
+
+export interface Running {
+  broker: Broker;
+  server: BrokerServer;
+  address: string;
+  client: Client;
+  stop(): Promise<void>;
+}
+
+/** An in-process server on an ephemeral loopback port, and a connected client. */
+export async function startServer(opts: Partial<ServerOptions> & { dir?: string; brokerOptions?: Partial<BrokerOptions> } = {}): Promise<Running> {
+  const broker = await openBroker({ dir: opts.dir ?? tmpDir(), ...(opts.brokerOptions ?? {}) });
+  const server = await BrokerServer.start({ ...opts, broker, host: '127.0.0.1', port: 0 });
+  const address = `127.0.0.1:${server.port}`;
+  const client = await connect(address);
+  return {
+    broker,
+    server,
+    address,
+    client,
+    async stop() {
+      await client.close();
+      await server.stop(2000);
+    },
+  };
+}

@@ -1,0 +1,214 @@
+import { strict as assert } from 'node:assert';
+import { Broker, type ConsumedMessage, type GroupConsumerApi } from '../src';
+import { openBroker, sleep, startServer, tmpDir } from './helpers';
+import type { Client } from '../src/client';
+
+/** Runs the same group scenarios embedded and through gRPC: one interface. */
+for (const mode of ['embedded', 'grpc'] as const) {
+  describe(`Consumer groups (${mode})`, function () {
+    this.timeout(60_000);
+    let broker: Broker;
+    let client: Client | null = null;
+    let stop: () => Promise<void>;
+    let dir: string;
+
+    beforeEach(async () => {
+      dir = tmpDir();
+      if (mode === 'embedded') {
+        broker = await openBroker({ dir });
+        stop = () => broker.close();
+      } else {
+        const r = await startServer({ dir });
+        broker = r.broker;
+        client = r.client;
+        stop = r.stop;
+      }
+    });
+    afterEach(async () => stop());
+
+    const consumer = (o: Parameters<Broker['consumer']>[0] & { group: string }): GroupConsumerApi =>
+      client ? client.consumer(o) : broker.consumer(o);
+    const producer = () => (client ? client.producer() : broker.producer());
+
+    async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 20_000): Promise<ConsumedMessage[]> {
+      const out: ConsumedMessage[] = [];
+      if (n === 0) return out;
+      const it = c[Symbol.asyncIterator]();
+      const deadline = Date.now() + timeoutMs;
+      while (out.length < n) {
+        const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)]);
+        if (r === 'timeout') throw new Error(`got ${out.length} of ${n} messages`);
+        if (r.done) break;
+        out.push(r.value);
+        onMsg(r.value);
+      }
+      return out;
+    }
+
+    it('delivers every message once, in order per partition, and commits', async () => {
+      await broker.createTopic('t', { partitions: 3 });
+      const p = producer();
+      await Promise.all(Array.from({ length: 300 }, (_, i) => p.send('t', { key: `k${i % 17}`, value: `m${i}` })));
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const got = await take(c, 300);
+      const last = new Map<number, number>();
+      for (const m of got) {
+        assert.ok((last.get(m.partition) ?? -1) < m.offset, 'out of order within a partition');
+        last.set(m.partition, m.offset);
+        assert.equal(m.deliveryCount, 1);
+      }
+      assert.equal(new Set(got.map((m) => m.value.toString())).size, 300);
+      await c.close();
+      await sleep(100);
+      const d = await broker.describeTopic('t');
+      assert.deepEqual(d.groups[0]!.committed, d.partitions.map((x) => x.endOffset));
+      assert.deepEqual(d.groups[0]!.lag, [0, 0, 0]);
+    });
+
+    it('rebalances partitions across 3 members and back when one leaves', async () => {
+      await broker.createTopic('t', { partitions: 6 });
+      const members = [0, 1, 2].map(() => consumer({ topic: 't', group: 'g', from: 'earliest' }));
+      const seen = members.map(() => new Set<number>());
+      const its = members.map((c) => c[Symbol.asyncIterator]());
+      const pumps = its.map((it, i) =>
+        (async () => {
+          for (;;) {
+            const r = await it.next();
+            if (r.done) return;
+            seen[i]!.add(r.value.partition);
+            r.value.ack();
+          }
+        })().catch(() => undefined),
+      );
+      await sleep(300);
+      const p = producer();
+      for (let part = 0; part < 6; part++) await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `${part}-${i}` })), { partition: part });
+      const deadline = Date.now() + 15_000;
+      while (seen.reduce((s, x) => s + x.size, 0) < 6 && Date.now() < deadline) await sleep(50);
+      // each member owns two partitions, none shared
+      for (const s of seen) assert.equal(s.size, 2, `member saw partitions ${[...s]}`);
+      const d = await broker.describeTopic('t');
+      assert.equal(d.groups[0]!.members.length, 3);
+      // one leaves: its partitions move to the other two
+      await members[2]!.close();
+      await sleep(200);
+      const d2 = await broker.describeTopic('t');
+      assert.equal(d2.groups[0]!.members.length, 2);
+      assert.deepEqual(d2.groups[0]!.members.flatMap((m) => m.partitions).sort(), [0, 1, 2, 3, 4, 5]);
+      for (let part = 0; part < 6; part++) await p.send('t', { value: `late-${part}`, partition: part });
+      const deadline2 = Date.now() + 15_000;
+      while ((await broker.describeTopic('t')).groups[0]!.lag.some((l) => l > 0) && Date.now() < deadline2) await sleep(50);
+      assert.deepEqual((await broker.describeTopic('t')).groups[0]!.lag, [0, 0, 0, 0, 0, 0]);
+      await Promise.all(members.map((m) => m.close()));
+      await Promise.all(pumps);
+    });
+
+    it('redelivers a message not acked within its deadline, marked as such', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }, { value: 'c' }]);
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300 });
+      const t0 = Date.now();
+      const got = await take(c, 4, (m) => {
+        if (m.value.toString() !== 'b' || m.redelivered) m.ack();
+      });
+      assert.deepEqual(got.map((m) => [m.value.toString(), m.deliveryCount, m.redelivered]), [
+        ['a', 1, false],
+        ['b', 1, false],
+        ['c', 1, false],
+        ['b', 2, true],
+      ]);
+      assert.ok(Date.now() - t0 >= 250, 'redelivered before the deadline');
+      await c.close();
+    });
+
+    it('nack redelivers after the given delay', async () => {
+      await broker.createTopic('t');
+      await producer().send('t', { value: 'x' });
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      let t1 = 0;
+      const got = await take(c, 2, (m) => {
+        if (m.deliveryCount === 1) {
+          t1 = Date.now();
+          m.nack({ delayMs: 200 });
+        } else m.ack();
+      });
+      assert.equal(got[1]!.deliveryCount, 2);
+      assert.ok(Date.now() - t1 >= 150);
+      await c.close();
+    });
+
+    it('moves a message to the dead-letter topic after maxDeliveries', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', [{ value: 'poison', key: 'k', headers: { h: 'v' } }, { value: 'fine' }]);
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 3, ackDeadlineMs: 10_000 });
+      const got = await take(c, 4, (m) => (m.value.toString() === 'poison' ? m.nack() : m.ack()));
+      assert.deepEqual(got.filter((m) => m.value.toString() === 'poison').map((m) => m.deliveryCount), [1, 2, 3]);
+      const deadline = Date.now() + 10_000;
+      while (!(await broker.listTopics()).includes('t.dlq') && Date.now() < deadline) await sleep(50);
+      let dl: Awaited<ReturnType<Broker['read']>> = [];
+      while (dl.length === 0 && Date.now() < deadline) {
+        dl = await broker.read('t.dlq', 0, 0).catch(() => []);
+        if (dl.length === 0) await sleep(50);
+      }
+      assert.equal(dl.length, 1);
+      assert.equal(dl[0]!.value.toString(), 'poison');
+      assert.equal(dl[0]!.key!.toString(), 'k');
+      assert.equal(dl[0]!.headers.h!.toString(), 'v');
+      assert.equal(dl[0]!.headers['x-uringmq-delivery-count']!.toString(), '3');
+      assert.equal(dl[0]!.headers['x-uringmq-original-offset']!.toString(), '0');
+      assert.match(dl[0]!.headers['x-uringmq-reason']!.toString(), /nack/);
+      // the poison message no longer holds the group back
+      await sleep(100);
+      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 2);
+      await c.close();
+    });
+
+    it('resumes from committed offsets after a restart; unacked messages come again', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: String(i) })));
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      await take(c, 10, (m) => {
+        if (m.offset < 6) m.ack();
+      });
+      await sleep(150); // acks flushed and committed offsets written
+      await c.close();
+      await stop();
+      if (mode === 'embedded') {
+        broker = await Broker.open({ dir });
+        stop = () => broker.close();
+      } else {
+        const r = await startServer({ dir });
+        broker = r.broker;
+        client = r.client;
+        stop = r.stop;
+      }
+      const c2 = consumer({ topic: 't', group: 'g', from: 'latest' });
+      const again = await take(c2, 4);
+      assert.deepEqual(again.map((m) => m.offset), [6, 7, 8, 9]);
+      await c2.close();
+    });
+
+    it('rejects acks for offsets never delivered (FAILED_PRECONDITION)', async () => {
+      await broker.createTopic('t');
+      await producer().send('t', { value: 'a' });
+      const member = await broker.groups.join({ topic: 't', group: 'raw', from: 'earliest' }, {
+        deliverBatches: () => undefined,
+        deliverRecords: () => undefined,
+        assign: () => undefined,
+        end: () => undefined,
+      });
+      await sleep(50);
+      assert.throws(() => member.ack(0, 5, 6), { code: 'FAILED_PRECONDITION' });
+      assert.throws(() => member.ack(3, 0, 1), { code: 'INVALID_ARGUMENT' });
+      assert.throws(() => member.ack(0, 1, 0), { code: 'INVALID_ARGUMENT' });
+      member.ack(0, 0, 1);
+      member.leave();
+    });
+
+    it('rejects invalid group names', async () => {
+      await broker.createTopic('t');
+      const c = consumer({ topic: 't', group: '../etc' });
+      await assert.rejects(take(c, 1), (e: { code?: string }) => e.code === 'INVALID_GROUP_NAME' || e.code === 'INVALID_ARGUMENT');
+    });
+  });
+}
