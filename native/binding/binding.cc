@@ -238,7 +238,13 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       tsfn_.Unref(env);
       Unref();
     }
-    fn.Call({ids, codes, bases, messages});
+    try {
+      fn.Call({ids, codes, bases, messages});
+    } catch (const Napi::Error& e) {
+      // A throw in JS must not unwind through the TSFN trampoline (that aborts):
+      // hand it to the process's uncaughtException machinery instead.
+      napi_fatal_exception(env, e.Value());
+    }
   }
 
   Napi::Value Backend(const Napi::CallbackInfo& info) {

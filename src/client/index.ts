@@ -386,7 +386,15 @@ export class RemoteProducer implements ProducerApi {
 
   private ensureStream(): grpc.ClientDuplexStream<unknown, unknown> | null {
     if (this.stream || this.reconnecting) return this.stream;
-    const s = this.client.bidi('publishStream');
+    let s: grpc.ClientDuplexStream<unknown, unknown>;
+    try {
+      s = this.client.bidi('publishStream');
+    } catch (e) {
+      const err = new UringmqError('UNAVAILABLE', `cannot publish: ${(e as Error).message}`);
+      for (const b of this.queue.splice(0)) b.reject(err);
+      this.wakeCapacity();
+      return null;
+    }
     this.stream = s;
     s.on('data', (res: uringmq.v1.PublishResponse) => this.onResponse(res));
     const broken = (err?: unknown) => {
@@ -496,7 +504,15 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   private open(): void {
-    const s = this.client.bidi('subscribe');
+    let s: grpc.ClientDuplexStream<unknown, unknown>;
+    try {
+      s = this.client.bidi('subscribe');
+    } catch (e) {
+      // The channel was closed under us (client.close(), or grpc.Client#close).
+      this.fatal = new UringmqError('UNAVAILABLE', `cannot subscribe: ${(e as Error).message}`);
+      this.notify();
+      return;
+    }
     const session = ++this.session;
     this.stream = s;
     this.pendingAcks.clear(); // acks of a previous session: those messages come again
@@ -560,7 +576,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       this.readyPos = 0;
       const delay = Math.min(100 * 2 ** Math.min(this.attempts++, 6), 5000);
       setTimeout(() => {
-        if (!this.closed && !this.stream) this.open();
+        if (!this.closed && !this.stream && !this.client.isClosed) this.open();
       }, delay);
     };
     s.on('error', (e) => broken(e));

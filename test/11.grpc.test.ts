@@ -1,0 +1,226 @@
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { encodeBatch, sealBatch } from '../src';
+import { pb } from '../src/grpc/proto';
+import { brokerService } from '../src/grpc/service';
+import { sleep, startServer, type Running } from './helpers';
+
+/** A bare grpc-js client using only the .proto messages: what another language would do. */
+function rawClient(address: string): grpc.Client {
+  return new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20 });
+}
+
+function unary<T>(c: grpc.Client, name: keyof typeof brokerService, req: unknown, raw = false): Promise<T> {
+  const d = brokerService[name]!;
+  const ser = raw ? (b: Buffer) => b : d.requestSerialize;
+  return new Promise((resolve, reject) =>
+    c.makeUnaryRequest(d.path, ser as (x: unknown) => Buffer, d.responseDeserialize, req, (err, res) => (err ? reject(err) : resolve(res as T))),
+  );
+}
+
+function trailerCode(e: unknown): string | undefined {
+  return (e as grpc.ServiceError).metadata?.get('uringmq-code')?.[0]?.toString();
+}
+
+async function expectStatus(p: Promise<unknown>, code: grpc.status, uringmqCode?: string): Promise<grpc.ServiceError> {
+  try {
+    await p;
+  } catch (e) {
+    const se = e as grpc.ServiceError;
+    assert.equal(se.code, code, `status ${se.code} (${se.details})`);
+    if (uringmqCode) assert.equal(trailerCode(e), uringmqCode);
+    return se;
+  }
+  throw new Error('expected an error status');
+}
+
+describe('gRPC server: protocol, plain clients and bad input', function () {
+  this.timeout(60_000);
+  let r: Running;
+  let raw: grpc.Client;
+  beforeEach(async () => {
+    r = await startServer({ maxConcurrentStreams: 20, maxMessageBytes: 1 << 20 });
+    raw = rawClient(r.address);
+    await r.client.createTopic('t', { partitions: 2 });
+  });
+  afterEach(async () => {
+    raw.close();
+    await r.stop();
+  });
+
+  it('a plain-records client publishes and consumes with the .proto alone', async () => {
+    const res = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', {
+      sequence: 7,
+      topic: 't',
+      partition: 1,
+      records: [{ value: Buffer.from('one'), key: Buffer.from('k'), headers: { h: Buffer.from('v') } }, { value: Buffer.from('two') }],
+    });
+    assert.equal(Number(res.sequence), 7);
+    assert.deepEqual([res.partition, Number(res.base_offset), res.count], [1, 0, 2]);
+    const f = await unary<InstanceType<typeof pb.FetchResponse>>(raw, 'fetch', { topic: 't', partition: 1, offset: 0, plain_records: true });
+    assert.deepEqual(f.records.map((x) => [Number(x.offset), Buffer.from(x.value!).toString()]), [[0, 'one'], [1, 'two']]);
+    assert.equal(Buffer.from(f.records[0]!.key!).toString(), 'k');
+    assert.equal(Buffer.from(f.records[0]!.headers!.h!).toString(), 'v');
+    // Subscribe with plain records, ack by range
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    s.write({ subscribe: { topic: 't', group: 'plain', from: pb.StartFrom.EARLIEST, plain_records: true } });
+    const got: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      s.on('data', (m: InstanceType<typeof pb.SubscribeResponse>) => {
+        for (const rec of m.delivery?.records ?? []) got.push(Buffer.from(rec.value!).toString());
+        if (m.delivery) s.write({ acks: { ranges: [{ partition: m.delivery.partition, from_offset: m.delivery.from_offset, to_offset: m.delivery.to_offset }] } });
+        if (got.length === 2) resolve();
+      });
+      s.on('error', reject);
+    });
+    assert.deepEqual(got.sort(), ['one', 'two']);
+    s.end();
+    await sleep(100);
+    const desc = await r.client.describeTopic('t');
+    assert.equal(desc.groups.find((g) => g.group === 'plain')!.committed[1], 2);
+  });
+
+  it('an idempotent retry is not written twice', async () => {
+    const batch = sealBatch(encodeBatch([{ value: 'a' }, { value: 'b' }], { producerId: 12345, baseSequence: 0 }));
+    const first = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch });
+    const retry = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch });
+    assert.equal(first.duplicate, false);
+    assert.equal(retry.duplicate, true);
+    assert.equal(Number(retry.base_offset), Number(first.base_offset));
+    const next = sealBatch(encodeBatch([{ value: 'c' }], { producerId: 12345, baseSequence: 2 }));
+    assert.equal(Number((await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch: next })).base_offset), 2);
+    const gap = sealBatch(encodeBatch([{ value: 'd' }], { producerId: 12345, baseSequence: 9 }));
+    await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: gap }), grpc.status.FAILED_PRECONDITION, 'OUT_OF_ORDER_SEQUENCE');
+    assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 3);
+  });
+
+  it('the client library retries through a dropped stream without duplicates', async () => {
+    const p = r.client.producer({ idempotent: true });
+    const sends = Array.from({ length: 2000 }, (_, i) => p.send('t', { value: `m${i}`, partition: 0 }));
+    await sleep(5);
+    // Cut every call on the server side once, mid-flight; the producer must resend.
+    (r.server as unknown as { streams: Set<{ shutdown(): void }> }).streams.forEach((h) => h.shutdown());
+    const res = await Promise.all(sends);
+    assert.equal(new Set(res.map((x) => x.offset)).size, 2000);
+    const msgs = await r.client.fetch('t', 0, 0, { maxBytes: 1 << 20 });
+    assert.equal(msgs.length, 2000);
+    assert.equal(new Set(msgs.map((m) => m.value.toString())).size, 2000);
+  });
+
+  it('malformed protobuf → INVALID_ARGUMENT, server stays up', async () => {
+    await expectStatus(unary(raw, 'publish', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), true), grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    await expectStatus(unary(raw, 'createTopic', Buffer.from([0x0a, 0x50, 0x41]), true), grpc.status.INVALID_ARGUMENT);
+    assert.deepEqual(await r.client.listTopics(), ['t']);
+  });
+
+  it('bad CRC or truncated batch → INVALID_ARGUMENT/CORRUPT_BATCH, nothing written; on a stream only that batch fails', async () => {
+    const good = sealBatch(encodeBatch([{ value: 'ok' }]));
+    const bad = Buffer.from(good);
+    bad[bad.length - 1] ^= 1;
+    await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: bad }), grpc.status.INVALID_ARGUMENT, 'CORRUPT_BATCH');
+    const trunc = Buffer.from(good.subarray(0, good.length - 2));
+    await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: trunc }), grpc.status.INVALID_ARGUMENT, 'CORRUPT_BATCH');
+    await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0 }), grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
+
+    const d = brokerService.publishStream!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    const responses: Array<InstanceType<typeof pb.PublishResponse>> = [];
+    const done = new Promise<void>((resolve) => s.on('data', (m: InstanceType<typeof pb.PublishResponse>) => (responses.push(m), responses.length === 3 && resolve())));
+    s.write({ sequence: 1, topic: 't', partition: 0, batch: good });
+    s.write({ sequence: 2, topic: 't', partition: 0, batch: bad });
+    s.write({ sequence: 3, topic: 't', partition: 0, batch: good });
+    await done;
+    s.end();
+    const bySeq = new Map(responses.map((m) => [Number(m.sequence), m]));
+    assert.equal(bySeq.get(2)!.error!.code, 'CORRUPT_BATCH');
+    assert.ok(!bySeq.get(1)!.error && !bySeq.get(3)!.error);
+    assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 2);
+  });
+
+  it('unknown topic → NOT_FOUND; invalid names → INVALID_ARGUMENT; bad offsets → OUT_OF_RANGE', async () => {
+    await expectStatus(unary(raw, 'publish', { topic: 'nope', records: [{ value: Buffer.from('x') }] }), grpc.status.NOT_FOUND, 'TOPIC_NOT_FOUND');
+    await expectStatus(unary(raw, 'describeTopic', { name: 'nope' }), grpc.status.NOT_FOUND);
+    await expectStatus(unary(raw, 'createTopic', { name: '../evil' }), grpc.status.INVALID_ARGUMENT, 'INVALID_TOPIC_NAME');
+    await expectStatus(unary(raw, 'createTopic', { name: 't' }), grpc.status.ALREADY_EXISTS, 'TOPIC_EXISTS');
+    await expectStatus(unary(raw, 'fetch', { topic: 't', partition: 0, offset: 99 }), grpc.status.OUT_OF_RANGE, 'OFFSET_OUT_OF_RANGE');
+    await expectStatus(unary(raw, 'fetch', { topic: 't', partition: 9, offset: 0 }), grpc.status.INVALID_ARGUMENT);
+    await expectStatus(unary(raw, 'commitOffset', { group: 'bad/name', topic: 't', partition: 0, offset: 0 }), grpc.status.INVALID_ARGUMENT, 'INVALID_GROUP_NAME');
+    await expectStatus(unary(raw, 'commitOffset', { group: 'g', topic: 't', partition: 0, offset: 5 }), grpc.status.OUT_OF_RANGE);
+    // the typed client maps statuses back to the same codes
+    await assert.rejects(r.client.describeTopic('nope'), { code: 'TOPIC_NOT_FOUND' });
+    await assert.rejects(r.client.createTopic('t'), { code: 'TOPIC_EXISTS' });
+  });
+
+  it('oversize message → RESOURCE_EXHAUSTED, other calls unaffected', async () => {
+    const big = sealBatch(encodeBatch([{ value: Buffer.alloc(2 << 20) }]));
+    await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: big }), grpc.status.RESOURCE_EXHAUSTED);
+    const ok = await r.client.producer().send('t', { value: 'small', partition: 0 });
+    assert.equal(ok.offset, 0);
+  });
+
+  it('ack for never-delivered offsets ends that Subscribe with FAILED_PRECONDITION', async () => {
+    await r.client.producer().send('t', { value: 'x', partition: 0 });
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    s.write({ subscribe: { topic: 't', group: 'g', from: pb.StartFrom.EARLIEST } });
+    s.on('data', () => undefined);
+    await sleep(100);
+    s.write({ acks: { ranges: [{ partition: 0, from_offset: 100, to_offset: 200 }] } });
+    const err = await new Promise<grpc.ServiceError>((resolve) => s.on('error', resolve));
+    assert.equal(err.code, grpc.status.FAILED_PRECONDITION);
+    assert.match(err.details, /never|only delivered/);
+    // a first message that is not `subscribe`
+    const s2 = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    s2.write({ credit: 5 });
+    const err2 = await new Promise<grpc.ServiceError>((resolve) => s2.on('error', resolve));
+    assert.equal(err2.code, grpc.status.FAILED_PRECONDITION);
+  });
+
+  it('a client vanishing mid-stream (SIGKILL) loses nothing: its messages go to the next member', async () => {
+    await r.client.producer().sendBatch('t', Array.from({ length: 50 }, (_, i) => ({ value: String(i) })), { partition: 0 });
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', `
+      const { connect } = require(${JSON.stringify(path.resolve(__dirname, '../src/client'))});
+      (async () => {
+        const c = await connect(${JSON.stringify(r.address)});
+        for await (const m of c.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60000 })) {
+          console.log('GOT ' + m.offset); // never acked
+        }
+      })();`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => d.toString().includes('GOT') && resolve()));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      const c2 = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const seen = new Set<string>();
+      for await (const m of c2) {
+        seen.add(m.value.toString());
+        m.ack();
+        if (seen.size === 50) break;
+      }
+      assert.equal(seen.size, 50);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('streams past the limit get RESOURCE_EXHAUSTED; existing ones keep working', async () => {
+    const d = brokerService.publishStream!;
+    const streams = Array.from({ length: 25 }, () => raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize));
+    const errors: grpc.ServiceError[] = [];
+    streams.forEach((s) => {
+      s.on('error', (e: grpc.ServiceError) => errors.push(e));
+      s.on('data', () => undefined);
+      s.write({ sequence: 1, topic: 't', partition: 0, records: [{ value: Buffer.from('x') }] });
+    });
+    await sleep(500);
+    assert.ok(errors.length >= 5, `${errors.length} refused`);
+    assert.ok(errors.every((e) => e.code === grpc.status.RESOURCE_EXHAUSTED));
+    streams.forEach((s) => s.end());
+    await sleep(100);
+    assert.equal((await r.client.producer().send('t', { value: 'after', partition: 1 })).partition, 1);
+  });
+});
