@@ -1,0 +1,121 @@
+import { strict as assert } from 'node:assert';
+import { connect, type Client } from '../src/client';
+import { sleep, tmpDir } from './helpers';
+import { spawnServer, type ServerProcess } from './fixtures/server_process';
+
+describe('Server crash and shutdown', function () {
+  this.timeout(240_000);
+  const procs: ServerProcess[] = [];
+  afterEach(() => procs.splice(0).forEach((p) => p.child.kill('SIGKILL')));
+
+  async function readAllValues(client: Client, topic: string): Promise<Map<string, string>> {
+    const out = new Map<string, string>(); // "p/offset" -> value
+    const d = await client.describeTopic(topic);
+    for (const p of d.partitions)
+      for (let off = p.startOffset; off < p.endOffset; ) {
+        const msgs = await client.fetch(topic, p.partition, off, { maxBytes: 1 << 20 });
+        for (const m of msgs) out.set(`${p.partition}/${m.offset}`, m.value.toString());
+        off = msgs[msgs.length - 1]!.offset + 1;
+      }
+    return out;
+  }
+
+  it('SIGKILL under publish load: every acked publish is there after restart, and the group gets every message', async () => {
+    const dir = tmpDir();
+    let srv = await spawnServer(dir);
+    procs.push(srv);
+    const port = srv.port;
+    const client = await connect(srv.address);
+    await client.createTopic('load', { partitions: 3 });
+    const producer = client.producer({ maxInFlight: 32, deliveryTimeoutMs: 60_000 });
+    const acked: Array<{ key: string; value: string }> = [];
+    const failed: string[] = [];
+    const seenByGroup = new Set<string>();
+    const consumer = client.consumer({ topic: 'load', group: 'g', from: 'earliest', ackDeadlineMs: 2000 });
+    const consuming = (async () => {
+      for await (const m of consumer) {
+        seenByGroup.add(m.value.toString());
+        m.ack();
+      }
+    })().catch((e: Error) => e);
+
+    let stop = false;
+    let n = 0;
+    const producing = (async () => {
+      const inflight = new Set<Promise<void>>();
+      while (!stop) {
+        const value = `v${n++}`;
+        const p: Promise<void> = producer.send('load', { key: `k${n % 97}`, value }).then(
+          (r) => void acked.push({ key: `${r.partition}/${r.offset}`, value }),
+          () => void failed.push(value),
+        );
+        inflight.add(p);
+        void p.finally(() => inflight.delete(p));
+        if (inflight.size >= 500) await Promise.race(inflight);
+      }
+      await Promise.all(inflight);
+    })();
+
+    await sleep(800 + Math.random() * 800);
+    const ackedBeforeKill = acked.length;
+    srv.child.kill('SIGKILL');
+    await srv.exited;
+    await sleep(300);
+    srv = await spawnServer(dir, port); // same port: the client reconnects by itself
+    procs.push(srv);
+    await sleep(800);
+    stop = true;
+    await producing;
+    assert.ok(ackedBeforeKill > 100, `only ${ackedBeforeKill} acked before the kill`);
+
+    // every acked publish is readable at its offset with its value
+    const log = await readAllValues(client, 'load');
+    for (const a of acked) assert.equal(log.get(a.key), a.value, `acked ${a.value} at ${a.key}`);
+
+    // every message in the log reaches the group (at least once)
+    const deadline = Date.now() + 60_000;
+    const logValues = new Set(log.values());
+    while ([...logValues].some((v) => !seenByGroup.has(v)) && Date.now() < deadline) await sleep(100);
+    const missing = [...logValues].filter((v) => !seenByGroup.has(v));
+    assert.deepEqual(missing.slice(0, 5), [], `${missing.length} messages never reached the group`);
+    await consumer.close();
+    await consuming;
+    await client.close();
+  });
+
+  it('SIGTERM finishes in-flight publishes, syncs and exits 0: nothing acked is lost', async () => {
+    const dir = tmpDir();
+    const srv = await spawnServer(dir);
+    procs.push(srv);
+    const client = await connect(srv.address);
+    await client.createTopic('t');
+    const producer = client.producer({ deliveryTimeoutMs: 3000 });
+    const acked: Array<{ offset: number; value: string }> = [];
+    const sends = Array.from({ length: 20_000 }, (_, i) =>
+      producer.send('t', { value: `m${i}` }).then(
+        (r) => void acked.push({ offset: r.offset, value: `m${i}` }),
+        () => undefined,
+      ),
+    );
+    while (acked.length < 100) await sleep(5);
+    srv.child.kill('SIGTERM');
+    const { code } = await srv.exited;
+    assert.equal(code, 0, srv.logs());
+    await Promise.all(sends);
+    await client.close();
+
+    const again = await spawnServer(dir);
+    procs.push(again);
+    const c2 = await connect(again.address);
+    const end = (await c2.describeTopic('t')).partitions[0]!.endOffset;
+    assert.ok(end >= acked.length);
+    const values = new Map<number, string>();
+    for (let off = 0; off < end; ) {
+      const msgs = await c2.fetch('t', 0, off, { maxBytes: 1 << 20 });
+      for (const m of msgs) values.set(m.offset, m.value.toString());
+      off = msgs[msgs.length - 1]!.offset + 1;
+    }
+    for (const a of acked) assert.equal(values.get(a.offset), a.value);
+    await c2.close();
+  });
+});
