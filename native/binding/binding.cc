@@ -29,6 +29,29 @@ Napi::Error MakeError(Napi::Env env, Code code, const std::string& msg) {
 }
 Napi::Error MakeError(Napi::Env env, const Status& s) { return MakeError(env, s.code, s.message); }
 
+// Raw-N-API helpers for code that runs when the env may be shutting down (worker
+// terminate, process exit): every status is checked and a failure means "give up
+// quietly". node-addon-api's wrappers would turn such a failure into a fatal error.
+bool RawError(napi_env env, Code code, const std::string& msg, napi_value* out) {
+  napi_value m, c;
+  if (napi_create_string_utf8(env, msg.data(), msg.size(), &m) != napi_ok) return false;
+  if (napi_create_error(env, nullptr, m, out) != napi_ok) return false;
+  if (napi_create_string_utf8(env, CodeName(code), NAPI_AUTO_LENGTH, &c) != napi_ok) return false;
+  return napi_set_named_property(env, *out, "code", c) == napi_ok;
+}
+
+bool RawTypedArray(napi_env env, napi_typedarray_type type, size_t n, size_t elem, void** data, napi_value* out) {
+  napi_value ab;
+  if (napi_create_arraybuffer(env, n * elem, data, &ab) != napi_ok) return false;
+  return napi_create_typedarray(env, type, n, ab, 0, out) == napi_ok;
+}
+
+// Settles a promise; on a failed settle there is nobody left to tell.
+void Settle(napi_env env, napi_deferred d, bool ok, napi_value v) {
+  if (ok) napi_resolve_deferred(env, d, v);
+  else napi_reject_deferred(env, d, v);
+}
+
 [[noreturn]] void ThrowInvalid(Napi::Env env, const std::string& msg) {
   throw MakeError(env, Code::kInvalidArgument, msg);
 }
@@ -62,28 +85,37 @@ PartitionWrap* UnwrapPartition(Napi::Env env, Napi::Value v) {
 }
 
 // ---------------------------------------------------------------------------------
+// Async work on the libuv pool. Execute() never sees the env; OnOK() settles a raw
+// promise with checked calls (see RawError), so a completion that lands while a
+// worker thread terminates is dropped instead of aborting the process.
 class OpenPartitionWorker : public Napi::AsyncWorker {
  public:
-  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg)
-      : Napi::AsyncWorker(env, "uringmq.openPartition"), cfg_(std::move(cfg)), deferred_(Napi::Promise::Deferred::New(env)) {}
-  Napi::Promise Promise() { return deferred_.Promise(); }
+  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg) : Napi::AsyncWorker(env, "uringmq.openPartition"), cfg_(std::move(cfg)) {
+    if (napi_create_promise(env, &deferred_, &promise_) != napi_ok) throw Napi::Error::New(env, "cannot create a promise");
+  }
+  napi_value Promise() { return promise_; }
   void Execute() override { status_ = PartitionLog::Open(cfg_, &log_); }
   void OnOK() override {
-    Napi::Env env = Env();
+    napi_env env = Env();
+    napi_value v;
     if (!status_.ok()) {
-      deferred_.Reject(MakeError(env, status_).Value());
+      if (RawError(env, status_.code, status_.message, &v)) Settle(env, deferred_, false, v);
       return;
     }
-    auto* data = env.GetInstanceData<AddonData>();
-    Napi::Object obj = data->partition_ctor.New({});
-    PartitionWrap::Unwrap(obj)->log = log_;
-    deferred_.Resolve(obj);
+    auto* data = Env().GetInstanceData<AddonData>();
+    napi_value ctor = data->partition_ctor.Value();
+    if (napi_new_instance(env, ctor, 0, nullptr, &v) != napi_ok) return;
+    PartitionWrap* w = nullptr;
+    if (napi_unwrap(env, v, reinterpret_cast<void**>(&w)) != napi_ok || !w) return;
+    w->log = log_;
+    Settle(env, deferred_, true, v);
   }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+  void OnError(const Napi::Error&) override {}
 
  private:
   PartitionConfig cfg_;
-  Napi::Promise::Deferred deferred_;
+  napi_deferred deferred_ = nullptr;
+  napi_value promise_ = nullptr;
   Status status_;
   std::shared_ptr<PartitionLog> log_;
 };
@@ -91,31 +123,38 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
 class ReadWorker : public Napi::AsyncWorker {
  public:
   ReadWorker(Napi::Env env, std::shared_ptr<PartitionLog> log, int64_t offset, size_t max_bytes)
-      : Napi::AsyncWorker(env, "uringmq.read"), log_(std::move(log)), offset_(offset), max_bytes_(max_bytes),
-        deferred_(Napi::Promise::Deferred::New(env)) {}
-  Napi::Promise Promise() { return deferred_.Promise(); }
+      : Napi::AsyncWorker(env, "uringmq.read"), log_(std::move(log)), offset_(offset), max_bytes_(max_bytes) {
+    if (napi_create_promise(env, &deferred_, &promise_) != napi_ok) throw Napi::Error::New(env, "cannot create a promise");
+  }
+  napi_value Promise() { return promise_; }
   void Execute() override {
     out_ = std::make_unique<std::vector<uint8_t>>();
     status_ = log_->Read(offset_, max_bytes_, out_.get());
   }
   void OnOK() override {
-    Napi::Env env = Env();
+    napi_env env = Env();
+    napi_value v;
     if (!status_.ok()) {
-      deferred_.Reject(MakeError(env, status_).Value());
+      if (RawError(env, status_.code, status_.message, &v)) Settle(env, deferred_, false, v);
       return;
     }
-    auto* vec = out_.release();
+    auto* vec = out_.get();
     // Hand the vector's storage to the Buffer: no copy; freed by the finalizer.
-    deferred_.Resolve(Napi::Buffer<uint8_t>::New(env, vec->data(), vec->size(),
-                                                 [](Napi::Env, uint8_t*, std::vector<uint8_t>* v) { delete v; }, vec));
+    if (napi_create_external_buffer(
+            env, vec->size(), vec->data(),
+            [](napi_env, void*, void* hint) { delete static_cast<std::vector<uint8_t>*>(hint); }, vec, &v) != napi_ok)
+      return;  // out_ still owns it
+    out_.release();
+    Settle(env, deferred_, true, v);
   }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+  void OnError(const Napi::Error&) override {}
 
  private:
   std::shared_ptr<PartitionLog> log_;
   int64_t offset_;
   size_t max_bytes_;
-  Napi::Promise::Deferred deferred_;
+  napi_deferred deferred_ = nullptr;
+  napi_value promise_ = nullptr;
   Status status_;
   std::unique_ptr<std::vector<uint8_t>> out_;
 };
@@ -179,7 +218,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           auto* batch = new std::vector<Completion>(std::move(done));
           napi_status st = tsfn.NonBlockingCall(batch, [this](Napi::Env env, Napi::Function fn, std::vector<Completion>* b) {
             std::unique_ptr<std::vector<Completion>> owned(b);
-            if (env == nullptr) return;
+            if (env == nullptr || fn.IsEmpty()) return;
             Deliver(env, fn, *owned);
           });
           if (st != napi_ok) delete batch;  // env shutting down: nobody to tell
@@ -214,36 +253,50 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     tsfn_released_ = true;
   }
 
-  void Deliver(Napi::Env env, Napi::Function fn, const std::vector<Completion>& done) {
+  // Runs on the JS thread for each group-commit cycle. Raw, checked N-API calls: this
+  // can run while a worker env is terminating, when every call may fail.
+  void Deliver(napi_env env, napi_value fn, const std::vector<Completion>& done) {
     const size_t n = done.size();
-    Napi::Float64Array ids = Napi::Float64Array::New(env, n);
-    Napi::Int32Array codes = Napi::Int32Array::New(env, n);
-    Napi::Float64Array bases = Napi::Float64Array::New(env, n);
-    Napi::Value messages = env.Null();
-    for (size_t i = 0; i < n; i++) {
-      ids[i] = static_cast<double>(done[i].id);
-      bases[i] = static_cast<double>(done[i].base_offset);
-      codes[i] = static_cast<int32_t>(done[i].code);
-      if (done[i].code != Code::kOk) {
-        if (messages.IsNull()) messages = Napi::Array::New(env, n);
-        Napi::Object err = Napi::Object::New(env);
-        err.Set("code", CodeName(done[i].code));
-        err.Set("message", done[i].message);
-        messages.As<Napi::Array>().Set(static_cast<uint32_t>(i), err);
-      }
-    }
     pending_ -= n;
     if (pending_ == 0 && referenced_) {
       referenced_ = false;
-      tsfn_.Unref(env);
-      Unref();
+      napi_unref_threadsafe_function(env, tsfn_);
+      uint32_t rc;
+      napi_reference_unref(env, Napi::ObjectWrap<EngineWrap>::_ref, &rc);
     }
-    try {
-      fn.Call({ids, codes, bases, messages});
-    } catch (const Napi::Error& e) {
-      // A throw in JS must not unwind through the TSFN trampoline (that aborts):
-      // hand it to the process's uncaughtException machinery instead.
-      napi_fatal_exception(env, e.Value());
+    void* p;
+    napi_value argv[4];
+    if (!RawTypedArray(env, napi_float64_array, n, 8, &p, &argv[0])) return;
+    auto* ids = static_cast<double*>(p);
+    if (!RawTypedArray(env, napi_int32_array, n, 4, &p, &argv[1])) return;
+    auto* codes = static_cast<int32_t*>(p);
+    if (!RawTypedArray(env, napi_float64_array, n, 8, &p, &argv[2])) return;
+    auto* bases = static_cast<double*>(p);
+    if (napi_get_null(env, &argv[3]) != napi_ok) return;
+    bool have_errors = false;
+    for (size_t i = 0; i < n; i++) {
+      ids[i] = static_cast<double>(done[i].id);
+      codes[i] = static_cast<int32_t>(done[i].code);
+      bases[i] = static_cast<double>(done[i].base_offset);
+      if (done[i].code == Code::kOk) continue;
+      if (!have_errors) {
+        if (napi_create_array_with_length(env, n, &argv[3]) != napi_ok) return;
+        have_errors = true;
+      }
+      napi_value err, code, msg;
+      if (napi_create_object(env, &err) != napi_ok || napi_create_string_utf8(env, CodeName(done[i].code), NAPI_AUTO_LENGTH, &code) != napi_ok ||
+          napi_create_string_utf8(env, done[i].message.data(), done[i].message.size(), &msg) != napi_ok ||
+          napi_set_named_property(env, err, "code", code) != napi_ok || napi_set_named_property(env, err, "message", msg) != napi_ok ||
+          napi_set_element(env, argv[3], static_cast<uint32_t>(i), err) != napi_ok)
+        return;
+    }
+    napi_value global, result;
+    if (napi_get_global(env, &global) != napi_ok) return;
+    if (napi_call_function(env, global, fn, 4, argv, &result) == napi_pending_exception) {
+      // A throw in the JS callback goes to 'uncaughtException', not through the TSFN
+      // trampoline (which would abort).
+      napi_value exc;
+      if (napi_get_and_clear_last_exception(env, &exc) == napi_ok) napi_fatal_exception(env, exc);
     }
   }
 
@@ -284,9 +337,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       ThrowInvalid(env, "segmentBytes must be between 4096 and 1 GiB");
     if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");
     auto* w = new OpenPartitionWorker(env, std::move(cfg));
-    Napi::Promise p = w->Promise();
+    napi_value p = w->Promise();
     w->Queue();
-    return p;
+    return Napi::Value(env, p);
   }
 
   // append(partition, batch, id, seal) → true, or false when the ring is full.
@@ -329,7 +382,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (!engine->Submit(std::move(r))) return Napi::Boolean::New(env, false);
     if (pending_++ == 0 && !referenced_) {
       referenced_ = true;
-      tsfn_.Ref(env);
+      napi_ref_threadsafe_function(env, tsfn_);
       Ref();  // keep this object (and its engine) alive while the I/O thread works
     }
     return Napi::Boolean::New(env, true);
@@ -346,9 +399,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       ThrowInvalid(env, "offset must be a non-negative safe integer");
     if (!(max >= 1) || max > (1u << 30)) ThrowInvalid(env, "maxBytes must be between 1 and 1 GiB");
     auto* w = new ReadWorker(env, pw->log, static_cast<int64_t>(off), static_cast<size_t>(max));
-    Napi::Promise p = w->Promise();
+    napi_value p = w->Promise();
     w->Queue();
-    return p;
+    return Napi::Value(env, p);
   }
 
   Napi::Value Info(const Napi::CallbackInfo& info) {

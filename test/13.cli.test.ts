@@ -1,0 +1,63 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { tmpDir } from './helpers';
+import { spawnServer, type ServerProcess } from './fixtures/server_process';
+
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+const run = (args: string[], input?: string) => {
+  const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, ...args], { input, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+};
+
+describe('CLI', function () {
+  this.timeout(120_000);
+  let srv: ServerProcess | null = null;
+  afterEach(() => srv?.child.kill('SIGKILL'));
+
+  for (const where of ['dir', 'server'] as const) {
+    it(`topics, produce and consume against --${where}`, async () => {
+      const dir = tmpDir();
+      let target: string[];
+      if (where === 'server') {
+        srv = await spawnServer(dir);
+        target = ['--server', srv.address];
+      } else target = ['--dir', dir];
+      let r = run(['topics', 'create', 'cli', '--partitions', '2', ...target]);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(JSON.parse(r.out).partitions.length, 2);
+      assert.equal(run(['topics', 'list', ...target]).out.trim(), 'cli');
+      r = run(['produce', 'cli', '--partition', '1', ...target], 'one\ntwo\nthree\n');
+      assert.equal(r.code, 0, r.err);
+      r = run(['consume', 'cli', '--group', 'g', '--from', 'earliest', '--max', '3', '--json', ...target]);
+      assert.equal(r.code, 0, r.err);
+      const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as { value: string; offset: number; partition: number });
+      assert.deepEqual(lines.map((l) => l.value), ['one', 'two', 'three']);
+      assert.deepEqual(lines.map((l) => l.partition), [1, 1, 1]);
+      const d = JSON.parse(run(['topics', 'describe', 'cli', ...target]).out);
+      assert.equal(d.partitions[1].endOffset, 3);
+      r = run(['consume', 'cli', '--from', 'earliest', '--partition', '1', '--max', '2', ...target]);
+      assert.deepEqual(r.out.trim().split('\n'), ['one', 'two']);
+      r = run(['topics', 'describe', 'nope', ...target]);
+      assert.equal(r.code, 2);
+      assert.match(r.err, /TOPIC_NOT_FOUND/);
+      assert.equal(run(['topics', 'delete', 'cli', ...target]).code, 0);
+      assert.equal(run(['topics', 'list', ...target]).out.trim(), '');
+    });
+  }
+
+  it('serve reads a config file and environment, and rejects unknown settings', async () => {
+    const dir = tmpDir();
+    const cfg = path.join(dir, 'uringmq.json');
+    fs.writeFileSync(cfg, JSON.stringify({ durability: 'none', keepaliveTimeMs: 20000, maxConcurrentStreams: 5 }));
+    srv = await spawnServer(path.join(dir, 'data'), 0, ['--config', cfg]);
+    assert.match(srv.logs(), /"port":\d+/);
+    srv.child.kill('SIGTERM');
+    assert.equal((await srv.exited).code, 0);
+    fs.writeFileSync(cfg, JSON.stringify({ bogus: 1 }));
+    const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'data')]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /unknown setting "bogus"/);
+  });
+});
