@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { Broker, type ConsumedMessage, type GroupConsumerApi } from '../src';
+import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions } from '../src';
 import { openBroker, sleep, startServer, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
@@ -26,8 +26,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
     });
     afterEach(async () => stop());
 
-    const consumer = (o: Parameters<Broker['consumer']>[0] & { group: string }): GroupConsumerApi =>
-      client ? client.consumer(o) : broker.consumer(o);
+    const consumer = (o: GroupConsumerOptions): GroupConsumerApi => (client ? client.consumer(o) : broker.consumer(o));
     const producer = () => (client ? client.producer() : broker.producer());
 
     async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 20_000): Promise<ConsumedMessage[]> {
@@ -203,6 +202,23 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.throws(() => member.ack(0, 1, 0), { code: 'INVALID_ARGUMENT' });
       member.ack(0, 0, 1);
       member.leave();
+    });
+
+    it('batches(): a delivery at a time, each message acked on its own', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 500 }, (_, i) => ({ value: String(i) })));
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      let n = 0;
+      for await (const batch of c.batches()) {
+        assert.ok(batch.length > 0);
+        for (const m of batch) {
+          assert.equal(m.offset, n++);
+          m.ack();
+        }
+        if (n === 500) break;
+      }
+      await sleep(100);
+      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 500);
     });
 
     it('rejects invalid group names', async () => {

@@ -21,6 +21,8 @@ export interface ConsumedMessage extends Message {
 
 /** The consumer both the embedded broker and the remote client return for groups. */
 export interface GroupConsumerApi extends AsyncIterable<ConsumedMessage> {
+  /** Deliveries as arrays: one await per batch (iterate either this or the consumer, once). */
+  batches(): AsyncIterable<ConsumedMessage[]>;
   readonly memberId: string | undefined;
   readonly assignment: readonly number[];
   close(): Promise<void>;
@@ -28,12 +30,46 @@ export interface GroupConsumerApi extends AsyncIterable<ConsumedMessage> {
 
 export type GroupConsumerOptions = GroupJoinOptions;
 
+/** One object per message (methods on the prototype, no closures): less garbage at 1M msgs/s. */
+export class MemberMessage implements ConsumedMessage {
+  readonly offset: number;
+  readonly timestamp: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer;
+  readonly headers: Record<string, Buffer>;
+  private done = false;
+  constructor(
+    private readonly member: GroupMember,
+    readonly topic: string,
+    readonly partition: number,
+    r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer; headers: Record<string, Buffer> },
+    readonly deliveryCount: number,
+  ) {
+    this.offset = r.offset;
+    this.timestamp = r.timestamp;
+    this.key = r.key;
+    this.value = r.value;
+    this.headers = r.headers;
+  }
+  get redelivered(): boolean {
+    return this.deliveryCount > 1;
+  }
+  ack(): void {
+    if (this.done) return;
+    this.done = true;
+    this.member.ack(this.partition, this.offset, this.offset + 1);
+  }
+  nack(o?: { delayMs?: number }): void {
+    if (this.done) return;
+    this.done = true;
+    this.member.nack(this.partition, this.offset, o?.delayMs ?? 0);
+  }
+}
+
 type Chunk = { kind: 'batches'; partition: number; raw: Buffer; from: number; to: number } | { kind: 'records'; records: RedeliveredRecord[] };
 
 export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private readonly chunks: Chunk[] = [];
-  private ready: ConsumedMessage[] = [];
-  private readyPos = 0;
   private wake: (() => void) | null = null;
   private ended = false;
   private endError: UringmqError | undefined;
@@ -88,57 +124,38 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
+    return flatten(this.batches());
+  }
+
+  /**
+   * The same messages, a delivery at a time: one await per batch instead of per
+   * message, for consumers that want millions of messages per second. Each message
+   * is still acked (or nacked) on its own.
+   */
+  batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw new UringmqError('INVALID_ARGUMENT', 'a consumer can be iterated once');
     this.started = true;
-    return this.run();
+    return { [Symbol.asyncIterator]: () => this.run() };
   }
 
   private expand(c: Chunk, m: GroupMember): ConsumedMessage[] {
     const topic = this.opts.topic;
-    const make = (partition: number, r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer; headers: Record<string, Buffer> }, deliveryCount: number): ConsumedMessage => {
-      let done = false;
-      return {
-        topic,
-        partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: r.key,
-        value: r.value,
-        headers: r.headers,
-        deliveryCount,
-        redelivered: deliveryCount > 1,
-        ack: () => {
-          if (done) return;
-          done = true;
-          m.ack(partition, r.offset, r.offset + 1);
-        },
-        nack: (o?: { delayMs?: number }) => {
-          if (done) return;
-          done = true;
-          m.nack(partition, r.offset, o?.delayMs ?? 0);
-        },
-      };
-    };
-    if (c.kind === 'records') return c.records.map((r) => make(r.partition, r, r.deliveryCount));
-    return decodeBatches(c.raw, c.from)
-      .filter((r) => r.offset < c.to)
-      .map((r) => make(c.partition, r, 1));
+    if (c.kind === 'records') return c.records.map((r) => new MemberMessage(m, topic, r.partition, r, r.deliveryCount));
+    const out: ConsumedMessage[] = [];
+    for (const r of decodeBatches(c.raw, c.from)) if (r.offset < c.to) out.push(new MemberMessage(m, topic, c.partition, r, 1));
+    return out;
   }
 
-  private async *run(): AsyncGenerator<ConsumedMessage> {
+  private async *run(): AsyncGenerator<ConsumedMessage[]> {
     const m = await this.joined;
     try {
       for (;;) {
-        if (this.readyPos < this.ready.length) {
-          const msg = this.ready[this.readyPos++]!;
-          yield msg;
-          m.credit(1);
-          continue;
-        }
         const c = this.chunks.shift();
         if (c) {
-          this.ready = this.expand(c, m);
-          this.readyPos = 0;
+          const msgs = this.expand(c, m);
+          if (msgs.length === 0) continue;
+          yield msgs;
+          m.credit(msgs.length);
           continue;
         }
         if (this.ended || this.broker.closed) {
@@ -155,4 +172,9 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
       m.leave();
     }
   }
+}
+
+/** Messages one by one from batches; leaving early ends the underlying iterator. */
+export async function* flatten<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
+  for await (const b of batches) for (const x of b) yield x;
 }

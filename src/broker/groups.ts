@@ -137,34 +137,43 @@ export class GroupMember {
   credit(n: number): void {
     if (!Number.isInteger(n) || n < 0) throw invalid('credit must be a non-negative integer');
     this.credits = Math.min(this.credits + n, 1 << 30);
-    this.touch();
+    this.lastSeen = Date.now();
+    if (this.credits >= this.refill) this.wake();
   }
 
   heartbeat(): void {
-    this.touch();
+    this.lastSeen = Date.now();
+  }
+
+  /**
+   * Deliveries resume only once this many credits and window slots are free (or
+   * nothing is unacked): one message acked must not trigger a read for one message.
+   */
+  get refill(): number {
+    return Math.max(1, Math.min(256, Math.floor(this.opts.maxUnacked / 4)));
+  }
+
+  /** @internal */
+  canDeliver(): boolean {
+    if (this.credits <= 0 || this.unacked >= this.opts.maxUnacked) return false;
+    return this.unacked === 0 || (this.credits >= this.refill && this.opts.maxUnacked - this.unacked >= this.refill);
   }
 
   /** Acks [from, to) of a partition. FAILED_PRECONDITION for offsets never delivered. */
   ack(partition: number, from: number, to: number): void {
-    this.touch();
+    this.lastSeen = Date.now();
     this.coord.ack(this, partition, from, to);
   }
 
   /** Returns a message for redelivery after delayMs (counts as a delivery attempt). */
   nack(partition: number, offset: number, delayMs = 0): void {
-    this.touch();
+    this.lastSeen = Date.now();
     this.coord.nack(this, partition, offset, delayMs);
   }
 
   /** Leaves the group; unacked messages go back for redelivery at once. */
   leave(): void {
     this.coord.leave(this);
-  }
-
-  /** @internal */
-  touch(): void {
-    this.lastSeen = Date.now();
-    this.wake();
   }
 
   /** @internal */
@@ -349,26 +358,53 @@ export class GroupCoordinator {
       );
     from = Math.max(from, ps.committed);
     if (from >= to) return;
-    // Credit the owners of the inflight ranges this ack covers, before marking it.
-    let changed = false;
-    const keep: Inflight[] = [];
-    for (const r of ps.inflight) {
+    // Inflight ranges are disjoint and sorted, so the ones this ack touches are found
+    // by binary search: acking stays O(log n) however large the window.
+    const inf = ps.inflight;
+    let lo = 0;
+    let hi = inf.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (inf[mid]!.to > from) hi = mid;
+      else lo = mid + 1;
+    }
+    let j = lo;
+    for (; j < inf.length && inf[j]!.from < to; j++) {
+      const r = inf[j]!;
       const a = Math.max(r.from, from);
       const b = Math.min(r.to, to);
-      if (a < b) {
-        const newly = b - a - ps.acked.countIn(a, b);
-        if (newly > 0) {
-          r.member.unacked = Math.max(0, r.member.unacked - newly);
-          if (r.member !== m) r.member.wake();
-        }
-        changed = true;
+      const newly = b - a - ps.acked.countIn(a, b);
+      if (newly > 0) {
+        r.member.unacked = Math.max(0, r.member.unacked - newly);
+        if (r.member !== m && r.member.canDeliver()) r.member.wake();
       }
-      keep.push(r);
     }
     if (ps.redeliver.length) ps.redeliver = ps.redeliver.filter((e) => e.offset < from || e.offset >= to);
     ps.acked.add(from, to);
-    if (changed) ps.inflight = keep.filter((r) => ps.acked.countIn(r.from, r.to) < r.to - r.from);
+    // Drop the touched ranges that are now fully acked.
+    for (let k = j - 1; k >= lo; k--) {
+      const r = inf[k]!;
+      if (ps.acked.countIn(r.from, r.to) === r.to - r.from) inf.splice(k, 1);
+    }
+    if (m.canDeliver()) m.wake();
     this.advance(gs, ps);
+  }
+
+  /** Keeps ps.inflight sorted by offset (redeliveries land below fresh ranges). */
+  private insertInflight(ps: PartitionGroupState, r: Inflight): void {
+    const inf = ps.inflight;
+    if (inf.length === 0 || inf[inf.length - 1]!.from < r.from) {
+      inf.push(r);
+      return;
+    }
+    let lo = 0;
+    let hi = inf.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (inf[mid]!.from < r.from) lo = mid + 1;
+      else hi = mid;
+    }
+    inf.splice(lo, 0, r);
   }
 
   private advance(gs: GroupState, ps: PartitionGroupState): void {
@@ -459,7 +495,7 @@ export class GroupCoordinator {
       let delivered = false;
       try {
         for (const p of m.nextPartitions()) {
-          if (!m.alive || m.credits <= 0 || m.unacked >= m.opts.maxUnacked) break;
+          if (!m.alive || !m.canDeliver()) break;
           const ps = gs.parts[p]!;
           if (ps.owner !== m) continue;
           const native = t.partitions[p]!;
@@ -515,7 +551,7 @@ export class GroupCoordinator {
     }
     const slice = raw.subarray(0, pos);
     const n = to - from;
-    ps.inflight.push({ from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
+    this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
     ps.next = to;
     m.unacked += n;
     m.credits -= n;
@@ -564,7 +600,7 @@ export class GroupCoordinator {
     }
     if (out.length === 0) return true;
     const deadline = Date.now() + m.opts.ackDeadlineMs;
-    for (const r of out) ps.inflight.push({ from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
+    for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
     m.unacked += out.length;
     m.credits -= out.length;
     m.sink.deliverRecords(out);

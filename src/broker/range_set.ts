@@ -68,8 +68,17 @@ export class RangeSet {
       e = Math.max(e, this.ends[j]!);
       j++;
     }
-    this.starts.splice(i, j - i, s);
-    this.ends.splice(i, j - i, e);
+    if (j - i === 1) {
+      // The common case (an ack extending a range): no splice, no garbage.
+      this.starts[i] = s;
+      this.ends[i] = e;
+    } else if (j === i && i === this.starts.length) {
+      this.starts.push(s);
+      this.ends.push(e);
+    } else {
+      this.starts.splice(i, j - i, s);
+      this.ends.splice(i, j - i, e);
+    }
     return added;
   }
 

@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { UringmqError, invalid } from '../errors';
 import { decodeBatches, encodeBatch, recordSize, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
-import type { ConsumedMessage, GroupConsumerApi } from '../broker/group_consumer';
+import { flatten, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { partitionForKey } from '../broker/partitioner';
@@ -111,10 +111,11 @@ export class Client {
     });
   }
 
-  /** @internal */
-  bidi(name: M): grpc.ClientDuplexStream<unknown, unknown> {
+  /** @internal `preserialized`: requests are already protobuf bytes. */
+  bidi(name: M, preserialized = false): grpc.ClientDuplexStream<unknown, unknown> {
     const m = methodOf(name);
-    return this.grpc.makeBidiStreamRequest(m.path, m.ser, m.de, new grpc.Metadata(), {});
+    const ser = preserialized ? (b: Buffer) => b : m.ser;
+    return this.grpc.makeBidiStreamRequest(m.path, ser as (v: unknown) => Buffer, m.de, new grpc.Metadata(), {});
   }
 
   async createTopic(name: string, opts: { partitions?: number; retention?: { maxBytes?: number; maxAgeMs?: number }; segmentBytes?: number } = {}): Promise<TopicDescription> {
@@ -229,11 +230,61 @@ function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
 }
 
 // ------------------------------------------------------------------------------------
+function uvarintLen(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 128);
+    n++;
+  }
+  return n;
+}
+
+function putUvarint(buf: Buffer, pos: number, v: number): number {
+  while (v >= 0x80) {
+    buf[pos++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
+/**
+ * A serialized uringmq.v1.PublishRequest { sequence = 1, topic = 2, partition = 3,
+ * batch = 4 } with the RecordBatch encoded straight into its place in the message:
+ * one allocation and no copy of the batch (protobufjs would copy it into its writer,
+ * and grpc-js would get yet another buffer).
+ */
+export function encodePublishRequest(seq: number, topic: string, partition: number, records: readonly RecordInput[], opts: { producerId?: number; baseSequence?: number }): Buffer {
+  const topicLen = Buffer.byteLength(topic);
+  let msg: Buffer | null = null;
+  const batch = encodeBatch(records, {
+    ...opts,
+    alloc: (size) => {
+      const head = 1 + uvarintLen(seq) + 1 + uvarintLen(topicLen) + topicLen + 1 + uvarintLen(partition) + 1 + uvarintLen(size);
+      msg = Buffer.allocUnsafe(head + size);
+      let pos = 0;
+      msg[pos++] = 0x08;
+      pos = putUvarint(msg, pos, seq);
+      msg[pos++] = 0x12;
+      pos = putUvarint(msg, pos, topicLen);
+      pos += msg.write(topic, pos, 'utf8');
+      msg[pos++] = 0x18;
+      pos = putUvarint(msg, pos, partition);
+      msg[pos++] = 0x22;
+      pos = putUvarint(msg, pos, size);
+      return msg.subarray(pos);
+    },
+  });
+  sealBatch(batch);
+  return msg!;
+}
+
 interface OutBatch {
   seq: number;
   topic: string;
   partition: number;
-  batch: Buffer;
+  /** The serialized PublishRequest (sequence, topic, partition, batch), sent as is on every attempt. */
+  msg: Buffer;
   count: number;
   deadline: number;
   resolve: (r: { partition: number; baseOffset: number }) => void;
@@ -373,12 +424,13 @@ export class RemoteProducer implements ProducerApi {
 
   private async submit(topic: string, partition: number, records: readonly RecordInput[]): Promise<{ partition: number; baseOffset: number }> {
     const key = `${topic}\u0000${partition}`;
-    const baseSequence = this.sequences.get(key) ?? 0;
-    const batch = sealBatch(encodeBatch(records, this.producerId ? { producerId: this.producerId, baseSequence } : {}));
-    if (this.producerId) this.sequences.set(key, (baseSequence + records.length) % 2 ** 31);
     while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
+    const baseSequence = this.sequences.get(key) ?? 0;
+    const seq = this.nextSeq++;
+    const msg = encodePublishRequest(seq, topic, partition, records, this.producerId ? { producerId: this.producerId, baseSequence } : {});
+    if (this.producerId) this.sequences.set(key, (baseSequence + records.length) % 2 ** 31);
     return new Promise((resolve, reject) => {
-      const b: OutBatch = { seq: this.nextSeq++, topic, partition, batch, count: records.length, deadline: Date.now() + this.deliveryTimeoutMs, resolve, reject, attempts: 0 };
+      const b: OutBatch = { seq, topic, partition, msg, count: records.length, deadline: Date.now() + this.deliveryTimeoutMs, resolve, reject, attempts: 0 };
       this.queue.push(b);
       this.pump();
     });
@@ -388,7 +440,7 @@ export class RemoteProducer implements ProducerApi {
     if (this.stream || this.reconnecting) return this.stream;
     let s: grpc.ClientDuplexStream<unknown, unknown>;
     try {
-      s = this.client.bidi('publishStream');
+      s = this.client.bidi('publishStream', true);
     } catch (e) {
       const err = new UringmqError('UNAVAILABLE', `cannot publish: ${(e as Error).message}`);
       for (const b of this.queue.splice(0)) b.reject(err);
@@ -436,7 +488,7 @@ export class RemoteProducer implements ProducerApi {
       }
       b.attempts++;
       this.inflight.set(b.seq, b);
-      s.write({ sequence: b.seq, topic: b.topic, partition: b.partition, batch: b.batch });
+      s.write(b.msg);
     }
   }
 
@@ -471,17 +523,53 @@ export class RemoteProducer implements ProducerApi {
 // ------------------------------------------------------------------------------------
 type Chunk = { partition: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number };
 
+class RemoteMessage implements ConsumedMessage {
+  readonly offset: number;
+  readonly timestamp: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer;
+  readonly headers: Record<string, Buffer>;
+  private done = false;
+  constructor(
+    private readonly consumer: RemoteConsumer,
+    private readonly session: number,
+    readonly topic: string,
+    readonly partition: number,
+    r: DecodedRecord,
+    readonly deliveryCount: number,
+  ) {
+    this.offset = r.offset;
+    this.timestamp = r.timestamp;
+    this.key = r.key;
+    this.value = r.value;
+    this.headers = r.headers;
+  }
+  get redelivered(): boolean {
+    return this.deliveryCount > 1;
+  }
+  ack(): void {
+    if (this.done) return;
+    this.done = true;
+    this.consumer.queueAck(this.partition, this.offset, this.session);
+  }
+  nack(o?: { delayMs?: number }): void {
+    if (this.done) return;
+    this.done = true;
+    this.consumer.sendNack(this.partition, this.offset, o?.delayMs ?? 0, this.session);
+  }
+}
+
 export class RemoteConsumer implements GroupConsumerApi {
   private stream: grpc.ClientDuplexStream<unknown, unknown> | null = null;
   private readonly chunks: Chunk[] = [];
-  private ready: ConsumedMessage[] = [];
-  private readyPos = 0;
   private wake: (() => void) | null = null;
   private session = 0;
   private closed = false;
   private fatal: UringmqError | null = null;
   private started = false;
+  /** per partition: [from, to, from, to, ...] ranges to ack */
   private pendingAcks = new Map<number, number[]>();
+  private pendingAckCount = 0;
   private pendingCredit = 0;
   private flushTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
@@ -572,8 +660,6 @@ export class RemoteConsumer implements GroupConsumerApi {
       }
       // Reconnect and resume from committed offsets; what we held unacked comes again.
       this.chunks.length = 0;
-      this.ready = [];
-      this.readyPos = 0;
       const delay = Math.min(100 * 2 ** Math.min(this.attempts++, 6), 5000);
       setTimeout(() => {
         if (!this.closed && !this.stream && !this.client.isClosed) this.open();
@@ -592,12 +678,22 @@ export class RemoteConsumer implements GroupConsumerApi {
     w?.();
   }
 
-  private queueAck(partition: number, offset: number, session: number): void {
+  /** @internal called by RemoteMessage.ack() */
+  queueAck(partition: number, offset: number, session: number): void {
     if (session !== this.session || !this.stream) return; // that session's messages are redelivered anyway
+    // In-order acks extend the last range of their partition: no sorting, no per-ack garbage.
     let l = this.pendingAcks.get(partition);
     if (!l) this.pendingAcks.set(partition, (l = []));
-    l.push(offset);
-    this.scheduleFlush(l.length >= 512);
+    const n = l.length;
+    if (n >= 2 && l[n - 1] === offset) l[n - 1] = offset + 1;
+    else l.push(offset, offset + 1);
+    this.pendingAckCount++;
+    this.scheduleFlush(this.pendingAckCount >= 4096);
+  }
+
+  /** @internal called by RemoteMessage.nack() */
+  sendNack(partition: number, offset: number, delayMs: number, session: number): void {
+    if (session === this.session) this.stream?.write({ nack: { partition, offset, delay_ms: delayMs } });
   }
 
   private scheduleFlush(now: boolean): void {
@@ -611,21 +707,9 @@ export class RemoteConsumer implements GroupConsumerApi {
     const s = this.stream;
     if (!s) return;
     const ranges: Array<{ partition: number; from_offset: number; to_offset: number }> = [];
-    for (const [partition, offs] of this.pendingAcks) {
-      offs.sort((a, b) => a - b);
-      let start = offs[0]!;
-      let prev = start;
-      for (let i = 1; i <= offs.length; i++) {
-        const o = offs[i];
-        if (o === prev + 1) {
-          prev = o;
-          continue;
-        }
-        ranges.push({ partition, from_offset: start, to_offset: prev + 1 });
-        if (o !== undefined) start = prev = o;
-      }
-    }
+    for (const [partition, l] of this.pendingAcks) for (let i = 0; i < l.length; i += 2) ranges.push({ partition, from_offset: l[i]!, to_offset: l[i + 1]! });
     this.pendingAcks.clear();
+    this.pendingAckCount = 0;
     if (ranges.length) s.write({ acks: { ranges } });
     if (this.pendingCredit > 0) {
       s.write({ credit: this.pendingCredit });
@@ -646,59 +730,32 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
+    return flatten(this.batches());
+  }
+
+  /** Deliveries as arrays: one await per batch; each message still acked on its own. */
+  batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw invalid('a consumer can be iterated once');
     this.started = true;
     this.open();
-    return this.run();
+    return { [Symbol.asyncIterator]: () => this.run() };
   }
 
   private expand(c: Chunk): ConsumedMessage[] {
     const topic = this.opts.topic;
-    const { partition, session } = c;
-    return c.records.map((r, i) => {
-      const deliveryCount = c.deliveryCounts ? c.deliveryCounts[i]! : 1;
-      let done = false;
-      return {
-        topic,
-        partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: r.key,
-        value: r.value,
-        headers: r.headers,
-        deliveryCount,
-        redelivered: deliveryCount > 1,
-        ack: () => {
-          if (done) return;
-          done = true;
-          this.queueAck(partition, r.offset, session);
-        },
-        nack: (o?: { delayMs?: number }) => {
-          if (done) return;
-          done = true;
-          if (session === this.session) this.stream?.write({ nack: { partition, offset: r.offset, delay_ms: o?.delayMs ?? 0 } });
-        },
-      };
-    });
+    return c.records.map((r, i) => new RemoteMessage(this, c.session, topic, c.partition, r, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
   }
 
-  private async *run(): AsyncGenerator<ConsumedMessage> {
+  private async *run(): AsyncGenerator<ConsumedMessage[]> {
     try {
       for (;;) {
-        if (this.readyPos < this.ready.length) {
-          const m = this.ready[this.readyPos++]!;
-          yield m;
-          this.pendingCredit++;
-          if (this.pendingCredit >= 256) this.scheduleFlush(true);
-          else this.scheduleFlush(false);
-          continue;
-        }
         const c = this.chunks.shift();
         if (c) {
-          if (c.session === this.session) {
-            this.ready = this.expand(c);
-            this.readyPos = 0;
-          }
+          if (c.session !== this.session || c.records.length === 0) continue;
+          const msgs = this.expand(c);
+          yield msgs;
+          this.pendingCredit += msgs.length;
+          this.scheduleFlush(this.pendingCredit >= this.maxUnacked / 4);
           continue;
         }
         if (this.fatal) throw this.fatal;

@@ -1,0 +1,274 @@
+/**
+ * gRPC broker throughput and latency, client and server in separate processes on
+ * this machine, 100-byte records, durability 'sync' (override: --durability none).
+ *
+ *   npm run bench:grpc [-- --seconds 5]
+ *
+ * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
+ * behind it gives the transport ceiling each publish result is compared with.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as hdr from 'hdr-histogram-js';
+import { connect, type Client } from '../src/client';
+import { brokerService } from '../src/grpc/service';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
+};
+const SECONDS = Number(arg('seconds', '5'));
+const DURABILITY = arg('durability', 'sync');
+const RECORD = 100;
+const BATCH = 1000;
+
+interface Row {
+  name: string;
+  recPerSec: number;
+  ceiling?: number;
+  note?: string;
+}
+
+/** Records/s of `body` over `seconds`, after a 0.5 s warm-up; the body counts into `counter`. */
+async function timed(seconds: number, body: (stop: () => boolean) => Promise<unknown>): Promise<number> {
+  const warm = 500;
+  let stopAt = 0;
+  let t1 = 0;
+  let before = 0;
+  counter = 0;
+  setTimeout(() => {
+    before = counter;
+    t1 = Date.now();
+    stopAt = t1 + seconds * 1000;
+  }, warm);
+  const stop = () => stopAt > 0 && Date.now() >= stopAt;
+  await body(stop);
+  return (counter - before) / ((Date.now() - t1) / 1000);
+}
+let counter = 0;
+
+function rawStream(port: number, msgBytes: number, window: number, stop: () => boolean): Promise<void> {
+  const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20 });
+  const id = (b: Buffer) => b;
+  const s = c.makeBidiStreamRequest('/bench.Raw/Stream', id, id);
+  const msg = Buffer.alloc(msgBytes, 0x61);
+  let inflight = 0;
+  return new Promise((resolve) => {
+    const pump = () => {
+      while (inflight < window && !stop()) {
+        inflight++;
+        s.write(msg);
+      }
+      if (stop() && inflight === 0) {
+        s.end();
+        c.close();
+        resolve();
+      }
+    };
+    s.on('data', () => {
+      inflight--;
+      counter++;
+      pump();
+    });
+    s.on('error', () => undefined);
+    pump();
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(process.cwd(), '.bench-data', 'grpc-'));
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'grpc_server.ts'), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const ports = await new Promise<{ broker: number; raw: number; ioBackend: string }>((resolve) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
+    });
+  });
+  const rows: Row[] = [];
+  console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
+  console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}`);
+  console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up\n`);
+  const client: Client = await connect(`127.0.0.1:${ports.broker}`, { maxMessageBytes: 64 << 20 });
+  try {
+    await client.createTopic('bench', { partitions: 1, segmentBytes: 1 << 30 });
+    await client.createTopic('unary', { partitions: 1 });
+    await client.createTopic('e2e', { partitions: 1 });
+    const value = Buffer.alloc(RECORD, 0x62);
+    const batch = Array.from({ length: BATCH }, () => ({ value }));
+    const batchBytes = 64 + BATCH * (RECORD + 6);
+
+    // Ceiling: bare stream with one bytes message per 1000-record batch.
+    const rawBatched = (await timed(SECONDS, (stop) => rawStream(ports.raw, batchBytes, 32, stop))) * BATCH;
+    rows.push({ name: `raw grpc-js stream, ${BATCH} records (${batchBytes} B) per message`, recPerSec: rawBatched });
+    const rawSingle = await timed(SECONDS, (stop) => rawStream(ports.raw, RECORD + 20, 1000, stop));
+    rows.push({ name: 'raw grpc-js stream, 1 record per message', recPerSec: rawSingle });
+
+    // Client library, batches of 1000 via sendBatch, many in flight.
+    const p = client.producer({ maxInFlight: 64 });
+    const pubBatched = await timed(SECONDS, async (stop) => {
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (!stop()) {
+            await p.sendBatch('bench', batch, { partition: 0 });
+            counter += BATCH;
+          }
+        }),
+      );
+    });
+    rows.push({ name: 'publish, client library sendBatch(1000), 32 in flight', recPerSec: pubBatched, ceiling: rawBatched });
+
+    // Client library send() with its own batching (lingerMs 1).
+    const p2 = client.producer({ lingerMs: 1, maxInFlight: 64 });
+    const pubSend = await timed(SECONDS, async (stop) => {
+      await Promise.all(
+        Array.from({ length: 5000 }, async () => {
+          while (!stop()) {
+            await p2.send('bench', { value, partition: 0 });
+            counter++;
+          }
+        }),
+      );
+    });
+    rows.push({ name: 'publish, client library send() (batching, 5000 outstanding)', recPerSec: pubSend, ceiling: rawBatched });
+
+    // Unary Publish, one plain record per call, 64 concurrent.
+    const pubDef = brokerService.publish!;
+    const unary = await timed(SECONDS, async (stop) => {
+      await Promise.all(
+        Array.from({ length: 64 }, async () => {
+          while (!stop()) {
+            await new Promise<void>((resolve, reject) =>
+              client.grpc.makeUnaryRequest(pubDef.path, pubDef.requestSerialize, pubDef.responseDeserialize, { topic: 'unary', partition: 0, records: [{ value }] }, (e) => (e ? reject(e) : resolve())),
+            );
+            counter++;
+          }
+        }),
+      );
+    });
+    rows.push({ name: 'publish, unary Publish, 1 record per call, 64 concurrent', recPerSec: unary, ceiling: rawSingle });
+
+    // PublishStream with one plain record per message, 1000 in flight.
+    const streamDef = brokerService.publishStream!;
+    const perMsg = await timed(SECONDS, (stop) => {
+      const s = client.grpc.makeBidiStreamRequest(streamDef.path, streamDef.requestSerialize, streamDef.responseDeserialize);
+      let inflight = 0;
+      let seq = 0;
+      return new Promise<void>((resolve) => {
+        const pump = () => {
+          while (inflight < 1000 && !stop()) {
+            inflight++;
+            s.write({ sequence: ++seq, topic: 'unary', partition: 0, records: [{ value }] });
+          }
+          if (stop() && inflight === 0) {
+            s.end();
+            resolve();
+          }
+        };
+        s.on('data', () => {
+          inflight--;
+          counter++;
+          pump();
+        });
+        pump();
+      });
+    });
+    rows.push({ name: 'publish, PublishStream, 1 record per message, 1000 in flight', recPerSec: perMsg, ceiling: rawSingle });
+
+    // Consume with acks: the backlog written above, read by a group.
+    const backlog = (await client.describeTopic('bench')).partitions[0]!.endOffset;
+    const c = client.consumer({ topic: 'bench', group: 'bench-consume', from: 'earliest', maxUnacked: 50_000 });
+    counter = 0;
+    const t0 = Date.now();
+    let n = 0;
+    const target = Math.min(backlog, 20_000_000);
+    outer: for await (const batch of c.batches()) {
+      for (const m of batch) {
+        m.ack();
+        if (++n >= target) break outer;
+      }
+      if (Date.now() - t0 > SECONDS * 3000) break;
+    }
+    const consume = n / ((Date.now() - t0) / 1000);
+    rows.push({ name: `consume, group consumer batches(), every message acked (${n} records of a backlog)`, recPerSec: consume, ceiling: rawBatched });
+
+    // End-to-end latency, open loop, scheduled sends.
+    const e2e: Array<{ rate: number; p50: number; p99: number; max: number; n: number }> = [];
+    for (const rate of [1000, 5000, 10_000]) e2e.push(await endToEnd(client, rate, Math.max(3, SECONDS)));
+
+    console.log('| case | records/s | transport ceiling | × ceiling |');
+    console.log('|---|---:|---:|---:|');
+    for (const r of rows)
+      console.log(`| ${r.name} | ${fmt(r.recPerSec)} | ${r.ceiling ? fmt(r.ceiling) : '—'} | ${r.ceiling ? (r.recPerSec / r.ceiling).toFixed(2) : '—'} |`);
+    console.log('\nEnd-to-end latency (send → consumer), open-loop schedule, latency from the scheduled send time, first second discarded:\n');
+    console.log('| rate (msgs/s) | messages | p50 | p99 | max |');
+    console.log('|---:|---:|---:|---:|---:|');
+    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${e.p50.toFixed(2)} ms | ${e.p99.toFixed(2)} ms | ${e.max.toFixed(2)} ms |`);
+  } finally {
+    await client.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function endToEnd(client: Client, rate: number, seconds: number): Promise<{ rate: number; p50: number; p99: number; max: number; n: number }> {
+  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  const producer = client.producer({ lingerMs: 0 });
+  const group = `e2e-${rate}`;
+  const consumer = client.consumer({ topic: 'e2e', group, from: 'latest' });
+  const start = performance.now() + 300;
+  const warmEnd = start + 1000;
+  const end = warmEnd + seconds * 1000;
+  let received = 0;
+  const consuming = (async () => {
+    for await (const m of consumer) {
+      m.ack();
+      const scheduled = m.value.readDoubleLE(0);
+      if (scheduled >= warmEnd) {
+        h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000))); // µs
+        received++;
+      }
+      if (scheduled >= end - 1000 / rate) break;
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 300));
+  // Open loop: every tick sends all messages whose scheduled time has passed, each
+  // stamped with its scheduled time, so a stall shows up as latency, not as fewer sends.
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      const due = Math.min(Math.floor((Math.min(now, end) - start) * (rate / 1000)), Math.floor((end - start) * (rate / 1000)));
+      for (; sent < due; sent++) {
+        const v = Buffer.alloc(RECORD);
+        v.writeDoubleLE(start + (sent * 1000) / rate, 0);
+        void producer.send('e2e', { value: v, partition: 0 });
+      }
+      if (now >= end) resolve();
+      else setImmediate(tick);
+    };
+    tick();
+  });
+  await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
+  await consumer.close();
+  return { rate, n: received, p50: h.getValueAtPercentile(50) / 1000, p99: h.getValueAtPercentile(99) / 1000, max: h.maxValue / 1000 };
+}
+
+function fmt(n: number): string {
+  return n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : `${(n / 1e3).toFixed(1)} k`;
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,38 @@
+/**
+ * Child process for bench/grpc.ts: a uringmq gRPC broker and, on a second port, a
+ * bare grpc-js bidi stream that answers each bytes message with a 16-byte ack and
+ * does nothing else (the transport ceiling). Prints {"broker":port,"raw":port}.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { Broker, BrokerServer } from '../src';
+
+async function main(): Promise<void> {
+  const [dir, durability] = process.argv.slice(2) as [string, string];
+  const broker = await Broker.open({ dir, durability: durability === 'none' ? 'none' : 'sync' });
+  const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, maxMessageBytes: 64 << 20 });
+  const raw = new grpc.Server({ 'grpc.max_receive_message_length': 64 << 20 });
+  const id = (b: Buffer) => b;
+  raw.addService(
+    { echo: { path: '/bench.Raw/Stream', requestStream: true, responseStream: true, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } },
+    {
+      echo: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+        const ack = Buffer.alloc(16);
+        call.on('data', () => call.write(ack));
+        call.on('end', () => call.end());
+      },
+    },
+  );
+  const rawPort = await new Promise<number>((resolve, reject) =>
+    raw.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
+  process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, ioBackend: broker.ioBackend })}\n`);
+  process.on('SIGTERM', () => {
+    raw.forceShutdown();
+    void server.stop(1000).then(() => process.exit(0));
+  });
+}
+
+main().catch((e) => {
+  process.stderr.write(String((e as Error).stack));
+  process.exit(1);
+});
