@@ -89,8 +89,24 @@ export class BrokerServer {
     const host = opts.host ?? '127.0.0.1';
     const addr = `${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 50051}`;
     s.port = await new Promise<number>((resolve, reject) => s.server.bindAsync(addr, creds, (err, port) => (err ? reject(err) : resolve(port))));
+    s.disableNagle();
     s.log?.info({ address: `${host}:${s.port}`, ioBackend: s.broker.ioBackend, dir: s.broker.dir }, 'uringmq serving');
     return s;
+  }
+
+  /**
+   * grpc-js sets TCP_NODELAY on client sockets but not on accepted ones, so small
+   * server writes (publish acks, single-message deliveries) can sit in Nagle's buffer
+   * until the peer's delayed ACK: tens of ms at p99. grpc-js has no option for it, so
+   * reach its http2 servers (a private field; if it moves, we only lose the tweak).
+   */
+  private disableNagle(): void {
+    const servers = (this.server as unknown as { http2Servers?: Map<import('node:net').Server, unknown> }).http2Servers;
+    if (!(servers instanceof Map)) {
+      this.log?.warn('cannot set TCP_NODELAY on accepted connections (grpc-js internals changed)');
+      return;
+    }
+    for (const srv of servers.keys()) srv.on('connection', (sock: import('node:net').Socket) => sock.setNoDelay(true));
   }
 
   /**
