@@ -98,8 +98,6 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     await broker.close();
     throw new UringmqError('UNAVAILABLE', `cannot listen on ${cfg.host}:${cfg.port}: ${(e as Error).message}`);
   }
-  // Machine-readable line for scripts and tests that start the server with port 0.
-  process.stdout.write(`${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port })}\n`);
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signals++;
@@ -116,8 +114,12 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       },
     );
   };
+  // Handlers first, then the line that tells scripts we are up: a signal sent right
+  // after that line must find them installed.
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Machine-readable line for scripts and tests that start the server with port 0.
+  process.stdout.write(`${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port })}\n`);
 }
 
 interface Target {
