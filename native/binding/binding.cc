@@ -52,6 +52,14 @@ void Settle(napi_env env, napi_deferred d, bool ok, napi_value v) {
   else napi_reject_deferred(env, d, v);
 }
 
+// Rejects with the typed error for `s` when it is not ok; true if it rejected.
+bool RejectIfError(napi_env env, napi_deferred d, const Status& s) {
+  if (s.ok()) return false;
+  napi_value v;
+  if (RawError(env, s.code, s.message, &v)) Settle(env, d, false, v);
+  return true;
+}
+
 [[noreturn]] void ThrowInvalid(Napi::Env env, const std::string& msg) {
   throw MakeError(env, Code::kInvalidArgument, msg);
 }
@@ -98,10 +106,7 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
   void OnOK() override {
     napi_env env = Env();
     napi_value v;
-    if (!status_.ok()) {
-      if (RawError(env, status_.code, status_.message, &v)) Settle(env, deferred_, false, v);
-      return;
-    }
+    if (RejectIfError(env, deferred_, status_)) return;
     auto* data = Env().GetInstanceData<AddonData>();
     napi_value ctor = data->partition_ctor.Value();
     if (napi_new_instance(env, ctor, 0, nullptr, &v) != napi_ok) return;
@@ -134,10 +139,7 @@ class ReadWorker : public Napi::AsyncWorker {
   void OnOK() override {
     napi_env env = Env();
     napi_value v;
-    if (!status_.ok()) {
-      if (RawError(env, status_.code, status_.message, &v)) Settle(env, deferred_, false, v);
-      return;
-    }
+    if (RejectIfError(env, deferred_, status_)) return;
     auto* vec = out_.get();
     // Hand the vector's storage to the Buffer: no copy; freed by the finalizer.
     if (napi_create_external_buffer(

@@ -31,6 +31,7 @@ int PwriteFull(int fd, const uint8_t* buf, size_t len, int64_t off) {
       if (errno == EINTR) continue;
       return errno;
     }
+    if (n == 0) return EIO;  // no progress and no error: do not spin
     buf += n;
     len -= static_cast<size_t>(n);
     off += n;

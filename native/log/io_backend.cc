@@ -4,25 +4,11 @@
 
 #include <cerrno>
 
+#include "log/file_util.h"
 #include "uring/io_uring.h"
 
 namespace uringmq {
 namespace {
-
-int PwriteAll(int fd, const uint8_t* buf, size_t len, int64_t off) {
-  while (len > 0) {
-    ssize_t n = pwrite(fd, buf, len, off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return EIO;
-    buf += n;
-    len -= static_cast<size_t>(n);
-    off += n;
-  }
-  return 0;
-}
 
 int DataSync(int fd) {
   for (;;) {
@@ -35,7 +21,7 @@ class ThreadBackend final : public IoBackend {
  public:
   const char* name() const override { return "thread"; }
   void RunWrites(std::vector<IoOp>& ops) override {
-    for (auto& op : ops) op.error = PwriteAll(op.fd, op.buf, op.len, op.offset);
+    for (auto& op : ops) op.error = PwriteFull(op.fd, op.buf, op.len, op.offset);
   }
   void RunSyncs(std::vector<IoOp>& ops) override {
     for (auto& op : ops) op.error = DataSync(op.fd);
@@ -99,14 +85,14 @@ class UringBackend final : public IoBackend {
         } else if (!sync && static_cast<size_t>(cqe.res) < op.len) {
           // Short write: rare (ENOSPC on the way, signals). Finish it with pwrite,
           // which reports the real errno if the remainder fails too.
-          op.error = PwriteAll(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res);
+          op.error = PwriteFull(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res);
         }
       }
     }
   }
 
   static void Fallback(IoOp& op, bool sync) {
-    op.error = sync ? DataSync(op.fd) : PwriteAll(op.fd, op.buf, op.len, op.offset);
+    op.error = sync ? DataSync(op.fd) : PwriteFull(op.fd, op.buf, op.len, op.offset);
   }
 
   std::unique_ptr<IoUring> ring_;

@@ -10,17 +10,12 @@
 #include <chrono>
 #include <climits>
 
+#include "common/clock.h"
 #include "log/crc32c.h"
 #include "log/file_util.h"
 
 namespace uringmq {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool ParseSegmentName(const char* name, int64_t* base) {
   // exactly 20 digits + ".log"

@@ -30,8 +30,17 @@ export interface GroupConsumerApi extends AsyncIterable<ConsumedMessage> {
 
 export type GroupConsumerOptions = GroupJoinOptions;
 
-/** One object per message (methods on the prototype, no closures): less garbage at 1M msgs/s. */
-export class MemberMessage implements ConsumedMessage {
+/** Where a message's ack and nack go: a group member in-process, or a gRPC session. */
+export interface Acker {
+  ack(partition: number, offset: number): void;
+  nack(partition: number, offset: number, delayMs: number): void;
+}
+
+/**
+ * A delivered message of a group. One object per message, methods on the prototype
+ * and one shared Acker: no closures, so less garbage at a million messages a second.
+ */
+export class GroupMessage implements ConsumedMessage {
   readonly offset: number;
   readonly timestamp: number;
   readonly key: Buffer | null;
@@ -39,7 +48,7 @@ export class MemberMessage implements ConsumedMessage {
   readonly headers: Record<string, Buffer>;
   private done = false;
   constructor(
-    private readonly member: GroupMember,
+    private readonly acker: Acker,
     readonly topic: string,
     readonly partition: number,
     r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer; headers: Record<string, Buffer> },
@@ -57,12 +66,12 @@ export class MemberMessage implements ConsumedMessage {
   ack(): void {
     if (this.done) return;
     this.done = true;
-    this.member.ack(this.partition, this.offset, this.offset + 1);
+    this.acker.ack(this.partition, this.offset);
   }
   nack(o?: { delayMs?: number }): void {
     if (this.done) return;
     this.done = true;
-    this.member.nack(this.partition, this.offset, o?.delayMs ?? 0);
+    this.acker.nack(this.partition, this.offset, o?.delayMs ?? 0);
   }
 }
 
@@ -138,21 +147,22 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     return { [Symbol.asyncIterator]: () => this.run() };
   }
 
-  private expand(c: Chunk, m: GroupMember): ConsumedMessage[] {
+  private expand(c: Chunk, acker: Acker): ConsumedMessage[] {
     const topic = this.opts.topic;
-    if (c.kind === 'records') return c.records.map((r) => new MemberMessage(m, topic, r.partition, r, r.deliveryCount));
+    if (c.kind === 'records') return c.records.map((r) => new GroupMessage(acker, topic, r.partition, r, r.deliveryCount));
     const out: ConsumedMessage[] = [];
-    for (const r of decodeBatches(c.raw, c.from)) if (r.offset < c.to) out.push(new MemberMessage(m, topic, c.partition, r, 1));
+    for (const r of decodeBatches(c.raw, c.from)) if (r.offset < c.to) out.push(new GroupMessage(acker, topic, c.partition, r, 1));
     return out;
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
     const m = await this.joined;
+    const acker: Acker = { ack: (p, o) => m.ack(p, o, o + 1), nack: (p, o, d) => m.nack(p, o, d) };
     try {
       for (;;) {
         const c = this.chunks.shift();
         if (c) {
-          const msgs = this.expand(c, m);
+          const msgs = this.expand(c, acker);
           if (msgs.length === 0) continue;
           yield msgs;
           m.credit(msgs.length);

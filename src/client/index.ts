@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { UringmqError, invalid } from '../errors';
 import { decodeBatches, encodeBatch, recordSize, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
-import { flatten, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { GroupMessage, flatten, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { partitionForKey } from '../broker/partitioner';
@@ -523,41 +523,6 @@ export class RemoteProducer implements ProducerApi {
 // ------------------------------------------------------------------------------------
 type Chunk = { partition: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number };
 
-class RemoteMessage implements ConsumedMessage {
-  readonly offset: number;
-  readonly timestamp: number;
-  readonly key: Buffer | null;
-  readonly value: Buffer;
-  readonly headers: Record<string, Buffer>;
-  private done = false;
-  constructor(
-    private readonly consumer: RemoteConsumer,
-    private readonly session: number,
-    readonly topic: string,
-    readonly partition: number,
-    r: DecodedRecord,
-    readonly deliveryCount: number,
-  ) {
-    this.offset = r.offset;
-    this.timestamp = r.timestamp;
-    this.key = r.key;
-    this.value = r.value;
-    this.headers = r.headers;
-  }
-  get redelivered(): boolean {
-    return this.deliveryCount > 1;
-  }
-  ack(): void {
-    if (this.done) return;
-    this.done = true;
-    this.consumer.queueAck(this.partition, this.offset, this.session);
-  }
-  nack(o?: { delayMs?: number }): void {
-    if (this.done) return;
-    this.done = true;
-    this.consumer.sendNack(this.partition, this.offset, o?.delayMs ?? 0, this.session);
-  }
-}
 
 export class RemoteConsumer implements GroupConsumerApi {
   private stream: grpc.ClientDuplexStream<unknown, unknown> | null = null;
@@ -678,7 +643,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     w?.();
   }
 
-  /** @internal called by RemoteMessage.ack() */
+  /** @internal the Acker of this session's messages */
   queueAck(partition: number, offset: number, session: number): void {
     if (session !== this.session || !this.stream) return; // that session's messages are redelivered anyway
     // In-order acks extend the last range of their partition: no sorting, no per-ack garbage.
@@ -691,7 +656,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     this.scheduleFlush(this.pendingAckCount >= 4096);
   }
 
-  /** @internal called by RemoteMessage.nack() */
+  /** @internal the Acker of this session's messages */
   sendNack(partition: number, offset: number, delayMs: number, session: number): void {
     if (session === this.session) this.stream?.write({ nack: { partition, offset, delay_ms: delayMs } });
   }
@@ -743,7 +708,9 @@ export class RemoteConsumer implements GroupConsumerApi {
 
   private expand(c: Chunk): ConsumedMessage[] {
     const topic = this.opts.topic;
-    return c.records.map((r, i) => new RemoteMessage(this, c.session, topic, c.partition, r, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
+    const session = c.session;
+    const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session), nack: (p, o, d) => this.sendNack(p, o, d, session) };
+    return c.records.map((r, i) => new GroupMessage(acker, topic, c.partition, r, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {

@@ -276,6 +276,8 @@ class Cursor {
   }
 }
 
+const NO_HEADERS: Record<string, Buffer> = Object.freeze({}) as Record<string, Buffer>;
+
 const unzigzag = (u: number): number => (u % 2 === 0 ? u / 2 : -(u + 1) / 2);
 
 /**
@@ -299,7 +301,9 @@ export function decodeBatches(buf: Buffer, fromOffset = 0, out: DecodedRecord[] 
       const key = keyLen1 === 0 ? null : c.bytes(keyLen1 - 1);
       const value = c.bytes(c.uvarint());
       const hc = c.uvarint();
-      const headers: Record<string, Buffer> = {};
+      // Most records have no headers: share one frozen empty object instead of
+      // allocating one per record.
+      const headers: Record<string, Buffer> = hc === 0 ? NO_HEADERS : {};
       for (let h = 0; h < hc; h++) {
         const k = c.bytes(c.uvarint()).toString('utf8');
         headers[k] = c.bytes(c.uvarint());
