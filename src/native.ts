@@ -47,6 +47,8 @@ export interface NativeEngine {
    */
   append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean): boolean;
   read(p: NativePartition, offset: number, maxBytes: number): Promise<Buffer>;
+  /** The same from the tail cache, synchronously; undefined when not cached. */
+  readCached(p: NativePartition, offset: number, maxBytes: number): Buffer | undefined;
   info(p: NativePartition): PartitionInfo;
   closePartition(p: NativePartition): void;
   close(): void;

@@ -173,6 +173,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
                            InstanceMethod<&EngineWrap::Append>("append"),
                            InstanceMethod<&EngineWrap::Read>("read"),
+                           InstanceMethod<&EngineWrap::ReadCached>("readCached"),
                            InstanceMethod<&EngineWrap::Info>("info"),
                            InstanceMethod<&EngineWrap::ClosePartition>("closePartition"),
                            InstanceMethod<&EngineWrap::Close>("close"),
@@ -404,6 +405,23 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     napi_value p = w->Promise();
     w->Queue();
     return Napi::Value(env, p);
+  }
+
+  // readCached(partition, offset, maxBytes) → Buffer, or undefined when the tail cache
+  // does not hold `offset`. Synchronous: a memcpy under a mutex, no pool round trip,
+  // for consumers following the end of the log.
+  Napi::Value ReadCached(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsNumber()) ThrowInvalid(env, "readCached(partition, offset, maxBytes)");
+    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    double off = info[1].As<Napi::Number>().DoubleValue();
+    double max = info[2].As<Napi::Number>().DoubleValue();
+    if (!(off >= 0) || !(max >= 1)) return env.Undefined();
+    auto vec = std::make_unique<std::vector<uint8_t>>();
+    if (!pw->log->TryReadCached(static_cast<int64_t>(off), static_cast<size_t>(max), vec.get()) || vec->empty()) return env.Undefined();
+    auto* v = vec.release();
+    return Napi::Buffer<uint8_t>::New(env, v->data(), v->size(), [](Napi::Env, uint8_t*, std::vector<uint8_t>* p) { delete p; }, v);
   }
 
   Napi::Value Info(const Napi::CallbackInfo& info) {

@@ -649,6 +649,12 @@ Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>
   return Status::Ok();
 }
 
+bool PartitionLog::TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (cache_.empty() || offset < cache_.front().first_offset || offset >= cache_.back().next_offset) return false;
+  return ReadFromCache(offset, max_bytes, out).ok();
+}
+
 PartitionInfo PartitionLog::Info() {
   std::lock_guard<std::mutex> lk(mu_);
   PartitionInfo i{};

@@ -108,6 +108,9 @@ class PartitionLog {
 
   // --- any thread ---
   Status Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
+  // Serves the read from the tail cache when it holds `offset`; false otherwise (the
+  // caller then does a Read() off the JS thread). Cheap enough for the JS thread.
+  bool TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
   PartitionInfo Info();
 
  private:

@@ -449,7 +449,8 @@ export class Broker {
     if (this.state === 'closed') throw new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`);
     if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
     try {
-      return await this.engine.read(ps.native, offset, maxBytes);
+      // Tailing readers are served from the tail cache without a thread-pool hop.
+      return this.engine.readCached(ps.native, offset, maxBytes) ?? (await this.engine.read(ps.native, offset, maxBytes));
     } catch (e) {
       throw fromNative(e);
     }
