@@ -35,9 +35,10 @@ function runAndKill(dir: string, round: number, runMs: number): Promise<Ack[]> {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         const f = line.split(' ');
-        if (f[0] === 'READY' && !killTimer) killTimer = setTimeout(() => child.kill('SIGKILL'), runMs);
-        else if (f[0] === 'ACK') acks.push({ partition: +f[1]!, base: +f[2]!, count: +f[3]!, tag: f[4]! });
+        if (f[0] === 'ACK') acks.push({ partition: +f[1]!, base: +f[2]!, count: +f[3]!, tag: f[4]! });
         else if (f[0] === 'ACK1') acks.push({ partition: +f[1]!, base: +f[2]!, count: -1, tag: f[3]! });
+        // The kill moment counts from the first ack, so a slow start never leaves a round empty.
+        if (acks.length > 0 && !killTimer) killTimer = setTimeout(() => child.kill('SIGKILL'), runMs);
       }
     });
     child.on('exit', (code, signal) => {

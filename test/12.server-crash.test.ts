@@ -56,7 +56,9 @@ describe('Server crash and shutdown', function () {
       await Promise.all(inflight);
     })();
 
-    await sleep(800 + Math.random() * 800);
+    const until = Date.now() + 60_000;
+    while (acked.length < 200 && Date.now() < until) await sleep(20);
+    await sleep(Math.random() * 800);
     const ackedBeforeKill = acked.length;
     srv.child.kill('SIGKILL');
     await srv.exited;
