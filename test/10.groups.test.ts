@@ -58,8 +58,12 @@ for (const mode of ['embedded', 'grpc'] as const) {
       }
       assert.equal(new Set(got.map((m) => m.value.toString())).size, 300);
       await c.close();
-      await sleep(100);
-      const d = await broker.describeTopic('t');
+      const until = Date.now() + 10_000;
+      let d = await broker.describeTopic('t');
+      while (d.groups[0]!.lag.some((l) => l > 0) && Date.now() < until) {
+        await sleep(20);
+        d = await broker.describeTopic('t');
+      }
       assert.deepEqual(d.groups[0]!.committed, d.partitions.map((x) => x.endOffset));
       assert.deepEqual(d.groups[0]!.lag, [0, 0, 0]);
     });
@@ -79,7 +83,9 @@ for (const mode of ['embedded', 'grpc'] as const) {
           }
         })().catch(() => undefined),
       );
-      await sleep(300);
+      // produce only once all three have joined, so no partition changes hands mid-test
+      const joined = Date.now() + 15_000;
+      while (((await broker.describeTopic('t')).groups[0]?.members.length ?? 0) < 3 && Date.now() < joined) await sleep(20);
       const p = producer();
       for (let part = 0; part < 6; part++) await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `${part}-${i}` })), { partition: part });
       const deadline = Date.now() + 15_000;
@@ -90,7 +96,8 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.equal(d.groups[0]!.members.length, 3);
       // one leaves: its partitions move to the other two
       await members[2]!.close();
-      await sleep(200);
+      const left = Date.now() + 15_000;
+      while ((await broker.describeTopic('t')).groups[0]!.members.length > 2 && Date.now() < left) await sleep(20);
       const d2 = await broker.describeTopic('t');
       assert.equal(d2.groups[0]!.members.length, 2);
       assert.deepEqual(d2.groups[0]!.members.flatMap((m) => m.partitions).sort(), [0, 1, 2, 3, 4, 5]);
@@ -157,7 +164,8 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.equal(dl[0]!.headers['x-uringmq-original-offset']!.toString(), '0');
       assert.match(dl[0]!.headers['x-uringmq-reason']!.toString(), /nack/);
       // the poison message no longer holds the group back
-      await sleep(100);
+      const until = Date.now() + 10_000;
+      while ((await broker.describeTopic('t')).groups[0]!.committed[0] !== 2 && Date.now() < until) await sleep(20);
       assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 2);
       await c.close();
     });
@@ -217,7 +225,8 @@ for (const mode of ['embedded', 'grpc'] as const) {
         }
         if (n === 500) break;
       }
-      await sleep(100);
+      const until = Date.now() + 10_000;
+      while ((await broker.describeTopic('t')).groups[0]!.committed[0] !== 500 && Date.now() < until) await sleep(20);
       assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 500);
     });
 

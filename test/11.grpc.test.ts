@@ -78,9 +78,10 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     });
     assert.deepEqual(got.sort(), ['one', 'two']);
     s.end();
-    await sleep(100);
-    const desc = await r.client.describeTopic('t');
-    assert.equal(desc.groups.find((g) => g.group === 'plain')!.committed[1], 2);
+    const until = Date.now() + 10_000;
+    const committed = async () => (await r.client.describeTopic('t')).groups.find((g) => g.group === 'plain')?.committed[1];
+    while ((await committed()) !== 2 && Date.now() < until) await sleep(20);
+    assert.equal(await committed(), 2);
   });
 
   it('an idempotent retry is not written twice', async () => {
