@@ -5,7 +5,7 @@
  * the remote client, so code moves between embedded and remote unchanged.
  */
 import { UringmqError } from '../errors';
-import { decodeBatches } from '../codec/record_batch';
+import { decodeEach } from '../codec/record_batch';
 import type { Broker, Message } from './broker';
 import type { DeliverySink, GroupCoordinator, GroupJoinOptions, GroupMember, RedeliveredRecord } from './groups';
 
@@ -51,14 +51,18 @@ export class GroupMessage implements ConsumedMessage {
     private readonly acker: Acker,
     readonly topic: string,
     readonly partition: number,
-    r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer; headers: Record<string, Buffer> },
+    offset: number,
+    timestamp: number,
+    key: Buffer | null,
+    value: Buffer,
+    headers: Record<string, Buffer>,
     readonly deliveryCount: number,
   ) {
-    this.offset = r.offset;
-    this.timestamp = r.timestamp;
-    this.key = r.key;
-    this.value = r.value;
-    this.headers = r.headers;
+    this.offset = offset;
+    this.timestamp = timestamp;
+    this.key = key;
+    this.value = value;
+    this.headers = headers;
   }
   get redelivered(): boolean {
     return this.deliveryCount > 1;
@@ -149,9 +153,11 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
 
   private expand(c: Chunk, acker: Acker): ConsumedMessage[] {
     const topic = this.opts.topic;
-    if (c.kind === 'records') return c.records.map((r) => new GroupMessage(acker, topic, r.partition, r, r.deliveryCount));
+    if (c.kind === 'records')
+      return c.records.map((r) => new GroupMessage(acker, topic, r.partition, r.offset, r.timestamp, r.key, r.value, r.headers, r.deliveryCount));
     const out: ConsumedMessage[] = [];
-    for (const r of decodeBatches(c.raw, c.from)) if (r.offset < c.to) out.push(new GroupMessage(acker, topic, c.partition, r, 1));
+    const p = c.partition;
+    decodeEach(c.raw, c.from, c.to, (o, ts, k, v, h) => out.push(new GroupMessage(acker, topic, p, o, ts, k, v, h, 1)));
     return out;
   }
 

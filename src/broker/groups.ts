@@ -85,7 +85,8 @@ class PartitionGroupState {
 
 const FILE_VERSION = 1;
 const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 1000, maxDeliveries: 5, sessionTimeoutMs: 10_000 };
-const FRESH_READ_BYTES = 256 * 1024;
+const MIN_READ_BYTES = 64 * 1024;
+const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
 const MAX_REDELIVERIES_PER_PASS = 256;
 
 class GroupState {
@@ -110,6 +111,8 @@ export class GroupMember {
   lastSeen = Date.now();
   alive = true;
   partitions: number[] = [];
+  /** running estimate, to size reads to the member's allowance */
+  bytesPerRecord = 256;
   private wakeFn: (() => void) | null = null;
   private rr = 0;
 
@@ -536,7 +539,11 @@ export class GroupCoordinator {
     }
     if (ps.next >= info.endOffset) return false;
     const from = ps.next;
-    const raw = await this.broker.readRaw(native, from, FRESH_READ_BYTES);
+    // Read about as much as the member may take: one large read instead of many
+    // small serial ones (each costs a thread-pool round trip), within bounds.
+    const want = Math.min(m.credits, m.opts.maxUnacked - m.unacked);
+    const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(want * m.bytesPerRecord)));
+    const raw = await this.broker.readRaw(native, from, readBytes);
     if (!m.alive || ps.owner !== m || ps.next !== from) return false; // rebalanced meanwhile
     const allowance = Math.min(m.credits, m.opts.maxUnacked - m.unacked);
     if (allowance <= 0 || raw.length === 0) return false;
@@ -551,6 +558,7 @@ export class GroupCoordinator {
     }
     const slice = raw.subarray(0, pos);
     const n = to - from;
+    m.bytesPerRecord = Math.max(16, Math.round((m.bytesPerRecord * 3 + pos / Math.max(1, n)) / 4));
     this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
     ps.next = to;
     m.unacked += n;

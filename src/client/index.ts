@@ -8,7 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError, invalid } from '../errors';
-import { decodeBatches, encodeBatch, recordSize, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { decodeBatches, decodeEach, encodeBatch, recordSize, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, flatten, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
@@ -48,6 +48,7 @@ export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTi
 }
 
 const MiB = 1 << 20;
+const FLOW_WINDOW = 16 * MiB;
 type M = keyof typeof brokerService;
 
 function methodOf(name: M) {
@@ -86,6 +87,9 @@ export class Client {
       'grpc.keepalive_time_ms': opts.keepalive?.timeMs ?? 30_000,
       'grpc.keepalive_timeout_ms': opts.keepalive?.timeoutMs ?? 10_000,
       'grpc.keepalive_permit_without_calls': (opts.keepalive?.permitWithoutStream ?? true) ? 1 : 0,
+      // HTTP/2's default 64 KiB window caps a stream at one window per round trip;
+      // deliveries are megabytes, so give the receive side room.
+      'grpc-node.flow_control_window': FLOW_WINDOW,
       'grpc.initial_reconnect_backoff_ms': 100,
       'grpc.max_reconnect_backoff_ms': 5_000,
     });
@@ -521,7 +525,8 @@ export class RemoteProducer implements ProducerApi {
 }
 
 // ------------------------------------------------------------------------------------
-type Chunk = { partition: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number };
+/** A delivery: raw batches decoded lazily when the app gets to it, or decoded records. */
+type Chunk = { partition: number; raw?: Buffer; from?: number; to?: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number };
 
 
 export class RemoteConsumer implements GroupConsumerApi {
@@ -596,12 +601,8 @@ export class RemoteConsumer implements GroupConsumerApi {
       const d = res.delivery;
       if (!d) return;
       const partition = d.partition ?? 0;
-      if (d.batches && d.batches.length) {
-        const from = Number(d.from_offset);
-        const to = Number(d.to_offset);
-        const recs = decodeBatches(d.batches as Buffer, from).filter((r) => r.offset < to);
-        this.chunks.push({ partition, records: recs, deliveryCounts: null, session });
-      }
+      if (d.batches && d.batches.length)
+        this.chunks.push({ partition, raw: d.batches as Buffer, from: Number(d.from_offset), to: Number(d.to_offset), records: [], deliveryCounts: null, session });
       if (d.records && d.records.length) {
         const recs: DecodedRecord[] = d.records.map((r) => ({
           offset: Number(r.offset),
@@ -710,7 +711,13 @@ export class RemoteConsumer implements GroupConsumerApi {
     const topic = this.opts.topic;
     const session = c.session;
     const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session), nack: (p, o, d) => this.sendNack(p, o, d, session) };
-    return c.records.map((r, i) => new GroupMessage(acker, topic, c.partition, r, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
+    const p = c.partition;
+    if (c.raw) {
+      const out: ConsumedMessage[] = [];
+      decodeEach(c.raw, c.from!, c.to!, (o, ts, k, v, h) => out.push(new GroupMessage(acker, topic, p, o, ts, k, v, h, 1)));
+      return out;
+    }
+    return c.records.map((r, i) => new GroupMessage(acker, topic, p, r.offset, r.timestamp, r.key, r.value, r.headers, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
@@ -718,8 +725,9 @@ export class RemoteConsumer implements GroupConsumerApi {
       for (;;) {
         const c = this.chunks.shift();
         if (c) {
-          if (c.session !== this.session || c.records.length === 0) continue;
+          if (c.session !== this.session) continue;
           const msgs = this.expand(c);
+          if (msgs.length === 0) continue;
           yield msgs;
           this.pendingCredit += msgs.length;
           this.scheduleFlush(this.pendingCredit >= this.maxUnacked / 4);

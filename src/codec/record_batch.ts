@@ -285,18 +285,46 @@ const unzigzag = (u: number): number => (u % 2 === 0 ? u / 2 : -(u + 1) / 2);
  * Values are views into `buf`, not copies. Records below `fromOffset` are skipped.
  */
 export function decodeBatches(buf: Buffer, fromOffset = 0, out: DecodedRecord[] = []): DecodedRecord[] {
+  decodeEach(buf, fromOffset, Number.MAX_SAFE_INTEGER, (offset, timestamp, key, value, headers) => {
+    out.push({ offset, timestamp, key, value, headers });
+  });
+  return out;
+}
+
+/**
+ * Calls `fn` for every record with fromOffset <= offset < toOffset, without building
+ * intermediate objects (consumers make their message objects directly). Records past
+ * toOffset end the walk.
+ */
+export function decodeEach(
+  buf: Buffer,
+  fromOffset: number,
+  toOffset: number,
+  fn: (offset: number, timestamp: number, key: Buffer | null, value: Buffer, headers: Record<string, Buffer>) => void,
+): void {
   let pos = 0;
   while (pos < buf.length) {
     const meta = readBatchMeta(buf, pos);
     const end = pos + meta.length;
     if (end > buf.length) throw new Error(`batch at byte ${pos} runs past the buffer`);
+    if (meta.baseOffset >= toOffset) return;
+    if (meta.baseOffset + meta.recordCount <= fromOffset) {
+      pos = end; // wholly before the range: skip without decoding
+      continue;
+    }
     const c = new Cursor(buf, pos + HEADER_SIZE, end);
     for (let i = 0; i < meta.recordCount; i++) {
       const len = c.uvarint();
       const recEnd = c.pos + len;
+      const offset = meta.baseOffset + i;
+      if (offset < fromOffset) {
+        c.pos = recEnd;
+        continue;
+      }
+      if (offset >= toOffset) return;
       c.pos++; // attributes
       const ts = meta.firstTimestamp + unzigzag(c.uvarint());
-      const offsetDelta = c.uvarint();
+      c.uvarint(); // offsetDelta (the core checked it equals i)
       const keyLen1 = c.uvarint();
       const key = keyLen1 === 0 ? null : c.bytes(keyLen1 - 1);
       const value = c.bytes(c.uvarint());
@@ -309,10 +337,8 @@ export function decodeBatches(buf: Buffer, fromOffset = 0, out: DecodedRecord[] 
         headers[k] = c.bytes(c.uvarint());
       }
       c.pos = recEnd;
-      const offset = meta.baseOffset + offsetDelta;
-      if (offset >= fromOffset) out.push({ offset, timestamp: ts, key, value, headers });
+      fn(offset, ts, key, value, headers);
     }
     pos = end;
   }
-  return out;
 }

@@ -49,6 +49,7 @@ export interface ServerOptions extends KeepaliveOptions {
 }
 
 const MiB = 1 << 20;
+const FLOW_WINDOW = 16 * MiB;
 
 export class BrokerServer {
   readonly broker: Broker;
@@ -106,7 +107,20 @@ export class BrokerServer {
       this.log?.warn('cannot set TCP_NODELAY on accepted connections (grpc-js internals changed)');
       return;
     }
-    for (const srv of servers.keys()) srv.on('connection', (sock: import('node:net').Socket) => sock.setNoDelay(true));
+    for (const srv of servers.keys()) {
+      srv.on('connection', (sock: import('node:net').Socket) => sock.setNoDelay(true));
+      // HTTP/2's default 64 KiB receive window caps a publish stream at one window
+      // per round trip; batches are ~100 KiB each, so widen it (per stream and per
+      // connection). Same private-field caveat as above.
+      srv.on('session', (session: import('node:http2').ServerHttp2Session) => {
+        try {
+          session.settings({ initialWindowSize: FLOW_WINDOW });
+          session.setLocalWindowSize(FLOW_WINDOW * 4);
+        } catch {
+          // an old Node or a closing session: keep the defaults
+        }
+      });
+    }
   }
 
   /**
