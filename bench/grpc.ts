@@ -5,7 +5,8 @@
  *   npm run bench:grpc [-- --seconds 5]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
- * behind it gives the transport ceiling each publish result is compared with.
+ * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
+ * each result is compared with.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -52,7 +53,10 @@ async function timed(seconds: number, body: (stop: () => boolean) => Promise<unk
 let counter = 0;
 
 function rawStream(port: number, msgBytes: number, window: number, stop: () => boolean): Promise<void> {
-  const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20 });
+  const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+    'grpc.max_send_message_length': 64 << 20,
+    'grpc-node.flow_control_window': 16 << 20, // as the uringmq client sets it
+  });
   const id = (b: Buffer) => b;
   const s = c.makeBidiStreamRequest('/bench.Raw/Stream', id, id);
   const msg = Buffer.alloc(msgBytes, 0x61);

@@ -25,6 +25,16 @@ async function main(): Promise<void> {
   const rawPort = await new Promise<number>((resolve, reject) =>
     raw.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
   );
+  // The same HTTP/2 windows and TCP_NODELAY the broker's server uses, so the ceiling
+  // is measured with the same transport settings.
+  const servers = (raw as unknown as { http2Servers?: Map<import('node:net').Server, unknown> }).http2Servers;
+  for (const srv of servers?.keys() ?? []) {
+    srv.on('connection', (sock: import('node:net').Socket) => sock.setNoDelay(true));
+    srv.on('session', (session: import('node:http2').ServerHttp2Session) => {
+      session.settings({ initialWindowSize: 16 << 20 });
+      session.setLocalWindowSize(64 << 20);
+    });
+  }
   process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, ioBackend: broker.ioBackend })}\n`);
   process.on('SIGTERM', () => {
     raw.forceShutdown();
