@@ -12,8 +12,8 @@ for (const mode of ['embedded', 'grpc'] as const) {
     let stop: () => Promise<void>;
     let dir: string;
 
-    beforeEach(async () => {
-      dir = tmpDir();
+    /** (Re)opens the broker on `dir`: in-process, or behind a server with a client. */
+    async function start(): Promise<void> {
       if (mode === 'embedded') {
         broker = await openBroker({ dir });
         stop = () => broker.close();
@@ -23,6 +23,11 @@ for (const mode of ['embedded', 'grpc'] as const) {
         client = r.client;
         stop = r.stop;
       }
+    }
+
+    beforeEach(async () => {
+      dir = tmpDir();
+      await start();
     });
     afterEach(async () => stop());
 
@@ -180,15 +185,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await sleep(150); // acks flushed and committed offsets written
       await c.close();
       await stop();
-      if (mode === 'embedded') {
-        broker = await Broker.open({ dir });
-        stop = () => broker.close();
-      } else {
-        const r = await startServer({ dir });
-        broker = r.broker;
-        client = r.client;
-        stop = r.stop;
-      }
+      await start();
       const c2 = consumer({ topic: 't', group: 'g', from: 'latest' });
       const again = await take(c2, 4);
       assert.deepEqual(again.map((m) => m.offset), [6, 7, 8, 9]);

@@ -164,17 +164,7 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     if (writes[i].error) owner[i]->Fail(SysError("write", *writes[i].path, writes[i].offset, writes[i].error));
 
   if (opts_.durability == Durability::kSync) {
-    std::vector<IoOp> syncs;
-    std::vector<PartitionLog*> sync_owner;
-    for (auto& p : touched) {
-      if (p->failed.load()) continue;
-      p->CollectSyncs(&syncs);
-      sync_owner.resize(syncs.size(), p.get());
-    }
-    backend_->RunSyncs(syncs);
-    for (size_t i = 0; i < syncs.size(); i++)
-      if (syncs[i].error) sync_owner[i]->Fail(SysError("fdatasync", *syncs[i].path, -1, syncs[i].error));
-    for (auto& p : touched) p->MarkSynced();
+    SyncPartitions(touched.begin(), touched.end());
   } else {
     for (auto& p : touched)
       if (!p->failed.load()) dirty_.insert(p);
@@ -203,18 +193,23 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   sink_(std::move(done));
 }
 
-void LogEngine::SyncDirty() {
+template <typename It>
+void LogEngine::SyncPartitions(It begin, It end) {
   std::vector<IoOp> syncs;
   std::vector<PartitionLog*> owner;
-  for (auto& p : dirty_) {
-    if (p->failed.load()) continue;
-    p->CollectSyncs(&syncs);
-    owner.resize(syncs.size(), p.get());
+  for (It it = begin; it != end; ++it) {
+    if ((*it)->failed.load()) continue;
+    (*it)->CollectSyncs(&syncs);
+    owner.resize(syncs.size(), it->get());
   }
-  backend_->RunSyncs(syncs);
+  backend_->RunSyncs(syncs);  // all files at once: io_uring syncs them in parallel
   for (size_t i = 0; i < syncs.size(); i++)
     if (syncs[i].error) owner[i]->Fail(SysError("fdatasync", *syncs[i].path, -1, syncs[i].error));
-  for (auto& p : dirty_) p->MarkSynced();
+  for (It it = begin; it != end; ++it) (*it)->MarkSynced();
+}
+
+void LogEngine::SyncDirty() {
+  SyncPartitions(dirty_.begin(), dirty_.end());
   dirty_.clear();
   last_sync_ms_ = MonoMs();
 }

@@ -78,6 +78,8 @@ class LogEngine {
   void ProcessCycle(std::vector<IoRequest>& reqs);
   void RunTimers(bool force_sync);
   void SyncDirty();
+  template <typename It>
+  void SyncPartitions(It begin, It end);
   void Sleep(int timeout_ms);
   void Wake(bool always);
 
