@@ -206,23 +206,67 @@ async function main(): Promise<void> {
 
     }
     // End-to-end latency, open loop, scheduled sends.
-    const e2e: Array<{ rate: number; p50: number; p99: number; max: number; n: number }> = [];
-    for (const rate of [1000, 5000, 10_000]) e2e.push(await endToEnd(client, rate, Math.max(3, SECONDS)));
+    const e2e: Array<{ rate: number; p50: number; p99: number; max: number; n: number; raw: Lat }> = [];
+    for (const rate of [1000, 5000, 10_000]) {
+      const raw = await rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS));
+      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw });
+    }
 
     console.log('| case | records/s | transport ceiling | × ceiling |');
     console.log('|---|---:|---:|---:|');
     for (const r of rows)
       console.log(`| ${r.name} | ${fmt(r.recPerSec)} | ${r.ceiling ? fmt(r.ceiling) : '—'} | ${r.ceiling ? (r.recPerSec / r.ceiling).toFixed(2) : '—'} |`);
     console.log('\nEnd-to-end latency (send → consumer), open-loop schedule, latency from the scheduled send time, first second discarded:\n');
-    console.log('| rate (msgs/s) | messages | p50 | p99 | max |');
-    console.log('|---:|---:|---:|---:|---:|');
-    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${e.p50.toFixed(2)} ms | ${e.p99.toFixed(2)} ms | ${e.max.toFixed(2)} ms |`);
+    console.log('| rate (msgs/s) | messages | p50 | p99 | max | bare stream round trip p50 / p99 / max |');
+    console.log('|---:|---:|---:|---:|---:|---:|');
+    for (const e of e2e)
+      console.log(`| ${e.rate} | ${e.n} | ${e.p50.toFixed(2)} ms | ${e.p99.toFixed(2)} ms | ${e.max.toFixed(2)} ms | ${e.raw.p50.toFixed(2)} / ${e.raw.p99.toFixed(2)} / ${e.raw.max.toFixed(2)} ms |`);
   } finally {
     await client.close();
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface Lat {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** Open-loop round trips on the bare stream with the same schedule: the latency floor. */
+async function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 16 << 20 });
+  const id = (b: Buffer) => b;
+  const s = c.makeBidiStreamRequest('/bench.Raw/Stream', id, id);
+  const start = performance.now() + 100;
+  const warmEnd = start + 1000;
+  const end = warmEnd + seconds * 1000;
+  s.on('data', (ack: Buffer) => {
+    const scheduled = ack.readDoubleLE(0);
+    if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
+  });
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      const due = Math.min(Math.floor((Math.min(now, end) - start) * (rate / 1000)), Math.floor((end - start) * (rate / 1000)));
+      for (; sent < due; sent++) {
+        const v = Buffer.alloc(RECORD + 64);
+        v.writeDoubleLE(start + (sent * 1000) / rate, 0);
+        s.write(v);
+      }
+      if (now >= end) resolve();
+      else setTimeout(tick, Math.max(0, start + ((sent + 1) * 1000) / rate - performance.now() - 0.5));
+    };
+    tick();
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  s.end();
+  c.close();
+  return { p50: h.getValueAtPercentile(50) / 1000, p99: h.getValueAtPercentile(99) / 1000, max: h.maxValue / 1000 };
 }
 
 async function endToEnd(client: Client, rate: number, seconds: number): Promise<{ rate: number; p50: number; p99: number; max: number; n: number }> {

@@ -1,7 +1,7 @@
 /**
  * Child process for bench/grpc.ts: a uringmq gRPC broker and, on a second port, a
  * bare grpc-js bidi stream that answers each bytes message with a 16-byte ack and
- * does nothing else (the transport ceiling). Prints {"broker":port,"raw":port}.
+ * does nothing else (the transport ceiling for throughput and latency). Prints {"broker":port,"raw":port}.
  */
 import * as grpc from '@grpc/grpc-js';
 import { Broker, BrokerServer } from '../src';
@@ -16,8 +16,9 @@ async function main(): Promise<void> {
     { echo: { path: '/bench.Raw/Stream', requestStream: true, responseStream: true, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } },
     {
       echo: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
-        const ack = Buffer.alloc(16);
-        call.on('data', () => call.write(ack));
+        // The ack echoes the message's first 16 bytes (latency probes put their
+        // scheduled send time there).
+        call.on('data', (m: Buffer) => call.write(m.subarray(0, 16)));
         call.on('end', () => call.end());
       },
     },
