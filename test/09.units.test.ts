@@ -1,0 +1,99 @@
+import { strict as assert } from 'node:assert';
+import { RangeSet } from '../src/broker/range_set';
+import { IdempotenceTable } from '../src/broker/idempotence';
+import { murmur2, partitionForKey } from '../src/broker/partitioner';
+import { BufferPool } from '../src/codec/buffer_pool';
+
+describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
+  it('RangeSet matches a plain Set under random adds, queries and trims', () => {
+    let seed = 42;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    for (let trial = 0; trial < 300; trial++) {
+      const rs = new RangeSet();
+      const ref = new Set<number>();
+      for (let k = 0; k < 40; k++) {
+        const a = rnd(100);
+        const b = a + rnd(10);
+        let fresh = 0;
+        for (let x = a; x < b; x++) if (!ref.has(x)) (fresh++, ref.add(x));
+        assert.equal(rs.add(a, b), fresh);
+        const q = rnd(100);
+        const r = q + rnd(20);
+        let inside = 0;
+        for (let x = q; x < r; x++) if (ref.has(x)) inside++;
+        assert.equal(rs.countIn(q, r), inside);
+        assert.equal(rs.gapsIn(q, r).reduce((sum, [u, v]) => sum + v - u, 0), r - q - inside);
+        if (rnd(10) === 0) {
+          const cut = rnd(100);
+          rs.removeBelow(cut);
+          for (const x of [...ref]) if (x < cut) ref.delete(x);
+        }
+        for (let x = 0; x < 110; x++) assert.equal(rs.has(x), ref.has(x), `has(${x})`);
+      }
+    }
+  });
+
+  it('in-order acks keep a RangeSet at one range', () => {
+    const rs = new RangeSet();
+    for (let i = 0; i < 10_000; i++) rs.add(i, i + 1);
+    assert.equal(rs.rangeCount, 1);
+    assert.deepEqual(rs.first(), [0, 10_000]);
+  });
+
+  it('idempotence: duplicates answer with the original result, gaps are refused, the table is bounded', async () => {
+    const t = new IdempotenceTable('t/0', 3);
+    const v = t.check(7, 0, 10);
+    assert.equal(v.kind, 'new');
+    if (v.kind === 'new') v.commit(Promise.resolve({ baseOffset: 100, count: 10 }));
+    const dup = t.check(7, 0, 10);
+    assert.equal(dup.kind, 'duplicate');
+    if (dup.kind === 'duplicate') assert.deepEqual(await dup.result, { baseOffset: 100, count: 10 });
+    assert.throws(() => t.check(7, 11, 1), { code: 'OUT_OF_ORDER_SEQUENCE' });
+    assert.throws(() => t.check(7, 0, 5), { code: 'OUT_OF_ORDER_SEQUENCE' });
+    const next = t.check(7, 10, 1);
+    assert.equal(next.kind, 'new');
+    // a failed append is forgotten, so its retry is accepted as new
+    if (next.kind === 'new') {
+      const failed = Promise.reject(new Error('disk'));
+      failed.catch(() => undefined);
+      next.commit(failed);
+    }
+    await new Promise((r) => setImmediate(r));
+    assert.equal(t.check(7, 10, 1).kind, 'new');
+    // bounded: a fourth producer evicts the least recently used
+    for (const pid of [1, 2, 3]) {
+      const x = t.check(pid, 0, 1);
+      if (x.kind === 'new') x.commit(Promise.resolve({ baseOffset: pid, count: 1 }));
+    }
+    assert.equal(t.check(7, 0, 10).kind, 'new'); // 7 was evicted: unknown again
+  });
+
+  it('murmur2 matches Kafka’s partitioner', () => {
+    // Values from Kafka's Utils.murmur2 (org.apache.kafka.common.utils.UtilsTest).
+    assert.equal(murmur2(Buffer.from('21')), -973932308);
+    assert.equal(murmur2(Buffer.from('foobar')), -790332482);
+    assert.equal(murmur2(Buffer.from('a-little-bit-long-string')), -985981536);
+    assert.equal(murmur2(Buffer.from('a-little-bit-longer-string')), -1486304829);
+    assert.equal(murmur2(Buffer.from('lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8')), -58897971);
+    assert.equal(murmur2(Buffer.from('abc')), 479470107);
+    for (let p = 1; p < 20; p++) {
+      const x = partitionForKey('some-key', p);
+      assert.ok(x >= 0 && x < p);
+    }
+  });
+
+  it('buffer pool reuses what it handed out and holds a bounded amount', () => {
+    const pool = new BufferPool(1 << 20);
+    const a = pool.acquire(100_000);
+    assert.equal(a.length, 100_000);
+    pool.release(a);
+    const b = pool.acquire(120_000);
+    assert.equal(b.buffer, a.buffer); // same 128 KiB class
+    pool.release(Buffer.alloc(200_000)); // not ours: ignored
+    for (let i = 0; i < 20; i++) pool.release(pool.acquire(500_000));
+    const many = Array.from({ length: 10 }, () => pool.acquire(500_000));
+    many.forEach((m) => pool.release(m));
+    assert.ok(pool.heldBytes <= 1 << 20);
+    assert.equal(pool.acquire(10).length, 10); // small sizes are plain allocations
+  });
+});
