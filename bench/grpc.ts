@@ -230,6 +230,28 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * Open-loop schedule: message i is due at start + i/rate. Every tick sends all that are
+ * due, stamped with their scheduled time, so a stall shows up as latency rather than
+ * as fewer sends. Between ticks it sleeps until the next is due instead of spinning:
+ * on 2 cores a spinning sender steals the CPU the broker and consumer need. Timer
+ * slack (~1 ms) is counted in the latency, since that is measured from the schedule.
+ */
+function openLoop(rate: number, start: number, end: number, send: (scheduled: number) => void): Promise<void> {
+  const total = Math.floor((end - start) * (rate / 1000));
+  let sent = 0;
+  return new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      const due = Math.min(Math.floor((Math.min(now, end) - start) * (rate / 1000)), total);
+      for (; sent < due; sent++) send(start + (sent * 1000) / rate);
+      if (now >= end) resolve();
+      else setTimeout(tick, Math.max(0, start + ((sent + 1) * 1000) / rate - performance.now() - 0.5));
+    };
+    tick();
+  });
+}
+
 interface Lat {
   p50: number;
   p99: number;
@@ -249,20 +271,10 @@ async function rawRoundTrip(port: number, rate: number, seconds: number): Promis
     const scheduled = ack.readDoubleLE(0);
     if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
   });
-  let sent = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      const due = Math.min(Math.floor((Math.min(now, end) - start) * (rate / 1000)), Math.floor((end - start) * (rate / 1000)));
-      for (; sent < due; sent++) {
-        const v = Buffer.alloc(RECORD + 64);
-        v.writeDoubleLE(start + (sent * 1000) / rate, 0);
-        s.write(v);
-      }
-      if (now >= end) resolve();
-      else setTimeout(tick, Math.max(0, start + ((sent + 1) * 1000) / rate - performance.now() - 0.5));
-    };
-    tick();
+  await openLoop(rate, start, end, (scheduled) => {
+    const v = Buffer.alloc(RECORD + 64);
+    v.writeDoubleLE(scheduled, 0);
+    s.write(v);
   });
   await new Promise((r) => setTimeout(r, 200));
   s.end();
@@ -291,25 +303,10 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
     }
   })();
   await new Promise((r) => setTimeout(r, 300));
-  // Open loop: every tick sends all messages whose scheduled time has passed, each
-  // stamped with its scheduled time, so a stall shows up as latency, not as fewer sends.
-  let sent = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      const due = Math.min(Math.floor((Math.min(now, end) - start) * (rate / 1000)), Math.floor((end - start) * (rate / 1000)));
-      for (; sent < due; sent++) {
-        const v = Buffer.alloc(RECORD);
-        v.writeDoubleLE(start + (sent * 1000) / rate, 0);
-        void producer.send('e2e', { value: v, partition: 0 });
-      }
-      if (now >= end) resolve();
-      // Sleep until the next send is due rather than spin: on 2 cores a spinning
-      // sender steals the CPU the broker and consumer need. Timer slack (~1 ms) is
-      // counted in the latency, since it is measured from the scheduled time.
-      else setTimeout(tick, Math.max(0, start + ((sent + 1) * 1000) / rate - performance.now() - 0.5));
-    };
-    tick();
+  await openLoop(rate, start, end, (scheduled) => {
+    const v = Buffer.alloc(RECORD);
+    v.writeDoubleLE(scheduled, 0);
+    void producer.send('e2e', { value: v, partition: 0 });
   });
   await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
