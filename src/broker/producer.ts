@@ -79,7 +79,7 @@ export class Producer implements ProducerApi {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
-      const rec = validateRecord(record, () => `send to ${topic}`) as ProducerRecord;
+      const rec = validateRecord(record, 'send to', topic) as ProducerRecord;
       const size = this.checkSize(rec, topic);
       const partition = this.choosePartition(t, rec, rec.partition);
       const ps = t.partitions[partition]!;
@@ -125,7 +125,7 @@ export class Producer implements ProducerApi {
       let start = 0;
       let bytes = BATCH_OVERHEAD;
       for (let i = 0; i < n; i++) {
-        const rec = validateRecord(records[i], () => `sendBatch to ${topic}, record ${i}`);
+        const rec = validateRecord(records[i], 'sendBatch to', topic, i);
         const size = this.checkSize(rec, topic);
         if (i > start && bytes + size > this.maxBatchBytes) {
           chunks.push(records.slice(start, i));

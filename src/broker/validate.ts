@@ -34,38 +34,44 @@ export function isBytes(v: unknown): v is Buffer | string {
 }
 
 /**
- * Checks one record's shape. `where` builds the error prefix only on failure, so
- * the per-record cost on the hot path is a few type checks.
+ * Checks one record's shape. The error prefix ("sendBatch to t, record 3") is built
+ * only on failure: the per-record cost on the hot path is a few type checks and no
+ * allocation.
  */
-export function validateRecord(r: unknown, where: () => string): RecordInput {
-  if (r === null || typeof r !== 'object') throw invalid(`${where()}: a record must be an object with a value`);
+export function validateRecord(r: unknown, what: string, topic: string, index = -1): RecordInput {
+  const problem = recordProblem(r);
+  if (problem !== null) throw invalid(`${what} ${topic}${index >= 0 ? `, record ${index}` : ''}: ${problem}`);
+  return r as RecordInput;
+}
+
+/** What is wrong with a record, or null. Views a non-Buffer Uint8Array as a Buffer in place. */
+function recordProblem(r: unknown): string | null {
+  if (r === null || typeof r !== 'object') return 'a record must be an object with a value';
   const rec = r as Record<string, unknown>;
   const value = rec.value;
   if (!isBuffer(value)) {
     if (typeof value === 'string') {
       // ok
     } else if (value instanceof U8) rec.value = asBuffer(value);
-    else throw invalid(`${where()}: value must be a Buffer or string`);
+    else return 'value must be a Buffer or string';
   }
   const key = rec.key;
   if (key !== undefined && key !== null && typeof key !== 'string' && !isBuffer(key)) {
     if (key instanceof U8) rec.key = asBuffer(key);
-    else throw invalid(`${where()}: key must be a Buffer, string or null`);
+    else return 'key must be a Buffer, string or null';
   }
   const ts = rec.timestamp;
   if (ts !== undefined && !(typeof ts === 'number' && isSafeInteger(ts) && ts >= 0))
-    throw invalid(`${where()}: timestamp must be a non-negative integer (ms since the epoch)`);
+    return 'timestamp must be a non-negative integer (ms since the epoch)';
   const headers = rec.headers;
   if (headers !== undefined) {
-    if (headers === null || typeof headers !== 'object' || Array.isArray(headers))
-      throw invalid(`${where()}: headers must be an object of Buffer or string values`);
+    if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return 'headers must be an object of Buffer or string values';
     for (const [k, v] of Object.entries(headers as Record<string, unknown>))
-      if (!isBytes(v)) throw invalid(`${where()}: header ${JSON.stringify(k)} must be a Buffer or string`);
+      if (!isBytes(v)) return `header ${JSON.stringify(k)} must be a Buffer or string`;
   }
   const partition = rec.partition;
-  if (partition !== undefined && !(Number.isInteger(partition) && (partition as number) >= 0))
-    throw invalid(`${where()}: partition must be a non-negative integer`);
-  return rec as unknown as RecordInput;
+  if (partition !== undefined && !(Number.isInteger(partition) && (partition as number) >= 0)) return 'partition must be a non-negative integer';
+  return null;
 }
 
 /** A Uint8Array that is not a Buffer, viewed as one without copying. */

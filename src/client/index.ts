@@ -334,7 +334,7 @@ export class RemoteProducer implements ProducerApi {
 
   private async sendInner(topic: string, record: ProducerRecord): Promise<SendResult> {
     if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
-    const rec = validateRecord(record, () => `send to ${topic}`) as ProducerRecord;
+    const rec = validateRecord(record, 'send to', topic) as ProducerRecord;
     const n = await this.client.partitionCount(topic);
     const partition = this.choose(topic, n, rec);
     const key = `${topic}\u0000${partition}`;
@@ -360,7 +360,7 @@ export class RemoteProducer implements ProducerApi {
     const p = (async () => {
       if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
-      records.forEach((r, i) => validateRecord(r, () => `sendBatch to ${topic}, record ${i}`));
+      for (let i = 0; i < records.length; i++) validateRecord(records[i], 'sendBatch to', topic, i);
       const n = await this.client.partitionCount(topic);
       const partition = opts.partition ?? this.choose(topic, n, records[0]!);
       if (!Number.isInteger(partition) || partition < 0 || partition >= n)

@@ -207,7 +207,7 @@ export class BrokerServer {
       const recs: RecordInput[] = req.records.map((r, i) => {
         const rec: RecordInput = { key: (r.key as Buffer | null | undefined) ?? null, value: (r.value ?? Buffer.alloc(0)) as Buffer, headers: (r.headers ?? {}) as Record<string, Buffer> };
         if (r.timestamp) rec.timestamp = Number(r.timestamp);
-        validateRecord(rec, () => `record ${i}`);
+        validateRecord(rec, 'publish to', req.topic, i);
         return rec;
       });
       for (const r of recs) {
