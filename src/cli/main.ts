@@ -43,6 +43,8 @@ interface ServeConfig {
   maxConnectionAgeGraceMs?: number;
   maxMessageBytes?: number;
   maxConcurrentStreams?: number;
+  tlsCert?: string;
+  tlsKey?: string;
   logLevel: string;
 }
 
@@ -58,7 +60,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
       throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
     }
     for (const [k, v] of Object.entries(j)) {
-      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams'].includes(k))
+      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'tlsCert', 'tlsKey'].includes(k))
         throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
       (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? parseDurability(String(v)) : v;
     }
@@ -77,8 +79,10 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxConnectionAgeGraceMs = envInt('URINGMQ_MAX_CONNECTION_AGE_GRACE_MS') ?? cfg.maxConnectionAgeGraceMs;
   cfg.maxMessageBytes = envInt('URINGMQ_MAX_MESSAGE_BYTES') ?? cfg.maxMessageBytes;
   cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
+  if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
+  if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   if (env.URINGMQ_PERMIT_WITHOUT_STREAM) cfg.permitWithoutStream = env.URINGMQ_PERMIT_WITHOUT_STREAM !== '0' && env.URINGMQ_PERMIT_WITHOUT_STREAM !== 'false';
-  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'logLevel'])
+  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'tlsCert', 'tlsKey', 'logLevel'])
     if (flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
   return cfg;
 }
@@ -89,6 +93,10 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const broker = await Broker.open({ dir: cfg.dir, durability: cfg.durability, ioBackend: cfg.ioBackend });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log };
+  if (cfg.tlsCert || cfg.tlsKey) {
+    if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key');
+    opts.tls = { cert: fs.readFileSync(cfg.tlsCert), key: fs.readFileSync(cfg.tlsKey) };
+  }
   for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams'] as const)
     if (cfg[k] !== undefined) (opts as unknown as Record<string, unknown>)[k] = cfg[k];
   let server: BrokerServer;
@@ -171,6 +179,8 @@ export function program(): Command {
     .option('--max-connection-age-grace-ms <ms>', 'grace for calls on a recycled connection', int('max-connection-age-grace-ms'))
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
+    .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
+    .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')
     .action(async (o: Record<string, unknown>) => serve({ ...o, ioBackend: o.ioBackend }));
 
