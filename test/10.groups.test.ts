@@ -227,6 +227,33 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 500);
     });
 
+    if (mode === 'embedded')
+      it('a slow handler keeps its membership; a member that stops heartbeating loses it', async () => {
+        await broker.createTopic('t');
+        await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+        const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', sessionTimeoutMs: 300, ackDeadlineMs: 10_000 });
+        const it = c[Symbol.asyncIterator]();
+        const first = (await it.next()).value as ConsumedMessage;
+        await sleep(1000); // handling takes longer than the session timeout
+        assert.equal((await broker.describeTopic('t')).groups[0]!.members.length, 1);
+        first.ack();
+        const second = (await it.next()).value as ConsumedMessage;
+        assert.deepEqual([first.deliveryCount, second.offset, second.deliveryCount], [1, 1, 1]);
+        second.ack();
+        // a raw member that never heartbeats is removed after its session timeout
+        const ended: unknown[] = [];
+        await broker.groups.join({ topic: 't', group: 'silent', from: 'earliest', sessionTimeoutMs: 200 }, {
+          deliverBatches: () => undefined,
+          deliverRecords: () => undefined,
+          assign: () => undefined,
+          end: (e) => ended.push(e),
+        });
+        const until = Date.now() + 10_000;
+        while (ended.length === 0 && Date.now() < until) await sleep(20);
+        assert.equal((ended[0] as { code?: string }).code, 'FAILED_PRECONDITION');
+        await c.close();
+      });
+
     it('rejects invalid group names', async () => {
       await broker.createTopic('t');
       const c = consumer({ topic: 't', group: '../etc' });

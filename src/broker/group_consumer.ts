@@ -164,6 +164,11 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
     const m = await this.joined;
     const acker: Acker = { ack: (p, o) => m.ack(p, o, o + 1), nack: (p, o, d) => m.nack(p, o, d) };
+    // Heartbeat while the consumer is open, also while the app is busy with a batch
+    // (as the remote client does from its own timer): slow handling is what ack
+    // deadlines are for; the session timeout is for consumers that are gone.
+    const beat = setInterval(() => m.heartbeat(), Math.max(100, Math.floor(m.opts.sessionTimeoutMs / 3)));
+    beat.unref();
     try {
       for (;;) {
         const c = this.chunks.shift();
@@ -185,6 +190,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
         });
       }
     } finally {
+      clearInterval(beat);
       m.leave();
     }
   }
