@@ -80,6 +80,8 @@ class PartitionGroupState {
   inflight: Inflight[] = [];
   redeliver: Redelivery[] = [];
   owner: GroupMember | null = null;
+  /** The next read, started while the previous delivery travels (at most one per partition). */
+  readAhead: { from: number; raw: Promise<Buffer | null> } | null = null;
   constructor(readonly index: number) {}
 }
 
@@ -543,7 +545,9 @@ export class GroupCoordinator {
     // small serial ones (each costs a thread-pool round trip), within bounds.
     const want = Math.min(m.credits, m.opts.maxUnacked - m.unacked);
     const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(want * m.bytesPerRecord)));
-    const raw = await this.broker.readRaw(native, from, readBytes);
+    const ahead = ps.readAhead;
+    ps.readAhead = null;
+    const raw = (ahead && ahead.from === from ? await ahead.raw : null) ?? (await this.broker.readRaw(native, from, readBytes));
     if (!m.alive || ps.owner !== m || ps.next !== from) return false; // rebalanced meanwhile
     const allowance = Math.min(m.credits, m.opts.maxUnacked - m.unacked);
     if (allowance <= 0 || raw.length === 0) return false;
@@ -564,6 +568,11 @@ export class GroupCoordinator {
     m.unacked += n;
     m.credits -= n;
     m.sink.deliverBatches(ps.index, slice, from, to);
+    // Overlap the next (thread-pool) read with this delivery's trip to the consumer.
+    if (to < info.endOffset && to - from >= m.refill) {
+      const p = this.broker.readRaw(native, to, readBytes).catch(() => null); // a failure is retried by the normal path
+      ps.readAhead = { from: to, raw: p };
+    }
     return true;
   }
 
