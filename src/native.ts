@@ -69,7 +69,6 @@ interface Addon {
   crc32c(bytes: Uint8Array, crc?: number): number;
   validateBatch(bytes: Uint8Array): { recordCount: number; baseOffset: number };
   probeIoUring(): { available: boolean; reason: string };
-  crc32cHardware: boolean;
 }
 
 function packageRoot(): string {
@@ -118,4 +117,3 @@ export const validateBatch = (bytes: Uint8Array): { recordCount: number; baseOff
   }
 };
 export const probeIoUring = (): { available: boolean; reason: string } => addon.probeIoUring();
-export const crc32cHardware: boolean = addon.crc32cHardware;

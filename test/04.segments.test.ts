@@ -70,6 +70,28 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('applies retention to partitions nobody appends to after a reopen', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    await fill(b, 't', 1000);
+    await b.close();
+    // The retention setting arrives with the reopen (as after a config change).
+    const cfgFile = path.join(dir, 'topics', 't', 'topic.json');
+    const cfg = JSON.parse(fs.readFileSync(cfgFile, 'utf8'));
+    cfg.retention = { maxBytes: 32 * 1024 };
+    fs.writeFileSync(cfgFile, JSON.stringify(cfg));
+    b = await Broker.open({ dir });
+    let d = await b.describeTopic('t');
+    for (let i = 0; i < 40 && d.partitions[0]!.startOffset === 0; i++) {
+      await sleep(100);
+      d = await b.describeTopic('t');
+    }
+    assert.ok(d.partitions[0]!.startOffset > 0, 'retention never ran on the idle partition');
+    assert.equal(d.partitions[0]!.endOffset, 1000);
+    await b.close();
+  });
+
   it('deletes segments older than retention.maxAgeMs, never the active one', async () => {
     const dir = tmpDir();
     const b = await openBroker({ dir });

@@ -5,7 +5,7 @@
 
 #include <memory>
 #include <string>
-#include <unordered_set>
+#include <functional>
 #include <vector>
 
 #include "log/crc32c.h"
@@ -98,7 +98,10 @@ PartitionWrap* UnwrapPartition(Napi::Env env, Napi::Value v) {
 // worker thread terminates is dropped instead of aborting the process.
 class OpenPartitionWorker : public Napi::AsyncWorker {
  public:
-  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg) : Napi::AsyncWorker(env, "uringmq.openPartition"), cfg_(std::move(cfg)) {
+  using OnOpen = std::function<void(const std::shared_ptr<PartitionLog>&)>;
+  // `owner` (the engine's JS object) is held until OnOK, so `on_open` can use it.
+  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, Napi::Object owner, OnOpen on_open)
+      : Napi::AsyncWorker(env, "uringmq.openPartition"), cfg_(std::move(cfg)), owner_(Napi::Persistent(owner)), on_open_(std::move(on_open)) {
     if (napi_create_promise(env, &deferred_, &promise_) != napi_ok) throw Napi::Error::New(env, "cannot create a promise");
   }
   napi_value Promise() { return promise_; }
@@ -113,12 +116,15 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
     PartitionWrap* w = nullptr;
     if (napi_unwrap(env, v, reinterpret_cast<void**>(&w)) != napi_ok || !w) return;
     w->log = log_;
+    on_open_(log_);
     Settle(env, deferred_, true, v);
   }
   void OnError(const Napi::Error&) override {}
 
  private:
   PartitionConfig cfg_;
+  Napi::ObjectReference owner_;
+  OnOpen on_open_;
   napi_deferred deferred_ = nullptr;
   napi_value promise_ = nullptr;
   Status status_;
@@ -339,7 +345,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (cfg.segment_bytes < 4096 || cfg.segment_bytes > (1ull << 30))
       ThrowInvalid(env, "segmentBytes must be between 4096 and 1 GiB");
     if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");
-    auto* w = new OpenPartitionWorker(env, std::move(cfg));
+    // Registered with the engine as soon as it is open, so its timers (retention,
+    // idle memory) run whether or not anything is ever appended to it.
+    auto* w = new OpenPartitionWorker(env, std::move(cfg), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
+      if (!tsfn_released_ && shared_->engine) shared_->engine->Register(log);
+    });
     napi_value p = w->Promise();
     w->Queue();
     return Napi::Value(env, p);
@@ -371,10 +381,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (!PeekHeader(buf.Data(), buf.ByteLength(), &h) || h.length != buf.ByteLength())
       throw MakeError(env, Code::kCorruptBatch, "corrupt record batch for " + log->label() +
                                                     ": bad magic, version or batchLength (" + std::to_string(buf.ByteLength()) + " bytes given)");
-    if (!registered_partitions_.count(log)) {
-      engine->Register(pw->log);
-      registered_partitions_.insert(log);
-    }
     IoRequest r;
     r.kind = IoRequest::Kind::kAppend;
     r.id = id;
@@ -391,17 +397,30 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return Napi::Boolean::New(env, true);
   }
 
-  Napi::Value Read(const Napi::CallbackInfo& info) {
+  struct ReadArgs {
+    PartitionWrap* partition;
+    int64_t offset;
+    size_t max_bytes;
+  };
+
+  // (partition, offset, maxBytes) of read() and readCached(), checked.
+  ReadArgs ParseReadArgs(const Napi::CallbackInfo& info, const char* usage) {
     Napi::Env env = info.Env();
     Live(env);
-    if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsNumber()) ThrowInvalid(env, "read(partition, offset, maxBytes)");
+    if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsNumber()) ThrowInvalid(env, usage);
     PartitionWrap* pw = UnwrapPartition(env, info[0]);
     double off = info[1].As<Napi::Number>().DoubleValue();
     double max = info[2].As<Napi::Number>().DoubleValue();
     if (!(off >= 0) || off != static_cast<double>(static_cast<int64_t>(off)) || off > 9007199254740991.0)
       ThrowInvalid(env, "offset must be a non-negative safe integer");
     if (!(max >= 1) || max > (1u << 30)) ThrowInvalid(env, "maxBytes must be between 1 and 1 GiB");
-    auto* w = new ReadWorker(env, pw->log, static_cast<int64_t>(off), static_cast<size_t>(max));
+    return {pw, static_cast<int64_t>(off), static_cast<size_t>(max)};
+  }
+
+  Napi::Value Read(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    ReadArgs a = ParseReadArgs(info, "read(partition, offset, maxBytes)");
+    auto* w = new ReadWorker(env, a.partition->log, a.offset, a.max_bytes);
     napi_value p = w->Promise();
     w->Queue();
     return Napi::Value(env, p);
@@ -412,14 +431,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // for consumers following the end of the log.
   Napi::Value ReadCached(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    Live(env);
-    if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsNumber()) ThrowInvalid(env, "readCached(partition, offset, maxBytes)");
-    PartitionWrap* pw = UnwrapPartition(env, info[0]);
-    double off = info[1].As<Napi::Number>().DoubleValue();
-    double max = info[2].As<Napi::Number>().DoubleValue();
-    if (!(off >= 0) || !(max >= 1)) return env.Undefined();
+    ReadArgs a = ParseReadArgs(info, "readCached(partition, offset, maxBytes)");
     auto vec = std::make_unique<std::vector<uint8_t>>();
-    if (!pw->log->TryReadCached(static_cast<int64_t>(off), static_cast<size_t>(max), vec.get()) || vec->empty()) return env.Undefined();
+    if (!a.partition->log->TryReadCached(a.offset, a.max_bytes, vec.get()) || vec->empty()) return env.Undefined();
     auto* v = vec.release();
     return Napi::Buffer<uint8_t>::New(env, v->data(), v->size(), [](Napi::Env, uint8_t*, std::vector<uint8_t>* p) { delete p; }, v);
   }
@@ -444,7 +458,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     PartitionWrap* pw = UnwrapPartition(env, info[0]);
     if (shared_->engine) shared_->engine->Unregister(pw->log.get());
     pw->log->closed.store(true);
-    registered_partitions_.erase(pw->log.get());
     return env.Undefined();
   }
 
@@ -465,7 +478,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   size_t pending_ = 0;
   bool referenced_ = false;
   size_t max_batch_bytes_ = 16 << 20;
-  std::unordered_set<PartitionLog*> registered_partitions_;
 };
 
 // ---------------------------------------------------------------------------------
@@ -534,7 +546,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
   exports.Set("validateBatch", Napi::Function::New(env, ValidateBatchJs, "validateBatch"));
   exports.Set("probeIoUring", Napi::Function::New(env, ProbeIoUringJs, "probeIoUring"));
-  exports.Set("crc32cHardware", Napi::Boolean::New(env, Crc32cIsHardware()));
   return exports;
 }
 

@@ -61,8 +61,6 @@ const bool kHaveHw = __builtin_cpu_supports("sse4.2");
 
 }  // namespace
 
-bool Crc32cIsHardware() { return kHaveHw; }
-
 uint32_t Crc32c(const uint8_t* data, size_t len, uint32_t crc) {
   return kHaveHw ? Crc32cHw(data, len, crc) : Crc32cSoft(data, len, crc);
 }

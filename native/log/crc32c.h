@@ -8,6 +8,5 @@
 namespace uringmq {
 
 uint32_t Crc32c(const uint8_t* data, size_t len, uint32_t crc = 0);
-bool Crc32cIsHardware();
 
 }  // namespace uringmq

@@ -83,8 +83,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       seg->index_path = cfg.dir + "/" + SegmentFileName(bases[i], ".index");
       seg->read_fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (seg->read_fd < 0) return SysError("open", seg->log_path, -1, errno);
-      int64_t max_ts;
-      Status s = log->RecoverSegment(seg.get(), i + 1 == bases.size(), &max_ts);
+      Status s = log->RecoverSegment(seg.get());
       if (!s.ok()) return s;
       expected = seg->next_offset;
       log->segments_.push_back(seg);
@@ -119,8 +118,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   return Status::Ok();
 }
 
-Status PartitionLog::RecoverSegment(Segment* seg, bool is_last, int64_t* max_ts_out) {
-  (void)is_last;
+Status PartitionLog::RecoverSegment(Segment* seg) {
   struct stat st;
   if (fstat(seg->read_fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
   const int64_t file_size = st.st_size;
@@ -181,7 +179,6 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool is_last, int64_t* max_ts_
     index_dirty = true;
   }
   uint32_t last_index_pos = idx.empty() ? 0 : idx.back().position;
-  int64_t max_ts = INT64_MIN;
   while (valid_batch_at(pos, expected, &h)) {
     if (pos > 0 && static_cast<uint32_t>(pos) - last_index_pos >= cfg_.index_interval_bytes &&
         (idx.empty() || idx.back().position != static_cast<uint32_t>(pos))) {
@@ -189,7 +186,6 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool is_last, int64_t* max_ts_
       last_index_pos = static_cast<uint32_t>(pos);
       index_dirty = true;
     }
-    max_ts = std::max(max_ts, h.max_timestamp);
     expected = h.last_offset() + 1;
     pos += h.length;
   }
@@ -197,7 +193,6 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool is_last, int64_t* max_ts_
   seg->size = static_cast<uint64_t>(pos);
   seg->next_offset = expected;
   seg->index = std::move(idx);
-  *max_ts_out = max_ts;
 
   if (index_dirty) {
     int fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -134,7 +134,7 @@ class PartitionLog {
     int index_fd = -1;  // buffered appends of index entries
   };
 
-  Status RecoverSegment(Segment* seg, bool is_last, int64_t* max_ts_out);
+  Status RecoverSegment(Segment* seg);
   Status CreateSegment(int64_t base, std::shared_ptr<Segment>* out);
   Status OpenActive(std::shared_ptr<Segment> seg);
   Status SealUnit(WriteUnit* u);

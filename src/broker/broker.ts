@@ -471,17 +471,9 @@ export class Broker {
     return { promise, cancel: done };
   }
 
-  /** @internal Resolves when any of `parts` gets new data, is deleted, or the broker closes. */
+  /** @internal Resolves when any of `parts` gets new data, is deleted, or the broker closes (or after timeoutMs). */
   waitForData(parts: readonly PartitionState[], timeoutMs = 1000): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        for (const ps of parts) ps.dataWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      for (const ps of parts) ps.dataWaiters.add(done);
-    });
+    return this.waitForDataCancellable(parts, timeoutMs).promise;
   }
 
   /**

@@ -504,7 +504,7 @@ export class GroupCoordinator {
           const ps = gs.parts[p]!;
           if (ps.owner !== m) continue;
           const native = t.partitions[p]!;
-          if (await this.redeliverDue(m, gs, ps, native)) delivered = true;
+          if (await this.redeliverDue(m, ps, native)) delivered = true;
           else if (await this.deliverFresh(m, ps, native)) delivered = true;
         }
       } catch (e) {
@@ -576,7 +576,7 @@ export class GroupCoordinator {
     return true;
   }
 
-  private async redeliverDue(m: GroupMember, gs: GroupState, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
+  private async redeliverDue(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
     if (ps.redeliver.length === 0) return false;
     const now = Date.now();
     const allowance = Math.min(m.credits, m.opts.maxUnacked - m.unacked, MAX_REDELIVERIES_PER_PASS);
@@ -621,7 +621,6 @@ export class GroupCoordinator {
     m.unacked += out.length;
     m.credits -= out.length;
     m.sink.deliverRecords(out);
-    void gs;
     return true;
   }
 

@@ -1,3 +1,5 @@
+import { invalid } from '../errors';
+
 /**
  * Key → partition. murmur2 as Kafka's default partitioner uses it, so the same key
  * lands on the same partition number in uringmq and in a Kafka client.
@@ -35,4 +37,35 @@ export function murmur2(data: Buffer): number {
 export function partitionForKey(key: Buffer | string, partitions: number): number {
   const b = typeof key === 'string' ? Buffer.from(key) : key;
   return (murmur2(b) & 0x7fffffff) % partitions;
+}
+
+/**
+ * Partition choice shared by the embedded and remote producers: an explicit
+ * partition, else the key's murmur2 hash, else — for keyless records — stick to one
+ * partition until its batch is cut, so concurrent sends share batches (Kafka's sticky
+ * partitioner). `next(topic, n)` picks the partition to stick to next.
+ */
+export class StickyPartitioner {
+  private readonly sticky = new Map<string, number>();
+  constructor(private readonly next: (topic: string, n: number) => number) {}
+
+  choose(topic: string, n: number, key: Buffer | string | null | undefined, explicit: number | undefined): number {
+    if (explicit !== undefined) {
+      if (!Number.isInteger(explicit) || explicit < 0 || explicit >= n)
+        throw invalid(`partition ${String(explicit)} does not exist in topic ${topic} (${n} partitions)`);
+      return explicit;
+    }
+    if (key !== undefined && key !== null) return partitionForKey(key, n);
+    let p = this.sticky.get(topic);
+    if (p === undefined || p >= n) {
+      p = this.next(topic, n);
+      this.sticky.set(topic, p);
+    }
+    return p;
+  }
+
+  /** A batch for (topic, partition) was cut: keyless records move on. */
+  batchCut(topic: string, partition: number): void {
+    if (this.sticky.get(topic) === partition) this.sticky.delete(topic);
+  }
 }

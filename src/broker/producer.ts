@@ -4,10 +4,10 @@
  * once per batch. sendBatch() appends caller-made batches directly.
  */
 import { UringmqError, invalid } from '../errors';
-import { encodeBatch, recordSize, type RecordInput } from '../codec/record_batch';
+import { encodeBatch, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
-import { partitionForKey } from './partitioner';
-import { positiveInt, validateRecord } from './validate';
+import { StickyPartitioner } from './partitioner';
+import { checkRecordSize, positiveInt, validateRecord } from './validate';
 
 export interface ProducerOptions {
   /** How long send() waits for more records to share its batch (default 0: the
@@ -60,7 +60,8 @@ export class Producer implements ProducerApi {
   private readonly maxBatchBytes: number;
   private readonly accs = new Map<string, Accumulator>();
   private readonly inflight = new Set<Promise<unknown>>();
-  private readonly sticky = new Map<string, number>();
+  // Keyless records rotate through partitions in the topic's own round-robin order.
+  private readonly partitioner = new StickyPartitioner((topic, n) => this.broker.topicState(topic).roundRobin++ % n);
   private readonly alloc: (size: number) => Buffer;
 
   /** @internal use broker.producer() */
@@ -172,28 +173,11 @@ export class Producer implements ProducerApi {
   }
 
   private checkSize(rec: RecordInput, topic: string): number {
-    const size = recordSize(rec);
-    if (size > this.broker.maxRecordBytes)
-      throw new UringmqError('RECORD_TOO_LARGE', `record of ${size} bytes for topic ${topic} exceeds maxRecordBytes ${this.broker.maxRecordBytes}`);
-    return size;
+    return checkRecordSize(rec, topic, this.broker.maxRecordBytes);
   }
 
   private choosePartition(t: TopicState, rec: RecordInput, explicit: number | undefined): number {
-    const n = t.partitions.length;
-    if (explicit !== undefined) {
-      if (!Number.isInteger(explicit) || explicit < 0 || explicit >= n)
-        throw invalid(`partition ${String(explicit)} does not exist in topic ${t.name} (${n} partitions)`);
-      return explicit;
-    }
-    if (rec.key !== undefined && rec.key !== null) return partitionForKey(rec.key, n);
-    // Sticky for keyless records: stay on one partition until its batch is cut, so
-    // concurrent sends share batches (as Kafka's sticky partitioner does).
-    let p = this.sticky.get(t.name);
-    if (p === undefined || p >= n) {
-      p = t.roundRobin++ % n;
-      this.sticky.set(t.name, p);
-    }
-    return p;
+    return this.partitioner.choose(t.name, t.partitions.length, rec.key, explicit);
   }
 
   private flushAcc(acc: Accumulator): void {
@@ -206,7 +190,7 @@ export class Producer implements ProducerApi {
     }
     if (acc.records.length === 0) return;
     const topic = acc.ps.topic.name;
-    if (this.sticky.get(topic) === acc.ps.index) this.sticky.delete(topic);
+    this.partitioner.batchCut(topic, acc.ps.index);
     const { waiters, records, ps } = acc;
     acc.records = [];
     acc.waiters = [];

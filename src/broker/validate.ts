@@ -1,6 +1,6 @@
 /** Argument checks shared by the embedded API (and later the gRPC server). */
 import { UringmqError, invalid } from '../errors';
-import type { RecordInput } from '../codec/record_batch';
+import { recordSize, type RecordInput } from '../codec/record_batch';
 
 // Module-local copies: global lookups showed up in profiles of the per-record path.
 const isBuffer = Buffer.isBuffer;
@@ -89,4 +89,12 @@ export function positiveInt(v: unknown, what: string, max = Number.MAX_SAFE_INTE
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > max)
     throw invalid(`${what} must be an integer between 1 and ${max}, got ${String(v)}`);
   return v;
+}
+
+/** A record's encoded size (an upper bound); RECORD_TOO_LARGE past maxRecordBytes. */
+export function checkRecordSize(rec: RecordInput, topic: string, maxRecordBytes: number): number {
+  const size = recordSize(rec);
+  if (size > maxRecordBytes)
+    throw new UringmqError('RECORD_TOO_LARGE', `record of ${size} bytes for topic ${topic} exceeds maxRecordBytes ${maxRecordBytes}`);
+  return size;
 }

@@ -8,12 +8,12 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError, invalid } from '../errors';
-import { decodeBatches, decodeEach, encodeBatch, recordSize, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { decodeEach, encodeBatch, recordSize, sealBatch, uvarintSize, writeUvarint, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, flatten, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
-import { partitionForKey } from '../broker/partitioner';
+import { StickyPartitioner } from '../broker/partitioner';
 import { validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
@@ -155,7 +155,11 @@ export class Client {
       { topic, partition, offset, max_bytes: opts.maxBytes ?? 0, max_wait_ms: opts.maxWaitMs ?? 0 },
       (opts.maxWaitMs ?? 0) + 30_000,
     );
-    return decodeBatches(r.batches as Buffer, offset).map((m) => ({ ...m, topic, partition }));
+    const out: Message[] = [];
+    decodeEach(r.batches as Buffer, offset, Number.MAX_SAFE_INTEGER, (o, timestamp, key, value, headers) =>
+      out.push({ topic, partition, offset: o, timestamp, key, value, headers }),
+    );
+    return out;
   }
 
   async commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void> {
@@ -234,24 +238,6 @@ function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
 }
 
 // ------------------------------------------------------------------------------------
-function uvarintLen(v: number): number {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 128);
-    n++;
-  }
-  return n;
-}
-
-function putUvarint(buf: Buffer, pos: number, v: number): number {
-  while (v >= 0x80) {
-    buf[pos++] = (v % 128) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  buf[pos++] = v;
-  return pos;
-}
-
 /**
  * A serialized uringmq.v1.PublishRequest { sequence = 1, topic = 2, partition = 3,
  * batch = 4 } with the RecordBatch encoded straight into its place in the message:
@@ -264,18 +250,18 @@ export function encodePublishRequest(seq: number, topic: string, partition: numb
   const batch = encodeBatch(records, {
     ...opts,
     alloc: (size) => {
-      const head = 1 + uvarintLen(seq) + 1 + uvarintLen(topicLen) + topicLen + 1 + uvarintLen(partition) + 1 + uvarintLen(size);
+      const head = 1 + uvarintSize(seq) + 1 + uvarintSize(topicLen) + topicLen + 1 + uvarintSize(partition) + 1 + uvarintSize(size);
       msg = Buffer.allocUnsafe(head + size);
       let pos = 0;
       msg[pos++] = 0x08;
-      pos = putUvarint(msg, pos, seq);
+      pos = writeUvarint(msg, pos, seq);
       msg[pos++] = 0x12;
-      pos = putUvarint(msg, pos, topicLen);
+      pos = writeUvarint(msg, pos, topicLen);
       pos += msg.write(topic, pos, 'utf8');
       msg[pos++] = 0x18;
-      pos = putUvarint(msg, pos, partition);
+      pos = writeUvarint(msg, pos, partition);
       msg[pos++] = 0x22;
-      pos = putUvarint(msg, pos, size);
+      pos = writeUvarint(msg, pos, size);
       return msg.subarray(pos);
     },
   });
@@ -306,7 +292,7 @@ export class RemoteProducer implements ProducerApi {
   private readonly producerId: number;
   private readonly sequences = new Map<string, number>();
   private readonly accs = new Map<string, { topic: string; partition: number; records: RecordInput[]; waiters: Array<{ resolve: (r: SendResult) => void; reject: (e: Error) => void }>; bytes: number; timer: NodeJS.Immediate | NodeJS.Timeout | null }>();
-  private readonly sticky = new Map<string, number>();
+  private readonly partitioner = new StickyPartitioner((_topic, n) => Math.floor(Math.random() * n));
   private readonly inflight = new Map<number, OutBatch>();
   private readonly queue: OutBatch[] = [];
   private readonly capacityWaiters: Array<() => void> = [];
@@ -362,9 +348,7 @@ export class RemoteProducer implements ProducerApi {
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
       for (let i = 0; i < records.length; i++) validateRecord(records[i], 'sendBatch to', topic, i);
       const n = await this.client.partitionCount(topic);
-      const partition = opts.partition ?? this.choose(topic, n, records[0]!);
-      if (!Number.isInteger(partition) || partition < 0 || partition >= n)
-        throw invalid(`partition ${String(partition)} does not exist in topic ${topic} (${n} partitions)`);
+      const partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
       const prior = this.accs.get(`${topic}\u0000${partition}`);
       if (prior) this.flushAcc(`${topic}\u0000${partition}`);
       const r = await this.submit(topic, partition, records);
@@ -396,18 +380,7 @@ export class RemoteProducer implements ProducerApi {
   }
 
   private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
-    if (rec.partition !== undefined) {
-      if (!Number.isInteger(rec.partition) || rec.partition < 0 || rec.partition >= n)
-        throw invalid(`partition ${String(rec.partition)} does not exist in topic ${topic} (${n} partitions)`);
-      return rec.partition;
-    }
-    if (rec.key !== undefined && rec.key !== null) return partitionForKey(rec.key, n);
-    let p = this.sticky.get(topic);
-    if (p === undefined || p >= n) {
-      p = Math.floor(Math.random() * n);
-      this.sticky.set(topic, p);
-    }
-    return p;
+    return this.partitioner.choose(topic, n, rec.key, rec.partition);
   }
 
   private flushAcc(key: string): void {
@@ -418,7 +391,7 @@ export class RemoteProducer implements ProducerApi {
       clearTimeout(acc.timer as NodeJS.Timeout);
       clearImmediate(acc.timer as NodeJS.Immediate);
     }
-    if (this.sticky.get(acc.topic) === acc.partition) this.sticky.delete(acc.topic);
+    this.partitioner.batchCut(acc.topic, acc.partition);
     const { waiters } = acc;
     this.submit(acc.topic, acc.partition, acc.records).then(
       (r) => waiters.forEach((w, i) => w.resolve({ partition: r.partition, offset: r.baseOffset + i })),

@@ -42,7 +42,8 @@ export interface BatchMeta {
 
 const TWO32 = 0x1_0000_0000;
 
-function uvarintSize(v: number): number {
+/** Bytes an unsigned LEB128 varint of v takes. */
+export function uvarintSize(v: number): number {
   if (v < 0x80) return 1;
   if (v < 0x4000) return 2;
   if (v < 0x20_0000) return 3;
@@ -56,7 +57,8 @@ function uvarintSize(v: number): number {
   return n;
 }
 
-function writeUvarint(buf: Buffer, pos: number, v: number): number {
+/** Writes v as an unsigned LEB128 varint at pos; returns the position after it. */
+export function writeUvarint(buf: Buffer, pos: number, v: number): number {
   if (v < 0x80) {
     buf[pos] = v;
     return pos + 1;

@@ -8,10 +8,10 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
-import { decodeBatches, encodeBatch, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { decodeEach, encodeBatch, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
-import { validateRecord } from '../broker/validate';
+import { checkRecordSize, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed } from './service';
 import { toServiceError } from './status';
@@ -146,13 +146,6 @@ export class BrokerServer {
     this.log?.info('uringmq stopped');
   }
 
-  /** Immediate stop: cuts every call. The broker still closes cleanly. */
-  async forceStop(): Promise<void> {
-    this.stopping = true;
-    this.server.forceShutdown();
-    await this.broker.close();
-  }
-
   private handlers(): grpc.UntypedServiceImplementation {
     const b = this.broker;
     const unary =
@@ -210,11 +203,7 @@ export class BrokerServer {
         validateRecord(rec, 'publish to', req.topic, i);
         return rec;
       });
-      for (const r of recs) {
-        const size = r.value.length + (r.key ? r.key.length : 0);
-        if (size > this.broker.maxRecordBytes)
-          throw new UringmqError('RECORD_TOO_LARGE', `record of ${size} bytes for topic ${req.topic} exceeds maxRecordBytes ${this.broker.maxRecordBytes}`);
-      }
+      for (const r of recs) checkRecordSize(r, req.topic, this.broker.maxRecordBytes);
       const pid = Number(req.producer_id || 0);
       batch = encodeBatch(recs, pid > 0 ? { producerId: pid, baseSequence: req.base_sequence } : {});
       sealBatch(batch); // then verified by the core like any client's batch
@@ -291,8 +280,13 @@ export class BrokerServer {
       info = b.partitionInfo(ps);
     }
     const raw = await b.readRaw(ps, offset, maxBytes);
-    if (req.plain_records)
-      return { records: decodeBatches(raw, offset).map((r) => consumedRecord(ps.index, r, 1)), start_offset: info.startOffset, end_offset: info.endOffset };
+    if (req.plain_records) {
+      const records: uringmq.v1.ConsumedRecord.$Properties[] = [];
+      decodeEach(raw, offset, Number.MAX_SAFE_INTEGER, (o, timestamp, key, value, headers) =>
+        records.push(consumedRecord(ps.index, { offset: o, timestamp, key, value, headers }, 1)),
+      );
+      return { records, start_offset: info.startOffset, end_offset: info.endOffset };
+    }
     return { batches: raw, start_offset: info.startOffset, end_offset: info.endOffset };
   }
 
@@ -327,9 +321,10 @@ export class BrokerServer {
       deliverBatches: (partition, raw, from, to) => {
         if (done) return;
         if (plain) {
-          const records = decodeBatches(raw, from)
-            .filter((r) => r.offset < to)
-            .map((r) => consumedRecord(partition, r, 1));
+          const records: uringmq.v1.ConsumedRecord.$Properties[] = [];
+          decodeEach(raw, from, to, (offset, timestamp, key, value, headers) =>
+            records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, 1)),
+          );
           call.write({ delivery: { partition, from_offset: from, to_offset: to, records } });
         } else call.write({ delivery: { partition, batches: raw, from_offset: from, to_offset: to } });
       },
