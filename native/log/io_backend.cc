@@ -1,5 +1,6 @@
 #include "log/io_backend.h"
 
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,11 +18,34 @@ int DataSync(int fd) {
   }
 }
 
+// A complete write that is durable on return: pwritev2(RWF_DSYNC), or write and
+// fdatasync where the kernel or file system refuses the flag.
+int PwriteFullDsync(int fd, const uint8_t* buf, size_t len, int64_t off) {
+  while (len > 0) {
+    iovec iov{const_cast<uint8_t*>(buf), len};
+    ssize_t n = pwritev2(fd, &iov, 1, off, RWF_DSYNC);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EOPNOTSUPP || errno == ENOSYS) {
+        int e = PwriteFull(fd, buf, len, off);
+        return e ? e : DataSync(fd);
+      }
+      return errno;
+    }
+    if (n == 0) return EIO;  // no progress and no error: do not spin
+    buf += n;
+    len -= static_cast<size_t>(n);
+    off += n;
+  }
+  return 0;
+}
+
 class ThreadBackend final : public IoBackend {
  public:
   const char* name() const override { return "thread"; }
-  void RunWrites(std::vector<IoOp>& ops) override {
-    for (auto& op : ops) op.error = PwriteFull(op.fd, op.buf, op.len, op.offset);
+  void RunWrites(std::vector<IoOp>& ops, bool dsync) override {
+    for (auto& op : ops)
+      op.error = dsync ? PwriteFullDsync(op.fd, op.buf, op.len, op.offset) : PwriteFull(op.fd, op.buf, op.len, op.offset);
   }
   void RunSyncs(std::vector<IoOp>& ops) override {
     for (auto& op : ops) op.error = DataSync(op.fd);
@@ -33,11 +57,19 @@ class UringBackend final : public IoBackend {
   explicit UringBackend(std::unique_ptr<IoUring> ring) : ring_(std::move(ring)) {}
   const char* name() const override { return "io_uring"; }
 
-  void RunWrites(std::vector<IoOp>& ops) override { Run(ops, /*sync=*/false); }
-  void RunSyncs(std::vector<IoOp>& ops) override { Run(ops, /*sync=*/true); }
+  void RunWrites(std::vector<IoOp>& ops, bool dsync) override { Run(ops, /*sync=*/false, dsync); }
+  void RunSyncs(std::vector<IoOp>& ops) override { Run(ops, /*sync=*/true, false); }
 
  private:
-  void Run(std::vector<IoOp>& ops, bool sync) {
+  void Run(std::vector<IoOp>& ops, bool sync, bool dsync) {
+    // One op gains nothing from the ring: io_uring would hand a write that must wait
+    // for the disk (O_DIRECT into preallocated extents, RWF_DSYNC) or an fsync to one
+    // of its io-wq worker threads, and that extra thread wake-up costs more latency
+    // than the ring saves. The ring pays off when several files are written at once.
+    if (ops.size() == 1) {
+      Fallback(ops[0], sync, dsync);
+      return;
+    }
     size_t next = 0;
     while (next < ops.size()) {
       // Fill as much of the SQ as the batch needs, submit once, reap all.
@@ -56,6 +88,7 @@ class UringBackend final : public IoBackend {
           sqe->addr = reinterpret_cast<uint64_t>(op.buf);
           sqe->len = static_cast<uint32_t>(op.len);
           sqe->off = static_cast<uint64_t>(op.offset);
+          if (dsync) sqe->rw_flags = RWF_DSYNC;
         }
         next++;
       }
@@ -63,7 +96,7 @@ class UringBackend final : public IoBackend {
       int rc = ring_->SubmitAndWait(want);
       if (rc < 0) {
         // The ring itself failed (not an individual op): do this chunk synchronously.
-        for (size_t i = first; i < next; i++) Fallback(ops[i], sync);
+        for (size_t i = first; i < next; i++) Fallback(ops[i], sync, dsync);
         continue;
       }
       unsigned got = 0;
@@ -73,26 +106,30 @@ class UringBackend final : public IoBackend {
           int w = ring_->SubmitAndWait(1);
           if (w < 0) {
             for (size_t i = first; i < next; i++)
-              if (ops[i].error == 0) Fallback(ops[i], sync);
+              if (ops[i].error == 0) Fallback(ops[i], sync, dsync);
             return;
           }
           continue;
         }
         got++;
         IoOp& op = ops[cqe.user_data];
-        if (cqe.res < 0) {
+        if (cqe.res == -EOPNOTSUPP && dsync) {
+          Fallback(op, false, true);  // the flag refused: write and sync the plain way
+        } else if (cqe.res < 0) {
           op.error = -cqe.res;
         } else if (!sync && static_cast<size_t>(cqe.res) < op.len) {
-          // Short write: rare (ENOSPC on the way, signals). Finish it with pwrite,
+          // Short write: rare (ENOSPC on the way, signals). Finish it synchronously,
           // which reports the real errno if the remainder fails too.
-          op.error = PwriteFull(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res);
+          op.error = dsync ? PwriteFullDsync(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res)
+                           : PwriteFull(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res);
         }
       }
     }
   }
 
-  static void Fallback(IoOp& op, bool sync) {
-    op.error = sync ? DataSync(op.fd) : PwriteFull(op.fd, op.buf, op.len, op.offset);
+  static void Fallback(IoOp& op, bool sync, bool dsync) {
+    if (sync) op.error = DataSync(op.fd);
+    else op.error = dsync ? PwriteFullDsync(op.fd, op.buf, op.len, op.offset) : PwriteFull(op.fd, op.buf, op.len, op.offset);
   }
 
   std::unique_ptr<IoUring> ring_;

@@ -24,7 +24,10 @@ class IoBackend {
   virtual ~IoBackend() = default;
   virtual const char* name() const = 0;
   // Performs every write completely (short writes are continued). Sets op.error.
-  virtual void RunWrites(std::vector<IoOp>& ops) = 0;
+  // With dsync each write is durable when it completes (RWF_DSYNC: the data and the
+  // metadata needed to read it back, as a following fdatasync would make it), so the
+  // sync mode needs one I/O per file per cycle instead of a write and then a sync.
+  virtual void RunWrites(std::vector<IoOp>& ops, bool dsync) = 0;
   // fdatasync on every op.fd, concurrently where the backend can.
   virtual void RunSyncs(std::vector<IoOp>& ops) = 0;
 };

@@ -159,12 +159,16 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     }
     owner.resize(writes.size(), p.get());
   }
-  backend_->RunWrites(writes);
+  // In sync mode every write of this cycle carries RWF_DSYNC, and everything written
+  // in earlier cycles is already durable, so no separate fdatasync pass is needed.
+  const bool sync_mode = opts_.durability == Durability::kSync;
+  backend_->RunWrites(writes, sync_mode);
   for (size_t i = 0; i < writes.size(); i++)
-    if (writes[i].error) owner[i]->Fail(SysError("write", *writes[i].path, writes[i].offset, writes[i].error));
+    if (writes[i].error) owner[i]->Fail(SysError(sync_mode ? "write (RWF_DSYNC)" : "write", *writes[i].path, writes[i].offset, writes[i].error));
 
-  if (opts_.durability == Durability::kSync) {
-    SyncPartitions(touched.begin(), touched.end());
+  if (sync_mode) {
+    for (auto& p : touched)
+      if (!p->failed.load()) p->MarkSynced();
   } else {
     for (auto& p : touched)
       if (!p->failed.load()) dirty_.insert(p);
