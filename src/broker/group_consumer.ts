@@ -8,6 +8,7 @@ import { UringmqError } from '../errors';
 import { decodeEach } from '../codec/record_batch';
 import type { Broker, Message } from './broker';
 import type { DeliverySink, GroupCoordinator, GroupJoinOptions, GroupMember, RedeliveredRecord } from './groups';
+import { FeedbackMeter } from '../flow/controller';
 
 export interface ConsumedMessage extends Message {
   /** 1 on first delivery; more when this message was delivered before without an ack. */
@@ -79,7 +80,7 @@ export class GroupMessage implements ConsumedMessage {
   }
 }
 
-type Chunk = { kind: 'batches'; partition: number; raw: Buffer; from: number; to: number } | { kind: 'records'; records: RedeliveredRecord[] };
+type Chunk = ({ kind: 'batches'; partition: number; raw: Buffer; from: number; to: number } | { kind: 'records'; records: RedeliveredRecord[] }) & { arrived: number };
 
 export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private readonly chunks: Chunk[] = [];
@@ -107,11 +108,11 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
 
   // ---- DeliverySink (called by the coordinator) ----
   deliverBatches(partition: number, raw: Buffer, from: number, to: number): void {
-    this.chunks.push({ kind: 'batches', partition, raw, from, to });
+    this.chunks.push({ kind: 'batches', partition, raw, from, to, arrived: performance.now() });
     this.notify();
   }
   deliverRecords(records: RedeliveredRecord[]): void {
-    this.chunks.push({ kind: 'records', records });
+    this.chunks.push({ kind: 'records', records, arrived: performance.now() });
     this.notify();
   }
   assign(partitions: number[]): void {
@@ -169,13 +170,23 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     // deadlines are for; the session timeout is for consumers that are gone.
     const beat = setInterval(() => m.heartbeat(), Math.max(100, Math.floor(m.opts.sessionTimeoutMs / 3)));
     beat.unref();
+    // The same feedback the remote client sends, measured from this iterator.
+    const meter = new FeedbackMeter();
+    let inApp: number | undefined;
+    const report = setInterval(() => {
+      if (m.alive) m.feedback(meter.take(inApp ?? this.chunks[0]?.arrived));
+    }, m.flow.opts.feedbackIntervalMs);
+    report.unref();
     try {
       for (;;) {
         const c = this.chunks.shift();
         if (c) {
           const msgs = this.expand(c, acker);
           if (msgs.length === 0) continue;
+          inApp = c.arrived;
           yield msgs;
+          inApp = undefined;
+          meter.handled(msgs.length, c.arrived);
           m.credit(msgs.length);
           continue;
         }
@@ -191,6 +202,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
       }
     } finally {
       clearInterval(beat);
+      clearInterval(report);
       m.leave();
     }
   }

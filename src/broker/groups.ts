@@ -11,9 +11,13 @@
  *               the member they went to
  *   redeliver   offsets whose deadline passed or that were nacked, due at `notBefore`
  * Members share the topic's partitions (round-robin over members sorted by id),
- * rebalanced whenever one joins, leaves, or misses its session timeout. Each
- * member's unacked count is capped (maxUnacked) and deliveries also wait for credit
- * (how many messages the member can buffer), so memory stays bounded on both sides.
+ * rebalanced whenever one joins, leaves, misses its session timeout, or stalls (lets
+ * its ack deadline pass without acking anything: its partitions go to the others
+ * until it makes progress again). Each member's unacked count is capped by its
+ * flow-control window (src/flow, between minWindow and maxUnacked), deliveries are
+ * paced by its token bucket and also wait for credit (how many messages the member
+ * can buffer), so memory stays bounded on both sides. A slow member's backlog stays
+ * in the log: it is read again when the member is ready.
  * A message delivered maxDeliveries times without an ack goes to the dead-letter
  * topic with the reason in its headers.
  */
@@ -25,6 +29,7 @@ import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
 import { writeFileDurable } from './topic_store';
 import { positiveInt, validateGroupName, validateOffset } from './validate';
+import { FlowController, resolveFlowOptions, type ConsumerFeedback, type FlowOptions, type FlowSnapshot } from '../flow/controller';
 
 export interface GroupJoinOptions {
   topic: string;
@@ -33,8 +38,10 @@ export interface GroupJoinOptions {
   from?: 'earliest' | 'latest' | { offset: number };
   /** A delivered message not acked within this time is redelivered (default 30 s). */
   ackDeadlineMs?: number;
-  /** Most messages delivered to this member and not yet acked (default 1000). */
+  /** Most messages delivered to this member and not yet acked: the flow-control window's ceiling (default 512). */
   maxUnacked?: number;
+  /** Flow-control parameters (docs/FLOW-CONTROL.md). */
+  flow?: FlowOptions;
   /** After this many deliveries without an ack a message goes to the DLQ (default 5). */
   maxDeliveries?: number;
   /** Dead-letter topic (default `<topic>.dlq`, created with one partition on first use). */
@@ -86,7 +93,7 @@ class PartitionGroupState {
 }
 
 const FILE_VERSION = 1;
-const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 1000, maxDeliveries: 5, sessionTimeoutMs: 10_000 };
+const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 512, maxDeliveries: 5, sessionTimeoutMs: 10_000 };
 const MIN_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
 const MAX_REDELIVERIES_PER_PASS = 256;
@@ -111,11 +118,16 @@ export class GroupMember {
   credits: number;
   unacked = 0;
   lastSeen = Date.now();
+  /** last ack, nack or credit: a member that lets its ack deadline pass without any is stalled */
+  lastProgress = Date.now();
+  stalled = false;
   alive = true;
   partitions: number[] = [];
   /** running estimate, to size reads to the member's allowance */
   bytesPerRecord = 256;
+  readonly flow: FlowController;
   private wakeFn: (() => void) | null = null;
+  private tokenTimer: NodeJS.Timeout | null = null;
   private rr = 0;
 
   /** @internal */
@@ -123,12 +135,14 @@ export class GroupMember {
     private readonly coord: GroupCoordinator,
     /** @internal */ readonly state: GroupState,
     /** @internal */ readonly sink: DeliverySink,
-    readonly opts: Required<Omit<GroupJoinOptions, 'from' | 'topic' | 'group'>>,
+    readonly opts: Required<Omit<GroupJoinOptions, 'from' | 'topic' | 'group' | 'flow'>>,
+    flowOpts: FlowOptions | undefined,
     initialCredit: number,
     idHint?: string,
   ) {
     this.id = idHint ?? `${process.pid.toString(36)}-${Date.now().toString(36)}-${(memberSeq++).toString(36)}`;
     this.credits = initialCredit;
+    this.flow = new FlowController(resolveFlowOptions(flowOpts, opts.maxUnacked));
   }
 
   get group(): string {
@@ -142,7 +156,7 @@ export class GroupMember {
   credit(n: number): void {
     if (!Number.isInteger(n) || n < 0) throw invalid('credit must be a non-negative integer');
     this.credits = Math.min(this.credits + n, 1 << 30);
-    this.lastSeen = Date.now();
+    this.progress();
     if (this.credits >= this.refill) this.wake();
   }
 
@@ -150,35 +164,80 @@ export class GroupMember {
     this.lastSeen = Date.now();
   }
 
+  /** What the consumer measured of itself (processed msgs/s, processing latency). */
+  feedback(f: ConsumerFeedback): void {
+    this.lastSeen = Date.now();
+    this.flow.report(f);
+  }
+
+  /** The current flow-control window: most messages unacked at once. */
+  get window(): number {
+    return Math.min(this.flow.window, this.opts.maxUnacked);
+  }
+
+  get flowState(): FlowSnapshot {
+    return this.flow.snapshot;
+  }
+
   /**
    * Deliveries resume only once this many credits and window slots are free (or
    * nothing is unacked): one message acked must not trigger a read for one message.
    */
   get refill(): number {
-    return Math.max(1, Math.min(256, Math.floor(this.opts.maxUnacked / 4)));
+    return Math.max(1, Math.min(256, Math.floor(this.window / 4)));
+  }
+
+  /** Messages this member may be sent now: credit, window and tokens. */
+  allowance(): number {
+    return Math.min(this.credits, this.window - this.unacked, this.flow.bucket.available());
   }
 
   /** @internal */
   canDeliver(): boolean {
-    if (this.credits <= 0 || this.unacked >= this.opts.maxUnacked) return false;
-    return this.unacked === 0 || (this.credits >= this.refill && this.opts.maxUnacked - this.unacked >= this.refill);
+    const w = this.window;
+    if (this.credits <= 0 || this.unacked >= w) return false;
+    if (!(this.unacked === 0 || (this.credits >= this.refill && w - this.unacked >= this.refill))) return false;
+    const need = this.unacked === 0 ? 1 : this.refill;
+    if (this.flow.bucket.available() >= need) return true;
+    // Paced: come back when the bucket holds enough.
+    if (!this.tokenTimer && this.alive) {
+      this.tokenTimer = setTimeout(() => {
+        this.tokenTimer = null;
+        this.wake();
+      }, Math.max(1, this.flow.bucket.msUntil(need)));
+      this.tokenTimer.unref();
+    }
+    return false;
   }
 
   /** Acks [from, to) of a partition. FAILED_PRECONDITION for offsets never delivered. */
   ack(partition: number, from: number, to: number): void {
-    this.lastSeen = Date.now();
+    this.progress();
     this.coord.ack(this, partition, from, to);
   }
 
   /** Returns a message for redelivery after delayMs (counts as a delivery attempt). */
   nack(partition: number, offset: number, delayMs = 0): void {
-    this.lastSeen = Date.now();
+    this.progress();
     this.coord.nack(this, partition, offset, delayMs);
+  }
+
+  private progress(): void {
+    const now = Date.now();
+    this.lastSeen = now;
+    this.lastProgress = now;
+    if (this.stalled) this.coord.unstall(this);
   }
 
   /** Leaves the group; unacked messages go back for redelivery at once. */
   leave(): void {
     this.coord.leave(this);
+  }
+
+  /** @internal */
+  stopTimers(): void {
+    if (this.tokenTimer) clearTimeout(this.tokenTimer);
+    this.tokenTimer = null;
   }
 
   /** @internal */
@@ -205,7 +264,23 @@ export class GroupMember {
 export interface GroupDescription {
   group: string;
   generation: number;
-  members: Array<{ memberId: string; partitions: number[]; unacked: number }>;
+  members: Array<{
+    memberId: string;
+    partitions: number[];
+    unacked: number;
+    /** flow-control window (most unacked messages at once) */
+    window: number;
+    /** msgs/s deliveries are paced at; Infinity when not paced */
+    tokenRate: number;
+    /** processed msgs/s, as the consumer reported it (or as the broker measured acks) */
+    reportedRate: number;
+    /** processing latency, ms, as reported (or delivery → ack as measured) */
+    latencyMs: number;
+    /** messages of its partitions not yet acked by the group */
+    lag: number;
+    /** let its ack deadline pass without acking anything: its partitions went to others */
+    stalled: boolean;
+  }>;
   committed: number[];
   lag: number[];
 }
@@ -246,7 +321,7 @@ export class GroupCoordinator {
     }
     const gs = await this.load(group, t.name, from);
     if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
-    const m = new GroupMember(this, gs, sink, o, initialCredit ?? o.maxUnacked, memberId);
+    const m = new GroupMember(this, gs, sink, o, opts.flow, initialCredit ?? o.maxUnacked, memberId);
     gs.members.set(m.id, m);
     this.rebalance(gs);
     void this.pump(m);
@@ -301,23 +376,54 @@ export class GroupCoordinator {
 
   private rebalance(gs: GroupState): void {
     gs.generation++;
-    const members = [...gs.members.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const all = [...gs.members.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    // Stalled members get nothing while someone else can take their partitions.
+    const live = all.filter((m) => !m.stalled);
+    const members = live.length ? live : all;
+    for (const m of all) if (!members.includes(m)) m.partitions = [];
     for (const m of members) m.partitions = [];
     for (const ps of gs.parts) {
       const owner = members.length ? members[ps.index % members.length]! : null;
       ps.owner = owner;
       owner?.partitions.push(ps.index);
     }
-    for (const m of members) {
+    for (const m of all) {
       m.sink.assign([...m.partitions], gs.generation, m.id);
       m.wake();
     }
+  }
+
+  /**
+   * A member let its ack deadline pass without acking, nacking or asking for more:
+   * its unacked messages go back for redelivery and its partitions to the others.
+   */
+  private stall(m: GroupMember, now: number): void {
+    if (m.stalled || !m.alive) return;
+    m.stalled = true;
+    const gs = m.state;
+    for (const ps of gs.parts) {
+      const keep: Inflight[] = [];
+      for (const r of ps.inflight) {
+        if (r.member !== m) keep.push(r);
+        else this.expire(gs, ps, r, now, 'consumer stalled');
+      }
+      ps.inflight = keep;
+    }
+    this.rebalance(gs);
+  }
+
+  /** @internal The stalled member made progress: it takes part again. */
+  unstall(m: GroupMember): void {
+    if (!m.stalled || !m.alive) return;
+    m.stalled = false;
+    this.rebalance(m.state);
   }
 
   /** @internal */
   leave(m: GroupMember, err?: UringmqError): void {
     if (!m.alive) return;
     m.alive = false;
+    m.stopTimers();
     const gs = m.state;
     gs.members.delete(m.id);
     const now = Date.now();
@@ -374,6 +480,7 @@ export class GroupCoordinator {
       else lo = mid + 1;
     }
     let j = lo;
+    const now = Date.now();
     for (; j < inf.length && inf[j]!.from < to; j++) {
       const r = inf[j]!;
       const a = Math.max(r.from, from);
@@ -381,6 +488,7 @@ export class GroupCoordinator {
       const newly = b - a - ps.acked.countIn(a, b);
       if (newly > 0) {
         r.member.unacked = Math.max(0, r.member.unacked - newly);
+        r.member.flow.onAcked(newly, now - (r.deadline - r.member.opts.ackDeadlineMs));
         if (r.member !== m && r.member.canDeliver()) r.member.wake();
       }
     }
@@ -543,13 +651,13 @@ export class GroupCoordinator {
     const from = ps.next;
     // Read about as much as the member may take: one large read instead of many
     // small serial ones (each costs a thread-pool round trip), within bounds.
-    const want = Math.min(m.credits, m.opts.maxUnacked - m.unacked);
+    const want = m.allowance();
     const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(want * m.bytesPerRecord)));
     const ahead = ps.readAhead;
     ps.readAhead = null;
     const raw = (ahead && ahead.from === from ? await ahead.raw : null) ?? (await this.broker.readRaw(native, from, readBytes));
     if (!m.alive || ps.owner !== m || ps.next !== from) return false; // rebalanced meanwhile
-    const allowance = Math.min(m.credits, m.opts.maxUnacked - m.unacked);
+    const allowance = m.allowance();
     if (allowance <= 0 || raw.length === 0) return false;
     // Whole batches up to the allowance; the last one may be cut by `to`.
     let pos = 0;
@@ -567,6 +675,8 @@ export class GroupCoordinator {
     ps.next = to;
     m.unacked += n;
     m.credits -= n;
+    m.flow.bucket.take(n);
+    m.flow.onDelivered(n);
     m.sink.deliverBatches(ps.index, slice, from, to);
     // Overlap the next (thread-pool) read with this delivery's trip to the consumer.
     if (to < info.endOffset && to - from >= m.refill) {
@@ -579,7 +689,7 @@ export class GroupCoordinator {
   private async redeliverDue(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
     if (ps.redeliver.length === 0) return false;
     const now = Date.now();
-    const allowance = Math.min(m.credits, m.opts.maxUnacked - m.unacked, MAX_REDELIVERIES_PER_PASS);
+    const allowance = Math.min(m.allowance(), MAX_REDELIVERIES_PER_PASS);
     const due: Redelivery[] = [];
     const rest: Redelivery[] = [];
     for (const e of ps.redeliver) (e.notBefore <= now && due.length < allowance ? due : rest).push(e);
@@ -620,28 +730,40 @@ export class GroupCoordinator {
     for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
     m.unacked += out.length;
     m.credits -= out.length;
+    m.flow.bucket.take(out.length);
+    m.flow.onDelivered(out.length);
     m.sink.deliverRecords(out);
     return true;
   }
 
-  /** Deadlines, session timeouts and due redeliveries; runs every 50 ms. */
+  /** Deadlines, session timeouts, stalls, flow control and due redeliveries; runs every 50 ms. */
   private sweep(): void {
     const now = Date.now();
+    const mono = performance.now();
     for (const gs of this.groups.values()) {
-      for (const m of [...gs.members.values()])
-        if (now - m.lastSeen > m.opts.sessionTimeoutMs)
+      for (const m of [...gs.members.values()]) {
+        if (now - m.lastSeen > m.opts.sessionTimeoutMs) {
           this.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
+          continue;
+        }
+        if (m.flow.tick(m.unacked, mono) && m.canDeliver()) m.wake();
+      }
+      const stalled = new Set<GroupMember>();
       for (const ps of gs.parts) {
         if (ps.inflight.some((r) => r.deadline <= now)) {
           const keep: Inflight[] = [];
           for (const r of ps.inflight) {
             if (r.deadline > now) keep.push(r);
-            else this.expire(gs, ps, r, now, `ack deadline ${r.member.opts.ackDeadlineMs} ms`);
+            else {
+              if (now - r.member.lastProgress >= r.member.opts.ackDeadlineMs) stalled.add(r.member);
+              this.expire(gs, ps, r, now, `ack deadline ${r.member.opts.ackDeadlineMs} ms`);
+            }
           }
           ps.inflight = keep;
         }
-        if (ps.redeliver.length && ps.redeliver.some((e) => e.notBefore <= now)) ps.owner?.wake();
       }
+      for (const m of stalled) this.stall(m, now);
+      for (const ps of gs.parts) if (ps.redeliver.length && ps.redeliver.some((e) => e.notBefore <= now)) ps.owner?.wake();
     }
   }
 
@@ -712,7 +834,20 @@ export class GroupCoordinator {
       out.push({
         group: gs.group,
         generation: gs.generation,
-        members: [...gs.members.values()].map((m) => ({ memberId: m.id, partitions: [...m.partitions], unacked: m.unacked })),
+        members: [...gs.members.values()].map((m) => {
+          const f = m.flowState;
+          return {
+            memberId: m.id,
+            partitions: [...m.partitions],
+            unacked: m.unacked,
+            window: m.window,
+            tokenRate: f.tokenRate,
+            reportedRate: f.reportedRate,
+            latencyMs: f.latencyMs,
+            lag: m.partitions.reduce((sum, p) => sum + Math.max(0, this.broker.partitionInfo(t.partitions[p]!).endOffset - committed[p]!), 0),
+            stalled: m.stalled,
+          };
+        }),
         committed,
         lag: committed.map((c, i) => Math.max(0, this.broker.partitionInfo(t.partitions[i]!).endOffset - c)),
       });
@@ -737,6 +872,7 @@ export class GroupCoordinator {
     for (const gs of this.groups.values()) {
       for (const m of [...gs.members.values()]) {
         m.alive = false;
+        m.stopTimers();
         gs.members.delete(m.id);
         m.wake();
         m.sink.end();

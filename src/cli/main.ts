@@ -146,7 +146,8 @@ async function done(t: Target): Promise<void> {
 }
 
 function printTopic(d: TopicDescription): void {
-  process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
+  // tokenRate is Infinity for consumers whose deliveries are not paced.
+  process.stdout.write(`${JSON.stringify(d, (_k, v: unknown) => (v === Infinity ? 'unlimited' : v), 2)}\n`);
 }
 
 function formatMessage(m: Message | ConsumedMessage, json: boolean): string {

@@ -12,6 +12,7 @@ import { decodeEach, encodeBatch, recordSize, sealBatch, uvarintSize, writeUvari
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, flatten, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
+import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { validateRecord } from '../broker/validate';
@@ -230,7 +231,17 @@ function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
     groups: t.groups.map((g) => ({
       group: g.group ?? '',
       generation: Number(g.generation ?? 0),
-      members: (g.members ?? []).map((m) => ({ memberId: m.member_id ?? '', partitions: [...(m.partitions ?? [])], unacked: m.unacked ?? 0 })),
+      members: (g.members ?? []).map((m) => ({
+        memberId: m.member_id ?? '',
+        partitions: [...(m.partitions ?? [])],
+        unacked: m.unacked ?? 0,
+        window: m.window ?? 0,
+        tokenRate: m.token_rate ? m.token_rate : Infinity,
+        reportedRate: m.reported_rate ?? 0,
+        latencyMs: m.latency_ms ?? 0,
+        lag: Number(m.lag ?? 0),
+        stalled: !!m.stalled,
+      })),
       committed: (g.committed ?? []).map(Number),
       lag: (g.lag ?? []).map(Number),
     })),
@@ -499,7 +510,7 @@ export class RemoteProducer implements ProducerApi {
 
 // ------------------------------------------------------------------------------------
 /** A delivery: raw batches decoded lazily when the app gets to it, or decoded records. */
-type Chunk = { partition: number; raw?: Buffer; from?: number; to?: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number };
+type Chunk = { partition: number; raw?: Buffer; from?: number; to?: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number; arrived: number };
 
 
 export class RemoteConsumer implements GroupConsumerApi {
@@ -520,11 +531,17 @@ export class RemoteConsumer implements GroupConsumerApi {
   private partitions: number[] = [];
   private attempts = 0;
   private readonly maxUnacked: number;
+  private readonly flowOpts: ResolvedFlowOptions;
+  private readonly meter = new FeedbackMeter();
+  /** arrival time of the delivery the app is working on, while it is */
+  private inApp: number | undefined;
+  private feedbackTimer: NodeJS.Timeout | null = null;
 
   /** @internal use client.consumer() */
   constructor(private readonly client: Client, private readonly opts: RemoteConsumerOptions) {
     if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
-    this.maxUnacked = opts.maxUnacked ?? 1000;
+    this.maxUnacked = opts.maxUnacked ?? 512;
+    this.flowOpts = resolveFlowOptions(opts.flow, this.maxUnacked); // validated here, sent with subscribe
   }
 
   get memberId(): string | undefined {
@@ -561,6 +578,13 @@ export class RemoteConsumer implements GroupConsumerApi {
         dead_letter_topic: this.opts.deadLetterTopic ?? '',
         plain_records: this.opts.plainRecords ?? false,
         initial_credit: this.maxUnacked,
+        flow: {
+          min_window: this.flowOpts.minWindow,
+          window_step: this.flowOpts.windowStep,
+          latency_threshold_ms: this.flowOpts.latencyThresholdMs,
+          feedback_interval_ms: this.flowOpts.feedbackIntervalMs,
+          min_rate_per_sec: this.flowOpts.minRatePerSec,
+        },
       },
     });
     s.on('data', (res: uringmq.v1.SubscribeResponse) => {
@@ -575,7 +599,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       if (!d) return;
       const partition = d.partition ?? 0;
       if (d.batches && d.batches.length)
-        this.chunks.push({ partition, raw: d.batches as Buffer, from: Number(d.from_offset), to: Number(d.to_offset), records: [], deliveryCounts: null, session });
+        this.chunks.push({ partition, raw: d.batches as Buffer, from: Number(d.from_offset), to: Number(d.to_offset), records: [], deliveryCounts: null, session, arrived: performance.now() });
       if (d.records && d.records.length) {
         const recs: DecodedRecord[] = d.records.map((r) => ({
           offset: Number(r.offset),
@@ -584,7 +608,7 @@ export class RemoteConsumer implements GroupConsumerApi {
           value: (r.value ?? Buffer.alloc(0)) as Buffer,
           headers: (r.headers ?? {}) as Record<string, Buffer>,
         }));
-        this.chunks.push({ partition, records: recs, deliveryCounts: d.records.map((r) => r.delivery_count || 1), session });
+        this.chunks.push({ partition, records: recs, deliveryCounts: d.records.map((r) => r.delivery_count || 1), session, arrived: performance.now() });
       }
       this.notify();
     });
@@ -609,12 +633,24 @@ export class RemoteConsumer implements GroupConsumerApi {
     if (!this.heartbeatTimer) {
       this.heartbeatTimer = setInterval(() => this.stream?.write({ heartbeat: true }), 3000);
     }
+    if (!this.feedbackTimer) {
+      // What this consumer's iterator measured: the broker sizes its window and rate by it.
+      this.feedbackTimer = setInterval(() => {
+        const f = this.meter.take(this.oldestWaiting());
+        this.stream?.write({ feedback: { processed_per_sec: f.processedPerSec, latency_ms: f.latencyMs } });
+      }, this.flowOpts.feedbackIntervalMs);
+    }
   }
 
   private notify(): void {
     const w = this.wake;
     this.wake = null;
     w?.();
+  }
+
+  /** When the oldest delivery not yet handled by the app arrived (undefined: none). */
+  private oldestWaiting(): number | undefined {
+    return this.inApp ?? this.chunks[0]?.arrived;
   }
 
   /** @internal the Acker of this session's messages */
@@ -661,6 +697,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     this.flushAcks();
     this.closed = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.feedbackTimer) clearInterval(this.feedbackTimer);
     const s = this.stream;
     this.stream = null;
     s?.end();
@@ -701,7 +738,10 @@ export class RemoteConsumer implements GroupConsumerApi {
           if (c.session !== this.session) continue;
           const msgs = this.expand(c);
           if (msgs.length === 0) continue;
+          this.inApp = c.arrived;
           yield msgs;
+          this.inApp = undefined;
+          this.meter.handled(msgs.length, c.arrived);
           this.pendingCredit += msgs.length;
           this.scheduleFlush(this.pendingCredit >= this.maxUnacked / 4);
           continue;

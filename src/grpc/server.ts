@@ -368,6 +368,15 @@ export class BrokerServer {
                 maxUnacked: s.max_unacked || undefined,
                 maxDeliveries: s.max_deliveries || undefined,
                 deadLetterTopic: s.dead_letter_topic || undefined,
+                flow: s.flow
+                  ? {
+                      minWindow: s.flow.min_window || undefined,
+                      windowStep: s.flow.window_step || undefined,
+                      latencyThresholdMs: s.flow.latency_threshold_ms || undefined,
+                      feedbackIntervalMs: s.flow.feedback_interval_ms || undefined,
+                      minRatePerSec: s.flow.min_rate_per_sec || undefined,
+                    }
+                  : undefined,
               },
               sink,
               s.initial_credit || s.max_unacked || undefined,
@@ -387,6 +396,7 @@ export class BrokerServer {
         if (req.acks) for (const r of req.acks.ranges ?? []) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
         else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0);
         else if (req.credit) m.credit(req.credit);
+        else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
         else m.heartbeat();
       } catch (e) {
         fail(e);
@@ -443,7 +453,17 @@ function topicInfo(d: TopicDescription): uringmq.v1.TopicInfo.$Properties {
     groups: d.groups.map((g) => ({
       group: g.group,
       generation: g.generation,
-      members: g.members.map((m) => ({ member_id: m.memberId, partitions: m.partitions, unacked: m.unacked })),
+      members: g.members.map((m) => ({
+        member_id: m.memberId,
+        partitions: m.partitions,
+        unacked: m.unacked,
+        window: m.window,
+        token_rate: Number.isFinite(m.tokenRate) ? m.tokenRate : 0,
+        reported_rate: m.reportedRate,
+        latency_ms: m.latencyMs,
+        lag: m.lag,
+        stalled: m.stalled,
+      })),
       committed: g.committed,
       lag: g.lag,
     })),

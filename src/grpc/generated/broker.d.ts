@@ -583,6 +583,24 @@ export namespace uringmq {
             /** GroupMemberInfo unacked. */
             unacked: number;
 
+            /** GroupMemberInfo window. */
+            window: number;
+
+            /** GroupMemberInfo token_rate. */
+            token_rate: number;
+
+            /** GroupMemberInfo reported_rate. */
+            reported_rate: number;
+
+            /** GroupMemberInfo latency_ms. */
+            latency_ms: number;
+
+            /** GroupMemberInfo lag. */
+            lag: (number|Long);
+
+            /** GroupMemberInfo stalled. */
+            stalled: boolean;
+
             /**
              * Encodes the specified GroupMemberInfo message. Does not implicitly {@link uringmq.v1.GroupMemberInfo.verify|verify} messages.
              * @param message GroupMemberInfo message or plain object to encode
@@ -622,6 +640,24 @@ export namespace uringmq {
 
                 /** GroupMemberInfo unacked */
                 unacked?: (number|null);
+
+                /** GroupMemberInfo window */
+                window?: (number|null);
+
+                /** GroupMemberInfo token_rate */
+                token_rate?: (number|null);
+
+                /** GroupMemberInfo reported_rate */
+                reported_rate?: (number|null);
+
+                /** GroupMemberInfo latency_ms */
+                latency_ms?: (number|null);
+
+                /** GroupMemberInfo lag */
+                lag?: (number|Long|null);
+
+                /** GroupMemberInfo stalled */
+                stalled?: (boolean|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];
@@ -1503,6 +1539,9 @@ export namespace uringmq {
             /** SubscribeInit initial_credit. */
             initial_credit: number;
 
+            /** SubscribeInit flow. */
+            flow?: (uringmq.v1.FlowSettings.$Properties|null);
+
             /**
              * Encodes the specified SubscribeInit message. Does not implicitly {@link uringmq.v1.SubscribeInit.verify|verify} messages.
              * @param message SubscribeInit message or plain object to encode
@@ -1564,12 +1603,103 @@ export namespace uringmq {
                 /** SubscribeInit initial_credit */
                 initial_credit?: (number|null);
 
+                /** SubscribeInit flow */
+                flow?: (uringmq.v1.FlowSettings.$Properties|null);
+
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];
             }
 
             /** Shape of a SubscribeInit. */
             type $Shape = uringmq.v1.SubscribeInit.$Properties;
+        }
+
+        /**
+         * Properties of a FlowSettings.
+         * @deprecated Use uringmq.v1.FlowSettings.$Properties instead.
+         */
+        interface IFlowSettings extends uringmq.v1.FlowSettings.$Properties {
+        }
+
+        /** Represents a FlowSettings. */
+        class FlowSettings {
+
+            /**
+             * Constructs a new FlowSettings.
+             * @param [properties] Properties to set
+             */
+            constructor(properties?: uringmq.v1.FlowSettings.$Properties);
+
+            /** Unknown fields preserved while decoding when enabled */
+            $unknowns?: Uint8Array[];
+
+            /** FlowSettings min_window. */
+            min_window: number;
+
+            /** FlowSettings window_step. */
+            window_step: number;
+
+            /** FlowSettings latency_threshold_ms. */
+            latency_threshold_ms: number;
+
+            /** FlowSettings feedback_interval_ms. */
+            feedback_interval_ms: number;
+
+            /** FlowSettings min_rate_per_sec. */
+            min_rate_per_sec: number;
+
+            /**
+             * Encodes the specified FlowSettings message. Does not implicitly {@link uringmq.v1.FlowSettings.verify|verify} messages.
+             * @param message FlowSettings message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            static encode(message: uringmq.v1.FlowSettings.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a FlowSettings message from the specified reader or buffer.
+             * @param reader Reader or buffer to decode from
+             * @param [length] Message length if known beforehand
+             * @returns {uringmq.v1.FlowSettings & uringmq.v1.FlowSettings.$Shape} FlowSettings
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): uringmq.v1.FlowSettings & uringmq.v1.FlowSettings.$Shape;
+
+            /**
+             * Gets the type url for FlowSettings
+             * @param [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns The type url
+             */
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace FlowSettings {
+
+            /** Properties of a FlowSettings. */
+            interface $Properties {
+
+                /** FlowSettings min_window */
+                min_window?: (number|null);
+
+                /** FlowSettings window_step */
+                window_step?: (number|null);
+
+                /** FlowSettings latency_threshold_ms */
+                latency_threshold_ms?: (number|null);
+
+                /** FlowSettings feedback_interval_ms */
+                feedback_interval_ms?: (number|null);
+
+                /** FlowSettings min_rate_per_sec */
+                min_rate_per_sec?: (number|null);
+
+                /** Unknown fields preserved while decoding when enabled */
+                $unknowns?: Uint8Array[];
+            }
+
+            /** Shape of a FlowSettings. */
+            type $Shape = uringmq.v1.FlowSettings.$Properties;
         }
 
         /**

@@ -1348,6 +1348,12 @@ $root.uringmq = (function() {
              * @property {string|null} [member_id] GroupMemberInfo member_id
              * @property {Array.<number>|null} [partitions] GroupMemberInfo partitions
              * @property {number|null} [unacked] GroupMemberInfo unacked
+             * @property {number|null} [window] GroupMemberInfo window
+             * @property {number|null} [token_rate] GroupMemberInfo token_rate
+             * @property {number|null} [reported_rate] GroupMemberInfo reported_rate
+             * @property {number|null} [latency_ms] GroupMemberInfo latency_ms
+             * @property {number|Long|null} [lag] GroupMemberInfo lag
+             * @property {boolean|null} [stalled] GroupMemberInfo stalled
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -1405,6 +1411,54 @@ $root.uringmq = (function() {
             GroupMemberInfo.prototype.unacked = 0;
 
             /**
+             * GroupMemberInfo window.
+             * @member {number} window
+             * @memberof uringmq.v1.GroupMemberInfo
+             * @instance
+             */
+            GroupMemberInfo.prototype.window = 0;
+
+            /**
+             * GroupMemberInfo token_rate.
+             * @member {number} token_rate
+             * @memberof uringmq.v1.GroupMemberInfo
+             * @instance
+             */
+            GroupMemberInfo.prototype.token_rate = 0;
+
+            /**
+             * GroupMemberInfo reported_rate.
+             * @member {number} reported_rate
+             * @memberof uringmq.v1.GroupMemberInfo
+             * @instance
+             */
+            GroupMemberInfo.prototype.reported_rate = 0;
+
+            /**
+             * GroupMemberInfo latency_ms.
+             * @member {number} latency_ms
+             * @memberof uringmq.v1.GroupMemberInfo
+             * @instance
+             */
+            GroupMemberInfo.prototype.latency_ms = 0;
+
+            /**
+             * GroupMemberInfo lag.
+             * @member {number|Long} lag
+             * @memberof uringmq.v1.GroupMemberInfo
+             * @instance
+             */
+            GroupMemberInfo.prototype.lag = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * GroupMemberInfo stalled.
+             * @member {boolean} stalled
+             * @memberof uringmq.v1.GroupMemberInfo
+             * @instance
+             */
+            GroupMemberInfo.prototype.stalled = false;
+
+            /**
              * Encodes the specified GroupMemberInfo message. Does not implicitly {@link uringmq.v1.GroupMemberInfo.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.GroupMemberInfo
@@ -1426,6 +1480,18 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 2, wireType 2 =*/18).uint32s(message.partitions);
                 if (message.unacked != null && $Object.hasOwnProperty.call(message, "unacked") && message.unacked !== 0)
                     writer.uint32(/* id 3, wireType 0 =*/24).uint32(message.unacked);
+                if (message.window != null && $Object.hasOwnProperty.call(message, "window") && message.window !== 0)
+                    writer.uint32(/* id 4, wireType 0 =*/32).uint32(message.window);
+                if (message.token_rate != null && $Object.hasOwnProperty.call(message, "token_rate") && !$Object.is(message.token_rate, 0))
+                    writer.uint32(/* id 5, wireType 1 =*/41).double(message.token_rate);
+                if (message.reported_rate != null && $Object.hasOwnProperty.call(message, "reported_rate") && !$Object.is(message.reported_rate, 0))
+                    writer.uint32(/* id 6, wireType 1 =*/49).double(message.reported_rate);
+                if (message.latency_ms != null && $Object.hasOwnProperty.call(message, "latency_ms") && !$Object.is(message.latency_ms, 0))
+                    writer.uint32(/* id 7, wireType 1 =*/57).double(message.latency_ms);
+                if (message.lag != null && $Object.hasOwnProperty.call(message, "lag") && (typeof message.lag === "object" ? message.lag.low || message.lag.high : message.lag !== 0))
+                    writer.uint32(/* id 8, wireType 0 =*/64).int64(message.lag);
+                if (message.stalled != null && $Object.hasOwnProperty.call(message, "stalled") && message.stalled !== false)
+                    writer.uint32(/* id 9, wireType 0 =*/72).bool(message.stalled);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -1500,6 +1566,60 @@ $root.uringmq = (function() {
                                 message.unacked = value;
                             else
                                 delete message.unacked;
+                            continue;
+                        }
+                    case 4: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.window = value;
+                            else
+                                delete message.window;
+                            continue;
+                        }
+                    case 5: {
+                            if (wireType !== 1)
+                                break;
+                            if (!$Object.is(value = reader.double(), 0))
+                                message.token_rate = value;
+                            else
+                                delete message.token_rate;
+                            continue;
+                        }
+                    case 6: {
+                            if (wireType !== 1)
+                                break;
+                            if (!$Object.is(value = reader.double(), 0))
+                                message.reported_rate = value;
+                            else
+                                delete message.reported_rate;
+                            continue;
+                        }
+                    case 7: {
+                            if (wireType !== 1)
+                                break;
+                            if (!$Object.is(value = reader.double(), 0))
+                                message.latency_ms = value;
+                            else
+                                delete message.latency_ms;
+                            continue;
+                        }
+                    case 8: {
+                            if (wireType !== 0)
+                                break;
+                            if (typeof (value = reader.int64()) === "object" ? value.low || value.high : value !== 0)
+                                message.lag = value;
+                            else
+                                delete message.lag;
+                            continue;
+                        }
+                    case 9: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.bool())
+                                message.stalled = value;
+                            else
+                                delete message.stalled;
                             continue;
                         }
                     }
@@ -3787,6 +3907,7 @@ $root.uringmq = (function() {
              * @property {string|null} [dead_letter_topic] SubscribeInit dead_letter_topic
              * @property {boolean|null} [plain_records] SubscribeInit plain_records
              * @property {number|null} [initial_credit] SubscribeInit initial_credit
+             * @property {uringmq.v1.FlowSettings.$Properties|null} [flow] SubscribeInit flow
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -3899,6 +4020,14 @@ $root.uringmq = (function() {
             SubscribeInit.prototype.initial_credit = 0;
 
             /**
+             * SubscribeInit flow.
+             * @member {uringmq.v1.FlowSettings.$Properties|null|undefined} flow
+             * @memberof uringmq.v1.SubscribeInit
+             * @instance
+             */
+            SubscribeInit.prototype.flow = null;
+
+            /**
              * Encodes the specified SubscribeInit message. Does not implicitly {@link uringmq.v1.SubscribeInit.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.SubscribeInit
@@ -3934,6 +4063,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 9, wireType 0 =*/72).bool(message.plain_records);
                 if (message.initial_credit != null && $Object.hasOwnProperty.call(message, "initial_credit") && message.initial_credit !== 0)
                     writer.uint32(/* id 10, wireType 0 =*/80).uint32(message.initial_credit);
+                if (message.flow != null && $Object.hasOwnProperty.call(message, "flow"))
+                    $root.uringmq.v1.FlowSettings.encode(message.flow, writer.uint32(/* id 11, wireType 2 =*/90).fork(), _depth + 1).ldelim();
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -4068,6 +4199,12 @@ $root.uringmq = (function() {
                                 delete message.initial_credit;
                             continue;
                         }
+                    case 11: {
+                            if (wireType !== 2)
+                                break;
+                            message.flow = $root.uringmq.v1.FlowSettings.decode(reader, reader.size(), $undefined, _depth + 1, message.flow);
+                            continue;
+                        }
                     }
                     reader.skipType(wireType, _depth, tag);
                     if (!reader.discardUnknown) {
@@ -4100,6 +4237,236 @@ $root.uringmq = (function() {
             };
 
             return SubscribeInit;
+        })();
+
+        v1.FlowSettings = (function() {
+
+            /**
+             * Properties of a FlowSettings.
+             * @typedef {Object} uringmq.v1.FlowSettings.$Properties
+             * @property {number|null} [min_window] FlowSettings min_window
+             * @property {number|null} [window_step] FlowSettings window_step
+             * @property {number|null} [latency_threshold_ms] FlowSettings latency_threshold_ms
+             * @property {number|null} [feedback_interval_ms] FlowSettings feedback_interval_ms
+             * @property {number|null} [min_rate_per_sec] FlowSettings min_rate_per_sec
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a FlowSettings.
+             * @memberof uringmq.v1
+             * @interface IFlowSettings
+             * @augments uringmq.v1.FlowSettings.$Properties
+             * @deprecated Use uringmq.v1.FlowSettings.$Properties instead.
+             */
+
+            /**
+             * Shape of a FlowSettings.
+             * @typedef {uringmq.v1.FlowSettings.$Properties} uringmq.v1.FlowSettings.$Shape
+             */
+
+            /**
+             * Constructs a new FlowSettings.
+             * @memberof uringmq.v1
+             * @classdesc Represents a FlowSettings.
+             * @constructor
+             * @param {uringmq.v1.FlowSettings.$Properties=} [properties] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var FlowSettings = function (properties) {
+                if (properties)
+                    for (var keys = $Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            };
+
+            /**
+             * FlowSettings min_window.
+             * @member {number} min_window
+             * @memberof uringmq.v1.FlowSettings
+             * @instance
+             */
+            FlowSettings.prototype.min_window = 0;
+
+            /**
+             * FlowSettings window_step.
+             * @member {number} window_step
+             * @memberof uringmq.v1.FlowSettings
+             * @instance
+             */
+            FlowSettings.prototype.window_step = 0;
+
+            /**
+             * FlowSettings latency_threshold_ms.
+             * @member {number} latency_threshold_ms
+             * @memberof uringmq.v1.FlowSettings
+             * @instance
+             */
+            FlowSettings.prototype.latency_threshold_ms = 0;
+
+            /**
+             * FlowSettings feedback_interval_ms.
+             * @member {number} feedback_interval_ms
+             * @memberof uringmq.v1.FlowSettings
+             * @instance
+             */
+            FlowSettings.prototype.feedback_interval_ms = 0;
+
+            /**
+             * FlowSettings min_rate_per_sec.
+             * @member {number} min_rate_per_sec
+             * @memberof uringmq.v1.FlowSettings
+             * @instance
+             */
+            FlowSettings.prototype.min_rate_per_sec = 0;
+
+            /**
+             * Encodes the specified FlowSettings message. Does not implicitly {@link uringmq.v1.FlowSettings.verify|verify} messages.
+             * @function encode
+             * @memberof uringmq.v1.FlowSettings
+             * @static
+             * @param {uringmq.v1.FlowSettings.$Properties} message FlowSettings message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            FlowSettings.encode = function (message, writer, _depth) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (message.min_window != null && $Object.hasOwnProperty.call(message, "min_window") && message.min_window !== 0)
+                    writer.uint32(/* id 1, wireType 0 =*/8).uint32(message.min_window);
+                if (message.window_step != null && $Object.hasOwnProperty.call(message, "window_step") && message.window_step !== 0)
+                    writer.uint32(/* id 2, wireType 0 =*/16).uint32(message.window_step);
+                if (message.latency_threshold_ms != null && $Object.hasOwnProperty.call(message, "latency_threshold_ms") && message.latency_threshold_ms !== 0)
+                    writer.uint32(/* id 3, wireType 0 =*/24).uint32(message.latency_threshold_ms);
+                if (message.feedback_interval_ms != null && $Object.hasOwnProperty.call(message, "feedback_interval_ms") && message.feedback_interval_ms !== 0)
+                    writer.uint32(/* id 4, wireType 0 =*/32).uint32(message.feedback_interval_ms);
+                if (message.min_rate_per_sec != null && $Object.hasOwnProperty.call(message, "min_rate_per_sec") && message.min_rate_per_sec !== 0)
+                    writer.uint32(/* id 5, wireType 0 =*/40).uint32(message.min_rate_per_sec);
+                if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
+                    for (var i = 0; i < message.$unknowns.length; ++i)
+                        writer.raw(message.$unknowns[i]);
+                return writer;
+            };
+
+            /**
+             * Decodes a FlowSettings message from the specified reader or buffer.
+             * @function decode
+             * @memberof uringmq.v1.FlowSettings
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {uringmq.v1.FlowSettings & uringmq.v1.FlowSettings.$Shape} FlowSettings
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            FlowSettings.decode = function (reader, length, _end, _depth, _target) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var end, message, value;
+                if (length === $undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw $RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = _target || new $root.uringmq.v1.FlowSettings();
+                while (reader.pos < end) {
+                    var start = reader.pos;
+                    var tag = reader.tag();
+                    if (tag === _end) {
+                        _end = $undefined;
+                        break;
+                    }
+                    var wireType = tag & 7;
+                    switch (tag >>>= 3) {
+                    case 1: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.min_window = value;
+                            else
+                                delete message.min_window;
+                            continue;
+                        }
+                    case 2: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.window_step = value;
+                            else
+                                delete message.window_step;
+                            continue;
+                        }
+                    case 3: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.latency_threshold_ms = value;
+                            else
+                                delete message.latency_threshold_ms;
+                            continue;
+                        }
+                    case 4: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.feedback_interval_ms = value;
+                            else
+                                delete message.feedback_interval_ms;
+                            continue;
+                        }
+                    case 5: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.min_rate_per_sec = value;
+                            else
+                                delete message.min_rate_per_sec;
+                            continue;
+                        }
+                    }
+                    reader.skipType(wireType, _depth, tag);
+                    if (!reader.discardUnknown) {
+                        $util.makeProp(message, "$unknowns", false);
+                        (message.$unknowns || (message.$unknowns = [])).push(reader.raw(start, reader.pos));
+                    }
+                }
+                if (length !== $undefined) {
+                    if (reader.pos !== end)
+                        throw $RangeError("index out of range");
+                    reader.len = length;
+                }
+                if (_end !== $undefined)
+                    throw $Error("missing end group");
+                return message;
+            };
+
+            /**
+             * Gets the type url for FlowSettings
+             * @function getTypeUrl
+             * @memberof uringmq.v1.FlowSettings
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            FlowSettings.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/uringmq.v1.FlowSettings";
+            };
+
+            return FlowSettings;
         })();
 
         v1.AckRange = (function() {
