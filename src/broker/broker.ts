@@ -39,6 +39,14 @@ export interface BrokerOptions {
   maxRecordBytes?: number;
   /** Bytes handed to the I/O thread and not yet durable before appends wait (default 256 MiB). */
   maxPendingBytes?: number;
+  /**
+   * The write queue (bytes accepted and not yet durable) past which producers are
+   * held back: embedded producers wait, the gRPC server stops reading publish
+   * streams, so clients' windows fill (default 64 MiB). Released at half of it.
+   */
+  writeHighWaterBytes?: number;
+  /** The write queue's hard limit: publishes past it get RESOURCE_EXHAUSTED with a retry hint (default 512 MiB). */
+  maxQueuedBytes?: number;
   /** Per-partition in-memory cache of the newest batches, for tailing readers (default 1 MiB). */
   tailCacheBytes?: number;
   /** false forces buffered writes + fdatasync instead of O_DIRECT (default true). */
@@ -139,6 +147,12 @@ export class Broker {
   private readonly pending = new Map<number, QueuedAppend>();
   private readonly waiting: QueuedAppend[] = [];
   private pendingBytes = 0;
+  private waitingBytes = 0;
+  private writableWaiters: Array<() => void> = [];
+  /** @internal */
+  readonly writeHighWaterBytes: number;
+  /** @internal */
+  readonly maxQueuedBytes: number;
   private nextId = 1;
   private state: 'open' | 'closing' | 'closed' = 'open';
   private closePromise: Promise<void> | null = null;
@@ -152,8 +166,14 @@ export class Broker {
   /** @internal producers holding unsent records, flushed by close() */
   readonly activeProducers = new Set<Producer>();
 
-  private constructor(opts: Required<Pick<BrokerOptions, 'dir' | 'durability' | 'maxRecordBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo'>>, engine: NativeEngine, lock: { release(): void }) {
+  private constructor(
+    opts: Required<Pick<BrokerOptions, 'dir' | 'durability' | 'maxRecordBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'writeHighWaterBytes' | 'maxQueuedBytes'>>,
+    engine: NativeEngine,
+    lock: { release(): void },
+  ) {
     this.dir = opts.dir;
+    this.writeHighWaterBytes = opts.writeHighWaterBytes;
+    this.maxQueuedBytes = opts.maxQueuedBytes;
     this.durability = opts.durability;
     this.maxRecordBytes = opts.maxRecordBytes;
     this.maxPendingBytes = opts.maxPendingBytes;
@@ -175,6 +195,9 @@ export class Broker {
     const maxRecordBytes = opts.maxRecordBytes === undefined ? MiB : positiveInt(opts.maxRecordBytes, 'maxRecordBytes', NATIVE_MAX_BATCH_BYTES - 1024);
     const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
     const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
+    const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
+    const writeHighWaterBytes =
+      opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
     const dir = path.resolve(opts.dir);
     await fs.mkdir(path.join(dir, 'topics'), { recursive: true }).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
@@ -191,7 +214,11 @@ export class Broker {
         testIoDelayMs: opts.testIoDelayMs ?? 0,
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
-      broker = new Broker({ dir, durability, maxRecordBytes, maxPendingBytes, tailCacheBytes, directIo: opts.directIo ?? true }, engine, lock);
+      broker = new Broker(
+        { dir, durability, maxRecordBytes, maxPendingBytes, tailCacheBytes, directIo: opts.directIo ?? true, writeHighWaterBytes, maxQueuedBytes },
+        engine,
+        lock,
+      );
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
       await broker.loadTopics();
       return broker;
@@ -395,6 +422,9 @@ export class Broker {
   async publishBatch(topic: string, batch: Buffer, partition?: number): Promise<PublishResult> {
     this.assertOpen();
     const t = this.topicState(topic);
+    const queued = this.queuedBytes;
+    if (queued > 0 && queued + batch.length > this.maxQueuedBytes)
+      throw new UringmqError('RESOURCE_EXHAUSTED', `the write queue is full (${queued} bytes waiting for the disk, limit ${this.maxQueuedBytes}); retry later`);
     const meta = peekBatch(batch);
     let p: number;
     if (partition !== undefined && partition !== null) {
@@ -419,6 +449,28 @@ export class Broker {
     }
     const r = await this.appendBatch(ps, batch, false, meta.recordCount);
     return { partition: p, ...r, duplicate: false };
+  }
+
+  /** Bytes accepted for writing and not yet durable (with the I/O thread, or waiting for room there). */
+  get queuedBytes(): number {
+    return this.pendingBytes + this.waitingBytes;
+  }
+
+  /** True while producers should hold back (the write queue is past its high-water mark). */
+  get overHighWater(): boolean {
+    return this.queuedBytes >= this.writeHighWaterBytes;
+  }
+
+  /** Resolves once the write queue is below its high-water mark (at once if it is). */
+  whenWritable(): Promise<void> {
+    if (!this.overHighWater || this.state !== 'open') return Promise.resolve();
+    return new Promise((resolve) => this.writableWaiters.push(resolve));
+  }
+
+  private releaseWritable(): void {
+    const w = this.writableWaiters;
+    this.writableWaiters = [];
+    for (const f of w) f();
   }
 
   // ---- internal surface for Producer and Consumer --------------------------------
@@ -484,8 +536,10 @@ export class Broker {
     return new Promise<AppendResult>((resolve, reject) => {
       if (this.state === 'closed') return reject(new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`));
       const q: QueuedAppend = { ps, batch, pooled, seal, count, resolve, reject };
-      if (this.waiting.length > 0 || (this.pendingBytes > 0 && this.pendingBytes + batch.length > this.maxPendingBytes) || !this.submit(q))
+      if (this.waiting.length > 0 || (this.pendingBytes > 0 && this.pendingBytes + batch.length > this.maxPendingBytes) || !this.submit(q)) {
         this.waiting.push(q);
+        this.waitingBytes += batch.length;
+      }
     });
   }
 
@@ -516,6 +570,7 @@ export class Broker {
       if (this.pendingBytes > 0 && this.pendingBytes + q.batch.length > this.maxPendingBytes) break;
       if (!this.submit(q)) break;
       this.waiting.shift();
+      this.waitingBytes -= q.batch.length;
     }
   }
 
@@ -545,6 +600,8 @@ export class Broker {
     }
     for (const ps of touched) this.notifyData(ps);
     this.drainWaiting();
+    // Hysteresis: producers resume at half the high-water mark, not at every byte under it.
+    if (this.writableWaiters.length > 0 && this.queuedBytes < this.writeHighWaterBytes / 2) this.releaseWritable();
     if (this.pending.size === 0 && this.waiting.length === 0 && this.idleWaiters.length > 0) {
       const w = this.idleWaiters;
       this.idleWaiters = [];
@@ -581,6 +638,7 @@ export class Broker {
   close(): Promise<void> {
     if (this.closePromise) return this.closePromise;
     this.state = 'closing';
+    this.releaseWritable(); // held-back sends go on, and meet BROKER_CLOSED
     this.closePromise = (async () => {
       await this.groupCoordinator?.close();
       for (const p of [...this.activeProducers]) p.flushAll();

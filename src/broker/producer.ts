@@ -75,8 +75,13 @@ export class Producer implements ProducerApi {
     this.alloc = (size) => pool.acquire(size);
   }
 
-  /** Appends one record; resolves with its partition and offset once durable. */
+  /**
+   * Appends one record; resolves with its partition and offset once durable. While
+   * the broker's write queue is past its high-water mark, the record waits here
+   * (not encoded, not queued) until the disk catches up.
+   */
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
+    if (this.broker.overHighWater && !this.broker.closed) return this.broker.whenWritable().then(() => this.send(topic, record));
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
@@ -114,6 +119,7 @@ export class Producer implements ProducerApi {
    * record's key hash, else round-robin. Offsets are contiguous from baseOffset.
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
+    if (this.broker.overHighWater && !this.broker.closed) return this.broker.whenWritable().then(() => this.sendBatch(topic, records, opts));
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);

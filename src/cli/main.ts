@@ -43,6 +43,9 @@ interface ServeConfig {
   maxConnectionAgeGraceMs?: number;
   maxMessageBytes?: number;
   maxConcurrentStreams?: number;
+  /** write-queue backpressure (BrokerOptions) */
+  writeHighWaterBytes?: number;
+  maxQueuedBytes?: number;
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
@@ -60,7 +63,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
       throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
     }
     for (const [k, v] of Object.entries(j)) {
-      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'tlsCert', 'tlsKey'].includes(k))
+      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'writeHighWaterBytes', 'maxQueuedBytes', 'tlsCert', 'tlsKey'].includes(k))
         throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
       (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? parseDurability(String(v)) : v;
     }
@@ -79,6 +82,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxConnectionAgeGraceMs = envInt('URINGMQ_MAX_CONNECTION_AGE_GRACE_MS') ?? cfg.maxConnectionAgeGraceMs;
   cfg.maxMessageBytes = envInt('URINGMQ_MAX_MESSAGE_BYTES') ?? cfg.maxMessageBytes;
   cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
+  cfg.writeHighWaterBytes = envInt('URINGMQ_WRITE_HIGH_WATER_BYTES') ?? cfg.writeHighWaterBytes;
+  cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   if (env.URINGMQ_PERMIT_WITHOUT_STREAM) cfg.permitWithoutStream = env.URINGMQ_PERMIT_WITHOUT_STREAM !== '0' && env.URINGMQ_PERMIT_WITHOUT_STREAM !== 'false';
@@ -90,7 +95,13 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
 async function serve(flags: Record<string, unknown>): Promise<void> {
   const cfg = serveConfig(flags);
   const log = pino({ level: cfg.logLevel, base: { service: 'uringmq' } });
-  const broker = await Broker.open({ dir: cfg.dir, durability: cfg.durability, ioBackend: cfg.ioBackend });
+  const broker = await Broker.open({
+    dir: cfg.dir,
+    durability: cfg.durability,
+    ioBackend: cfg.ioBackend,
+    writeHighWaterBytes: cfg.writeHighWaterBytes,
+    maxQueuedBytes: cfg.maxQueuedBytes,
+  });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log };
   if (cfg.tlsCert || cfg.tlsKey) {

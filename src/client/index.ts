@@ -15,7 +15,7 @@ import type { GroupJoinOptions } from '../broker/groups';
 import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
-import { validateRecord } from '../broker/validate';
+import { positiveInt, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { fromServiceError } from '../grpc/status';
@@ -41,6 +41,11 @@ export interface RemoteProducerOptions {
   idempotent?: boolean;
   /** Give up on a batch after this long (default 120 s). */
   deliveryTimeoutMs?: number;
+  /**
+   * Bytes of records accepted by send()/sendBatch() and not yet acknowledged, at
+   * most (default 32 MiB): past it, send() waits for acks before taking the record.
+   */
+  maxBufferedBytes?: number;
 }
 
 export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTimeoutMs'> {
@@ -302,7 +307,13 @@ export class RemoteProducer implements ProducerApi {
   private readonly deliveryTimeoutMs: number;
   private readonly producerId: number;
   private readonly sequences = new Map<string, number>();
-  private readonly accs = new Map<string, { topic: string; partition: number; records: RecordInput[]; waiters: Array<{ resolve: (r: SendResult) => void; reject: (e: Error) => void }>; bytes: number; timer: NodeJS.Immediate | NodeJS.Timeout | null }>();
+  private readonly accs = new Map<
+    string,
+    { topic: string; partition: number; records: RecordInput[]; waiters: Array<{ resolve: (r: SendResult) => void; reject: (e: Error) => void }>; bytes: number; reserved: number; timer: NodeJS.Immediate | NodeJS.Timeout | null }
+  >();
+  private readonly maxBufferedBytes: number;
+  private bufferedBytes = 0;
+  private readonly spaceWaiters: Array<{ bytes: number; resolve: () => void }> = [];
   private readonly partitioner = new StickyPartitioner((_topic, n) => Math.floor(Math.random() * n));
   private readonly inflight = new Map<number, OutBatch>();
   private readonly queue: OutBatch[] = [];
@@ -319,6 +330,7 @@ export class RemoteProducer implements ProducerApi {
     this.maxBatchBytes = opts.maxBatchBytes ?? MiB;
     this.maxInFlight = opts.maxInFlight ?? 64;
     this.deliveryTimeoutMs = opts.deliveryTimeoutMs ?? 120_000;
+    this.maxBufferedBytes = opts.maxBufferedBytes === undefined ? 32 * MiB : positiveInt(opts.maxBufferedBytes, 'maxBufferedBytes');
     // 52 random bits: unique enough across producers of one broker, a safe integer.
     this.producerId = opts.idempotent === false ? 0 : Math.floor(Math.random() * 2 ** 52) + 1;
   }
@@ -332,22 +344,31 @@ export class RemoteProducer implements ProducerApi {
   private async sendInner(topic: string, record: ProducerRecord): Promise<SendResult> {
     if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
     const rec = validateRecord(record, 'send to', topic) as ProducerRecord;
-    const n = await this.client.partitionCount(topic);
+    const size = recordSize(rec);
+    const space = this.reserve(size);
+    if (space) await space;
+    let n: number;
+    try {
+      n = await this.client.partitionCount(topic);
+    } catch (e) {
+      this.release(size);
+      throw e;
+    }
     const partition = this.choose(topic, n, rec);
     const key = `${topic}\u0000${partition}`;
     let acc = this.accs.get(key);
-    const size = recordSize(rec);
     if (acc && acc.bytes + size > this.maxBatchBytes) {
       this.flushAcc(key);
       acc = undefined;
     }
     if (!acc) {
-      acc = { topic, partition, records: [], waiters: [], bytes: 64, timer: null };
+      acc = { topic, partition, records: [], waiters: [], bytes: 64, reserved: 0, timer: null };
       this.accs.set(key, acc);
     }
     const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
     acc.records.push(rec);
     acc.bytes += size;
+    acc.reserved += size;
     if (acc.bytes >= this.maxBatchBytes) this.flushAcc(key);
     else if (!acc.timer) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.flushAcc(key), this.lingerMs) : setImmediate(() => this.flushAcc(key));
     return out;
@@ -357,13 +378,20 @@ export class RemoteProducer implements ProducerApi {
     const p = (async () => {
       if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
-      for (let i = 0; i < records.length; i++) validateRecord(records[i], 'sendBatch to', topic, i);
-      const n = await this.client.partitionCount(topic);
-      const partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
-      const prior = this.accs.get(`${topic}\u0000${partition}`);
-      if (prior) this.flushAcc(`${topic}\u0000${partition}`);
-      const r = await this.submit(topic, partition, records);
-      return { partition: r.partition, baseOffset: r.baseOffset, count: records.length };
+      let bytes = 0;
+      for (let i = 0; i < records.length; i++) bytes += recordSize(validateRecord(records[i], 'sendBatch to', topic, i));
+      const space = this.reserve(bytes);
+      if (space) await space;
+      try {
+        const n = await this.client.partitionCount(topic);
+        const partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
+        const prior = this.accs.get(`${topic}\u0000${partition}`);
+        if (prior) this.flushAcc(`${topic}\u0000${partition}`);
+        const r = await this.submit(topic, partition, records);
+        return { partition: r.partition, baseOffset: r.baseOffset, count: records.length };
+      } finally {
+        this.release(bytes);
+      }
     })();
     this.track(p);
     return p;
@@ -403,11 +431,42 @@ export class RemoteProducer implements ProducerApi {
       clearImmediate(acc.timer as NodeJS.Immediate);
     }
     this.partitioner.batchCut(acc.topic, acc.partition);
-    const { waiters } = acc;
+    const { waiters, reserved } = acc;
     this.submit(acc.topic, acc.partition, acc.records).then(
-      (r) => waiters.forEach((w, i) => w.resolve({ partition: r.partition, offset: r.baseOffset + i })),
-      (e: Error) => waiters.forEach((w) => w.reject(e)),
+      (r) => {
+        this.release(reserved);
+        waiters.forEach((w, i) => w.resolve({ partition: r.partition, offset: r.baseOffset + i }));
+      },
+      (e: Error) => {
+        this.release(reserved);
+        waiters.forEach((w) => w.reject(e));
+      },
     );
+  }
+
+  /** Bytes of records this producer holds (accepted, not yet acknowledged). */
+  get buffered(): number {
+    return this.bufferedBytes;
+  }
+
+  /** Takes `bytes` of the buffer, or returns a promise for when they are granted (in send order). */
+  private reserve(bytes: number): Promise<void> | null {
+    if (this.spaceWaiters.length === 0 && (this.bufferedBytes === 0 || this.bufferedBytes + bytes <= this.maxBufferedBytes)) {
+      this.bufferedBytes += bytes;
+      return null;
+    }
+    return new Promise((resolve) => this.spaceWaiters.push({ bytes, resolve }));
+  }
+
+  private release(bytes: number): void {
+    this.bufferedBytes -= bytes;
+    while (this.spaceWaiters.length) {
+      const w = this.spaceWaiters[0]!;
+      if (this.bufferedBytes > 0 && this.bufferedBytes + w.bytes > this.maxBufferedBytes) break;
+      this.spaceWaiters.shift();
+      this.bufferedBytes += w.bytes;
+      w.resolve();
+    }
   }
 
   private async submit(topic: string, partition: number, records: readonly RecordInput[]): Promise<{ partition: number; baseOffset: number }> {

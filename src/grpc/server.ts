@@ -238,9 +238,12 @@ export class BrokerServer {
         return;
       }
       inflight++;
-      if (inflight >= this.maxInFlight && !paused) {
+      if (!paused && (inflight >= this.maxInFlight || this.broker.overHighWater)) {
+        // Stop reading this stream: its batches wait in the client (whose window
+        // fills, so its send() waits) rather than in this process.
         paused = true;
         call.pause();
+        if (this.broker.overHighWater) waitForDisk();
       }
       this.publish(req).then(
         (r) => write(publishResponse(req, r)),
@@ -250,13 +253,25 @@ export class BrokerServer {
         },
       );
     });
+    let awaitingDisk = false;
+    const waitForDisk = () => {
+      if (awaitingDisk) return;
+      awaitingDisk = true;
+      void this.broker.whenWritable().then(() => {
+        awaitingDisk = false;
+        maybeResume();
+      });
+    };
+    const maybeResume = () => {
+      if (!paused || ended || inflight >= this.maxInFlight / 2) return;
+      if (this.broker.overHighWater) return waitForDisk();
+      paused = false;
+      call.resume();
+    };
     const write = (res: uringmq.v1.PublishResponse.$Properties) => {
       inflight--;
       if (!call.destroyed && !call.writableEnded) call.write(res);
-      if (paused && inflight < this.maxInFlight / 2 && !ended) {
-        paused = false;
-        call.resume();
-      }
+      maybeResume();
       if (ended && inflight === 0) finish();
     };
     call.on('end', () => {
