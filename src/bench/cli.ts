@@ -187,8 +187,11 @@ export function addBenchCommands(prog: Command): void {
       const w = workloadFromFlags(file ?? f.workload, f);
       if (f.server) throw new InvalidArgumentError('profile starts the broker itself: --server cannot be used');
       const p = await runProfile(w, runOptions(f), { frequency: f.perfFrequency ?? 999, keepPerfData: !!f.keepPerfData, benchArgs: process.argv.slice(process.argv.indexOf('profile') + 1) });
-      if (p.outcome) printOutcome(p.outcome, !!f.svg);
-      if (p.aborted) reportAborted(p.aborted);
+      if (p.outcome && !p.printed) printOutcome(p.outcome, !!f.svg);
+      if (p.aborted) {
+        if (p.printed) process.exitCode = EXIT_BREAKER;
+        else reportAborted(p.aborted);
+      }
       for (const n of p.notes) process.stdout.write(`note: ${n}\n`);
       process.stdout.write(`flamegraph: ${p.flamegraph}\nfolded stacks: ${p.folded}\n`);
       if (p.perfData && fs.existsSync(p.perfData)) process.stdout.write(`perf data: ${p.perfData}\n`);

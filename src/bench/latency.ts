@@ -32,7 +32,8 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 export function summarize(h: Histogram): LatencySummary {
   if (h.totalCount === 0) return { count: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
-  const ms = (p: number) => round3(h.getValueAtPercentile(p) / 1000);
+  // A percentile is reported as its bucket's highest equivalent value: never above the max.
+  const ms = (p: number) => round3(Math.min(h.getValueAtPercentile(p), h.maxValue) / 1000);
   return { count: h.totalCount, p50: ms(50), p90: ms(90), p99: ms(99), p999: ms(99.9), max: round3(h.maxValue / 1000), mean: round3(h.mean / 1000) };
 }
 
@@ -46,7 +47,7 @@ export function distribution(h: Histogram): Array<[number, number]> {
   for (const p of DISTRIBUTION_PERCENTILES) {
     // Beyond 1 - 1/count a percentile is just the max: stop there.
     if (p !== 100 && p > 0 && 100 - p < 100 / h.totalCount) continue;
-    out.push([p, round3((p === 100 ? h.maxValue : h.getValueAtPercentile(p)) / 1000)]);
+    out.push([p, round3(Math.min(h.getValueAtPercentile(p), h.maxValue) / 1000)]);
   }
   return out;
 }

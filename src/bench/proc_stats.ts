@@ -23,11 +23,12 @@ export interface ProcessStats {
 }
 
 const MB = 1024 * 1024;
+const ELD_RESOLUTION_MS = 10;
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
 /** Samples this process: call sample() once per interval. */
 export class SelfMonitor {
-  private readonly eld: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly eld: IntervalHistogram = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
   private lastCpu = process.cpuUsage();
   private lastAt = performance.now();
 
@@ -43,7 +44,10 @@ export class SelfMonitor {
     this.lastCpu = cpu;
     this.lastAt = now;
     const mem = process.memoryUsage();
-    const eld = this.eld.count > 0 ? { p50: r1(this.eld.percentile(50) / 1e6), p99: r1(this.eld.percentile(99) / 1e6), max: r1(this.eld.max / 1e6) } : null;
+    // The histogram holds the interval between timer runs, resolution included: the
+    // delay is what exceeds the resolution.
+    const late = (ns: number) => r1(Math.max(0, ns / 1e6 - ELD_RESOLUTION_MS));
+    const eld = this.eld.count > 0 ? { p50: late(this.eld.percentile(50)), p99: late(this.eld.percentile(99)), max: late(this.eld.max) } : null;
     this.eld.reset();
     return {
       pid: process.pid,

@@ -33,9 +33,15 @@ export interface ProfileOutcome {
   folded: string;
   perfData: string | null;
   notes: string[];
+  /** The bench ran as a child that printed its own tables. */
+  printed: boolean;
 }
 
-const NODE_PERF_FLAGS = ['--perf-basic-prof', '--interpreted-frames-native-stack'];
+/** The JIT map flags; they also switch on V8's code-event log, which would land in the
+ *  working directory as isolate-*-v8.log: send it to one file we remove afterwards. */
+function nodePerfFlags(v8log: string): string[] {
+  return ['--perf-basic-prof', '--interpreted-frames-native-stack', `--logfile=${v8log}`, '--no-logfile-per-isolate'];
+}
 
 /** perf's presence and what kernel.perf_event_paranoid allows; throws with what to do. */
 export function checkPerf(): { event: string; notes: string[] } {
@@ -66,23 +72,36 @@ export function checkPerf(): { event: string; notes: string[] } {
   return { event, notes };
 }
 
+/** node-gyp-build takes build/Release first, then prebuilds/ (stripped: no C++ names). */
 function addonNote(): string | null {
-  if (process.env.URINGMQ_ADDON) return null;
-  const pre = path.join(packageRoot(), 'prebuilds');
+  if (process.env.URINGMQ_ADDON || process.env.PREBUILDS_ONLY) return null;
+  const root = packageRoot();
+  const release = path.join(root, 'build', 'Release');
+  if (fs.existsSync(release) && fs.readdirSync(release).some((f) => f.endsWith('.node'))) return null;
+  const pre = path.join(root, 'prebuilds');
   if (fs.existsSync(pre) && fs.readdirSync(pre, { recursive: true }).some((f) => String(f).endsWith('.node')))
     return 'node-gyp-build loads prebuilds/*.node, which are stripped: C++ frames of the addon show as [uringmq.node]. Set URINGMQ_ADDON=build/Release/uringmq.node (npm run build:native) or build-cmake/release/Release/uringmq.node (npm run build:release) for named frames.';
   return null;
 }
 
 export async function runProfile(w: Workload, ro: RunOptions, po: ProfileOptions): Promise<ProfileOutcome> {
-  const { event, notes } = checkPerf();
-  const addon = addonNote();
-  if (addon) notes.push(addon);
   const outDir = path.resolve(ro.outDir ?? 'bench-results');
-  fs.mkdirSync(outDir, { recursive: true });
   const d = new Date();
   const p2 = (n: number) => String(n).padStart(2, '0');
   const base = ro.baseName ?? `${w.name}-profile-${d.getFullYear()}${p2(d.getMonth() + 1)}${p2(d.getDate())}-${p2(d.getHours())}${p2(d.getMinutes())}${p2(d.getSeconds())}`;
+  const v8log = path.join(outDir, `${base}.v8.log`);
+  try {
+    return await profile(w, ro, po, outDir, base, v8log);
+  } finally {
+    fs.rmSync(v8log, { force: true });
+  }
+}
+
+async function profile(w: Workload, ro: RunOptions, po: ProfileOptions, outDir: string, base: string, v8log: string): Promise<ProfileOutcome> {
+  const { event, notes } = checkPerf();
+  const addon = addonNote();
+  if (addon) notes.push(addon);
+  fs.mkdirSync(outDir, { recursive: true });
   const perfData = path.join(outDir, `${base}.perf.data`);
   const perfRecord = ['perf', 'record', '-e', event, '-g', '-F', String(po.frequency), '-o', perfData, '--'];
   const apis = w.kind === 'comparison' ? w.compare.apis : [w.api];
@@ -93,7 +112,7 @@ export async function runProfile(w: Workload, ro: RunOptions, po: ProfileOptions
   let results: BenchResults;
   if (!inProcess) {
     try {
-      outcome = await runBench(w, { ...ro, outDir, baseName: base, childPrefix: perfRecord, childNodeFlags: NODE_PERF_FLAGS });
+      outcome = await runBench(w, { ...ro, outDir, baseName: base, childPrefix: perfRecord, childNodeFlags: nodePerfFlags(v8log) });
     } catch (e) {
       if (!(e instanceof BenchAbortedError)) throw e;
       aborted = e;
@@ -104,7 +123,7 @@ export async function runProfile(w: Workload, ro: RunOptions, po: ProfileOptions
     const ext = path.extname(__filename);
     const main = path.join(__dirname, '..', 'cli', `main${ext}`);
     const loader = ext === '.ts' ? ['--require', require.resolve('tsx/cjs')] : [];
-    const args = [...perfRecord.slice(1), process.execPath, ...NODE_PERF_FLAGS, ...loader, main, 'bench', ...stripOwnFlags(po.benchArgs), '--out', outDir, '--name-base', base];
+    const args = [...perfRecord.slice(1), process.execPath, ...nodePerfFlags(v8log), ...loader, main, 'bench', ...stripOwnFlags(po.benchArgs), '--out', outDir, '--name-base', base];
     const code = await new Promise<number | null>((resolve, reject) => {
       const c = spawn('perf', args, { stdio: 'inherit' });
       c.once('error', reject);
@@ -140,7 +159,7 @@ export async function runProfile(w: Workload, ro: RunOptions, po: ProfileOptions
     // node --perf-basic-prof maps of the processes we started; only perf script reads them.
     for (const p of folder.pidsSeen) if (p === pid) fs.rmSync(`/tmp/perf-${p}.map`, { force: true });
   }
-  return { outcome, aborted, flamegraph, folded: foldedFile, perfData: po.keepPerfData ? perfData : null, notes };
+  return { outcome, aborted, flamegraph, folded: foldedFile, perfData: po.keepPerfData ? perfData : null, notes, printed: inProcess };
 }
 
 /** Output flags are set by profile itself for the inner bench. */

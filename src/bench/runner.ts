@@ -260,6 +260,9 @@ class BenchRun {
     for (let i = 0; i < w.topics; i++) {
       const name = `${this.runId}.${label}.t${i}`;
       await this.host.createTopic(name, w.partitions);
+      // The remote producer looks up (and caches) partition counts on first send;
+      // look them up now, or every send of a first burst asks the server itself.
+      if (api !== 'embedded') await this.host.describeTopic(name);
       t.topics.push(name);
       this.topics.push(name);
     }
@@ -371,11 +374,12 @@ class BenchRun {
   private async takeSample(): Promise<void> {
     const now = performance.now();
     const dur = (now - this.lastSampleAt) / 1000;
-    if (dur < 0.05) return;
+    const iv = this.iv;
+    // A phase boundary right after a sample: nothing to say, unless traffic happened.
+    if (dur < 0.001 || (dur < 0.05 && iv.sent + iv.acked + iv.consumed + iv.failed === 0)) return;
     const start = this.lastSampleAt;
     this.lastSampleAt = now;
     const ph = this.phase;
-    const iv = this.iv;
     this.iv = { sent: 0, acked: 0, failed: 0, consumed: 0 };
     const size = this.w.messageSize;
     const lat = [summarize(this.ivPub), summarize(this.ivPubSend), summarize(this.ivE2e), summarize(this.ivE2eSend)] as const;

@@ -104,7 +104,7 @@ export type WorkloadInput = { [K in keyof Workload]?: Workload[K] extends object
 
 export function defaultWorkload(): Workload {
   return {
-    name: 'stepped-100b-sync',
+    name: 'stepped-grpc-batched-100b-sync',
     description: '',
     kind: 'stepped',
     api: 'grpc-batched',
@@ -314,6 +314,10 @@ export function resolveWorkload(input: WorkloadInput = {}, overrides: WorkloadIn
           throw bad(`unknown setting "${k}" (known: ${Object.keys(w).join(', ')})`);
       }
     }
+  }
+  if (input.name === undefined && overrides.name === undefined) {
+    const d = typeof w.durability === 'string' ? w.durability : `sync${w.durability.intervalMs}ms`;
+    w.name = `${w.kind}-${w.kind === 'comparison' ? 'apis' : w.api}-${w.messageSize}b-${d}`;
   }
   if (w.messageSize < 16) throw bad('messageSize must be at least 16 (each message carries its scheduled and actual send times)');
   if (w.warmupSeconds >= w.stepSeconds) throw bad(`warmupSeconds (${w.warmupSeconds}) must be shorter than stepSeconds (${w.stepSeconds})`);
