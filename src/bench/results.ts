@@ -23,7 +23,7 @@ export interface Sample {
   step: number | null;
   api: ApiPath | null;
   targetRate: number | null;
-  /** The sample began inside the step's warm-up. */
+  /** Most of the sample lies in the step's warm-up. */
   warmup: boolean;
   sentPerSec: number;
   publishedPerSec: number;
