@@ -187,6 +187,7 @@ describe('bench harness (uringmq bench)', function () {
     assert.ok(snap.heapStatistics.client.total_heap_size > 0);
     assert.equal(snap.topics.length, 1);
     assert.equal(snap.topics[0].groups.length, 1, 'describe output includes the group');
+    assert.equal(snap.topics[0].groups[0].members.length, 1, 'taken while the consumer was still a member');
     assert.ok(snap.topics[0].partitions[0].endOffset > 0);
     const r = JSON.parse(fs.readFileSync(err.resultsPath, 'utf8')) as BenchResults;
     assert.equal(r.aborted!.reason, err.reason);

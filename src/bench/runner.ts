@@ -327,7 +327,9 @@ class BenchRun {
     return st;
   }
 
-  private async closeTraffic(t: Traffic): Promise<void> {
+  /** `unlessStopped`: after a breaker trip, traffic stays up for the snapshot (execute() closes it). */
+  private async closeTraffic(t: Traffic, unlessStopped = false): Promise<void> {
+    if (unlessStopped && this.stopReason) return;
     const i = this.traffics.indexOf(t);
     if (i >= 0) this.traffics.splice(i, 1);
     await withTimeout(Promise.allSettled(t.producers.map((p) => p.pub.close())), 10_000);
@@ -575,7 +577,7 @@ class BenchRun {
     for (let i = 0; i < w.rates.length && !this.stopReason; i++)
       await this.runStep(t, w.rates[i]!, w.stepSeconds, w.warmupSeconds, 'step', `step ${i + 1}/${w.rates.length}: ${fmtRate(w.rates[i]!)} msgs/s`);
     if (!this.stopReason) this.drained = await this.drain(w.drainSeconds);
-    await this.closeTraffic(t);
+    await this.closeTraffic(t, true);
   }
 
   private async comparison(): Promise<void> {
@@ -590,7 +592,7 @@ class BenchRun {
         // become the next one's latency.
         if (!this.stopReason) this.drained = (await this.drain(w.drainSeconds)) && this.drained;
       }
-      await this.closeTraffic(t);
+      await this.closeTraffic(t, true);
     }
   }
 
@@ -643,7 +645,7 @@ class BenchRun {
             ? `sustained up to the search limit ${m.maxRate} msgs/s`
             : `highest rate sustained; ${hi} msgs/s was not (criteria: ≥ ${m.minRatio} of the target published and consumed, p99 ≤ ${m.p99LimitMs} ms, drained within ${w.drainSeconds} s)`,
     };
-    await this.closeTraffic(t);
+    await this.closeTraffic(t, true);
   }
 
   private async backlogMode(): Promise<void> {
@@ -675,7 +677,7 @@ class BenchRun {
     );
     const buildSeconds = (performance.now() - t1) / 1000;
     const built = t.acked;
-    if (this.stopReason) return this.closeTraffic(t);
+    if (this.stopReason) return;
     await this.beginPhase(this.newPhase('backlog-drain', { api: t.api, label: `catching up on ${built} messages` }));
     const t2 = performance.now();
     const consumedBefore = t.consumed;
@@ -715,7 +717,7 @@ class BenchRun {
       `backlog: wrote ${built} messages in ${r3(buildSeconds)} s (${fmtRate(this.backlog.buildPerSec)}/s), ${w.consumerGroups} group(s) read them in ${r3(drainSeconds)} s (${fmtRate(this.backlog.drainPerSec)}/s)${this.backlog.caughtUp ? '' : ' — did NOT catch up'}`,
     );
     if (!this.stopReason) this.drained = await this.drain(w.drainSeconds);
-    await this.closeTraffic(t);
+    await this.closeTraffic(t, true);
   }
 
   // ---- the run ------------------------------------------------------------------
