@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * uringmq command line: serve | topics | produce | consume. Commands other than
+ * uringmq command line: serve | topics | produce | consume | bench | profile. Commands other than
  * `serve` work against a server (--server host:port) or directly on a data
  * directory (--dir), which must not be open by a running server.
  */
@@ -14,6 +14,7 @@ import type { Message, TopicDescription } from '../broker/broker';
 import { BrokerServer, type ServerOptions } from '../grpc/server';
 import { connect, type Client } from '../client';
 import { UringmqError } from '../errors';
+import { addBenchCommands } from '../bench/cli';
 
 const DEFAULT_DIR = './uringmq-data';
 
@@ -309,6 +310,7 @@ export function program(): Command {
         await done(t);
       }
     });
+  addBenchCommands(prog);
   return prog;
 }
 

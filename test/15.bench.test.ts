@@ -1,0 +1,266 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { tmpDir, expectCode } from './helpers';
+import { BenchAbortedError } from '../src/bench/breaker';
+import { PerfFolder, flamegraphHtml, foldedText } from '../src/bench/flamegraph';
+import { runBench, type RunOptions } from '../src/bench/runner';
+import type { BenchResults, Sample, StepResult } from '../src/bench/results';
+import { readWorkloadFile, resolveWorkload, type WorkloadInput } from '../src/bench/workload';
+
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+
+/** Small, short workloads: structure and message flow are asserted, never timings. */
+function smoke(x: WorkloadInput) {
+  return resolveWorkload({
+    name: 'smoke',
+    broker: 'in-process',
+    messageSize: 100,
+    rates: [300, 600],
+    stepSeconds: 1.2,
+    warmupSeconds: 0.3,
+    sampleSeconds: 0.4,
+    drainSeconds: 15,
+    ...x,
+  });
+}
+
+function opts(): RunOptions & { outDir: string } {
+  const d = tmpDir('uringmq-bench-');
+  return { outDir: path.join(d, 'out'), dir: path.join(d, 'data'), log: null, progress: false };
+}
+
+function assertLatency(l: unknown, what: string): void {
+  const s = l as Record<string, number>;
+  for (const k of ['count', 'p50', 'p90', 'p99', 'p999', 'max', 'mean']) assert.equal(typeof s[k], 'number', `${what}.${k}`);
+  assert.ok(s.p50! <= s.p99! && s.p99! <= s.max!, `${what}: p50 ≤ p99 ≤ max`);
+}
+
+function assertSample(s: Sample): void {
+  for (const k of ['t', 'durationSec', 'sentPerSec', 'publishedPerSec', 'consumedPerSec', 'publishMBps', 'consumeMBps', 'outstanding', 'lag'] as const) assert.equal(typeof s[k], 'number', k);
+  assertLatency(s.publishLatencyMs, 'sample.publishLatencyMs');
+  assertLatency(s.publishLatencySinceSendMs, 'sample.publishLatencySinceSendMs');
+  assertLatency(s.e2eLatencyMs, 'sample.e2eLatencyMs');
+  assertLatency(s.e2eLatencySinceSendMs, 'sample.e2eLatencySinceSendMs');
+  assert.equal(s.client.pid, process.pid);
+  assert.ok(s.client.rssMb! > 0 && s.client.heapUsedMb! > 0);
+  assert.equal(typeof s.client.activeHandles, 'number');
+  assert.equal(typeof s.client.cpuPct, 'number');
+}
+
+function assertStep(s: StepResult): void {
+  assert.equal(typeof s.targetRate, 'number');
+  assert.ok(s.measuredSeconds > 0);
+  for (const k of ['publishLatencyMs', 'publishLatencySinceSendMs', 'e2eLatencyMs', 'e2eLatencySinceSendMs'] as const) assertLatency(s[k], `step.${k}`);
+  assert.ok(s.acked > 0, 'messages acked in the measured window');
+  assert.ok(s.publishLatencyMs.count > 0 && s.e2eLatencyMs.count > 0, 'latency recorded for the step');
+  assert.ok(s.distribution.publish.length > 0 && s.distribution.e2e.length > 0);
+  assert.ok(s.histograms.publish.length > 0);
+}
+
+/** Every acked message reached every group; nothing failed. */
+function assertFlowed(r: BenchResults): void {
+  const t = r.totals;
+  assert.ok(t.sent > 0);
+  assert.equal(t.failed, 0, r.errors.join('; '));
+  assert.equal(t.acked, t.sent);
+  assert.equal(t.expectedConsumed, t.acked * r.workload.consumerGroups);
+  assert.equal(t.consumed, t.expectedConsumed, 'consumed everything that was acked');
+  assert.equal(t.drained, true);
+}
+
+function assertEnvironment(r: BenchResults): void {
+  const e = r.environment;
+  assert.equal(r.version, 1);
+  for (const k of ['date', 'kernel', 'cpuModel', 'node', 'ioBackend', 'durability'] as const) assert.ok(typeof e[k] === 'string' && e[k].length > 0, k);
+  assert.ok(e.cpuCount > 0);
+  assert.ok('gitCommit' in e);
+  assert.equal(e.durability, 'sync');
+}
+
+/** The report embeds the results and each chart's data next to its SVG. */
+function reportCharts(file: string): Map<string, { series: Array<{ name: string; points: Array<[number, number]> }> }> {
+  const html = fs.readFileSync(file, 'utf8');
+  assert.match(html, /<svg /);
+  assert.doesNotMatch(html, /<script src=|<link /, 'self-contained');
+  const embedded = /<script type="application\/json" id="bench-results">([\s\S]*?)<\/script>/.exec(html);
+  assert.ok(embedded, 'results embedded');
+  assert.equal((JSON.parse(embedded[1]!) as BenchResults).name, 'smoke');
+  const charts = new Map<string, { series: Array<{ name: string; points: Array<[number, number]> }> }>();
+  for (const m of html.matchAll(/<script type="application\/json" class="chart-data" data-chart="([^"]+)">([\s\S]*?)<\/script>/g)) charts.set(m[1]!, JSON.parse(m[2]!));
+  return charts;
+}
+
+describe('bench harness (uringmq bench)', function () {
+  this.timeout(60_000);
+
+  it('stepped load with the broker in a child process: results, samples, report', async () => {
+    const o = opts();
+    const { results: r, resultsPath, reportPath } = await runBench(smoke({ kind: 'stepped', broker: 'child', api: 'grpc-batched' }), o);
+    assert.deepEqual(JSON.parse(fs.readFileSync(resultsPath, 'utf8')).totals, r.totals);
+    assertEnvironment(r);
+    assert.equal(r.environment.brokerPlacement, 'child');
+    assert.notEqual(r.environment.brokerPid, process.pid);
+    assert.equal(r.steps.length, 2);
+    r.steps.forEach(assertStep);
+    assert.deepEqual(r.steps.map((s) => s.targetRate), [300, 600]);
+    assert.ok(r.samples.length >= 4);
+    r.samples.forEach(assertSample);
+    const inSteps = r.samples.filter((s) => s.phase === 'step');
+    assert.ok(inSteps.some((s) => s.warmup) && inSteps.some((s) => !s.warmup));
+    // The child's resources, from /proc and over IPC.
+    assert.ok(inSteps.every((s) => s.broker && s.broker.pid === r.environment.brokerPid && s.broker.rssMb! > 0));
+    assert.ok(inSteps.some((s) => typeof s.broker!.heapUsedMb === 'number' && typeof s.broker!.cpuPct === 'number'));
+    assertFlowed(r);
+    assert.equal(r.aborted, null);
+    assert.ok(!fs.existsSync(o.dir!), 'data directory removed');
+    const charts = reportCharts(reportPath);
+    for (const id of ['throughput', 'publish-latency', 'e2e-latency', 'publish-distribution', 'e2e-distribution', 'memory', 'cpu', 'handles']) assert.ok(charts.has(id), id);
+    const tput = charts.get('throughput')!.series.find((s) => s.name.startsWith('published'))!;
+    assert.ok(tput.points.length >= 4 && tput.points.some(([, y]) => y > 0));
+    assert.equal(charts.get('e2e-distribution')!.series.length, 2, 'one distribution per step');
+    assert.ok(charts.get('memory')!.series.some((s) => s.name === 'broker RSS' && s.points.length > 0));
+  });
+
+  it('max-rate search: probes with verdicts and a sustainable rate', async () => {
+    const { results: r } = await runBench(
+      smoke({ kind: 'max-rate', api: 'embedded', maxRate: { startRate: 200, factor: 2, maxRate: 400, refineSteps: 1, stepSeconds: 1, warmupSeconds: 0.2, p99LimitMs: 5000 } }),
+      opts(),
+    );
+    assert.ok(r.maxRate);
+    assert.ok(r.steps.length >= 1 && r.steps.length <= 3);
+    for (const s of r.steps) {
+      assert.equal(s.phase, 'probe');
+      assert.equal(typeof s.ok, 'boolean');
+      assert.equal(typeof s.verdict, 'string');
+    }
+    const passed = r.steps.filter((s) => s.ok).map((s) => s.targetRate);
+    assert.equal(r.maxRate.sustainableRate, passed.length ? Math.max(...passed) : null);
+    assert.equal(r.totals.failed, 0);
+    assert.equal(r.totals.consumed, r.totals.acked);
+  });
+
+  it('backlog: builds it with no consumer, then groups catch up from the earliest offset', async () => {
+    const { results: r, reportPath } = await runBench(smoke({ kind: 'backlog', api: 'grpc-batched', partitions: 2, producers: 2, consumerGroups: 2, backlog: { messages: 3000 } }), opts());
+    assert.ok(r.backlog);
+    assert.equal(r.backlog.messages, 3000);
+    assert.equal(r.backlog.caughtUp, true);
+    assert.ok(r.backlog.buildPerSec > 0 && r.backlog.drainPerSec > 0);
+    assert.ok(r.samples.some((s) => s.phase === 'backlog-build') && r.samples.some((s) => s.phase === 'backlog-drain'));
+    assertFlowed(r);
+    assert.equal(r.totals.consumed, 6000);
+    assert.match(fs.readFileSync(reportPath, 'utf8'), /<h2>Backlog<\/h2>/);
+  });
+
+  it('comparison: unary vs stream vs batched at the same rates, as a table in the report', async () => {
+    const { results: r, reportPath } = await runBench(smoke({ kind: 'comparison', rates: [300], stepSeconds: 1, warmupSeconds: 0.2 }), opts());
+    assert.deepEqual(
+      r.steps.map((s) => s.api),
+      ['grpc-unary', 'grpc-stream', 'grpc-batched'],
+    );
+    r.steps.forEach(assertStep);
+    assert.equal(r.comparison!.length, 3);
+    assert.deepEqual(new Set(r.comparison!.map((c) => c.targetRate)), new Set([300]));
+    assertFlowed(r);
+    const html = fs.readFileSync(reportPath, 'utf8');
+    assert.match(html, /Comparison: grpc-unary vs grpc-stream vs grpc-batched/);
+    for (const api of ['grpc-unary', 'grpc-stream', 'grpc-batched']) assert.match(html, new RegExp(`<td>${api}</td>`));
+  });
+
+  it('the circuit breaker stops a run whose consumer is too slow and writes its snapshot', async () => {
+    const o = opts();
+    const w = smoke({ kind: 'stepped', api: 'embedded', rates: [300], stepSeconds: 30, warmupSeconds: 0, sampleSeconds: 0.3, consumerDelayMs: 20, breaker: { p99Ms: 100, consecutive: 2 } });
+    let err: unknown = null;
+    try {
+      await runBench(w, o);
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof BenchAbortedError, `expected BenchAbortedError, got ${String(err)}`);
+    assert.equal(err.code, 'BENCH_ABORTED');
+    assert.match(err.reason, /p99 end-to-end latency .* above 100 ms for 2 consecutive samples/);
+    const snap = JSON.parse(fs.readFileSync(err.snapshotPath, 'utf8'));
+    assert.equal(snap.reason, err.reason);
+    assert.equal(snap.workload.consumerDelayMs, 20);
+    assert.ok(snap.lastSamples.length >= 2);
+    assert.ok(snap.heapStatistics.client.total_heap_size > 0);
+    assert.equal(snap.topics.length, 1);
+    assert.equal(snap.topics[0].groups.length, 1, 'describe output includes the group');
+    assert.equal(snap.topics[0].groups[0].members.length, 1, 'taken while the consumer was still a member');
+    assert.ok(snap.topics[0].partitions[0].endOffset > 0);
+    const r = JSON.parse(fs.readFileSync(err.resultsPath, 'utf8')) as BenchResults;
+    assert.equal(r.aborted!.reason, err.reason);
+    assert.match(fs.readFileSync(err.reportPath, 'utf8'), /Stopped by the circuit breaker/);
+    assert.ok(!fs.existsSync(o.dir!));
+  });
+
+  it('the CLI exits non-zero with the reason when the breaker trips', () => {
+    const o = opts();
+    const r = spawnSync(
+      process.execPath,
+      ['--require', 'tsx/cjs', CLI, 'bench', '--api', 'embedded', '--rates', '300', '--step-seconds', '30', '--warmup-seconds', '0', '--sample-seconds', '0.3', '--consumer-delay-ms', '20', '--p99-limit-ms', '100', '--breaker-samples', '2', '--out', o.outDir, '--dir', o.dir!, '--name', 'cli-breaker', '--no-progress'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(r.status, 3, r.stderr);
+    assert.match(r.stderr, /stopped by the circuit breaker: p99 end-to-end latency/);
+    const snapshot = /snapshot: (\S+)/.exec(r.stderr)![1]!;
+    assert.ok(fs.existsSync(snapshot));
+    assert.match(r.stdout, /\[\s*[\d.]+s\] step #1/, 'per-sample lines');
+  });
+
+  it('workloads: files (JSON, YAML), defaults and precise errors', async () => {
+    const d = tmpDir();
+    const y = path.join(d, 'w.yaml');
+    fs.writeFileSync(y, 'kind: max-rate\nrates: [1k, "5k"]\nmaxRate:\n  startRate: 2k\nbreaker:\n  p99Ms: 50\n');
+    const w = resolveWorkload(readWorkloadFile(y));
+    assert.equal(w.name, 'w');
+    assert.equal(w.kind, 'max-rate');
+    assert.deepEqual(w.rates, [1000, 5000]);
+    assert.equal(w.maxRate.startRate, 2000);
+    assert.equal(w.maxRate.factor, 2, 'unset fields keep their defaults');
+    assert.equal(w.breaker.p99Ms, 50);
+    assert.equal(w.breaker.consecutive, 5);
+    const dflt = resolveWorkload();
+    assert.deepEqual([dflt.messageSize, dflt.durability, dflt.rates, dflt.stepSeconds, dflt.warmupSeconds, dflt.sampleSeconds], [100, 'sync', [1000, 5000, 10000], 120, 30, 10]);
+    for (const f of fs.readdirSync(path.join(__dirname, '..', 'bench', 'workloads'))) resolveWorkload(readWorkloadFile(path.join(__dirname, '..', 'bench', 'workloads', f)));
+    await expectCode(() => resolveWorkload({ bogus: 1 } as WorkloadInput), 'INVALID_ARGUMENT');
+    await expectCode(() => resolveWorkload({ messageSize: 8 }), 'INVALID_ARGUMENT');
+    await expectCode(() => resolveWorkload({ stepSeconds: 10, warmupSeconds: 10 }), 'INVALID_ARGUMENT');
+    await expectCode(() => resolveWorkload({ api: 'carrier-pigeon' as never }), 'INVALID_ARGUMENT');
+    await expectCode(() => resolveWorkload({ maxRate: { bogus: 1 } as never }), 'INVALID_ARGUMENT');
+    await expectCode(() => runBench(smoke({ api: 'embedded' }), { ...opts(), server: '127.0.0.1:1' }), 'INVALID_ARGUMENT');
+  });
+
+  it('flamegraph: folds perf script output, naming JavaScript, addon, native and kernel frames', () => {
+    const text = [
+      'node 100/100 ',
+      '\tffffffff8158c3e1 do_syscall_64 ([kernel.kallsyms])',
+      '\t    7f0000001000 uringmq::LogEngine::Append (/x/build/Release/uringmq.node)',
+      '\t    7f0000002000 JS:*send file:///pkg/src/broker/producer.ts:10:3 (/tmp/perf-100.map)',
+      '\t          915ae1 uv_run (/usr/bin/node)',
+      '',
+      'uringmq-io 100/101 ',
+      '\t    7f0000003000 [unknown] ([unknown])',
+      '\t    7f0000003000 [unknown] ([unknown])',
+      '',
+      'node 200/200 ',
+      '\t          915ae1 uv_run (/usr/bin/node)',
+      '',
+    ];
+    const f = new PerfFolder(new Set([100]), '/pkg');
+    for (const l of text) f.line(l);
+    const folded = f.end();
+    assert.equal(f.samples, 2, 'only the broker pid');
+    assert.deepEqual([...f.pidsSeen].sort(), [100, 200]);
+    assert.deepEqual(
+      [...folded.keys()].sort(),
+      ['thread:node;native:uv_run;js:*send src/broker/producer.ts:10:3;addon:uringmq::LogEngine::Append;kernel:do_syscall_64', 'thread:uringmq-io;native:[unknown]'].sort(),
+    );
+    assert.match(foldedText(folded), /^node;uv_run;\*send src\/broker\/producer\.ts:10:3_\[j\];uringmq::LogEngine::Append;do_syscall_64_\[k\] 1$/m);
+    const html = flamegraphHtml(folded, 'test');
+    const data = JSON.parse(/<script type="application\/json" id="flame-data">([\s\S]*?)<\/script>/.exec(html)![1]!);
+    assert.equal(data.v, 2);
+    assert.deepEqual(data.c.map((c: { n: string }) => c.n).sort(), ['node', 'uringmq-io']);
+  });
+});
