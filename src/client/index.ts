@@ -74,6 +74,7 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
 export class Client {
   /** @internal */ readonly grpc: grpc.Client;
   private readonly partitionsCache = new Map<string, { n: number; at: number }>();
+  private readonly partitionLookups = new Map<string, Promise<number>>();
   private readonly closers = new Set<{ close(): Promise<void> }>();
   private closed = false;
 
@@ -195,7 +196,20 @@ export class Client {
   async partitionCount(topic: string): Promise<number> {
     const c = this.partitionsCache.get(topic);
     if (c && Date.now() - c.at < 5000) return c.n;
-    return (await this.describeTopic(topic)).partitions.length;
+    // One lookup at a time per topic, however many sends ask at once.
+    let p = this.partitionLookups.get(topic);
+    if (!p) {
+      p = this.describeTopic(topic)
+        .then((d) => d.partitions.length)
+        .finally(() => this.partitionLookups.delete(topic));
+      this.partitionLookups.set(topic, p);
+    }
+    if (c) {
+      // Stale but known: sends go on with it while the refresh runs.
+      p.catch(() => undefined);
+      return c.n;
+    }
+    return p;
   }
 
   /** @internal */
