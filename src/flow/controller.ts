@@ -142,7 +142,10 @@ export class FlowController {
     let tokenRate = this.bucket.ratePerSec;
     if (congested) {
       this.window = Math.max(o.minWindow, Math.floor(this.window / 2));
-      tokenRate = Math.max(o.minRatePerSec, rate * FLOW_DEFAULTS.rateHeadroom);
+      // At most halved per interval: a consumer deep in one large delivery can report
+      // ~0 processed for an interval without being stuck.
+      const floor = tokenRate === Infinity ? 0 : tokenRate / 2;
+      tokenRate = Math.max(o.minRatePerSec, rate * FLOW_DEFAULTS.rateHeadroom, floor);
     } else if (latency <= o.latencyThresholdMs / 2) {
       this.window = Math.min(o.maxWindow, this.window + Math.max(o.windowStep, Math.floor(this.window / 2)));
       if (tokenRate !== Infinity) {
