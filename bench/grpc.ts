@@ -8,6 +8,7 @@
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
  * each result is compared with.
  */
+import { openLoop as runOpenLoop } from '../src/bench/open_loop';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -238,26 +239,9 @@ async function main(): Promise<void> {
   }
 }
 
-/**
- * Open-loop schedule: message i is due at start + i/rate. Every tick sends all that are
- * due, stamped with their scheduled time, so a stall shows up as latency rather than
- * as fewer sends. Between ticks it sleeps until the next is due instead of spinning:
- * on 2 cores a spinning sender steals the CPU the broker and consumer need. Timer
- * slack (~1 ms) is counted in the latency, since that is measured from the schedule.
- */
+/** The load-test harness's open-loop sender (src/bench/open_loop.ts), same schedule for every case. */
 function openLoop(rate: number, start: number, end: number, send: (scheduled: number) => void): Promise<void> {
-  const total = Math.floor((end - start) * (rate / 1000));
-  let sent = 0;
-  return new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      const due = Math.min(Math.floor((Math.min(now, end) - start) * (rate / 1000)), total);
-      for (; sent < due; sent++) send(start + (sent * 1000) / rate);
-      if (now >= end) resolve();
-      else setTimeout(tick, Math.max(0, start + ((sent + 1) * 1000) / rate - performance.now() - 0.5));
-    };
-    tick();
-  });
+  return runOpenLoop({ rate, start, end, send }).then(() => undefined);
 }
 
 interface Lat {

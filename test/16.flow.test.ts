@@ -87,6 +87,16 @@ describe('Flow control: units', () => {
     assert.equal(f.snapshot.tokenRate, Infinity);
   });
 
+  it('controller: a consumer busy for its own reasons keeps a window that matches its rate', () => {
+    const f = new FlowController(resolveFlowOptions({}, 50_000), 0);
+    for (let t = 1000; t <= 10_000; t += 1000) {
+      f.report({ processedPerSec: 100_000, latencyMs: 300 }, t - 1);
+      f.tick(50_000, t);
+    }
+    assert.equal(f.window, 5000, 'r · threshold / 2 = 100k/s · 50 ms');
+    assert.equal(f.snapshot.tokenRate, 125_000);
+  });
+
   it('controller: without consumer feedback it uses what the broker measured (ack rate and delivery → ack time)', () => {
     const f = new FlowController(resolveFlowOptions({}, 512), 0);
     f.onDelivered(512);

@@ -141,7 +141,11 @@ export class FlowController {
     const congested = latency > o.latencyThresholdMs || acksLag;
     let tokenRate = this.bucket.ratePerSec;
     if (congested) {
-      this.window = Math.max(o.minWindow, Math.floor(this.window / 2));
+      // Halve, but never below what the consumer itself gets through in half the
+      // latency threshold: a busy consumer (its latency up from its own load, not
+      // from our queue) must not be starved into a window far below its rate.
+      const keep = Math.ceil((rate * o.latencyThresholdMs) / 2000);
+      this.window = Math.min(this.window, Math.max(o.minWindow, Math.floor(this.window / 2), keep));
       // At most halved per interval: a consumer deep in one large delivery can report
       // ~0 processed for an interval without being stuck.
       const floor = tokenRate === Infinity ? 0 : tokenRate / 2;
