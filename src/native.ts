@@ -49,6 +49,10 @@ export interface NativeEngine {
   read(p: NativePartition, offset: number, maxBytes: number): Promise<Buffer>;
   /** The same from the tail cache, synchronously; undefined when not cached. */
   readCached(p: NativePartition, offset: number, maxBytes: number): Buffer | undefined;
+  /** read() into `dest`: the byte count, or a new Buffer when the first batch alone does not fit. */
+  readInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): Promise<number | Buffer>;
+  /** readCached() into `dest`; undefined when not cached. */
+  readCachedInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): number | Buffer | undefined;
   info(p: NativePartition): PartitionInfo;
   closePartition(p: NativePartition): void;
   close(): void;

@@ -1,3 +1,5 @@
+import { encodeDeliveryResponse } from '../src/grpc/delivery_encoder';
+import { pb } from '../src/grpc/proto';
 import { strict as assert } from 'node:assert';
 import { RangeSet } from '../src/broker/range_set';
 import { IdempotenceTable } from '../src/broker/idempotence';
@@ -79,6 +81,22 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     for (let p = 1; p < 20; p++) {
       const x = partitionForKey('some-key', p);
       assert.ok(x >= 0 && x < p);
+    }
+  });
+
+  it('the hand-written Delivery encoder matches protobufjs byte for byte', () => {
+    const raw = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
+    for (const [partition, from, to] of [
+      [0, 0, 1],
+      [3, 127, 128],
+      [200, 2 ** 40 + 5, 2 ** 40 + 900],
+      [7, 2 ** 53 - 10, 2 ** 53 - 1],
+    ] as const) {
+      const mine = encodeDeliveryResponse(partition, raw, from, to);
+      const theirs = Buffer.from(pb.SubscribeResponse.encode({ delivery: { partition, batches: raw, from_offset: from, to_offset: to } }).finish());
+      assert.deepEqual(mine, theirs, `partition ${partition}, [${from}, ${to})`);
+      const back = pb.SubscribeResponse.decode(mine);
+      assert.equal(Number(back.delivery!.to_offset), to);
     }
   });
 

@@ -508,6 +508,21 @@ export class Broker {
     }
   }
 
+  /**
+   * @internal readRaw into `dest` (a pooled buffer): a view of dest, or a new Buffer
+   * when the first batch alone is larger than dest.
+   */
+  async readRawInto(ps: PartitionState, offset: number, maxBytes: number, dest: Buffer): Promise<Buffer> {
+    if (this.state === 'closed') throw new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`);
+    if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
+    try {
+      const r = this.engine.readCachedInto(ps.native, offset, maxBytes, dest) ?? (await this.engine.readInto(ps.native, offset, maxBytes, dest));
+      return typeof r === 'number' ? dest.subarray(0, r) : r;
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
   /** @internal Like waitForData, but the caller can drop its waiters early. */
   waitForDataCancellable(parts: readonly PartitionState[], timeoutMs: number): { promise: Promise<void>; cancel: () => void } {
     let done!: () => void;

@@ -28,6 +28,7 @@ import { decodeBatches, readBatchMeta, type DecodedRecord } from '../codec/recor
 import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
 import { writeFileDurable } from './topic_store';
+import { BufferPool } from '../codec/buffer_pool';
 import { positiveInt, validateGroupName, validateOffset } from './validate';
 import { FlowController, resolveFlowOptions, type ConsumerFeedback, type FlowOptions, type FlowSnapshot } from '../flow/controller';
 
@@ -57,6 +58,11 @@ export interface RedeliveredRecord extends DecodedRecord {
 
 /** Where a member's messages go: the embedded consumer or a gRPC stream. */
 export interface DeliverySink {
+  /**
+   * True when deliverBatches copies `raw` before it returns (the gRPC stream
+   * serializes it): the coordinator then reads into pooled buffers it reuses.
+   */
+  readonly copiesBatches?: boolean;
   /** Fresh messages: whole batches; only offsets in [from, to) belong to this delivery. */
   deliverBatches(partition: number, raw: Buffer, from: number, to: number): void;
   /** Redeliveries (deliveryCount > 1), as decoded records. */
@@ -291,6 +297,8 @@ export class GroupCoordinator {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
+  /** read buffers for sinks that copy: reused instead of a fresh external buffer per read */
+  private readonly readPool = new BufferPool(16 * 1024 * 1024);
 
   constructor(private readonly broker: Broker) {
     this.timer = setInterval(() => this.sweep(), 50);
@@ -655,10 +663,14 @@ export class GroupCoordinator {
     const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(want * m.bytesPerRecord)));
     const ahead = ps.readAhead;
     ps.readAhead = null;
-    const raw = (ahead && ahead.from === from ? await ahead.raw : null) ?? (await this.broker.readRaw(native, from, readBytes));
-    if (!m.alive || ps.owner !== m || ps.next !== from) return false; // rebalanced meanwhile
+    if (ahead && ahead.from !== from) void ahead.raw.then((b) => b && this.readPool.release(b));
+    const raw = (ahead && ahead.from === from ? await ahead.raw : null) ?? (await this.read(m, native, from, readBytes));
     const allowance = m.allowance();
-    if (allowance <= 0 || raw.length === 0) return false;
+    if (!m.alive || ps.owner !== m || ps.next !== from || allowance <= 0 || raw.length === 0) {
+      // rebalanced meanwhile, or no room any more
+      if (m.sink.copiesBatches) this.readPool.release(raw);
+      return false;
+    }
     // Whole batches up to the allowance; the last one may be cut by `to`.
     let pos = 0;
     let to = from;
@@ -678,12 +690,27 @@ export class GroupCoordinator {
     m.flow.bucket.take(n);
     m.flow.onDelivered(n);
     m.sink.deliverBatches(ps.index, slice, from, to);
+    if (m.sink.copiesBatches) this.readPool.release(raw); // copied: the buffer is free again
     // Overlap the next (thread-pool) read with this delivery's trip to the consumer.
     if (to < info.endOffset && to - from >= m.refill) {
-      const p = this.broker.readRaw(native, to, readBytes).catch(() => null); // a failure is retried by the normal path
+      const p = this.read(m, native, to, readBytes).catch(() => null); // a failure is retried by the normal path
       ps.readAhead = { from: to, raw: p };
     }
     return true;
+  }
+
+  /** Reads for member m: into a pooled buffer when its sink copies what it is given. */
+  private async read(m: GroupMember, native: PartitionState, from: number, bytes: number): Promise<Buffer> {
+    if (!m.sink.copiesBatches) return this.broker.readRaw(native, from, bytes);
+    const dest = this.readPool.acquire(bytes);
+    try {
+      const r = await this.broker.readRawInto(native, from, bytes, dest);
+      if (r.buffer !== dest.buffer) this.readPool.release(dest); // did not fit: a buffer of its own
+      return r;
+    } catch (e) {
+      this.readPool.release(dest);
+      throw e;
+    }
   }
 
   private async redeliverDue(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {

@@ -5,6 +5,7 @@
  * same stream. Every failure becomes a precise status with the uringmq code in the
  * `uringmq-code` trailer; one bad request never affects another.
  */
+import { encodeDeliveryResponse } from './delivery_encoder';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
@@ -333,6 +334,7 @@ export class BrokerServer {
     };
     this.streams.add(handle);
     const sink: DeliverySink = {
+      copiesBatches: true, // serialized (copied) before deliverBatches returns
       deliverBatches: (partition, raw, from, to) => {
         if (done) return;
         if (plain) {
@@ -341,7 +343,7 @@ export class BrokerServer {
             records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, 1)),
           );
           call.write({ delivery: { partition, from_offset: from, to_offset: to, records } });
-        } else call.write({ delivery: { partition, batches: raw, from_offset: from, to_offset: to } });
+        } else call.write(encodeDeliveryResponse(partition, raw, from, to) as unknown as uringmq.v1.SubscribeResponse.$Properties);
       },
       deliverRecords: (records: RedeliveredRecord[]) => {
         if (done) return;

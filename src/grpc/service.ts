@@ -35,7 +35,8 @@ function method<Req, Res>(name: string, req: Codec<Req>, res: Codec<Res>, reques
         return { $malformed: `malformed ${name} request: ${(e as Error).message}` } as unknown as Req;
       }
     },
-    responseSerialize: (m: Res) => toBuf(res.encode(m).finish()),
+    // A Buffer is a response serialized already (see delivery_encoder.ts).
+    responseSerialize: (m: Res) => (Buffer.isBuffer(m) ? m : toBuf(res.encode(m).finish())),
     responseDeserialize: (b: Buffer) => res.decode(b),
   };
 }
