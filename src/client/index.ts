@@ -7,6 +7,7 @@
  * offsets after a reconnect; unacked messages are redelivered, never lost.
  */
 import * as grpc from '@grpc/grpc-js';
+import { BufferPool } from '../codec/buffer_pool';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, encodeBatch, recordSize, sealBatch, uvarintSize, writeUvarint, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
@@ -274,14 +275,21 @@ function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
  * one allocation and no copy of the batch (protobufjs would copy it into its writer,
  * and grpc-js would get yet another buffer).
  */
-export function encodePublishRequest(seq: number, topic: string, partition: number, records: readonly RecordInput[], opts: { producerId?: number; baseSequence?: number }): Buffer {
+export function encodePublishRequest(
+  seq: number,
+  topic: string,
+  partition: number,
+  records: readonly RecordInput[],
+  opts: { producerId?: number; baseSequence?: number },
+  alloc: (size: number) => Buffer = (n) => Buffer.allocUnsafe(n),
+): Buffer {
   const topicLen = Buffer.byteLength(topic);
   let msg: Buffer | null = null;
   const batch = encodeBatch(records, {
     ...opts,
     alloc: (size) => {
       const head = 1 + uvarintSize(seq) + 1 + uvarintSize(topicLen) + topicLen + 1 + uvarintSize(partition) + 1 + uvarintSize(size);
-      msg = Buffer.allocUnsafe(head + size);
+      msg = alloc(head + size);
       let pos = 0;
       msg[pos++] = 0x08;
       pos = writeUvarint(msg, pos, seq);
@@ -327,6 +335,9 @@ export class RemoteProducer implements ProducerApi {
   >();
   private readonly maxBufferedBytes: number;
   private bufferedBytes = 0;
+  /** PublishRequest buffers: a fresh ~1 MiB buffer per batch costs page faults and full GCs */
+  private readonly msgPool = new BufferPool(16 * MiB);
+  private readonly msgAlloc = (n: number) => this.msgPool.acquire(n);
   private readonly spaceWaiters: Array<{ bytes: number; resolve: () => void }> = [];
   private readonly partitioner = new StickyPartitioner((_topic, n) => Math.floor(Math.random() * n));
   private readonly inflight = new Map<number, OutBatch>();
@@ -488,10 +499,27 @@ export class RemoteProducer implements ProducerApi {
     while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
-    const msg = encodePublishRequest(seq, topic, partition, records, this.producerId ? { producerId: this.producerId, baseSequence } : {});
+    const msg = encodePublishRequest(seq, topic, partition, records, this.producerId ? { producerId: this.producerId, baseSequence } : {}, this.msgAlloc);
     if (this.producerId) this.sequences.set(key, (baseSequence + records.length) % 2 ** 31);
     return new Promise((resolve, reject) => {
-      const b: OutBatch = { seq, topic, partition, msg, count: records.length, deadline: Date.now() + this.deliveryTimeoutMs, resolve, reject, attempts: 0 };
+      // Settled means sent and answered (or given up): the request buffer is reused.
+      const b: OutBatch = {
+        seq,
+        topic,
+        partition,
+        msg,
+        count: records.length,
+        deadline: Date.now() + this.deliveryTimeoutMs,
+        resolve: (r) => {
+          this.msgPool.release(msg);
+          resolve(r);
+        },
+        reject: (e) => {
+          this.msgPool.release(msg);
+          reject(e);
+        },
+        attempts: 0,
+      };
       this.queue.push(b);
       this.pump();
     });
