@@ -81,7 +81,7 @@ export class Producer implements ProducerApi {
    * (not encoded, not queued) until the disk catches up.
    */
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
-    if (this.broker.overHighWater && !this.broker.closed) return this.broker.whenWritable().then(() => this.send(topic, record));
+    if (this.broker.overHighWater && !this.broker.closed) return this.held(() => this.send(topic, record));
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
@@ -119,7 +119,7 @@ export class Producer implements ProducerApi {
    * record's key hash, else round-robin. Offsets are contiguous from baseOffset.
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
-    if (this.broker.overHighWater && !this.broker.closed) return this.broker.whenWritable().then(() => this.sendBatch(topic, records, opts));
+    if (this.broker.overHighWater && !this.broker.closed) return this.held(() => this.sendBatch(topic, records, opts));
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
@@ -216,6 +216,13 @@ export class Producer implements ProducerApi {
       },
     );
     this.track(p);
+  }
+
+  /** A send held back by the write queue's high-water mark; flush() waits for it too. */
+  private held<T>(retry: () => Promise<T>): Promise<T> {
+    const p = this.broker.whenWritable().then(retry);
+    this.track(p);
+    return p;
   }
 
   private track(p: Promise<unknown>): void {
