@@ -477,6 +477,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // has waited for pending appends, so this does not block on the disk for long.
   Napi::Value Close(const Napi::CallbackInfo& info) {
     Shutdown();
+    directory_->Clear();
     if (referenced_) {
       referenced_ = false;
       Unref();

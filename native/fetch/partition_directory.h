@@ -27,6 +27,11 @@ class PartitionDirectory {
     auto it = map_.find(log->label());
     if (it != map_.end() && it->second.get() == log) map_.erase(it);
   }
+  // The engine closed: its logs (and their segment fds) must not outlive it here.
+  void Clear() {
+    std::lock_guard<std::mutex> lk(mu_);
+    map_.clear();
+  }
   std::shared_ptr<PartitionLog> Find(const std::string& label) {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = map_.find(label);
