@@ -130,7 +130,10 @@ BenchResult FetchDrain(const FetchDrainOptions& o) {
   if (fp::Get16(sh + 6) != 0) return r.error = "handshake refused, error " + std::to_string(fp::Get16(sh + 6)), r;
 
   std::vector<uint8_t> req(fp::kFetchFixed + o.topic.size());
-  std::vector<uint8_t> body;
+  // Replies are read through one 1 MiB buffer, as the ceiling's reader reads, and
+  // batch headers are picked out as they stream by (a header may straddle two reads).
+  std::vector<uint8_t> buf(1u << 20);
+  uint8_t bh[64];
   int64_t offset = o.from_offset;
   const auto t0 = Clock::now();
   const auto until = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
@@ -151,24 +154,39 @@ BenchResult FetchDrain(const FetchDrainOptions& o) {
     if (!WriteAll(s.fd, req.data(), req.size()) || !ReadAll(s.fd, h, sizeof h)) return r.error = Err("fetch"), r;
     const uint16_t err = fp::Get16(h + 4);
     if (err != 0) return r.error = "fetch error " + std::to_string(err) + " at offset " + std::to_string(offset), r;
-    const uint32_t len = fp::Get32(h + 24);
-    body.resize(len);
-    if (len && !ReadAll(s.fd, body.data(), len)) return r.error = Err("fetch body"), r;
+    const uint64_t len = fp::Get32(h + 24);
     r.requests++;
     r.bytes += len;
     if (len == 0) {
       offset = o.from_offset;  // the end: go round again
       continue;
     }
-    for (size_t pos = 0; pos + 64 <= len;) {
-      const uint32_t blen = fp::Get32(body.data() + pos + 4);
-      const int64_t base = static_cast<int64_t>(fp::Get64(body.data() + pos + 8));
-      const uint32_t count = fp::Get32(body.data() + pos + 24);
-      if (blen < 64 || pos + blen > len) return r.error = "malformed batch in a response", r;
-      const int64_t first = std::max(base, offset);
-      if (base + count > first) r.records += static_cast<uint64_t>(base + count - first);
-      offset = base + count;
-      pos += blen;
+    uint64_t done = 0;        // bytes of the body read so far
+    uint64_t next_hdr = 0;    // body position of the next batch header
+    size_t hdr_have = 0;      // bytes of that header gathered so far
+    const int64_t fetched_at = offset;
+    while (done < len) {
+      ssize_t n = recv(s.fd, buf.data(), static_cast<size_t>(std::min<uint64_t>(buf.size(), len - done)), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return r.error = Err("fetch body"), r;
+      const uint64_t end = done + static_cast<uint64_t>(n);
+      while (next_hdr < end) {
+        const uint64_t at = next_hdr + hdr_have;  // body position of the next header byte wanted
+        const size_t take = static_cast<size_t>(std::min<uint64_t>(64 - hdr_have, end - at));
+        std::memcpy(bh + hdr_have, buf.data() + (at - done), take);
+        hdr_have += take;
+        if (hdr_have < 64) break;  // the rest of this header comes with the next read
+        const uint32_t blen = fp::Get32(bh + 4);
+        const int64_t base = static_cast<int64_t>(fp::Get64(bh + 8));
+        const uint32_t count = fp::Get32(bh + 24);
+        if (blen < 64 || next_hdr + blen > len) return r.error = "malformed batch in a response", r;
+        const int64_t first = std::max(base, fetched_at);
+        if (base + count > first) r.records += static_cast<uint64_t>(base + count - first);
+        offset = base + count;
+        next_hdr += blen;
+        hdr_have = 0;
+      }
+      done = end;
     }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
