@@ -470,6 +470,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (shared_->engine) shared_->engine->Unregister(pw->log.get());
     directory_->Remove(pw->log.get());
     pw->log->closed.store(true);
+    publish_signal_->Notify();  // long-polls on it answer now, not at their deadline
     return env.Undefined();
   }
 

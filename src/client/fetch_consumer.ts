@@ -362,7 +362,11 @@ export class FetchConsumer implements GroupConsumerApi {
     }
     this.partitions = [...mine];
     await this.commit();
-    this.commitTimer = setInterval(() => void this.commit().catch((e: unknown) => this.fail(e)), this.commitIntervalMs);
+    // A commit that fails for now (the server restarting) is retried with the next one.
+    this.commitTimer = setInterval(
+      () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && RETRYABLE.has(e.code) ? undefined : this.fail(e))),
+      this.commitIntervalMs,
+    );
     this.commitTimer.unref();
   }
 
