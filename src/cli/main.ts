@@ -174,7 +174,7 @@ interface Target {
 }
 
 async function target(flags: { server?: string; dir?: string }): Promise<Target> {
-  if (flags.server) return { client: await connect(flags.server) };
+  if (flags.server) return { client: await connect(flags.server, { token: process.env.URINGMQ_AUTH_TOKEN || undefined }) };
   return { broker: await Broker.open({ dir: flags.dir ?? process.env.URINGMQ_DIR ?? DEFAULT_DIR }) };
 }
 
