@@ -11,7 +11,9 @@
         "native/log/log_engine.cc",
         "native/log/io_backend.cc",
         "native/log/dir_lock.cc",
-        "native/uring/io_uring.cc"
+        "native/uring/io_uring.cc",
+        "native/fetch/fetch_server.cc",
+        "native/fetch/fetch_bench.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],

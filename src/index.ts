@@ -5,6 +5,8 @@ export type { ProducerApi, ProducerOptions, ProducerRecord, SendResult, SendBatc
 export { GroupConsumer } from './broker/group_consumer';
 export type { ConsumedMessage, GroupConsumerApi, GroupConsumerOptions } from './broker/group_consumer';
 export type { GroupDescription, GroupJoinOptions } from './broker/groups';
+export { FetchServer } from './fetch/server';
+export type { FetchServerOptions, FetchServerStats } from './fetch/server';
 export { BrokerServer } from './grpc/server';
 export type { ServerOptions, KeepaliveOptions } from './grpc/server';
 export { Consumer } from './broker/consumer';

@@ -67,8 +67,61 @@ export interface EngineOptions {
   onComplete: CompletionCallback;
 }
 
+/** Options of the native fetch listener (docs/FETCH-PROTOCOL.md); see src/fetch/server.ts. */
+export interface NativeFetchServerOptions {
+  host?: string;
+  port?: number;
+  backend?: 'auto' | 'io_uring' | 'thread';
+  token?: string;
+  maxConnections?: number;
+  handshakeTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  sendTimeoutMs?: number;
+  maxFetchBytes?: number;
+  maxWaitMs?: number;
+  memoryPerConnection?: number;
+  memoryTotal?: number;
+}
+
+export interface FetchServerStats {
+  /** open now */
+  connections: number;
+  accepted: number;
+  /** refused at the connection limit or while stopping */
+  refused: number;
+  requests: number;
+  /** malformed requests, refused hellos, out-of-range fields */
+  badRequests: number;
+  /** connections closed by the handshake, idle or send timeout */
+  timeouts: number;
+  /** bytes sent file → socket without a copy (splice / sendfile) */
+  bytesSpliced: number;
+  /** bytes sent from memory (tail cache, partial last block) */
+  bytesCopied: number;
+  /** long-polls waiting now */
+  parked: number;
+}
+
+export interface NativeFetchServer {
+  readonly port: number;
+  readonly backend: 'io_uring' | 'thread' | 'closed';
+  readonly backendNote: string;
+  stats(): FetchServerStats;
+  close(): void;
+}
+
+export interface BenchResult {
+  bytes: number;
+  records: number;
+  requests: number;
+  seconds: number;
+}
+
 interface Addon {
   NativeEngine: new (opts: EngineOptions) => NativeEngine;
+  NativeFetchServer: new (engine: NativeEngine, opts: NativeFetchServerOptions) => NativeFetchServer;
+  benchSendfile(path: string, dataBytes: number, seconds: number): Promise<BenchResult>;
+  benchFetchDrain(opts: { host?: string; port: number; token?: string; topic: string; partition?: number; fromOffset?: number; maxBytes?: number; seconds?: number }): Promise<BenchResult>;
   NativeDirLock: new (dir: string) => { release(): void };
   crc32c(bytes: Uint8Array, crc?: number): number;
   validateBatch(bytes: Uint8Array): { recordCount: number; baseOffset: number };
@@ -121,3 +174,17 @@ export const validateBatch = (bytes: Uint8Array): { recordCount: number; baseOff
   }
 };
 export const probeIoUring = (): { available: boolean; reason: string } => addon.probeIoUring();
+
+/** Binds the native fetch listener of `engine` and starts its thread. */
+export function createFetchServer(engine: NativeEngine, opts: NativeFetchServerOptions): NativeFetchServer {
+  try {
+    return new addon.NativeFetchServer(engine, opts);
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+/** Benchmarks only (bench/fetch.ts): a bare sendfile loop file → loopback socket → native reader. */
+export const benchSendfile = (path: string, dataBytes: number, seconds: number): Promise<BenchResult> => addon.benchSendfile(path, dataBytes, seconds);
+/** Benchmarks only: a native fetch-protocol client draining one partition. */
+export const benchFetchDrain = (opts: Parameters<Addon['benchFetchDrain']>[0]): Promise<BenchResult> => addon.benchFetchDrain(opts);

@@ -9,6 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include "fetch/fetch_bench.h"
+#include "fetch/fetch_protocol.h"
+#include "fetch/fetch_server.h"
+#include "fetch/partition_directory.h"
 #include "log/crc32c.h"
 #include "log/dir_lock.h"
 #include "log/log_engine.h"
@@ -21,6 +25,7 @@ namespace {
 
 struct AddonData {
   Napi::FunctionReference partition_ctor;
+  Napi::FunctionReference engine_ctor;
 };
 
 Napi::Error MakeError(Napi::Env env, Code code, const std::string& msg) {
@@ -256,7 +261,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::ThreadSafeFunction tsfn = tsfn_;
     Status s = LogEngine::Create(
         opts,
-        [tsfn, this](std::vector<Completion>&& done) {
+        [tsfn, this, signal = publish_signal_](std::vector<Completion>&& done) {
+          signal->Notify();  // the cycle's batches are readable: wake fetch long-polls
           auto* batch = new std::vector<Completion>(std::move(done));
           napi_status st = tsfn.NonBlockingCall(batch, [this](Napi::Env env, Napi::Function fn, std::vector<Completion>* b) {
             std::unique_ptr<std::vector<Completion>> owned(b);
@@ -273,6 +279,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       throw MakeError(env, s);
     }
   }
+
+  // What a fetch server (FetchServerWrap) shares with this engine.
+  const std::shared_ptr<PartitionDirectory>& directory() const { return directory_; }
+  const std::shared_ptr<PublishSignal>& publish_signal() const { return publish_signal_; }
 
   ~EngineWrap() override {
     Shutdown();
@@ -382,6 +392,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     // idle memory) run whether or not anything is ever appended to it.
     auto* w = new OpenPartitionWorker(env, std::move(cfg), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
       if (!tsfn_released_ && shared_->engine) shared_->engine->Register(log);
+      directory_->Add(log);
     });
     napi_value p = w->Promise();
     w->Queue();
@@ -525,7 +536,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Env env = info.Env();
     PartitionWrap* pw = UnwrapPartition(env, info[0]);
     if (shared_->engine) shared_->engine->Unregister(pw->log.get());
+    directory_->Remove(pw->log.get());
     pw->log->closed.store(true);
+    publish_signal_->Notify();  // long-polls on it answer now, not at their deadline
     return env.Undefined();
   }
 
@@ -533,6 +546,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // has waited for pending appends, so this does not block on the disk for long.
   Napi::Value Close(const Napi::CallbackInfo& info) {
     Shutdown();
+    directory_->Clear();
     if (referenced_) {
       referenced_ = false;
       Unref();
@@ -541,12 +555,181 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   Shared* shared_ = nullptr;
+  // Before the engine: the I/O thread's sink captures the signal.
+  std::shared_ptr<PartitionDirectory> directory_ = std::make_shared<PartitionDirectory>();
+  std::shared_ptr<PublishSignal> publish_signal_ = std::make_shared<PublishSignal>();
   Napi::ThreadSafeFunction tsfn_;
   bool tsfn_released_ = false;
   size_t pending_ = 0;
   bool referenced_ = false;
   size_t max_batch_bytes_ = 16 << 20;
 };
+
+// ---------------------------------------------------------------------------------
+// The native fetch plane (native/fetch). new NativeFetchServer(engine, options)
+// binds and starts the fetch thread; close() stops it. Owned by the JS thread.
+class FetchServerWrap : public Napi::ObjectWrap<FetchServerWrap> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "NativeFetchServer",
+                       {
+                           InstanceAccessor<&FetchServerWrap::Port>("port"),
+                           InstanceAccessor<&FetchServerWrap::Backend>("backend"),
+                           InstanceAccessor<&FetchServerWrap::BackendNote>("backendNote"),
+                           InstanceMethod<&FetchServerWrap::Stats>("stats"),
+                           InstanceMethod<&FetchServerWrap::Close>("close"),
+                       });
+  }
+
+  explicit FetchServerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FetchServerWrap>(info) {
+    Napi::Env env = info.Env();
+    auto* data = env.GetInstanceData<AddonData>();
+    if (info.Length() < 2 || !info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(data->engine_ctor.Value()) ||
+        !info[1].IsObject())
+      ThrowInvalid(env, "NativeFetchServer(engine, options)");
+    EngineWrap* engine = EngineWrap::Unwrap(info[0].As<Napi::Object>());
+    Napi::Object o = info[1].As<Napi::Object>();
+    FetchServerOptions opts;
+    Napi::Value host = o.Get("host");
+    if (!host.IsUndefined()) {
+      if (!host.IsString()) ThrowInvalid(env, "host must be a string");
+      opts.host = host.As<Napi::String>().Utf8Value();
+    }
+    int64_t port = GetInt(env, o, "port", 0);
+    if (port < 0 || port > 65535) ThrowInvalid(env, "port must be between 0 and 65535");
+    opts.port = static_cast<int>(port);
+    std::string backend = o.Has("backend") ? o.Get("backend").ToString().Utf8Value() : "auto";
+    if (backend == "auto") opts.backend = BackendChoice::kAuto;
+    else if (backend == "io_uring") opts.backend = BackendChoice::kIoUring;
+    else if (backend == "thread") opts.backend = BackendChoice::kThread;
+    else ThrowInvalid(env, "backend must be 'auto', 'io_uring' or 'thread', got '" + backend + "'");
+    Napi::Value token = o.Get("token");
+    if (!token.IsUndefined() && !token.IsNull()) {
+      if (!token.IsString()) ThrowInvalid(env, "token must be a string");
+      opts.token = token.As<Napi::String>().Utf8Value();
+      if (opts.token.size() > 256) ThrowInvalid(env, "token must be at most 256 bytes");
+    }
+    auto u32 = [&](const char* key, uint32_t dflt, uint32_t lo, uint32_t hi) {
+      int64_t v = GetInt(env, o, key, dflt);
+      if (v < lo || v > hi) ThrowInvalid(env, std::string(key) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+      return static_cast<uint32_t>(v);
+    };
+    opts.max_connections = u32("maxConnections", opts.max_connections, 1, 1u << 20);
+    opts.handshake_timeout_ms = u32("handshakeTimeoutMs", opts.handshake_timeout_ms, 1, 3'600'000);
+    opts.idle_timeout_ms = u32("idleTimeoutMs", opts.idle_timeout_ms, 1, 86'400'000);
+    opts.send_timeout_ms = u32("sendTimeoutMs", opts.send_timeout_ms, 1, 3'600'000);
+    opts.max_fetch_bytes = u32("maxFetchBytes", opts.max_fetch_bytes, 1, 1u << 30);
+    opts.max_wait_ms = u32("maxWaitMs", opts.max_wait_ms, 0, 3'600'000);
+    opts.memory_per_connection = static_cast<uint64_t>(GetInt(env, o, "memoryPerConnection", static_cast<int64_t>(opts.memory_per_connection)));
+    opts.memory_total = static_cast<uint64_t>(GetInt(env, o, "memoryTotal", static_cast<int64_t>(opts.memory_total)));
+    Status s = FetchServer::Start(opts, engine->directory(), engine->publish_signal(), &server_);
+    if (!s.ok()) throw MakeError(env, s);
+  }
+
+  ~FetchServerWrap() override {
+    if (server_) server_->Stop();  // a server dropped without close(): stop its thread
+  }
+
+ private:
+  Napi::Value Port(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), server_ ? server_->port() : 0); }
+  Napi::Value Backend(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), server_ ? server_->backend_name() : "closed");
+  }
+  Napi::Value BackendNote(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), server_ ? server_->backend_note() : "");
+  }
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    Napi::Object o = Napi::Object::New(info.Env());
+    if (!server_) return o;
+    const FetchCounters& k = server_->counters();
+    o.Set("connections", static_cast<double>(k.connections.load()));
+    o.Set("accepted", static_cast<double>(k.accepted.load()));
+    o.Set("refused", static_cast<double>(k.refused.load()));
+    o.Set("requests", static_cast<double>(k.requests.load()));
+    o.Set("badRequests", static_cast<double>(k.bad_requests.load()));
+    o.Set("timeouts", static_cast<double>(k.timeouts.load()));
+    o.Set("bytesSpliced", static_cast<double>(k.bytes_spliced.load()));
+    o.Set("bytesCopied", static_cast<double>(k.bytes_copied.load()));
+    o.Set("parked", static_cast<double>(k.parked.load()));
+    return o;
+  }
+  // Stops the fetch thread: every connection is closed. Blocks for as long as the
+  // kernel takes to finish what it has in flight (microseconds, normally).
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (server_) server_->Stop();
+    server_.reset();
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<FetchServer> server_;
+};
+
+// Benchmark helpers (bench/fetch.ts): run on the libuv pool, resolve with
+// { bytes, records, requests, seconds } or reject with the error.
+class BenchWorker : public Napi::AsyncWorker {
+ public:
+  BenchWorker(Napi::Env env, std::function<BenchResult()> fn)
+      : Napi::AsyncWorker(env, "uringmq.bench"), fn_(std::move(fn)), deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  void Execute() override { r_ = fn_(); }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (!r_.error.empty()) {
+      deferred_.Reject(MakeError(env, Code::kIoError, r_.error).Value());
+      return;
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("bytes", static_cast<double>(r_.bytes));
+    o.Set("records", static_cast<double>(r_.records));
+    o.Set("requests", static_cast<double>(r_.requests));
+    o.Set("seconds", r_.seconds);
+    deferred_.Resolve(o);
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  std::function<BenchResult()> fn_;
+  Napi::Promise::Deferred deferred_;
+  BenchResult r_;
+};
+
+// benchSendfile(path, dataBytes, seconds) → Promise<{ bytes, seconds }>
+Napi::Value BenchSendfileJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsNumber())
+    ThrowInvalid(env, "benchSendfile(path, dataBytes, seconds)");
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  uint64_t bytes = static_cast<uint64_t>(info[1].As<Napi::Number>().DoubleValue());
+  double seconds = info[2].As<Napi::Number>().DoubleValue();
+  if (bytes == 0 || !(seconds > 0)) ThrowInvalid(env, "dataBytes and seconds must be positive");
+  auto* w = new BenchWorker(env, [path, bytes, seconds] { return SendfileCeiling(path, bytes, seconds); });
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+// benchFetchDrain({ host, port, token, topic, partition, fromOffset, maxBytes, seconds })
+Napi::Value BenchFetchDrainJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) ThrowInvalid(env, "benchFetchDrain(options)");
+  Napi::Object o = info[0].As<Napi::Object>();
+  FetchDrainOptions d;
+  d.host = o.Has("host") ? o.Get("host").ToString().Utf8Value() : "127.0.0.1";
+  d.port = static_cast<int>(GetInt(env, o, "port", 0));
+  d.token = o.Has("token") && o.Get("token").IsString() ? o.Get("token").ToString().Utf8Value() : "";
+  if (!o.Get("topic").IsString()) ThrowInvalid(env, "topic must be a string");
+  d.topic = o.Get("topic").ToString().Utf8Value();
+  if (d.topic.empty() || d.topic.size() > fetchproto::kMaxTopicBytes) ThrowInvalid(env, "topic must be 1..249 bytes");
+  d.partition = static_cast<uint32_t>(GetInt(env, o, "partition", 0));
+  d.from_offset = GetInt(env, o, "fromOffset", 0);
+  d.max_bytes = static_cast<uint32_t>(GetInt(env, o, "maxBytes", 1 << 20));
+  Napi::Value sec = o.Get("seconds");
+  d.seconds = sec.IsNumber() ? sec.As<Napi::Number>().DoubleValue() : 3;
+  auto* w = new BenchWorker(env, [d] { return FetchDrain(d); });
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
 
 // ---------------------------------------------------------------------------------
 class DirLockWrap : public Napi::ObjectWrap<DirLockWrap> {
@@ -609,7 +792,12 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   data->partition_ctor = Napi::Persistent(partition);
   env.SetInstanceData<AddonData>(data);
   exports.Set("NativePartition", partition);
-  exports.Set("NativeEngine", EngineWrap::Init(env));
+  Napi::Function engine = EngineWrap::Init(env);
+  data->engine_ctor = Napi::Persistent(engine);
+  exports.Set("NativeEngine", engine);
+  exports.Set("NativeFetchServer", FetchServerWrap::Init(env));
+  exports.Set("benchSendfile", Napi::Function::New(env, BenchSendfileJs, "benchSendfile"));
+  exports.Set("benchFetchDrain", Napi::Function::New(env, BenchFetchDrainJs, "benchFetchDrain"));
   exports.Set("NativeDirLock", DirLockWrap::Init(env));
   exports.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
   exports.Set("validateBatch", Napi::Function::New(env, ValidateBatchJs, "validateBatch"));

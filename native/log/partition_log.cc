@@ -650,6 +650,154 @@ bool PartitionLog::TryReadCached(int64_t offset, size_t max_bytes, std::vector<u
   return ReadFromCache(offset, max_bytes, out).ok();
 }
 
+namespace {
+
+// Reads the batch headers of one segment for the fetch planner with small preads:
+// the bytes between headers are never read here (they go out by splice/sendfile).
+// One 8 KiB window, so a run of small batches costs one pread.
+class HeaderReader {
+ public:
+  HeaderReader(const Segment& seg, int64_t limit) : seg_(seg), limit_(limit) {}
+  Status At(int64_t pos, BatchHeader* h) {
+    if (pos < 0 || pos + static_cast<int64_t>(batch::kHeaderSize) > limit_)
+      return Status::Error(Code::kCorruptBatch, "batch header past the readable end of " + seg_.log_path + " at byte " + std::to_string(pos));
+    if (pos < win_pos_ || pos + static_cast<int64_t>(batch::kHeaderSize) > win_pos_ + static_cast<int64_t>(win_len_)) {
+      size_t want = static_cast<size_t>(std::min<int64_t>(sizeof win_, limit_ - pos));
+      size_t got = 0;
+      int rc = PreadAll(seg_.read_fd, win_, want, pos, &got);
+      if (rc) return SysError("pread", seg_.log_path, pos, rc);
+      if (got < batch::kHeaderSize) return SysError("pread (file shorter than its recorded size)", seg_.log_path, pos, EIO);
+      win_pos_ = pos;
+      win_len_ = got;
+    }
+    const uint8_t* p = win_ + (pos - win_pos_);
+    if (!PeekHeader(p, batch::kHeaderSize, h) || pos + static_cast<int64_t>(h->length) > limit_)
+      return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg_.log_path + " at byte " + std::to_string(pos));
+    return Status::Ok();
+  }
+
+ private:
+  const Segment& seg_;
+  int64_t limit_;
+  uint8_t win_[8192];
+  int64_t win_pos_ = -1;
+  size_t win_len_ = 0;
+};
+
+}  // namespace
+
+Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out) {
+  out->pieces.clear();
+  out->bytes = out->memory_bytes = 0;
+  max_bytes = std::max<size_t>(max_bytes, 1);
+  int64_t next = offset;
+  for (bool first = true;; first = false) {
+    std::shared_ptr<Segment> seg;
+    int64_t scan = 0;
+    int64_t size = 0;
+    int64_t seg_next = 0;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (first) {
+        out->start_offset = start_offset_;
+        out->end_offset = durable_next_;
+        if (offset < start_offset_ || offset > durable_next_)
+          return Status::Error(Code::kOffsetOutOfRange,
+                               "offset " + std::to_string(offset) + " is out of range for " + cfg_.label + " (valid: " +
+                                   std::to_string(start_offset_) + ".." + std::to_string(durable_next_) + ")");
+        if (offset == durable_next_) return Status::Ok();
+        // Recent batches: from memory. O_DIRECT wrote them around the page cache, so
+        // sendfile would have to read them back from the disk.
+        if (!cache_.empty() && offset >= cache_.front().first_offset && offset < cache_.back().next_offset &&
+            memory_limit > 0) {
+          FetchPiece piece;
+          Status s = ReadFromCache(offset, std::min(max_bytes, memory_limit), &piece.bytes);
+          if (s.ok() && !piece.bytes.empty() && piece.bytes.size() <= memory_limit) {
+            out->bytes = out->memory_bytes = piece.bytes.size();
+            out->pieces.push_back(std::move(piece));
+            return Status::Ok();
+          }
+        }
+      }
+      out->end_offset = std::max(out->end_offset, durable_next_);
+      if (next >= durable_next_ || next < start_offset_) break;  // the end, or retention got there first
+      auto it = std::upper_bound(segments_.begin(), segments_.end(), next,
+                                 [](int64_t o, const std::shared_ptr<Segment>& sg) { return o < sg->base_offset; });
+      seg = *(it - 1);
+      const auto& idx = seg->index;
+      auto ie = std::upper_bound(idx.begin(), idx.end(), next - seg->base_offset,
+                                 [](int64_t rel, const IndexEntry& e) { return rel < static_cast<int64_t>(e.rel_offset); });
+      if (ie != idx.begin()) scan = (ie - 1)->position;
+      size = static_cast<int64_t>(seg->size);
+      seg_next = seg->next_offset;
+    }
+    HeaderReader hr(*seg, size);
+    BatchHeader h;
+    int64_t pos = scan;
+    for (;;) {  // the batch that holds `next`
+      Status s = hr.At(pos, &h);
+      if (!s.ok()) return s;
+      if (h.last_offset() >= next) break;
+      pos += h.length;
+    }
+    const int64_t start = pos;
+    const uint64_t budget = max_bytes - out->bytes;
+    int64_t end;
+    int64_t end_next;
+    if (static_cast<uint64_t>(size - start) <= budget) {
+      end = size;
+      end_next = seg_next;
+    } else {
+      // The furthest batch boundary within the budget: jump near it by the sparse
+      // index, then walk the last few headers.
+      const int64_t limit = start + static_cast<int64_t>(budget);
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        const auto& idx = seg->index;
+        auto ie = std::upper_bound(idx.begin(), idx.end(), limit,
+                                   [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
+        if (ie != idx.begin() && (ie - 1)->position > start) pos = (ie - 1)->position;
+      }
+      for (;;) {
+        Status s = hr.At(pos, &h);
+        if (!s.ok()) return s;
+        if (pos + static_cast<int64_t>(h.length) > limit) break;
+        pos += h.length;
+      }
+      end = pos;
+      end_next = h.base_offset;
+      if (end == start) {
+        if (out->bytes > 0) break;  // the next batch does not fit: done
+        end = start + h.length;     // at least one whole batch, however large
+        end_next = h.last_offset() + 1;
+      }
+    }
+    // Bytes below `stable` are never written again; the partial block above it is.
+    const int64_t stable = static_cast<int64_t>(AlignDown(static_cast<uint64_t>(size)));
+    if (std::min(end, stable) > start) {
+      FetchPiece piece;
+      piece.seg = seg;
+      piece.pos = start;
+      piece.len = static_cast<uint64_t>(std::min(end, stable) - start);
+      out->pieces.push_back(std::move(piece));
+    }
+    if (end > std::max(start, stable)) {
+      const int64_t from = std::max(start, stable);
+      FetchPiece piece;
+      piece.bytes.resize(static_cast<size_t>(end - from));
+      size_t got = 0;
+      int rc = PreadAll(seg->read_fd, piece.bytes.data(), piece.bytes.size(), from, &got);
+      if (rc || got != piece.bytes.size()) return SysError("pread", seg->log_path, from, rc ? rc : EIO);
+      out->memory_bytes += piece.bytes.size();
+      out->pieces.push_back(std::move(piece));
+    }
+    out->bytes += static_cast<uint64_t>(end - start);
+    next = end_next;
+    if (end < size || out->bytes >= max_bytes) break;
+  }
+  return Status::Ok();
+}
+
 PartitionInfo PartitionLog::Info() {
   std::lock_guard<std::mutex> lk(mu_);
   PartitionInfo i{};

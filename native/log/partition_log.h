@@ -66,6 +66,31 @@ struct PartitionInfo {
   uint32_t block_size;
 };
 
+// A fetch response planned for the zero-copy fetch plane (native/fetch): whole
+// batches from an offset, as pieces to send in order. A file piece lies below its
+// segment's stable end — bytes that no writer touches again, not even by rewriting
+// the page they sit in — so it may go out by splice/sendfile, which keeps page-cache
+// pages pinned until the peer has read them. A memory piece is a copy: batches from
+// the tail cache (recent data, which O_DIRECT writes left out of the page cache), or
+// the last partial block of a segment, which the appender rewrites every cycle: a
+// pinned page there would make the O_DIRECT write's page-cache invalidation fail,
+// which the kernel reports as EIO on the next fdatasync of the file.
+struct FetchPiece {
+  std::shared_ptr<Segment> seg;  // null for a memory piece
+  int64_t pos = 0;               // file piece: byte position in seg
+  uint64_t len = 0;              // file piece: byte count
+  std::vector<uint8_t> bytes;    // memory piece
+  uint64_t size() const { return seg ? len : bytes.size(); }
+};
+
+struct FetchPlan {
+  std::vector<FetchPiece> pieces;
+  uint64_t bytes = 0;         // total of all pieces
+  uint64_t memory_bytes = 0;  // of which memory pieces
+  int64_t start_offset = 0;   // log start when planned
+  int64_t end_offset = 0;     // high watermark (readable end) when planned
+};
+
 class PartitionLog {
  public:
   // Opens or creates the log in cfg.dir and recovers it: finds each segment's end by
@@ -112,6 +137,13 @@ class PartitionLog {
   // caller then does a Read() off the JS thread). Cheap enough for the JS thread.
   bool TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
   PartitionInfo Info();
+  // Plans the response to a fetch at `offset`: whole batches, at least one, then more
+  // while the total stays within max_bytes, across segment boundaries. Never a byte
+  // at or past the readable end. Copies from the tail cache only while the copy fits
+  // in memory_limit (else the file serves it). kOffsetOutOfRange outside
+  // [start, end]; an empty plan at the end. Batch CRCs are not checked here: the
+  // bytes never pass through this process (the client checks them).
+  Status PlanFetch(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out);
 
  private:
   explicit PartitionLog(const PartitionConfig& cfg) : cfg_(cfg) {}

@@ -47,6 +47,9 @@ std::unique_ptr<IoUring> IoUring::Create(unsigned entries, std::string* why) {
     *why = std::string("io_uring_register(PROBE): ") + std::strerror(errno);
     return nullptr;
   }
+  r->features_ = params.features;
+  for (int op = 0; op <= probe->last_op && op < 256; op++)
+    r->supported_[op] = (probe->ops[op].flags & IO_URING_OP_SUPPORTED) ? 1 : 0;
   for (int op : kNeededOps) {
     if (op > probe->last_op || !(probe->ops[op].flags & IO_URING_OP_SUPPORTED)) {
       *why = "io_uring: kernel lacks opcode " + std::to_string(op);
@@ -140,6 +143,34 @@ bool IoUring::PopCqe(io_uring_cqe* out) {
   *out = cqes_[head & *cq_mask_];
   __atomic_store_n(cq_head_, head + 1, __ATOMIC_RELEASE);
   return true;
+}
+
+bool IoUring::Supports(int opcode) const { return opcode >= 0 && opcode < 256 && supported_[opcode]; }
+
+int IoUring::SubmitAndWaitTimeout(unsigned wait_nr, int64_t timeout_ns) {
+  __atomic_store_n(sq_tail_, sqe_local_tail_, __ATOMIC_RELEASE);
+  __kernel_timespec ts;
+  ts.tv_sec = timeout_ns / 1000000000;
+  ts.tv_nsec = timeout_ns % 1000000000;
+  io_uring_getevents_arg arg;
+  std::memset(&arg, 0, sizeof arg);
+  arg.ts = reinterpret_cast<uint64_t>(&ts);
+  for (;;) {
+    int ret = static_cast<int>(syscall(__NR_io_uring_enter, fd_, to_submit_, wait_nr,
+                                       IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg));
+    if (ret < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ETIME) return 0;  // nothing completed in time; everything was submitted
+      return -errno;
+    }
+    to_submit_ -= static_cast<unsigned>(ret) <= to_submit_ ? static_cast<unsigned>(ret) : to_submit_;
+    return ret;
+  }
+}
+
+int IoUring::SetMaxWorkers(unsigned bounded, unsigned unbounded) {
+  unsigned v[2] = {bounded, unbounded};
+  return SysRegister(fd_, IORING_REGISTER_IOWQ_MAX_WORKERS, v, 2) < 0 ? -errno : 0;
 }
 
 bool ProbeIoUring(std::string* why) { return IoUring::Create(4, why) != nullptr; }

@@ -30,6 +30,19 @@ class IoUring {
   bool PopCqe(io_uring_cqe* out);
   unsigned sq_entries() const { return sq_entries_; }
 
+  // --- for native/fetch, which needs more than the log engine ---
+  // Whether the kernel supports `opcode` (from the probe taken at setup).
+  bool Supports(int opcode) const;
+  unsigned features() const { return features_; }
+  // Free submission entries (GetSqe succeeds this many times before a submit).
+  unsigned SqSpace() const { return sq_entries_ - (sqe_local_tail_ - __atomic_load_n(sq_head_, __ATOMIC_ACQUIRE)); }
+  // Like SubmitAndWait, but gives up waiting after timeout_ns (needs
+  // IORING_FEAT_EXT_ARG). A timeout is not an error: returns the number submitted.
+  int SubmitAndWaitTimeout(unsigned wait_nr, int64_t timeout_ns);
+  // Caps the kernel's io-wq worker threads for this ring (bounded, unbounded work);
+  // 0 leaves a limit unchanged. Returns 0 or -errno.
+  int SetMaxWorkers(unsigned bounded, unsigned unbounded);
+
  private:
   IoUring() = default;
   int fd_ = -1;
@@ -51,6 +64,8 @@ class IoUring {
   io_uring_cqe* cqes_ = nullptr;
   unsigned sqe_local_tail_ = 0;  // entries handed out but not yet published
   unsigned to_submit_ = 0;
+  unsigned features_ = 0;
+  uint8_t supported_[256] = {};  // IO_URING_OP_SUPPORTED per opcode, from the probe
 };
 
 // Probes io_uring support without keeping a ring. Used for reporting.

@@ -21,6 +21,7 @@ import { GroupCoordinator, type GroupDescription } from './groups';
 import { IdempotenceTable } from './idempotence';
 import { partitionForKey } from './partitioner';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
+import { FetchServer, type FetchServerOptions } from '../fetch/server';
 
 export type Durability = 'sync' | 'none' | { intervalMs: number };
 export type IoBackend = 'io_uring' | 'thread';
@@ -397,6 +398,22 @@ export class Broker {
     return new Consumer(this, opts as ConsumerOptions);
   }
 
+  private readonly fetchServers = new Set<FetchServer>();
+  /**
+   * Starts the native zero-copy fetch plane (docs/FETCH-PROTOCOL.md) for this broker:
+   * a TCP listener on its own native thread that answers fetches with batches
+   * spliced from the segment files. One per broker; stopped by close().
+   */
+  async startFetchServer(opts: FetchServerOptions = {}): Promise<FetchServer> {
+    this.assertOpen();
+    const envBackend = process.env.URINGMQ_IO_BACKEND;
+    // The log fell back to threads (or was told to): so does the fetch plane.
+    const dflt = this.engine.backend === 'thread' ? 'thread' : envBackend === 'io_uring' ? 'io_uring' : 'auto';
+    const s: FetchServer = new FetchServer(this.engine, opts, dflt, () => this.fetchServers.delete(s));
+    this.fetchServers.add(s);
+    return s;
+  }
+
   private groupCoordinator: GroupCoordinator | null = null;
   /** Consumer groups of this broker (committed offsets live in <dir>/groups). */
   get groups(): GroupCoordinator {
@@ -655,6 +672,7 @@ export class Broker {
     this.state = 'closing';
     this.releaseWritable(); // held-back sends go on, and meet BROKER_CLOSED
     this.closePromise = (async () => {
+      for (const f of [...this.fetchServers]) f.close();
       await this.groupCoordinator?.close();
       for (const p of [...this.activeProducers]) p.flushAll();
       await this.adminChain.catch(() => undefined);

@@ -50,12 +50,18 @@ interface ServeConfig {
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
+  /** the native fetch plane: its port (0: any free one), or off */
+  fetch: boolean;
+  fetchPort: number;
+  /** shared secret for gRPC calls and fetch hellos */
+  authToken?: string;
 }
 
 /** defaults < config file < environment < flags */
 function serveConfig(flags: Record<string, unknown>): ServeConfig {
-  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info' };
+  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: 50052 };
   const file = (flags.config as string | undefined) ?? process.env.URINGMQ_CONFIG;
+  const fileKeys = new Set<string>();
   if (file) {
     let j: Record<string, unknown>;
     try {
@@ -64,7 +70,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
       throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
     }
     for (const [k, v] of Object.entries(j)) {
-      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'writeHighWaterBytes', 'maxQueuedBytes', 'tlsCert', 'tlsKey'].includes(k))
+      fileKeys.add(k);
+      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'writeHighWaterBytes', 'maxQueuedBytes', 'tlsCert', 'tlsKey', 'authToken'].includes(k))
         throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
       (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? parseDurability(String(v)) : v;
     }
@@ -87,9 +94,17 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
+  cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
+  if (env.URINGMQ_FETCH === '0' || env.URINGMQ_FETCH === 'false') cfg.fetch = false;
+  if (env.URINGMQ_AUTH_TOKEN) cfg.authToken = env.URINGMQ_AUTH_TOKEN;
   if (env.URINGMQ_PERMIT_WITHOUT_STREAM) cfg.permitWithoutStream = env.URINGMQ_PERMIT_WITHOUT_STREAM !== '0' && env.URINGMQ_PERMIT_WITHOUT_STREAM !== 'false';
-  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'tlsCert', 'tlsKey', 'logLevel'])
+  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'tlsCert', 'tlsKey', 'logLevel', 'fetchPort', 'authToken'])
     if (flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
+  if (flags.fetch === false) cfg.fetch = false; // commander sets `fetch: true` unless --no-fetch
+  // An ephemeral gRPC port (tests, scripts) gets an ephemeral fetch port too, unless
+  // one was given: a fixed default would collide between such servers.
+  const fetchPortSet = flags.fetchPort !== undefined || (env.URINGMQ_FETCH_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('fetchPort'));
+  if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
   return cfg;
 }
 
@@ -104,7 +119,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     maxQueuedBytes: cfg.maxQueuedBytes,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
-  const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log };
+  const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
   if (cfg.tlsCert || cfg.tlsKey) {
     if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key');
     opts.tls = { cert: fs.readFileSync(cfg.tlsCert), key: fs.readFileSync(cfg.tlsKey) };
@@ -117,6 +132,17 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   } catch (e) {
     await broker.close();
     throw new UringmqError('UNAVAILABLE', `cannot listen on ${cfg.host}:${cfg.port}: ${(e as Error).message}`);
+  }
+  let fetchPort: number | undefined;
+  if (cfg.fetch) {
+    try {
+      const f = await broker.startFetchServer({ host: cfg.host, port: cfg.fetchPort, authToken: cfg.authToken });
+      fetchPort = f.port;
+      log.info({ address: `${cfg.host}:${f.port}`, ioBackend: f.ioBackend, note: f.ioBackendNote }, 'fetch plane listening');
+    } catch (e) {
+      await server.stop(1000);
+      throw new UringmqError('UNAVAILABLE', `cannot start the fetch plane on ${cfg.host}:${cfg.fetchPort}: ${(e as Error).message} (--fetch-port, or --no-fetch)`);
+    }
   }
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -139,7 +165,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   // Machine-readable line for scripts and tests that start the server with port 0.
-  process.stdout.write(`${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port })}\n`);
+  process.stdout.write(`${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port, ...(fetchPort !== undefined ? { fetchPort } : {}) })}\n`);
 }
 
 interface Target {
@@ -148,7 +174,7 @@ interface Target {
 }
 
 async function target(flags: { server?: string; dir?: string }): Promise<Target> {
-  if (flags.server) return { client: await connect(flags.server) };
+  if (flags.server) return { client: await connect(flags.server, { token: process.env.URINGMQ_AUTH_TOKEN || undefined }) };
   return { broker: await Broker.open({ dir: flags.dir ?? process.env.URINGMQ_DIR ?? DEFAULT_DIR }) };
 }
 
@@ -195,6 +221,9 @@ export function program(): Command {
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')
+    .option('--fetch-port <port>', 'native fetch plane port, 0 for any free one (default 50052)', int('fetch-port'))
+    .option('--no-fetch', 'do not start the native fetch plane')
+    .option('--auth-token <token>', 'shared secret clients must present (gRPC metadata and fetch hello)')
     .action(async (o: Record<string, unknown>) => serve({ ...o, ioBackend: o.ioBackend }));
 
   const topics = prog.command('topics').description('manage topics');

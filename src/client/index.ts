@@ -20,8 +20,11 @@ import { positiveInt, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { fromServiceError } from '../grpc/status';
+import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
+export { FetchConsumer, FetchConnection } from './fetch_consumer';
+export type { FetchConsumerOptions } from './fetch_consumer';
 export { UringmqError } from '../errors';
 
 export interface ConnectOptions {
@@ -31,6 +34,10 @@ export interface ConnectOptions {
   maxMessageBytes?: number;
   /** How long connect() waits for the server (default 10 s). */
   connectTimeoutMs?: number;
+  /** The server's shared auth token (serve --auth-token): sent with every call and in the fetch plane's hello. */
+  token?: string;
+  /** host:port of the server's fetch listener, for transport 'fetch' (default: the server's host, port 50052). */
+  fetchAddress?: string;
 }
 
 export interface RemoteProducerOptions {
@@ -52,6 +59,8 @@ export interface RemoteProducerOptions {
 export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTimeoutMs'> {
   /** Ask the server for decoded records instead of RecordBatches. */
   plainRecords?: boolean;
+  /** 'grpc' (default): the Subscribe stream. 'fetch': the native fetch plane (FetchConsumerOptions). */
+  transport?: 'grpc';
 }
 
 const MiB = 1 << 20;
@@ -78,9 +87,13 @@ export class Client {
   private readonly partitionLookups = new Map<string, Promise<number>>();
   private readonly closers = new Set<{ close(): Promise<void> }>();
   private closed = false;
+  /** @internal */ readonly token: string | undefined;
+  /** @internal */ readonly fetchAddress: string | undefined;
 
   /** @internal use connect() */
   constructor(readonly address: string, opts: ConnectOptions) {
+    this.token = opts.token;
+    this.fetchAddress = opts.fetchAddress;
     const tls = opts.tls;
     const creds =
       tls === true
@@ -117,7 +130,7 @@ export class Client {
     if (this.closed) return Promise.reject(new UringmqError('BROKER_CLOSED', 'client is closed'));
     const m = methodOf(name);
     return new Promise((resolve, reject) => {
-      this.grpc.makeUnaryRequest(m.path, m.ser, m.de, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+      this.grpc.makeUnaryRequest(m.path, m.ser, m.de, req, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
         err ? reject(fromServiceError(err)) : resolve(res as R),
       );
     });
@@ -127,7 +140,14 @@ export class Client {
   bidi(name: M, preserialized = false): grpc.ClientDuplexStream<unknown, unknown> {
     const m = methodOf(name);
     const ser = preserialized ? (b: Buffer) => b : m.ser;
-    return this.grpc.makeBidiStreamRequest(m.path, ser as (v: unknown) => Buffer, m.de, new grpc.Metadata(), {});
+    return this.grpc.makeBidiStreamRequest(m.path, ser as (v: unknown) => Buffer, m.de, this.metadata(), {});
+  }
+
+  /** Call metadata: the auth token, when there is one. */
+  private metadata(): grpc.Metadata {
+    const md = new grpc.Metadata();
+    if (this.token !== undefined) md.set('authorization', `Bearer ${this.token}`);
+    return md;
   }
 
   async createTopic(name: string, opts: { partitions?: number; retention?: { maxBytes?: number; maxAgeMs?: number }; segmentBytes?: number } = {}): Promise<TopicDescription> {
@@ -186,9 +206,24 @@ export class Client {
     return p;
   }
 
-  consumer(opts: RemoteConsumerOptions): RemoteConsumer {
+  /**
+   * A group consumer. transport 'grpc' (default): the broker delivers over a
+   * Subscribe stream, with per-message acks and redelivery. transport 'fetch': the
+   * bytes come through the native fetch plane and the group's committed offsets go
+   * over gRPC (at-least-once by committed positions; see FetchConsumer).
+   */
+  consumer(opts: FetchConsumerOptions): FetchConsumer;
+  consumer(opts: RemoteConsumerOptions): RemoteConsumer;
+  consumer(opts: RemoteConsumerOptions | FetchConsumerOptions): RemoteConsumer | FetchConsumer {
     if (this.closed) throw new UringmqError('BROKER_CLOSED', 'client is closed');
-    const c = new RemoteConsumer(this, opts);
+    if (opts !== null && typeof opts === 'object' && opts.transport === 'fetch') {
+      const f = new FetchConsumer(this, opts);
+      this.closers.add(f);
+      return f;
+    }
+    if (opts !== null && typeof opts === 'object' && opts.transport !== undefined && opts.transport !== 'grpc')
+      throw invalid(`transport must be 'grpc' or 'fetch', got ${JSON.stringify(opts.transport)}`);
+    const c = new RemoteConsumer(this, opts as RemoteConsumerOptions);
     this.closers.add(c);
     return c;
   }

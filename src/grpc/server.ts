@@ -5,7 +5,7 @@
  * same stream. Every failure becomes a precise status with the uringmq code in the
  * `uringmq-code` trailer; one bad request never affects another.
  */
-import { encodeDeliveryResponse } from './delivery_encoder';
+import { timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
@@ -16,6 +16,7 @@ import { checkRecordSize, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed } from './service';
 import { toServiceError } from './status';
+import { encodeDeliveryResponse } from './delivery_encoder';
 
 type V1 = typeof uringmq.v1;
 /** A decoded request message of the given type. */
@@ -47,6 +48,12 @@ export interface ServerOptions extends KeepaliveOptions {
   maxInFlightPerStream?: number;
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
   logger?: Logger;
+  /**
+   * Shared secret (default: none): every call must carry the metadata
+   * `authorization: Bearer <token>`, else UNAUTHENTICATED. The fetch plane takes the
+   * same token in its hello. Over plaintext it is only as secret as the network.
+   */
+  authToken?: string;
 }
 
 const MiB = 1 << 20;
@@ -60,6 +67,7 @@ export class BrokerServer {
   private readonly maxInFlight: number;
   private readonly streams = new Set<StreamHandle>();
   private stopping = false;
+  private readonly authToken: Buffer | null;
   port = 0;
 
   private constructor(opts: ServerOptions) {
@@ -67,6 +75,8 @@ export class BrokerServer {
     this.log = opts.logger;
     this.maxStreams = opts.maxConcurrentStreams ?? 1000;
     this.maxInFlight = opts.maxInFlightPerStream ?? 256;
+    if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || opts.authToken.length === 0)) throw invalid('authToken must be a non-empty string');
+    this.authToken = opts.authToken === undefined ? null : Buffer.from(`Bearer ${opts.authToken}`);
     const maxMsg = opts.maxMessageBytes ?? 16 * MiB;
     const channelOptions: grpc.ServerOptions = {
       'grpc.max_receive_message_length': maxMsg,
@@ -152,6 +162,7 @@ export class BrokerServer {
     const unary =
       <Q, R>(fn: (req: Q, call: grpc.ServerUnaryCall<Q, R>) => Promise<R>) =>
       (call: grpc.ServerUnaryCall<Q, R>, cb: grpc.sendUnaryData<R>) => {
+        if (!this.authorized(call.metadata)) return cb(toServiceError(unauthenticated()));
         if (isMalformed(call.request)) return cb(toServiceError(invalid(call.request.$malformed)));
         fn(call.request, call).then(
           (r) => cb(null, r),
@@ -432,8 +443,20 @@ export class BrokerServer {
     });
   }
 
+  /** With an auth token set: does the call carry it? (Constant-time compare.) */
+  private authorized(md: grpc.Metadata): boolean {
+    if (!this.authToken) return true;
+    const v = md.get('authorization')[0];
+    const got = typeof v === 'string' ? Buffer.from(v) : v;
+    return got !== undefined && got.length === this.authToken.length && timingSafeEqual(got, this.authToken);
+  }
+
   /** The stream limit: past it, a new stream is refused with RESOURCE_EXHAUSTED. */
   private admitStream(call: grpc.ServerDuplexStream<unknown, unknown>): boolean {
+    if (!this.authorized(call.metadata)) {
+      call.emit('error', toServiceError(unauthenticated()));
+      return false;
+    }
     if (this.stopping) {
       call.emit('error', toServiceError(new UringmqError('UNAVAILABLE', 'the broker is shutting down')));
       return false;
@@ -448,6 +471,10 @@ export class BrokerServer {
 
 interface StreamHandle {
   shutdown(): void;
+}
+
+function unauthenticated(): UringmqError {
+  return new UringmqError('UNAUTHENTICATED', 'missing or wrong auth token (connect with { token })');
 }
 
 function publishResponse(req: { sequence: number | { low: number } }, r: PublishResult): uringmq.v1.PublishResponse.$Properties {

@@ -24,6 +24,7 @@ const TO_GRPC: Record<ErrorCode, status> = {
   IO_ERROR: status.INTERNAL,
   IO_URING_UNAVAILABLE: status.INTERNAL,
   INTERNAL: status.INTERNAL,
+  UNAUTHENTICATED: status.UNAUTHENTICATED,
 };
 
 const FROM_GRPC: Partial<Record<status, ErrorCode>> = {
@@ -36,6 +37,7 @@ const FROM_GRPC: Partial<Record<status, ErrorCode>> = {
   [status.UNAVAILABLE]: 'UNAVAILABLE',
   [status.DEADLINE_EXCEEDED]: 'UNAVAILABLE',
   [status.CANCELLED]: 'UNAVAILABLE',
+  [status.UNAUTHENTICATED]: 'UNAUTHENTICATED',
 };
 
 export const CODE_TRAILER = 'uringmq-code';

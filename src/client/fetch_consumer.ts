@@ -1,0 +1,513 @@
+/**
+ * Consuming through the native fetch plane (docs/FETCH-PROTOCOL.md):
+ * `client.consumer({ topic, group, transport: 'fetch' })`.
+ *
+ * The bytes come from the broker's fetch listener, spliced from the segment files
+ * without passing through the broker's JavaScript; this client decodes them with the
+ * same codec as every other consumer. The group side goes over gRPC: the committed
+ * offsets a group resumes from (GetCommittedOffsets) and the positions this consumer
+ * has processed (CommitOffset), the same per-group offsets Subscribe members use.
+ *
+ * What a fetch consumer is, and is not: the broker does not hand out its messages,
+ * so it cannot track them. There are no ack deadlines, redeliveries to other members
+ * or dead-lettering (those are the Subscribe transport's, whose deliveries the broker
+ * makes itself). Delivery is at-least-once by committed positions: this consumer
+ * keeps, per partition, the offset below which every message was acked (as the
+ * broker does for Subscribe members), commits it every commitIntervalMs and on close,
+ * and a restarted consumer resumes from the last commit, so what was not acked comes
+ * again. nack() rewinds the partition to that message: it and everything after it
+ * are fetched again. Partitions are assigned by the application (`partitions`, default all):
+ * two fetch consumers of one group must be given disjoint partitions, and a group
+ * should not be consumed by Subscribe members and fetch consumers at the same time
+ * (each CommitOffset resets the group's in-flight state of that partition).
+ */
+import * as net from 'node:net';
+import { UringmqError, invalid } from '../errors';
+import { crc32c } from '../native';
+import { decodeEach, HEADER_SIZE, CRC_START } from '../codec/record_batch';
+import { GroupMessage, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { RangeSet } from '../broker/range_set';
+import {
+  DEFAULT_FETCH_PORT,
+  RESPONSE_HEADER_SIZE,
+  SERVER_HELLO_SIZE,
+  decodeResponseHeader,
+  decodeServerHello,
+  encodeFetch,
+  encodeHello,
+  fetchError,
+  fetchErrorName,
+  type ResponseHeader,
+  type ServerHello,
+} from '../fetch/protocol';
+
+/** What FetchConsumer needs of the gRPC client (src/client/index.ts). */
+export interface FetchClientSide {
+  readonly address: string;
+  readonly token: string | undefined;
+  readonly fetchAddress: string | undefined;
+  readonly isClosed: boolean;
+  describeTopic(name: string): Promise<{ partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
+  committedOffsets(group: string, topic: string): Promise<number[]>;
+  commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void>;
+  forget(x: { close(): Promise<void> }): void;
+}
+
+export interface FetchConsumerOptions {
+  topic: string;
+  group: string;
+  transport: 'fetch';
+  /** Where a partition without a committed offset starts (default 'latest'). */
+  from?: 'earliest' | 'latest' | { offset: number };
+  /** The partitions this consumer reads (default: all). Give each consumer of a group its own. */
+  partitions?: number[];
+  /** host:port of the fetch listener (default: ConnectOptions.fetchAddress, else the server's host and port 50052). */
+  fetchAddress?: string;
+  /** Bytes per fetch: whole batches, at least one (default 1 MiB). */
+  maxBytes?: number;
+  /** How long a fetch at the end of a partition waits for new data (default 500 ms). */
+  maxWaitMs?: number;
+  /** Processed positions are committed this often, and on close (default 1000 ms). */
+  commitIntervalMs?: number;
+  /** Check every batch's CRC32C (default true): the broker does not, the bytes never pass through it. */
+  verifyCrc?: boolean;
+}
+
+const MiB = 1 << 20;
+const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function parseHostPort(address: string, what: string): { host: string; port: number } {
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(address);
+  if (!m || !m[1]) throw invalid(`${what} must be "host:port", got ${JSON.stringify(address)}`);
+  const port = Number(m[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(`${what} has a bad port: ${JSON.stringify(address)}`);
+  return { host: m[1], port };
+}
+
+/**
+ * One connection to a fetch listener: hello, then one request at a time. Replies are
+ * assembled from the socket's chunks with one copy at most (none when a reply
+ * arrives in one chunk).
+ */
+export class FetchConnection {
+  private readonly chunks: Buffer[] = [];
+  private buffered = 0;
+  private waiter: { need: number; resolve: (b: Buffer) => void; reject: (e: Error) => void } | null = null;
+  private failure: UringmqError | null = null;
+  private corr = 0;
+  private busy = false;
+  /** The server's hello: its limits. */
+  hello!: ServerHello;
+
+  private constructor(private readonly sock: net.Socket, private readonly where: string) {
+    sock.setNoDelay(true);
+    sock.on('data', (d: Buffer) => {
+      this.chunks.push(d);
+      this.buffered += d.length;
+      const w = this.waiter;
+      if (w && this.buffered >= w.need) {
+        this.waiter = null;
+        w.resolve(this.take(w.need));
+      }
+    });
+    const fail = (e?: Error) => {
+      if (this.failure) return;
+      this.failure = new UringmqError('UNAVAILABLE', `fetch connection to ${where} ${e ? `failed: ${e.message}` : 'closed by the server'}`);
+      const w = this.waiter;
+      this.waiter = null;
+      w?.reject(this.failure);
+    };
+    sock.on('error', fail);
+    sock.on('close', () => fail());
+  }
+
+  static async open(host: string, port: number, token = '', timeoutMs = 10_000): Promise<FetchConnection> {
+    const where = `${host}:${port}`;
+    const sock = net.connect({ host, port });
+    const conn = new FetchConnection(sock, where);
+    const timer = setTimeout(() => sock.destroy(new Error(`no handshake within ${timeoutMs} ms`)), timeoutMs);
+    try {
+      sock.write(encodeHello(token));
+      conn.hello = decodeServerHello(await conn.read(SERVER_HELLO_SIZE));
+    } catch (e) {
+      sock.destroy();
+      throw e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', `cannot reach the fetch listener at ${where}: ${(e as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (conn.hello.error !== 0) {
+      sock.destroy();
+      throw fetchError(conn.hello.error, `from ${where} at handshake`);
+    }
+    return conn;
+  }
+
+  get closed(): boolean {
+    return this.failure !== null;
+  }
+
+  private take(n: number): Buffer {
+    this.buffered -= n;
+    const first = this.chunks[0]!;
+    if (first.length >= n) {
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    const out = Buffer.allocUnsafe(n);
+    let pos = 0;
+    while (pos < n) {
+      const c = this.chunks[0]!;
+      const k = Math.min(c.length, n - pos);
+      c.copy(out, pos, 0, k);
+      pos += k;
+      if (k === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(k);
+    }
+    return out;
+  }
+
+  private read(n: number): Promise<Buffer> {
+    if (n === 0) return Promise.resolve(Buffer.alloc(0));
+    if (this.buffered >= n) return Promise.resolve(this.take(n));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => (this.waiter = { need: n, resolve, reject }));
+  }
+
+  /** One fetch; resolves with the reply header and its whole batches (maybe none). */
+  async fetch(topic: string, partition: number, offset: number, maxBytes: number, maxWaitMs: number): Promise<{ header: ResponseHeader; data: Buffer }> {
+    if (this.busy) throw new UringmqError('FAILED_PRECONDITION', 'one fetch at a time per connection');
+    if (this.failure) throw this.failure;
+    this.busy = true;
+    // A reply that never comes (a server wedged, a network gone silent) must not hang us.
+    const timer = setTimeout(() => this.sock.destroy(new Error(`no reply within ${maxWaitMs + 30_000} ms`)), maxWaitMs + 30_000);
+    try {
+      const correlationId = (this.corr = (this.corr + 1) >>> 0);
+      this.sock.write(encodeFetch({ correlationId, topic, partition, offset, maxBytes, maxWaitMs }));
+      const header = decodeResponseHeader(await this.read(RESPONSE_HEADER_SIZE));
+      if (header.correlationId !== correlationId)
+        throw new UringmqError('INTERNAL', `fetch plane: reply for request ${header.correlationId}, expected ${correlationId}`);
+      const data = await this.read(header.length);
+      return { header, data };
+    } finally {
+      clearTimeout(timer);
+      this.busy = false;
+    }
+  }
+
+  close(): void {
+    this.sock.destroy();
+  }
+}
+
+/** A fetched chunk of one partition: whole batches, offsets [from, to) are new. */
+interface Chunk {
+  partition: number;
+  raw: Buffer;
+  from: number;
+  to: number;
+  epoch: number;
+}
+
+interface PartitionState {
+  partition: number;
+  /** the next offset to fetch */
+  position: number;
+  /** every offset below it was acked: what gets committed */
+  processed: number;
+  /** acked offsets at or above `processed` (acks out of order) */
+  acked: RangeSet;
+  committed: number;
+  /** bumped by a seek (nack): fetches and chunks of an older epoch are dropped */
+  epoch: number;
+  buffered: number;
+  wake: (() => void) | null;
+  conn: FetchConnection | null;
+}
+
+const PREFETCH = 2; // chunks buffered per partition ahead of the app
+
+export class FetchConsumer implements GroupConsumerApi {
+  private readonly topic: string;
+  private readonly group: string;
+  private readonly maxBytes: number;
+  private readonly maxWaitMs: number;
+  private readonly commitIntervalMs: number;
+  private readonly verifyCrc: boolean;
+  private readonly host: string;
+  private readonly port: number;
+  private readonly chunks: Chunk[] = [];
+  private readonly parts = new Map<number, PartitionState>();
+  private partitions: number[] = [];
+  private wake: (() => void) | null = null;
+  private fatal: UringmqError | null = null;
+  private closed = false;
+  private started = false;
+  private commitTimer: NodeJS.Timeout | null = null;
+  private committing: Promise<void> = Promise.resolve();
+  private pumps: Array<Promise<void>> = [];
+
+  /** @internal use client.consumer({ ..., transport: 'fetch' }) */
+  constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
+    if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
+    if (typeof opts.topic !== 'string' || !opts.topic) throw invalid('topic must be a non-empty string');
+    if (typeof opts.group !== 'string' || !opts.group) throw invalid('group must be a non-empty string');
+    this.topic = opts.topic;
+    this.group = opts.group;
+    this.maxBytes = intOpt(opts.maxBytes, 'maxBytes', MiB, 1, 1 << 30);
+    this.maxWaitMs = intOpt(opts.maxWaitMs, 'maxWaitMs', 500, 0, 3_600_000);
+    this.commitIntervalMs = intOpt(opts.commitIntervalMs, 'commitIntervalMs', 1000, 1, 3_600_000);
+    this.verifyCrc = opts.verifyCrc ?? true;
+    if (opts.partitions !== undefined && (!Array.isArray(opts.partitions) || opts.partitions.some((p) => !Number.isInteger(p) || p < 0)))
+      throw invalid('partitions must be an array of partition numbers');
+    const from = opts.from;
+    if (from !== undefined && from !== 'earliest' && from !== 'latest' && !(from !== null && typeof from === 'object' && Number.isSafeInteger(from.offset) && from.offset >= 0))
+      throw invalid(`from must be 'earliest', 'latest' or { offset }`);
+    let addr = opts.fetchAddress ?? client.fetchAddress;
+    if (!addr) addr = `${parseHostPort(client.address, 'server address').host}:${DEFAULT_FETCH_PORT}`;
+    const hp = parseHostPort(addr, 'fetchAddress');
+    this.host = hp.host;
+    this.port = hp.port;
+  }
+
+  /** Not a group member: fetch consumers are assigned partitions by the application. */
+  get memberId(): string | undefined {
+    return undefined;
+  }
+
+  get assignment(): readonly number[] {
+    return this.partitions;
+  }
+
+  /** Next offset to fetch per partition (for monitoring). */
+  get positions(): Map<number, number> {
+    return new Map([...this.parts].map(([p, s]) => [p, s.position]));
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
+    return this.messages();
+  }
+
+  /** One by one; after a nack rewound the partition, the rest of that batch is skipped (it comes again). */
+  private async *messages(): AsyncGenerator<ConsumedMessage> {
+    for await (const batch of this.batches()) {
+      const epoch = this.yieldedEpoch;
+      for (const m of batch) {
+        if (this.parts.get(m.partition)!.epoch !== epoch) break;
+        yield m;
+      }
+    }
+  }
+
+  private yieldedEpoch = 0;
+
+  batches(): AsyncIterable<ConsumedMessage[]> {
+    if (this.started) throw invalid('a consumer can be iterated once');
+    this.started = true;
+    return { [Symbol.asyncIterator]: () => this.run() };
+  }
+
+  /** Commits the processed positions now (also done every commitIntervalMs and on close). */
+  commit(): Promise<void> {
+    const run = this.committing.then(() => this.commitNow());
+    this.committing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async commitNow(): Promise<void> {
+    for (const s of this.parts.values()) {
+      if (s.processed === s.committed) continue;
+      const at = s.processed;
+      await this.client.commitOffset(this.group, this.topic, s.partition, at);
+      s.committed = at;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.commitTimer) clearInterval(this.commitTimer);
+    for (const s of this.parts.values()) {
+      s.conn?.close();
+      s.wake?.();
+    }
+    this.notify();
+    await Promise.allSettled(this.pumps);
+    if (!this.client.isClosed) await this.commit().catch(() => undefined);
+    this.client.forget(this);
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private async init(): Promise<void> {
+    const d = await this.client.describeTopic(this.topic);
+    const all = d.partitions.map((p) => p.partition);
+    const mine = this.opts.partitions ?? all;
+    for (const p of mine) if (!all.includes(p)) throw invalid(`partition ${p} does not exist in topic ${this.topic} (${all.length} partitions)`);
+    const committed = await this.client.committedOffsets(this.group, this.topic);
+    const from = this.opts.from ?? 'latest';
+    for (const p of mine) {
+      const info = d.partitions.find((x) => x.partition === p)!;
+      const c = committed[p] ?? -1;
+      let start = c >= 0 ? c : from === 'earliest' ? info.startOffset : from === 'latest' ? info.endOffset : from.offset;
+      start = Math.min(Math.max(start, info.startOffset), info.endOffset);
+      // A partition new to the group gets its start committed, so a restart resumes
+      // here instead of at a 'latest' that has moved on.
+      this.parts.set(p, { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, epoch: 0, buffered: 0, wake: null, conn: null });
+    }
+    this.partitions = [...mine];
+    await this.commit();
+    // A commit that fails for now (the server restarting) is retried with the next one.
+    this.commitTimer = setInterval(
+      () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && RETRYABLE.has(e.code) ? undefined : this.fail(e))),
+      this.commitIntervalMs,
+    );
+    this.commitTimer.unref();
+  }
+
+  private fail(e: unknown): void {
+    if (this.fatal || this.closed) return;
+    this.fatal = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
+    this.notify();
+  }
+
+  /** Fetch loop of one partition: one connection, one request in flight, PREFETCH chunks ahead. */
+  private async pump(s: PartitionState): Promise<void> {
+    let attempts = 0;
+    while (!this.closed && !this.fatal) {
+      if (s.buffered >= PREFETCH) {
+        await new Promise<void>((r) => (s.wake = r));
+        s.wake = null;
+        continue;
+      }
+      try {
+        s.conn ??= await FetchConnection.open(this.host, this.port, this.client.token ?? '');
+        const epoch = s.epoch;
+        const at = s.position;
+        const { header, data } = await s.conn.fetch(this.topic, s.partition, at, this.maxBytes, this.maxWaitMs);
+        attempts = 0;
+        if (this.closed || epoch !== s.epoch) continue; // a seek happened meanwhile
+        if (header.error !== 0) {
+          const name = fetchErrorName(header.error);
+          if (name === 'OFFSET_OUT_OF_RANGE') {
+            // Retention removed what we had not read (or the topic was recreated):
+            // those messages are gone; go on from the nearest end.
+            s.position = at < header.logStartOffset ? header.logStartOffset : header.highWatermark;
+            if (s.processed < s.position && at < header.logStartOffset) {
+              s.processed = s.position;
+              s.acked.removeBelow(s.position);
+            }
+            continue;
+          }
+          throw fetchError(header.error, `fetching ${this.topic}/${s.partition} at offset ${at}`);
+        }
+        if (data.length === 0) continue; // long-poll ran out: ask again
+        const to = this.checkBatches(data, s.partition, at);
+        s.position = to;
+        s.buffered++;
+        this.chunks.push({ partition: s.partition, raw: data, from: at, to, epoch });
+        this.notify();
+      } catch (e) {
+        const err = e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', String(e));
+        s.conn?.close();
+        s.conn = null;
+        if (this.closed) return;
+        if (!RETRYABLE.has(err.code)) return this.fail(err);
+        // The broker restarted or refused us for now: reconnect, from our position.
+        await sleep(Math.min(100 * 2 ** Math.min(attempts++, 6), 5000));
+      }
+    }
+    s.conn?.close();
+    s.conn = null;
+  }
+
+  /** Checks framing (and CRCs) of a reply; returns the offset after its last record. */
+  private checkBatches(raw: Buffer, partition: number, from: number): number {
+    let pos = 0;
+    let to = from;
+    while (pos < raw.length) {
+      if (raw.length - pos < HEADER_SIZE) throw new UringmqError('CORRUPT_BATCH', `${this.topic}/${partition}: truncated batch header in a fetch reply`);
+      const len = raw.readUInt32LE(pos + 4);
+      if (len < HEADER_SIZE || pos + len > raw.length) throw new UringmqError('CORRUPT_BATCH', `${this.topic}/${partition}: batch length ${len} at byte ${pos} of a fetch reply`);
+      const base = Number(raw.readBigInt64LE(pos + 8));
+      if (this.verifyCrc && crc32c(raw.subarray(pos + CRC_START, pos + len)) !== raw.readUInt32LE(pos + 16))
+        throw new UringmqError('CORRUPT_BATCH', `CRC mismatch in ${this.topic}/${partition} batch at offset ${base}`);
+      to = base + raw.readUInt32LE(pos + 24);
+      pos += len;
+    }
+    return Math.max(to, from);
+  }
+
+  /** In-order acks just move the frontier; others wait in the RangeSet until it gets there. */
+  private ack(partition: number, offset: number): void {
+    const s = this.parts.get(partition);
+    if (!s || offset < s.processed) return;
+    if (offset === s.processed) {
+      s.processed++;
+      const f = s.acked.first();
+      if (f && f[0] <= s.processed) {
+        s.processed = Math.max(s.processed, f[1]);
+        s.acked.removeBelow(s.processed);
+      }
+    } else {
+      s.acked.add(offset, offset + 1);
+    }
+  }
+
+  /** nack: the partition goes back to `offset` (after delayMs): it and everything after it come again. */
+  private seek(partition: number, offset: number, delayMs: number): void {
+    const s = this.parts.get(partition);
+    if (!s) return;
+    const apply = () => {
+      if (this.closed || offset >= s.position) return;
+      s.epoch++;
+      s.position = offset;
+      for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === partition) this.chunks.splice(i, 1);
+      s.buffered = 0;
+      s.wake?.();
+    };
+    if (delayMs > 0) setTimeout(apply, delayMs).unref();
+    else apply();
+  }
+
+  private async *run(): AsyncGenerator<ConsumedMessage[]> {
+    try {
+      await this.init();
+      for (const s of this.parts.values()) this.pumps.push(this.pump(s));
+      const acker: Acker = { ack: (p, o) => this.ack(p, o), nack: (p, o, d) => this.seek(p, o, d) };
+      for (;;) {
+        const c = this.chunks.shift();
+        if (c) {
+          const s = this.parts.get(c.partition)!;
+          if (c.epoch !== s.epoch) continue;
+          s.buffered--;
+          s.wake?.();
+          const out: ConsumedMessage[] = [];
+          const topic = this.topic;
+          const p = c.partition;
+          decodeEach(c.raw, c.from, c.to, (o, ts, k, v, h) => out.push(new GroupMessage(acker, topic, p, o, ts, k, v, h, 1)));
+          if (out.length === 0) continue;
+          this.yieldedEpoch = c.epoch;
+          yield out;
+          continue;
+        }
+        if (this.fatal) throw this.fatal;
+        if (this.closed || this.client.isClosed) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+    } finally {
+      await this.close();
+    }
+  }
+}
+
+function intOpt(v: unknown, what: string, dflt: number, min: number, max: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalid(`${what} must be an integer between ${min} and ${max}, got ${String(v)}`);
+  return v;
+}

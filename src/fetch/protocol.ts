@@ -1,0 +1,123 @@
+/**
+ * The fetch plane's wire format (docs/FETCH-PROTOCOL.md), for JavaScript clients and
+ * tests. The server side is native/fetch/fetch_protocol.h; both must agree byte for
+ * byte. All integers little-endian.
+ */
+import { UringmqError, type ErrorCode } from '../errors';
+
+export const FETCH_MAGIC = 0x46514d55; // bytes "UMQF"
+export const FETCH_VERSION = 1;
+export const MAX_TOKEN_BYTES = 256;
+export const CLIENT_HELLO_FIXED = 8;
+export const SERVER_HELLO_SIZE = 16;
+export const TYPE_FETCH = 1;
+export const FETCH_FIXED = 32;
+export const MAX_TOPIC_BYTES = 249;
+export const RESPONSE_HEADER_SIZE = 32;
+export const DEFAULT_FETCH_PORT = 50052;
+
+/** Error codes on the wire, by number. */
+export const FETCH_ERRORS = [
+  'OK',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'OFFSET_OUT_OF_RANGE',
+  'INVALID_REQUEST',
+  'UNSUPPORTED_VERSION',
+  'AUTH_FAILED',
+  'TOO_MANY_CONNECTIONS',
+  'IO_ERROR',
+  'SHUTTING_DOWN',
+] as const;
+export type FetchErrorName = (typeof FETCH_ERRORS)[number];
+
+/** The UringmqError code a fetch error becomes in the client. */
+const TO_CODE: Record<FetchErrorName, ErrorCode> = {
+  OK: 'INTERNAL',
+  UNKNOWN_TOPIC_OR_PARTITION: 'TOPIC_NOT_FOUND',
+  OFFSET_OUT_OF_RANGE: 'OFFSET_OUT_OF_RANGE',
+  INVALID_REQUEST: 'INVALID_ARGUMENT',
+  UNSUPPORTED_VERSION: 'FAILED_PRECONDITION',
+  AUTH_FAILED: 'UNAUTHENTICATED',
+  TOO_MANY_CONNECTIONS: 'RESOURCE_EXHAUSTED',
+  IO_ERROR: 'IO_ERROR',
+  SHUTTING_DOWN: 'UNAVAILABLE',
+};
+
+export function fetchErrorName(code: number): FetchErrorName | `UNKNOWN_${number}` {
+  return FETCH_ERRORS[code] ?? `UNKNOWN_${code}`;
+}
+
+export function fetchError(code: number, context: string): UringmqError {
+  const name = fetchErrorName(code);
+  const ucode = (TO_CODE as Record<string, ErrorCode>)[name] ?? 'INTERNAL';
+  return new UringmqError(ucode, `fetch plane: ${name} (${code}) ${context}`);
+}
+
+export function encodeHello(token = '', version = FETCH_VERSION): Buffer {
+  const t = Buffer.from(token, 'utf8');
+  if (t.length > MAX_TOKEN_BYTES) throw new UringmqError('INVALID_ARGUMENT', `the auth token is ${t.length} bytes; at most ${MAX_TOKEN_BYTES}`);
+  const b = Buffer.allocUnsafe(CLIENT_HELLO_FIXED + t.length);
+  b.writeUInt32LE(FETCH_MAGIC, 0);
+  b.writeUInt16LE(version, 4);
+  b.writeUInt16LE(t.length, 6);
+  t.copy(b, CLIENT_HELLO_FIXED);
+  return b;
+}
+
+export interface ServerHello {
+  version: number;
+  error: number;
+  maxFetchBytes: number;
+  maxWaitMs: number;
+}
+
+export function decodeServerHello(b: Buffer): ServerHello {
+  if (b.readUInt32LE(0) !== FETCH_MAGIC) throw new UringmqError('UNAVAILABLE', 'fetch plane: the peer does not speak the uringmq fetch protocol');
+  return { version: b.readUInt16LE(4), error: b.readUInt16LE(6), maxFetchBytes: b.readUInt32LE(8), maxWaitMs: b.readUInt32LE(12) };
+}
+
+export interface FetchRequest {
+  correlationId: number;
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+  maxWaitMs: number;
+}
+
+export function encodeFetch(r: FetchRequest): Buffer {
+  const t = Buffer.from(r.topic, 'utf8');
+  const b = Buffer.allocUnsafe(FETCH_FIXED + t.length);
+  b.writeUInt32LE(b.length - 4, 0);
+  b.writeUInt8(TYPE_FETCH, 4);
+  b.writeUInt8(0, 5);
+  b.writeUInt16LE(t.length, 6);
+  b.writeUInt32LE(r.correlationId >>> 0, 8);
+  b.writeUInt32LE(r.partition >>> 0, 12);
+  b.writeBigInt64LE(BigInt(r.offset), 16);
+  b.writeUInt32LE(r.maxBytes >>> 0, 24);
+  b.writeUInt32LE(r.maxWaitMs >>> 0, 28);
+  t.copy(b, FETCH_FIXED);
+  return b;
+}
+
+export interface ResponseHeader {
+  correlationId: number;
+  error: number;
+  /** the partition's readable end (next offset to be written) when answered; -1 if unknown */
+  highWatermark: number;
+  /** the first offset still in the log; -1 if unknown */
+  logStartOffset: number;
+  /** bytes of whole RecordBatches that follow */
+  length: number;
+}
+
+export function decodeResponseHeader(b: Buffer, pos = 0): ResponseHeader {
+  return {
+    correlationId: b.readUInt32LE(pos),
+    error: b.readUInt16LE(pos + 4),
+    highWatermark: Number(b.readBigInt64LE(pos + 8)),
+    logStartOffset: Number(b.readBigInt64LE(pos + 16)),
+    length: b.readUInt32LE(pos + 24),
+  };
+}

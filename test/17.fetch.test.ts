@@ -1,0 +1,610 @@
+/**
+ * The native fetch plane (docs/FETCH-PROTOCOL.md): whole batches from the file and
+ * from memory, long-poll, the FetchConsumer with committed offsets, the auth token,
+ * and bad input — garbage, oversize and negative requests, unknown topics, silent
+ * clients, clients that vanish mid-reply or stop reading, thousands of connections —
+ * answered with an error code or a closed connection, never a crash or an fd leak.
+ * Both backends: io_uring (splice) and thread (epoll + sendfile).
+ */
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
+import { Broker } from '../src';
+import { connect } from '../src/client';
+import { FetchConnection } from '../src/client/fetch_consumer';
+import { crc32c } from '../src/native';
+import { decodeBatches, readBatchMeta } from '../src/codec/record_batch';
+import type { FetchServer } from '../src/fetch/server';
+import {
+  DEFAULT_FETCH_PORT,
+  FETCH_MAGIC,
+  RESPONSE_HEADER_SIZE,
+  SERVER_HELLO_SIZE,
+  decodeResponseHeader,
+  decodeServerHello,
+  encodeFetch,
+  encodeHello,
+  fetchErrorName,
+} from '../src/fetch/protocol';
+import { BrokerServer } from '../src/grpc/server';
+import { expectCode, openBroker, sleep, tmpDir } from './helpers';
+import { spawnServer } from './fixtures/server_process';
+
+/** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
+class Raw {
+  private buf = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+  ended = false;
+  readonly done: Promise<void>;
+  constructor(readonly sock: net.Socket) {
+    sock.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.wakeAll();
+    });
+    sock.on('error', () => undefined);
+    this.done = new Promise((resolve) =>
+      sock.once('close', () => {
+        this.ended = true;
+        this.wakeAll();
+        resolve();
+      }),
+    );
+  }
+  static async open(port: number): Promise<Raw> {
+    const sock = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => {
+      sock.once('connect', resolve);
+      sock.once('error', reject);
+    });
+    return new Raw(sock);
+  }
+  private wakeAll(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+  /** Exactly n bytes, or null if the connection ends first. */
+  async read(n: number, timeoutMs = 10_000): Promise<Buffer | null> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.buf.length < n) {
+      if (this.ended) return null;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} bytes (have ${this.buf.length})`);
+      await Promise.race([new Promise<void>((r) => this.waiters.push(r)), sleep(50)]);
+    }
+    const out = this.buf.subarray(0, n);
+    this.buf = this.buf.subarray(n);
+    return out;
+  }
+  async hello(token = ''): Promise<number> {
+    this.sock.write(encodeHello(token));
+    const h = await this.read(SERVER_HELLO_SIZE);
+    assert.ok(h, 'server hello');
+    return decodeServerHello(h).error;
+  }
+  async fetch(topic: string, partition: number, offset: number, maxBytes = 1 << 20, maxWaitMs = 0) {
+    this.sock.write(encodeFetch({ correlationId: 7, topic, partition, offset, maxBytes, maxWaitMs }));
+    const h = await this.read(RESPONSE_HEADER_SIZE, maxWaitMs + 10_000);
+    assert.ok(h, 'reply header');
+    const header = decodeResponseHeader(h);
+    const data = (await this.read(header.length))!;
+    return { header, error: fetchErrorName(header.error), data };
+  }
+  close(): void {
+    this.sock.destroy();
+  }
+}
+
+/**
+ * Open fds of this process, by the kind a fetch connection or server could leak:
+ * sockets and pipes (connections, listeners, splice pipes), and for the server's
+ * own eventfd/epoll/io_uring, anon inodes. Regular files are left out: closed
+ * brokers of earlier tests keep their segment files (and their log engine's anon
+ * inodes) until the garbage collector finalizes them, at a time of its choosing.
+ */
+function fdKinds(): Record<string, number> {
+  const m: Record<string, number> = {};
+  for (const f of fs.readdirSync('/proc/self/fd')) {
+    let k = '?';
+    try {
+      k = fs.readlinkSync(`/proc/self/fd/${f}`).replace(/\d+/g, 'N');
+    } catch {
+      // closed while listing
+    }
+    m[k] = (m[k] ?? 0) + 1;
+  }
+  return m;
+}
+const fdCount = (): number => {
+  const k = fdKinds();
+  return (k['socket:[N]'] ?? 0) + (k['pipe:[N]'] ?? 0);
+};
+const anonFdCount = (): number => Object.entries(fdKinds()).reduce((n, [k, v]) => n + (k.startsWith('anon_inode:') ? v : 0), 0);
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+/** The count once the garbage collector has nothing more to finalize that changes it. */
+async function settledFdCount(): Promise<number> {
+  let last = -1;
+  let same = 0;
+  for (let i = 0; i < 100 && same < 3; i++) {
+    gc();
+    await sleep(20);
+    const n = fdCount();
+    same = n === last ? same + 1 : 0;
+    last = n;
+  }
+  return last;
+}
+
+/** Every batch whole and CRC-correct; returns the decoded records. */
+function checkWhole(data: Buffer, from: number) {
+  let pos = 0;
+  while (pos < data.length) {
+    const m = readBatchMeta(data, pos);
+    assert.ok(pos + m.length <= data.length, 'a batch cut off at the end of a reply');
+    assert.equal(crc32c(data.subarray(pos + 20, pos + m.length)), data.readUInt32LE(pos + 16), `CRC of the batch at offset ${m.baseOffset}`);
+    pos += m.length;
+  }
+  return decodeBatches(data, from);
+}
+
+async function fill(b: Broker, topic: string, n: number, valueOf: (i: number) => string, batch = 50): Promise<void> {
+  const p = b.producer();
+  for (let i = 0; i < n; i += batch) {
+    const recs = [];
+    for (let j = i; j < Math.min(n, i + batch); j++) recs.push({ value: valueOf(j) });
+    await p.sendBatch(topic, recs, { partition: 0 });
+  }
+}
+
+const BACKENDS = ['io_uring', 'thread'] as const;
+
+for (const backend of BACKENDS) {
+  describe(`fetch plane (${backend})`, () => {
+    let broker: Broker;
+    let fsrv: FetchServer;
+    afterEach(async () => {
+      await broker?.close();
+    });
+
+    it('serves whole batches from the files (zero-copy) and from the tail cache, across segments', async () => {
+      for (const tailCacheBytes of [0, 1 << 20]) {
+        broker = await openBroker({ tailCacheBytes });
+        await broker.createTopic('t', { segmentBytes: 64 * 1024 });
+        const value = (i: number) => `v${i}-`.padEnd(20 + (i % 300), 'x');
+        await fill(broker, 't', 3000, value, 37);
+        const d = await broker.describeTopic('t');
+        assert.ok(d.partitions[0]!.segments > 5, 'several segments');
+        fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+        assert.equal(fsrv.ioBackend, backend);
+        for (const maxBytes of [1, 5000, 100_000, 8 << 20]) {
+          const c = await Raw.open(fsrv.port);
+          assert.equal(await c.hello(), 0);
+          let off = 0;
+          for (;;) {
+            const r = await c.fetch('t', 0, off, maxBytes);
+            assert.equal(r.error, 'OK');
+            assert.equal(r.header.highWatermark, 3000);
+            if (r.header.length === 0) break;
+            const recs = checkWhole(r.data, off);
+            assert.ok(recs.length > 0);
+            // Within maxBytes, unless one batch alone is bigger (then exactly one).
+            if (r.data.length > maxBytes) assert.equal(readBatchMeta(r.data).length, r.data.length);
+            for (const m of recs) assert.equal(m.value.toString(), value(m.offset));
+            assert.equal(recs[0]!.offset, off);
+            off = recs[recs.length - 1]!.offset + 1;
+          }
+          assert.equal(off, 3000);
+          c.close();
+        }
+        const st = fsrv.stats();
+        if (tailCacheBytes === 0) assert.ok(st.bytesSpliced > 0, 'bytes went file → socket');
+        assert.ok(st.bytesCopied > 0, 'bytes went from memory');
+        await broker.close();
+      }
+    });
+
+    it('never sends bytes past the published end while appends run, and long-polls wake on new data', async () => {
+      broker = await openBroker({ durability: 'none', tailCacheBytes: 0 });
+      await broker.createTopic('live', { segmentBytes: 256 * 1024 });
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      const value = (i: number) => `live-${i}`;
+      const producing = fill(broker, 'live', 4000, value, 7);
+      let off = 0;
+      while (off < 4000) {
+        const r = await c.fetch('live', 0, off, 64 * 1024, 2000);
+        assert.equal(r.error, 'OK');
+        const recs = checkWhole(r.data, off);
+        for (const m of recs) assert.equal(m.value.toString(), value(m.offset));
+        if (recs.length) {
+          assert.ok(recs[recs.length - 1]!.offset < r.header.highWatermark, 'nothing past the high watermark');
+          off = recs[recs.length - 1]!.offset + 1;
+        }
+      }
+      await producing;
+      // At the end: a long-poll that gets its answer when a record is published...
+      const t0 = Date.now();
+      const waiting = c.fetch('live', 0, 4000, 1 << 20, 10_000);
+      await sleep(150);
+      await broker.producer().send('live', { value: 'late', partition: 0 });
+      const r = await waiting;
+      assert.ok(Date.now() - t0 < 3000, 'woken by the publish, not by its timeout');
+      assert.deepEqual(checkWhole(r.data, 4000).map((m) => m.value.toString()), ['late']);
+      // ...and one that runs out and answers with nothing.
+      const t1 = Date.now();
+      const empty = await c.fetch('live', 0, 4001, 1 << 20, 300);
+      assert.equal(empty.error, 'OK');
+      assert.equal(empty.header.length, 0);
+      assert.equal(empty.header.highWatermark, 4001);
+      assert.ok(Date.now() - t1 >= 250);
+      c.close();
+    });
+
+    it('answers bad requests with an error code or a closed connection, and leaks no fds', async () => {
+      broker = await openBroker();
+      await broker.createTopic('t', { partitions: 2 });
+      await fill(broker, 't', 100, (i) => `x${i}`);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, handshakeTimeoutMs: 300, maxFetchBytes: 1 << 20, maxWaitMs: 5000 });
+      const warm = await Raw.open(fsrv.port); // let Node open whatever it opens lazily
+      assert.equal(await warm.hello(), 0);
+      warm.close();
+      await waitFor(() => fsrv.stats().connections === 0);
+      const fds = await settledFdCount();
+
+      // Garbage instead of a hello: closed without a word.
+      let c = await Raw.open(fsrv.port);
+      c.sock.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+      assert.equal(await c.read(1), null);
+      // A hello with an oversize token length: closed.
+      c = await Raw.open(fsrv.port);
+      const h = Buffer.alloc(8);
+      h.writeUInt32LE(FETCH_MAGIC, 0);
+      h.writeUInt16LE(1, 4);
+      h.writeUInt16LE(60000, 6);
+      c.sock.write(h);
+      assert.equal(await c.read(1), null);
+      // A newer protocol version: told so, then closed.
+      c = await Raw.open(fsrv.port);
+      c.sock.write(encodeHello('', 99));
+      assert.equal(decodeServerHello((await c.read(SERVER_HELLO_SIZE))!).error, 4);
+      assert.equal(await c.read(1), null);
+
+      // Field errors keep the connection; framing errors end it.
+      c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      assert.equal((await c.fetch('t', 0, -5)).error, 'INVALID_REQUEST');
+      assert.equal((await c.fetch('t', 0, 0, 0)).error, 'INVALID_REQUEST');
+      assert.equal((await c.fetch('t', 0, 0, 2 << 20)).error, 'INVALID_REQUEST', 'maxBytes over the limit');
+      assert.equal((await c.fetch('t', 0, 0, 1000, 60_000)).error, 'INVALID_REQUEST', 'maxWaitMs over the limit');
+      assert.equal((await c.fetch('no-such-topic', 0, 0)).error, 'UNKNOWN_TOPIC_OR_PARTITION');
+      assert.equal((await c.fetch('t', 7, 0)).error, 'UNKNOWN_TOPIC_OR_PARTITION');
+      assert.equal((await c.fetch('../t', 0, 0)).error, 'INVALID_REQUEST');
+      const oor = await c.fetch('t', 0, 1000);
+      assert.equal(oor.error, 'OFFSET_OUT_OF_RANGE');
+      assert.equal(oor.header.highWatermark, 100);
+      const ok = await c.fetch('t', 0, 10);
+      assert.equal(ok.error, 'OK');
+      assert.equal(checkWhole(ok.data, 10)[0]!.offset, 10);
+      const big = Buffer.alloc(12);
+      big.writeUInt32LE(0xffffffff, 0); // a frame length far over the limit
+      big.writeUInt32LE(42, 8);
+      c.sock.write(big);
+      const bad = decodeResponseHeader((await c.read(RESPONSE_HEADER_SIZE))!);
+      assert.equal(fetchErrorName(bad.error), 'INVALID_REQUEST');
+      assert.equal(await c.read(1), null, 'closed after a framing error');
+      // An unknown request type: the same.
+      c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      const odd = encodeFetch({ correlationId: 1, topic: 't', partition: 0, offset: 0, maxBytes: 10, maxWaitMs: 0 });
+      odd[4] = 9;
+      c.sock.write(odd);
+      assert.equal(fetchErrorName(decodeResponseHeader((await c.read(RESPONSE_HEADER_SIZE))!).error), 'INVALID_REQUEST');
+      assert.equal(await c.read(1), null);
+      // Random bytes after a good hello.
+      c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      c.sock.write(Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) & 0xff)));
+      await c.read(RESPONSE_HEADER_SIZE).catch(() => null);
+      assert.equal(await c.read(1 << 20), null);
+      // Connects and never sends: closed after the handshake timeout.
+      c = await Raw.open(fsrv.port);
+      const t0 = Date.now();
+      await c.done;
+      assert.ok(Date.now() - t0 >= 250 && Date.now() - t0 < 5000, `closed after ${Date.now() - t0} ms`);
+      // A long-poll whose client goes away: the server lets it go.
+      c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      c.sock.write(encodeFetch({ correlationId: 1, topic: 't', partition: 0, offset: 100, maxBytes: 1000, maxWaitMs: 5000 }));
+      await waitFor(() => fsrv.stats().parked === 1);
+      c.close();
+      await waitFor(() => fsrv.stats().parked === 0 && fsrv.stats().connections === 0);
+
+      // Others were never affected.
+      const good = await Raw.open(fsrv.port);
+      assert.equal(await good.hello(), 0);
+      assert.equal(checkWhole((await good.fetch('t', 0, 0)).data, 0).length, 100);
+      good.close();
+      await waitFor(() => fsrv.stats().connections === 0);
+      assert.equal(await settledFdCount(), fds, 'every fd of those connections is closed');
+      assert.ok(fsrv.stats().badRequests >= 6);
+      assert.ok(fsrv.stats().timeouts >= 1);
+    });
+
+    it('survives clients that vanish mid-reply or stop reading, without leaking fds', async () => {
+      broker = await openBroker({ durability: 'none', tailCacheBytes: 0 });
+      await broker.createTopic('big', { segmentBytes: 8 << 20 });
+      const chunk = 'z'.repeat(1000);
+      await fill(broker, 'big', 24_000, () => chunk, 1000); // ~24 MB over three segments
+      // Counted with no server: the pool of splice pipes it keeps while running
+      // goes when it stops.
+      const warmup = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const warm = await Raw.open(warmup.port);
+      assert.equal(await warm.hello(), 0);
+      warm.close();
+      await warm.done;
+      warmup.close();
+      const fds = await settledFdCount();
+      const kinds0 = JSON.stringify(fdKinds());
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, sendTimeoutMs: 500, maxFetchBytes: 64 << 20 });
+      const bystander = await FetchConnection.open('127.0.0.1', fsrv.port);
+      for (let i = 0; i < 10; i++) {
+        const c = await Raw.open(fsrv.port);
+        assert.equal(await c.hello(), 0);
+        c.sock.write(encodeFetch({ correlationId: 1, topic: 'big', partition: 0, offset: 0, maxBytes: 64 << 20, maxWaitMs: 0 }));
+        await c.read(RESPONSE_HEADER_SIZE + i * 10_000); // some of the reply, then gone
+        c.close();
+      }
+      // One that asks for 24 MB and never reads: cut off by the send timeout.
+      const stuck = await Raw.open(fsrv.port);
+      assert.equal(await stuck.hello(), 0);
+      stuck.sock.pause();
+      stuck.sock.write(encodeFetch({ correlationId: 1, topic: 'big', partition: 0, offset: 0, maxBytes: 64 << 20, maxWaitMs: 0 }));
+      // Meanwhile another client reads the whole partition.
+      let off = 0;
+      while (off < 24_000) {
+        const { header, data } = await bystander.fetch('big', 0, off, 4 << 20, 0);
+        assert.equal(header.error, 0);
+        const recs = checkWhole(data, off);
+        off = recs[recs.length - 1]!.offset + 1;
+      }
+      // (A paused socket never notices the close: watch the server's side.)
+      await waitFor(() => fsrv.stats().timeouts >= 1 && fsrv.stats().connections === 1);
+      stuck.close();
+      bystander.close();
+      await waitFor(() => fsrv.stats().connections === 0);
+      assert.ok(fsrv.stats().timeouts >= 1, 'the reader that stopped was timed out');
+      fsrv.close();
+      assert.equal(await settledFdCount(), fds, `${kinds0}\n${JSON.stringify(fdKinds())}`);
+    });
+
+    it('refuses connections past maxConnections with a clear code; thousands of them leak nothing', async function () {
+      this.timeout(120_000);
+      const want = 2000;
+      const n = Math.min(want, raiseFdLimit(2 * want + 500));
+      broker = await openBroker();
+      await broker.createTopic('t');
+      await fill(broker, 't', 10, (i) => `k${i}`);
+      const max = Math.floor(n * 0.75);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, maxConnections: max });
+      const warm = await Raw.open(fsrv.port);
+      assert.equal(await warm.hello(), 0);
+      warm.close();
+      await waitFor(() => fsrv.stats().connections === 0);
+      const fds = await settledFdCount();
+      const conns: Raw[] = [];
+      for (let i = 0; i < n; i += 100) conns.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => Raw.open(fsrv.port)))));
+      for (const c of conns) c.sock.write(encodeHello());
+      let ok = 0;
+      let refused = 0;
+      await Promise.all(
+        conns.map(async (c) => {
+          const h = await c.read(SERVER_HELLO_SIZE).catch(() => null);
+          if (h && decodeServerHello(h).error === 0) ok++;
+          else if (!h || decodeServerHello(h).error === 6) refused++; // TOO_MANY_CONNECTIONS, or closed
+        }),
+      );
+      assert.equal(ok, max);
+      assert.equal(refused, n - max);
+      assert.equal(fsrv.stats().connections, max);
+      // Everyone connected can still fetch.
+      const sample = conns.filter((c) => !c.ended).slice(0, 50);
+      for (const c of sample) assert.equal(checkWhole((await c.fetch('t', 0, 0)).data, 0).length, 10);
+      for (const c of conns) c.close();
+      await waitFor(() => fsrv.stats().connections === 0, 20_000);
+      await waitFor(() => fdCount() <= fds, 10_000); // client sockets close asynchronously
+      assert.equal(await settledFdCount(), fds, JSON.stringify(fdKinds()));
+    });
+  });
+}
+
+describe('fetch plane: consumers, groups and the server', () => {
+  it('a FetchConsumer reads through the fetch plane and resumes from committed offsets', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('orders', { partitions: 2 });
+      const p = client.producer();
+      for (const part of [0, 1]) await p.sendBatch('orders', Array.from({ length: 250 }, (_, i) => ({ value: `a${part}-${i}` })), { partition: part });
+      const c1 = client.consumer({ topic: 'orders', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 100 });
+      const seen = new Set<string>();
+      for await (const batch of c1.batches()) {
+        for (const m of batch) {
+          seen.add(m.value.toString());
+          m.ack(); // positions commit up to the acked frontier
+        }
+        if (seen.size === 500) break; // leaving the loop closes the consumer and commits
+      }
+      assert.equal(seen.size, 500);
+      assert.ok(fsrv.stats().requests > 0);
+      assert.deepEqual(await client.committedOffsets('g', 'orders'), [250, 250]);
+      // The same group again: only what came after the commit.
+      for (const part of [0, 1]) await p.sendBatch('orders', Array.from({ length: 5 }, (_, i) => ({ value: `b${part * 5 + i}` })), { partition: part });
+      const c2 = client.consumer({ topic: 'orders', group: 'g', transport: 'fetch', maxWaitMs: 100 });
+      const again: string[] = [];
+      for await (const m of c2) {
+        again.push(m.value.toString());
+        if (again.length < 10) m.ack();
+        if (again.length === 10) break; // the last one unacked: not committed
+      }
+      assert.deepEqual(again.sort(), Array.from({ length: 10 }, (_, i) => `b${i}`).sort());
+      const cg = await client.committedOffsets('g', 'orders');
+      assert.deepEqual(cg.sort(), [254, 255], 'acked messages are committed, the unacked one is not');
+      // A new group starting at 'latest' sees nothing old; one partition only.
+      const c3 = client.consumer({ topic: 'orders', group: 'h', transport: 'fetch', partitions: [1], maxWaitMs: 100 });
+      const it = c3[Symbol.asyncIterator]();
+      const next = it.next();
+      await sleep(200);
+      await p.send('orders', { value: 'new', partition: 1 });
+      const r = await next;
+      assert.equal(r.value!.value.toString(), 'new');
+      assert.equal(r.value!.partition, 1);
+      r.value!.ack();
+      await it.return!();
+      assert.deepEqual(c3.assignment, [1]);
+      assert.deepEqual((await client.committedOffsets('h', 'orders'))[1], 256);
+      // A nack rewinds the partition: that message and the rest come again.
+      const c4 = client.consumer({ topic: 'orders', group: 'n', from: 'earliest', transport: 'fetch', partitions: [0], maxWaitMs: 100 });
+      const order: number[] = [];
+      let nacked = false;
+      for await (const m of c4) {
+        order.push(m.offset);
+        if (m.offset === 3 && !nacked) {
+          nacked = true;
+          m.nack();
+        }
+        if (order.length >= 12) break;
+      }
+      assert.deepEqual(order.slice(0, 8), [0, 1, 2, 3, 3, 4, 5, 6], 'offset 3 and what follows came again');
+      await expectCode(
+        (async () => {
+          for await (const _ of client.consumer({ topic: 'nope', group: 'g', transport: 'fetch' })) break;
+        })(),
+        'TOPIC_NOT_FOUND',
+      );
+    } finally {
+      await client.close();
+      await server.stop(2000);
+    }
+    await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE'); // stopped with the broker
+  });
+
+  it('with an auth token, gRPC calls and fetch hellos without it are refused', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, authToken: 's3cret' });
+    const fsrv = await broker.startFetchServer({ port: 0, authToken: 's3cret' });
+    const anon = await connect(`127.0.0.1:${server.port}`);
+    const wrong = await connect(`127.0.0.1:${server.port}`, { token: 'nope' });
+    const good = await connect(`127.0.0.1:${server.port}`, { token: 's3cret', fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await expectCode(anon.listTopics(), 'UNAUTHENTICATED');
+      await expectCode(wrong.createTopic('x'), 'UNAUTHENTICATED');
+      await good.createTopic('x');
+      await good.producer().send('x', { value: 'hi' });
+      await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAUTHENTICATED');
+      await expectCode(FetchConnection.open('127.0.0.1', fsrv.port, 'nope'), 'UNAUTHENTICATED');
+      const c = good.consumer({ topic: 'x', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 100 });
+      for await (const m of c) {
+        assert.equal(m.value.toString(), 'hi');
+        break;
+      }
+      // The Subscribe transport too.
+      const sub = anon.consumer({ topic: 'x', group: 'g2', from: 'earliest' });
+      await expectCode(
+        (async () => {
+          for await (const _ of sub) break;
+        })(),
+        'UNAUTHENTICATED',
+      );
+    } finally {
+      await Promise.all([anon.close(), wrong.close(), good.close()]);
+      await server.stop(2000);
+    }
+  });
+
+  it('answers a long-poll on a deleted topic, and stops with the broker', async () => {
+    const broker = await openBroker();
+    await broker.createTopic('gone');
+    const before = fdCount() + anonFdCount();
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    await expectCode(broker.startFetchServer({ port: 0 }), 'INVALID_ARGUMENT'); // one per broker
+    const c = await FetchConnection.open('127.0.0.1', fsrv.port);
+    const waiting = c.fetch('gone', 0, 0, 1000, 10_000);
+    await waitFor(() => fsrv.stats().parked === 1);
+    const t0 = Date.now();
+    await broker.deleteTopic('gone');
+    const r = await waiting;
+    assert.equal(fetchErrorName(r.header.error), 'UNKNOWN_TOPIC_OR_PARTITION');
+    assert.ok(Date.now() - t0 < 3000, 'answered when the topic went, not at the deadline');
+    await broker.createTopic('gone'); // a new topic of the same name is a different log
+    await broker.producer().send('gone', { value: 'new' });
+    const fresh = await c.fetch('gone', 0, 0, 1000, 0);
+    assert.equal(decodeBatches(fresh.data)[0]!.value.toString(), 'new');
+    await broker.close();
+    assert.ok(fsrv.closed);
+    await expectCode(c.fetch('gone', 0, 0, 1000, 0), 'UNAVAILABLE');
+    await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE');
+    // Its listener, eventfd, ring or epoll, pipes and connections are all closed.
+    c.close();
+    await waitFor(() => fdCount() + anonFdCount() <= before);
+  });
+
+  it('uringmq serve starts it (--fetch-port), and --no-fetch does not', async () => {
+    const dir = tmpDir();
+    let srv = await spawnServer(dir, 0, ['--fetch-port', '0']);
+    try {
+      const m = /"fetchPort":(\d+)/.exec(srv.logs());
+      assert.ok(m, srv.logs());
+      const port = Number(m[1]);
+      assert.notEqual(port, DEFAULT_FETCH_PORT);
+      const c = await FetchConnection.open('127.0.0.1', port);
+      assert.equal(fetchErrorName((await c.fetch('none', 0, 0, 10, 0)).header.error), 'UNKNOWN_TOPIC_OR_PARTITION');
+      c.close();
+    } finally {
+      srv.child.kill('SIGTERM');
+      assert.equal((await srv.exited).code, 0);
+    }
+    srv = await spawnServer(dir, 0, ['--no-fetch']);
+    try {
+      assert.doesNotMatch(srv.logs(), /fetchPort/);
+    } finally {
+      srv.child.kill('SIGTERM');
+      await srv.exited;
+    }
+  });
+});
+
+async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${cond.toString()}`);
+    await sleep(20);
+  }
+}
+
+/**
+ * Makes room for `want` open files in this process (soft RLIMIT_NOFILE up to the
+ * hard limit, with prlimit(1) where the soft limit is lower) and returns how many
+ * client connections fit (each costs this process two fds: client and server side).
+ */
+function raiseFdLimit(want: number): number {
+  const limits = fs.readFileSync('/proc/self/limits', 'utf8');
+  const m = /Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/.exec(limits);
+  let soft = m && m[1] !== 'unlimited' ? Number(m[1]) : Infinity;
+  const hard = m && m[2] !== 'unlimited' ? Number(m[2]) : Infinity;
+  if (soft < want && hard > soft) {
+    try {
+      const to = Math.min(want, hard);
+      execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${to}:${hard === Infinity ? 'unlimited' : hard}`]);
+      soft = to;
+    } catch {
+      // no prlimit here: use what we have
+    }
+  }
+  return Math.max(100, Math.floor((soft - fdCount() - 200) / 2));
+}
