@@ -494,6 +494,52 @@ describe('fetch plane: consumers, groups and the server', () => {
     await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE'); // stopped with the broker
   });
 
+  it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('shared', { partitions: 4 });
+      const p = client.producer();
+      const send = async (tag: string) => {
+        for (let part = 0; part < 4; part++) await p.sendBatch('shared', Array.from({ length: 100 }, (_, i) => ({ value: `${tag}-${part}-${i}` })), { partition: part });
+      };
+      await send('a');
+      const seen = [new Set<string>(), new Set<string>()];
+      const consumers = [0, 1].map(() => client.consumer({ topic: 'shared', group: 'fg', from: 'earliest', transport: 'fetch', maxWaitMs: 50 }));
+      const loops = consumers.map((c, k) =>
+        (async () => {
+          for await (const batch of c.batches()) for (const m of batch) {
+            seen[k]!.add(m.value.toString());
+            m.ack();
+          }
+        })(),
+      );
+      await waitFor(() => seen[0]!.size + seen[1]!.size >= 400 && consumers.every((c) => c.assignment.length === 2), 15_000);
+      assert.deepEqual([...consumers[0]!.assignment, ...consumers[1]!.assignment].sort(), [0, 1, 2, 3], 'disjoint, and all of them');
+      assert.equal(new Set([...seen[0]!, ...seen[1]!]).size, 400);
+      const d = await client.describeTopic('shared');
+      const members = d.groups.find((g) => g.group === 'fg')!.members;
+      assert.equal(members.length, 2);
+      assert.deepEqual(members.map((m) => m.memberId).sort(), consumers.map((c) => c.memberId!).sort());
+      // One leaves (committing what it processed): the other takes all four.
+      await consumers[0]!.close();
+      await loops[0];
+      await waitFor(() => consumers[1]!.assignment.length === 4, 15_000);
+      await send('b');
+      const b = () => [...seen[1]!].filter((v) => v.startsWith('b-')).length;
+      await waitFor(() => b() === 400, 15_000);
+      assert.equal(b(), 400, 'every message after the hand-over reached the remaining member');
+      await consumers[1]!.close();
+      await loops[1];
+      assert.deepEqual(await client.committedOffsets('fg', 'shared'), [200, 200, 200, 200]);
+    } finally {
+      await client.close();
+      await server.stop(2000);
+    }
+  });
+
   it('with an auth token, gRPC calls and fetch hellos without it are refused', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, authToken: 's3cret' });

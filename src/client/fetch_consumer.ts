@@ -16,17 +16,26 @@
  * broker does for Subscribe members), commits it every commitIntervalMs and on close,
  * and a restarted consumer resumes from the last commit, so what was not acked comes
  * again. nack() rewinds the partition to that message: it and everything after it
- * are fetched again. Partitions are assigned by the application (`partitions`, default all):
- * two fetch consumers of one group must be given disjoint partitions, and a group
- * should not be consumed by Subscribe members and fetch consumers at the same time
- * (each CommitOffset resets the group's in-flight state of that partition).
+ * are fetched again.
+ *
+ * Partitions: without `partitions`, the consumer is a member of its group (a Subscribe
+ * stream with `assignment_only`: the broker assigns and rebalances partitions among the
+ * group's members and watches their heartbeats, but sends no messages on it). When a
+ * partition is taken away, this consumer commits what it processed and stops reading
+ * it; when one is given, it starts from the group's committed offset. With
+ * `partitions`, the application assigns them itself. A group should not be consumed
+ * by Subscribe members and fetch consumers at the same time (each CommitOffset resets
+ * the group's in-flight state of that partition).
  */
 import * as net from 'node:net';
+import type * as grpc from '@grpc/grpc-js';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 import { decodeEach, HEADER_SIZE, CRC_START } from '../codec/record_batch';
 import { GroupMessage, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import { RangeSet } from '../broker/range_set';
+import { fromServiceError } from '../grpc/status';
+import { pb } from '../grpc/proto';
 import {
   DEFAULT_FETCH_PORT,
   RESPONSE_HEADER_SIZE,
@@ -51,6 +60,7 @@ export interface FetchClientSide {
   committedOffsets(group: string, topic: string): Promise<number[]>;
   commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void>;
   forget(x: { close(): Promise<void> }): void;
+  bidi(name: 'subscribe'): grpc.ClientDuplexStream<unknown, unknown>;
 }
 
 export interface FetchConsumerOptions {
@@ -59,7 +69,10 @@ export interface FetchConsumerOptions {
   transport: 'fetch';
   /** Where a partition without a committed offset starts (default 'latest'). */
   from?: 'earliest' | 'latest' | { offset: number };
-  /** The partitions this consumer reads (default: all). Give each consumer of a group its own. */
+  /**
+   * The partitions this consumer reads, assigned by the application. Default: the
+   * group assigns them (this consumer joins it as a member and follows rebalances).
+   */
   partitions?: number[];
   /** host:port of the fetch listener (default: ConnectOptions.fetchAddress, else the server's host and port 50052). */
   fetchAddress?: string;
@@ -75,6 +88,7 @@ export interface FetchConsumerOptions {
 
 const MiB = 1 << 20;
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
+const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function parseHostPort(address: string, what: string): { host: string; port: number } {
@@ -224,6 +238,8 @@ interface PartitionState {
   buffered: number;
   wake: (() => void) | null;
   conn: FetchConnection | null;
+  /** given to another member: its pump stops, its chunks and acks are dropped */
+  revoked?: boolean;
 }
 
 const PREFETCH = 2; // chunks buffered per partition ahead of the app
@@ -247,6 +263,12 @@ export class FetchConsumer implements GroupConsumerApi {
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
   private pumps: Array<Promise<void>> = [];
+  /** group membership (no `partitions` given): the assignment-only Subscribe stream */
+  private membership: grpc.ClientDuplexStream<unknown, unknown> | null = null;
+  private member: string | undefined;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private assigning: Promise<void> = Promise.resolve();
+  private firstAssignment: (() => void) | null = null;
 
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
   constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
@@ -271,9 +293,9 @@ export class FetchConsumer implements GroupConsumerApi {
     this.port = hp.port;
   }
 
-  /** Not a group member: fetch consumers are assigned partitions by the application. */
+  /** The member id the group gave this consumer (undefined with application-assigned partitions). */
   get memberId(): string | undefined {
-    return undefined;
+    return this.member;
   }
 
   get assignment(): readonly number[] {
@@ -294,7 +316,7 @@ export class FetchConsumer implements GroupConsumerApi {
     for await (const batch of this.batches()) {
       const epoch = this.yieldedEpoch;
       for (const m of batch) {
-        if (this.parts.get(m.partition)!.epoch !== epoch) break;
+        if (this.parts.get(m.partition)?.epoch !== epoch) break; // rewound, or taken away
         yield m;
       }
     }
@@ -328,13 +350,20 @@ export class FetchConsumer implements GroupConsumerApi {
     if (this.closed) return;
     this.closed = true;
     if (this.commitTimer) clearInterval(this.commitTimer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.firstAssignment?.();
     for (const s of this.parts.values()) {
       s.conn?.close();
       s.wake?.();
     }
     this.notify();
     await Promise.allSettled(this.pumps);
+    await this.assigning;
     if (!this.client.isClosed) await this.commit().catch(() => undefined);
+    // Leaving after the commit: the next owner of our partitions starts where we ended.
+    const m = this.membership;
+    this.membership = null;
+    m?.end();
     this.client.forget(this);
   }
 
@@ -345,23 +374,8 @@ export class FetchConsumer implements GroupConsumerApi {
   }
 
   private async init(): Promise<void> {
-    const d = await this.client.describeTopic(this.topic);
-    const all = d.partitions.map((p) => p.partition);
-    const mine = this.opts.partitions ?? all;
-    for (const p of mine) if (!all.includes(p)) throw invalid(`partition ${p} does not exist in topic ${this.topic} (${all.length} partitions)`);
-    const committed = await this.client.committedOffsets(this.group, this.topic);
-    const from = this.opts.from ?? 'latest';
-    for (const p of mine) {
-      const info = d.partitions.find((x) => x.partition === p)!;
-      const c = committed[p] ?? -1;
-      let start = c >= 0 ? c : from === 'earliest' ? info.startOffset : from === 'latest' ? info.endOffset : from.offset;
-      start = Math.min(Math.max(start, info.startOffset), info.endOffset);
-      // A partition new to the group gets its start committed, so a restart resumes
-      // here instead of at a 'latest' that has moved on.
-      this.parts.set(p, { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, epoch: 0, buffered: 0, wake: null, conn: null });
-    }
-    this.partitions = [...mine];
-    await this.commit();
+    if (this.opts.partitions) await this.addPartitions(this.opts.partitions);
+    else await this.join();
     // A commit that fails for now (the server restarting) is retried with the next one.
     this.commitTimer = setInterval(
       () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && RETRYABLE.has(e.code) ? undefined : this.fail(e))),
@@ -370,16 +384,117 @@ export class FetchConsumer implements GroupConsumerApi {
     this.commitTimer.unref();
   }
 
+  /** Starts reading these partitions from the group's committed offsets. */
+  private async addPartitions(list: readonly number[]): Promise<void> {
+    const d = await this.client.describeTopic(this.topic);
+    const all = d.partitions.map((p) => p.partition);
+    for (const p of list) if (!all.includes(p)) throw invalid(`partition ${p} does not exist in topic ${this.topic} (${all.length} partitions)`);
+    const committed = await this.client.committedOffsets(this.group, this.topic);
+    const from = this.opts.from ?? 'latest';
+    for (const p of list) {
+      if (this.parts.has(p) || this.closed) continue;
+      const info = d.partitions.find((x) => x.partition === p)!;
+      const c = committed[p] ?? -1;
+      let start = c >= 0 ? c : from === 'earliest' ? info.startOffset : from === 'latest' ? info.endOffset : from.offset;
+      start = Math.min(Math.max(start, info.startOffset), info.endOffset);
+      const s: PartitionState = { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, epoch: 0, buffered: 0, wake: null, conn: null };
+      this.parts.set(p, s);
+      if (this.commitTimer) this.pumps.push(this.pump(s)); // running already: read it now
+    }
+    this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
+    // A partition new to the group gets its start committed, so a restart resumes
+    // here instead of at a 'latest' that has moved on.
+    await this.commit();
+  }
+
+  /** The partition was given to another member: commit what was processed, stop reading it. */
+  private async revoke(p: number): Promise<void> {
+    const s = this.parts.get(p);
+    if (!s) return;
+    s.revoked = true;
+    s.conn?.close();
+    s.wake?.();
+    for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === p) this.chunks.splice(i, 1);
+    if (s.processed !== s.committed && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed).catch(() => undefined);
+    this.parts.delete(p);
+    this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
+  }
+
+  /** Joins the group as an assignment-only member; resolves at the first assignment. */
+  private join(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.firstAssignment = resolve;
+      this.openMembership(0);
+      this.heartbeat = setInterval(() => this.membership?.write({ heartbeat: true }), 3000);
+      this.heartbeat.unref();
+    });
+  }
+
+  private openMembership(attempt: number): void {
+    if (this.closed) return;
+    let s: grpc.ClientDuplexStream<unknown, unknown>;
+    try {
+      s = this.client.bidi('subscribe');
+    } catch (e) {
+      return this.fail(new UringmqError('UNAVAILABLE', `cannot join group ${this.group}: ${(e as Error).message}`));
+    }
+    this.membership = s;
+    // The same start as this consumer's: joining is what gives a new group its offsets.
+    const from = this.opts.from ?? 'latest';
+    s.write({
+      subscribe: {
+        topic: this.topic,
+        group: this.group,
+        assignment_only: true,
+        from: from === 'earliest' ? pb.StartFrom.EARLIEST : from === 'latest' ? pb.StartFrom.LATEST : pb.StartFrom.OFFSET,
+        from_offset: typeof from === 'object' ? from.offset : 0,
+      },
+    });
+    s.on('data', (res: { assignment?: { member_id?: string; partitions?: number[] } | null }) => {
+      if (this.membership !== s || !res.assignment) return;
+      attempt = 0;
+      this.member = res.assignment.member_id ?? undefined;
+      const want = [...(res.assignment.partitions ?? [])];
+      // One assignment at a time, in the order they came.
+      this.assigning = this.assigning
+        .then(async () => {
+          for (const p of [...this.parts.keys()]) if (!want.includes(p)) await this.revoke(p);
+          await this.addPartitions(want);
+        })
+        .catch((e: unknown) => this.fail(e))
+        .finally(() => {
+          const f = this.firstAssignment;
+          this.firstAssignment = null;
+          f?.();
+        });
+    });
+    const broken = (err?: unknown) => {
+      if (this.membership !== s) return;
+      this.membership = null;
+      if (this.closed) return;
+      // A server going away is a reconnect (the pumps go on meanwhile); a refusal
+      // (unknown topic, bad group name) ends the consumer.
+      const e = err ? fromServiceError(err) : null;
+      if (e && !MEMBERSHIP_RETRYABLE.has(e.code)) return this.fail(e);
+      setTimeout(() => this.openMembership(attempt + 1), Math.min(100 * 2 ** Math.min(attempt, 6), 5000)).unref();
+    };
+    s.on('error', (e) => broken(e));
+    s.on('end', () => broken());
+  }
+
   private fail(e: unknown): void {
     if (this.fatal || this.closed) return;
     this.fatal = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
+    const f = this.firstAssignment; // a join refused before any assignment ends here too
+    this.firstAssignment = null;
+    f?.();
     this.notify();
   }
 
   /** Fetch loop of one partition: one connection, one request in flight, PREFETCH chunks ahead. */
   private async pump(s: PartitionState): Promise<void> {
     let attempts = 0;
-    while (!this.closed && !this.fatal) {
+    while (!this.closed && !this.fatal && !s.revoked) {
       if (s.buffered >= PREFETCH) {
         await new Promise<void>((r) => (s.wake = r));
         s.wake = null;
@@ -483,8 +598,8 @@ export class FetchConsumer implements GroupConsumerApi {
       for (;;) {
         const c = this.chunks.shift();
         if (c) {
-          const s = this.parts.get(c.partition)!;
-          if (c.epoch !== s.epoch) continue;
+          const s = this.parts.get(c.partition);
+          if (!s || c.epoch !== s.epoch) continue; // taken away, or rewound
           s.buffered--;
           s.wake?.();
           const out: ConsumedMessage[] = [];

@@ -407,7 +407,7 @@ export class BrokerServer {
                   : undefined,
               },
               sink,
-              s.initial_credit || s.max_unacked || undefined,
+              s.assignment_only ? 0 : s.initial_credit || s.max_unacked || undefined, // no credit: never delivered to
             )
             .then(
               (m) => {

@@ -1542,6 +1542,9 @@ export namespace uringmq {
             /** SubscribeInit flow. */
             flow?: (uringmq.v1.FlowSettings.$Properties|null);
 
+            /** SubscribeInit assignment_only. */
+            assignment_only: boolean;
+
             /**
              * Encodes the specified SubscribeInit message. Does not implicitly {@link uringmq.v1.SubscribeInit.verify|verify} messages.
              * @param message SubscribeInit message or plain object to encode
@@ -1605,6 +1608,9 @@ export namespace uringmq {
 
                 /** SubscribeInit flow */
                 flow?: (uringmq.v1.FlowSettings.$Properties|null);
+
+                /** SubscribeInit assignment_only */
+                assignment_only?: (boolean|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

@@ -3908,6 +3908,7 @@ $root.uringmq = (function() {
              * @property {boolean|null} [plain_records] SubscribeInit plain_records
              * @property {number|null} [initial_credit] SubscribeInit initial_credit
              * @property {uringmq.v1.FlowSettings.$Properties|null} [flow] SubscribeInit flow
+             * @property {boolean|null} [assignment_only] SubscribeInit assignment_only
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -4028,6 +4029,14 @@ $root.uringmq = (function() {
             SubscribeInit.prototype.flow = null;
 
             /**
+             * SubscribeInit assignment_only.
+             * @member {boolean} assignment_only
+             * @memberof uringmq.v1.SubscribeInit
+             * @instance
+             */
+            SubscribeInit.prototype.assignment_only = false;
+
+            /**
              * Encodes the specified SubscribeInit message. Does not implicitly {@link uringmq.v1.SubscribeInit.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.SubscribeInit
@@ -4065,6 +4074,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 10, wireType 0 =*/80).uint32(message.initial_credit);
                 if (message.flow != null && $Object.hasOwnProperty.call(message, "flow"))
                     $root.uringmq.v1.FlowSettings.encode(message.flow, writer.uint32(/* id 11, wireType 2 =*/90).fork(), _depth + 1).ldelim();
+                if (message.assignment_only != null && $Object.hasOwnProperty.call(message, "assignment_only") && message.assignment_only !== false)
+                    writer.uint32(/* id 12, wireType 0 =*/96).bool(message.assignment_only);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -4203,6 +4214,15 @@ $root.uringmq = (function() {
                             if (wireType !== 2)
                                 break;
                             message.flow = $root.uringmq.v1.FlowSettings.decode(reader, reader.size(), $undefined, _depth + 1, message.flow);
+                            continue;
+                        }
+                    case 12: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.bool())
+                                message.assignment_only = value;
+                            else
+                                delete message.assignment_only;
                             continue;
                         }
                     }
