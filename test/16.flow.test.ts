@@ -191,6 +191,7 @@ describe('Flow control: slow consumers and slow disks', function () {
     })();
     const windows: number[] = [];
     let maxRss = 0;
+    const baseRss = rssMiB(srv.child.pid!);
     const fastFrom = fastCount;
     const t0 = performance.now();
     while (performance.now() - t0 < 30_000) {
@@ -206,7 +207,11 @@ describe('Flow control: slow consumers and slow disks', function () {
     assert.equal(producer.failed, 0);
 
     assert.ok(Math.min(...windows) === 16, `the slow consumer's window reached its floor: ${windows.join(',')}`);
-    assert.ok(maxRss < 400, `broker RSS stayed bounded: ${maxRss.toFixed(0)} MiB`);
+    // The backlog (600k messages, 60+ MB) must not end up in the broker's memory. Under
+    // ASan freed memory sits in its quarantine (256 MiB by default) before reuse.
+    const asan = (process.env.LD_PRELOAD ?? '').includes('asan');
+    const allowed = 200 + (asan ? 320 : 0);
+    assert.ok(maxRss - baseRss < allowed, `broker RSS stayed bounded: ${baseRss.toFixed(0)} → ${maxRss.toFixed(0)} MiB (allowed growth ${allowed})`);
     assert.ok(fastRate >= 0.8 * soloRate, `the fast group kept ${fastRate.toFixed(0)} msgs/s of its solo ${soloRate.toFixed(0)}`);
     assert.ok(slowSeen.size < producer.sent / 2, 'the slow consumer really was slow');
 
