@@ -37,6 +37,13 @@ describe('CLI', function () {
       assert.deepEqual(lines.map((l) => l.partition), [1, 1, 1]);
       const d = JSON.parse(run(['topics', 'describe', 'cli', ...target]).out);
       assert.equal(d.partitions[1].endOffset, 3);
+      if (where === 'server') {
+        // The same through the native fetch plane, as a member of another group.
+        const fetchPort = Number(/"fetchPort":(\d+)/.exec(srv!.logs())![1]);
+        r = run(['consume', 'cli', '--group', 'f', '--from', 'earliest', '--max', '3', '--transport', 'fetch', '--fetch-address', `127.0.0.1:${fetchPort}`, ...target]);
+        assert.equal(r.code, 0, r.err);
+        assert.deepEqual(r.out.trim().split('\n'), ['one', 'two', 'three']);
+      }
       r = run(['consume', 'cli', '--from', 'earliest', '--partition', '1', '--max', '2', ...target]);
       assert.deepEqual(r.out.trim().split('\n'), ['one', 'two']);
       r = run(['topics', 'describe', 'nope', ...target]);

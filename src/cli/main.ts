@@ -297,8 +297,12 @@ export function program(): Command {
     .option('--partition <n>', 'one partition (without --group)', int('partition'))
     .option('-n, --max <n>', 'exit after this many messages', int('max'))
     .option('--json', 'print JSON lines with offsets, keys and headers')
-    .action(async (topic: string, o: { group?: string; from: string; partition?: number; max?: number; json?: boolean; server?: string; dir?: string }) => {
+    .option('--transport <t>', "with --group and --server: 'grpc' (Subscribe) or 'fetch' (the native fetch plane)", 'grpc')
+    .option('--fetch-address <host:port>', "the server's fetch listener, for --transport fetch (default: its host, port 50052)")
+    .action(async (topic: string, o: { group?: string; from: string; partition?: number; max?: number; json?: boolean; server?: string; dir?: string; transport: string; fetchAddress?: string }) => {
       const from = o.from === 'earliest' || o.from === 'latest' ? o.from : { offset: int('from')(o.from) };
+      if (o.transport !== 'grpc' && o.transport !== 'fetch') throw new UringmqError('INVALID_ARGUMENT', `--transport must be 'grpc' or 'fetch', got '${o.transport}'`);
+      if (o.transport === 'fetch' && (!o.group || !o.server)) throw new UringmqError('INVALID_ARGUMENT', '--transport fetch needs --group and --server');
       const t = await target(o);
       let n = 0;
       const stop = () => {
@@ -308,7 +312,11 @@ export function program(): Command {
       process.on('SIGTERM', stop);
       try {
         if (o.group) {
-          const c = t.client ? t.client.consumer({ topic, group: o.group, from }) : t.broker!.consumer({ topic, group: o.group, from });
+          const c = t.client
+            ? o.transport === 'fetch'
+              ? t.client.consumer({ topic, group: o.group, from, transport: 'fetch', fetchAddress: o.fetchAddress })
+              : t.client.consumer({ topic, group: o.group, from })
+            : t.broker!.consumer({ topic, group: o.group, from });
           for await (const m of c) {
             process.stdout.write(`${formatMessage(m, !!o.json)}\n`);
             m.ack();
