@@ -271,7 +271,7 @@ async function rawRoundTrip(port: number, rate: number, seconds: number): Promis
   await new Promise((r) => setTimeout(r, 200));
   s.end();
   c.close();
-  return { p50: h.getValueAtPercentile(50) / 1000, p99: h.getValueAtPercentile(99) / 1000, max: h.maxValue / 1000 };
+  return lat(h);
 }
 
 interface E2e {

@@ -107,6 +107,23 @@ struct Conn {
   int64_t splice_out_res = 0;
   size_t delivered = 0;  // bytes of the current SendFile on the socket
   bool waiting_pipe = false;
+
+  // What every backend records when a send starts; each then issues it its own way.
+  void BeginSend(const uint8_t* p, size_t n, bool more) {
+    send_busy = true;
+    is_file = false;
+    send_ptr = p;
+    send_len = n;
+    send_more = more;
+  }
+  void BeginSendFile(int from_fd, int64_t off, size_t n, bool more) {
+    send_busy = true;
+    is_file = true;
+    file_fd = from_fd;
+    file_off = off;
+    file_len = n;
+    send_more = more;
+  }
 };
 
 struct IoEvent {
@@ -213,21 +230,12 @@ class UringIo final : public FetchIo {
   }
 
   void Send(Conn* c, const uint8_t* p, size_t n, bool more) override {
-    c->send_busy = true;
-    c->is_file = false;
-    c->send_ptr = p;
-    c->send_len = n;
-    c->send_more = more;
+    c->BeginSend(p, n, more);
     SubmitSend(c);
   }
 
   void SendFile(Conn* c, int fd, int64_t off, size_t n, bool more) override {
-    c->send_busy = true;
-    c->is_file = true;
-    c->file_fd = fd;
-    c->file_off = off;
-    c->file_len = n;
-    c->send_more = more;
+    c->BeginSendFile(fd, off, n, more);
     c->delivered = 0;
     if (c->pipe_w < 0 && !TakePipe(c)) {
       c->waiting_pipe = true;  // every pipe is lent out: wait for one
@@ -595,21 +603,12 @@ class EpollIo final : public FetchIo {
   }
 
   void Send(Conn* c, const uint8_t* p, size_t n, bool more) override {
-    c->send_busy = true;
-    c->is_file = false;
-    c->send_ptr = p;
-    c->send_len = n;
-    c->send_more = more;
+    c->BeginSend(p, n, more);
     TrySend(c);
   }
 
   void SendFile(Conn* c, int fd, int64_t off, size_t n, bool more) override {
-    c->send_busy = true;
-    c->is_file = true;
-    c->file_fd = fd;
-    c->file_off = off;
-    c->file_len = n;
-    c->send_more = more;
+    c->BeginSendFile(fd, off, n, more);
     TrySend(c);
   }
 

@@ -582,20 +582,11 @@ Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>
   int64_t limit = 0;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    if (offset < start_offset_ || offset > durable_next_)
-      return Status::Error(Code::kOffsetOutOfRange,
-                           "offset " + std::to_string(offset) + " is out of range for " + cfg_.label +
-                               " (valid: " + std::to_string(start_offset_) + ".." + std::to_string(durable_next_) + ")");
+    if (offset < start_offset_ || offset > durable_next_) return OutOfRangeLocked(offset);
     if (offset == durable_next_) return Status::Ok();
     if (!cache_.empty() && offset >= cache_.front().first_offset && offset < cache_.back().next_offset)
       return ReadFromCache(offset, max_bytes, out);
-    auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
-                               [](int64_t o, const std::shared_ptr<Segment>& s) { return o < s->base_offset; });
-    seg = *(it - 1);
-    const auto& idx = seg->index;
-    auto ie = std::upper_bound(idx.begin(), idx.end(), offset - seg->base_offset,
-                               [](int64_t rel, const IndexEntry& e) { return rel < static_cast<int64_t>(e.rel_offset); });
-    if (ie != idx.begin()) pos = (ie - 1)->position;
+    pos = LocateLocked(offset, &seg);
     limit = static_cast<int64_t>(seg->size);
   }
   FileScanner sc(seg->read_fd, limit);
@@ -642,6 +633,22 @@ Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>
   }
   out->assign(p, p + total);
   return Status::Ok();
+}
+
+Status PartitionLog::OutOfRangeLocked(int64_t offset) const {
+  return Status::Error(Code::kOffsetOutOfRange, "offset " + std::to_string(offset) + " is out of range for " + cfg_.label +
+                                                    " (valid: " + std::to_string(start_offset_) + ".." +
+                                                    std::to_string(durable_next_) + ")");
+}
+
+int64_t PartitionLog::LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg) const {
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                             [](int64_t o, const std::shared_ptr<Segment>& s) { return o < s->base_offset; });
+  *seg = *(it - 1);
+  const auto& idx = (*seg)->index;
+  auto ie = std::upper_bound(idx.begin(), idx.end(), offset - (*seg)->base_offset,
+                             [](int64_t rel, const IndexEntry& e) { return rel < static_cast<int64_t>(e.rel_offset); });
+  return ie != idx.begin() ? static_cast<int64_t>((ie - 1)->position) : 0;
 }
 
 bool PartitionLog::TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
@@ -701,10 +708,7 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
       if (first) {
         out->start_offset = start_offset_;
         out->end_offset = durable_next_;
-        if (offset < start_offset_ || offset > durable_next_)
-          return Status::Error(Code::kOffsetOutOfRange,
-                               "offset " + std::to_string(offset) + " is out of range for " + cfg_.label + " (valid: " +
-                                   std::to_string(start_offset_) + ".." + std::to_string(durable_next_) + ")");
+        if (offset < start_offset_ || offset > durable_next_) return OutOfRangeLocked(offset);
         if (offset == durable_next_) return Status::Ok();
         // Recent batches: from memory. O_DIRECT wrote them around the page cache, so
         // sendfile would have to read them back from the disk.
@@ -721,13 +725,7 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
       }
       out->end_offset = std::max(out->end_offset, durable_next_);
       if (next >= durable_next_ || next < start_offset_) break;  // the end, or retention got there first
-      auto it = std::upper_bound(segments_.begin(), segments_.end(), next,
-                                 [](int64_t o, const std::shared_ptr<Segment>& sg) { return o < sg->base_offset; });
-      seg = *(it - 1);
-      const auto& idx = seg->index;
-      auto ie = std::upper_bound(idx.begin(), idx.end(), next - seg->base_offset,
-                                 [](int64_t rel, const IndexEntry& e) { return rel < static_cast<int64_t>(e.rel_offset); });
-      if (ie != idx.begin()) scan = (ie - 1)->position;
+      scan = LocateLocked(next, &seg);
       size = static_cast<int64_t>(seg->size);
       seg_next = seg->next_offset;
     }

@@ -171,6 +171,11 @@ class PartitionLog {
   Status OpenActive(std::shared_ptr<Segment> seg);
   Status SealUnit(WriteUnit* u);
   Status ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
+  // With mu_ held: the error for an offset outside [start, end].
+  Status OutOfRangeLocked(int64_t offset) const;
+  // With mu_ held: the segment holding `offset` (which must be in range) and the file
+  // position of the last sparse-index entry at or before it, where a scan starts.
+  int64_t LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg) const;
   void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
   uint64_t AlignDown(uint64_t v) const { return v & ~static_cast<uint64_t>(block_ - 1); }
   uint64_t AlignUp(uint64_t v) const { return AlignDown(v + block_ - 1); }

@@ -515,8 +515,7 @@ export class Broker {
 
   /** @internal raw batches, as on disk */
   async readRaw(ps: PartitionState, offset: number, maxBytes: number): Promise<Buffer> {
-    if (this.state === 'closed') throw new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`);
-    if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
+    this.assertReadable(ps);
     try {
       // Tailing readers are served from the tail cache without a thread-pool hop.
       return this.engine.readCached(ps.native, offset, maxBytes) ?? (await this.engine.read(ps.native, offset, maxBytes));
@@ -530,14 +529,18 @@ export class Broker {
    * when the first batch alone is larger than dest.
    */
   async readRawInto(ps: PartitionState, offset: number, maxBytes: number, dest: Buffer): Promise<Buffer> {
-    if (this.state === 'closed') throw new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`);
-    if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
+    this.assertReadable(ps);
     try {
       const r = this.engine.readCachedInto(ps.native, offset, maxBytes, dest) ?? (await this.engine.readInto(ps.native, offset, maxBytes, dest));
       return typeof r === 'number' ? dest.subarray(0, r) : r;
     } catch (e) {
       throw fromNative(e);
     }
+  }
+
+  private assertReadable(ps: PartitionState): void {
+    if (this.state === 'closed') throw new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`);
+    if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
   }
 
   /** @internal Like waitForData, but the caller can drop its waiters early. */

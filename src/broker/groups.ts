@@ -178,7 +178,7 @@ export class GroupMember {
 
   /** The current flow-control window: most messages unacked at once. */
   get window(): number {
-    return Math.min(this.flow.window, this.opts.maxUnacked);
+    return this.flow.window;
   }
 
   get flowState(): FlowSnapshot {

@@ -1,6 +1,6 @@
 /**
  * Per-consumer flow control: a delivery window (most messages delivered and not yet
- * acked) that adapts between minWindow and maxWindow, and a token bucket that paces
+ * acked) that adapts between minWindow and maxUnacked, and a token bucket that paces
  * deliveries. Every feedback interval the controller looks at what the consumer
  * reported (processed msgs/s, processing latency) — or, when it reports nothing, at
  * what the broker saw (acks/s, delivery → ack latency) — and recomputes both:
@@ -13,8 +13,6 @@ import { TokenBucket } from './token_bucket';
 export interface FlowOptions {
   /** Smallest window (default 16). */
   minWindow?: number;
-  /** Largest window; the consumer's maxUnacked (default 512). */
-  maxWindow?: number;
   /** Least the window grows by in one interval (default 16). */
   windowStep?: number;
   /** Processing latency above which the consumer counts as falling behind (default 100 ms). */
@@ -27,7 +25,6 @@ export interface FlowOptions {
 
 export const FLOW_DEFAULTS = {
   minWindow: 16,
-  maxWindow: 512,
   windowStep: 16,
   latencyThresholdMs: 100,
   feedbackIntervalMs: 1000,
@@ -40,7 +37,8 @@ export const FLOW_DEFAULTS = {
   tokensUsedShare: 0.8,
 } as const;
 
-export type ResolvedFlowOptions = Required<FlowOptions>;
+/** The window's ceiling is the consumer's maxUnacked: one setting, not two. */
+export type ResolvedFlowOptions = Required<FlowOptions> & { maxWindow: number };
 
 export function resolveFlowOptions(o: FlowOptions | undefined, maxUnacked: number): ResolvedFlowOptions {
   if (o !== undefined && (o === null || typeof o !== 'object')) throw invalid('flow must be an object');
@@ -49,9 +47,9 @@ export function resolveFlowOptions(o: FlowOptions | undefined, maxUnacked: numbe
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalid(`flow.${name} must be an integer between ${min} and ${max}`);
     return v;
   };
-  const maxWindow = int(o?.maxWindow, 'maxWindow', 1, 1_000_000, maxUnacked);
+  const maxWindow = maxUnacked;
   const minWindow = int(o?.minWindow, 'minWindow', 1, 1_000_000, Math.min(FLOW_DEFAULTS.minWindow, maxWindow));
-  if (minWindow > maxWindow) throw invalid(`flow.minWindow (${minWindow}) is larger than the largest window (${maxWindow})`);
+  if (minWindow > maxWindow) throw invalid(`flow.minWindow (${minWindow}) is larger than maxUnacked (${maxWindow})`);
   return {
     minWindow,
     maxWindow,

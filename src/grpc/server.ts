@@ -353,7 +353,10 @@ export class BrokerServer {
           decodeEach(raw, from, to, (offset, timestamp, key, value, headers) =>
             records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, 1)),
           );
-          call.write({ delivery: { partition, from_offset: from, to_offset: to, records } });
+          // Serialized here, not when grpc-js gets to it: the records are views of
+          // `raw`, whose pooled buffer is reused once this returns (copiesBatches).
+          const msg = pb.SubscribeResponse.encode({ delivery: { partition, from_offset: from, to_offset: to, records } }).finish();
+          call.write(Buffer.from(msg.buffer, msg.byteOffset, msg.byteLength) as unknown as uringmq.v1.SubscribeResponse.$Properties);
         } else call.write(encodeDeliveryResponse(partition, raw, from, to) as unknown as uringmq.v1.SubscribeResponse.$Properties);
       },
       deliverRecords: (records: RedeliveredRecord[]) => {
