@@ -17,6 +17,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as hdr from 'hdr-histogram-js';
 import { connect, type Client } from '../src/client';
 import { brokerService } from '../src/grpc/service';
+import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: string): string => {
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--require', 'tsx/cjs', path.join(__dirname, 'grpc_server.ts'), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeArgs, '--require', 'tsx/cjs', path.join(__dirname, 'grpc_server.ts'), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
   const ports = await new Promise<{ broker: number; raw: number; ioBackend: string }>((resolve) => {
     let out = '';
     let found = false;

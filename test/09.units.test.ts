@@ -5,6 +5,9 @@ import { RangeSet } from '../src/broker/range_set';
 import { IdempotenceTable } from '../src/broker/idempotence';
 import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
+import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
   it('RangeSet matches a plain Set under random adds, queries and trims', () => {
@@ -98,6 +101,14 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
       const back = pb.SubscribeResponse.decode(mine);
       assert.equal(Number(back.delivery!.to_offset), to);
     }
+  });
+
+  it('the server V8 flags are the same in the bin shebang, npm start and node_flags.ts', () => {
+    const root = path.join(__dirname, '..');
+    const shebang = fs.readFileSync(path.join(root, 'src/cli/main.ts'), 'utf8').split('\n')[0]!;
+    assert.equal(shebang, `#!/usr/bin/env -S node ${SERVER_NODE_FLAGS.join(' ')}`);
+    const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+    assert.equal(start, `node ${SERVER_NODE_FLAGS.join(' ')} dist/src/cli/main.js serve`);
   });
 
   it('buffer pool reuses what it handed out and holds a bounded amount', () => {

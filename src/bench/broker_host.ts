@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { Broker, type TopicDescription } from '../broker/broker';
+import { SERVER_NODE_FLAGS } from '../cli/node_flags';
 import { BrokerServer } from '../grpc/server';
 import { connect, type Client } from '../client';
 import { UringmqError } from '../errors';
@@ -94,7 +95,7 @@ export class BrokerHost {
     // Running from TypeScript sources (tsx, mocha): the child needs the same loader.
     const loader = ext === '.ts' ? ['--require', require.resolve('tsx/cjs')] : [];
     const cfg: ChildConfig = { dir: o.dir, durability: w.durability, ioBackend: w.ioBackend };
-    const argv = [...(o.childPrefix ?? []), process.execPath, ...(o.childNodeFlags ?? []), ...loader, script, JSON.stringify(cfg)];
+    const argv = [...(o.childPrefix ?? []), process.execPath, ...SERVER_NODE_FLAGS, ...(o.childNodeFlags ?? []), ...loader, script, JSON.stringify(cfg)];
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, URINGMQ_LOG_LEVEL: 'warn' } });
     let out = '';
     const keep = (d: Buffer) => {

@@ -435,8 +435,13 @@ export class Broker {
    * Appends one RecordBatch built by a client (docs/FORMAT.md, CRC set): the core
    * verifies it. Without `partition` it goes by the first record's key, else
    * round-robin. A batch with a producer id and sequence is deduplicated.
+   *
+   * `copy`: take a copy (into the batch pool) and let the caller's buffer go now.
+   * The gRPC server passes it: its batches are views of grpc-js's per-message
+   * buffers, which would otherwise live until the append is durable, survive young
+   * GCs and push the old generation toward a full GC; the pooled copies are reused.
    */
-  async publishBatch(topic: string, batch: Buffer, partition?: number): Promise<PublishResult> {
+  async publishBatch(topic: string, batch: Buffer, partition?: number, opts: { copy?: boolean } = {}): Promise<PublishResult> {
     this.assertOpen();
     const t = this.topicState(topic);
     const queued = this.queuedBytes;
@@ -453,18 +458,26 @@ export class Broker {
       p = key ? partitionForKey(key, t.partitions.length) : t.roundRobin++ % t.partitions.length;
     }
     const ps = t.partitions[p]!;
+    let pooled = false;
+    if (opts.copy) {
+      const own = this.batchPool.acquire(batch.length);
+      batch.copy(own);
+      batch = own;
+      pooled = true;
+    }
     if (meta.producerId > 0 && meta.baseSequence >= 0) {
       const v = ps.idempotence.check(meta.producerId, meta.baseSequence, meta.recordCount);
       if (v.kind === 'duplicate') {
+        if (pooled) this.batchPool.release(batch);
         const r = v.result ? await v.result : { baseOffset: -1, count: meta.recordCount };
         return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
       }
-      const result = this.appendBatch(ps, batch, false, meta.recordCount);
+      const result = this.appendBatch(ps, batch, false, meta.recordCount, pooled);
       v.commit(result);
       const r = await result;
       return { partition: p, ...r, duplicate: false };
     }
-    const r = await this.appendBatch(ps, batch, false, meta.recordCount);
+    const r = await this.appendBatch(ps, batch, false, meta.recordCount, pooled);
     return { partition: p, ...r, duplicate: false };
   }
 

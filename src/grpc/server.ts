@@ -205,7 +205,7 @@ export class BrokerServer {
     const hasRecords = req.records && req.records.length > 0;
     if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
     const partition = req.partition ?? undefined;
-    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition);
+    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy: true });
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
     try {
@@ -257,11 +257,12 @@ export class BrokerServer {
         call.pause();
         if (this.broker.overHighWater) waitForDisk();
       }
+      const sequence = req.sequence;
       this.publish(req).then(
-        (r) => write(publishResponse(req, r)),
+        (r) => write(publishResponse({ sequence }, r)),
         (e: unknown) => {
           const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
-          write({ sequence: req.sequence, error: { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 } });
+          write({ sequence, error: { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 } });
         },
       );
     });
