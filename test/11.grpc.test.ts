@@ -111,6 +111,28 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(new Set(msgs.map((m) => m.value.toString())).size, 2000);
   });
 
+  it('the client library refuses badly shaped records before sending: INVALID_ARGUMENT naming the record, nothing written', async () => {
+    const p = r.client.producer();
+    const bad: unknown[] = [null, { value: 3 }, { value: 'x', key: 7 }, { value: 'x', timestamp: -1 }, { value: 'x', timestamp: 1.5 }, { value: 'x', headers: { h: 1 } }, { value: 'x', headers: [] }, { value: 'x', headers: null }];
+    for (const b of bad) {
+      await assert.rejects(p.sendBatch('t', [{ value: 'ok' }, b as never], { partition: 0 }), (e: Error & { code?: string }) => {
+        assert.equal(e.code, 'INVALID_ARGUMENT', `${JSON.stringify(b)}: ${e.message}`);
+        assert.match(e.message, /^sendBatch to t, record 1: /);
+        return true;
+      });
+    }
+    // Uint8Arrays that are not Buffers are bytes too.
+    const u8 = new Uint8Array([104, 105]);
+    await p.sendBatch('t', [{ value: u8, key: u8, headers: { h: u8 } }], { partition: 0 });
+    await p.close();
+    const d = await r.client.describeTopic('t');
+    assert.equal(d.partitions[0]!.endOffset, 1, 'only the good batch was written');
+    const [m] = await r.broker.read('t', 0, 0);
+    assert.equal(m!.value.toString(), 'hi');
+    assert.equal(m!.key!.toString(), 'hi');
+    assert.equal(m!.headers.h!.toString(), 'hi');
+  });
+
   it('malformed protobuf → INVALID_ARGUMENT, server stays up', async () => {
     await expectStatus(unary(raw, 'publish', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), true), grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expectStatus(unary(raw, 'createTopic', Buffer.from([0x0a, 0x50, 0x41]), true), grpc.status.INVALID_ARGUMENT);

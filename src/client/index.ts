@@ -9,7 +9,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { BufferPool } from '../codec/buffer_pool';
 import { UringmqError, invalid } from '../errors';
-import { decodeEach, encodeBatch, recordSize, sealBatch, uvarintSize, writeUvarint, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, flatten, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
@@ -21,6 +21,7 @@ import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
+import { finishRequest, prepareBatch, type PreparedBatch } from './publish_request';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
 export { FetchConsumer, FetchConnection } from './fetch_consumer';
@@ -304,44 +305,6 @@ function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
 }
 
 // ------------------------------------------------------------------------------------
-/**
- * A serialized uringmq.v1.PublishRequest { sequence = 1, topic = 2, partition = 3,
- * batch = 4 } with the RecordBatch encoded straight into its place in the message:
- * one allocation and no copy of the batch (protobufjs would copy it into its writer,
- * and grpc-js would get yet another buffer).
- */
-export function encodePublishRequest(
-  seq: number,
-  topic: string,
-  partition: number,
-  records: readonly RecordInput[],
-  opts: { producerId?: number; baseSequence?: number },
-  alloc: (size: number) => Buffer = (n) => Buffer.allocUnsafe(n),
-): Buffer {
-  const topicLen = Buffer.byteLength(topic);
-  let msg: Buffer | null = null;
-  const batch = encodeBatch(records, {
-    ...opts,
-    alloc: (size) => {
-      const head = 1 + uvarintSize(seq) + 1 + uvarintSize(topicLen) + topicLen + 1 + uvarintSize(partition) + 1 + uvarintSize(size);
-      msg = alloc(head + size);
-      let pos = 0;
-      msg[pos++] = 0x08;
-      pos = writeUvarint(msg, pos, seq);
-      msg[pos++] = 0x12;
-      pos = writeUvarint(msg, pos, topicLen);
-      pos += msg.write(topic, pos, 'utf8');
-      msg[pos++] = 0x18;
-      pos = writeUvarint(msg, pos, partition);
-      msg[pos++] = 0x22;
-      pos = writeUvarint(msg, pos, size);
-      return msg.subarray(pos);
-    },
-  });
-  sealBatch(batch);
-  return msg!;
-}
-
 interface OutBatch {
   seq: number;
   topic: string;
@@ -372,7 +335,6 @@ export class RemoteProducer implements ProducerApi {
   private bufferedBytes = 0;
   /** PublishRequest buffers: a fresh ~1 MiB buffer per batch costs page faults and full GCs */
   private readonly msgPool = new BufferPool(16 * MiB);
-  private readonly msgAlloc = (n: number) => this.msgPool.acquire(n);
   private readonly spaceWaiters: Array<{ bytes: number; resolve: () => void }> = [];
   private readonly partitioner = new StickyPartitioner((_topic, n) => Math.floor(Math.random() * n));
   private readonly inflight = new Map<number, OutBatch>();
@@ -438,8 +400,11 @@ export class RemoteProducer implements ProducerApi {
     const p = (async () => {
       if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
-      let bytes = 0;
-      for (let i = 0; i < records.length; i++) bytes += recordSize(validateRecord(records[i], 'sendBatch to', topic, i));
+      if (typeof topic !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
+      // Encoded (and checked) now: the records are the caller's to change once this returns.
+      const prep = prepareBatch(this.msgPool, topic, records, `sendBatch to ${topic}`);
+      const bytes = prep.end - prep.start;
+      let submitted = false;
       const space = this.reserve(bytes);
       if (space) await space;
       try {
@@ -447,10 +412,12 @@ export class RemoteProducer implements ProducerApi {
         const partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
         const prior = this.accs.get(`${topic}\u0000${partition}`);
         if (prior) this.flushAcc(`${topic}\u0000${partition}`);
-        const r = await this.submit(topic, partition, records);
+        submitted = true;
+        const r = await this.submit(topic, partition, prep);
         return { partition: r.partition, baseOffset: r.baseOffset, count: records.length };
       } finally {
         this.release(bytes);
+        if (!submitted) this.msgPool.release(prep.buf);
       }
     })();
     this.track(p);
@@ -492,7 +459,15 @@ export class RemoteProducer implements ProducerApi {
     }
     this.partitioner.batchCut(acc.topic, acc.partition);
     const { waiters, reserved } = acc;
-    this.submit(acc.topic, acc.partition, acc.records).then(
+    let prep: PreparedBatch;
+    try {
+      prep = prepareBatch(this.msgPool, acc.topic, acc.records); // checked by send() already
+    } catch (e) {
+      this.release(reserved);
+      waiters.forEach((w) => w.reject(e as Error));
+      return;
+    }
+    this.submit(acc.topic, acc.partition, prep).then(
       (r) => {
         this.release(reserved);
         waiters.forEach((w, i) => w.resolve({ partition: r.partition, offset: r.baseOffset + i }));
@@ -529,13 +504,13 @@ export class RemoteProducer implements ProducerApi {
     }
   }
 
-  private async submit(topic: string, partition: number, records: readonly RecordInput[]): Promise<{ partition: number; baseOffset: number }> {
+  private async submit(topic: string, partition: number, prep: PreparedBatch): Promise<{ partition: number; baseOffset: number }> {
     const key = `${topic}\u0000${partition}`;
     while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
-    const msg = encodePublishRequest(seq, topic, partition, records, this.producerId ? { producerId: this.producerId, baseSequence } : {}, this.msgAlloc);
-    if (this.producerId) this.sequences.set(key, (baseSequence + records.length) % 2 ** 31);
+    const msg = finishRequest(prep, seq, topic, partition, this.producerId ? { producerId: this.producerId, baseSequence } : null);
+    if (this.producerId) this.sequences.set(key, (baseSequence + prep.count) % 2 ** 31);
     return new Promise((resolve, reject) => {
       // Settled means sent and answered (or given up): the request buffer is reused.
       const b: OutBatch = {
@@ -543,14 +518,14 @@ export class RemoteProducer implements ProducerApi {
         topic,
         partition,
         msg,
-        count: records.length,
+        count: prep.count,
         deadline: Date.now() + this.deliveryTimeoutMs,
         resolve: (r) => {
-          this.msgPool.release(msg);
+          this.msgPool.release(prep.buf);
           resolve(r);
         },
         reject: (e) => {
-          this.msgPool.release(msg);
+          this.msgPool.release(prep.buf);
           reject(e);
         },
         attempts: 0,

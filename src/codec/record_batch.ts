@@ -5,6 +5,7 @@
  * validates the batch (`seal`); `sealBatch` fills it in here for batches that leave
  * the process.
  */
+import { invalid } from '../errors';
 import { crc32c } from '../native';
 
 export const MAGIC = 0x424d5155; // "UQMB"
@@ -131,12 +132,47 @@ export interface EncodeOptions {
   now?: number;
   /** Where the batch's bytes come from (default Buffer.allocUnsafe). */
   alloc?: (size: number) => Buffer;
+  /** Prefix of shape errors ("sendBatch to t" gives "sendBatch to t, record 3: …"). */
+  what?: string;
+}
+
+const U8 = Uint8Array;
+const isSafeInteger = Number.isSafeInteger;
+
+/** A key, value or header value's encoded length; -1 when it is not bytes or a string. */
+function bytesLen(b: unknown): number {
+  if (typeof b === 'string') return Buffer.byteLength(b);
+  if (b instanceof U8) return b.length;
+  return -1;
+}
+
+function shapeError(opts: EncodeOptions, i: number, problem: string): Error {
+  return invalid(`${opts.what ?? 'record batch'}, record ${i}: ${problem}`);
+}
+
+/** headersSize with each value checked; -1 (and `problem` set) when one is not bytes. */
+function checkedHeadersSize(h: unknown, opts: EncodeOptions, i: number): number {
+  if (h === null || typeof h !== 'object' || Array.isArray(h)) throw shapeError(opts, i, 'headers must be an object of Buffer or string values');
+  let n = 0;
+  let count = 0;
+  for (const k of Object.keys(h)) {
+    const vl = bytesLen((h as Record<string, unknown>)[k]);
+    if (vl < 0) throw shapeError(opts, i, `header ${JSON.stringify(k)} must be a Buffer or string`);
+    const kl = Buffer.byteLength(k);
+    n += uvarintSize(kl) + kl + uvarintSize(vl) + vl;
+    count++;
+  }
+  return n + uvarintSize(count);
 }
 
 /**
  * Encodes records into one batch with baseOffset 0 and CRC 0 (see sealBatch).
- * Records are assumed validated (see validateRecord in broker/validate.ts). Two
- * passes over the records, no per-record allocation.
+ * Two passes over the records, no per-record allocation. The sizing pass also
+ * checks each record's shape (an object whose value, key and header values are
+ * Buffers, Uint8Arrays or strings, and whose timestamp is a non-negative integer)
+ * and throws INVALID_ARGUMENT naming the record: the checks reuse the loads the
+ * sizing needs, where a separate validation pass cost producers ~15% of their
+ * throughput.
  */
 export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions = {}): Buffer {
   const n = records.length;
@@ -153,21 +189,37 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
   const valueLens = scratchValue;
   const tss = scratchTs;
   const now = opts.now ?? Date.now();
-  const first = records[0]!.timestamp ?? now;
+  // The first record's timestamp is the batch's base (records[0] is checked below
+  // before this is used: a bad one throws there).
+  const r0 = records[0] as RecordInput | null | undefined;
+  const t0 = r0 !== null && typeof r0 === 'object' ? r0.timestamp : undefined;
+  const first = typeof t0 === 'number' ? t0 : now;
   let maxTs = first;
   let total = HEADER_SIZE;
   for (let i = 0; i < n; i++) {
     const r = records[i]!;
-    const ts = r.timestamp ?? now;
+    if (r === null || typeof r !== 'object') throw shapeError(opts, i, 'a record must be an object with a value');
+    const t = r.timestamp;
+    let ts = now;
+    if (t !== undefined) {
+      if (typeof t !== 'number' || !isSafeInteger(t) || t < 0) throw shapeError(opts, i, 'timestamp must be a non-negative integer (ms since the epoch)');
+      ts = t;
+    }
     tss[i] = ts;
     if (ts > maxTs) maxTs = ts;
     const key = r.key;
-    const kl = key === undefined || key === null ? -1 : byteLen(key);
-    const vl = byteLen(r.value);
+    let kl = -1;
+    if (key !== undefined && key !== null) {
+      kl = bytesLen(key);
+      if (kl < 0) throw shapeError(opts, i, 'key must be a Buffer, string or null');
+    }
+    const vl = bytesLen(r.value);
+    if (vl < 0) throw shapeError(opts, i, 'value must be a Buffer or string');
     keyLens[i] = kl;
     valueLens[i] = vl;
     let body = 1 + uvarintSize(zigzag(ts - first)) + uvarintSize(i) + (kl < 0 ? 1 : uvarintSize(kl + 1) + kl) + uvarintSize(vl) + vl;
-    body += r.headers ? headersSize(r.headers) : 1;
+    const h = r.headers;
+    body += h === undefined ? 1 : checkedHeadersSize(h, opts, i);
     bodyLens[i] = body;
     total += body + uvarintSize(body);
   }
@@ -209,7 +261,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     else buf.set(value, pos);
     pos += vl;
     const h = r.headers;
-    if (!h) buf[pos++] = 0;
+    if (h === undefined) buf[pos++] = 0;
     else {
       const keys = Object.keys(h);
       pos = writeUvarint(buf, pos, keys.length);
@@ -224,6 +276,12 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
   }
   if (pos !== total) throw new Error(`uringmq codec bug: wrote ${pos} of ${total} bytes`);
   return buf;
+}
+
+/** Sets an encoded batch's producer id and base sequence (before sealBatch: the CRC covers them). */
+export function stampProducer(batch: Buffer, producerId: number, baseSequence: number): void {
+  writeI64(batch, 48, producerId);
+  batch.writeInt32LE(baseSequence, 56);
 }
 
 /** Computes and stores the CRC32C of an encoded batch (for batches sent over the wire). */

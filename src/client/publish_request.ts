@@ -1,0 +1,65 @@
+/**
+ * Serialized uringmq.v1.PublishRequest { sequence = 1, topic = 2, partition = 3,
+ * batch = 4 } built around a RecordBatch in two steps, without protobufjs:
+ *
+ * - prepareBatch, when the app calls send/sendBatch: encodes (and checks) the
+ *   records into a pooled buffer, leaving room in front for the request's fields;
+ * - finishRequest, when the batch goes out: stamps the producer id and sequence
+ *   (known only then), seals the CRC and writes the fields right before the batch.
+ *
+ * One allocation and no copy of the batch: protobufjs would copy it into its writer.
+ * Field order on the wire does not matter to protobuf decoders.
+ */
+import type { BufferPool } from '../codec/buffer_pool';
+import { encodeBatch, sealBatch, stampProducer, uvarintSize, writeUvarint, type RecordInput } from '../codec/record_batch';
+
+export interface PreparedBatch {
+  /** The pooled buffer: [room for the fields][batch]. */
+  readonly buf: Buffer;
+  /** Where the batch starts and ends in buf. */
+  readonly start: number;
+  readonly end: number;
+  readonly count: number;
+}
+
+/** Most bytes the fields before the batch take: four tags, the topic, and varints (seq ≤ 2^53). */
+function roomFor(topicBytes: number): number {
+  return 4 + 8 + uvarintSize(topicBytes) + topicBytes + 5 + 5;
+}
+
+/** Encodes records for `topic` (shape errors name "<what>, record i"). */
+export function prepareBatch(pool: BufferPool, topic: string, records: readonly RecordInput[], what?: string): PreparedBatch {
+  const room = roomFor(Buffer.byteLength(topic));
+  let buf: Buffer | null = null;
+  const batch = encodeBatch(records, {
+    what,
+    alloc: (size) => {
+      buf = pool.acquire(room + size);
+      return buf.subarray(room, room + size);
+    },
+  });
+  return { buf: buf!, start: room, end: room + batch.length, count: records.length };
+}
+
+/** The request's bytes: a view of prepared.buf, valid until that goes back to the pool. */
+export function finishRequest(p: PreparedBatch, seq: number, topic: string, partition: number, producer: { producerId: number; baseSequence: number } | null): Buffer {
+  const batch = p.buf.subarray(p.start, p.end);
+  if (producer) stampProducer(batch, producer.producerId, producer.baseSequence);
+  sealBatch(batch);
+  const topicBytes = Buffer.byteLength(topic);
+  const head = 1 + uvarintSize(seq) + 1 + uvarintSize(topicBytes) + topicBytes + 1 + uvarintSize(partition) + 1 + uvarintSize(batch.length);
+  const from = p.start - head;
+  const msg = p.buf;
+  let pos = from;
+  msg[pos++] = 0x08;
+  pos = writeUvarint(msg, pos, seq);
+  msg[pos++] = 0x12;
+  pos = writeUvarint(msg, pos, topicBytes);
+  pos += msg.write(topic, pos, 'utf8');
+  msg[pos++] = 0x18;
+  pos = writeUvarint(msg, pos, partition);
+  msg[pos++] = 0x22;
+  pos = writeUvarint(msg, pos, batch.length);
+  if (pos !== p.start) throw new Error(`uringmq bug: PublishRequest fields end at ${pos}, batch starts at ${p.start}`);
+  return msg.subarray(from, p.end);
+}
