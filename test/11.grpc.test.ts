@@ -122,7 +122,7 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       });
     }
     // Uint8Arrays that are not Buffers are bytes too.
-    const u8 = new Uint8Array([104, 105]);
+    const u8 = new Uint8Array([104, 105]) as Buffer;
     await p.sendBatch('t', [{ value: u8, key: u8, headers: { h: u8 } }], { partition: 0 });
     await p.close();
     const d = await r.client.describeTopic('t');
