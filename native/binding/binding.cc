@@ -155,16 +155,16 @@ class ReadWorker : public Napi::AsyncWorker {
     if (dest_data_) {
       // Reading into the caller's (pooled) buffer spares the JS heap a fresh external
       // buffer per read: at hundreds of MB/s those drive V8 into back-to-back full GCs.
-      thread_local std::vector<uint8_t> scratch;
-      scratch.clear();
-      status_ = log_->Read(offset_, max_bytes_, &scratch);
-      if (status_.ok() && scratch.size() <= dest_len_) {
-        if (!scratch.empty()) std::memcpy(dest_data_, scratch.data(), scratch.size());
-        copied_ = static_cast<int64_t>(scratch.size());
-        return;
+      // The file is read straight into it (the worker owns it until the read settles).
+      out_ = std::make_unique<std::vector<uint8_t>>();
+      size_t len = 0;
+      bool in_dest = false;
+      status_ = log_->ReadInto(offset_, max_bytes_, dest_data_, dest_len_, &len, out_.get(), &in_dest);
+      if (status_.ok() && (in_dest || out_->empty())) {
+        copied_ = static_cast<int64_t>(len);
+        out_.reset();
       }
-      out_ = std::make_unique<std::vector<uint8_t>>(scratch);  // one batch larger than the buffer
-      return;
+      return;  // else out_ holds it: one batch larger than the buffer
     }
     out_ = std::make_unique<std::vector<uint8_t>>();
     status_ = log_->Read(offset_, max_bytes_, out_.get());

@@ -577,6 +577,16 @@ Status PartitionLog::ReadFromCache(int64_t offset, size_t max_bytes, std::vector
 }
 
 Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
+  size_t len = 0;
+  bool in_dest = false;
+  return ReadInto(offset, max_bytes, nullptr, 0, &len, out, &in_dest);
+}
+
+Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len,
+                              std::vector<uint8_t>* big, bool* in_dest) {
+  *len = 0;
+  *in_dest = false;
+  big->clear();
   std::shared_ptr<Segment> seg;
   int64_t pos = 0;
   int64_t limit = 0;
@@ -584,54 +594,100 @@ Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>
     std::lock_guard<std::mutex> lk(mu_);
     if (offset < start_offset_ || offset > durable_next_) return OutOfRangeLocked(offset);
     if (offset == durable_next_) return Status::Ok();
-    if (!cache_.empty() && offset >= cache_.front().first_offset && offset < cache_.back().next_offset)
-      return ReadFromCache(offset, max_bytes, out);
+    if (!cache_.empty() && offset >= cache_.front().first_offset && offset < cache_.back().next_offset) {
+      Status s = ReadFromCache(offset, max_bytes, big);
+      if (s.ok() && dest && big->size() <= cap) {
+        std::memcpy(dest, big->data(), big->size());
+        *in_dest = true;
+        *len = big->size();
+        big->clear();
+      } else {
+        *len = big->size();
+      }
+      return s;
+    }
     pos = LocateLocked(offset, &seg);
     limit = static_cast<int64_t>(seg->size);
   }
-  FileScanner sc(seg->read_fd, limit);
-  int err = 0;
-  BatchHeader h;
-  auto header_at = [&](int64_t p) -> Status {
-    const uint8_t* hp = sc.Ensure(p, batch::kHeaderSize, &err);
-    if (!hp) {
-      if (err) return SysError("pread", seg->log_path, p, err);
-      return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(p));
-    }
-    if (!PeekHeader(hp, batch::kHeaderSize, &h) || p + h.length > limit)
-      return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(p));
-    return Status::Ok();
-  };
-  while (true) {
-    Status s = header_at(pos);
-    if (!s.ok()) return s;
-    if (h.last_offset() >= offset) break;
-    pos += h.length;
-  }
-  int64_t start = pos;
+  // One pread of the whole answer: the batches before `offset` that lie between the
+  // index entry and it span at most one index interval. (Scanning headers first and
+  // then reading the range cost two reads of every byte, two copies and a memset.)
+  const size_t slack = cfg_.index_interval_bytes + batch::kHeaderSize;
+  size_t need = 0;  // a window at least this large: the first batch is bigger than max_bytes
+  uint8_t* buf = nullptr;
+  size_t start = 0;
   size_t total = 0;
-  while (pos < limit) {
-    Status s = header_at(pos);
-    if (!s.ok()) return s;
-    if (total > 0 && total + h.length > max_bytes) break;
-    total += h.length;
-    pos += h.length;
-  }
-  const uint8_t* p = sc.Ensure(start, total, &err);
-  if (!p) return SysError("pread", seg->log_path, start, err ? err : EIO);
-  for (size_t at = 0; at < total;) {
-    PeekHeader(p + at, total - at, &h);
-    if (!BatchCrcOk(p + at, h) && at > 0) {
-      total = at;  // serve the good batches before it; the next read reports it
-      break;
+  for (int attempt = 0;; attempt++) {
+    if (attempt > 64) return Status::Error(Code::kCorruptBatch, "cannot find the batch holding offset " + std::to_string(offset) + " in " + seg->log_path);
+    const size_t want = static_cast<size_t>(std::min<int64_t>(limit - pos, static_cast<int64_t>(std::max(need, max_bytes + slack))));
+    if (dest && want <= cap) {
+      buf = dest;
+      *in_dest = true;
+    } else {
+      if (big->size() < want) big->resize(want);
+      buf = big->data();
+      *in_dest = false;
     }
-    if (!BatchCrcOk(p + at, h))
-      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " +
-                                                    std::to_string(h.base_offset) + " (" + seg->log_path + " byte " +
-                                                    std::to_string(start + static_cast<int64_t>(at)) + ")");
+    size_t got = 0;
+    int rc = PreadAll(seg->read_fd, buf, want, pos, &got);
+    if (rc != 0) return SysError("pread", seg->log_path, pos, rc);
+    if (got < want) return SysError("pread", seg->log_path, pos + static_cast<int64_t>(got), EIO);  // truncated under us
+    size_t at = 0;
+    bool found = false;
+    bool refill = false;
+    total = 0;
+    while (at < got) {
+      BatchHeader h;
+      if (at + batch::kHeaderSize > got) {
+        refill = !found;
+        break;
+      }
+      if (!PeekHeader(buf + at, batch::kHeaderSize, &h) || pos + static_cast<int64_t>(at + h.length) > limit)
+        return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(pos + static_cast<int64_t>(at)));
+      if (!found) {
+        if (h.last_offset() < offset) {
+          at += h.length;
+          continue;
+        }
+        found = true;
+        start = at;
+        if (at + h.length > got) {  // the first batch does not fit this window: read it on its own
+          need = h.length;
+          refill = true;
+          break;
+        }
+        total = h.length;
+        at += h.length;
+        continue;
+      }
+      if (total + h.length > max_bytes || at + h.length > got) break;
+      total += h.length;
+      at += h.length;
+    }
+    if (found && !refill) break;
+    if (!found && !refill) {
+      if (pos + static_cast<int64_t>(at) >= limit || at == 0)
+        return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(pos + static_cast<int64_t>(at)));
+    }
+    pos += static_cast<int64_t>(found ? start : at);  // next window: at the target batch, or where skipping stopped
+    if (!found && at == 0) return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(pos));
+  }
+  for (size_t at = start; at < start + total;) {
+    BatchHeader h;
+    PeekHeader(buf + at, batch::kHeaderSize, &h);
+    if (!BatchCrcOk(buf + at, h)) {
+      if (at > start) {
+        total = at - start;  // serve the good batches before it; the next read reports it
+        break;
+      }
+      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(h.base_offset) + " (" +
+                                                    seg->log_path + " byte " + std::to_string(pos + static_cast<int64_t>(at)) + ")");
+    }
     at += h.length;
   }
-  out->assign(p, p + total);
+  if (start > 0) std::memmove(buf, buf + start, total);
+  *len = total;
+  if (!*in_dest) big->resize(total);
   return Status::Ok();
 }
 

@@ -132,7 +132,12 @@ class PartitionLog {
   void ReleaseIdleMemory(int64_t now_ms);
 
   // --- any thread ---
+  // Whole batches from the one holding `offset`: at least one, then more while the
+  // total stays within max_bytes. Read() returns them in *out.
   Status Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
+  // The same into dest[0, cap) when they fit (*in_dest; *len bytes), else into *big.
+  // From the file: one pread straight into the destination in the common case.
+  Status ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len, std::vector<uint8_t>* big, bool* in_dest);
   // Serves the read from the tail cache when it holds `offset`; false otherwise (the
   // caller then does a Read() off the JS thread). Cheap enough for the JS thread.
   bool TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
