@@ -316,6 +316,34 @@ describe('Flow control: slow consumers and slow disks', function () {
     }
   });
 
+  it('sendBatch calls past the client buffer wait without holding encoded copies, then all land in order', async () => {
+    const r = await startServer({ brokerOptions: { testIoDelayMs: 20 } });
+    try {
+      await r.client.createTopic('batches', { partitions: 1 });
+      const c = await connect(r.address);
+      clients.push(c);
+      const maxBuffered = 256 * 1024;
+      const p = c.producer({ maxBufferedBytes: maxBuffered });
+      let maxSeen = 0;
+      const sampler = setInterval(() => {
+        maxSeen = Math.max(maxSeen, (p as unknown as { buffered: number }).buffered);
+      }, 2);
+      // 200 batches of ~100 KiB at once, none awaited: 80 times the buffer.
+      const batches = Array.from({ length: 200 }, (_, b) => Array.from({ length: 100 }, (_, i) => ({ value: Buffer.alloc(1000, (b + i) & 0xff) })));
+      const sends = batches.map((recs) => p.sendBatch('batches', recs, { partition: 0 }));
+      const results = await Promise.all(sends);
+      clearInterval(sampler);
+      assert.ok(maxSeen <= maxBuffered + 110 * 1024, `client buffer stayed bounded: ${maxSeen}`);
+      // In call order, contiguous.
+      results.forEach((res, b) => assert.equal(res.baseOffset, b * 100));
+      const last = await r.broker.read('batches', 0, 199 * 100, { maxBytes: 1 });
+      assert.equal(last.length, 100);
+      assert.equal(last[7]!.value[0], (199 + 7) & 0xff);
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('embedded producers wait while the write queue is past its high-water mark', async () => {
     const broker = await openBroker({ testIoDelayMs: 30, writeHighWaterBytes: 256 * 1024 });
     try {

@@ -44,7 +44,7 @@ export interface ConnectOptions {
 export interface RemoteProducerOptions {
   lingerMs?: number;
   maxBatchBytes?: number;
-  /** Batches sent and not yet acked, at most (default 64). */
+  /** Batches sent and not yet acked, at most (default 256; maxBufferedBytes bounds their bytes). */
   maxInFlight?: number;
   /** Producer id + sequence numbers so retries never duplicate (default true). */
   idempotent?: boolean;
@@ -350,7 +350,9 @@ export class RemoteProducer implements ProducerApi {
   constructor(private readonly client: Client, opts: RemoteProducerOptions) {
     this.lingerMs = opts.lingerMs ?? 0;
     this.maxBatchBytes = opts.maxBatchBytes ?? MiB;
-    this.maxInFlight = opts.maxInFlight ?? 64;
+    // With sync durability a batch's round trip spans one or two disk write cycles
+    // (tens of ms at full speed): fewer in flight leave the pipeline idle.
+    this.maxInFlight = opts.maxInFlight ?? 256;
     this.deliveryTimeoutMs = opts.deliveryTimeoutMs ?? 120_000;
     this.maxBufferedBytes = opts.maxBufferedBytes === undefined ? 32 * MiB : positiveInt(opts.maxBufferedBytes, 'maxBufferedBytes');
     // 52 random bits: unique enough across producers of one broker, a safe integer.
@@ -401,12 +403,27 @@ export class RemoteProducer implements ProducerApi {
       if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
       if (typeof topic !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
-      // Encoded (and checked) now: the records are the caller's to change once this returns.
-      const prep = prepareBatch(this.msgPool, topic, records, `sendBatch to ${topic}`);
-      const bytes = prep.end - prep.start;
+      // Encoded (and checked) in one pass; its size is what the buffer bound counts.
+      const what = `sendBatch to ${topic}`;
+      let prep = prepareBatch(this.msgPool, topic, records, what);
+      let bytes = prep.end - prep.start;
       let submitted = false;
       const space = this.reserve(bytes);
-      if (space) await space;
+      if (space) {
+        // No room: while waiting, hold only the caller's records (not an encoded copy
+        // as well), and encode again once there is room.
+        this.msgPool.release(prep.buf);
+        await space;
+        try {
+          prep = prepareBatch(this.msgPool, topic, records, what);
+        } catch (e) {
+          this.release(bytes);
+          throw e;
+        }
+        const now = prep.end - prep.start;
+        this.bufferedBytes += now - bytes; // the caller changed its records meanwhile
+        bytes = now;
+      }
       try {
         const n = await this.client.partitionCount(topic);
         const partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
