@@ -67,6 +67,34 @@ describe('RecordBatch codec', () => {
     assert.equal(out[3]!.value.length, 20_000);
   });
 
+  it('round-trips every field shape: one- and multi-byte lengths, offsets and deltas, empty and large headers', () => {
+    // decodeEach reads one-byte varints inline and falls back for longer ones: mix both.
+    const rnd = (n: number) => Math.floor(Math.random() * n);
+    const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => rnd(256)));
+    const records = Array.from({ length: 300 }, (_, i) => {
+      const r: { key?: Buffer | null; value: Buffer; headers?: Record<string, Buffer>; timestamp?: number } = { value: bytes([0, 1, 127, 128, 300, 5000][i % 6]!) };
+      if (i % 3 === 1) r.key = bytes([0, 5, 200][i % 3]!);
+      if (i % 4 === 2) r.headers = { h: bytes(i % 7), [`k${i}`]: bytes(130) };
+      if (i % 5 === 3) r.timestamp = 1_700_000_000_000 + (i % 2 ? 1 : -1) * rnd(10_000_000);
+      return r;
+    });
+    const batch = sealBatch(encodeBatch(records, { now: 1_700_000_000_000 }));
+    assert.doesNotThrow(() => validateBatch(batch));
+    for (const from of [0, 1, 127, 128, 299]) {
+      const out = decodeBatches(batch, from);
+      assert.equal(out.length, 300 - from);
+      out.forEach((m, j) => {
+        const i = from + j;
+        const r = records[i]!;
+        assert.equal(m.offset, i);
+        assert.deepEqual(m.value, r.value, `value of ${i}`);
+        assert.deepEqual(m.key, r.key ?? null, `key of ${i}`);
+        assert.deepEqual(m.headers, r.headers ?? {}, `headers of ${i}`);
+        assert.equal(m.timestamp, r.timestamp ?? 1_700_000_000_000, `timestamp of ${i}`);
+      });
+    }
+  });
+
   it('matches the worked example in docs/FORMAT.md byte for byte', () => {
     const b = sealBatch(encodeBatch([{ key: 'k', value: 'hi', timestamp: 1_700_000_000_000 }]));
     const hex = [

@@ -80,6 +80,20 @@ export class GroupMessage implements ConsumedMessage {
   }
 }
 
+/**
+ * The messages of records [from, to) in raw batches, for one partition. The array is
+ * sized up front: grown by push it was a tenth of a consumer's decode time.
+ */
+export function groupMessages(raw: Buffer, from: number, to: number, acker: Acker, topic: string, partition: number): GroupMessage[] {
+  const out = new Array<GroupMessage>(Math.max(0, to - from));
+  let n = 0;
+  decodeEach(raw, from, to, (o, ts, k, v, h) => {
+    out[n++] = new GroupMessage(acker, topic, partition, o, ts, k, v, h, 1);
+  });
+  if (n !== out.length) out.length = n;
+  return out;
+}
+
 type Chunk = ({ kind: 'batches'; partition: number; raw: Buffer; from: number; to: number } | { kind: 'records'; records: RedeliveredRecord[] }) & { arrived: number };
 
 export class GroupConsumer implements GroupConsumerApi, DeliverySink {
@@ -156,10 +170,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     const topic = this.opts.topic;
     if (c.kind === 'records')
       return c.records.map((r) => new GroupMessage(acker, topic, r.partition, r.offset, r.timestamp, r.key, r.value, r.headers, r.deliveryCount));
-    const out: ConsumedMessage[] = [];
-    const p = c.partition;
-    decodeEach(c.raw, c.from, c.to, (o, ts, k, v, h) => out.push(new GroupMessage(acker, topic, p, o, ts, k, v, h, 1)));
-    return out;
+    return groupMessages(c.raw, c.from, c.to, acker, topic, c.partition);
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {

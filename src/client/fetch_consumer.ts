@@ -31,8 +31,8 @@ import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
-import { decodeEach, HEADER_SIZE, CRC_START } from '../codec/record_batch';
-import { GroupMessage, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
+import { groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import { RangeSet } from '../broker/range_set';
 import { fromServiceError } from '../grpc/status';
 import { pb } from '../grpc/proto';
@@ -602,10 +602,7 @@ export class FetchConsumer implements GroupConsumerApi {
           if (!s || c.epoch !== s.epoch) continue; // taken away, or rewound
           s.buffered--;
           s.wake?.();
-          const out: ConsumedMessage[] = [];
-          const topic = this.topic;
-          const p = c.partition;
-          decodeEach(c.raw, c.from, c.to, (o, ts, k, v, h) => out.push(new GroupMessage(acker, topic, p, o, ts, k, v, h, 1)));
+          const out = groupMessages(c.raw, c.from, c.to, acker, this.topic, c.partition);
           if (out.length === 0) continue;
           this.yieldedEpoch = c.epoch;
           yield out;

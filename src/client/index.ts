@@ -11,7 +11,7 @@ import { BufferPool } from '../codec/buffer_pool';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
-import { GroupMessage, flatten, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { GroupMessage, flatten, groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
 import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
@@ -851,9 +851,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session), nack: (p, o, d) => this.sendNack(p, o, d, session) };
     const p = c.partition;
     if (c.raw) {
-      const out: ConsumedMessage[] = [];
-      decodeEach(c.raw, c.from!, c.to!, (o, ts, k, v, h) => out.push(new GroupMessage(acker, topic, p, o, ts, k, v, h, 1)));
-      return out;
+      return groupMessages(c.raw, c.from!, c.to!, acker, topic, p);
     }
     return c.records.map((r, i) => new GroupMessage(acker, topic, p, r.offset, r.timestamp, r.key, r.value, r.headers, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
   }

@@ -414,19 +414,38 @@ export function decodeEach(
         c.uvarint();
         p = c.pos;
       }
-      c.pos = p;
-      const keyLen1 = c.uvarint();
-      const key = keyLen1 === 0 ? null : c.bytes(keyLen1 - 1);
-      const value = c.bytes(c.uvarint());
-      const hc = c.uvarint();
+      let key: Buffer | null = null;
+      if (buf[p] === 0) p++;
+      else {
+        c.pos = p;
+        key = c.bytes(c.uvarint() - 1);
+        p = c.pos;
+      }
+      let vl = buf[p]!;
+      if (vl < 0x80) p++;
+      else {
+        c.pos = p;
+        vl = c.uvarint();
+        p = c.pos;
+      }
+      if (p + vl > recEnd) throw new Error('value runs past its record');
+      const value = buf.subarray(p, p + vl);
+      p += vl;
       // Most records have no headers: share one frozen empty object instead of
       // allocating one per record.
-      const headers: Record<string, Buffer> = hc === 0 ? NO_HEADERS : {};
-      for (let h = 0; h < hc; h++) {
-        const k = c.bytes(c.uvarint()).toString('utf8');
-        headers[k] = c.bytes(c.uvarint());
+      let headers: Record<string, Buffer> = NO_HEADERS;
+      if (buf[p] === 0) p++;
+      else {
+        c.pos = p;
+        const hc = c.uvarint();
+        headers = {};
+        for (let h = 0; h < hc; h++) {
+          const k = c.bytes(c.uvarint()).toString('utf8');
+          headers[k] = c.bytes(c.uvarint());
+        }
+        p = c.pos;
       }
-      if (c.pos > recEnd) throw new Error('record fields run past its length');
+      if (p > recEnd) throw new Error('record fields run past its length');
       c.pos = recEnd;
       fn(offset, firstTs + unzigzag(tsz), key, value, headers);
     }
