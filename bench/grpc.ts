@@ -30,6 +30,8 @@ const RECORD = 100;
 const BATCH = 1000;
 /** Batches in flight for the batched publish and its bare-stream ceiling alike (the client's default). */
 const IN_FLIGHT = 256;
+/** Open-loop sends woken by a worker's microsecond sleeps rather than 1 ms timers (--coarse-timers: the timers). */
+const PRECISE = !args.includes('--coarse-timers');
 
 interface Row {
   name: string;
@@ -250,7 +252,7 @@ async function main(): Promise<void> {
 
 /** The load-test harness's open-loop sender (src/bench/open_loop.ts), same schedule for every case. */
 function openLoop(rate: number, start: number, end: number, send: (scheduled: number) => void): Promise<void> {
-  return runOpenLoop({ rate, start, end, send }).then(() => undefined);
+  return runOpenLoop({ rate, start, end, send, precise: PRECISE }).then(() => undefined);
 }
 
 interface Lat {

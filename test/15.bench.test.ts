@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { tmpDir, expectCode } from './helpers';
 import { BenchAbortedError } from '../src/bench/breaker';
 import { PerfFolder, flamegraphHtml, foldedText } from '../src/bench/flamegraph';
+import { openLoop } from '../src/bench/open_loop';
 import { runBench, type RunOptions } from '../src/bench/runner';
 import type { BenchResults, Sample, StepResult } from '../src/bench/results';
 import { readWorkloadFile, resolveWorkload, type WorkloadInput } from '../src/bench/workload';
@@ -230,6 +231,34 @@ describe('bench harness (uringmq bench)', function () {
     await expectCode(() => resolveWorkload({ api: 'carrier-pigeon' as never }), 'INVALID_ARGUMENT');
     await expectCode(() => resolveWorkload({ maxRate: { bogus: 1 } as never }), 'INVALID_ARGUMENT');
     await expectCode(() => runBench(smoke({ api: 'embedded' }), { ...opts(), server: '127.0.0.1:1' }), 'INVALID_ARGUMENT');
+  });
+
+  it('open loop with the precise ticker: every due message once, in schedule order, through back-pressure, and it stops', async () => {
+    for (const precise of [false, true]) {
+      const scheduled: number[] = [];
+      let refused = 0;
+      const start = performance.now() + 20;
+      const closeAt = start + 100; // sends refused for 50 ms in the middle: they wait, keeping their times
+      const r = await openLoop({
+        rate: 2000,
+        start,
+        end: start + 300,
+        precise,
+        canSend: () => {
+          const now = performance.now();
+          if (now >= closeAt && now <= closeAt + 50) refused++;
+          return now < closeAt || now > closeAt + 50;
+        },
+        send: (t) => scheduled.push(t),
+      });
+      assert.equal(r.due, 600, `due (precise ${precise})`);
+      assert.ok(refused > 0, 'the back-pressure window was hit');
+      assert.equal(r.sent, 600, `sent (precise ${precise})`);
+      assert.equal(scheduled.length, 600);
+      scheduled.forEach((t, i) => assert.equal(t, start + i / 2, `message ${i} keeps its slot`));
+      const stopped = await openLoop({ rate: 2000, start: performance.now(), end: performance.now() + 10_000, precise, stopped: () => true, send: () => assert.fail('sent after stop') });
+      assert.equal(stopped.sent, 0);
+    }
   });
 
   it('flamegraph: folds perf script output, naming JavaScript, addon, native and kernel frames', () => {
