@@ -95,6 +95,17 @@ describe('RecordBatch codec', () => {
     }
   });
 
+  it('encodes plain batches (byte values only) like any other: the fast path agrees with the general one', () => {
+    const values = Array.from({ length: 300 }, (_, i) => Buffer.alloc([0, 1, 127, 128, 5000][i % 5]!, i & 0xff));
+    const plain = sealBatch(encodeBatch(values.map((value) => ({ value })), { now: 1_700_000_000_000 }));
+    // The same records through the general path: a string value for the last record.
+    const general = sealBatch(encodeBatch([...values.slice(0, -1).map((value) => ({ value })), { value: values[299]!.toString('latin1') }], { now: 1_700_000_000_000 }));
+    assert.equal(Buffer.compare(plain, general), 0, 'byte for byte');
+    assert.doesNotThrow(() => validateBatch(plain));
+    const out = decodeBatches(plain);
+    out.forEach((m, i) => assert.deepEqual(m.value, values[i]));
+  });
+
   it('matches the worked example in docs/FORMAT.md byte for byte', () => {
     const b = sealBatch(encodeBatch([{ key: 'k', value: 'hi', timestamp: 1_700_000_000_000 }]));
     const hex = [
