@@ -2,7 +2,7 @@
  * gRPC broker throughput and latency, client and server in separate processes on
  * this machine, 100-byte records, durability 'sync' (override: --durability none).
  *
- *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--rates 1000,5000,10000] [--precise-timers]
+ *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--rates 1000,5000,10000] [--precise-timers] [--server-node-defaults]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
@@ -37,6 +37,8 @@ const IN_FLIGHT = 256;
  * thread, and p99 came out no better in A/B runs, so it is not the default.
  */
 const PRECISE = args.includes('--precise-timers');
+/** --server-node-defaults: the server without SERVER_NODE_FLAGS, to see what they are for. */
+const SERVER_DEFAULTS = args.includes('--server-node-defaults');
 
 interface Row {
   name: string;
@@ -99,7 +101,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeArgs, '--require', 'tsx/cjs', path.join(__dirname, 'grpc_server.ts'), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, '--require', 'tsx/cjs', path.join(__dirname, 'grpc_server.ts'), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
   const ports = await new Promise<{ broker: number; raw: number; ioBackend: string }>((resolve) => {
     let out = '';
     let found = false;
@@ -116,6 +118,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
   console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}`);
+  console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}`);
   console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up\n`);
   const client: Client = await connect(`127.0.0.1:${ports.broker}`, { maxMessageBytes: 64 << 20 });
   try {

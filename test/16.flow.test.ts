@@ -316,7 +316,7 @@ describe('Flow control: slow consumers and slow disks', function () {
     }
   });
 
-  it('sendBatch calls past the client buffer wait without holding encoded copies, then all land in order', async () => {
+  it('sendBatch calls past the client buffer wait within its bound, then all land in order', async () => {
     const r = await startServer({ brokerOptions: { testIoDelayMs: 20 } });
     try {
       await r.client.createTopic('batches', { partitions: 1 });

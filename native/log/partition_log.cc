@@ -665,12 +665,10 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
       at += h.length;
     }
     if (found && !refill) break;
-    if (!found && !refill) {
-      if (pos + static_cast<int64_t>(at) >= limit || at == 0)
-        return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(pos + static_cast<int64_t>(at)));
-    }
-    pos += static_cast<int64_t>(found ? start : at);  // next window: at the target batch, or where skipping stopped
-    if (!found && at == 0) return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(pos));
+    // Another window: at the target batch (it outgrew this one), or where skipping stopped.
+    if (!found && (at == 0 || pos + static_cast<int64_t>(at) >= limit))
+      return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(pos + static_cast<int64_t>(at)));
+    pos += static_cast<int64_t>(found ? start : at);
   }
   for (size_t at = start; at < start + total;) {
     BatchHeader h;

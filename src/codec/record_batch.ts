@@ -84,24 +84,10 @@ function readI64(buf: Buffer, pos: number): number {
   return buf.readInt32LE(pos + 4) * TWO32 + buf.readUInt32LE(pos);
 }
 
-const byteLen = (b: Bytes): number => (typeof b === 'string' ? Buffer.byteLength(b) : b.length);
-
 function put(buf: Buffer, pos: number, b: Bytes, len: number): number {
   if (typeof b === 'string') buf.write(b, pos, len, 'utf8');
   else buf.set(b, pos);
   return pos + len;
-}
-
-function headersSize(h: Record<string, Bytes>): number {
-  let n = 0;
-  let count = 0;
-  for (const k of Object.keys(h)) {
-    const kl = Buffer.byteLength(k);
-    const vl = byteLen(h[k]!);
-    n += uvarintSize(kl) + kl + uvarintSize(vl) + vl;
-    count++;
-  }
-  return n + uvarintSize(count);
 }
 
 /**
@@ -111,10 +97,10 @@ function headersSize(h: Record<string, Bytes>): number {
  */
 export function recordSize(r: RecordInput): number {
   const key = r.key;
-  const kl = key === undefined || key === null ? -1 : byteLen(key);
-  const vl = byteLen(r.value);
+  const kl = key === undefined || key === null ? -1 : bytesLen(key);
+  const vl = bytesLen(r.value);
   let n = 1 + 10 + 5 + (kl < 0 ? 1 : uvarintSize(kl + 1) + kl) + uvarintSize(vl) + vl;
-  n += r.headers ? headersSize(r.headers) : 1;
+  n += r.headers ? headersSize(r.headers, NO_OPTS, 0) : 1;
   return n + uvarintSize(n);
 }
 
@@ -150,8 +136,10 @@ function shapeError(opts: EncodeOptions, i: number, problem: string): Error {
   return invalid(`${opts.what ?? 'record batch'}, record ${i}: ${problem}`);
 }
 
-/** headersSize with each value checked; -1 (and `problem` set) when one is not bytes. */
-function checkedHeadersSize(h: unknown, opts: EncodeOptions, i: number): number {
+const NO_OPTS: EncodeOptions = {};
+
+/** The encoded size of record i's headers; INVALID_ARGUMENT when they are not an object of bytes. */
+function headersSize(h: unknown, opts: EncodeOptions, i: number): number {
   if (h === null || typeof h !== 'object' || Array.isArray(h)) throw shapeError(opts, i, 'headers must be an object of Buffer or string values');
   let n = 0;
   let count = 0;
@@ -224,7 +212,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     if (plain && (kl >= 0 || ts !== first || typeof value === 'string' || r.headers !== undefined)) plain = false;
     let body = 1 + uvarintSize(zigzag(ts - first)) + uvarintSize(i) + (kl < 0 ? 1 : uvarintSize(kl + 1) + kl) + uvarintSize(vl) + vl;
     const h = r.headers;
-    body += h === undefined ? 1 : checkedHeadersSize(h, opts, i);
+    body += h === undefined ? 1 : headersSize(h, opts, i);
     bodyLens[i] = body;
     total += body + uvarintSize(body);
   }
@@ -293,7 +281,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
       for (const k of keys) {
         const v = h[k]!;
         const hk = Buffer.byteLength(k);
-        const hv = byteLen(v);
+        const hv = bytesLen(v);
         pos = put(buf, writeUvarint(buf, pos, hk), k, hk);
         pos = put(buf, writeUvarint(buf, pos, hv), v, hv);
       }
