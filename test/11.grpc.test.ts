@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { encodeBatch, sealBatch } from '../src';
+import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { sleep, startServer, type Running } from './helpers';
@@ -109,6 +110,31 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     const msgs = await r.client.fetch('t', 0, 0, { maxBytes: 1 << 20 });
     assert.equal(msgs.length, 2000);
     assert.equal(new Set(msgs.map((m) => m.value.toString())).size, 2000);
+  });
+
+  it('send() keeps call order across sends that must wait (partition count unknown, buffer full) and sends that need not; flush() settles them all', async () => {
+    const c = await connect(r.address); // a fresh client: no partition count cached yet
+    try {
+      // 4 KiB of buffer holds about 150 of these records: the second 150 start on the fast
+      // path and soon wait for room.
+      const p = c.producer({ lingerMs: 2, maxBufferedBytes: 4096, maxBatchBytes: 2048 });
+      const order: number[] = [];
+      const sends: Array<Promise<number>> = [];
+      const send = (i: number) => sends.push(p.send('t', { value: `m${i}`, partition: 1 }).then((x) => (order.push(i), x.offset)));
+      for (let i = 0; i < 150; i++) send(i); // the first waits for the lookup, the rest queue behind it
+      await c.describeTopic('t'); // the count is known now, while earlier sends may still wait
+      for (let i = 150; i < 300; i++) send(i);
+      await assert.rejects(p.send('t', { value: 'x', partition: 7 }), /partition 7 does not exist/);
+      await p.flush();
+      assert.equal(order.length, 300, 'flush() returned before every send settled');
+      const offsets = await Promise.all(sends);
+      assert.deepEqual(offsets, offsets.map((_, i) => offsets[0]! + i), 'offsets follow call order');
+      const msgs = await c.fetch('t', 1, offsets[0]!, { maxBytes: 1 << 20 });
+      assert.deepEqual(msgs.map((m) => m.value.toString()), offsets.map((_, i) => `m${i}`));
+      assert.equal(p.buffered, 0, 'the rejected send gave its buffer bytes back');
+    } finally {
+      await c.close();
+    }
   });
 
   it('the client library refuses badly shaped records before sending: INVALID_ARGUMENT naming the record, nothing written', async () => {
