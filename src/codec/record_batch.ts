@@ -327,8 +327,18 @@ export function firstRecordKey(buf: Buffer): Buffer | null {
   return keyLen1 === 0 ? null : c.bytes(keyLen1 - 1);
 }
 
+/**
+ * Buffer.from(arrayBuffer, offset, length) makes a view ~20% cheaper than
+ * buf.subarray() (V8 12: subarray's species lookup and its `.buffer` getter, a C++
+ * builtin), and decoders make one per value.
+ */
 class Cursor {
-  constructor(readonly buf: Buffer, public pos: number, readonly end: number) {}
+  private readonly ab: ArrayBufferLike;
+  private readonly base: number;
+  constructor(readonly buf: Buffer, public pos: number, readonly end: number) {
+    this.ab = buf.buffer;
+    this.base = buf.byteOffset;
+  }
   uvarint(): number {
     let result = 0;
     let mul = 1;
@@ -343,7 +353,7 @@ class Cursor {
   }
   bytes(n: number): Buffer {
     if (n > this.end - this.pos) throw new Error('field runs past the batch');
-    const b = this.buf.subarray(this.pos, this.pos + n);
+    const b = Buffer.from(this.ab, this.base + this.pos, n);
     this.pos += n;
     return b;
   }
@@ -375,6 +385,8 @@ export function decodeEach(
   toOffset: number,
   fn: (offset: number, timestamp: number, key: Buffer | null, value: Buffer, headers: Record<string, Buffer>) => void,
 ): void {
+  const ab = buf.buffer;
+  const bo = buf.byteOffset;
   let pos = 0;
   while (pos < buf.length) {
     const meta = readBatchMeta(buf, pos);
@@ -442,7 +454,7 @@ export function decodeEach(
         p = c.pos;
       }
       if (p + vl > recEnd) throw new Error('value runs past its record');
-      const value = buf.subarray(p, p + vl);
+      const value = Buffer.from(ab, bo + p, vl); // see Cursor
       p += vl;
       // Most records have no headers: share one frozen empty object instead of
       // allocating one per record.
