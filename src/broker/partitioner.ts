@@ -1,3 +1,6 @@
+// The module's own binding: in Node 20 the global `Buffer` is an accessor, and a getter
+// call per record showed in consumer profiles.
+import { Buffer } from 'node:buffer';
 import { invalid } from '../errors';
 
 /**

@@ -1,4 +1,7 @@
 /** Argument checks shared by the embedded API (and later the gRPC server). */
+// The module's own binding: in Node 20 the global `Buffer` is an accessor, and a getter
+// call per record showed in consumer profiles.
+import { Buffer } from 'node:buffer';
 import { UringmqError, invalid } from '../errors';
 import { recordSize, type RecordInput } from '../codec/record_batch';
 
