@@ -730,6 +730,8 @@ export class RemoteConsumer implements GroupConsumerApi {
   private started = false;
   /** per partition: [from, to, from, to, ...] ranges to ack */
   private pendingAcks = new Map<number, number[]>();
+  /** The last partition acked and its pendingAcks list: acks come in runs per partition. Reset with pendingAcks. */
+  private lastAck: { partition: number; list: number[] } | null = null;
   private pendingAckCount = 0;
   private pendingCredit = 0;
   private flushTimer: NodeJS.Timeout | null = null;
@@ -771,6 +773,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     const session = ++this.session;
     this.stream = s;
     this.pendingAcks.clear(); // acks of a previous session: those messages come again
+    this.lastAck = null;
     this.pendingCredit = 0;
     const from = this.opts.from ?? 'latest';
     s.write({
@@ -864,8 +867,13 @@ export class RemoteConsumer implements GroupConsumerApi {
   queueAck(partition: number, offset: number, session: number): void {
     if (session !== this.session || !this.stream) return; // that session's messages are redelivered anyway
     // In-order acks extend the last range of their partition: no sorting, no per-ack garbage.
-    let l = this.pendingAcks.get(partition);
-    if (!l) this.pendingAcks.set(partition, (l = []));
+    let l: number[] | undefined;
+    if (this.lastAck !== null && this.lastAck.partition === partition) l = this.lastAck.list;
+    else {
+      l = this.pendingAcks.get(partition);
+      if (!l) this.pendingAcks.set(partition, (l = []));
+      this.lastAck = { partition, list: l };
+    }
     const n = l.length;
     if (n >= 2 && l[n - 1] === offset) l[n - 1] = offset + 1;
     else l.push(offset, offset + 1);
@@ -891,6 +899,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     const ranges: Array<{ partition: number; from_offset: number; to_offset: number }> = [];
     for (const [partition, l] of this.pendingAcks) for (let i = 0; i < l.length; i += 2) ranges.push({ partition, from_offset: l[i]!, to_offset: l[i + 1]! });
     this.pendingAcks.clear();
+    this.lastAck = null;
     this.pendingAckCount = 0;
     if (ranges.length) s.write({ acks: { ranges } });
     if (this.pendingCredit > 0) {
