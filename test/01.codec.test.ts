@@ -125,6 +125,24 @@ describe('RecordBatch codec', () => {
     assert.deepEqual(out.map((r) => [r.offset, r.value.toString()]), [[101, 'b'], [102, 'c']]);
   });
 
+  it('decoded keys, values and header values are full Buffers viewing the batch (no copies), also at an offset inside a pooled slab', () => {
+    const enc = encodeBatch([{ key: 'k1', value: 'hello', headers: { h: 'v' } }]);
+    const slab = Buffer.allocUnsafe(enc.length + 13); // the batch at a non-zero byteOffset
+    enc.copy(slab, 13);
+    const b = slab.subarray(13);
+    const [r] = decodeBatches(b);
+    for (const x of [r!.key!, r!.value, r!.headers.h!]) {
+      assert.ok(Buffer.isBuffer(x) && x instanceof Buffer);
+      assert.equal(x.buffer, slab.buffer, 'a view of the same memory');
+    }
+    assert.equal(r!.value.toString(), 'hello');
+    assert.equal(r!.value.readUInt8(0), 0x68);
+    assert.equal(r!.key!.toString('hex'), Buffer.from('k1').toString('hex'));
+    b[b.indexOf('hello')] = 0x4a; // views see writes to the batch
+    assert.equal(r!.value.toString(), 'Jello');
+    assert.ok(r!.value.subarray(1).equals(Buffer.from('ello')));
+  });
+
   it('the core rejects flipped bits, truncation and bad framing', () => {
     const good = sealBatch(encodeBatch([{ key: 'k', value: 'v'.repeat(100) }, { value: 'w' }]));
     const flip = Buffer.from(good);

