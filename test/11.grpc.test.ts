@@ -137,6 +137,28 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     }
   });
 
+  it("the client's cached partition count is served until it is 5 s old, then refreshed in the background", async () => {
+    const c = await connect(r.address);
+    try {
+      await r.client.createTopic('pc', { partitions: 3 });
+      assert.equal(c.knownPartitionCount('pc'), undefined);
+      await c.describeTopic('pc');
+      assert.equal(c.knownPartitionCount('pc'), 3);
+      await r.client.deleteTopic('pc');
+      await r.client.createTopic('pc', { partitions: 5 });
+      assert.equal(c.knownPartitionCount('pc'), 3, 'fresh: no lookup per send');
+      // Age the entry instead of waiting 5 s; the client's 1 s timer marks it stale.
+      (c as unknown as { partitionsCache: Map<string, { at: number }> }).partitionsCache.get('pc')!.at = 0;
+      await sleep(1100);
+      assert.equal(c.knownPartitionCount('pc'), 3, 'stale: still served while the refresh runs');
+      const until = Date.now() + 3000;
+      while (c.knownPartitionCount('pc') !== 5 && Date.now() < until) await sleep(20);
+      assert.equal(c.knownPartitionCount('pc'), 5);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('the client library refuses badly shaped records before sending: INVALID_ARGUMENT naming the record, nothing written', async () => {
     const p = r.client.producer();
     const bad: unknown[] = [null, { value: 3 }, { value: 'x', key: 7 }, { value: 'x', timestamp: -1 }, { value: 'x', timestamp: 1.5 }, { value: 'x', headers: { h: 1 } }, { value: 'x', headers: [] }, { value: 'x', headers: null }];

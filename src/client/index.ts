@@ -84,8 +84,12 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
 
 export class Client {
   /** @internal */ readonly grpc: grpc.Client;
-  /** Partition counts from describeTopic; `fresh` turns false after 5 s (a timer, not a clock read per send). */
-  private readonly partitionsCache = new Map<string, { n: number; fresh: boolean }>();
+  /**
+   * Partition counts from describeTopic. One unref'd 1 s timer per client marks
+   * entries older than 5 s stale, so sends need no clock read per record.
+   */
+  private readonly partitionsCache = new Map<string, { n: number; at: number; fresh: boolean }>();
+  private staleTimer: NodeJS.Timeout | null = null;
   private readonly partitionLookups = new Map<string, Promise<number>>();
   private readonly closers = new Set<{ close(): Promise<void> }>();
   private closed = false;
@@ -169,9 +173,14 @@ export class Client {
 
   async describeTopic(name: string): Promise<TopicDescription> {
     const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name }));
-    const entry = { n: d.partitions.length, fresh: true };
-    this.partitionsCache.set(name, entry);
-    setTimeout(() => (entry.fresh = false), 5000).unref();
+    this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now(), fresh: true });
+    if (!this.staleTimer && !this.closed) {
+      this.staleTimer = setInterval(() => {
+        const old = Date.now() - 5000;
+        for (const e of this.partitionsCache.values()) if (e.at <= old) e.fresh = false;
+      }, 1000);
+      this.staleTimer.unref();
+    }
     return d;
   }
 
@@ -270,6 +279,8 @@ export class Client {
     if (this.closed) return;
     await Promise.allSettled([...this.closers].map((c) => c.close()));
     this.closed = true;
+    if (this.staleTimer) clearInterval(this.staleTimer);
+    this.staleTimer = null;
     this.grpc.close();
   }
 
