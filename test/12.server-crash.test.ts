@@ -32,12 +32,20 @@ describe('Server crash and shutdown', function () {
     const failed: string[] = [];
     const seenByGroup = new Set<string>();
     const consumer = client.consumer({ topic: 'load', group: 'g', from: 'earliest', ackDeadlineMs: 2000 });
+    let consumerEnded: string | null = null;
+    let seenAfterRestart = 0;
+    let restarted = false;
     const consuming = (async () => {
       for await (const m of consumer) {
         seenByGroup.add(m.value.toString());
+        if (restarted) seenAfterRestart++;
         m.ack();
       }
-    })().catch((e: Error) => e);
+      consumerEnded = 'ended';
+    })().catch((e: Error) => {
+      consumerEnded = `failed: ${e.message}`;
+      return e;
+    });
 
     let stop = false;
     let n = 0;
@@ -65,6 +73,7 @@ describe('Server crash and shutdown', function () {
     await sleep(300);
     srv = await spawnServer(dir, port); // same port: the client reconnects by itself
     procs.push(srv);
+    restarted = true;
     await sleep(800);
     stop = true;
     await producing;
@@ -79,7 +88,12 @@ describe('Server crash and shutdown', function () {
     const logValues = new Set(log.values());
     while ([...logValues].some((v) => !seenByGroup.has(v)) && Date.now() < deadline) await sleep(100);
     const missing = [...logValues].filter((v) => !seenByGroup.has(v));
-    assert.deepEqual(missing.slice(0, 5), [], `${missing.length} messages never reached the group`);
+    assert.deepEqual(
+      missing.slice(0, 5),
+      [],
+      `${missing.length} of ${logValues.size} messages never reached the group (consumer: ${consumerEnded ?? 'running'}, ` +
+        `${seenByGroup.size} distinct seen, ${seenAfterRestart} deliveries after the restart, assignment [${consumer.assignment.join(',')}])`,
+    );
     await consumer.close();
     await consuming;
     await client.close();
