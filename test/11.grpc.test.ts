@@ -251,6 +251,42 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(err2.code, grpc.status.FAILED_PRECONDITION);
   });
 
+  it('heartbeat, feedback and credit sent right behind `subscribe` (the join may still be running) are taken, not refused; an early ack is refused', async () => {
+    await r.client.producer().sendBatch('t', Array.from({ length: 5 }, (_, i) => ({ value: `e${i}` })), { partition: 0 });
+    const d = brokerService.subscribe!;
+    // An initial credit of 2: the other 3 messages come only with the credit sent behind
+    // `subscribe`, whether it arrives during the join (kept until it completes) or after.
+    // Before the fix, whichever of these arrived during the join ended the stream with
+    // FAILED_PRECONDITION, and a client reconnecting to a restarted broker lost its consumer.
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    let err: grpc.ServiceError | null = null;
+    s.on('error', (e: grpc.ServiceError) => (err = e));
+    const got: number[] = [];
+    s.on('data', (res: { delivery?: { partition?: number; from_offset?: unknown; to_offset?: unknown } }) => {
+      const dl = res.delivery;
+      if (!dl) return;
+      for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) got.push(o);
+      // Acked at once, so only credit limits what comes next.
+      s.write({ acks: { ranges: [{ partition: dl.partition ?? 0, from_offset: Number(dl.from_offset), to_offset: Number(dl.to_offset) }] } });
+    });
+    s.write({ subscribe: { topic: 't', group: 'early', from: pb.StartFrom.EARLIEST, max_unacked: 100, initial_credit: 2 } });
+    s.write({ heartbeat: true });
+    s.write({ feedback: { processed_per_sec: 10, latency_ms: 1 } });
+    s.write({ credit: 5 });
+    const until = Date.now() + 5000;
+    while (got.length < 5 && !err && Date.now() < until) await sleep(20);
+    assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+    assert.ok(got.length >= 5, `delivered ${got.length} of 5`);
+    s.end();
+    // An ack before anything could be delivered is still refused.
+    const s2 = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    s2.on('data', () => undefined);
+    s2.write({ subscribe: { topic: 't', group: 'early2', from: pb.StartFrom.EARLIEST } });
+    s2.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1 }] } });
+    const err2 = await new Promise<grpc.ServiceError>((resolve) => s2.on('error', resolve));
+    assert.equal(err2.code, grpc.status.FAILED_PRECONDITION);
+  });
+
   it('a client vanishing mid-stream (SIGKILL) loses nothing: its messages go to the next member', async () => {
     await r.client.producer().sendBatch('t', Array.from({ length: 50 }, (_, i) => ({ value: String(i) })), { partition: 0 });
     const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', `

@@ -967,8 +967,11 @@ export class RemoteConsumer implements GroupConsumerApi {
           yield msgs;
           this.inApp = undefined;
           this.meter.handled(msgs.length, c.arrived);
-          this.pendingCredit += msgs.length;
-          this.scheduleFlush(this.pendingCredit >= this.maxUnacked / 4);
+          // Credit is per stream: messages of a stream that broke meanwhile return none.
+          if (c.session === this.session) {
+            this.pendingCredit += msgs.length;
+            this.scheduleFlush(this.pendingCredit >= this.maxUnacked / 4);
+          }
           continue;
         }
         if (this.fatal) throw this.fatal;

@@ -322,6 +322,12 @@ export class BrokerServer {
     if (!this.admitStream(call)) return;
     let member: GroupMember | null = null;
     let joining = false;
+    // Credit and feedback that arrive while the join is still running (it reads the
+    // group's committed offsets from disk): applied once it completes. A client may
+    // send them right behind its `subscribe`, e.g. on reconnecting to a restarted
+    // broker; refusing them ended such consumers.
+    let earlyCredit = 0;
+    let earlyFeedback: { processedPerSec: number; latencyMs: number } | null = null;
     let plain = false;
     let done = false;
     const fail = (e: unknown) => {
@@ -418,12 +424,26 @@ export class BrokerServer {
                 joining = false;
                 if (done) return m.leave();
                 member = m;
+                try {
+                  if (earlyCredit > 0) m.credit(earlyCredit);
+                  if (earlyFeedback) m.feedback(earlyFeedback);
+                } catch (e) {
+                  fail(e); // bad feedback values: INVALID_ARGUMENT, as on a joined stream
+                }
               },
               (e) => fail(e),
             );
           return;
         }
         const m = member;
+        if (!m && joining) {
+          if (req.acks || req.nack) throw new UringmqError('FAILED_PRECONDITION', 'ack or nack before anything was delivered on this stream');
+          if (req.credit) {
+            if (!Number.isInteger(req.credit) || req.credit < 0) throw invalid('credit must be a non-negative integer');
+            earlyCredit = Math.min(earlyCredit + req.credit, 1 << 30);
+          } else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
+          return; // a heartbeat: the join itself shows the member alive
+        }
         if (!m) throw new UringmqError('FAILED_PRECONDITION', 'the first message on a Subscribe stream must be `subscribe`');
         if (req.acks) for (const r of req.acks.ranges ?? []) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
         else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0);
