@@ -47,20 +47,64 @@ interface Row {
   note?: string;
 }
 
+/**
+ * CPU time of the client (this process) and the server child by thread, from
+ * /proc/<pid>/task/<tid>/schedstat (ns on a CPU, ns waiting for one), to say where a
+ * case's time goes per record: on two cores the threads compete for them.
+ */
+const CPU_COLUMNS = ['client main', 'client other', 'server main', 'server I/O', 'server other'] as const;
+interface CpuSnap {
+  at: number;
+  ns: Record<(typeof CPU_COLUMNS)[number], number>;
+  /** The client's main thread waiting for a CPU while runnable. */
+  clientWaitNs: number;
+}
+let serverPid = 0;
+
+function cpuSnap(): CpuSnap {
+  const snap: CpuSnap = { at: performance.now(), ns: { 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 }, clientWaitNs: 0 };
+  for (const [pid, who] of [[process.pid, 'client'], [serverPid, 'server']] as const) {
+    if (!pid) continue;
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number) as [number, number];
+        const main = tid === String(pid);
+        const io = !main && fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'uringmq-io';
+        snap.ns[`${who} ${main ? 'main' : io ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
+        if (main && who === 'client') snap.clientWaitNs = wait;
+      } catch {
+        // the thread exited meanwhile
+      }
+    }
+  }
+  return snap;
+}
+
+interface CpuRow {
+  name: string;
+  records: number;
+  from: CpuSnap;
+  to: CpuSnap;
+}
+const cpuRows: CpuRow[] = [];
+
 /** Records/s of `body` over `seconds`, after a 0.5 s warm-up; the body counts into `counter`. */
-async function timed(seconds: number, body: (stop: () => boolean) => Promise<unknown>): Promise<number> {
+async function timed(seconds: number, body: (stop: () => boolean) => Promise<unknown>, cpu?: { name: string; recordsPerCount: number }): Promise<number> {
   const warm = 500;
   let stopAt = 0;
   let t1 = 0;
   let before = 0;
+  let from: CpuSnap | null = null;
   counter = 0;
   setTimeout(() => {
     before = counter;
     t1 = Date.now();
     stopAt = t1 + seconds * 1000;
+    if (cpu) from = cpuSnap();
   }, warm);
   const stop = () => stopAt > 0 && Date.now() >= stopAt;
   await body(stop);
+  if (cpu && from) cpuRows.push({ name: cpu.name, records: (counter - before) * cpu.recordsPerCount, from, to: cpuSnap() });
   return (counter - before) / ((Date.now() - t1) / 1000);
 }
 let counter = 0;
@@ -102,6 +146,7 @@ async function main(): Promise<void> {
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, '--require', 'tsx/cjs', path.join(__dirname, 'grpc_server.ts'), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  serverPid = child.pid ?? 0;
   const ports = await new Promise<{ broker: number; raw: number; ioBackend: string }>((resolve) => {
     let out = '';
     let found = false;
@@ -142,7 +187,7 @@ async function main(): Promise<void> {
     }
     if (only !== 'e2e') {
     // Ceiling: bare stream with one bytes message per 1000-record batch.
-    const rawBatched = (await timed(SECONDS, (stop) => rawStream(ports.raw, batchBytes, IN_FLIGHT, stop))) * BATCH;
+    const rawBatched = (await timed(SECONDS, (stop) => rawStream(ports.raw, batchBytes, IN_FLIGHT, stop), { name: `raw grpc-js stream, ${BATCH} records per message`, recordsPerCount: BATCH })) * BATCH;
     rows.push({ name: `raw grpc-js stream, ${BATCH} records (${batchBytes} B) per message`, recPerSec: rawBatched });
     const rawSingle = await timed(SECONDS, (stop) => rawStream(ports.raw, RECORD + 20, 1000, stop));
     rows.push({ name: 'raw grpc-js stream, 1 record per message', recPerSec: rawSingle });
@@ -159,7 +204,7 @@ async function main(): Promise<void> {
           }
         }),
       );
-    });
+    }, { name: `publish, sendBatch(${BATCH})`, recordsPerCount: 1 });
     rows.push({ name: `publish, client library sendBatch(1000), ${IN_FLIGHT} in flight`, recPerSec: pubBatched, ceiling: rawBatched });
 
     // Client library send() with its own batching (lingerMs 1).
@@ -224,6 +269,7 @@ async function main(): Promise<void> {
     const c = client.consumer({ topic: 'bench', group: 'bench-consume', from: 'earliest', maxUnacked: 50_000 });
     counter = 0;
     const t0 = Date.now();
+    const cpuFrom = cpuSnap();
     let n = 0;
     const target = Math.min(backlog, 20_000_000);
     outer: for await (const batch of c.batches()) {
@@ -234,6 +280,7 @@ async function main(): Promise<void> {
       if (Date.now() - t0 > SECONDS * 3000) break;
     }
     const consume = n / ((Date.now() - t0) / 1000);
+    cpuRows.push({ name: 'consume, every message acked', records: n, from: cpuFrom, to: cpuSnap() });
     rows.push({ name: `consume, group consumer batches(), every message acked (${n} records of a backlog)`, recPerSec: consume, ceiling: rawBatched });
 
     }
@@ -242,6 +289,17 @@ async function main(): Promise<void> {
     console.log('|---|---:|---:|---:|');
     for (const r of rows)
       console.log(`| ${r.name} | ${fmt(r.recPerSec)} | ${r.ceiling ? fmt(r.ceiling) : '—'} | ${r.ceiling ? (r.recPerSec / r.ceiling).toFixed(2) : '—'} |`);
+    if (cpuRows.length) {
+      console.log('\nCPU time per record in ns by thread (schedstat over each measured window; "other": GC, JIT and libuv threads),');
+      console.log("and how much of the window the client's main thread was runnable but waiting for a CPU:\n");
+      console.log(`| case | ${CPU_COLUMNS.join(' | ')} | client main waiting |`);
+      console.log(`|---|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|`);
+      for (const r of cpuRows) {
+        const per = CPU_COLUMNS.map((k) => ((r.to.ns[k] - r.from.ns[k]) / Math.max(1, r.records)).toFixed(0));
+        const waitPct = ((r.to.clientWaitNs - r.from.clientWaitNs) / ((r.to.at - r.from.at) * 1e6)) * 100;
+        console.log(`| ${r.name} | ${per.join(' | ')} | ${waitPct.toFixed(0)}% |`);
+      }
+    }
     const f = (l: Lat) => `${l.p50.toFixed(2)} / ${l.p99.toFixed(2)} / ${l.max.toFixed(2)}`;
     console.log('\nLatency in ms as p50 / p99 / max, open-loop schedule, first second discarded. End to end = send → consumer;');
     console.log('"from schedule" counts the sender\'s own timer lag (coordinated omission), "from send()" starts when send() was called.\n');
