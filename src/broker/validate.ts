@@ -3,7 +3,7 @@
 // call per record showed in consumer profiles.
 import { Buffer } from 'node:buffer';
 import { UringmqError, invalid } from '../errors';
-import { recordSize, type RecordInput } from '../codec/record_batch';
+import { RECORD_PROBLEM, recordSize, type RecordInput } from '../codec/record_batch';
 
 // Module-local copies: global lookups showed up in profiles of the per-record path.
 const isBuffer = Buffer.isBuffer;
@@ -49,28 +49,28 @@ export function validateRecord(r: unknown, what: string, topic: string, index = 
 
 /** What is wrong with a record, or null. Views a non-Buffer Uint8Array as a Buffer in place. */
 function recordProblem(r: unknown): string | null {
-  if (r === null || typeof r !== 'object') return 'a record must be an object with a value';
+  if (r === null || typeof r !== 'object') return RECORD_PROBLEM.notObject;
   const rec = r as Record<string, unknown>;
   const value = rec.value;
   if (!isBuffer(value)) {
     if (typeof value === 'string') {
       // ok
     } else if (value instanceof U8) rec.value = asBuffer(value);
-    else return 'value must be a Buffer or string';
+    else return RECORD_PROBLEM.value;
   }
   const key = rec.key;
   if (key !== undefined && key !== null && typeof key !== 'string' && !isBuffer(key)) {
     if (key instanceof U8) rec.key = asBuffer(key);
-    else return 'key must be a Buffer, string or null';
+    else return RECORD_PROBLEM.key;
   }
   const ts = rec.timestamp;
   if (ts !== undefined && !(typeof ts === 'number' && isSafeInteger(ts) && ts >= 0))
-    return 'timestamp must be a non-negative integer (ms since the epoch)';
+    return RECORD_PROBLEM.timestamp;
   const headers = rec.headers;
   if (headers !== undefined) {
-    if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return 'headers must be an object of Buffer or string values';
+    if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return RECORD_PROBLEM.headers;
     for (const [k, v] of Object.entries(headers as Record<string, unknown>))
-      if (!isBytes(v)) return `header ${JSON.stringify(k)} must be a Buffer or string`;
+      if (!isBytes(v)) return RECORD_PROBLEM.header(k);
   }
   const partition = rec.partition;
   if (partition !== undefined && !(Number.isInteger(partition) && (partition as number) >= 0)) return 'partition must be a non-negative integer';

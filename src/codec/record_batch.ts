@@ -135,6 +135,16 @@ function bytesLen(b: unknown): number {
   return -1;
 }
 
+/** What can be wrong with a record's shape: one wording for the encoder and validateRecord. */
+export const RECORD_PROBLEM = {
+  notObject: 'a record must be an object with a value',
+  value: 'value must be a Buffer or string',
+  key: 'key must be a Buffer, string or null',
+  timestamp: 'timestamp must be a non-negative integer (ms since the epoch)',
+  headers: 'headers must be an object of Buffer or string values',
+  header: (name: string): string => `header ${JSON.stringify(name)} must be a Buffer or string`,
+} as const;
+
 function shapeError(opts: EncodeOptions, i: number, problem: string): Error {
   return invalid(`${opts.what ?? 'record batch'}, record ${i}: ${problem}`);
 }
@@ -143,12 +153,12 @@ const NO_OPTS: EncodeOptions = {};
 
 /** The encoded size of record i's headers; INVALID_ARGUMENT when they are not an object of bytes. */
 function headersSize(h: unknown, opts: EncodeOptions, i: number): number {
-  if (h === null || typeof h !== 'object' || Array.isArray(h)) throw shapeError(opts, i, 'headers must be an object of Buffer or string values');
+  if (h === null || typeof h !== 'object' || Array.isArray(h)) throw shapeError(opts, i, RECORD_PROBLEM.headers);
   let n = 0;
   let count = 0;
   for (const k of Object.keys(h)) {
     const vl = bytesLen((h as Record<string, unknown>)[k]);
-    if (vl < 0) throw shapeError(opts, i, `header ${JSON.stringify(k)} must be a Buffer or string`);
+    if (vl < 0) throw shapeError(opts, i, RECORD_PROBLEM.header(k));
     const kl = Buffer.byteLength(k);
     n += uvarintSize(kl) + kl + uvarintSize(vl) + vl;
     count++;
@@ -192,11 +202,11 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
   let plain = true;
   for (let i = 0; i < n; i++) {
     const r = records[i]!;
-    if (r === null || typeof r !== 'object') throw shapeError(opts, i, 'a record must be an object with a value');
+    if (r === null || typeof r !== 'object') throw shapeError(opts, i, RECORD_PROBLEM.notObject);
     const t = r.timestamp;
     let ts = now;
     if (t !== undefined) {
-      if (typeof t !== 'number' || !isSafeInteger(t) || t < 0) throw shapeError(opts, i, 'timestamp must be a non-negative integer (ms since the epoch)');
+      if (typeof t !== 'number' || !isSafeInteger(t) || t < 0) throw shapeError(opts, i, RECORD_PROBLEM.timestamp);
       ts = t;
     }
     tss[i] = ts;
@@ -205,11 +215,11 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     let kl = -1;
     if (key !== undefined && key !== null) {
       kl = bytesLen(key);
-      if (kl < 0) throw shapeError(opts, i, 'key must be a Buffer, string or null');
+      if (kl < 0) throw shapeError(opts, i, RECORD_PROBLEM.key);
     }
     const value = r.value;
     const vl = bytesLen(value);
-    if (vl < 0) throw shapeError(opts, i, 'value must be a Buffer or string');
+    if (vl < 0) throw shapeError(opts, i, RECORD_PROBLEM.value);
     keyLens[i] = kl;
     valueLens[i] = vl;
     if (plain && (kl >= 0 || ts !== first || typeof value === 'string' || r.headers !== undefined)) plain = false;

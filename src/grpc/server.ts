@@ -428,7 +428,7 @@ export class BrokerServer {
                   if (earlyCredit > 0) m.credit(earlyCredit);
                   if (earlyFeedback) m.feedback(earlyFeedback);
                 } catch (e) {
-                  fail(e); // bad feedback values: INVALID_ARGUMENT, as on a joined stream
+                  fail(e); // bad credit or feedback: INVALID_ARGUMENT, as on a joined stream
                 }
               },
               (e) => fail(e),
@@ -438,10 +438,8 @@ export class BrokerServer {
         const m = member;
         if (!m && joining) {
           if (req.acks || req.nack) throw new UringmqError('FAILED_PRECONDITION', 'ack or nack before anything was delivered on this stream');
-          if (req.credit) {
-            if (!Number.isInteger(req.credit) || req.credit < 0) throw invalid('credit must be a non-negative integer');
-            earlyCredit = Math.min(earlyCredit + req.credit, 1 << 30);
-          } else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
+          if (req.credit) earlyCredit += req.credit; // checked and capped by credit() when applied
+          else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
           return; // a heartbeat: the join itself shows the member alive
         }
         if (!m) throw new UringmqError('FAILED_PRECONDITION', 'the first message on a Subscribe stream must be `subscribe`');
