@@ -108,6 +108,55 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.deepEqual((await broker.read('t', 0, 0)).map((m) => m.value.toString()), ['one', 'two']);
   });
 
+  it('the core checks every field of every record, in small records too (one- and two-byte offset deltas)', async () => {
+    const internal = broker as unknown as {
+      partitionState(t: string, p: number): unknown;
+      appendBatch(ps: unknown, b: Buffer, seal: boolean, n: number): Promise<{ baseOffset: number }>;
+    };
+    const ps = internal.partitionState('t', 1);
+    const n = 300;
+    const base = Date.now();
+    // Plain small records (the core's fast path), a few with a key, a header or a later
+    // timestamp (its general walk) in between.
+    const records = Array.from({ length: n }, (_, i) => ({
+      value: `v${String(i).padStart(19, '0')}`,
+      ...(i % 97 === 50 ? { key: `k${i}` } : {}),
+      ...(i % 89 === 40 ? { headers: { h: 'x' } } : {}),
+      timestamp: i % 53 === 7 ? base + 20 : base,
+    }));
+    const good = encodeBatch(records);
+    // Where each record starts, from its one-byte length prefix.
+    const at: number[] = [];
+    for (let pos = 64; pos < good.length; pos += 1 + good[pos]!) at.push(pos);
+    assert.equal(at.length, n);
+    const plain = (i: number) => records[i]!.key === undefined && records[i]!.headers === undefined;
+    for (const i of [0, 5, 127, 128, 200, n - 1]) {
+      assert.ok(plain(i));
+      const off = i < 128 ? 1 : 2; // bytes of the offset delta
+      const p = at[i]!;
+      const edits: Array<[string, number, number]> = [
+        ['length', p, good[p]! + 1],
+        ['attributes', p + 1, 1],
+        ['offset delta', p + 3, good[p + 3]! ^ 1],
+        ['key length', p + 3 + off, 3],
+        ['value length', p + 4 + off, good[p + 4 + off]! - 1],
+        ['header count', p + good[p]!, 1],
+      ];
+      for (const [what, pos, v] of edits) {
+        const bad = Buffer.from(good);
+        bad[pos] = v;
+        const e = await expectCode(internal.appendBatch(ps, bad, true, n), 'CORRUPT_BATCH');
+        assert.match(e.message, new RegExp(`record ${i}\\b`), `${what} of record ${i}: ${e.message}`);
+      }
+    }
+    assert.equal((await broker.describeTopic('t')).partitions[1]!.endOffset, 0);
+    assert.equal((await internal.appendBatch(ps, Buffer.from(good), true, n)).baseOffset, 0);
+    const back = await broker.read('t', 1, 0);
+    assert.deepEqual(back.map((m) => m.value.toString()), records.map((r) => r.value));
+    assert.deepEqual(back.map((m) => m.timestamp), records.map((r) => r.timestamp));
+    assert.equal(back[50]!.key!.toString(), 'k50');
+  });
+
   it('BROKER_CLOSED after close; close while sends are pending resolves them', async () => {
     const p = broker.producer({ lingerMs: 50 });
     const sends = Array.from({ length: 2000 }, (_, i) => p.send('t', { value: `m${i}`, partition: 0 }));
