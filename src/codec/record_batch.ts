@@ -87,9 +87,16 @@ function readI64(buf: Buffer, pos: number): number {
   return buf.readInt32LE(pos + 4) * TWO32 + buf.readUInt32LE(pos);
 }
 
+/**
+ * Uint8Array.prototype.set, called directly: `buf.set(v, pos)` on a Buffer compiled to a
+ * generic property lookup (a call to V8's LoadIC) per record, ~10% of encodeBatch's
+ * samples in perf; the direct call has none.
+ */
+const setBytes = Uint8Array.prototype.set;
+
 function put(buf: Buffer, pos: number, b: Bytes, len: number): number {
   if (typeof b === 'string') buf.write(b, pos, len, 'utf8');
-  else buf.set(b, pos);
+  else setBytes.call(buf, b, pos);
   return pos + len;
 }
 
@@ -257,7 +264,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
       const vl = valueLens[i]!;
       if (vl < 0x80) buf[pos++] = vl;
       else pos = writeUvarint(buf, pos, vl);
-      buf.set(records[i]!.value as Uint8Array, pos);
+      setBytes.call(buf, records[i]!.value as Uint8Array, pos);
       pos += vl;
       buf[pos++] = 0; // no headers
     }
@@ -284,7 +291,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     if (vl < 0x80) buf[pos++] = vl;
     else pos = writeUvarint(buf, pos, vl);
     if (typeof value === 'string') buf.write(value, pos, vl, 'utf8');
-    else buf.set(value, pos);
+    else setBytes.call(buf, value, pos);
     pos += vl;
     const h = r.headers;
     if (h === undefined) buf[pos++] = 0;
