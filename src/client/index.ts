@@ -22,6 +22,7 @@ import { brokerService } from '../grpc/service';
 import { fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, prepareBatch, type PreparedBatch } from './publish_request';
+import { PublishStream, parseHostPort, type PublishTarget } from './publish_stream';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
 export { FetchConsumer, FetchConnection } from './fetch_consumer';
@@ -95,6 +96,13 @@ export class Client {
   private closed = false;
   /** @internal */ readonly token: string | undefined;
   /** @internal */ readonly fetchAddress: string | undefined;
+  /**
+   * @internal Where producers open their PublishStream over node:http2 (see
+   * PublishStream); null for targets only grpc-js resolves, whose producers use it.
+   */
+  readonly publishTarget: PublishTarget | null;
+  /** @internal The largest request this client sends (ConnectOptions.maxMessageBytes). */
+  readonly maxMessageBytes: number;
 
   /** @internal use connect() */
   constructor(readonly address: string, opts: ConnectOptions) {
@@ -108,11 +116,23 @@ export class Client {
           ? grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null)
           : grpc.credentials.createInsecure();
     const maxMsg = opts.maxMessageBytes ?? 16 * MiB;
+    this.maxMessageBytes = maxMsg;
+    const keepaliveTimeMs = opts.keepalive?.timeMs ?? 30_000;
+    const keepaliveTimeoutMs = opts.keepalive?.timeoutMs ?? 10_000;
+    const hostPort = parseHostPort(address);
+    this.publishTarget = hostPort && {
+      ...hostPort,
+      tls: tls === true ? {} : tls ? { ca: tls.ca, cert: tls.cert, key: tls.key } : false,
+      token: opts.token,
+      keepaliveTimeMs,
+      keepaliveTimeoutMs,
+      maxMessageBytes: maxMsg,
+    };
     this.grpc = new grpc.Client(address, creds, {
       'grpc.max_receive_message_length': maxMsg,
       'grpc.max_send_message_length': maxMsg,
-      'grpc.keepalive_time_ms': opts.keepalive?.timeMs ?? 30_000,
-      'grpc.keepalive_timeout_ms': opts.keepalive?.timeoutMs ?? 10_000,
+      'grpc.keepalive_time_ms': keepaliveTimeMs,
+      'grpc.keepalive_timeout_ms': keepaliveTimeoutMs,
       'grpc.keepalive_permit_without_calls': (opts.keepalive?.permitWithoutStream ?? true) ? 1 : 0,
       // HTTP/2's default 64 KiB window caps a stream at one window per round trip;
       // deliveries are megabytes, so give the receive side room.
@@ -340,6 +360,12 @@ interface OutBatch {
   attempts: number;
 }
 
+/** What a producer publishes on: PublishStream (node:http2), or grpc-js's stream for other targets. */
+type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end'> | PublishStream;
+
+/** The PublishRequest's fields besides the batch and the topic, at most. */
+const MAX_REQUEST_FIELDS_BYTES = 32;
+
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'OUT_OF_ORDER_SEQUENCE', 'IO_ERROR']);
 
 interface WaitingSend {
@@ -372,7 +398,9 @@ export class RemoteProducer implements ProducerApi {
   private readonly inflight = new Map<number, OutBatch>();
   private readonly queue: OutBatch[] = [];
   private readonly capacityWaiters: Array<() => void> = [];
-  private stream: grpc.ClientDuplexStream<unknown, unknown> | null = null;
+  private stream: PublishChannel | null = null;
+  /** The stream took a request past its buffer: write more after its 'drain'. */
+  private blocked = false;
   private nextSeq = 1;
   private closed = false;
   private reconnecting = false;
@@ -612,6 +640,13 @@ export class RemoteProducer implements ProducerApi {
   }
 
   private async submit(topic: string, partition: number, prep: PreparedBatch): Promise<{ partition: number; baseOffset: number }> {
+    // Refused here, before it takes a sequence number: the server would refuse the
+    // request, and a retry could never succeed.
+    const size = prep.end - prep.start;
+    if (size + MAX_REQUEST_FIELDS_BYTES + topic.length * 3 > this.client.maxMessageBytes) {
+      this.msgPool.release(prep.buf);
+      throw new UringmqError('RESOURCE_EXHAUSTED', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
+    }
     const key = this.accKey(topic, partition);
     while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
     const baseSequence = this.sequences.get(key) ?? 0;
@@ -642,11 +677,12 @@ export class RemoteProducer implements ProducerApi {
     });
   }
 
-  private ensureStream(): grpc.ClientDuplexStream<unknown, unknown> | null {
+  private ensureStream(): PublishChannel | null {
     if (this.stream || this.reconnecting) return this.stream;
-    let s: grpc.ClientDuplexStream<unknown, unknown>;
+    let s: PublishChannel;
     try {
-      s = this.client.bidi('publishStream', true);
+      const target = this.client.publishTarget;
+      s = target ? new PublishStream(target) : this.client.bidi('publishStream', true);
     } catch (e) {
       const err = new UringmqError('UNAVAILABLE', `cannot publish: ${(e as Error).message}`);
       for (const b of this.queue.splice(0)) b.reject(err);
@@ -654,10 +690,17 @@ export class RemoteProducer implements ProducerApi {
       return null;
     }
     this.stream = s;
+    this.blocked = false;
     s.on('data', (res: uringmq.v1.PublishResponse) => this.onResponse(res));
+    s.on('drain', () => {
+      if (this.stream !== s) return;
+      this.blocked = false;
+      this.pump();
+    });
     const broken = (err?: unknown) => {
       if (this.stream !== s) return;
       this.stream = null;
+      this.blocked = false;
       // Everything in flight on this stream goes again, same sequence numbers.
       const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq);
       this.inflight.clear();
@@ -680,12 +723,17 @@ export class RemoteProducer implements ProducerApi {
     return s;
   }
 
+  /**
+   * Writes queued requests until the stream's buffer is full (then 'drain' calls
+   * this again): requests wait here, in the producer's pooled buffers, not in
+   * transport buffers.
+   */
   private pump(): void {
     if (this.queue.length === 0) return;
     const s = this.ensureStream();
     if (!s) return;
     const now = Date.now();
-    while (this.queue.length) {
+    while (this.queue.length && !this.blocked && this.stream === s) {
       const b = this.queue.shift()!;
       if (now > b.deadline) {
         b.reject(new UringmqError('UNAVAILABLE', `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)`));
@@ -694,7 +742,7 @@ export class RemoteProducer implements ProducerApi {
       }
       b.attempts++;
       this.inflight.set(b.seq, b);
-      s.write(b.msg);
+      if (!s.write(b.msg)) this.blocked = true;
     }
   }
 

@@ -22,9 +22,15 @@ export interface PreparedBatch {
   readonly count: number;
 }
 
-/** Most bytes the fields before the batch take: four tags, the topic, and varints (seq ≤ 2^53). */
+/** Bytes left free before every request, for gRPC's length prefix (see PublishStream). */
+export const GRPC_PREFIX_BYTES = 5;
+
+/**
+ * Most bytes the fields before the batch take (four tags, the topic, and varints:
+ * seq ≤ 2^53), and the gRPC prefix in front of them.
+ */
 function roomFor(topicBytes: number): number {
-  return 4 + 8 + uvarintSize(topicBytes) + topicBytes + 5 + 5;
+  return GRPC_PREFIX_BYTES + 4 + 8 + uvarintSize(topicBytes) + topicBytes + 5 + 5;
 }
 
 /** Encodes records for `topic` (shape errors name "<what>, record i"). */
@@ -41,7 +47,10 @@ export function prepareBatch(pool: BufferPool, topic: string, records: readonly 
   return { buf: buf!, start: room, end: room + batch.length, count: records.length };
 }
 
-/** The request's bytes: a view of prepared.buf, valid until that goes back to the pool. */
+/**
+ * The request's bytes: a view of prepared.buf, valid until that goes back to the pool,
+ * with at least GRPC_PREFIX_BYTES of it free in front.
+ */
 export function finishRequest(p: PreparedBatch, seq: number, topic: string, partition: number, producer: { producerId: number; baseSequence: number } | null): Buffer {
   const batch = p.buf.subarray(p.start, p.end);
   if (producer) stampProducer(batch, producer.producerId, producer.baseSequence);
