@@ -6,11 +6,14 @@
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
- * each result is compared with.
+ * each result is compared with. The same bare stream spoken over node:http2 (the
+ * transport the client's producers use) is printed beside it, for reference.
  */
 import { openLoop as runOpenLoop } from '../src/bench/open_loop';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -140,6 +143,58 @@ function rawStream(port: number, msgBytes: number, window: number, stop: () => b
   });
 }
 
+/**
+ * The same bare stream, spoken over node:http2 with gRPC framing written by hand: the
+ * transport the client library's producers use (src/client/publish_stream.ts), with no
+ * broker and no encoding. Requests wait in this sender, not in transport buffers, as
+ * the producer's do.
+ */
+function rawH2Stream(port: number, msgBytes: number, window: number, stop: () => boolean): Promise<void> {
+  const session = http2.connect(`http://127.0.0.1:${port}`, {
+    maxSessionMemory: 64,
+    createConnection: () => net.connect({ host: '127.0.0.1', port }).setNoDelay(true),
+  });
+  const s = session.request({ ':method': 'POST', ':path': '/bench.Raw/Stream', 'content-type': 'application/grpc', te: 'trailers' });
+  const msg = Buffer.alloc(5 + msgBytes, 0x61);
+  msg[0] = 0;
+  msg.writeUInt32BE(msgBytes, 1);
+  let inflight = 0;
+  let blocked = false;
+  let pending = Buffer.alloc(0);
+  return new Promise((resolve) => {
+    let done = false;
+    const pump = () => {
+      while (!blocked && inflight < window && !stop()) {
+        inflight++;
+        if (!s.write(msg)) blocked = true;
+      }
+      if (stop() && inflight === 0 && !done) {
+        done = true;
+        s.end();
+        session.close();
+        resolve();
+      }
+    };
+    s.on('drain', () => {
+      blocked = false;
+      pump();
+    });
+    s.on('data', (d: Buffer) => {
+      let buf = pending.length ? Buffer.concat([pending, d]) : d;
+      while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
+        buf = buf.subarray(5 + buf.readUInt32BE(1));
+        inflight--;
+        counter++;
+      }
+      pending = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
+      pump();
+    });
+    s.on('error', () => undefined);
+    session.on('error', () => undefined);
+    pump();
+  });
+}
+
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(process.cwd(), '.bench-data', 'grpc-'));
   fs.mkdirSync(path.dirname(dir), { recursive: true });
@@ -189,6 +244,8 @@ async function main(): Promise<void> {
     // Ceiling: bare stream with one bytes message per 1000-record batch.
     const rawBatched = (await timed(SECONDS, (stop) => rawStream(ports.raw, batchBytes, IN_FLIGHT, stop), { name: `raw grpc-js stream, ${BATCH} records per message`, recordsPerCount: BATCH })) * BATCH;
     rows.push({ name: `raw grpc-js stream, ${BATCH} records (${batchBytes} B) per message`, recPerSec: rawBatched });
+    const rawH2 = (await timed(SECONDS, (stop) => rawH2Stream(ports.raw, batchBytes, IN_FLIGHT, stop), { name: `raw gRPC over node:http2, ${BATCH} records per message`, recordsPerCount: BATCH })) * BATCH;
+    rows.push({ name: `raw gRPC stream over node:http2 (the producers' transport), ${BATCH} records per message`, recPerSec: rawH2 });
     const rawSingle = await timed(SECONDS, (stop) => rawStream(ports.raw, RECORD + 20, 1000, stop));
     rows.push({ name: 'raw grpc-js stream, 1 record per message', recPerSec: rawSingle });
 
