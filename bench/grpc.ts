@@ -2,7 +2,7 @@
  * gRPC broker throughput and latency, client and server in separate processes on
  * this machine, 100-byte records, durability 'sync' (override: --durability none).
  *
- *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--rates 1000,5000,10000] [--precise-timers] [--server-node-defaults]
+ *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--precise-timers] [--server-node-defaults]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
@@ -32,7 +32,7 @@ const DURABILITY = arg('durability', 'sync');
 const RECORD = 100;
 const BATCH = 1000;
 /** Batches in flight for the batched publish and its bare-stream ceiling alike (the client's default). */
-const IN_FLIGHT = 256;
+const IN_FLIGHT = Number(arg('in-flight', '64'));
 /**
  * --precise-timers: open-loop sends woken by a worker's microsecond sleeps rather than
  * Node's 1 ms timers. It takes the timer tick out of latency from the schedule (p50
@@ -249,8 +249,7 @@ async function main(): Promise<void> {
     const rawSingle = await timed(SECONDS, (stop) => rawStream(ports.raw, RECORD + 20, 1000, stop));
     rows.push({ name: 'raw grpc-js stream, 1 record per message', recPerSec: rawSingle });
 
-    // Client library, batches of 1000 via sendBatch, 256 in flight (~27 MB, what a
-    // Kafka producer's default buffer.memory of 32 MB would also allow).
+    // Client library, batches of 1000 via sendBatch, IN_FLIGHT of them outstanding.
     const p = client.producer({ maxInFlight: IN_FLIGHT });
     const pubBatched = await timed(SECONDS, async (stop) => {
       await Promise.all(
