@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { connect } from '../src/client';
 import { GRPC_PREFIX_BYTES } from '../src/client/publish_request';
-import { PublishStream, parseHostPort, type PublishTarget } from '../src/client/publish_stream';
+import { GrpcFrameReader, PublishStream, parseHostPort, type PublishTarget } from '../src/client/publish_stream';
 import type { UringmqError } from '../src/errors';
 import { pb } from '../src/grpc/proto';
 import { sleep, startServer } from './helpers';
@@ -78,6 +78,35 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       assert.equal(parseHostPort(a), null, a);
   });
 
+  it('reads gRPC messages however the bytes are chunked, and refuses oversize or compressed ones', () => {
+    const frames = [framedResponse(1, 0), framedResponse(300, 1 << 40), framedResponse(2, 7)];
+    const all = Buffer.concat(frames);
+    const want = frames.map((f) => f.subarray(GRPC_PREFIX_BYTES).toString('hex'));
+    // Every split into two chunks, and every split into three.
+    for (let a = 0; a <= all.length; a++) {
+      for (let b = a; b <= all.length; b += a === 0 ? 1 : 7) {
+        const r = new GrpcFrameReader(1 << 20);
+        const got = [...r.push(all.subarray(0, a)), ...r.push(all.subarray(a, b)), ...r.push(all.subarray(b))];
+        assert.deepEqual(got.map((m) => m.toString('hex')), want, `split at ${a}, ${b}`);
+      }
+    }
+    // One byte at a time, the chunk buffers reused (as Node may) after each push.
+    const r = new GrpcFrameReader(1 << 20);
+    const chunk = Buffer.alloc(1);
+    const got: string[] = [];
+    for (const byte of all) {
+      chunk[0] = byte;
+      for (const m of r.push(chunk)) got.push(m.toString('hex'));
+      chunk[0] = 0xee;
+    }
+    assert.deepEqual(got, want);
+    const big = Buffer.from([0, 0, 0x10, 0, 1]); // announces 1 MiB + 1
+    assert.throws(() => new GrpcFrameReader(1 << 20).push(big), { code: 'INTERNAL' });
+    const compressed = Buffer.from(framedResponse(1, 0));
+    compressed[0] = 1;
+    assert.throws(() => new GrpcFrameReader(1 << 20).push(compressed), /compressed/);
+  });
+
   it('frames requests, decodes responses split across frames at every byte, ends on status 0', async () => {
     const got: Buffer[] = [];
     let headers: http2.IncomingHttpHeaders = {};
@@ -119,9 +148,10 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
 
   it('maps statuses: trailers-only with uringmq-code, trailers after data, HTTP errors, compressed or missing framing', async () => {
     const scripts: Array<[string, (s: http2.ServerHttp2Stream) => void, string]> = [
-      ['trailers-only, with the uringmq code', (s) => s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'no%20token', 'uringmq-code': 'UNAUTHENTICATED' }, { endStream: true }), 'UNAUTHENTICATED'],
-      ['trailers-only, status alone', (s) => s.respond({ ':status': 200, 'grpc-status': '9', 'grpc-message': 'nope' }, { endStream: true }), 'FAILED_PRECONDITION'],
-      ['HTTP 503', (s) => s.respond({ ':status': 503 }, { endStream: true }), 'UNAVAILABLE'],
+      // The uringmq code wins over the one the gRPC status alone would give.
+      ['trailers-only, with the uringmq code', (s) => s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '9', 'grpc-message': 'seq%20gap', 'uringmq-code': 'OUT_OF_ORDER_SEQUENCE' }, { endStream: true }), 'OUT_OF_ORDER_SEQUENCE'],
+      ['trailers-only, status alone, a message that is not valid percent-encoding', (s) => s.respond({ ':status': 200, 'grpc-status': '16', 'grpc-message': '50% off' }, { endStream: true }), 'UNAUTHENTICATED'],
+      ['HTTP 401', (s) => s.respond({ ':status': 401 }, { endStream: true }), 'UNAUTHENTICATED'],
       ['a compressed response', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); const r = framedResponse(1, 0); r[0] = 1; s.write(r); }, 'INTERNAL'],
       ['closed without a status', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); s.end(); }, 'UNAVAILABLE'],
       ['reset by the server', (s) => s.close(http2.constants.NGHTTP2_INTERNAL_ERROR), 'UNAVAILABLE'],
@@ -134,7 +164,34 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
         ps.write(request('x'));
         const { error } = await done;
         assert.equal(error?.code, code, `${what}: ${error?.message}`);
-        if (what.startsWith('trailers-only, with')) assert.equal(error?.message, 'no token');
+        if (what.startsWith('trailers-only, with')) assert.equal(error?.message, 'seq gap');
+        if (what.startsWith('trailers-only, status alone')) assert.equal(error?.message, '50% off');
+      } finally {
+        await srv.close();
+      }
+    }
+  });
+
+  it('a status the server sends while the client is still writing is seen at once', async () => {
+    // As grpc-js does: read, answer, end with trailers, and leave the client's side open.
+    for (const [status, code] of [['13', 'IO_ERROR'], ['0', null]] as const) {
+      const srv = await h2Server((s) => {
+        s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+        s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': status, 'grpc-message': 'bye', ...(code ? { 'uringmq-code': code } : {}) }));
+        s.once('data', () => {
+          s.write(framedResponse(1, 5));
+          s.end();
+        });
+      });
+      try {
+        const ps = new PublishStream(target(srv.port));
+        const t0 = Date.now();
+        const done = outcome(ps);
+        ps.write(request('x')); // and never end()
+        const { responses, error } = await done;
+        assert.deepEqual(responses, [{ sequence: 1, base_offset: 5 }]);
+        assert.equal(error?.code ?? null, code);
+        assert.ok(Date.now() - t0 < 2000, `settled after ${Date.now() - t0} ms`);
       } finally {
         await srv.close();
       }
@@ -161,14 +218,14 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     }
   });
 
-  it('a request over maxMessageBytes fails the stream with RESOURCE_EXHAUSTED before anything is sent', async () => {
+  it('a request over maxMessageBytes fails the stream (INVALID_ARGUMENT, not retried) before anything is sent', async () => {
     let received = 0;
     const srv = await h2Server((s) => s.on('data', (d: Buffer) => (received += d.length)));
     try {
       const ps = new PublishStream(target(srv.port, { maxMessageBytes: 4 }));
       const done = outcome(ps);
       assert.equal(ps.write(request('12345')), false);
-      assert.equal((await done).error?.code, 'RESOURCE_EXHAUSTED');
+      assert.equal((await done).error?.code, 'INVALID_ARGUMENT');
       await sleep(50);
       assert.equal(received, 0);
     } finally {
@@ -187,9 +244,14 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
         assert.ok(fast.publishTarget);
         assert.equal(viaGrpc.publishTarget, null);
         await fast.createTopic('t', { partitions: 1 });
-        const a = await fast.producer().sendBatch('t', Array.from({ length: 500 }, (_, i) => ({ value: `fast ${i}` })));
-        const b = await viaGrpc.producer().sendBatch('t', Array.from({ length: 500 }, (_, i) => ({ value: `grpc ${i}` })));
+        const fp = fast.producer();
+        const gp = viaGrpc.producer();
+        const a = await fp.sendBatch('t', Array.from({ length: 500 }, (_, i) => ({ value: `fast ${i}` })));
+        const b = await gp.sendBatch('t', Array.from({ length: 500 }, (_, i) => ({ value: `grpc ${i}` })));
         assert.deepEqual([a.baseOffset, b.baseOffset], [0, 500]);
+        const streamOf = (p: unknown) => (p as { stream: unknown }).stream;
+        assert.ok(streamOf(fp) instanceof PublishStream);
+        assert.ok(!(streamOf(gp) instanceof PublishStream) && streamOf(gp));
         const msgs = await fast.fetch('t', 0, 0, { maxBytes: 1 << 20 });
         assert.equal(msgs.length, 1000);
         assert.equal(msgs[499]!.value.toString(), 'fast 499');
@@ -214,6 +276,30 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       }
     } finally {
       await r.stop();
+    }
+  });
+
+  it('many large batches at once wait for the stream to drain, all land in order; a graceful server stop ends the stream at once', async () => {
+    const r = await startServer();
+    let stopped = false;
+    try {
+      await r.client.createTopic('big', { partitions: 1 });
+      const p = r.client.producer({ maxInFlight: 64 });
+      // Each request is ~110 KB, past the stream's 16 KiB buffer: every write waits for 'drain'.
+      const batches = Array.from({ length: 96 }, (_, b) => Array.from({ length: 1000 }, (_, i) => ({ value: `b${b}-${i}`.padEnd(100, '.') })));
+      const res = await Promise.all(batches.map((batch) => p.sendBatch('big', batch, { partition: 0 })));
+      assert.deepEqual(res.map((x) => x.baseOffset), batches.map((_, b) => b * 1000));
+      const last = await r.client.fetch('big', 0, 95_999, { maxBytes: 1 << 20 });
+      assert.equal(last[0]!.value.toString().replace(/\.+$/, ''), 'b95-999');
+      // The producer's stream is open and idle; the server's graceful stop ends it with
+      // OK, which the producer must see without closing its own side first.
+      const t0 = Date.now();
+      await r.server.stop(5000);
+      stopped = true;
+      assert.ok(Date.now() - t0 < 2000, `server stop took ${Date.now() - t0} ms`);
+    } finally {
+      if (stopped) await r.client.close();
+      else await r.stop();
     }
   });
 });

@@ -61,6 +61,45 @@ function headerString(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** grpc-message is percent-encoded; text that is not valid encoding is taken as is. */
+function grpcMessage(v: string | undefined): string {
+  if (!v) return '';
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
+
+/**
+ * Splits a stream of gRPC length-prefixed messages into messages, whatever the chunking.
+ * Bounded: a message announced over `maxBytes` throws (a broken or hostile peer; waiting
+ * for it would buffer without limit), as does a compressed one (never asked for).
+ */
+export class GrpcFrameReader {
+  /** Bytes of an incomplete message, copied: a chunk's memory is Node's to reuse. */
+  private pending: Buffer | null = null;
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer): Buffer[] {
+    const buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = null;
+    const out: Buffer[] = [];
+    let pos = 0;
+    while (buf.length - pos >= GRPC_PREFIX_BYTES) {
+      const len = buf.readUInt32BE(pos + 1);
+      if (len > this.maxBytes) throw new UringmqError('INTERNAL', `the server announced a ${len}-byte message (limit ${this.maxBytes})`);
+      if (buf[pos] !== 0) throw new UringmqError('INTERNAL', 'the server sent a compressed message, which was not asked for');
+      if (buf.length - pos - GRPC_PREFIX_BYTES < len) break;
+      out.push(buf.subarray(pos + GRPC_PREFIX_BYTES, pos + GRPC_PREFIX_BYTES + len));
+      pos += GRPC_PREFIX_BYTES + len;
+    }
+    if (pos < buf.length) this.pending = Buffer.from(buf.subarray(pos));
+    return out;
+  }
+}
+
 /**
  * Events: 'data' (a PublishResponse), 'drain', 'error' (a UringmqError; the stream is
  * over), 'end' (the server ended the stream with status OK).
@@ -68,14 +107,14 @@ function headerString(v: string | string[] | undefined): string | undefined {
 export class PublishStream extends EventEmitter {
   private readonly session: http2.ClientHttp2Session;
   private readonly stream: http2.ClientHttp2Stream;
-  /** Response bytes not yet a whole message (responses are tens of bytes; rarely split). */
-  private pending: Buffer | null = null;
+  private readonly frames: GrpcFrameReader;
   private finished = false;
   private keepalive: NodeJS.Timeout | null = null;
   private closeTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly target: PublishTarget) {
     super();
+    this.frames = new GrpcFrameReader(target.maxMessageBytes);
     const { host, port } = target;
     const authority = `${target.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
     this.session = http2.connect(authority, {
@@ -105,7 +144,12 @@ export class PublishStream extends EventEmitter {
       'user-agent': 'uringmq-js',
     };
     if (target.token !== undefined) headers.authorization = `Bearer ${target.token}`;
-    this.stream = this.session.request(headers);
+    try {
+      this.stream = this.session.request(headers);
+    } catch (e) {
+      this.session.destroy(); // its socket is already connecting
+      throw e;
+    }
     let httpStatus = 0;
     let trailers: http2.IncomingHttpHeaders | null = null;
     this.stream.on('response', (h) => {
@@ -117,14 +161,20 @@ export class PublishStream extends EventEmitter {
     this.stream.on('data', (chunk: Buffer) => this.onData(chunk));
     this.stream.on('drain', () => this.emit('drain'));
     this.stream.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `publish stream to ${host}:${port}: ${e.message}`, { cause: e })));
-    this.stream.on('close', () => {
+    // The server's side is over once its responses are read ('end', after the last
+    // 'data'): settle then. 'close' would wait for our side too, which a producer keeps
+    // open, so a status sent mid-stream (a graceful shutdown's OK, an error) would sit
+    // unseen. 'close' still settles a stream that ends without 'end' (a reset).
+    const settle = () => {
       if (httpStatus !== 200 && httpStatus !== 0) return this.fail(this.statusError(statusForHttp(httpStatus), `HTTP status ${httpStatus}`, undefined));
       if (!trailers) return this.fail(new UringmqError('UNAVAILABLE', `publish stream to ${host}:${port} closed without a status`));
       const code = Number(headerString(trailers['grpc-status']));
-      const message = decodeURIComponent(headerString(trailers['grpc-message']) ?? '');
+      const message = grpcMessage(headerString(trailers['grpc-message']));
       if (code === grpc.status.OK) return this.finish();
       this.fail(this.statusError(Number.isInteger(code) ? code : grpc.status.UNKNOWN, message || `gRPC status ${code}`, headerString(trailers[CODE_TRAILER])));
-    });
+    };
+    this.stream.on('end', settle);
+    this.stream.on('close', settle);
     if (target.keepaliveTimeMs > 0) {
       this.keepalive = setInterval(() => this.ping(), target.keepaliveTimeMs);
       this.keepalive.unref();
@@ -139,7 +189,8 @@ export class PublishStream extends EventEmitter {
   write(msg: Buffer): boolean {
     if (this.finished) return false;
     if (msg.length > this.target.maxMessageBytes) {
-      this.fail(new UringmqError('RESOURCE_EXHAUSTED', `a publish request of ${msg.length} bytes is over maxMessageBytes (${this.target.maxMessageBytes})`));
+      // The producer refuses such batches before this; not a code it retries.
+      this.fail(new UringmqError('INVALID_ARGUMENT', `a publish request of ${msg.length} bytes is over maxMessageBytes (${this.target.maxMessageBytes})`));
       return false;
     }
     if (msg.byteOffset < GRPC_PREFIX_BYTES) throw new Error('uringmq bug: no room for the gRPC prefix before a publish request');
@@ -159,29 +210,22 @@ export class PublishStream extends EventEmitter {
   }
 
   private onData(chunk: Buffer): void {
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = null;
-    let pos = 0;
-    while (buf.length - pos >= GRPC_PREFIX_BYTES) {
-      const len = buf.readUInt32BE(pos + 1);
-      // Responses are tens of bytes; a length past the limit is a broken or hostile
-      // peer, and waiting for it would buffer without bound.
-      if (len > this.target.maxMessageBytes) return this.fail(new UringmqError('INTERNAL', `the server announced a ${len}-byte publish response (limit ${this.target.maxMessageBytes})`));
-      if (buf.length - pos - GRPC_PREFIX_BYTES < len) break;
-      if (buf[pos] !== 0) return this.fail(new UringmqError('INTERNAL', 'the server sent a compressed publish response, which was not asked for'));
+    if (this.finished) return;
+    let messages: Buffer[];
+    try {
+      messages = this.frames.push(chunk);
+    } catch (e) {
+      return this.fail(e as UringmqError);
+    }
+    for (const m of messages) {
       let res: uringmq.v1.PublishResponse;
       try {
-        res = pb.PublishResponse.decode(buf.subarray(pos + GRPC_PREFIX_BYTES, pos + GRPC_PREFIX_BYTES + len));
+        res = pb.PublishResponse.decode(m);
       } catch (e) {
         return this.fail(new UringmqError('INTERNAL', `malformed publish response: ${(e as Error).message}`));
       }
-      pos += GRPC_PREFIX_BYTES + len;
       this.emit('data', res);
       if (this.finished) return;
-    }
-    if (pos < buf.length) {
-      buf = buf.subarray(pos);
-      this.pending = Buffer.from(buf); // a copy: the chunk's memory is Node's to reuse
     }
   }
 
@@ -214,7 +258,6 @@ export class PublishStream extends EventEmitter {
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.keepalive = null;
     this.closeTimer = null;
-    this.pending = null;
     if (!this.stream.closed) this.stream.close(http2.constants.NGHTTP2_CANCEL);
     if (!this.session.destroyed) this.session.close();
   }
