@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as hdr from 'hdr-histogram-js';
 import { connect, type Client } from '../src/client';
+import { GrpcFrameReader } from '../src/client/publish_stream';
 import { brokerService } from '../src/grpc/service';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 
@@ -160,7 +161,7 @@ function rawH2Stream(port: number, msgBytes: number, window: number, stop: () =>
   msg.writeUInt32BE(msgBytes, 1);
   let inflight = 0;
   let blocked = false;
-  let pending = Buffer.alloc(0);
+  const frames = new GrpcFrameReader(1 << 20);
   return new Promise((resolve) => {
     let done = false;
     const pump = () => {
@@ -180,13 +181,9 @@ function rawH2Stream(port: number, msgBytes: number, window: number, stop: () =>
       pump();
     });
     s.on('data', (d: Buffer) => {
-      let buf = pending.length ? Buffer.concat([pending, d]) : d;
-      while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
-        buf = buf.subarray(5 + buf.readUInt32BE(1));
-        inflight--;
-        counter++;
-      }
-      pending = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
+      const acks = frames.push(d).length;
+      inflight -= acks;
+      counter += acks;
       pump();
     });
     s.on('error', () => undefined);

@@ -107,7 +107,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     assert.throws(() => new GrpcFrameReader(1 << 20).push(compressed), /compressed/);
   });
 
-  it('frames requests, decodes responses split across frames at every byte, ends on status 0', async () => {
+  it('frames requests, decodes responses the server writes one byte per DATA frame, ends on status 0', async () => {
     const got: Buffer[] = [];
     let headers: http2.IncomingHttpHeaders = {};
     const srv = await h2Server((s, h) => {

@@ -21,7 +21,7 @@ import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
-import { finishRequest, prepareBatch, type PreparedBatch } from './publish_request';
+import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
 import { PublishStream, parseHostPort, type PublishTarget } from './publish_stream';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
@@ -47,9 +47,9 @@ export interface RemoteProducerOptions {
   maxBatchBytes?: number;
   /**
    * Batches sent and not yet acked, at most (default 64; maxBufferedBytes bounds their
-   * bytes). 64 keeps a `sync` broker's group commit fed; in bench:grpc's A/B runs
-   * (1000-record batches) 256 used ~15% more CPU per record on both sides, whose
-   * buffers then cycle through more memory than the caches hold.
+   * bytes). 64 keeps a `sync` broker's group commit fed; in bench:grpc A/B pairs
+   * (1000-record batches, --in-flight 64 / 256) 256 took 2-25% more CPU per record and
+   * published no faster: its buffers cycle through more memory than the caches hold.
    */
   maxInFlight?: number;
   /** Producer id + sequence numbers so retries never duplicate (default true). */
@@ -368,9 +368,6 @@ interface OutBatch {
 /** What a producer publishes on: PublishStream (node:http2), or grpc-js's stream for other targets. */
 type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end'> | PublishStream;
 
-/** The PublishRequest's fields besides the batch and the topic, at most. */
-const MAX_REQUEST_FIELDS_BYTES = 32;
-
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'OUT_OF_ORDER_SEQUENCE', 'IO_ERROR']);
 
 interface WaitingSend {
@@ -647,8 +644,8 @@ export class RemoteProducer implements ProducerApi {
   private async submit(topic: string, partition: number, prep: PreparedBatch): Promise<{ partition: number; baseOffset: number }> {
     // Refused here, before it takes a sequence number: the server would refuse the
     // request, and a retry could never succeed.
-    const size = prep.end - prep.start;
-    if (size + MAX_REQUEST_FIELDS_BYTES + topic.length * 3 > this.client.maxMessageBytes) {
+    if (maxRequestBytes(prep) > this.client.maxMessageBytes) {
+      const size = prep.end - prep.start;
       this.msgPool.release(prep.buf);
       throw new UringmqError('RESOURCE_EXHAUSTED', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
     }

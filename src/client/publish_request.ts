@@ -48,6 +48,14 @@ export function prepareBatch(pool: BufferPool, topic: string, records: readonly 
 }
 
 /**
+ * The most bytes the request for `p` can take (the fields' room is their upper bound),
+ * whatever its sequence number: what a size limit is checked against before sending.
+ */
+export function maxRequestBytes(p: PreparedBatch): number {
+  return p.end - GRPC_PREFIX_BYTES;
+}
+
+/**
  * The request's bytes: a view of prepared.buf, valid until that goes back to the pool,
  * with at least GRPC_PREFIX_BYTES of it free in front.
  */
