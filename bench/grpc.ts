@@ -2,7 +2,7 @@
  * gRPC broker throughput and latency, client and server in separate processes on
  * this machine, 100-byte records, durability 'sync' (override: --durability none).
  *
- *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--precise-timers] [--server-node-defaults]
+ *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
@@ -35,12 +35,15 @@ const BATCH = 1000;
 /** Batches in flight for the batched publish and its bare-stream ceiling alike (the client's default). */
 const IN_FLIGHT = Number(arg('in-flight', '64'));
 /**
- * --precise-timers: open-loop sends woken by a worker's microsecond sleeps rather than
- * Node's 1 ms timers. It takes the timer tick out of latency from the schedule (p50
- * 1.5 → 0.7 ms at 10k msgs/s), but the wake-up per message loads the client's main
- * thread, and p99 came out no better in A/B runs, so it is not the default.
+ * The open-loop sender sends each message at its own scheduled time, woken by a
+ * worker thread's microsecond sleeps (src/bench/open_loop.ts): at 10k msgs/s, one
+ * send every 100 µs, as evenly spaced traffic arrives. --coarse-timers wakes it on
+ * Node's 1 ms timers instead, so messages leave in bursts of ~10 per tick, each
+ * having waited up to a tick: in nine alternating pairs at 10k msgs/s (2026-11-30,
+ * host noisy) e2e p99 from the schedule read 3.5–7.0 ms precise against 4.7–9.7 ms
+ * coarse (lower in 7 of 9), and the bare stream's round trip 1.0–2.3 against 2.5–5.4 ms.
  */
-const PRECISE = args.includes('--precise-timers');
+const PRECISE = !args.includes('--coarse-timers');
 /** --server-node-defaults: the server without SERVER_NODE_FLAGS, to see what they are for. */
 const SERVER_DEFAULTS = args.includes('--server-node-defaults');
 
@@ -355,7 +358,8 @@ async function main(): Promise<void> {
     }
     const f = (l: Lat) => `${l.p50.toFixed(2)} / ${l.p99.toFixed(2)} / ${l.max.toFixed(2)}`;
     console.log('\nLatency in ms as p50 / p99 / max, open-loop schedule, first second discarded. End to end = send → consumer;');
-    console.log('"from schedule" counts the sender\'s own timer lag (coordinated omission), "from send()" starts when send() was called.\n');
+    console.log(`Sender: ${PRECISE ? 'each message at its own time (worker-thread wake-ups)' : "Node's 1 ms timers (--coarse-timers), bursts per tick"}.`);
+    console.log('"from schedule" counts the sender\'s own lag (coordinated omission), "from send()" starts when send() was called.\n');
     console.log('"disk sync write": 4 KiB O_DSYNC writes rewriting a file\'s tail block, as the log\'s cycles do, just before the case');
     console.log('(at most 1000/s: at higher rates the broker writes several messages per cycle) — the floor a durable ack sits on.\n');
     console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare stream round trip, from schedule | disk sync write |');
