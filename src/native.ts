@@ -54,6 +54,8 @@ export interface NativeEngine {
   /** readCached() into `dest`; undefined when not cached. */
   readCachedInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): number | Buffer | undefined;
   info(p: NativePartition): PartitionInfo;
+  /** [startOffset, endOffset] into `out` (length >= 2), without building an object. */
+  offsets(p: NativePartition, out: Float64Array): void;
   closePartition(p: NativePartition): void;
   close(): void;
 }

@@ -43,7 +43,7 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
-  it('reads from the file at any offset: skips earlier batches, whole batches only, a first batch larger than maxBytes or the destination', async () => {
+  it('reads at any offset from the tail cache and from the file: skips earlier batches, whole batches only, a first batch larger than maxBytes or the destination', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });
     await b.createTopic('t', { segmentBytes: 1 << 20 });
@@ -53,11 +53,11 @@ describe('Segments, index, retention and recovery', () => {
       await p.sendBatch('t', Array.from({ length: n }, (_, k) => ({ value: Buffer.alloc(bytes, (sizes.length + k) & 0xff) })), { partition: 0 });
       sizes.push(n);
     };
+    // Each awaited batch is its own group-commit cycle, so the tail cache (1 MiB, more
+    // than these ~470 KB) holds ~100 chunks: reads must find the right one.
     for (let i = 0; i < 60; i++) await add(1 + (i % 3), 90); // small batches: several per index interval
     await add(1, 300 * 1024); // one batch far larger than the reads below
     for (let i = 0; i < 40; i++) await add(5, 700);
-    await b.close();
-    b = await openBroker({ dir }); // empty tail cache: every read below goes to the file
     const starts: number[] = [];
     let total = 0;
     for (const n of sizes) {
@@ -65,24 +65,34 @@ describe('Segments, index, retention and recovery', () => {
       total += n;
     }
     const batchEnd = (o: number) => starts.find((s) => s > o) ?? total;
-    const ps = b.partitionState('t', 0);
-    for (const maxBytes of [1, 5000, 64 * 1024, 2 << 20])
-      for (let off = 0; off < total; off += 3) {
-        const got = await b.read('t', 0, off, { maxBytes });
-        assert.ok(got.length > 0, `nothing at ${off}`);
-        assert.equal(got[0]!.offset, off, `first offset at ${off} (maxBytes ${maxBytes})`);
-        got.forEach((m, i) => assert.equal(m.offset, off + i));
-        const last = got[got.length - 1]!.offset;
-        assert.equal(batchEnd(last), last + 1, `ends on a batch boundary at ${off} (maxBytes ${maxBytes})`);
-        if (maxBytes === 1) assert.equal(last + 1, batchEnd(off), 'one batch when maxBytes is smaller than it');
-        // The pooled path, with a destination smaller than the big batch.
-        const raw = await b.readRawInto(ps, off, maxBytes, Buffer.alloc(8 * 1024));
-        const meta = readBatchMeta(raw);
-        assert.ok(meta.baseOffset <= off && off < meta.baseOffset + meta.recordCount, `the first batch holds ${off}`);
-        assert.ok(meta.length <= raw.length);
-        const again = decodeBatches(raw, off);
-        assert.deepEqual(again.map((m) => m.offset), got.map((m) => m.offset), 'the pooled read returns the same records');
-      }
+    const readAll = async (from: 'tail cache' | 'file') => {
+      const ps = b.partitionState('t', 0);
+      for (const maxBytes of [1, 5000, 64 * 1024, 2 << 20])
+        for (let off = 0; off < total; off += 3) {
+          const at = `at ${off} (maxBytes ${maxBytes}, ${from})`;
+          const got = await b.read('t', 0, off, { maxBytes });
+          assert.ok(got.length > 0, `nothing ${at}`);
+          assert.equal(got[0]!.offset, off, `first offset ${at}`);
+          got.forEach((m, i) => assert.equal(m.offset, off + i));
+          const last = got[got.length - 1]!.offset;
+          assert.equal(batchEnd(last), last + 1, `ends on a batch boundary ${at}`);
+          if (maxBytes === 1) assert.equal(last + 1, batchEnd(off), 'one batch when maxBytes is smaller than it');
+          // The pooled path, with a destination smaller than the big batch.
+          const raw = await b.readRawInto(ps, off, maxBytes, Buffer.alloc(8 * 1024));
+          const meta = readBatchMeta(raw);
+          assert.ok(meta.baseOffset <= off && off < meta.baseOffset + meta.recordCount, `the first batch holds ${off}`);
+          assert.ok(meta.length <= raw.length);
+          const again = decodeBatches(raw, off);
+          assert.deepEqual(again.map((m) => m.offset), got.map((m) => m.offset), 'the pooled read returns the same records');
+        }
+    };
+    await readAll('tail cache');
+    const info = b.partitionInfo(b.partitionState('t', 0));
+    assert.equal(info.endOffset, total);
+    assert.deepEqual(b.partitionOffsets(b.partitionState('t', 0)), { startOffset: info.startOffset, endOffset: total });
+    await b.close();
+    b = await openBroker({ dir }); // empty tail cache: every read below goes to the file
+    await readAll('file');
     await b.close();
   });
 

@@ -219,6 +219,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceMethod<&EngineWrap::ReadInto>("readInto"),
                            InstanceMethod<&EngineWrap::ReadCachedInto>("readCachedInto"),
                            InstanceMethod<&EngineWrap::Info>("info"),
+                           InstanceMethod<&EngineWrap::Offsets>("offsets"),
                            InstanceMethod<&EngineWrap::ClosePartition>("closePartition"),
                            InstanceMethod<&EngineWrap::Close>("close"),
                        });
@@ -529,6 +530,23 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     o.Set("directIo", i.direct_io);
     o.Set("blockSize", i.block_size);
     return o;
+  }
+
+  // offsets(partition, out: Float64Array(2)): [startOffset, endOffset] into `out`.
+  // Delivery loops call this on every look for new data; info() builds an object
+  // with six named properties (~6% of a server's main thread at 10k msgs/s).
+  Napi::Value Offsets(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+        info[1].As<Napi::Float64Array>().ElementLength() < 2)
+      ThrowInvalid(env, "offsets(partition, Float64Array of length >= 2)");
+    int64_t start = 0, end = 0;
+    pw->log->Offsets(&start, &end);
+    Napi::Float64Array out = info[1].As<Napi::Float64Array>();
+    out[0] = static_cast<double>(start);
+    out[1] = static_cast<double>(end);
+    return env.Undefined();
   }
 
   // The caller has waited for the partition's pending appends.

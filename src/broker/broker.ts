@@ -529,6 +529,14 @@ export class Broker {
     return this.engine.info(ps.native);
   }
 
+  private readonly offsetScratch = new Float64Array(2);
+
+  /** @internal Start and end offsets only: cheaper than partitionInfo for loops that poll them per delivery. */
+  partitionOffsets(ps: PartitionState): { startOffset: number; endOffset: number } {
+    this.engine.offsets(ps.native, this.offsetScratch);
+    return { startOffset: this.offsetScratch[0]!, endOffset: this.offsetScratch[1]! };
+  }
+
   /** @internal raw batches, as on disk */
   async readRaw(ps: PartitionState, offset: number, maxBytes: number): Promise<Buffer> {
     this.assertReadable(ps);

@@ -68,7 +68,7 @@ export class Consumer implements AsyncIterable<Message> {
         const i = (next + k) % this.parts.length;
         const ps = this.parts[i]!;
         if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
-        const info = broker.partitionInfo(ps);
+        const info = broker.partitionOffsets(ps);
         let pos = this.positions[i]!;
         if (pos < info.startOffset) pos = info.startOffset; // retention removed what we had not read yet
         if (pos >= info.endOffset) continue;

@@ -644,7 +644,7 @@ export class GroupCoordinator {
   }
 
   private async deliverFresh(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
-    const info = this.broker.partitionInfo(native);
+    const info = this.broker.partitionOffsets(native);
     if (ps.next < info.startOffset) {
       // Retention removed messages the group had not consumed; they are gone.
       ps.next = info.startOffset;
@@ -724,7 +724,7 @@ export class GroupCoordinator {
     ps.redeliver = rest;
     due.sort((a, b) => a.offset - b.offset);
     const out: RedeliveredRecord[] = [];
-    const info = this.broker.partitionInfo(native);
+    const info = this.broker.partitionOffsets(native);
     let i = 0;
     while (i < due.length) {
       const e = due[i]!;

@@ -301,11 +301,11 @@ export class BrokerServer {
     const offset = Number(req.offset);
     if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`offset must be a non-negative integer, got ${offset}`);
     const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB);
-    let info = b.partitionInfo(ps);
+    let info = b.partitionOffsets(ps);
     const waitMs = Math.min(req.max_wait_ms || 0, 30_000);
     if (offset === info.endOffset && waitMs > 0) {
       await b.waitForData([ps], waitMs);
-      info = b.partitionInfo(ps);
+      info = b.partitionOffsets(ps);
     }
     const raw = await b.readRaw(ps, offset, maxBytes);
     if (req.plain_records) {
