@@ -1,4 +1,7 @@
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { GroupMember } from '../src/broker/groups';
 import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions } from '../src';
 import { openBroker, sleep, startServer, tmpDir } from './helpers';
 import type { Client } from '../src/client';
@@ -261,3 +264,200 @@ for (const mode of ['embedded', 'grpc'] as const) {
     });
   });
 }
+
+describe('Consumer groups: offsets files, dead letters, retention and idle state', function () {
+  this.timeout(60_000);
+  let broker: Broker;
+  let dir: string;
+  beforeEach(async () => {
+    dir = tmpDir();
+    broker = await openBroker({ dir });
+  });
+  afterEach(async () => broker.close());
+
+  /** The first n messages of a fresh iterator, each handled by onMsg; fails after timeoutMs. */
+  async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 10_000): Promise<ConsumedMessage[]> {
+    const out: ConsumedMessage[] = [];
+    const it = c[Symbol.asyncIterator]();
+    const deadline = Date.now() + timeoutMs;
+    while (out.length < n) {
+      const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)]);
+      if (r === 'timeout') throw new Error(`got ${out.length} of ${n} messages`);
+      if (r.done) break;
+      out.push(r.value);
+      onMsg(r.value);
+    }
+    return out;
+  }
+
+  it('deleting a topic right after acks removes its offsets for good: a topic recreated under the name starts its groups afresh', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 50; i++) await p.send('t', { value: `old${i}` });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await take(c, 50); // the acks schedule an offsets write 20 ms out
+    await broker.deleteTopic('t');
+    await sleep(200);
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.json')), false, 'a write scheduled before the delete put the file back');
+    await broker.createTopic('t');
+    for (let i = 0; i < 80; i++) await p.send('t', { value: `new${i}` });
+    const c2 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const got = await take(c2, 80);
+    assert.deepEqual(got.map((m) => m.value.toString()), Array.from({ length: 80 }, (_, i) => `new${i}`));
+    await c2.close();
+  });
+
+  it('commitOffset while acks flow: the offsets file is always whole, and ends with what was committed last', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const p = broker.producer();
+    for (let k = 0; k < 10; k++)
+      for (const partition of [0, 1]) await p.sendBatch('t', Array.from({ length: 1000 }, (_, i) => ({ value: `v${i}` })), { partition });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    let stop = false;
+    const consuming = (async () => {
+      let n = 0;
+      for await (const m of c) {
+        try {
+          m.ack();
+        } catch {
+          // a commitOffset rewound the partition under this delivery
+        }
+        if (++n % 200 === 0) await sleep(1);
+        if (stop) break;
+      }
+    })();
+    const file = path.join(dir, 'groups', 'g', 't.json');
+    let torn = 0;
+    for (let i = 0; i < 150; i++) {
+      await sleep(Math.random() * 10);
+      await broker.groups.commitOffset('g', 't', 1, 3);
+      try {
+        JSON.parse(fs.readFileSync(file, 'utf8'));
+      } catch {
+        torn++;
+      }
+    }
+    stop = true;
+    await Promise.race([consuming, sleep(2000)]);
+    await c.close();
+    assert.equal(torn, 0, 'offsets file read torn');
+    assert.equal(fs.readdirSync(path.dirname(file)).filter((f) => f.includes('.tmp-')).length, 0, 'temp files left behind');
+  });
+
+  it('a deleted dead-letter topic is created again on the next move; a redelivery after a failed move is marked as one', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1 });
+    const seen: Array<[string, number, boolean]> = [];
+    const consuming = (async () => {
+      for await (const m of c) {
+        seen.push([m.value.toString(), m.deliveryCount, m.redelivered]);
+        m.nack();
+      }
+    })();
+    await p.send('t', { value: 'a' });
+    const until = Date.now() + 10_000;
+    const dlqEnd = async () => ((await broker.listTopics()).includes('t.dlq') ? (await broker.describeTopic('t.dlq')).partitions[0]!.endOffset : 0);
+    while ((await dlqEnd()) < 1 && Date.now() < until) await sleep(20);
+    await broker.deleteTopic('t.dlq'); // an operator purges it
+    await p.send('t', { value: 'b' });
+    while ((await dlqEnd()) < 1 && Date.now() < until) await sleep(50);
+    const dlq = await broker.read('t.dlq', 0, 0);
+    assert.equal(dlq[0]?.value.toString(), 'b', 'b reached the recreated dead-letter topic');
+    await c.close();
+    await consuming.catch(() => undefined);
+    const bs = seen.filter(([v]) => v === 'b');
+    for (const [, count, redelivered] of bs.slice(1)) assert.ok(count > 1 && redelivered, `a redelivery of b came as ${count}, redelivered=${redelivered}`);
+  });
+
+  it('refuses dead-letter topics that cannot work, at join', async () => {
+    await broker.createTopic('t');
+    const bad = async (o: Partial<GroupConsumerOptions>, code: string) => {
+      const c = broker.consumer({ topic: 't', group: 'g', ...o } as GroupConsumerOptions);
+      await assert.rejects(take(c, 1), (e: { code?: string }) => e.code === code);
+    };
+    await bad({ deadLetterTopic: 'bad name!' }, 'INVALID_TOPIC_NAME');
+    await bad({ deadLetterTopic: 't' }, 'INVALID_ARGUMENT');
+    const long = 'x'.repeat(247);
+    await broker.createTopic(long);
+    const c = broker.consumer({ topic: long, group: 'g' });
+    await assert.rejects(take(c, 1), (e: { code?: string; message?: string }) => e.code === 'INVALID_ARGUMENT' && /deadLetterTopic/.test(e.message ?? ''));
+  });
+
+  it('retention past unacked and nacked messages moves the group past them and gives the member its window back', async () => {
+    await broker.createTopic('r', { segmentBytes: 8192, retention: { maxBytes: 32 * 1024 } });
+    const fill = async (n: number) => {
+      const p = broker.producer();
+      for (let i = 0; i < n; i += 50) await p.sendBatch('r', Array.from({ length: 50 }, (_, k) => ({ value: 'x'.repeat(40) + (i + k) })));
+    };
+    await fill(10);
+    const delivered: Array<[number, number]> = [];
+    const m = await broker.groups.join(
+      { topic: 'r', group: 'g', from: 'earliest', maxUnacked: 64, ackDeadlineMs: 60_000 },
+      { deliverBatches: (_p, _raw, from, to) => delivered.push([from, to]), deliverRecords: () => undefined, assign: () => undefined, end: () => undefined },
+      6,
+    );
+    const until = Date.now() + 10_000;
+    while (delivered.length === 0 && Date.now() < until) await sleep(10);
+    assert.deepEqual(delivered[0], [0, 6]);
+    m.nack(0, 0, 600_000); // due long after the test
+    m.ack(0, 1, 3); // 3, 4, 5 stay unacked
+    await fill(2000);
+    let start = 0;
+    while (start <= 6 && Date.now() < until) {
+      start = (await broker.describeTopic('r')).partitions[0]!.startOffset;
+      if (start <= 6) await sleep(50);
+    }
+    assert.ok(start > 6, 'retention removed the first messages');
+    m.credit(20); // the next delivery finds the retained range
+    while (delivered.length < 2 && Date.now() < until) await sleep(10);
+    assert.equal(delivered[1]![0], start, 'delivery resumes at the new start');
+    for (const [from, to] of delivered.slice(1)) m.ack(0, from, to);
+    assert.equal(m.unacked, 0, 'messages removed by retention still counted against the window');
+    assert.ok((await broker.groups.committedOffsets('g', 'r'))[0]! >= start, 'committed stayed below the retention start');
+    m.leave();
+  });
+
+  it('close() while the app holds a message stops the member timers', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'x' });
+    const proto = GroupMember.prototype as unknown as { heartbeat(): void; alive: boolean };
+    const orig = proto.heartbeat;
+    let deadBeats = 0;
+    proto.heartbeat = function (this: { alive: boolean }) {
+      if (!this.alive) deadBeats++;
+      return orig.call(this);
+    };
+    try {
+      for (let i = 0; i < 5; i++) {
+        const c = broker.consumer({ topic: 't', group: `g${i}`, from: 'earliest', sessionTimeoutMs: 300 });
+        const r = await c[Symbol.asyncIterator]().next(); // the iterator stays suspended at its yield
+        (r.value as ConsumedMessage).ack();
+        await c.close();
+      }
+      await sleep(600);
+    } finally {
+      proto.heartbeat = orig;
+    }
+    assert.equal(deadBeats, 0);
+  });
+
+  it('a group without members is dropped from memory after idleGroupMs and resumes from its file', async () => {
+    await broker.createTopic('t');
+    broker.groups.idleGroupMs = 100;
+    const p = broker.producer();
+    for (let i = 0; i < 10; i++) await p.send('t', { value: `m${i}` });
+    for (let g = 0; g < 20; g++) {
+      const c = broker.consumer({ topic: 't', group: `g${g}`, from: 'earliest' });
+      await take(c, 5);
+      await c.close();
+    }
+    const until = Date.now() + 10_000;
+    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(50);
+    assert.equal((await broker.describeTopic('t')).groups.length, 0, 'idle groups stay in memory');
+    const c = broker.consumer({ topic: 't', group: 'g3', from: 'earliest' });
+    const got = await take(c, 5);
+    assert.deepEqual(got.map((m) => m.offset), [5, 6, 7, 8, 9], 'resumes from the committed offset on disk');
+    await c.close();
+  });
+});

@@ -179,13 +179,20 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     // Heartbeat while the consumer is open, also while the app is busy with a batch
     // (as the remote client does from its own timer): slow handling is what ack
     // deadlines are for; the session timeout is for consumers that are gone.
-    const beat = setInterval(() => m.heartbeat(), Math.max(100, Math.floor(m.opts.sessionTimeoutMs / 3)));
+    // Both timers stop themselves once the member is gone: close() while the app
+    // holds a batch (the generator suspended at its yield) never reaches `finally`.
+    const stopTimers = () => {
+      clearInterval(beat);
+      clearInterval(report);
+    };
+    const beat = setInterval(() => (m.alive ? m.heartbeat() : stopTimers()), Math.max(100, Math.floor(m.opts.sessionTimeoutMs / 3)));
     beat.unref();
     // The same feedback the remote client sends, measured from this iterator.
     const meter = new FeedbackMeter();
     let inApp: number | undefined;
     const report = setInterval(() => {
       if (m.alive) m.feedback(meter.take(inApp ?? this.chunks[0]?.arrived));
+      else stopTimers();
     }, m.flow.opts.feedbackIntervalMs);
     report.unref();
     try {
@@ -212,8 +219,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
         });
       }
     } finally {
-      clearInterval(beat);
-      clearInterval(report);
+      stopTimers();
       m.leave();
     }
   }

@@ -29,7 +29,7 @@ import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
 import { writeFileDurable } from './topic_store';
 import { BufferPool } from '../codec/buffer_pool';
-import { positiveInt, validateGroupName, validateOffset } from './validate';
+import { positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { FlowController, resolveFlowOptions, type ConsumerFeedback, type FlowOptions, type FlowSnapshot } from '../flow/controller';
 
 export interface GroupJoinOptions {
@@ -104,11 +104,23 @@ const MIN_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
 const MAX_REDELIVERIES_PER_PASS = 256;
 
+/** A group with no members is dropped from memory after this long (reloaded from its file on the next join). */
+const IDLE_GROUP_MS = 60_000;
+
 class GroupState {
   readonly members = new Map<string, GroupMember>();
   generation = 0;
   dirty = false;
+  /** A flush scheduled (coalescing acks for 20 ms) or running. */
   flushing: Promise<void> | null = null;
+  /** The last write of the offsets file: every write goes after it, so two never overlap. */
+  writing: Promise<void> = Promise.resolve();
+  /** Its topic was deleted: nothing may write the offsets file again. */
+  deleted = false;
+  /** When the last member left (for dropping idle groups). */
+  idleSince = Date.now();
+  /** Offset writes and dead-letter moves under way: an idle group is kept until they are done. */
+  busy = 0;
   constructor(
     readonly group: string,
     readonly topic: string,
@@ -297,6 +309,8 @@ export class GroupCoordinator {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
+  /** @internal How long a group without members stays in memory (tests shorten it). */
+  idleGroupMs = IDLE_GROUP_MS;
   /** read buffers for sinks that copy: reused instead of a fresh external buffer per read */
   private readonly readPool = new BufferPool(16 * 1024 * 1024);
 
@@ -322,6 +336,10 @@ export class GroupCoordinator {
       deadLetterTopic: opts.deadLetterTopic ?? `${t.name}.dlq`,
       sessionTimeoutMs: opts.sessionTimeoutMs === undefined ? DEFAULTS.sessionTimeoutMs : positiveInt(opts.sessionTimeoutMs, 'sessionTimeoutMs', 3_600_000),
     };
+    if (opts.deadLetterTopic === undefined && o.deadLetterTopic.length > 249)
+      throw invalid(`the default dead-letter topic ${t.name}.dlq would be longer than 249 characters: set deadLetterTopic`);
+    validateTopicName(o.deadLetterTopic);
+    if (o.deadLetterTopic === t.name) throw invalid(`deadLetterTopic must differ from the topic itself (${t.name})`);
     const from = opts.from ?? 'latest';
     if (from !== 'earliest' && from !== 'latest') {
       if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
@@ -329,6 +347,7 @@ export class GroupCoordinator {
     }
     const gs = await this.load(group, t.name, from);
     if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+    if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
     const m = new GroupMember(this, gs, sink, o, opts.flow, initialCredit ?? o.maxUnacked, memberId);
     gs.members.set(m.id, m);
     this.rebalance(gs);
@@ -435,6 +454,7 @@ export class GroupCoordinator {
     const gs = m.state;
     gs.members.delete(m.id);
     const now = Date.now();
+    if (gs.members.size === 0) gs.idleSince = now;
     // Its unacked messages are redelivered now, to whoever owns the partition next.
     for (const ps of gs.parts) {
       const keep: Inflight[] = [];
@@ -511,6 +531,29 @@ export class GroupCoordinator {
     this.advance(gs, ps);
   }
 
+  /**
+   * Retention removed messages below `start` that the group had not acked; they are
+   * gone, so the group's position moves past them: committed and next to `start`,
+   * in-flight ranges and redeliveries below it dropped, and their members' unacked
+   * counts given back (acks for them could no longer be counted).
+   */
+  private skipRetained(gs: GroupState, ps: PartitionGroupState, start: number): void {
+    const keep: Inflight[] = [];
+    for (const r of ps.inflight) {
+      const cut = Math.min(r.to, start);
+      if (cut > r.from) r.member.unacked = Math.max(0, r.member.unacked - (cut - r.from - ps.acked.countIn(r.from, cut)));
+      if (r.to > start) keep.push(r.from < start ? { ...r, from: start } : r);
+    }
+    ps.inflight = keep;
+    if (ps.redeliver.length) ps.redeliver = ps.redeliver.filter((e) => e.offset >= start);
+    ps.acked.removeBelow(start);
+    ps.committed = start;
+    if (ps.next < start) ps.next = start;
+    gs.dirty = true;
+    this.scheduleFlush(gs);
+    this.advance(gs, ps);
+  }
+
   /** Keeps ps.inflight sorted by offset (redeliveries land below fresh ranges). */
   private insertInflight(ps: PartitionGroupState, r: Inflight): void {
     const inf = ps.inflight;
@@ -563,6 +606,15 @@ export class GroupCoordinator {
   }
 
   private async deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): Promise<void> {
+    gs.busy++;
+    try {
+      await this.moveToDeadLetter(gs, ps, offset, deliveries, dlq, reason);
+    } finally {
+      gs.busy--;
+    }
+  }
+
+  private async moveToDeadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): Promise<void> {
     try {
       const t = this.broker.topicState(gs.topic);
       const raw = await this.broker.readRaw(t.partitions[ps.index]!, offset, 1);
@@ -581,7 +633,11 @@ export class GroupCoordinator {
     } catch (e) {
       if (this.closed || this.broker.closed) return;
       // The DLQ write failed: keep the message for another attempt rather than lose it.
-      ps.redeliver.push({ offset, deliveryCount: deliveries - 1, notBefore: Date.now() + 1000 });
+      // Its next delivery counts as one more (and is marked redelivered); when that
+      // one is not acked either, the DLQ is tried again. The DLQ is created again
+      // then, in case it was deleted.
+      this.dlqReady.delete(dlq);
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: Date.now() + 1000 });
       return;
     }
     // Moved: it counts as acked for the group.
@@ -645,16 +701,7 @@ export class GroupCoordinator {
 
   private async deliverFresh(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
     const info = this.broker.partitionOffsets(native);
-    if (ps.next < info.startOffset) {
-      // Retention removed messages the group had not consumed; they are gone.
-      ps.next = info.startOffset;
-      if (ps.committed < ps.next) {
-        ps.committed = ps.next;
-        ps.acked.removeBelow(ps.next);
-        m.state.dirty = true;
-        this.scheduleFlush(m.state);
-      }
-    }
+    if (ps.committed < info.startOffset) this.skipRetained(m.state, ps, info.startOffset);
     if (ps.next >= info.endOffset) return false;
     const from = ps.next;
     // Read about as much as the member may take: one large read instead of many
@@ -725,27 +772,34 @@ export class GroupCoordinator {
     due.sort((a, b) => a.offset - b.offset);
     const out: RedeliveredRecord[] = [];
     const info = this.broker.partitionOffsets(native);
+    if (ps.committed < info.startOffset) this.skipRetained(m.state, ps, info.startOffset);
     let i = 0;
-    while (i < due.length) {
-      const e = due[i]!;
-      if (e.offset < info.startOffset || e.offset < ps.committed || ps.acked.has(e.offset)) {
-        i++;
-        continue;
+    try {
+      while (i < due.length) {
+        const e = due[i]!;
+        if (e.offset < info.startOffset || e.offset < ps.committed || ps.acked.has(e.offset)) {
+          i++;
+          continue;
+        }
+        const raw = await this.broker.readRaw(native, e.offset, 1 << 20);
+        const recs = decodeBatches(raw, e.offset);
+        if (recs.length === 0) {
+          i++;
+          continue;
+        }
+        const lastRead = recs[recs.length - 1]!.offset;
+        const byOffset = new Map(recs.map((r) => [r.offset, r] as const));
+        while (i < due.length && due[i]!.offset <= lastRead) {
+          const d = due[i++]!;
+          const r = byOffset.get(d.offset);
+          if (!r || ps.acked.has(d.offset) || d.offset < ps.committed) continue;
+          out.push({ ...r, partition: ps.index, deliveryCount: d.deliveryCount + 1 });
+        }
       }
-      const raw = await this.broker.readRaw(native, e.offset, 1 << 20);
-      const recs = decodeBatches(raw, e.offset);
-      if (recs.length === 0) {
-        i++;
-        continue;
-      }
-      const lastRead = recs[recs.length - 1]!.offset;
-      const byOffset = new Map(recs.map((r) => [r.offset, r] as const));
-      while (i < due.length && due[i]!.offset <= lastRead) {
-        const d = due[i++]!;
-        const r = byOffset.get(d.offset);
-        if (!r || ps.acked.has(d.offset) || d.offset < ps.committed) continue;
-        out.push({ ...r, partition: ps.index, deliveryCount: d.deliveryCount + 1 });
-      }
+    } catch (e) {
+      // A read failed: they stay due, for whoever owns the partition next.
+      ps.redeliver.push(...due);
+      throw e;
     }
     if (!m.alive || ps.owner !== m) {
       // Rebalanced while reading: put them back for the new owner.
@@ -767,7 +821,13 @@ export class GroupCoordinator {
   private sweep(): void {
     const now = Date.now();
     const mono = performance.now();
-    for (const gs of this.groups.values()) {
+    for (const [k, gs] of this.groups) {
+      if (gs.members.size === 0 && now - gs.idleSince > this.idleGroupMs && !gs.dirty && !gs.flushing && gs.busy === 0 && !this.loading.has(k)) {
+        // Nobody consumes it: its committed offsets are on disk, where the next join
+        // reads them (what was acked above them is delivered again, at least once).
+        this.groups.delete(k);
+        continue;
+      }
       for (const m of [...gs.members.values()]) {
         if (now - m.lastSeen > m.opts.sessionTimeoutMs) {
           this.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
@@ -795,25 +855,39 @@ export class GroupCoordinator {
   }
 
   private scheduleFlush(gs: GroupState): void {
-    if (gs.flushing) return;
+    if (gs.flushing || gs.deleted) return;
     gs.flushing = new Promise<void>((resolve) => setTimeout(resolve, 20))
       .then(() => this.flush(gs))
+      .catch(() => undefined) // still dirty: the next flush retries; acks are redelivered, never lost
       .finally(() => {
         gs.flushing = null;
-        if (gs.dirty && !this.closed) this.scheduleFlush(gs);
+        if (gs.dirty && !this.closed && !gs.deleted) this.scheduleFlush(gs);
       });
   }
 
-  private async flush(gs: GroupState): Promise<void> {
-    if (!gs.dirty) return;
-    gs.dirty = false;
-    const data = JSON.stringify({ version: FILE_VERSION, group: gs.group, topic: gs.topic, committed: gs.parts.map((p) => p.committed) });
-    try {
-      await fs.mkdir(path.dirname(gs.file), { recursive: true });
-      await writeFileDurable(gs.file, data);
-    } catch {
-      gs.dirty = true; // retried by the next flush; acks are redelivered, never lost
-    }
+  /**
+   * Writes the committed offsets if they changed. Writes of one group are chained,
+   * never concurrent (two at once could interleave in the file system and one could
+   * put back an older snapshot), and none happens once its topic is deleted.
+   * Rejects (and stays dirty) when the write fails.
+   */
+  private flush(gs: GroupState): Promise<void> {
+    const write = async () => {
+      if (!gs.dirty || gs.deleted) return;
+      gs.dirty = false;
+      const data = JSON.stringify({ version: FILE_VERSION, group: gs.group, topic: gs.topic, committed: gs.parts.map((p) => p.committed) });
+      try {
+        await fs.mkdir(path.dirname(gs.file), { recursive: true });
+        await writeFileDurable(gs.file, data);
+      } catch (e) {
+        gs.dirty = true;
+        throw new UringmqError('IO_ERROR', `cannot write committed offsets ${gs.file}: ${(e as Error).message}`);
+      }
+    };
+    gs.busy++;
+    const p = gs.writing.then(write).finally(() => gs.busy--);
+    gs.writing = p.catch(() => undefined);
+    return p;
   }
 
   /** Sets the group's committed offset of one partition (rewind or skip). */
@@ -887,7 +961,9 @@ export class GroupCoordinator {
     for (const [k, gs] of [...this.groups]) {
       if (gs.topic !== topic) continue;
       this.groups.delete(k);
+      gs.deleted = true; // before the members leave: nothing they trigger may write the file again
       for (const m of [...gs.members.values()]) this.leave(m, new UringmqError('TOPIC_NOT_FOUND', `topic ${topic} was deleted`));
+      await gs.writing; // a write already under way finishes before the file goes
       await fs.rm(gs.file, { force: true });
     }
   }
@@ -905,7 +981,7 @@ export class GroupCoordinator {
         m.sink.end();
       }
       if (gs.flushing) await gs.flushing;
-      await this.flush(gs);
+      await this.flush(gs).catch(() => undefined); // best effort: what was not written is redelivered
     }
     this.closed = true;
   }

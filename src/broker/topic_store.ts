@@ -24,16 +24,24 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+let tmpSeq = 0;
+
 export async function writeFileDurable(file: string, data: string): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fh = await fs.open(tmp, 'w', 0o644);
+  // A name of its own per write: two writes of one file never share a temp file.
+  const tmp = `${file}.tmp-${process.pid}-${++tmpSeq}`;
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    const fh = await fs.open(tmp, 'w', 0o644);
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.rename(tmp, file);
+  } catch (e) {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
   }
-  await fs.rename(tmp, file);
   await fsyncDir(path.dirname(file));
 }
 
