@@ -73,6 +73,35 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     assert.equal(t.check(7, 0, 10).kind, 'new'); // 7 was evicted: unknown again
   });
 
+  it('idempotence table: sequences wrap at 2^31, 64 batches keep their offsets, entries are bounded', async () => {
+    const t = new IdempotenceTable('t/0', 100, 200);
+    const add = (pid: number, seq: number, count: number, base: number) => {
+      const v = t.check(pid, seq, count);
+      assert.equal(v.kind, 'new', `sequence ${seq} of producer ${pid}`);
+      if (v.kind === 'new') v.commit(Promise.resolve({ baseOffset: base, count }));
+    };
+    const top = 2 ** 31;
+    add(1, top - 20, 10, 0);
+    add(1, top - 10, 10, 10);
+    add(1, 0, 10, 20); // wrapped, as the client numbers them
+    add(1, 10, 10, 30);
+    const old = t.check(1, top - 10, 10);
+    assert.equal(old.kind, 'duplicate');
+    if (old.kind === 'duplicate') assert.equal((await old.result)?.baseOffset, 10);
+    assert.throws(() => t.check(1, 30, 1), { code: 'OUT_OF_ORDER_SEQUENCE' }); // a gap after the wrap
+    // 64 remembered: the oldest of 70 batches is a duplicate with unknown offsets, the 7th still known
+    for (let i = 0; i < 70; i++) add(2, i, 1, 1000 + i);
+    const first = t.check(2, 0, 1);
+    assert.ok(first.kind === 'duplicate' && first.result === null);
+    const seventh = t.check(2, 6, 1);
+    assert.ok(seventh.kind === 'duplicate' && (await seventh.result!).baseOffset === 1006);
+    // at most 200 batches over all producers: the least recently used producers go
+    for (const pid of [3, 4, 5]) for (let i = 0; i < 64; i++) add(pid, i, 1, pid * 1000 + i);
+    assert.equal(t.check(1, 0, 10).kind, 'new', 'producer 1 was dropped to stay within 200 entries');
+    const kept = t.check(5, 0, 1);
+    assert.ok(kept.kind === 'duplicate' && (await kept.result!).baseOffset === 5000, 'the most recent producer is kept');
+  });
+
   it('murmur2 matches Kafka’s partitioner', () => {
     // Values from Kafka's Utils.murmur2 (org.apache.kafka.common.utils.UtilsTest).
     assert.equal(murmur2(Buffer.from('21')), -973932308);

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { encodeBatch, sealBatch } from '../src';
+import { UringmqError, encodeBatch, sealBatch } from '../src';
 import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
@@ -330,5 +330,115 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     streams.forEach((s) => s.end());
     await sleep(100);
     assert.equal((await r.client.producer().send('t', { value: 'after', partition: 1 })).partition, 1);
+  });
+});
+
+describe('gRPC client and server: give-ups, timeouts, retries and message limits', function () {
+  this.timeout(60_000);
+  let r: Running;
+  afterEach(async () => r?.stop());
+  type Publish = (req: unknown) => Promise<unknown>;
+  const publishOf = (running: Running) => running.server as unknown as { publish: Publish };
+
+  it('a batch given up does not wedge its partition: batches numbered after it fail with it, later ones land in order', async () => {
+    r = await startServer();
+    await r.client.createTopic('t');
+    const srv = publishOf(r);
+    const orig = srv.publish.bind(srv);
+    let full = false;
+    srv.publish = (req) => (full ? Promise.reject(new UringmqError('RESOURCE_EXHAUSTED', 'the write queue is full')) : orig(req));
+    const p = r.client.producer({ deliveryTimeoutMs: 800 });
+    assert.equal((await p.sendBatch('t', [{ value: 'a' }], { partition: 0 })).baseOffset, 0);
+    full = true;
+    const b = p.sendBatch('t', [{ value: 'b' }], { partition: 0 });
+    const c = p.sendBatch('t', [{ value: 'c' }], { partition: 0 }); // numbered after b, also refused
+    await assert.rejects(b, (e: { code?: string }) => e.code === 'UNAVAILABLE');
+    full = false;
+    await assert.rejects(c, (e: { code?: string; message?: string }) => e.code === 'UNAVAILABLE' && /fails with it/.test(e.message ?? ''));
+    const d = await p.sendBatch('t', [{ value: 'd' }], { partition: 0 });
+    const e = await p.sendBatch('t', [{ value: 'e' }], { partition: 0 });
+    assert.deepEqual([d.baseOffset, e.baseOffset], [1, 2]);
+    const all = await r.client.fetch('t', 0, 0);
+    assert.deepEqual(all.map((m) => m.value.toString()), ['a', 'd', 'e']);
+  });
+
+  it('deliveryTimeoutMs also bounds a batch the broker took and never answers', async () => {
+    r = await startServer();
+    await r.client.createTopic('t');
+    publishOf(r).publish = () => new Promise(() => undefined); // a disk that hangs
+    const p = r.client.producer({ deliveryTimeoutMs: 300 });
+    const t0 = Date.now();
+    await assert.rejects(p.send('t', { value: 'x' }), (e: { code?: string }) => e.code === 'UNAVAILABLE');
+    assert.ok(Date.now() - t0 < 5000, 'rejected near its deadline');
+  });
+
+  it('after a lost connection, each of 20 retried batches gets its own offsets back and is written once', async () => {
+    r = await startServer();
+    await r.client.createTopic('t');
+    const srv = publishOf(r);
+    const orig = srv.publish.bind(srv);
+    let swallow = true;
+    // Written, but the acks are lost: the connection then drops.
+    srv.publish = (req) => (swallow ? orig(req).then(() => new Promise(() => undefined)) : orig(req));
+    const p = r.client.producer();
+    const sends = Array.from({ length: 20 }, (_, i) => p.sendBatch('t', [{ value: `m${i}` }], { partition: 0 }));
+    const until = Date.now() + 10_000;
+    while ((await r.client.describeTopic('t')).partitions[0]!.endOffset < 20 && Date.now() < until) await sleep(20);
+    swallow = false;
+    const sessions = (r.server as unknown as { server: { sessions: Map<{ destroy(): void }, unknown> } }).server.sessions;
+    for (const s of sessions.keys()) s.destroy();
+    const got = await Promise.all(sends);
+    assert.deepEqual(got.map((x) => x.baseOffset), Array.from({ length: 20 }, (_, i) => i));
+    assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 20, 'written once');
+  });
+
+  it('redeliveries bigger than one message go in several: none dead-lettered unread', async () => {
+    r = await startServer({ maxMessageBytes: 1 << 20 });
+    await r.client.createTopic('t');
+    const p = r.client.producer();
+    const value = Buffer.alloc(20_000, 0x61);
+    for (let i = 0; i < 60; i += 10) await p.sendBatch('t', Array.from({ length: 10 }, () => ({ value })), { partition: 0 });
+    const a = r.client.consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 100 });
+    const ita = a[Symbol.asyncIterator]();
+    for (let i = 0; i < 60; i++) await ita.next(); // held, never acked
+    await a.close(); // its 60 messages (1.2 MB) are due for redelivery at once
+    const b = r.client.consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 100 });
+    const itb = b[Symbol.asyncIterator]();
+    const counts: number[] = [];
+    const deadline = Date.now() + 20_000;
+    while (counts.length < 60 && Date.now() < deadline) {
+      const m = await Promise.race([itb.next(), sleep(2000).then(() => null)]);
+      if (!m || m.done) continue;
+      counts.push(m.value.deliveryCount);
+      m.value.ack();
+    }
+    await b.close();
+    assert.equal(counts.length, 60);
+    assert.ok(counts.every((c) => c === 2), `delivery counts ${[...new Set(counts)].join(',')}`);
+    assert.ok(!(await r.client.listTopics()).includes('t.dlq'), 'messages went to the dead-letter topic');
+  });
+
+  it('a consumer ended by a non-retryable error stays ended (no reconnect hides it)', async () => {
+    r = await startServer();
+    const c = r.client.consumer({ topic: 'later', group: 'g', from: 'earliest' });
+    const it = c.batches()[Symbol.asyncIterator]();
+    const first = it.next();
+    first.catch(() => undefined); // it rejects before assert.rejects below looks
+    await sleep(300);
+    await r.client.createTopic('later');
+    await r.client.producer().send('later', { value: 'x' });
+    await assert.rejects(first, (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
+    await c.close();
+  });
+
+  it('Fetch with maxBytes above the server message limit is capped to fit', async () => {
+    r = await startServer({ maxMessageBytes: 1 << 20 });
+    await r.client.createTopic('t');
+    const value = Buffer.alloc(100_000, 0x62);
+    const p = r.client.producer();
+    for (let i = 0; i < 30; i++) await p.sendBatch('t', [{ value }], { partition: 0 });
+    const got = await r.client.fetch('t', 0, 0, { maxBytes: 20 << 20 });
+    assert.ok(got.length > 0 && got.length < 30, `${got.length} messages`);
+    assert.deepEqual(got.map((m) => m.offset), Array.from({ length: got.length }, (_, i) => i));
   });
 });

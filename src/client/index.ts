@@ -356,14 +356,22 @@ interface OutBatch {
   seq: number;
   topic: string;
   partition: number;
+  /** accKey(topic, partition) */
+  key: string;
+  /** The producer id stamped in its batch (0: not idempotent). */
+  producerId: number;
   /** The serialized PublishRequest (sequence, topic, partition, batch), sent as is on every attempt. */
   msg: Buffer;
   count: number;
   deadline: number;
   resolve: (r: { partition: number; baseOffset: number }) => void;
   reject: (e: Error) => void;
+  /** Rejects while the transport may still hold `msg`: the buffer is left to the GC, not reused. */
+  abandon: (e: Error) => void;
   attempts: number;
 }
+
+const newProducerId = (): number => Math.floor(Math.random() * 2 ** 52) + 1;
 
 /** What a producer publishes on: PublishStream (node:http2), or grpc-js's stream for other targets. */
 type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end'> | PublishStream;
@@ -387,6 +395,12 @@ export class RemoteProducer implements ProducerApi {
   private readonly deliveryTimeoutMs: number;
   private readonly producerId: number;
   private readonly sequences = new Map<string, number>();
+  /**
+   * Partitions restarted under a new producer id after one of their batches was given
+   * up, with the error that did it (bounded like `sequences`: one per partition).
+   */
+  private readonly restarted = new Map<string, { producerId: number; cause: UringmqError }>();
+  private deadlineTimer: NodeJS.Timeout | null = null;
   private readonly accs = new Map<
     string,
     { topic: string; partition: number; records: RecordInput[]; waiters: Array<{ resolve: (r: SendResult) => void; reject: (e: Error) => void }>; bytes: number; reserved: number; timer: NodeJS.Immediate | NodeJS.Timeout | null }
@@ -422,7 +436,7 @@ export class RemoteProducer implements ProducerApi {
     this.deliveryTimeoutMs = opts.deliveryTimeoutMs ?? 120_000;
     this.maxBufferedBytes = opts.maxBufferedBytes === undefined ? 32 * MiB : positiveInt(opts.maxBufferedBytes, 'maxBufferedBytes');
     // 52 random bits: unique enough across producers of one broker, a safe integer.
-    this.producerId = opts.idempotent === false ? 0 : Math.floor(Math.random() * 2 ** 52) + 1;
+    this.producerId = opts.idempotent === false ? 0 : newProducerId();
   }
 
   /**
@@ -606,7 +620,9 @@ export class RemoteProducer implements ProducerApi {
     const done = this.submit(acc.topic, acc.partition, prep).then(
       (r) => {
         this.release(reserved);
-        for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve({ partition: r.partition, offset: r.baseOffset + i });
+        // A base offset of -1: a retry of a batch the broker had written already, too
+        // long ago for it to remember where (more than 64 batches back).
+        for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve({ partition: r.partition, offset: r.baseOffset < 0 ? -1 : r.baseOffset + i });
       },
       (e: Error) => {
         this.release(reserved);
@@ -653,14 +669,17 @@ export class RemoteProducer implements ProducerApi {
     while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
-    const msg = finishRequest(prep, seq, topic, partition, this.producerId ? { producerId: this.producerId, baseSequence } : null);
-    if (this.producerId) this.sequences.set(key, (baseSequence + prep.count) % 2 ** 31);
+    const producerId = this.producerIdFor(key);
+    const msg = finishRequest(prep, seq, topic, partition, producerId ? { producerId, baseSequence } : null);
+    if (producerId) this.sequences.set(key, (baseSequence + prep.count) % 2 ** 31);
     return new Promise((resolve, reject) => {
       // Settled means sent and answered (or given up): the request buffer is reused.
       const b: OutBatch = {
         seq,
         topic,
         partition,
+        key,
+        producerId,
         msg,
         count: prep.count,
         deadline: Date.now() + this.deliveryTimeoutMs,
@@ -672,6 +691,7 @@ export class RemoteProducer implements ProducerApi {
           this.msgPool.release(prep.buf);
           reject(e);
         },
+        abandon: reject,
         attempts: 0,
       };
       this.queue.push(b);
@@ -687,7 +707,7 @@ export class RemoteProducer implements ProducerApi {
       s = target ? new PublishStream(target) : this.client.bidi('publishStream', true);
     } catch (e) {
       const err = new UringmqError('UNAVAILABLE', `cannot publish: ${(e as Error).message}`);
-      for (const b of this.queue.splice(0)) b.reject(err);
+      for (const b of this.queue.splice(0)) this.giveUp(b, err, false);
       this.wakeCapacity();
       return null;
     }
@@ -713,7 +733,7 @@ export class RemoteProducer implements ProducerApi {
       void sleep(Math.min(100 * 2 ** Math.min(again[0]?.attempts ?? 0, 6), 5000)).then(() => {
         this.reconnecting = false;
         if (fatal && !RETRYABLE.has(fatal.code)) {
-          for (const b of this.queue.splice(0)) b.reject(fatal);
+          for (const b of this.queue.splice(0)) this.giveUp(b, fatal, false);
           this.wakeCapacity();
           return;
         }
@@ -737,14 +757,39 @@ export class RemoteProducer implements ProducerApi {
     const now = Date.now();
     while (this.queue.length && !this.blocked && this.stream === s) {
       const b = this.queue.shift()!;
-      if (now > b.deadline) {
-        b.reject(new UringmqError('UNAVAILABLE', `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)`));
+      const stale = this.staleError(b);
+      if (stale || now > b.deadline) {
+        if (stale) b.reject(stale);
+        else this.giveUp(b, this.timeoutError(b), false);
         this.wakeCapacity();
         continue;
       }
       b.attempts++;
       this.inflight.set(b.seq, b);
       if (!s.write(b.msg)) this.blocked = true;
+    }
+    if (this.inflight.size && !this.deadlineTimer) {
+      this.deadlineTimer = setInterval(() => this.expireInflight(), Math.min(1000, Math.max(10, this.deliveryTimeoutMs / 4)));
+      this.deadlineTimer.unref();
+    }
+  }
+
+  /**
+   * deliveryTimeoutMs also bounds batches already sent: a broker that keeps the
+   * connection alive but never answers (its disk hangs) must not hang send() and
+   * flush() forever. Such a batch may still be written later.
+   */
+  private expireInflight(): void {
+    const now = Date.now();
+    for (const b of [...this.inflight.values()]) {
+      if (now <= b.deadline) continue;
+      this.inflight.delete(b.seq);
+      this.giveUp(b, this.timeoutError(b), true);
+      this.wakeCapacity();
+    }
+    if (this.inflight.size === 0 && this.deadlineTimer) {
+      clearInterval(this.deadlineTimer);
+      this.deadlineTimer = null;
     }
   }
 
@@ -754,7 +799,9 @@ export class RemoteProducer implements ProducerApi {
     this.inflight.delete(b.seq);
     if (res.error && res.error.code) {
       const err = new UringmqError(res.error.code as never, res.error.message ?? 'publish failed');
-      if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
+      const stale = this.staleError(b);
+      if (stale) b.reject(stale);
+      else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
         const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
         setTimeout(() => {
           this.queue.push(b);
@@ -762,12 +809,42 @@ export class RemoteProducer implements ProducerApi {
           this.pump();
         }, delay);
         return;
-      }
-      b.reject(err);
+      } else this.giveUp(b, err, false);
     } else {
       b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
     }
     this.wakeCapacity();
+  }
+
+  private producerIdFor(key: string): number {
+    return this.producerId ? (this.restarted.get(key)?.producerId ?? this.producerId) : 0;
+  }
+
+  private timeoutError(b: OutBatch): UringmqError {
+    return new UringmqError('UNAVAILABLE', `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)`);
+  }
+
+  /**
+   * Fails a batch for good. An idempotent producer's partition then starts afresh
+   * under a new producer id: the broker expects the failed batch's sequence number
+   * next and would refuse every later batch as out of order, forever. Batches
+   * already numbered after it fail with it (staleError), so that what does land keeps
+   * send order.
+   */
+  private giveUp(b: OutBatch, err: UringmqError, inTransport: boolean): void {
+    if (b.producerId && b.producerId === this.producerIdFor(b.key)) {
+      this.restarted.set(b.key, { producerId: newProducerId(), cause: err });
+      this.sequences.set(b.key, 0);
+    }
+    if (inTransport) b.abandon(err);
+    else b.reject(err);
+  }
+
+  /** Why a batch numbered before its partition restarted cannot be sent any more; null if it can. */
+  private staleError(b: OutBatch): UringmqError | null {
+    if (!b.producerId || b.producerId === this.producerIdFor(b.key)) return null;
+    const cause = this.restarted.get(b.key)!.cause;
+    return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order`);
   }
 
   private wakeCapacity(): void {
@@ -884,7 +961,9 @@ export class RemoteConsumer implements GroupConsumerApi {
       this.notify();
     });
     const broken = (err?: unknown) => {
-      if (session !== this.session) return;
+      // grpc-js emits 'end' right after 'error': only the first one counts, or a
+      // fatal error would be followed by a reconnect that hides it.
+      if (session !== this.session || this.stream !== s) return;
       this.stream = null;
       if (this.closed) return this.notify();
       const e = err ? fromServiceError(err) : new UringmqError('UNAVAILABLE', 'subscribe stream ended by the server');

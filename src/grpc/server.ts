@@ -65,6 +65,8 @@ export class BrokerServer {
   private readonly log: Logger | undefined;
   private readonly maxStreams: number;
   private readonly maxInFlight: number;
+  /** grpc-js's limit on each message this server sends (and receives). */
+  private readonly maxMessageBytes: number;
   private readonly streams = new Set<StreamHandle>();
   private stopping = false;
   private readonly authToken: Buffer | null;
@@ -78,6 +80,7 @@ export class BrokerServer {
     if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || opts.authToken.length === 0)) throw invalid('authToken must be a non-empty string');
     this.authToken = opts.authToken === undefined ? null : Buffer.from(`Bearer ${opts.authToken}`);
     const maxMsg = opts.maxMessageBytes ?? 16 * MiB;
+    this.maxMessageBytes = maxMsg;
     const channelOptions: grpc.ServerOptions = {
       'grpc.max_receive_message_length': maxMsg,
       'grpc.max_send_message_length': maxMsg,
@@ -300,7 +303,9 @@ export class BrokerServer {
     const ps = b.partitionState(req.topic, req.partition);
     const offset = Number(req.offset);
     if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`offset must be a non-negative integer, got ${offset}`);
-    const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB);
+    // Capped so the answer fits in one message: plain records take more room than
+    // the batches they come from (a few dozen bytes of fields per record).
+    const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB, req.plain_records ? this.maxMessageBytes / 2 : this.maxMessageBytes - 4096);
     let info = b.partitionOffsets(ps);
     const waitMs = Math.min(req.max_wait_ms || 0, 30_000);
     if (offset === info.endOffset && waitMs > 0) {
@@ -374,8 +379,24 @@ export class BrokerServer {
           if (!l) byPartition.set(r.partition, (l = []));
           l.push(r);
         }
-        for (const [partition, rs] of byPartition)
-          call.write({ delivery: { partition, records: rs.map((r) => consumedRecord(partition, r, r.deliveryCount)) } });
+        // Several messages when the records would not fit in one (up to 256 are due at
+        // once, each up to the record size limit).
+        const limit = this.maxMessageBytes / 2;
+        for (const [partition, rs] of byPartition) {
+          let part: uringmq.v1.ConsumedRecord.$Properties[] = [];
+          let bytes = 0;
+          for (const r of rs) {
+            const size = 64 + r.value.length + (r.key?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + k.length + v.length + 8, 0);
+            if (part.length > 0 && bytes + size > limit) {
+              call.write({ delivery: { partition, records: part } });
+              part = [];
+              bytes = 0;
+            }
+            part.push(consumedRecord(partition, r, r.deliveryCount));
+            bytes += size;
+          }
+          if (part.length) call.write({ delivery: { partition, records: part } });
+        }
       },
       assign: (partitions, generation, memberId) => {
         if (!done) call.write({ assignment: { member_id: memberId, generation, partitions } });

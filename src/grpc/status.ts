@@ -38,6 +38,11 @@ const FROM_GRPC: Partial<Record<status, ErrorCode>> = {
   [status.DEADLINE_EXCEEDED]: 'UNAVAILABLE',
   [status.CANCELLED]: 'UNAVAILABLE',
   [status.UNAUTHENTICATED]: 'UNAUTHENTICATED',
+  [status.PERMISSION_DENIED]: 'UNAUTHENTICATED',
+  // Not a uringmq server (or not this version of the service): retrying cannot help.
+  [status.UNIMPLEMENTED]: 'INTERNAL',
+  // INTERNAL and UNKNOWN without a uringmq-code trailer stay UNAVAILABLE (retried):
+  // grpc-js reports some broken connections that way.
 };
 
 export const CODE_TRAILER = 'uringmq-code';
