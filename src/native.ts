@@ -66,6 +66,8 @@ export interface EngineOptions {
   intervalMs?: number;
   maxBatchBytes?: number;
   testIoDelayMs?: number;
+  /** Test hook: the io_uring backend's first submission or wait for completions fails. */
+  testUringFault?: 'submit' | 'wait';
   onComplete: CompletionCallback;
 }
 

@@ -193,4 +193,83 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.equal(((await pending) as { code?: string } | null)?.code, 'TOPIC_NOT_FOUND');
     await expectCode(p.send('t', { value: 'y' }), 'TOPIC_NOT_FOUND');
   });
+  it('a batch whose buffer is transferred (detached) right after publishBatch still lands intact', async () => {
+    const slow = await openBroker({ dir: tmpDir(), testIoDelayMs: 100 });
+    try {
+      await slow.createTopic('d');
+      const value = Buffer.alloc(4096, 0x63);
+      const batch = encodeBatch(Array.from({ length: 1000 }, () => ({ value })));
+      sealBatch(batch);
+      const own = Buffer.from(new ArrayBuffer(batch.length));
+      batch.copy(own);
+      const blocker = slow.publishBatch('d', batch, 0); // keeps the I/O thread busy
+      const pending = slow.publishBatch('d', own, 0);
+      structuredClone(own.buffer, { transfer: [own.buffer] }); // detached: its memory goes
+      assert.equal(own.length, 0);
+      await blocker;
+      const r = await pending;
+      const got = await slow.read('d', 0, r.baseOffset, { maxBytes: 8 << 20 });
+      assert.equal(got.length, 1000);
+      assert.ok(got.every((m) => m.value.equals(value)));
+    } finally {
+      await slow.close();
+    }
+  });
+
+  for (const fault of ['submit', 'wait'] as const) {
+    it(`io_uring ${fault} failure: nothing is acked that is not on disk, and the broker goes on or fences`, async function () {
+      const d = tmpDir();
+      const b = await openBroker({ dir: d, testUringFault: fault, testIoDelayMs: 30 });
+      if (b.ioBackend !== 'io_uring') {
+        await b.close();
+        return this.skip();
+      }
+      await b.createTopic('u', { partitions: 2 });
+      const sends = Array.from({ length: 40 }, (_, i) => b.publishBatch('u', (() => {
+        const x = encodeBatch([{ value: Buffer.from(`m${i}`) }]);
+        sealBatch(x);
+        return x;
+      })(), i % 2));
+      const results = await Promise.allSettled(sends);
+      await b.close();
+      const acked = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ i, ...r.value }] : []));
+      const failed = results.filter((r) => r.status === 'rejected').map((r) => ((r as PromiseRejectedResult).reason as UringmqError).code);
+      if (fault === 'submit') assert.equal(acked.length, 40, `failed: ${failed.join(', ')}`); // written the plain way
+      else assert.ok(failed.includes('IO_ERROR'), `the injected failure was reported: ${failed.join(', ') || 'none failed'}`);
+      const again = await openBroker({ dir: d });
+      try {
+        for (const a of acked) {
+          const got = await again.read('u', a.partition, a.baseOffset);
+          assert.equal(got[0]?.value.toString(), `m${a.i}`, `acked message m${a.i} at ${a.partition}/${a.baseOffset}`);
+        }
+      } finally {
+        await again.close();
+      }
+    });
+  }
+
+  it('deleting topics with durability none releases their files', async () => {
+    const b = await openBroker({ dir: tmpDir(), durability: 'none' });
+    const deletedFds = () =>
+      fs.readdirSync('/proc/self/fd').filter((f) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${f}`).endsWith('(deleted)');
+        } catch {
+          return false;
+        }
+      }).length;
+    try {
+      const before = deletedFds();
+      for (let i = 0; i < 5; i++) {
+        await b.createTopic(`n${i}`, { partitions: 2 });
+        await b.producer().sendBatch(`n${i}`, [{ value: 'x' }, { value: 'y' }]);
+        await b.deleteTopic(`n${i}`);
+      }
+      const until = Date.now() + 5000;
+      while (deletedFds() > before && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(deletedFds(), before, 'fds of deleted segment files stay open');
+    } finally {
+      await b.close();
+    }
+  });
 });

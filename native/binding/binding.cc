@@ -243,6 +243,15 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     opts.interval_ms = GetInt(env, o, "intervalMs", 100);
     if (opts.interval_ms < 1) ThrowInvalid(env, "intervalMs must be >= 1");
     opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0));
+    {
+      Napi::Value f = o.Get("testUringFault");
+      if (!f.IsUndefined()) {
+        std::string kind = f.IsString() ? f.As<Napi::String>().Utf8Value() : "";
+        if (kind == "submit") opts.test_uring_fault = 1;
+        else if (kind == "wait") opts.test_uring_fault = 2;
+        else ThrowInvalid(env, "testUringFault must be 'submit' or 'wait'");
+      }
+    }
     max_batch_bytes_ = static_cast<size_t>(GetInt(env, o, "maxBatchBytes", 16 << 20));
     Napi::Value cb = o.Get("onComplete");
     if (!cb.IsFunction()) ThrowInvalid(env, "onComplete must be a function");
@@ -556,6 +565,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (shared_->engine) shared_->engine->Unregister(pw->log.get());
     directory_->Remove(pw->log.get());
     pw->log->closed.store(true);
+    // Let go now rather than when the GC collects this wrapper: the log holds the
+    // (deleted) segment files open. Requests in flight hold their own reference;
+    // later calls with this wrapper get "partition is not open".
+    pw->log.reset();
     publish_signal_->Notify();  // long-polls on it answer now, not at their deadline
     return env.Undefined();
   }

@@ -61,13 +61,15 @@ class UringBackend final : public IoBackend {
   void RunSyncs(std::vector<IoOp>& ops) override { Run(ops, /*sync=*/true, false); }
 
  private:
+  void InjectFault(int kind) override { fault_ = kind; }
+
   void Run(std::vector<IoOp>& ops, bool sync, bool dsync) {
     // One op gains nothing from the ring: io_uring would hand a write that must wait
     // for the disk (O_DIRECT into preallocated extents, RWF_DSYNC) or an fsync to one
     // of its io-wq worker threads, and that extra thread wake-up costs more latency
     // than the ring saves. The ring pays off when several files are written at once.
-    if (ops.size() == 1) {
-      Fallback(ops[0], sync, dsync);
+    if (ops.size() == 1 || broken_) {
+      for (auto& op : ops) Fallback(op, sync, dsync);
       return;
     }
     size_t next = 0;
@@ -93,24 +95,38 @@ class UringBackend final : public IoBackend {
         next++;
       }
       unsigned want = static_cast<unsigned>(next - first);
-      int rc = ring_->SubmitAndWait(want);
+      int rc = Enter(want, /*submitting=*/true);
       if (rc < 0) {
-        // The ring itself failed (not an individual op): do this chunk synchronously.
-        for (size_t i = first; i < next; i++) Fallback(ops[i], sync, dsync);
-        continue;
+        // The kernel took none of these entries (io_uring_enter fails only when it
+        // consumed none), and without SQPOLL it runs entries only inside
+        // io_uring_enter. So the ring is never entered again: those published
+        // entries, which point into buffers later cycles reuse, never run. This
+        // chunk and everything after it are written the plain way, now and from now on.
+        broken_ = true;
+        for (size_t i = first; i < ops.size(); i++) Fallback(ops[i], sync, dsync);
+        return;
       }
+      std::vector<bool> done(want, false);
       unsigned got = 0;
       while (got < want) {
         io_uring_cqe cqe;
         if (!ring_->PopCqe(&cqe)) {
-          int w = ring_->SubmitAndWait(1);
+          int w = Enter(1, /*submitting=*/false);
           if (w < 0) {
+            // How the ops in flight end cannot be learnt any more: each is reported
+            // failed (its partition is fenced, and reopening it recovers what reached
+            // the disk), never as done. Ops not yet submitted go the plain way; the
+            // ring is not entered again.
+            broken_ = true;
             for (size_t i = first; i < next; i++)
-              if (ops[i].error == 0) Fallback(ops[i], sync, dsync);
+              if (!done[i - first]) ops[i].error = -w;
+            for (size_t i = next; i < ops.size(); i++) Fallback(ops[i], sync, dsync);
             return;
           }
           continue;
         }
+        if (cqe.user_data < first || cqe.user_data >= next || done[cqe.user_data - first]) continue;  // not ours
+        done[cqe.user_data - first] = true;
         got++;
         IoOp& op = ops[cqe.user_data];
         if (cqe.res == -EOPNOTSUPP && dsync) {
@@ -127,12 +143,32 @@ class UringBackend final : public IoBackend {
     }
   }
 
+  // io_uring_enter (EINTR is retried inside), with a few retries for the transient
+  // failures (EAGAIN, ENOMEM, EBUSY) before giving up on the ring.
+  int Enter(unsigned wait_nr, bool submitting) {
+    if (fault_ == (submitting ? 1 : 2)) {
+      fault_ = 0;
+      return -EIO;
+    }
+    // A wait fault needs ops in flight that have not completed: submit without waiting.
+    if (fault_ == 2 && submitting) return ring_->SubmitAndWait(0);
+    int rc = 0;
+    for (int attempt = 0; attempt < 10; attempt++) {
+      rc = ring_->SubmitAndWait(wait_nr);
+      if (rc >= 0 || (rc != -EAGAIN && rc != -ENOMEM && rc != -EBUSY)) return rc;
+      usleep(1000);
+    }
+    return rc;
+  }
+
   static void Fallback(IoOp& op, bool sync, bool dsync) {
     if (sync) op.error = DataSync(op.fd);
     else op.error = dsync ? PwriteFullDsync(op.fd, op.buf, op.len, op.offset) : PwriteFull(op.fd, op.buf, op.len, op.offset);
   }
 
   std::unique_ptr<IoUring> ring_;
+  bool broken_ = false;  // io_uring_enter failed for good: plain syscalls from then on
+  int fault_ = 0;        // InjectFault
 };
 
 }  // namespace

@@ -30,6 +30,9 @@ class IoBackend {
   virtual void RunWrites(std::vector<IoOp>& ops, bool dsync) = 0;
   // fdatasync on every op.fd, concurrently where the backend can.
   virtual void RunSyncs(std::vector<IoOp>& ops) = 0;
+  // Test hook: make the ring's next submission (1) or next wait for completions (2)
+  // fail as io_uring_enter can (-EIO). No effect on backends without a ring.
+  virtual void InjectFault(int /*kind*/) {}
 };
 
 enum class BackendChoice { kAuto, kIoUring, kThread };

@@ -26,6 +26,7 @@ Status LogEngine::Create(const EngineOptions& opts, Sink sink, std::unique_ptr<L
   if (!e->backend_)
     return Status::Error(Code::kUnavailable, "io_uring backend requested but unavailable: " + e->backend_note_ +
                                                  " (use ioBackend 'auto' or 'thread')");
+  if (opts.test_uring_fault) e->backend_->InjectFault(opts.test_uring_fault);
   e->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e->event_fd_ < 0) return SysError("eventfd", "", -1, errno);
   e->last_sync_ms_ = e->last_retention_ms_ = MonoMs();
@@ -220,6 +221,13 @@ void LogEngine::SyncDirty() {
 
 void LogEngine::RunTimers(bool force_sync) {
   const int64_t mono = MonoMs();
+  // A closed partition (its topic deleted) needs no sync, and holding it here would
+  // keep its files, fds and staging buffer alive until the broker closes: with
+  // durability 'none' nothing else ever empties dirty_.
+  for (auto it = dirty_.begin(); it != dirty_.end();) {
+    if (!force_sync && (*it)->closed.load()) it = dirty_.erase(it);
+    else ++it;
+  }
   if (!dirty_.empty() &&
       (force_sync || (opts_.durability == Durability::kInterval && mono - last_sync_ms_ >= opts_.interval_ms)))
     SyncDirty();

@@ -49,6 +49,7 @@ struct EngineOptions {
   size_t ring_capacity = 1u << 14;
   size_t max_cycle_bytes = 32u << 20;  // bounds each partition's staging buffer
   uint32_t test_io_delay_ms = 0;        // test hook: a slow disk
+  int test_uring_fault = 0;             // test hook: IoBackend::InjectFault before the thread starts
 };
 
 class LogEngine {

@@ -231,29 +231,33 @@ Status PartitionLog::CreateSegment(int64_t base, std::shared_ptr<Segment>* out) 
 Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   const std::string& path = seg->log_path;
   int fd = -1;
+  bool direct = false;
   if (cfg_.allow_direct) {
     fd = open(path.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
-    direct_ = fd >= 0;
+    direct = fd >= 0;
     if (fd < 0 && errno != EINVAL) return SysError("open(O_DIRECT)", path, -1, errno);
   }
   if (fd < 0) {
     fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return SysError("open", path, -1, errno);
-    direct_ = false;
   }
-  block_ = 4096;
-  mem_align_ = 4096;
+  uint32_t block = 4096;
+  uint32_t mem_align = 4096;
 #ifdef STATX_DIOALIGN
-  if (direct_) {
+  if (direct) {
     struct statx stx;
     if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN)) {
       // Never below a page: a 512-byte logical block is often a 4 KiB physical one,
       // and sub-page rewrites of the tail would become read-modify-write.
-      block_ = std::max<uint32_t>(block_, stx.stx_dio_offset_align);
-      mem_align_ = std::max<uint32_t>(mem_align_, stx.stx_dio_mem_align);
+      block = std::max<uint32_t>(block, stx.stx_dio_offset_align);
+      mem_align = std::max<uint32_t>(mem_align, stx.stx_dio_mem_align);
     }
   }
 #endif
+  // Stored once, never a provisional value: other threads read them.
+  direct_ = direct;
+  block_ = block;
+  mem_align_ = mem_align;
 
   // Cut off anything past the recovered end (a torn batch, stale preallocation) so a
   // later crash can never expose old bytes behind new ones.
@@ -511,6 +515,8 @@ void PartitionLog::Fail(const Status& s) {
   failed.store(true, std::memory_order_release);
   // Staged bytes never become readable; the partition stays fenced until reopened,
   // when recovery finds the real end on disk.
+  for (auto& u : sealing_)
+    if (u.index_fd >= 0) close(u.index_fd);  // (write_fd goes with its Segment)
   sealing_.clear();
   active_.len = active_.cycle_start;
   active_.pending_index.clear();

@@ -188,9 +188,11 @@ class PartitionLog {
   uint64_t AlignUp(uint64_t v) const { return AlignDown(v + block_ - 1); }
 
   const PartitionConfig cfg_;
-  bool direct_ = false;
-  uint32_t block_ = 4096;
-  uint32_t mem_align_ = 4096;
+  // Set by the I/O thread when it opens an active segment; read by Info() (JS thread)
+  // and PlanFetch() (fetch thread) too, hence atomics.
+  std::atomic<bool> direct_{false};
+  std::atomic<uint32_t> block_{4096};
+  std::atomic<uint32_t> mem_align_{4096};
 
   // I/O thread state.
   WriteUnit active_;

@@ -54,6 +54,8 @@ export interface BrokerOptions {
   directIo?: boolean;
   /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
   testIoDelayMs?: number;
+  /** @internal Test hook: the io_uring backend's first submission or wait fails. */
+  testUringFault?: 'submit' | 'wait';
 }
 
 export interface TopicOptions {
@@ -213,6 +215,7 @@ export class Broker {
         intervalMs: typeof durability === 'object' ? durability.intervalMs : undefined,
         maxBatchBytes: NATIVE_MAX_BATCH_BYTES,
         testIoDelayMs: opts.testIoDelayMs ?? 0,
+        ...(opts.testUringFault ? { testUringFault: opts.testUringFault } : {}),
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
       broker = new Broker(
@@ -436,10 +439,15 @@ export class Broker {
    * verifies it. Without `partition` it goes by the first record's key, else
    * round-robin. A batch with a producer id and sequence is deduplicated.
    *
-   * `copy`: take a copy (into the batch pool) and let the caller's buffer go now.
-   * The gRPC server passes it: its batches are views of grpc-js's per-message
-   * buffers, which would otherwise live until the append is durable, survive young
-   * GCs and push the old generation toward a full GC; the pooled copies are reused.
+   * `copy` (default true): take a copy (into the batch pool) and let the caller's
+   * buffer go now. The I/O thread reads the batch after this returns, from its raw
+   * memory: a caller's buffer could be modified meanwhile, or transferred (detached)
+   * and freed, which would crash the process. `copy: false` is for callers whose
+   * buffer nobody else can reach until the promise settles (the gRPC server's
+   * plain-records batches, built here). Copying also serves the gRPC server's own
+   * batches: they are views of grpc-js's per-message buffers, which would otherwise
+   * live until the append is durable, survive young GCs and push the old generation
+   * toward a full GC; the pooled copies are reused.
    * (A variant that passed grpc-js's buffer on and copied only batches that must wait
    * was measured in bench:grpc A/B runs on 2026-11-30 and reverted: it saved the main
    * thread ~18 ns per record and cost the GC threads ~27.)
@@ -462,7 +470,7 @@ export class Broker {
     }
     const ps = t.partitions[p]!;
     let pooled = false;
-    if (opts.copy) {
+    if (opts.copy !== false) {
       const own = this.batchPool.acquire(batch.length);
       batch.copy(own);
       batch = own;

@@ -208,7 +208,7 @@ export class BrokerServer {
     const hasRecords = req.records && req.records.length > 0;
     if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
     const partition = req.partition ?? undefined;
-    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy: true });
+    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition);
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
     try {
@@ -225,7 +225,7 @@ export class BrokerServer {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.broker.publishBatch(req.topic, batch, partition);
+    return this.broker.publishBatch(req.topic, batch, partition, { copy: false }); // built here: nobody else holds it
   }
 
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
