@@ -523,6 +523,7 @@ void PartitionLog::Fail(const Status& s) {
 }
 
 void PartitionLog::EnforceRetention(int64_t now_ms) {
+  if (!unlink_retry_.empty() || dir_sync_pending_) RemoveRetired();
   if (cfg_.retention_bytes < 0 && cfg_.retention_ms < 0) return;
   std::vector<std::shared_ptr<Segment>> doomed;
   {
@@ -549,10 +550,22 @@ void PartitionLog::EnforceRetention(int64_t now_ms) {
   }
   // Readers holding a doomed segment keep its fd; unlink only removes the name.
   for (auto& seg : doomed) {
-    unlink(seg->log_path.c_str());
-    unlink(seg->index_path.c_str());
+    unlink_retry_.push_back(seg->log_path);
+    unlink_retry_.push_back(seg->index_path);
   }
-  FsyncDir(cfg_.dir);
+  RemoveRetired();
+}
+
+void PartitionLog::RemoveRetired() {
+  // A name that cannot be removed now is tried again at the next retention pass:
+  // left behind, reopening would bring the segment back and move the start offset
+  // backwards. (Bounded: only names of segments already retired.)
+  std::vector<std::string> left;
+  for (auto& path : unlink_retry_)
+    if (unlink(path.c_str()) != 0 && errno != ENOENT) left.push_back(path);
+  bool removed = left.size() < unlink_retry_.size();
+  unlink_retry_ = std::move(left);
+  if ((removed || dir_sync_pending_) && !cfg_.dir.empty()) dir_sync_pending_ = FsyncDir(cfg_.dir) != 0;
 }
 
 Status PartitionLog::ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {

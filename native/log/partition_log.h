@@ -184,6 +184,7 @@ class PartitionLog {
   // position of the last sparse-index entry at or before it, where a scan starts.
   int64_t LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg) const;
   void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
+  void RemoveRetired();
   uint64_t AlignDown(uint64_t v) const { return v & ~static_cast<uint64_t>(block_ - 1); }
   uint64_t AlignUp(uint64_t v) const { return AlignDown(v + block_ - 1); }
 
@@ -195,6 +196,8 @@ class PartitionLog {
   std::atomic<uint32_t> mem_align_{4096};
 
   // I/O thread state.
+  std::vector<std::string> unlink_retry_;  // retired segment files not yet removed
+  bool dir_sync_pending_ = false;
   WriteUnit active_;
   int64_t next_offset_ = 0;  // next offset to assign
   std::vector<WriteUnit> sealing_;
