@@ -2,6 +2,12 @@ import { strict as assert } from 'node:assert';
 import { crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { validateBatch } from '../src/native';
 
+const sealed = (): Buffer => {
+  const b = encodeBatch([{ value: 'x' }]);
+  sealBatch(b);
+  return b;
+};
+
 describe('RecordBatch codec', () => {
   it('computes CRC32C (Castagnoli) check values', () => {
     assert.equal(crc32c(Buffer.from('123456789')), 0xe3069283);
@@ -156,5 +162,24 @@ describe('RecordBatch codec', () => {
     assert.throws(() => validateBatch(badCount), { code: 'CORRUPT_BATCH' });
     assert.throws(() => validateBatch(Buffer.alloc(10)), { code: 'CORRUPT_BATCH' });
     assert.throws(() => validateBatch(Buffer.alloc(200)), { code: 'CORRUPT_BATCH' });
+  });
+  it('refuses a batch whose length is smaller than its header (a loop over it would never advance)', () => {
+    const b = Buffer.alloc(64);
+    sealed().copy(b, 0, 0, 4); // the magic
+    b.writeUInt32LE(0, 4); // batchLength 0
+    b.writeUInt32LE(0, 24); // recordCount 0
+    assert.throws(() => readBatchMeta(b), /less than its 64-byte header/);
+    assert.throws(() => decodeBatches(b, 5), /less than its 64-byte header/);
+  });
+
+  it('a header named __proto__ round-trips as a header', () => {
+    const headers: Record<string, Buffer> = { x: Buffer.from('y') };
+    Object.defineProperty(headers, '__proto__', { value: Buffer.from('p'), enumerable: true });
+    const b = encodeBatch([{ value: 'v', headers }]);
+    sealBatch(b);
+    const [r] = decodeBatches(b, 0);
+    assert.equal(Object.getPrototypeOf(r!.headers), Object.prototype);
+    assert.deepEqual(Object.keys(r!.headers).sort(), ['__proto__', 'x']);
+    assert.equal(r!.headers['__proto__']!.toString(), 'p');
   });
 });

@@ -272,4 +272,74 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
       await b.close();
     }
   });
+  it('deleting a topic whose sends wait for room in the write queue settles them and completes; close() after it too', async () => {
+    const b = await openBroker({ dir: tmpDir(), maxPendingBytes: 1, testIoDelayMs: 200, durability: 'none' });
+    const within = <T,>(p: Promise<T>, ms: number, what: string) =>
+      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} still pending after ${ms} ms`)), ms))]);
+    try {
+      await b.createTopic('a');
+      await b.createTopic('w');
+      const p = b.producer();
+      const sa = p.sendBatch('a', [{ value: 'x' }]);
+      const sw = p.sendBatch('w', [{ value: 'y' }]); // waits behind a's append
+      await within(b.deleteTopic('w'), 5000, 'deleteTopic');
+      await expectCode(sw, 'TOPIC_NOT_FOUND');
+      assert.equal((await sa).baseOffset, 0);
+      await b.createTopic('after'); // the admin chain goes on
+    } finally {
+      await within(b.close(), 5000, 'close');
+    }
+  });
+
+  it('a topic takes sends only once its topic.json is durable', async () => {
+    const d = tmpDir();
+    const b = await openBroker({ dir: d });
+    try {
+      let done = false;
+      let seen = 0;
+      const created = b.createTopic('fresh', { partitions: 4 }).finally(() => (done = true));
+      while (!done) {
+        if ((await b.listTopics()).includes('fresh')) {
+          seen++;
+          assert.ok(fs.existsSync(path.join(d, 'topics', 'fresh', 'topic.json')), 'visible before topic.json');
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+      await created;
+      assert.ok((await b.listTopics()).includes('fresh'));
+      assert.ok(seen <= 1); // at most the last turn, after the write
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a topic with the longest legal name can be deleted for good, and its group offsets written', async () => {
+    const d = tmpDir();
+    const name = 'z'.repeat(249);
+    let b = await openBroker({ dir: d });
+    await b.createTopic(name);
+    await b.producer().send(name, { value: 'v' });
+    const c = b.consumer({ topic: name, group: 'g'.repeat(249), from: 'earliest', deadLetterTopic: 'dead' });
+    for await (const m of c) {
+      m.ack();
+      break;
+    }
+    await c.close();
+    await b.close(); // writes the group's offsets (a temp file, then a rename)
+    b = await openBroker({ dir: d });
+    assert.deepEqual(await b.groups.committedOffsets('g'.repeat(249), name), [1]);
+    await b.deleteTopic(name);
+    await b.close();
+    b = await openBroker({ dir: d });
+    assert.deepEqual(await b.listTopics(), []);
+    await b.close();
+  });
+
+  it('read() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {
+    await expectCode(broker.read('t', 0, 0, null as never), 'INVALID_ARGUMENT');
+    const batch = encodeBatch([{ value: 'v' }]);
+    sealBatch(batch);
+    await expectCode(broker.publishBatch('t', batch, 0, null as never), 'INVALID_ARGUMENT');
+    await expectCode(broker.publishBatch('t', 'not a buffer' as never, 0), 'CORRUPT_BATCH');
+  });
 });

@@ -67,4 +67,17 @@ describe('CLI', function () {
     assert.equal(r.code, 2);
     assert.match(r.err, /unknown setting "bogus"/);
   });
+  it('produce stops at a line it cannot send, names it, exits 2, and keeps the lines before it', () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'p', '--partitions', '2', '--dir', dir]).code, 0);
+    const good = Array.from({ length: 50 }, (_, i) => `ok${i}`);
+    let r = run(['produce', 'p', '--partition', '0', '--dir', dir], `${good.join('\n')}\n${'x'.repeat(1_100_000)}\n`);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /RECORD_TOO_LARGE: line 51:/);
+    r = run(['consume', 'p', '--from', 'earliest', '--partition', '0', '--max', '50', '--dir', dir]);
+    assert.deepEqual(r.out.trim().split('\n'), good);
+    r = run(['produce', 'p', '--partition', '9', '--dir', dir], 'one\n');
+    assert.equal(r.code, 2);
+    assert.match(r.err, /line 1: .*partition 9/);
+  });
 });

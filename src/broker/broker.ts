@@ -124,6 +124,8 @@ export class PartitionState {
   }
 }
 
+let trashSeq = 0;
+
 interface QueuedAppend {
   ps: PartitionState;
   batch: Buffer;
@@ -263,7 +265,8 @@ export class Broker {
     }
   }
 
-  private async openTopic(cfg: TopicConfig, tdir: string): Promise<TopicState> {
+  /** Opens a topic's partitions; `register`: make it visible (createTopic does that once topic.json is durable). */
+  private async openTopic(cfg: TopicConfig, tdir: string, register = true): Promise<TopicState> {
     const t = new TopicState(cfg, tdir);
     for (let p = 0; p < cfg.partitions; p++) {
       const pdir = path.join(tdir, String(p));
@@ -282,7 +285,7 @@ export class Broker {
         });
       t.partitions.push(new PartitionState(t, p, native));
     }
-    this.topics.set(cfg.name, t);
+    if (register) this.topics.set(cfg.name, t);
     return t;
   }
 
@@ -315,24 +318,23 @@ export class Broker {
       if (this.topics.has(name)) throw new UringmqError('TOPIC_EXISTS', `topic ${name} already exists`);
       const tdir = path.join(this.dir, 'topics', name);
       const cfg: TopicConfig = { name, partitions, segmentBytes, retention, createdAt: Date.now() };
+      let t: TopicState | null = null;
       try {
         await fs.rm(tdir, { recursive: true, force: true }); // leftovers of a crashed create
         await fs.mkdir(tdir);
         await fsyncDir(path.dirname(tdir));
         for (let p = 0; p < partitions; p++) await fs.mkdir(path.join(tdir, String(p)));
-        await this.openTopic(cfg, tdir);
-        // topic.json last: its presence is what makes the topic exist after a crash.
+        t = await this.openTopic(cfg, tdir, false);
+        // topic.json last: its presence is what makes the topic exist after a crash,
+        // so the topic takes appends only once it is durable.
         await writeFileDurable(path.join(tdir, 'topic.json'), JSON.stringify(cfg, null, 2));
       } catch (e) {
-        const t = this.topics.get(name);
-        if (t) {
-          for (const ps of t.partitions) this.engine.closePartition(ps.native);
-          this.topics.delete(name);
-        }
+        if (t) for (const ps of t.partitions) this.engine.closePartition(ps.native); // nothing appended: not visible yet
         await fs.rm(tdir, { recursive: true, force: true }).catch(() => undefined);
         throw e instanceof UringmqError ? e : new UringmqError('IO_ERROR', `creating topic ${name}: ${(e as Error).message}`);
       }
-      return this.describe(this.topics.get(name)!);
+      this.topics.set(name, t);
+      return this.describe(t);
     });
   }
 
@@ -368,6 +370,17 @@ export class Broker {
       t.deleted = true;
       this.topics.delete(name);
       for (const p of this.activeProducers) p.flushTopic(name);
+      // Its appends still waiting for room fail now: they would never complete, and
+      // partitionIdle below would wait for them forever.
+      const gone = new UringmqError('TOPIC_NOT_FOUND', `topic ${name} was deleted`);
+      for (let i = this.waiting.length - 1; i >= 0; i--) {
+        const q = this.waiting[i]!;
+        if (q.ps.topic !== t) continue;
+        this.waiting.splice(i, 1);
+        this.waitingBytes -= q.batch.length;
+        if (q.pooled) this.batchPool.release(q.batch);
+        q.reject(gone);
+      }
       await Promise.all(t.partitions.map((ps) => this.partitionIdle(ps)));
       for (const ps of t.partitions) {
         this.engine.closePartition(ps.native);
@@ -376,7 +389,9 @@ export class Broker {
       await this.groupCoordinator?.topicDeleted(name);
       const trash = path.join(this.dir, 'trash');
       await fs.mkdir(trash, { recursive: true });
-      const doomed = path.join(trash, `${name}-${Date.now()}-${process.pid}`);
+      // Not named after the topic: a 249-character name plus a suffix would pass the
+      // file system's 255-byte limit.
+      const doomed = path.join(trash, `${Date.now()}-${process.pid}-${++trashSeq}`);
       await fs.rename(t.dir, doomed);
       await fsyncDir(path.join(this.dir, 'topics'));
       await fs.rm(doomed, { recursive: true, force: true });
@@ -429,6 +444,7 @@ export class Broker {
     this.assertOpen();
     const ps = this.partitionState(topic, partition);
     validateOffset(offset);
+    if (opts === null || typeof opts !== 'object') throw invalid('read options must be an object');
     const maxBytes = opts.maxBytes === undefined ? MiB : positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);
     const raw = await this.readRaw(ps, offset, maxBytes);
     return toMessages(raw, topic, partition, offset);
@@ -455,6 +471,8 @@ export class Broker {
   async publishBatch(topic: string, batch: Buffer, partition?: number, opts: { copy?: boolean } = {}): Promise<PublishResult> {
     this.assertOpen();
     const t = this.topicState(topic);
+    if (!Buffer.isBuffer(batch)) throw new UringmqError('CORRUPT_BATCH', 'a RecordBatch must be a Buffer');
+    if (opts === null || typeof opts !== 'object') throw invalid('publishBatch options must be an object');
     const queued = this.queuedBytes;
     if (queued > 0 && queued + batch.length > this.maxQueuedBytes)
       throw new UringmqError('RESOURCE_EXHAUSTED', `the write queue is full (${queued} bytes waiting for the disk, limit ${this.maxQueuedBytes}); retry later`);
@@ -613,7 +631,7 @@ export class Broker {
   /** True when the append was taken (or rejected); false when the ring is full. */
   private submit(q: QueuedAppend): boolean {
     if (q.ps.topic.deleted) {
-      q.reject(new UringmqError('TOPIC_NOT_FOUND', `topic ${q.ps.topic.name} was deleted`));
+      this.refuse(q, new UringmqError('TOPIC_NOT_FOUND', `topic ${q.ps.topic.name} was deleted`));
       return true;
     }
     const id = this.nextId++;
@@ -621,7 +639,7 @@ export class Broker {
     try {
       taken = this.engine.append(q.ps.native, q.batch, id, q.seal);
     } catch (e) {
-      q.reject(fromNative(e));
+      this.refuse(q, fromNative(e));
       return true;
     }
     if (!taken) return false;
@@ -629,6 +647,23 @@ export class Broker {
     this.pendingBytes += q.batch.length;
     q.ps.pending++;
     return true;
+  }
+
+  /**
+   * An append refused before it reached the I/O thread. It may have waited in
+   * `waiting`, where partitionIdle saw it: those checks run again once the caller has
+   * taken it off the queue (no completion of this partition will run them).
+   */
+  private refuse(q: QueuedAppend, e: Error): void {
+    if (q.pooled) this.batchPool.release(q.batch);
+    q.reject(e);
+    const ps = q.ps;
+    if (ps.idleWaiters.length)
+      queueMicrotask(() => {
+        const w = ps.idleWaiters;
+        ps.idleWaiters = [];
+        for (const f of w) f();
+      });
   }
 
   private drainWaiting(): void {

@@ -28,7 +28,8 @@ let tmpSeq = 0;
 
 export async function writeFileDurable(file: string, data: string): Promise<void> {
   // A name of its own per write: two writes of one file never share a temp file.
-  const tmp = `${file}.tmp-${process.pid}-${++tmpSeq}`;
+  // Short, in the same directory: `${file}.tmp` could pass the 255-byte name limit.
+  const tmp = path.join(path.dirname(file), `.tmp-${process.pid}-${++tmpSeq}`);
   try {
     const fh = await fs.open(tmp, 'w', 0o644);
     try {

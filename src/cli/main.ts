@@ -278,14 +278,31 @@ export function program(): Command {
         const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
         const sends: Array<Promise<unknown>> = [];
         let n = 0;
+        let ok = 0;
+        // A refused line (too large, a bad partition) stops the input and the command
+        // fails naming it; the other lines read so far are still sent and counted.
+        let failure: { line: number; err: unknown } | null = null;
         for await (const line of rl) {
-          sends.push(producer.send(topic, { key: o.key, value: line, partition: o.partition }));
-          n++;
+          const lineNo = ++n;
+          let sent: Promise<unknown>;
+          try {
+            sent = producer.send(topic, { key: o.key, value: line, partition: o.partition });
+          } catch (e) {
+            sent = Promise.reject(e);
+          }
+          sends.push(sent.then(() => ok++, (e: unknown) => void (failure ??= { line: lineNo, err: e })));
           if (sends.length >= 10_000) await Promise.all(sends.splice(0));
+          if (failure) break;
         }
+        rl.close();
         await Promise.all(sends);
         await producer.flush();
-        process.stderr.write(`produced ${n} messages to ${topic}\n`);
+        process.stderr.write(`produced ${ok} messages to ${topic}\n`);
+        if (failure) {
+          const { line, err } = failure as { line: number; err: unknown };
+          const e = err instanceof UringmqError ? err : new UringmqError('INTERNAL', String(err));
+          throw new UringmqError(e.code, `line ${line}: ${e.message}`);
+        }
       } finally {
         await done(t);
       }
@@ -329,8 +346,10 @@ export function program(): Command {
           }
         } else {
           // Without a group over gRPC: fetch with long-poll, partition by partition.
-          const parts = o.partition !== undefined ? [o.partition] : (await t.client!.describeTopic(topic)).partitions.map((p) => p.partition);
           const d = await t.client!.describeTopic(topic);
+          if (o.partition !== undefined && !d.partitions[o.partition])
+            throw new UringmqError('INVALID_ARGUMENT', `partition ${o.partition} does not exist in topic ${topic} (${d.partitions.length} partitions)`);
+          const parts = o.partition !== undefined ? [o.partition] : d.partitions.map((p) => p.partition);
           const pos = parts.map((p) => (from === 'earliest' ? d.partitions[p]!.startOffset : from === 'latest' ? d.partitions[p]!.endOffset : from.offset));
           for (;;) {
             for (let i = 0; i < parts.length; i++) {

@@ -325,8 +325,11 @@ export function sealBatch(batch: Buffer): Buffer {
 
 export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
   if (buf.length - pos < HEADER_SIZE || buf.readUInt32LE(pos) !== MAGIC) throw new Error(`no batch at byte ${pos}`);
+  const length = buf.readUInt32LE(pos + 4);
+  // Loops over batches advance by it: a smaller one would never move on.
+  if (length < HEADER_SIZE) throw new Error(`the batch at byte ${pos} claims ${length} bytes, less than its ${HEADER_SIZE}-byte header`);
   return {
-    length: buf.readUInt32LE(pos + 4),
+    length,
     baseOffset: readI64(buf, pos + 8),
     recordCount: buf.readUInt32LE(pos + 24),
     firstTimestamp: readI64(buf, pos + 32),
@@ -501,7 +504,9 @@ export function decodeEach(
         headers = {};
         for (let h = 0; h < hc; h++) {
           const k = c.bytes(c.uvarint()).toString('utf8');
-          headers[k] = c.bytes(c.uvarint());
+          // defineProperty: a header named __proto__ is a header, not the object's prototype.
+          if (k === '__proto__') Object.defineProperty(headers, k, { value: c.bytes(c.uvarint()), enumerable: true, writable: true, configurable: true });
+          else headers[k] = c.bytes(c.uvarint());
         }
         p = c.pos;
       }
