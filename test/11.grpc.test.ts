@@ -431,6 +431,21 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     await c.close();
   });
 
+  it('a fatal stream error fails every waiting send at once, also those waiting for an in-flight slot', async () => {
+    r = await startServer({ authToken: 'right' });
+    const wrong = await connect(r.address, { token: 'wrong' });
+    try {
+      const p = wrong.producer({ maxInFlight: 2 });
+      const t0 = Date.now();
+      const sends = Array.from({ length: 12 }, (_, i) => p.sendBatch('t', [{ value: `m${i}` }], { partition: 0 }));
+      const results = await Promise.allSettled(sends);
+      assert.ok(results.every((x) => x.status === 'rejected' && (x.reason as { code?: string }).code === 'UNAUTHENTICATED'));
+      assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
+    } finally {
+      await wrong.close();
+    }
+  });
+
   it('Fetch with maxBytes above the server message limit is capped to fit', async () => {
     r = await startServer({ maxMessageBytes: 1 << 20 });
     await r.client.createTopic('t');

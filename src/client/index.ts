@@ -707,8 +707,10 @@ export class RemoteProducer implements ProducerApi {
       s = target ? new PublishStream(target) : this.client.bidi('publishStream', true);
     } catch (e) {
       const err = new UringmqError('UNAVAILABLE', `cannot publish: ${(e as Error).message}`);
-      for (const b of this.queue.splice(0)) this.giveUp(b, err, false);
-      this.wakeCapacity();
+      for (const b of this.queue.splice(0)) {
+        this.giveUp(b, err, false);
+        this.wakeCapacity(); // one slot per batch given up: each waiting submit gets its turn
+      }
       return null;
     }
     this.stream = s;
@@ -733,8 +735,10 @@ export class RemoteProducer implements ProducerApi {
       void sleep(Math.min(100 * 2 ** Math.min(again[0]?.attempts ?? 0, 6), 5000)).then(() => {
         this.reconnecting = false;
         if (fatal && !RETRYABLE.has(fatal.code)) {
-          for (const b of this.queue.splice(0)) this.giveUp(b, fatal, false);
-          this.wakeCapacity();
+          for (const b of this.queue.splice(0)) {
+            this.giveUp(b, fatal, false);
+            this.wakeCapacity();
+          }
           return;
         }
         this.pump();
