@@ -418,6 +418,41 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     m.leave();
   });
 
+  it('an ack that lands while redeliveries are being read is not delivered again, nor counted as unacked', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 10; i++) await p.sendBatch('t', [{ value: `m${i}` }], { partition: 0 });
+    const fresh: Array<[number, number]> = [];
+    const again: number[][] = [];
+    const m = await broker.groups.join(
+      { topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 },
+      { deliverBatches: (_p, _raw, from, to) => fresh.push([from, to]), deliverRecords: (rs) => again.push(rs.map((r) => r.offset)), assign: () => undefined, end: () => undefined },
+      100,
+    );
+    const until = Date.now() + 10_000;
+    while (fresh.reduce((n, [a, b]) => n + b - a, 0) < 10 && Date.now() < until) await sleep(10);
+    // Slow reads of one batch each: redelivering offsets 0 and 5 takes two of them.
+    const b = broker as unknown as { readRaw: (ps: unknown, off: number, max: number) => Promise<Buffer> };
+    const orig = b.readRaw.bind(broker);
+    b.readRaw = async (ps, off) => {
+      await sleep(300);
+      return orig(ps, off, 1);
+    };
+    m.credit(1000); // a member asks for more before the pump delivers again
+    try {
+      m.nack(0, 0, 0);
+      m.nack(0, 5, 0);
+      await sleep(450); // the first read is done, the second under way
+      m.ack(0, 0, 1);
+      while (again.length === 0 && Date.now() < until) await sleep(10);
+    } finally {
+      b.readRaw = orig;
+    }
+    assert.deepEqual(again, [[5]]);
+    assert.equal(m.unacked, 9);
+    m.leave();
+  });
+
   it('close() while the app holds a message stops the member timers', async () => {
     await broker.createTopic('t');
     await broker.producer().send('t', { value: 'x' });

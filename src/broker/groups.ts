@@ -93,6 +93,8 @@ class PartitionGroupState {
   inflight: Inflight[] = [];
   redeliver: Redelivery[] = [];
   owner: GroupMember | null = null;
+  /** Bumped by commitOffset (a rewind or skip drops in-flight state): reads under way are stale. */
+  resets = 0;
   /** The next read, started while the previous delivery travels (at most one per partition). */
   readAhead: { from: number; raw: Promise<Buffer | null> } | null = null;
   constructor(readonly index: number) {}
@@ -773,6 +775,7 @@ export class GroupCoordinator {
     const out: RedeliveredRecord[] = [];
     const info = this.broker.partitionOffsets(native);
     if (ps.committed < info.startOffset) this.skipRetained(m.state, ps, info.startOffset);
+    const resets = ps.resets;
     let i = 0;
     try {
       while (i < due.length) {
@@ -801,11 +804,14 @@ export class GroupCoordinator {
       ps.redeliver.push(...due);
       throw e;
     }
+    if (ps.resets !== resets) return false; // commitOffset moved the partition while we read: these are void
     if (!m.alive || ps.owner !== m) {
       // Rebalanced while reading: put them back for the new owner.
       ps.redeliver.push(...due);
       return false;
     }
+    // Acks that landed during the reads above.
+    for (let k = out.length - 1; k >= 0; k--) if (out[k]!.offset < ps.committed || ps.acked.has(out[k]!.offset)) out.splice(k, 1);
     if (out.length === 0) return true;
     const deadline = Date.now() + m.opts.ackDeadlineMs;
     for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
@@ -906,6 +912,7 @@ export class GroupCoordinator {
     ps.inflight = [];
     ps.redeliver = [];
     ps.acked.clear();
+    ps.resets++;
     ps.committed = ps.next = offset;
     gs.dirty = true;
     await this.flush(gs);
