@@ -296,18 +296,15 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     const b = await openBroker({ dir: d });
     try {
       let done = false;
-      let seen = 0;
       const created = b.createTopic('fresh', { partitions: 4 }).finally(() => (done = true));
       while (!done) {
         if ((await b.listTopics()).includes('fresh')) {
-          seen++;
           assert.ok(fs.existsSync(path.join(d, 'topics', 'fresh', 'topic.json')), 'visible before topic.json');
         }
         await new Promise((r) => setImmediate(r));
       }
       await created;
       assert.ok((await b.listTopics()).includes('fresh'));
-      assert.ok(seen <= 1); // at most the last turn, after the write
     } finally {
       await b.close();
     }

@@ -439,14 +439,14 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const b = broker as unknown as { readRaw: (ps: unknown, off: number, max: number) => Promise<Buffer> };
     const orig = b.readRaw.bind(broker);
     b.readRaw = async (ps, off) => {
-      await sleep(300);
+      await sleep(600);
       return orig(ps, off, 1);
     };
     m.credit(1000); // a member asks for more before the pump delivers again
     try {
       m.nack(0, 0, 0);
       m.nack(0, 5, 0);
-      await sleep(450); // the first read is done, the second under way
+      await sleep(900); // the first read is done, the second under way
       m.ack(0, 0, 1);
       while (again.length === 0 && Date.now() < until) await sleep(10);
     } finally {

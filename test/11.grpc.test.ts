@@ -440,7 +440,7 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       const sends = Array.from({ length: 12 }, (_, i) => p.sendBatch('t', [{ value: `m${i}` }], { partition: 0 }));
       const results = await Promise.allSettled(sends);
       assert.ok(results.every((x) => x.status === 'rejected' && (x.reason as { code?: string }).code === 'UNAUTHENTICATED'));
-      assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
+      assert.ok(Date.now() - t0 < 10_000, `took ${Date.now() - t0} ms`);
     } finally {
       await wrong.close();
     }
