@@ -17,6 +17,8 @@ export interface PartitionOptions {
   tailCacheBytes?: number;
   preallocateBytes?: number;
   directIo?: boolean;
+  /** Recovery checks the whole last segment, not from its newest index entry on. */
+  fullScan?: boolean;
 }
 
 export interface PartitionInfo {

@@ -395,6 +395,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     cfg.preallocate_bytes = static_cast<uint64_t>(GetInt(env, o, "preallocateBytes", 16 << 20));
     Napi::Value d = o.Get("directIo");
     cfg.allow_direct = d.IsUndefined() ? true : d.ToBoolean().Value();
+    cfg.full_scan = o.Get("fullScan").ToBoolean().Value();
     if (cfg.segment_bytes < 4096 || cfg.segment_bytes > (1ull << 30))
       ThrowInvalid(env, "segmentBytes must be between 4096 and 1 GiB");
     if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");

@@ -83,7 +83,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       seg->index_path = cfg.dir + "/" + SegmentFileName(bases[i], ".index");
       seg->read_fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (seg->read_fd < 0) return SysError("open", seg->log_path, -1, errno);
-      Status s = log->RecoverSegment(seg.get());
+      Status s = log->RecoverSegment(seg.get(), cfg.full_scan && i + 1 == bases.size());
       if (!s.ok()) return s;
       expected = seg->next_offset;
       log->segments_.push_back(seg);
@@ -118,7 +118,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   return Status::Ok();
 }
 
-Status PartitionLog::RecoverSegment(Segment* seg) {
+Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan) {
   struct stat st;
   if (fstat(seg->read_fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
   const int64_t file_size = st.st_size;
@@ -151,6 +151,11 @@ Status PartitionLog::RecoverSegment(Segment* seg) {
       index_dirty = true;
       break;
     }
+  }
+
+  if (full_scan && !idx.empty()) {
+    idx.clear();  // rebuilt by the scan below, from the start
+    index_dirty = true;
   }
 
   FileScanner sc(seg->read_fd, file_size);

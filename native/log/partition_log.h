@@ -34,6 +34,11 @@ struct PartitionConfig {
   size_t tail_cache_bytes = 1u << 20;
   uint64_t preallocate_bytes = 16ull << 20;  // fallocate step
   bool allow_direct = true;
+  // Recovery checks every batch of the last segment from its start instead of resuming
+  // at its newest index entry. For opens after a crash of a run without `sync`: a
+  // power cut can lose any unsynced write of that segment, not only its tail, and the
+  // index (written before the data is durable there) may point past the hole.
+  bool full_scan = false;
 };
 
 struct IndexEntry {
@@ -173,7 +178,7 @@ class PartitionLog {
     int index_fd = -1;  // buffered appends of index entries
   };
 
-  Status RecoverSegment(Segment* seg);
+  Status RecoverSegment(Segment* seg, bool full_scan);
   Status CreateSegment(int64_t base, std::shared_ptr<Segment>* out);
   Status OpenActive(std::shared_ptr<Segment> seg);
   Status SealUnit(WriteUnit* u);

@@ -166,6 +166,8 @@ export class Broker {
   private readonly maxPendingBytes: number;
   private readonly tailCacheBytes: number;
   private readonly directIo: boolean;
+  /** The last run crashed without `sync`: recovery checks whole last segments (see state.json). */
+  private fullScan = false;
   /** @internal encode buffers, reused once their append completes */
   readonly batchPool = new BufferPool();
   /** @internal producers holding unsent records, flushed by close() */
@@ -226,6 +228,7 @@ export class Broker {
         lock,
       );
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
+      broker.fullScan = await startRun(dir, durability);
       await broker.loadTopics();
       return broker;
     } catch (e) {
@@ -278,6 +281,7 @@ export class Broker {
           retentionMs: cfg.retention.maxAgeMs ?? -1,
           tailCacheBytes: this.tailCacheBytes,
           directIo: this.directIo,
+          fullScan: this.fullScan,
         })
         .catch((e: unknown) => {
           for (const ps of t.partitions) this.engine.closePartition(ps.native);
@@ -747,13 +751,36 @@ export class Broker {
       for (const p of [...this.activeProducers]) p.flushAll();
       await this.adminChain.catch(() => undefined);
       await this.allIdle();
-      this.engine.close();
+      this.engine.close(); // the I/O thread syncs what is dirty before it stops
       this.state = 'closed';
+      // A clean stop: the next open can trust the indexes. Without this file it checks.
+      await writeFileDurable(path.join(this.dir, STATE_FILE), JSON.stringify({ clean: true, durability: this.durability })).catch(() => undefined);
       this.lock.release();
       for (const t of this.topics.values()) for (const ps of t.partitions) this.notifyData(ps);
     })();
     return this.closePromise;
   }
+}
+
+const STATE_FILE = 'state.json';
+
+/**
+ * Reads how the previous run on `dir` ended and marks this one as running. True when
+ * recovery must check whole last segments: the previous run did not stop cleanly and
+ * did not use `sync` (or the directory has topics and no record of its last run).
+ */
+async function startRun(dir: string, durability: Durability): Promise<boolean> {
+  const file = path.join(dir, STATE_FILE);
+  let prev: { clean?: unknown; durability?: unknown } | null = null;
+  try {
+    prev = JSON.parse(await fs.readFile(file, 'utf8')) as { clean?: unknown; durability?: unknown };
+  } catch {
+    prev = null; // none yet, or torn: check
+  }
+  const hasTopics = (await fs.readdir(path.join(dir, 'topics'))).length > 0;
+  const trusted = prev !== null && (prev.clean === true || prev.durability === 'sync');
+  await writeFileDurable(file, JSON.stringify({ clean: false, durability }));
+  return hasTopics && !trusted;
 }
 
 /** Header fields of a client batch, checked enough to route it; the core checks the rest. */
