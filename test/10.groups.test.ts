@@ -6,6 +6,22 @@ import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumer
 import { openBroker, sleep, startServer, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
+/** The first n messages of a fresh iterator, each handled by onMsg (ack by default); fails after timeoutMs. */
+async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 20_000): Promise<ConsumedMessage[]> {
+  const out: ConsumedMessage[] = [];
+  if (n === 0) return out;
+  const it = c[Symbol.asyncIterator]();
+  const deadline = Date.now() + timeoutMs;
+  while (out.length < n) {
+    const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)]);
+    if (r === 'timeout') throw new Error(`got ${out.length} of ${n} messages`);
+    if (r.done) break;
+    out.push(r.value);
+    onMsg(r.value);
+  }
+  return out;
+}
+
 /** Runs the same group scenarios embedded and through gRPC: one interface. */
 for (const mode of ['embedded', 'grpc'] as const) {
   describe(`Consumer groups (${mode})`, function () {
@@ -36,21 +52,6 @@ for (const mode of ['embedded', 'grpc'] as const) {
 
     const consumer = (o: GroupConsumerOptions): GroupConsumerApi => (client ? client.consumer(o) : broker.consumer(o));
     const producer = () => (client ? client.producer() : broker.producer());
-
-    async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 20_000): Promise<ConsumedMessage[]> {
-      const out: ConsumedMessage[] = [];
-      if (n === 0) return out;
-      const it = c[Symbol.asyncIterator]();
-      const deadline = Date.now() + timeoutMs;
-      while (out.length < n) {
-        const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)]);
-        if (r === 'timeout') throw new Error(`got ${out.length} of ${n} messages`);
-        if (r.done) break;
-        out.push(r.value);
-        onMsg(r.value);
-      }
-      return out;
-    }
 
     it('delivers every message once, in order per partition, and commits', async () => {
       await broker.createTopic('t', { partitions: 3 });
@@ -274,21 +275,6 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     broker = await openBroker({ dir });
   });
   afterEach(async () => broker.close());
-
-  /** The first n messages of a fresh iterator, each handled by onMsg; fails after timeoutMs. */
-  async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 10_000): Promise<ConsumedMessage[]> {
-    const out: ConsumedMessage[] = [];
-    const it = c[Symbol.asyncIterator]();
-    const deadline = Date.now() + timeoutMs;
-    while (out.length < n) {
-      const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)]);
-      if (r === 'timeout') throw new Error(`got ${out.length} of ${n} messages`);
-      if (r.done) break;
-      out.push(r.value);
-      onMsg(r.value);
-    }
-    return out;
-  }
 
   it('deleting a topic right after acks removes its offsets for good: a topic recreated under the name starts its groups afresh', async () => {
     await broker.createTopic('t');

@@ -570,7 +570,7 @@ void PartitionLog::RemoveRetired() {
     if (unlink(path.c_str()) != 0 && errno != ENOENT) left.push_back(path);
   bool removed = left.size() < unlink_retry_.size();
   unlink_retry_ = std::move(left);
-  if ((removed || dir_sync_pending_) && !cfg_.dir.empty()) dir_sync_pending_ = FsyncDir(cfg_.dir) != 0;
+  if (removed || dir_sync_pending_) dir_sync_pending_ = FsyncDir(cfg_.dir) != 0;
 }
 
 Status PartitionLog::ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {

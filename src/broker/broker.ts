@@ -382,8 +382,7 @@ export class Broker {
         if (q.ps.topic !== t) continue;
         this.waiting.splice(i, 1);
         this.waitingBytes -= q.batch.length;
-        if (q.pooled) this.batchPool.release(q.batch);
-        q.reject(gone);
+        this.refuse(q, gone);
       }
       await Promise.all(t.partitions.map((ps) => this.partitionIdle(ps)));
       for (const ps of t.partitions) {

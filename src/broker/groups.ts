@@ -780,7 +780,7 @@ export class GroupCoordinator {
     try {
       while (i < due.length) {
         const e = due[i]!;
-        if (e.offset < info.startOffset || e.offset < ps.committed || ps.acked.has(e.offset)) {
+        if (e.offset < ps.committed || ps.acked.has(e.offset)) { // (skipRetained put committed at or past the start)
           i++;
           continue;
         }
@@ -795,8 +795,7 @@ export class GroupCoordinator {
         while (i < due.length && due[i]!.offset <= lastRead) {
           const d = due[i++]!;
           const r = byOffset.get(d.offset);
-          if (!r || ps.acked.has(d.offset) || d.offset < ps.committed) continue;
-          out.push({ ...r, partition: ps.index, deliveryCount: d.deliveryCount + 1 });
+          if (r) out.push({ ...r, partition: ps.index, deliveryCount: d.deliveryCount + 1 }); // acked ones are dropped below
         }
       }
     } catch (e) {

@@ -305,7 +305,7 @@ export class BrokerServer {
     if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`offset must be a non-negative integer, got ${offset}`);
     // Capped so the answer fits in one message: plain records take more room than
     // the batches they come from (a few dozen bytes of fields per record).
-    const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB, req.plain_records ? this.maxMessageBytes / 2 : this.maxMessageBytes - 4096);
+    const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB, req.plain_records ? Math.floor(this.maxMessageBytes / 2) : this.maxMessageBytes - 4096);
     let info = b.partitionOffsets(ps);
     const waitMs = Math.min(req.max_wait_ms || 0, 30_000);
     if (offset === info.endOffset && waitMs > 0) {
