@@ -1,0 +1,184 @@
+/**
+ * Where end-to-end latency goes: `npm run bench:latency-parts [-- --rate 10000 --seconds 5]`.
+ *
+ * The same open-loop traffic as bench:grpc's e2e case (100 B records, `sync`, one
+ * send() per scheduled time, producer lingerMs 0, a group consumer acking each
+ * message, client and server in separate processes). Each record carries its send
+ * time; the server child (latency_parts_server.ts) notes when its request reached
+ * the handler and when its append was durable, all on CLOCK_MONOTONIC, so every
+ * message's latency splits into client → server handler, the server's append, and
+ * durable → consumer. Then the embedded path alone (send → durable ack, no gRPC) at
+ * the same rate, and the server main thread's CPU. Percentiles in ms; the first
+ * second is discarded.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Broker } from '../src';
+import { connect } from '../src/client';
+import { openLoop } from '../src/bench/open_loop';
+import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
+import { MARK, monoMs } from './latency_parts_mark';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
+};
+const RATE = Number(arg('rate', '10000'));
+const SECONDS = Number(arg('seconds', '5'));
+const RECORD = 100;
+
+/** A 100-byte value: the marker, then the send time. */
+function stamped(): Buffer {
+  const v = Buffer.alloc(RECORD);
+  MARK.copy(v, 0);
+  v.writeDoubleLE(monoMs(), MARK.length);
+  return v;
+}
+
+const sentAt = (v: Buffer): number => v.readDoubleLE(MARK.length);
+
+function pct(xs: number[]): string {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))]!.toFixed(2) : '—');
+  return `${q(0.5)} | ${q(0.9)} | ${q(0.99)}`;
+}
+
+const threadCpuMs = (pid: number): number => Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+
+async function overGrpc(dir: string): Promise<void> {
+  const trace = path.join(dir, 'server-trace.txt');
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--require', 'tsx/cjs', path.join(__dirname, 'latency_parts_server.ts'), path.join(dir, 'grpc'), trace], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /^\{"broker":(\d+)\}$/m.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+    });
+    const client = await connect(`127.0.0.1:${port}`);
+    await client.createTopic('parts', { partitions: 1 });
+    const producer = client.producer({ lingerMs: 0 });
+    const consumer = client.consumer({ topic: 'parts', group: 'parts', from: 'latest' });
+    const start = performance.now() + 300;
+    const warmEnd = monoMs() + 300 + 1000; // in the marker's clock
+    const end = start + 1000 + SECONDS * 1000;
+    const received = new Map<number, number>(); // send time → consumer time
+    const acked: number[] = [];
+    let stop = false;
+    const consuming = (async () => {
+      for await (const m of consumer) {
+        m.ack();
+        received.set(sentAt(m.value), monoMs());
+        if (stop) break;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const cpu0 = threadCpuMs(child.pid!);
+    const t0 = performance.now();
+    await openLoop({
+      rate: RATE,
+      start,
+      end,
+      precise: true,
+      send: () => {
+        const v = stamped();
+        const s = sentAt(v);
+        void producer.send('parts', { value: v, partition: 0 }).then(() => {
+          if (s >= warmEnd) acked.push(monoMs() - s);
+        });
+      },
+    });
+    const cpu = (threadCpuMs(child.pid!) - cpu0) / (performance.now() - t0);
+    await producer.flush();
+    await new Promise((r) => setTimeout(r, 500));
+    stop = true;
+    await consumer.close();
+    await Promise.race([consuming, new Promise((r) => setTimeout(r, 2000))]);
+    await client.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    const server = new Map<number, [number, number]>();
+    for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
+      const [s, a, d] = line.split(' ').map(Number);
+      if (s !== undefined && a !== undefined && d !== undefined) server.set(s, [a, d]);
+    }
+    const total: number[] = [];
+    const toServer: number[] = [];
+    const append: number[] = [];
+    const toConsumer: number[] = [];
+    for (const [s, got] of received) {
+      const at = server.get(s);
+      if (s < warmEnd || !at) continue;
+      total.push(got - s);
+      toServer.push(at[0] - s);
+      append.push(at[1] - at[0]);
+      toConsumer.push(got - at[1]);
+    }
+    console.log(`over gRPC: ${total.length} messages; server main thread ${(cpu * 100).toFixed(0)}% of a core, ${((cpu * 1000) / (RATE / 1000)).toFixed(1)} µs per message\n`);
+    console.log('| part | p50 | p90 | p99 |');
+    console.log('|---|---:|---:|---:|');
+    console.log(`| end to end, send() → consumer | ${pct(total)} |`);
+    console.log(`| client → server handler | ${pct(toServer)} |`);
+    console.log(`| server append (handler → durable) | ${pct(append)} |`);
+    console.log(`| durable → consumer | ${pct(toConsumer)} |`);
+    console.log(`| publish ack, send() → ack | ${pct(acked)} |`);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+}
+
+async function embedded(dir: string): Promise<void> {
+  const broker = await Broker.open({ dir: path.join(dir, 'embedded') });
+  try {
+    await broker.createTopic('parts');
+    const producer = broker.producer({ lingerMs: 0 });
+    const lat: number[] = [];
+    const start = performance.now() + 200;
+    const warmEnd = start + 1000;
+    await openLoop({
+      rate: RATE,
+      start,
+      end: warmEnd + SECONDS * 1000,
+      precise: true,
+      send: (scheduled) => {
+        const t = performance.now();
+        void producer.send('parts', { value: Buffer.alloc(RECORD), partition: 0 }).then(() => {
+          if (scheduled >= warmEnd) lat.push(performance.now() - t);
+        });
+      },
+    });
+    await producer.flush();
+    console.log(`| embedded, send() → durable ack (no gRPC) | ${pct(lat)} |`);
+  } finally {
+    await broker.close();
+  }
+}
+
+async function main(): Promise<void> {
+  fs.mkdirSync('.bench-data', { recursive: true });
+  const dir = fs.mkdtempSync(path.join('.bench-data', 'parts-'));
+  console.log(`uringmq bench:latency-parts — ${new Date().toISOString()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}`);
+  console.log(`${RECORD}-byte records, durability sync, ${RATE} msgs/s for ${SECONDS}s after a 1s warm-up; latency in ms\n`);
+  try {
+    await overGrpc(dir);
+    await embedded(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
