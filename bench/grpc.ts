@@ -36,7 +36,7 @@ const BATCH = 1000;
 const IN_FLIGHT = Number(arg('in-flight', '64'));
 /**
  * The open-loop sender sends each message at its own scheduled time, woken by a
- * worker thread's microsecond sleeps (src/bench/open_loop.ts): at 10k msgs/s, one
+ * timerfd on the event loop (src/bench/open_loop.ts): at 10k msgs/s, one
  * send every 100 µs, as evenly spaced traffic arrives. --coarse-timers wakes it on
  * Node's 1 ms timers instead, so messages leave in bursts of ~10 per tick, each
  * having waited up to a tick: in nine alternating pairs at 10k msgs/s (2026-11-30,
@@ -358,7 +358,7 @@ async function main(): Promise<void> {
     }
     const f = (l: Lat) => `${l.p50.toFixed(2)} / ${l.p99.toFixed(2)} / ${l.max.toFixed(2)}`;
     console.log('\nLatency in ms as p50 / p99 / max, open-loop schedule, first second discarded. End to end = send → consumer;');
-    console.log(`Sender: ${PRECISE ? 'each message at its own time (worker-thread wake-ups)' : "Node's 1 ms timers (--coarse-timers), bursts per tick"}.`);
+    console.log(`Sender: ${PRECISE ? 'each message at its own time (timerfd wake-ups)' : "Node's 1 ms timers (--coarse-timers), bursts per tick"}.`);
     console.log('"from schedule" counts the sender\'s own lag (coordinated omission), "from send()" starts when send() was called.\n');
     console.log('"disk sync write": 4 KiB O_DSYNC writes rewriting a file\'s tail block, as the log\'s cycles do, just before the case');
     console.log('(at most 1000/s: at higher rates the broker writes several messages per cycle) — the floor a durable ack sits on.\n');

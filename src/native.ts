@@ -129,6 +129,7 @@ interface Addon {
   benchSendfile(path: string, dataBytes: number, seconds: number): Promise<BenchResult>;
   benchFetchDrain(opts: { host?: string; port: number; token?: string; topic: string; partition?: number; fromOffset?: number; maxBytes?: number; seconds?: number }): Promise<BenchResult>;
   NativeDirLock: new (dir: string) => { release(): void };
+  NativeTicker: new (callback: (err?: Error) => void) => NativeTicker;
   crc32c(bytes: Uint8Array, crc?: number): number;
   validateBatch(bytes: Uint8Array): { recordCount: number; baseOffset: number };
   probeIoUring(): { available: boolean; reason: string };
@@ -188,6 +189,22 @@ export function createFetchServer(engine: NativeEngine, opts: NativeFetchServerO
   } catch (e) {
     throw fromNative(e);
   }
+}
+
+/** A periodic timer to the microsecond on the calling thread's event loop (a timerfd). */
+export interface NativeTicker {
+  /** First expiry at CLOCK_MONOTONIC `firstNs` (process.hrtime's clock), then every `periodNs`. */
+  start(firstNs: number, periodNs: number): void;
+  stop(): void;
+}
+
+/**
+ * Benchmarks' open-loop senders: `callback` runs on this thread at each expiry
+ * (expirations missed while the loop was busy coalesce into one call; an error
+ * stops the ticker and is passed to it).
+ */
+export function createTicker(callback: (err?: Error) => void): NativeTicker {
+  return new addon.NativeTicker(callback);
 }
 
 /** Benchmarks only (bench/fetch.ts): a bare sendfile loop file → loopback socket → native reader. */

@@ -6,6 +6,7 @@ import { tmpDir, expectCode } from './helpers';
 import { BenchAbortedError } from '../src/bench/breaker';
 import { PerfFolder, flamegraphHtml, foldedText } from '../src/bench/flamegraph';
 import { openLoop } from '../src/bench/open_loop';
+import { createTicker } from '../src/native';
 import { runBench, type RunOptions } from '../src/bench/runner';
 import type { BenchResults, Sample, StepResult } from '../src/bench/results';
 import { readWorkloadFile, resolveWorkload, type WorkloadInput } from '../src/bench/workload';
@@ -259,6 +260,31 @@ describe('bench harness (uringmq bench)', function () {
       const stopped = await openLoop({ rate: 2000, start: performance.now(), end: performance.now() + 10_000, precise, stopped: () => true, send: () => assert.fail('sent after stop') });
       assert.equal(stopped.sent, 0);
     }
+  });
+
+  it('native ticker: never fires before its first time, keeps firing, stops, and rejects bad arguments', async () => {
+    const times: bigint[] = [];
+    let wake: (() => void) | null = null;
+    const ticker = createTicker((err) => {
+      assert.equal(err, undefined);
+      times.push(process.hrtime.bigint());
+      if (times.length >= 5) wake?.();
+    });
+    await expectCode(() => ticker.start(0, 1e6), 'INVALID_ARGUMENT');
+    await expectCode(() => ticker.start(1, 10), 'INVALID_ARGUMENT');
+    const first = process.hrtime.bigint() + 20_000_000n;
+    ticker.start(Number(first), 1e6);
+    await expectCode(() => ticker.start(Number(first), 1e6), 'INVALID_ARGUMENT');
+    await new Promise<void>((resolve, reject) => {
+      wake = resolve;
+      setTimeout(() => reject(new Error(`only ${times.length} ticks in 5 s`)), 5000);
+    });
+    ticker.stop();
+    const n = times.length;
+    assert.ok(times[0]! >= first - 1000n, 'first tick not early'); // double rounding of the ns time
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(times.length, n, 'no tick after stop');
+    ticker.stop(); // idempotent
   });
 
   it('flamegraph: folds perf script output, naming JavaScript, addon, native and kernel frames', () => {
