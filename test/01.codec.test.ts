@@ -182,4 +182,12 @@ describe('RecordBatch codec', () => {
     assert.deepEqual(Object.keys(r!.headers).sort(), ['__proto__', 'x']);
     assert.equal(r!.headers['__proto__']!.toString(), 'p');
   });
+
+  it('timestamps: 0 and 2^52 - 1 in one batch round-trip exactly; past 2^52 - 1 is INVALID_ARGUMENT before anything is written', () => {
+    const b = sealBatch(encodeBatch([{ value: 'a', timestamp: 2 ** 52 - 1 }, { value: 'b', timestamp: 0 }, { value: 'c', timestamp: 2 ** 52 - 1 }]));
+    validateBatch(b); // the core agrees: CRC and the deltas against maxTimestamp
+    assert.deepEqual(decodeBatches(b, 0).map((r) => r.timestamp), [2 ** 52 - 1, 0, 2 ** 52 - 1]);
+    for (const t of [2 ** 52, Number.MAX_SAFE_INTEGER])
+      assert.throws(() => encodeBatch([{ value: 'a', timestamp: 0 }, { value: 'b', timestamp: t }]), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT' && /record 1: timestamp must be an integer from 0 to 2\^52 - 1/.test(e.message));
+  });
 });

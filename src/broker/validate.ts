@@ -3,7 +3,7 @@
 // call per record showed in consumer profiles.
 import { Buffer } from 'node:buffer';
 import { UringmqError, invalid } from '../errors';
-import { RECORD_PROBLEM, recordSize, type RecordInput } from '../codec/record_batch';
+import { MAX_TIMESTAMP, RECORD_PROBLEM, recordSize, type RecordInput } from '../codec/record_batch';
 
 // Module-local copies: global lookups showed up in profiles of the per-record path.
 const isBuffer = Buffer.isBuffer;
@@ -64,7 +64,7 @@ function recordProblem(r: unknown): string | null {
     else return RECORD_PROBLEM.key;
   }
   const ts = rec.timestamp;
-  if (ts !== undefined && !(typeof ts === 'number' && isSafeInteger(ts) && ts >= 0))
+  if (ts !== undefined && !(typeof ts === 'number' && isSafeInteger(ts) && ts >= 0 && ts <= MAX_TIMESTAMP))
     return RECORD_PROBLEM.timestamp;
   const headers = rec.headers;
   if (headers !== undefined) {

@@ -142,12 +142,19 @@ function bytesLen(b: unknown): number {
   return -1;
 }
 
+/**
+ * Largest record timestamp: two timestamps of one batch then differ by less than
+ * 2^52, so the zigzag of their delta (up to twice it) stays an exact JS number.
+ * 2^52 ms is about 142,000 years after 1970.
+ */
+export const MAX_TIMESTAMP = 2 ** 52 - 1;
+
 /** What can be wrong with a record's shape: one wording for the encoder and validateRecord. */
 export const RECORD_PROBLEM = {
   notObject: 'a record must be an object with a value',
   value: 'value must be a Buffer or string',
   key: 'key must be a Buffer, string or null',
-  timestamp: 'timestamp must be a non-negative integer (ms since the epoch)',
+  timestamp: 'timestamp must be an integer from 0 to 2^52 - 1 (ms since the epoch)',
   headers: 'headers must be an object of Buffer or string values',
   header: (name: string): string => `header ${JSON.stringify(name)} must be a Buffer or string`,
 } as const;
@@ -213,7 +220,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     const t = r.timestamp;
     let ts = now;
     if (t !== undefined) {
-      if (typeof t !== 'number' || !isSafeInteger(t) || t < 0) throw shapeError(opts, i, RECORD_PROBLEM.timestamp);
+      if (typeof t !== 'number' || !isSafeInteger(t) || t < 0 || t > MAX_TIMESTAMP) throw shapeError(opts, i, RECORD_PROBLEM.timestamp);
       ts = t;
     }
     tss[i] = ts;
