@@ -120,6 +120,7 @@ function rawStream(port: number, msgBytes: number, window: number, stop: () => b
   const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
     'grpc.max_send_message_length': 64 << 20,
     'grpc-node.flow_control_window': 16 << 20, // as the uringmq client sets it
+    'grpc.enable_channelz': 0, // likewise
   });
   const id = (b: Buffer) => b;
   const s = c.makeBidiStreamRequest('/bench.Raw/Stream', id, id);
@@ -387,7 +388,7 @@ interface Lat {
 /** Open-loop round trips on the bare stream with the same schedule: the latency floor. */
 async function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
   const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
-  const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 16 << 20 });
+  const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 16 << 20, 'grpc.enable_channelz': 0 });
   const id = (b: Buffer) => b;
   const s = c.makeBidiStreamRequest('/bench.Raw/Stream', id, id);
   const start = performance.now() + 100;

@@ -88,6 +88,9 @@ export class BrokerServer {
       'grpc.keepalive_timeout_ms': opts.keepaliveTimeoutMs ?? 10_000,
       'grpc.keepalive_permit_without_calls': (opts.permitWithoutStream ?? true) ? 1 : 0,
       'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+      // Channelz (grpc-js's introspection service, which this server does not expose)
+      // counts and timestamps (Date.now()) every message of every call.
+      'grpc.enable_channelz': 0,
     };
     if (opts.maxConnectionAgeMs) channelOptions['grpc.max_connection_age_ms'] = opts.maxConnectionAgeMs;
     if (opts.maxConnectionAgeGraceMs) channelOptions['grpc.max_connection_age_grace_ms'] = opts.maxConnectionAgeGraceMs;
