@@ -44,6 +44,42 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('keeps at most 32 sealed segment files open per partition: the least recently read close, and reopen when read', async () => {
+    const dir = tmpDir();
+    const openFiles = () =>
+      fs.readdirSync('/proc/self/fd').filter((f) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${f}`).startsWith(partitionDir(dir, 't', 0) + path.sep);
+        } catch {
+          return false; // closed while listing
+        }
+      }).length;
+    // The tail cache off: every read goes to the files.
+    let b = await openBroker({ dir, tailCacheBytes: 0 });
+    await b.createTopic('t', { segmentBytes: 4096 });
+    await fill(b, 't', 1200, 5);
+    const segs = segmentFiles(dir, 't', 0).length;
+    assert.ok(segs > 60, `only ${segs} segments`);
+    // Open: the active segment's log (read and write) and index; 32 sealed at most.
+    const bound = 32 + 3;
+    assert.ok(openFiles() <= bound, `${openFiles()} files open after writing ${segs} segments`);
+    await b.close();
+    assert.equal(openFiles(), 0, 'close() closes the files');
+    b = await openBroker({ dir, tailCacheBytes: 0 });
+    assert.ok(openFiles() <= 3, `${openFiles()} files open after reopening`);
+    const all = await readAll(b, 't', 0);
+    assert.deepEqual(all.map((m) => m.offset), Array.from({ length: 1200 }, (_, i) => i));
+    assert.ok(openFiles() <= bound, `${openFiles()} files open after reading every segment`);
+    // Backwards, so every read reopens a closed file; each batch is still whole and right.
+    for (let off = 1199; off >= 0; off -= 7) {
+      const [m] = await b.read('t', 0, off, { maxBytes: 1 });
+      assert.equal(m!.offset, off);
+      assert.equal(m!.value.toString(), payload(off));
+    }
+    assert.ok(openFiles() <= bound, `${openFiles()} files open after reading backwards`);
+    await b.close();
+  });
+
   it('reads at any offset from the tail cache and from the file: skips earlier batches, whole batches only, a first batch larger than maxBytes or the destination', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

@@ -1046,7 +1046,7 @@ class FetchLoop {
         continue;
       }
       const bool more = c->piece + 1 < c->plan.pieces.size();
-      if (p.seg) return io_->SendFile(c, p.seg->read_fd, p.pos + static_cast<int64_t>(c->piece_done), left, more);
+      if (p.file) return io_->SendFile(c, p.file->fd, p.pos + static_cast<int64_t>(c->piece_done), left, more);
       return io_->Send(c, p.bytes.data() + c->piece_done, left, more);
     }
     FinishReply(c);
@@ -1058,7 +1058,7 @@ class FetchLoop {
       c->hdr_done += static_cast<size_t>(res);
     } else {
       const FetchPiece& p = c->plan.pieces[c->piece];
-      (p.seg ? k_->bytes_spliced : k_->bytes_copied) += static_cast<uint64_t>(res);
+      (p.file ? k_->bytes_spliced : k_->bytes_copied) += static_cast<uint64_t>(res);
       c->piece_done += static_cast<uint64_t>(res);
     }
     SetDeadline(c, MonoMs() + opts_.send_timeout_ms);  // progress: the stall timer starts over

@@ -33,9 +33,41 @@ bool ParseSegmentName(const char* name, int64_t* base) {
 
 }  // namespace
 
+ReadFd::~ReadFd() {
+  if (fd >= 0) close(fd);
+}
+
 Segment::~Segment() {
   if (write_fd >= 0) close(write_fd);
-  if (read_fd >= 0) close(read_fd);
+}
+
+Status PartitionLog::FileLocked(Segment* seg, std::shared_ptr<ReadFd>* out) {
+  seg->last_read = ++read_clock_;
+  if (!seg->file) {
+    int fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return SysError("open", seg->log_path, -1, errno);
+    seg->file = std::make_shared<ReadFd>(fd);
+    CloseLeastReadLocked();
+  }
+  *out = seg->file;
+  return Status::Ok();
+}
+
+void PartitionLog::CloseLeastReadLocked() {
+  // The active (last) segment is never closed: the I/O thread reads it unlocked. The
+  // one just read has the newest last_read, so it is never the one closed.
+  for (;;) {
+    size_t open_sealed = 0;
+    Segment* lru = nullptr;
+    for (size_t i = 0; i + 1 < segments_.size(); i++) {
+      Segment* s = segments_[i].get();
+      if (!s->file) continue;
+      open_sealed++;
+      if (!lru || s->last_read < lru->last_read) lru = s;
+    }
+    if (open_sealed <= kMaxOpenSealedSegments || !lru) return;
+    lru->file.reset();
+  }
 }
 
 PartitionLog::~PartitionLog() {
@@ -81,10 +113,13 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       seg->base_offset = bases[i];
       seg->log_path = cfg.dir + "/" + SegmentFileName(bases[i], ".log");
       seg->index_path = cfg.dir + "/" + SegmentFileName(bases[i], ".index");
-      seg->read_fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (seg->read_fd < 0) return SysError("open", seg->log_path, -1, errno);
+      int fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return SysError("open", seg->log_path, -1, errno);
+      seg->file = std::make_shared<ReadFd>(fd);
       Status s = log->RecoverSegment(seg.get(), cfg.full_scan && i + 1 == bases.size());
       if (!s.ok()) return s;
+      // Reopened when read: a log of many segments must not open them all at once.
+      if (i + 1 < bases.size()) seg->file.reset();
       expected = seg->next_offset;
       log->segments_.push_back(seg);
     }
@@ -102,14 +137,18 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
     for (size_t i = 0; i + 1 < log->segments_.size(); i++) {
       Segment* seg = log->segments_[i].get();
       struct stat st;
-      if (fstat(seg->read_fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
+      if (stat(seg->log_path.c_str(), &st) != 0) return SysError("stat", seg->log_path, -1, errno);
       if (static_cast<uint64_t>(st.st_size) > seg->size) {
         if (truncate(seg->log_path.c_str(), static_cast<off_t>(seg->size)) != 0)
           return SysError("truncate", seg->log_path, static_cast<long long>(seg->size), errno);
       }
     }
   }
-  Status s = log->OpenActive(log->segments_.back());
+  // The segment before a gap becomes the active one, and its file was closed above.
+  std::shared_ptr<ReadFd> active_file;
+  Status s = log->FileLocked(log->segments_.back().get(), &active_file);
+  if (!s.ok()) return s;
+  s = log->OpenActive(log->segments_.back());
   if (!s.ok()) return s;
   log->start_offset_ = log->segments_.front()->base_offset;
   log->durable_next_ = log->segments_.back()->next_offset;
@@ -120,7 +159,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
 
 Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan) {
   struct stat st;
-  if (fstat(seg->read_fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
+  if (fstat(seg->file->fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
   const int64_t file_size = st.st_size;
   seg->last_write_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
 
@@ -158,7 +197,7 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan) {
     index_dirty = true;
   }
 
-  FileScanner sc(seg->read_fd, file_size);
+  FileScanner sc(seg->file->fd, file_size);
   int err = 0;
   auto valid_batch_at = [&](int64_t pos, int64_t want_base, BatchHeader* h) -> bool {
     const uint8_t* p = sc.Ensure(pos, batch::kHeaderSize, &err);
@@ -225,8 +264,9 @@ Status PartitionLog::CreateSegment(int64_t base, std::shared_ptr<Segment>* out) 
   }
   int rc = FsyncDir(cfg_.dir);
   if (rc) return SysError("fsync directory", cfg_.dir, -1, rc);
-  seg->read_fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (seg->read_fd < 0) return SysError("open", seg->log_path, -1, errno);
+  int fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SysError("open", seg->log_path, -1, errno);
+  seg->file = std::make_shared<ReadFd>(fd);
   seg->next_offset = base;
   seg->last_write_ms = NowMs();
   *out = std::move(seg);
@@ -287,7 +327,7 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   u.buf.Reserve(std::max<size_t>(1u << 20, block_), 0);
   if (u.len > 0) {
     size_t got = 0;
-    int rc = PreadAll(seg->read_fd, u.buf.data(), u.len, u.file_pos, &got);
+    int rc = PreadAll(seg->file->fd, u.buf.data(), u.len, u.file_pos, &got);
     if (rc || got != u.len) {
       close(fd);
       return SysError("read tail block of", path, u.file_pos, rc ? rc : EIO);
@@ -334,6 +374,7 @@ Status PartitionLog::Stage(const uint8_t* data, size_t len, CrcMode mode, int64_
     if (!s.ok()) return s;
     std::lock_guard<std::mutex> lk(mu_);
     segments_.push_back(seg);
+    CloseLeastReadLocked();
   }
   WriteUnit& u = active_;
   u.buf.Reserve(AlignUp(u.len + len), u.len);
@@ -617,6 +658,7 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
   *in_dest = false;
   big->clear();
   std::shared_ptr<Segment> seg;
+  std::shared_ptr<ReadFd> file;
   int64_t pos = 0;
   int64_t limit = 0;
   {
@@ -637,6 +679,8 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
     }
     pos = LocateLocked(offset, &seg);
     limit = static_cast<int64_t>(seg->size);
+    Status s = FileLocked(seg.get(), &file);
+    if (!s.ok()) return s;
   }
   // One pread of the whole answer: the batches before `offset` that lie between the
   // index entry and it span at most one index interval. (Scanning headers first and
@@ -658,7 +702,7 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
       *in_dest = false;
     }
     size_t got = 0;
-    int rc = PreadAll(seg->read_fd, buf, want, pos, &got);
+    int rc = PreadAll(file->fd, buf, want, pos, &got);
     if (rc != 0) return SysError("pread", seg->log_path, pos, rc);
     if (got < want) return SysError("pread", seg->log_path, pos + static_cast<int64_t>(got), EIO);  // truncated under us
     size_t at = 0;
@@ -747,14 +791,14 @@ namespace {
 // One 8 KiB window, so a run of small batches costs one pread.
 class HeaderReader {
  public:
-  HeaderReader(const Segment& seg, int64_t limit) : seg_(seg), limit_(limit) {}
+  HeaderReader(const Segment& seg, int fd, int64_t limit) : seg_(seg), fd_(fd), limit_(limit) {}
   Status At(int64_t pos, BatchHeader* h) {
     if (pos < 0 || pos + static_cast<int64_t>(batch::kHeaderSize) > limit_)
       return Status::Error(Code::kCorruptBatch, "batch header past the readable end of " + seg_.log_path + " at byte " + std::to_string(pos));
     if (pos < win_pos_ || pos + static_cast<int64_t>(batch::kHeaderSize) > win_pos_ + static_cast<int64_t>(win_len_)) {
       size_t want = static_cast<size_t>(std::min<int64_t>(sizeof win_, limit_ - pos));
       size_t got = 0;
-      int rc = PreadAll(seg_.read_fd, win_, want, pos, &got);
+      int rc = PreadAll(fd_, win_, want, pos, &got);
       if (rc) return SysError("pread", seg_.log_path, pos, rc);
       if (got < batch::kHeaderSize) return SysError("pread (file shorter than its recorded size)", seg_.log_path, pos, EIO);
       win_pos_ = pos;
@@ -768,6 +812,7 @@ class HeaderReader {
 
  private:
   const Segment& seg_;
+  const int fd_;
   int64_t limit_;
   uint8_t win_[8192];
   int64_t win_pos_ = -1;
@@ -783,6 +828,7 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
   int64_t next = offset;
   for (bool first = true;; first = false) {
     std::shared_ptr<Segment> seg;
+    std::shared_ptr<ReadFd> file;
     int64_t scan = 0;
     int64_t size = 0;
     int64_t seg_next = 0;
@@ -811,8 +857,10 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
       scan = LocateLocked(next, &seg);
       size = static_cast<int64_t>(seg->size);
       seg_next = seg->next_offset;
+      Status s = FileLocked(seg.get(), &file);
+      if (!s.ok()) return s;
     }
-    HeaderReader hr(*seg, size);
+    HeaderReader hr(*seg, file->fd, size);
     BatchHeader h;
     int64_t pos = scan;
     for (;;) {  // the batch that holds `next`
@@ -857,7 +905,7 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
     const int64_t stable = static_cast<int64_t>(AlignDown(static_cast<uint64_t>(size)));
     if (std::min(end, stable) > start) {
       FetchPiece piece;
-      piece.seg = seg;
+      piece.file = file;
       piece.pos = start;
       piece.len = static_cast<uint64_t>(std::min(end, stable) - start);
       out->pieces.push_back(std::move(piece));
@@ -867,7 +915,7 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
       FetchPiece piece;
       piece.bytes.resize(static_cast<size_t>(end - from));
       size_t got = 0;
-      int rc = PreadAll(seg->read_fd, piece.bytes.data(), piece.bytes.size(), from, &got);
+      int rc = PreadAll(file->fd, piece.bytes.data(), piece.bytes.size(), from, &got);
       if (rc || got != piece.bytes.size()) return SysError("pread", seg->log_path, from, rc ? rc : EIO);
       out->memory_bytes += piece.bytes.size();
       out->pieces.push_back(std::move(piece));

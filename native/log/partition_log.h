@@ -46,15 +46,33 @@ struct IndexEntry {
   uint32_t position;
 };
 
-// A segment file pair. Shared between the I/O thread and readers through shared_ptr:
-// a reader keeps a deleted segment's fd alive until it finishes.
+// A read-only descriptor of a segment's log file (buffered, pread only), closed when
+// its last holder lets go: a reader keeps using its copy after retention deleted the
+// segment or the bound on open files closed the segment's own reference.
+struct ReadFd {
+  explicit ReadFd(int f) : fd(f) {}
+  ~ReadFd();
+  ReadFd(const ReadFd&) = delete;
+  ReadFd& operator=(const ReadFd&) = delete;
+  const int fd;
+};
+
+// Sealed segments of one partition whose log file stays open between reads, at most
+// (the least recently read of the rest are closed, and reopened when read again):
+// without a bound, tiny segments with no retention ran the process out of fds.
+inline constexpr size_t kMaxOpenSealedSegments = 32;
+
+// A segment file pair. Shared between the I/O thread and readers through shared_ptr.
 struct Segment {
   int64_t base_offset = 0;
   std::string log_path;
   std::string index_path;
   int write_fd = -1;  // I/O thread only; closed when the segment is sealed
-  int read_fd = -1;   // buffered, shared by readers (pread only)
+  // Guarded by PartitionLog::mu_ once the log is open; null while closed by the bound
+  // above. The active segment's is never closed, so the I/O thread reads it unlocked.
+  std::shared_ptr<ReadFd> file;
   // Guarded by PartitionLog::mu_:
+  uint64_t last_read = 0;     // PartitionLog::read_clock_ at its last read
   uint64_t size = 0;          // readable (durable) bytes
   int64_t next_offset = 0;    // offset after the last readable batch
   int64_t last_write_ms = 0;  // wall time of the newest append (age retention)
@@ -81,11 +99,11 @@ struct PartitionInfo {
 // pinned page there would make the O_DIRECT write's page-cache invalidation fail,
 // which the kernel reports as EIO on the next fdatasync of the file.
 struct FetchPiece {
-  std::shared_ptr<Segment> seg;  // null for a memory piece
-  int64_t pos = 0;               // file piece: byte position in seg
+  std::shared_ptr<ReadFd> file;  // null for a memory piece
+  int64_t pos = 0;               // file piece: byte position in the segment
   uint64_t len = 0;              // file piece: byte count
   std::vector<uint8_t> bytes;    // memory piece
-  uint64_t size() const { return seg ? len : bytes.size(); }
+  uint64_t size() const { return file ? len : bytes.size(); }
 };
 
 struct FetchPlan {
@@ -188,6 +206,13 @@ class PartitionLog {
   // With mu_ held: the segment holding `offset` (which must be in range) and the file
   // position of the last sparse-index entry at or before it, where a scan starts.
   int64_t LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg) const;
+  // With mu_ held (or while Open() runs alone): seg's read descriptor, opened if the
+  // bound closed it, and counted as read now; closes the least recently read sealed
+  // segment's when more than kMaxOpenSealedSegments are open.
+  Status FileLocked(Segment* seg, std::shared_ptr<ReadFd>* out);
+  // With mu_ held: closes sealed segments' files, least recently read first, down to
+  // kMaxOpenSealedSegments (sealing the active segment adds one).
+  void CloseLeastReadLocked();
   void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
   void RemoveRetired();
   uint64_t AlignDown(uint64_t v) const { return v & ~static_cast<uint64_t>(block_ - 1); }
@@ -211,6 +236,7 @@ class PartitionLog {
 
   std::mutex mu_;  // guards everything below and the mutable fields of Segment
   std::vector<std::shared_ptr<Segment>> segments_;
+  uint64_t read_clock_ = 0;  // counts FileLocked calls: the LRU order of open segments
   int64_t start_offset_ = 0;
   int64_t durable_next_ = 0;
   struct CacheChunk {

@@ -751,6 +751,8 @@ export class Broker {
       await this.adminChain.catch(() => undefined);
       await this.allIdle();
       this.engine.close(); // the I/O thread syncs what is dirty before it stops
+      // Their files close now, not when the garbage collector gets to the wrappers.
+      for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.closePartition(ps.native);
       this.state = 'closed';
       // A clean stop: the next open can trust the indexes. Without this file it checks.
       await writeFileDurable(path.join(this.dir, STATE_FILE), JSON.stringify({ clean: true, durability: this.durability })).catch(() => undefined);
