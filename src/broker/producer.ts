@@ -118,8 +118,7 @@ export class Producer implements ProducerApi {
    * Appends records to one partition: `partition`, else the first record's key hash,
    * else round-robin. Offsets are contiguous from baseOffset. One atomic batch up to
    * maxBatchBytes; past it, batches of that size back to back (each atomic, so an I/O
-   * error can leave the first ones written), which keeps every batch small enough for
-   * the tail cache and for one gRPC delivery.
+   * error can leave the first ones written).
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
     if (this.broker.overHighWater && !this.broker.closed) return this.held(() => this.sendBatch(topic, records, opts));
