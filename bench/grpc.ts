@@ -36,7 +36,7 @@ const BATCH = 1000;
 const IN_FLIGHT = Number(arg('in-flight', '64'));
 /**
  * The open-loop sender sends each message at its own scheduled time, woken by a
- * timerfd on the event loop (src/bench/open_loop.ts): at 10k msgs/s, one
+ * native timerfd (src/bench/open_loop.ts): at 10k msgs/s, one
  * send every 100 µs, as evenly spaced traffic arrives. --coarse-timers wakes it on
  * Node's 1 ms timers instead, so messages leave in bursts of ~10 per tick, each
  * having waited up to a tick: in nine alternating pairs at 10k msgs/s (2026-11-30,

@@ -4,11 +4,13 @@
 #include <napi.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <cerrno>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <string>
 #include <functional>
 #include <cstring>
@@ -791,19 +793,21 @@ class DirLockWrap : public Napi::ObjectWrap<DirLockWrap> {
 
 
 // ---------------------------------------------------------------------------------
-// Owned by the JS thread that created it. A periodic CLOCK_MONOTONIC timerfd polled
-// on that thread's own event loop: benchmarks' open-loop senders wake on it once per
-// due message. Node's timers have 1 ms resolution, and a sleeping worker thread that
-// posts a message per wake-up cost ~25% of a core at 10k/s on the 2-core machine,
-// CPU the broker under test needed; this costs only the wake-up of the loop itself.
+// Owned by the JS thread that created it; its ticker thread only blocks on the timer
+// and posts. A periodic CLOCK_MONOTONIC timerfd for benchmarks' open-loop senders,
+// which wake once per due message: Node's timers have 1 ms resolution, and a JS
+// worker thread that slept with Atomics.wait and posted a message per wake-up cost
+// ~25% of a core at 10k/s on the 2-core machine, CPU the broker under test needed.
+// (Polling the timerfd on the JS thread's own loop would need libuv's headers, which
+// N-API builds do not have.)
 class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
  public:
   static Napi::Function Init(Napi::Env env) {
     return DefineClass(env, "NativeTicker",
                        {InstanceMethod<&TickerWrap::Start>("start"), InstanceMethod<&TickerWrap::Stop>("stop")});
   }
-  // new NativeTicker(callback): callback() runs on each expiry (expirations missed
-  // while the loop was busy are coalesced into one call).
+  // new NativeTicker(callback): callback() runs on the JS thread after each expiry;
+  // expirations while a call is still queued add nothing (at most one is queued).
   explicit TickerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TickerWrap>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsFunction()) ThrowInvalid(env, "NativeTicker(callback)");
@@ -823,37 +827,20 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
     double first = info[0].As<Napi::Number>().DoubleValue();
     double period = info[1].As<Napi::Number>().DoubleValue();
     if (!(first > 0) || !(period >= 1000) || period > 1e12) ThrowInvalid(env, "start: firstNs must be > 0 and periodNs in [1000, 1e12]");
-    if (poll_) ThrowInvalid(env, "NativeTicker already started");
-    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (thread_.joinable()) ThrowInvalid(env, "NativeTicker already started");
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     if (fd < 0) throw MakeError(env, Code::kIoError, std::string("timerfd_create: ") + std::strerror(errno));
-    auto ts = [](double ns) {
-      timespec t;
-      t.tv_sec = static_cast<time_t>(ns / 1e9);
-      t.tv_nsec = static_cast<long>(ns - static_cast<double>(t.tv_sec) * 1e9);
-      return t;
-    };
-    itimerspec spec{ts(period), ts(first)};
+    itimerspec spec{Timespec(period), Timespec(first)};
     if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, nullptr) != 0) {
       int e = errno;
       ::close(fd);
       throw MakeError(env, Code::kIoError, std::string("timerfd_settime: ") + std::strerror(e));
     }
-    uv_loop_t* loop = nullptr;
-    if (napi_get_uv_event_loop(env, &loop) != napi_ok || !loop) {
-      ::close(fd);
-      throw MakeError(env, Code::kIoError, "NativeTicker: no event loop");
-    }
-    auto* p = new Poll{};
-    p->fd = fd;
-    p->owner = this;
-    int rc = uv_poll_init(loop, &p->handle, fd);
-    if (rc == 0) rc = uv_poll_start(&p->handle, UV_READABLE, &TickerWrap::OnReadable);
-    if (rc != 0) {
-      p->owner = nullptr;
-      uv_close(reinterpret_cast<uv_handle_t*>(&p->handle), &TickerWrap::OnClosed);
-      throw MakeError(env, Code::kIoError, std::string("uv_poll: ") + uv_strerror(rc));
-    }
-    poll_ = p;
+    fd_ = fd;
+    stop_.store(false);
+    // Queue of one: a tick that finds one still queued is dropped, not stacked up.
+    tsfn_ = Napi::ThreadSafeFunction::New(env, callback_.Value(), "uringmq-ticker", 1, 1);
+    thread_ = std::thread([this] { Run(); });
     return env.Undefined();
   }
 
@@ -863,54 +850,59 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
   }
 
  private:
-  // The uv handle outlives this object until libuv's close callback runs.
-  struct Poll {
-    uv_poll_t handle;
-    int fd;
-    TickerWrap* owner;
-  };
-
-  void Close() {
-    if (!poll_) return;
-    Poll* p = poll_;
-    poll_ = nullptr;
-    p->owner = nullptr;
-    uv_poll_stop(&p->handle);
-    uv_close(reinterpret_cast<uv_handle_t*>(&p->handle), &TickerWrap::OnClosed);
+  static timespec Timespec(double ns) {
+    timespec t;
+    t.tv_sec = static_cast<time_t>(ns / 1e9);
+    t.tv_nsec = static_cast<long>(ns - static_cast<double>(t.tv_sec) * 1e9);
+    return t;
   }
 
-  static void OnClosed(uv_handle_t* h) {
-    Poll* p = reinterpret_cast<Poll*>(reinterpret_cast<char*>(h) - offsetof(Poll, handle));
-    ::close(p->fd);
-    delete p;
+  // The ticker thread: blocks in read() until the timer expires, then posts.
+  void Run() {
+    pthread_setname_np(pthread_self(), "uringmq-ticker");
+    for (;;) {
+      uint64_t expirations;
+      ssize_t n = ::read(fd_, &expirations, sizeof expirations);
+      if (stop_.load()) return;
+      if (n < 0 && errno == EINTR) continue;
+      if (n != static_cast<ssize_t>(sizeof expirations)) {
+        // The callback gets the error and the ticker stops ticking.
+        // Not BlockingCall: stop() may be joining this thread from the JS thread.
+        auto* msg = new std::string(std::string("NativeTicker: read timerfd: ") + std::strerror(n < 0 ? errno : EIO));
+        auto deliver = [](Napi::Env env, Napi::Function cb, std::string* m) {
+          std::string text = std::move(*m);
+          delete m;
+          if (env && cb) cb.Call({MakeError(env, Code::kIoError, text).Value()});
+        };
+        napi_status st;
+        while ((st = tsfn_.NonBlockingCall(msg, deliver)) == napi_queue_full && !stop_.load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (st != napi_ok) delete msg;
+        return;
+      }
+      tsfn_.NonBlockingCall();  // napi_queue_full: a call is queued already
+    }
+  }
+
+  void Close() {
+    if (!thread_.joinable()) return;
+    stop_.store(true);
+    // Wake the read() now rather than at the next expiry.
+    itimerspec now{{0, 0}, {0, 1}};
+    timerfd_settime(fd_, 0, &now, nullptr);
+    thread_.join();
+    ::close(fd_);
+    fd_ = -1;
+    tsfn_.Release();
   }
 
   static void OnEnvCleanup(void* self) { static_cast<TickerWrap*>(self)->Close(); }
 
-  static void OnReadable(uv_poll_t* h, int status, int events) {
-    Poll* p = reinterpret_cast<Poll*>(reinterpret_cast<char*>(h) - offsetof(Poll, handle));
-    uint64_t expirations;
-    // EAGAIN: another wake-up already drained it. The value itself is not needed:
-    // the callback sends whatever is due by the clock.
-    if (::read(p->fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN) status = -errno;
-    TickerWrap* self = p->owner;
-    if (!self) return;
-    Napi::Env env = self->Env();
-    Napi::HandleScope scope(env);
-    try {
-      if (status < 0) {
-        self->Close();
-        self->callback_.MakeCallback(self->Value(), {MakeError(env, Code::kIoError, std::string("NativeTicker: ") + uv_strerror(status)).Value()});
-      } else {
-        self->callback_.MakeCallback(self->Value(), {});
-      }
-    } catch (const Napi::Error& e) {
-      napi_fatal_exception(env, e.Value());  // the callback threw: an uncaught exception, as from a timer
-    }
-  }
-
   Napi::FunctionReference callback_;
-  Poll* poll_ = nullptr;
+  Napi::ThreadSafeFunction tsfn_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  int fd_ = -1;
 };
 
 // ---------------------------------------------------------------------------------
