@@ -190,4 +190,21 @@ describe('RecordBatch codec', () => {
     for (const t of [2 ** 52, Number.MAX_SAFE_INTEGER])
       assert.throws(() => encodeBatch([{ value: 'a', timestamp: 0 }, { value: 'b', timestamp: t }]), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT' && /record 1: timestamp must be an integer from 0 to 2\^52 - 1/.test(e.message));
   });
+
+  it('the core refuses batches built elsewhere with timestamps outside 0..2^52 - 1 (CORRUPT_BATCH), through both record walks', () => {
+    const small = (v: number) => ({ value: 'v', timestamp: v });
+    const large = (v: number) => ({ value: Buffer.alloc(300), timestamp: v }); // a two-byte record length: the general walk
+    for (const rec of [small, large]) {
+      // Record 1 is 1 ms after record 0; the header's first and max timestamps are rewritten.
+      for (const [first, max] of [[2 ** 52, 2 ** 52 + 1], [-1, 0], [2 ** 52 - 1, 2 ** 52]]) {
+        const b = encodeBatch([rec(1000), rec(1001)]);
+        b.writeBigInt64LE(BigInt(first!), 32); // firstTimestamp
+        b.writeBigInt64LE(BigInt(max!), 40); // maxTimestamp
+        sealBatch(b);
+        assert.throws(() => validateBatch(b), (e: Error & { code?: string }) => e.code === 'CORRUPT_BATCH' && /outside 0\.\.2\^52-1/.test(e.message), `first ${first} max ${max}`);
+      }
+      const ok = sealBatch(encodeBatch([rec(2 ** 52 - 2), rec(2 ** 52 - 1)]));
+      validateBatch(ok);
+    }
+  });
 });

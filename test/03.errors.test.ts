@@ -161,6 +161,7 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     const p = broker.producer({ lingerMs: 50 });
     const sends = Array.from({ length: 2000 }, (_, i) => p.send('t', { value: `m${i}`, partition: 0 }));
     const batch = p.sendBatch('t', [{ value: 'b' }], { partition: 1 });
+    const ps = broker.partitionState('t', 0); // what consumers, groups and Fetch hold across awaits
     await broker.close();
     const rs = await Promise.all(sends);
     assert.equal(rs[1999]!.offset, 1999);
@@ -169,6 +170,9 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await expectCode(broker.createTopic('x'), 'BROKER_CLOSED');
     await expectCode(broker.read('t', 0, 0), 'BROKER_CLOSED');
     await expectCode(() => broker.producer(), 'BROKER_CLOSED');
+    // Its files are closed: the offsets a delivery loop polls say so too, not "partition is not open".
+    await expectCode(() => broker.partitionOffsets(ps), 'BROKER_CLOSED');
+    await expectCode(() => broker.partitionInfo(ps), 'BROKER_CLOSED');
     await broker.close(); // idempotent
     broker = await Broker.open({ dir });
     assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 2000);

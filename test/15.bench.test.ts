@@ -285,6 +285,8 @@ describe('bench harness (uringmq bench)', function () {
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(times.length, n, 'no tick after stop');
     ticker.stop(); // idempotent
+    // Stopping lets go of the callback (its closure holds the ticker): no second start.
+    await expectCode(() => ticker.start(Number(process.hrtime.bigint()), 1e6), 'INVALID_ARGUMENT');
   });
 
   it('flamegraph: folds perf script output, naming JavaScript, addon, native and kernel frames', () => {

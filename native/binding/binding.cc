@@ -828,6 +828,7 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
     double period = info[1].As<Napi::Number>().DoubleValue();
     if (!(first > 0) || !(period >= 1000) || period > 1e12) ThrowInvalid(env, "start: firstNs must be > 0 and periodNs in [1000, 1e12]");
     if (thread_.joinable()) ThrowInvalid(env, "NativeTicker already started");
+    if (callback_.IsEmpty()) ThrowInvalid(env, "NativeTicker was stopped: create a new one");
     int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     if (fd < 0) throw MakeError(env, Code::kIoError, std::string("timerfd_create: ") + std::strerror(errno));
     itimerspec spec{Timespec(period), Timespec(first)};
@@ -838,9 +839,19 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
     }
     fd_ = fd;
     stop_.store(false);
-    // Queue of one: a tick that finds one still queued is dropped, not stacked up.
-    tsfn_ = Napi::ThreadSafeFunction::New(env, callback_.Value(), "uringmq-ticker", 1, 1);
-    thread_ = std::thread([this] { Run(); });
+    bool have_tsfn = false;
+    try {
+      // Queue of one: a tick that finds one still queued is dropped, not stacked up.
+      tsfn_ = Napi::ThreadSafeFunction::New(env, callback_.Value(), "uringmq-ticker", 1, 1);
+      have_tsfn = true;
+      thread_ = std::thread([this] { Run(); });
+    } catch (const std::exception& e) {
+      // Napi::Error from the TSFN, std::system_error from the thread: undo, then a JS error.
+      if (have_tsfn) tsfn_.Release();
+      ::close(fd_);
+      fd_ = -1;
+      throw MakeError(env, Code::kIoError, std::string("NativeTicker start: ") + e.what());
+    }
     return env.Undefined();
   }
 
@@ -884,7 +895,10 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
     }
   }
 
+  // Also drops the callback: its closure usually holds this ticker's JS object, and a
+  // strong reference from here would keep both alive for good.
   void Close() {
+    if (!callback_.IsEmpty()) callback_.Reset();
     if (!thread_.joinable()) return;
     stop_.store(true);
     // Wake the read() now rather than at the next expiry.

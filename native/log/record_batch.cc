@@ -123,6 +123,10 @@ Status ValidateBatch(uint8_t* p, size_t len, CrcMode mode, BatchHeader* out) {
   if (LoadLE<uint32_t>(p + 60) != 0) return Corrupt("reserved bytes 60..63 must be 0", 60);
   const int64_t first_ts = LoadLE<int64_t>(p + batch::kOffFirstTimestamp);
   const int64_t max_ts = LoadLE<int64_t>(p + batch::kOffMaxTimestamp);
+  // Timestamps 0..2^52-1 (FORMAT.md): every client's decoder, JavaScript's too, holds
+  // them and their differences exactly, and first_ts + delta below cannot overflow.
+  constexpr int64_t kMaxTs = (int64_t{1} << 52) - 1;
+  if (first_ts < 0 || first_ts > kMaxTs) return Corrupt("firstTimestamp outside 0..2^52-1", batch::kOffFirstTimestamp);
 
   if (mode == CrcMode::kVerify) {
     uint32_t want = LoadLE<uint32_t>(p + batch::kOffCrc);
@@ -144,7 +148,8 @@ Status ValidateBatch(uint8_t* p, size_t len, CrcMode mode, BatchHeader* out) {
       int64_t ts_delta;
       if (const uint8_t* next = SmallRecord(cur, end, i, &ts_delta)) {
         if (i == 0 && ts_delta != 0) return Corrupt("record 0 timestampDelta must be 0", static_cast<size_t>(cur - p));
-        const int64_t ts = first_ts + ts_delta;
+        const int64_t ts = first_ts + ts_delta;  // a one-byte delta: no overflow
+        if (ts < 0 || ts > kMaxTs) return Corrupt("record " + std::to_string(i) + " timestamp outside 0..2^52-1", static_cast<size_t>(cur - p));
         if (ts > seen_max_ts) seen_max_ts = ts;
         cur = next;
         continue;
@@ -175,7 +180,10 @@ Status ValidateBatch(uint8_t* p, size_t len, CrcMode mode, BatchHeader* out) {
         return Corrupt("record " + std::to_string(i) + " header " + std::to_string(h) + " truncated", rec_at);
     }
     if (f != rend) return Corrupt("record " + std::to_string(i) + " length does not match its fields", rec_at);
-    int64_t ts = first_ts + ts_delta;
+    if (ts_delta < -kMaxTs || ts_delta > kMaxTs)
+      return Corrupt("record " + std::to_string(i) + " timestamp outside 0..2^52-1", rec_at);
+    const int64_t ts = first_ts + ts_delta;
+    if (ts < 0 || ts > kMaxTs) return Corrupt("record " + std::to_string(i) + " timestamp outside 0..2^52-1", rec_at);
     if (i == 0 && ts_delta != 0) return Corrupt("record 0 timestampDelta must be 0", rec_at);
     if (ts > seen_max_ts) seen_max_ts = ts;
     cur = rend;

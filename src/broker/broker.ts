@@ -555,6 +555,7 @@ export class Broker {
 
   /** @internal */
   partitionInfo(ps: PartitionState): PartitionInfo {
+    this.assertReadable(ps); // after close or delete the native partition is gone
     return this.engine.info(ps.native);
   }
 
@@ -562,6 +563,7 @@ export class Broker {
 
   /** @internal Start and end offsets only: cheaper than partitionInfo for loops that poll them per delivery. */
   partitionOffsets(ps: PartitionState): { startOffset: number; endOffset: number } {
+    this.assertReadable(ps);
     this.engine.offsets(ps.native, this.offsetScratch);
     return { startOffset: this.offsetScratch[0]!, endOffset: this.offsetScratch[1]! };
   }
