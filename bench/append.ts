@@ -13,15 +13,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Broker, crc32c, probeIoUring } from '../src';
+import { arg, flag } from './args';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const SECONDS = Number(arg('seconds', '4'));
 const BASE = arg('dir', path.join(process.cwd(), '.bench-data'));
-const QUICK = args.includes('--quick');
+const QUICK = flag('quick');
 const BATCH = 1000;
 
 function rawDiskMBps(dir: string): number {

@@ -18,12 +18,8 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { connect, FetchConnection, type Client } from '../src/client';
 import { benchFetchDrain, benchSendfile } from '../src/native';
+import { arg } from './args';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const SECONDS = Number(arg('seconds', '3'));
 const BACKLOG_MB = Number(arg('mb', '200'));
 const RECORD = 100;

@@ -16,16 +16,12 @@ import * as path from 'node:path';
 import { Broker, BrokerServer } from '../src';
 import { connect } from '../src/client';
 import { lineChart, type Band, type Series } from '../src/bench/svg_chart';
+import { arg, flag } from './args';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const PHASE_S = Number(arg('phase-seconds', '15'));
 const RATE = Number(arg('rate', '5000'));
 const SLOW_MS = Number(arg('slow-delay-ms', '5'));
-const README_SVG = args.includes('--readme-svg');
+const README_SVG = flag('readme-svg');
 const FEEDBACK_MS = 500;
 const SAMPLE_MS = 250;
 const TICK_MS = 10;

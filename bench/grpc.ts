@@ -22,12 +22,8 @@ import { connect, type Client } from '../src/client';
 import { GrpcFrameReader } from '../src/client/publish_stream';
 import { brokerService } from '../src/grpc/service';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
+import { arg, flag } from './args';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
 const RECORD = 100;
@@ -43,9 +39,9 @@ const IN_FLIGHT = Number(arg('in-flight', '64'));
  * host noisy) e2e p99 from the schedule read 3.5–7.0 ms precise against 4.7–9.7 ms
  * coarse (lower in 7 of 9), and the bare stream's round trip 1.0–2.3 against 2.5–5.4 ms.
  */
-const PRECISE = !args.includes('--coarse-timers');
+const PRECISE = !flag('coarse-timers');
 /** --server-node-defaults: the server without SERVER_NODE_FLAGS, to see what they are for. */
-const SERVER_DEFAULTS = args.includes('--server-node-defaults');
+const SERVER_DEFAULTS = flag('server-node-defaults');
 
 interface Row {
   name: string;

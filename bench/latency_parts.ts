@@ -20,12 +20,8 @@ import { connect } from '../src/client';
 import { openLoop } from '../src/bench/open_loop';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { MARK, monoMs } from './latency_parts_mark';
+import { arg } from './args';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const RATE = Number(arg('rate', '10000'));
 const SECONDS = Number(arg('seconds', '5'));
 const RECORD = 100;
