@@ -191,10 +191,11 @@ export function createFetchServer(engine: NativeEngine, opts: NativeFetchServerO
   }
 }
 
-/** A periodic timer to the microsecond on the calling thread's event loop (a timerfd). */
+/** A periodic timer to the microsecond whose ticks run on the creating thread (a timerfd). */
 export interface NativeTicker {
   /** First expiry at CLOCK_MONOTONIC `firstNs` (process.hrtime's clock), then every `periodNs`. */
   start(firstNs: number, periodNs: number): void;
+  /** For good: a stopped ticker cannot start again. */
   stop(): void;
 }
 
