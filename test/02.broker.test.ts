@@ -51,12 +51,17 @@ describe('Broker: topics, produce, read, consume', () => {
     assert.equal(msgs[501]!.partition, 0);
   });
 
-  it('sendBatch appends contiguous offsets to one partition, splitting large batches', async () => {
+  it('sendBatch appends one batch of contiguous offsets to one partition, whatever maxBatchBytes says', async () => {
     await broker.createTopic('t', { partitions: 4 });
     const p = broker.producer({ maxBatchBytes: 4096 });
     const recs = Array.from({ length: 300 }, (_, i) => ({ value: Buffer.alloc(100, i % 256), headers: { i: String(i) } }));
     const r = await p.sendBatch('t', recs, { partition: 2 });
     assert.deepEqual(r, { partition: 2, baseOffset: 0, count: 300 });
+    // One batch (atomic): a read returns whole batches, so even 1 byte from its middle
+    // brings every record after it (batches cut at 4096 bytes would hold ~35).
+    const rest = await broker.read('t', 2, 150, { maxBytes: 1 });
+    assert.equal(rest[0]!.offset, 150);
+    assert.equal(rest.length, 150);
     const r2 = await p.sendBatch('t', recs.slice(0, 10), { partition: 2 });
     assert.deepEqual(r2, { partition: 2, baseOffset: 300, count: 10 });
     const all: Message[] = [];

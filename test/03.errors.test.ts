@@ -82,6 +82,31 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await b.close();
   });
 
+  it('a sendBatch larger than one batch can be is refused whole, and one just under it is written whole', async () => {
+    const p = broker.producer();
+    const limit = broker.maxSendBatchBytes;
+    const mb = Buffer.alloc(1_000_000, 1);
+    const tooBig = Array.from({ length: Math.ceil(limit / 1_000_000) + 1 }, () => ({ value: mb }));
+    const e = await expectCode(p.sendBatch('t', tooBig, { partition: 0 }), 'RECORD_TOO_LARGE');
+    assert.match(e.message, /t\/0.*nothing was written/);
+    // 100-byte values: recordSize's bound (120 B each) says too big, the exact
+    // encoding fits: 106 B per record plus its offset delta's varint (1, 2 or 3 bytes).
+    const size = (k: number) => 64 + 106 * k + Math.min(k, 128) + 2 * Math.max(0, Math.min(k, 16384) - 128) + 3 * Math.max(0, k - 16384);
+    const v = Buffer.alloc(100, 2);
+    let n = Math.floor((limit - 64) / 110);
+    while (size(n + 1) <= limit) n++;
+    assert.ok(n * 120 > limit);
+    const r = await p.sendBatch('t', Array.from({ length: n }, () => ({ value: v, timestamp: 1 })), { partition: 0 });
+    assert.deepEqual(r, { partition: 0, baseOffset: 0, count: n });
+    const rest = await broker.read('t', 0, n - 1, { maxBytes: 1 });
+    assert.equal(rest.length, 1);
+    assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, n);
+    // one more record and it is over: refused, the partition's end unchanged
+    const over = Array.from({ length: n + 1 }, () => ({ value: v, timestamp: 1 }));
+    await expectCode(p.sendBatch('t', over, { partition: 0 }), 'RECORD_TOO_LARGE');
+    assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, n);
+  });
+
   it('a corrupt batch handed to the core is rejected and writes nothing', async () => {
     const internal = broker as unknown as {
       partitionState(t: string, p: number): unknown;

@@ -80,6 +80,39 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('a read that started before deleteTopic and must reopen a file the delete moved away gets TOPIC_NOT_FOUND, not IO_ERROR', async () => {
+    const dir = tmpDir();
+    const b = await openBroker({ dir, tailCacheBytes: 0 });
+    try {
+      await b.createTopic('t', { segmentBytes: 4096 });
+      await fill(b, 't', 1200, 5); // 60+ segments
+      await readAll(b, 't', 0); // read forwards: the oldest segments' files are the closed ones
+      const internal = b as unknown as {
+        partitionState(t: string, p: number): { topic: { deleted: boolean } };
+        readRaw(ps: unknown, offset: number, maxBytes: number): Promise<Buffer>;
+      };
+      const ps = internal.partitionState('t', 0);
+      const tdir = path.dirname(partitionDir(dir, 't', 0));
+      const moved = `${tdir}-moved`;
+      // What deleteTopic does while the read waits for a thread: the files go away
+      // (renamed to trash), then the topic is marked deleted.
+      fs.renameSync(tdir, moved);
+      const vanished = internal.readRaw(ps, 0, 1);
+      ps.topic.deleted = true;
+      const e = await vanished.then(() => null, (x: { code?: string; message: string }) => x);
+      assert.equal(e?.code, 'TOPIC_NOT_FOUND', e?.message);
+      // The same missing file under a live topic is an I/O error naming the file.
+      ps.topic.deleted = false;
+      const live = await internal.readRaw(ps, 5, 1).then(() => null, (x: { code?: string; message: string }) => x);
+      assert.equal(live?.code, 'IO_ERROR');
+      assert.match(live!.message, /ENOENT|No such file/);
+      fs.renameSync(moved, tdir);
+      assert.equal((await b.read('t', 0, 5, { maxBytes: 1 }))[0]!.offset, 5);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('reads at any offset from the tail cache and from the file: skips earlier batches, whole batches only, a first batch larger than maxBytes or the destination', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

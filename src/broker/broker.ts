@@ -146,6 +146,8 @@ export class Broker {
   readonly dir: string;
   readonly durability: Durability;
   readonly maxRecordBytes: number;
+  /** The largest RecordBatch one append takes (encoded bytes): a larger sendBatch is refused. */
+  readonly maxSendBatchBytes = NATIVE_MAX_BATCH_BYTES;
   private readonly engine: NativeEngine;
   private readonly lock: { release(): void };
   private readonly topics = new Map<string, TopicState>();
@@ -575,7 +577,7 @@ export class Broker {
       // Tailing readers are served from the tail cache without a thread-pool hop.
       return this.engine.readCached(ps.native, offset, maxBytes) ?? (await this.engine.read(ps.native, offset, maxBytes));
     } catch (e) {
-      throw fromNative(e);
+      throw this.readFailure(ps, e);
     }
   }
 
@@ -589,8 +591,22 @@ export class Broker {
       const r = this.engine.readCachedInto(ps.native, offset, maxBytes, dest) ?? (await this.engine.readInto(ps.native, offset, maxBytes, dest));
       return typeof r === 'number' ? dest.subarray(0, r) : r;
     } catch (e) {
-      throw fromNative(e);
+      throw this.readFailure(ps, e);
     }
+  }
+
+  /**
+   * A read that started before deleteTopic or close() can find its segment file
+   * moved to the trash (ENOENT when it reopens one): the caller learns what happened
+   * to the topic or broker, not an I/O error about a file it never named.
+   */
+  private readFailure(ps: PartitionState, e: unknown): Error {
+    try {
+      this.assertReadable(ps);
+    } catch (gone) {
+      return gone as Error;
+    }
+    return fromNative(e);
   }
 
   private assertReadable(ps: PartitionState): void {

@@ -13,7 +13,8 @@ export interface ProducerOptions {
   /** How long send() waits for more records to share its batch (default 0: the
    *  current event-loop turn). */
   lingerMs?: number;
-  /** A batch is cut when it reaches this many bytes (default 1 MiB). */
+  /** A batch of send()s is cut when it reaches this many bytes (default 1 MiB).
+   *  sendBatch() is one batch whatever this says, up to Broker.maxSendBatchBytes. */
   maxBatchBytes?: number;
 }
 
@@ -35,6 +36,8 @@ export interface SendBatchResult {
 /** What embedded and remote producers both offer. */
 export interface ProducerApi {
   send(topic: string, record: ProducerRecord): Promise<SendResult>;
+  /** One RecordBatch to one partition: all its records are written, with contiguous
+   *  offsets, or none. Refused (nothing written) when larger than one request carries. */
   sendBatch(topic: string, records: readonly RecordInput[], opts?: { partition?: number }): Promise<SendBatchResult>;
   flush(): Promise<void>;
 }
@@ -116,9 +119,9 @@ export class Producer implements ProducerApi {
 
   /**
    * Appends records to one partition: `partition`, else the first record's key hash,
-   * else round-robin. Offsets are contiguous from baseOffset. One atomic batch up to
-   * maxBatchBytes; past it, batches of that size back to back (each atomic, so an I/O
-   * error can leave the first ones written).
+   * else round-robin, as one RecordBatch: written or not as a whole, with contiguous
+   * offsets from baseOffset. A batch past the broker's largest (maxSendBatchBytes,
+   * 64 MiB encoded) is refused with RECORD_TOO_LARGE before anything is written.
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
     if (this.broker.overHighWater && !this.broker.closed) return this.held(() => this.sendBatch(topic, records, opts));
@@ -128,31 +131,30 @@ export class Producer implements ProducerApi {
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
       if (opts === null || typeof opts !== 'object') throw invalid('sendBatch options must be an object');
       const n = records.length;
-      // One pass: validate, bound each record's size, and cut batches of at most
-      // maxBatchBytes (appended back to back in this turn, so offsets are contiguous).
-      const chunks: RecordInput[][] = [];
-      let start = 0;
+      // Validated and sized before encoding: an oversize batch is refused without
+      // allocating its buffer. recordSize is an upper bound of the encoded size.
       let bytes = BATCH_OVERHEAD;
-      for (let i = 0; i < n; i++) {
-        const rec = validateRecord(records[i], 'sendBatch to', topic, i);
-        const size = this.checkSize(rec, topic);
-        if (i > start && bytes + size > this.maxBatchBytes) {
-          chunks.push(records.slice(start, i));
-          start = i;
-          bytes = BATCH_OVERHEAD;
-        }
-        bytes += size;
-      }
-      chunks.push(start === 0 ? (records as RecordInput[]) : records.slice(start));
+      for (let i = 0; i < n; i++) bytes += this.checkSize(validateRecord(records[i], 'sendBatch to', topic, i), topic);
       const partition = this.choosePartition(t, records[0]!, opts.partition);
+      const limit = this.broker.maxSendBatchBytes;
+      let batch: Buffer | null = null;
+      if (bytes > limit) {
+        // recordSize overstates a record's varints by at most 16 bytes: only a batch
+        // near the limit needs its exact size, and that encoding is then the one used.
+        const exact = bytes - 16 * n > limit ? bytes - 16 * n : (batch = encodeBatch(records)).length;
+        if (exact > limit)
+          throw new UringmqError(
+            'RECORD_TOO_LARGE',
+            `sendBatch of ${n} records (${batch ? '' : 'over '}${exact} bytes encoded) to ${topic}/${partition} exceeds the largest batch, ${limit} bytes; nothing was written: send fewer records per call`,
+          );
+      }
       const ps = t.partitions[partition]!;
       // Records sent earlier to this partition go first, keeping send order.
       const prior = this.accs.get(`${topic}\u0000${partition}`);
       if (prior) this.flushAcc(prior);
-      const now = Date.now();
-      const alloc = this.alloc;
-      const appends = chunks.map((c) => this.broker.appendBatch(ps, encodeBatch(c, { now, alloc }), true, c.length, true));
-      const p = (appends.length === 1 ? appends[0]!.then((r) => [r]) : Promise.all(appends)).then((rs) => ({ partition, baseOffset: rs[0]!.baseOffset, count: n }));
+      const pooled = batch === null;
+      batch ??= encodeBatch(records, { alloc: this.alloc });
+      const p = this.broker.appendBatch(ps, batch, true, n, pooled).then((r) => ({ partition, baseOffset: r.baseOffset, count: n }));
       this.track(p);
       return p;
     } catch (e) {

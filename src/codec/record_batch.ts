@@ -114,8 +114,10 @@ export function recordSize(r: RecordInput): number {
   return n + uvarintSize(n);
 }
 
-// Scratch space for encodeBatch's two passes; grown on demand, never shrunk below
-// the largest batch seen (bounded by maxBatchBytes / 2 bytes per record).
+// Scratch space for encodeBatch's two passes, kept between calls up to
+// SCRATCH_KEEP records (1.25 MiB); a larger batch gets arrays of its own that go with
+// it, so one huge sendBatch does not pin hundreds of MiB for the process's life.
+const SCRATCH_KEEP = 65536;
 let scratchBody = new Int32Array(1024);
 let scratchKey = new Int32Array(1024);
 let scratchValue = new Int32Array(1024);
@@ -192,17 +194,18 @@ function headersSize(h: unknown, opts: EncodeOptions, i: number): number {
 export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions = {}): Buffer {
   const n = records.length;
   if (n === 0) throw new RangeError('a batch needs at least one record');
-  if (scratchBody.length < n) {
-    const cap = Math.max(n, scratchBody.length * 2);
+  if (scratchBody.length < n && n <= SCRATCH_KEEP) {
+    const cap = Math.min(SCRATCH_KEEP, Math.max(n, scratchBody.length * 2));
     scratchBody = new Int32Array(cap);
     scratchKey = new Int32Array(cap);
     scratchValue = new Int32Array(cap);
     scratchTs = new Float64Array(cap);
   }
-  const bodyLens = scratchBody;
-  const keyLens = scratchKey;
-  const valueLens = scratchValue;
-  const tss = scratchTs;
+  const own = n > scratchBody.length;
+  const bodyLens = own ? new Int32Array(n) : scratchBody;
+  const keyLens = own ? new Int32Array(n) : scratchKey;
+  const valueLens = own ? new Int32Array(n) : scratchValue;
+  const tss = own ? new Float64Array(n) : scratchTs;
   const now = opts.now ?? Date.now();
   // The first record's timestamp is the batch's base (records[0] is checked below
   // before this is used: a bad one throws there).
