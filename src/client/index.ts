@@ -19,7 +19,7 @@ import { StickyPartitioner } from '../broker/partitioner';
 import { positiveInt, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
-import { fromServiceError } from '../grpc/status';
+import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
 import { PublishStream, parseHostPort, type PublishTarget } from './publish_stream';
@@ -416,6 +416,8 @@ export class RemoteProducer implements ProducerApi {
   private readonly queue: OutBatch[] = [];
   private readonly capacityWaiters: Array<() => void> = [];
   private stream: PublishChannel | null = null;
+  /** The largest request the server reads, from its last PublishStream's metadata (0: not known yet). */
+  private serverMaxMessageBytes = 0;
   /** The stream took a request past its buffer: write more after its 'drain'. */
   private blocked = false;
   private nextSeq = 1;
@@ -716,6 +718,12 @@ export class RemoteProducer implements ProducerApi {
     }
     this.stream = s;
     this.blocked = false;
+    if (s instanceof PublishStream) s.on('limit', (n: number) => (this.serverMaxMessageBytes = n));
+    else
+      s.on('metadata', (md: grpc.Metadata) => {
+        const n = Number(md.get(MAX_MESSAGE_HEADER)[0]);
+        if (Number.isSafeInteger(n) && n > 0) this.serverMaxMessageBytes = n;
+      });
     s.on('data', (res: uringmq.v1.PublishResponse) => this.onResponse(res));
     s.on('drain', () => {
       if (this.stream !== s) return;
@@ -726,8 +734,10 @@ export class RemoteProducer implements ProducerApi {
       if (this.stream !== s) return;
       this.stream = null;
       this.blocked = false;
-      // Everything in flight on this stream goes again, same sequence numbers.
-      const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq);
+      // Everything in flight on this stream goes again, same sequence numbers, except
+      // a batch over the server's limit: the server ended the stream because of it
+      // (grpc-js refuses the request whole), and it would end every stream again.
+      const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq).filter((b) => !this.refuseOversize(b, true));
       this.inflight.clear();
       this.queue.unshift(...again);
       if (this.queue.length === 0) return;
@@ -769,6 +779,7 @@ export class RemoteProducer implements ProducerApi {
         this.wakeCapacity();
         continue;
       }
+      if (this.refuseOversize(b, false)) continue;
       b.attempts++;
       this.inflight.set(b.seq, b);
       if (!s.write(b.msg)) this.blocked = true;
@@ -819,6 +830,24 @@ export class RemoteProducer implements ProducerApi {
       b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
     }
     this.wakeCapacity();
+  }
+
+  /**
+   * Gives up a batch whose request is larger than the server reads (its limit comes
+   * with each PublishStream's initial metadata, so a server configured below this
+   * client's maxMessageBytes is known before the first batch can be refused). True if
+   * it was given up.
+   */
+  private refuseOversize(b: OutBatch, inTransport: boolean): boolean {
+    const limit = this.serverMaxMessageBytes;
+    if (limit === 0 || b.msg.length <= limit) return false;
+    this.giveUp(
+      b,
+      new UringmqError('RESOURCE_EXHAUSTED', `a batch of ${b.msg.length} bytes for ${b.topic}/${b.partition} is larger than the server reads (its maxMessageBytes is ${limit}); send fewer records per sendBatch, or raise maxMessageBytes on the server`),
+      inTransport,
+    );
+    this.wakeCapacity();
+    return true;
   }
 
   private producerIdFor(key: string): number {

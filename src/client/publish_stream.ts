@@ -23,7 +23,7 @@ import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError } from '../errors';
 import { pb, type uringmq } from '../grpc/proto';
-import { CODE_TRAILER, fromServiceError } from '../grpc/status';
+import { CODE_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { GRPC_PREFIX_BYTES } from './publish_request';
 
 const PATH = '/uringmq.v1.Broker/PublishStream';
@@ -103,7 +103,8 @@ export class GrpcFrameReader {
 }
 
 /**
- * Events: 'data' (a PublishResponse), 'drain', 'error' (a UringmqError; the stream is
+ * Events: 'data' (a PublishResponse), 'drain', 'limit' (the largest request the
+ * server reads, from its initial metadata), 'error' (a UringmqError; the stream is
  * over), 'end' (the server ended the stream with status OK).
  */
 export class PublishStream extends EventEmitter {
@@ -156,6 +157,8 @@ export class PublishStream extends EventEmitter {
     let trailers: http2.IncomingHttpHeaders | null = null;
     this.stream.on('response', (h) => {
       httpStatus = Number(h[':status']);
+      const limit = Number(headerString(h[MAX_MESSAGE_HEADER]));
+      if (Number.isSafeInteger(limit) && limit > 0) this.emit('limit', limit);
       // A trailers-only response (an error before any message) carries the status here.
       if (h['grpc-status'] !== undefined) trailers = h;
     });

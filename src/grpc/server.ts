@@ -15,7 +15,7 @@ import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/gro
 import { checkRecordSize, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed } from './service';
-import { toServiceError } from './status';
+import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse } from './delivery_encoder';
 
 type V1 = typeof uringmq.v1;
@@ -233,6 +233,9 @@ export class BrokerServer {
 
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
     if (!this.admitStream(call)) return;
+    const md = new grpc.Metadata();
+    md.set(MAX_MESSAGE_HEADER, String(this.maxMessageBytes));
+    call.sendMetadata(md);
     let inflight = 0;
     let ended = false;
     let paused = false;

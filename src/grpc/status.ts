@@ -46,6 +46,12 @@ const FROM_GRPC: Partial<Record<status, ErrorCode>> = {
 };
 
 export const CODE_TRAILER = 'uringmq-code';
+/**
+ * Initial metadata of PublishStream: the largest request the server reads. A request
+ * past it ends the whole stream (grpc-js refuses it), so the client learns the limit
+ * up front and fails only the batch that is too large.
+ */
+export const MAX_MESSAGE_HEADER = 'uringmq-max-message-bytes';
 
 /** A grpc-js error object (for callbacks and call.emit('error')) from any error. */
 export function toServiceError(e: unknown): Partial<StatusObject> & { code: status; details: string; metadata: Metadata } {
