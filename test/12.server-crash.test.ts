@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
+import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import { connect, type Client } from '../src/client';
 import { sleep, tmpDir } from './helpers';
@@ -115,6 +116,52 @@ describe('Server crash and shutdown', function () {
     assert.deepEqual(notRedelivered.slice(0, 5), [], `${notRedelivered.length} of ${owed.length} messages past the committed offsets [${committed.join(',')}] were not delivered again after the restart`);
     await consumer.close();
     await consuming;
+    await client.close();
+  });
+
+  it('SIGTERM answers long-polling Fetches at once instead of waiting out their max_wait_ms', async () => {
+    const srv = await spawnServer(tmpDir());
+    procs.push(srv);
+    const client = await connect(srv.address);
+    await client.createTopic('t');
+    const t0 = Date.now();
+    const polled = client.fetch('t', 0, 0, { maxWaitMs: 30_000 }).then(
+      (m) => ({ n: m.length, ms: Date.now() - t0 }),
+      (e: { code: string }) => ({ n: -1, ms: Date.now() - t0, code: e.code }),
+    );
+    await sleep(300);
+    srv.child.kill('SIGTERM');
+    const { code } = await srv.exited;
+    assert.equal(code, 0, srv.logs());
+    const r = await polled;
+    assert.deepEqual({ n: r.n }, { n: 0 }, JSON.stringify(r)); // answered, empty: not failed at the grace timeout
+    assert.ok(r.ms < 5000, `the long-poll was answered after ${r.ms} ms`);
+    await client.close();
+  });
+
+  it('a second signal during a graceful shutdown exits at once, with code 1', async () => {
+    const dir = tmpDir();
+    const srv = await spawnServer(dir);
+    procs.push(srv);
+    const client = await connect(srv.address);
+    await client.createTopic('t');
+    // A unary call the server cannot finish holds the graceful shutdown (up to its
+    // 10 s grace): a Publish whose request never ends. HTTP/2 lets the body wait.
+    const session = http2.connect(`http://${srv.address}`);
+    const stuck = session.request({ ':method': 'POST', ':path': '/uringmq.v1.Broker/Publish', 'content-type': 'application/grpc', te: 'trailers' });
+    stuck.on('error', () => undefined);
+    stuck.write(Buffer.from([0, 0, 0, 0, 100])); // announces 100 bytes, sends none
+    await sleep(300);
+    srv.child.kill('SIGTERM');
+    await sleep(500);
+    assert.equal(srv.child.exitCode, null, 'still shutting down gracefully');
+    const t0 = Date.now();
+    srv.child.kill('SIGINT');
+    const { code } = await srv.exited;
+    assert.equal(code, 1);
+    assert.ok(Date.now() - t0 < 3000, `exited ${Date.now() - t0} ms after the second signal`);
+    assert.match(srv.logs(), /second signal/);
+    session.destroy();
     await client.close();
   });
 

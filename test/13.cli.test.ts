@@ -2,7 +2,11 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { tmpDir } from './helpers';
+import * as grpc from '@grpc/grpc-js';
+import { UringmqError } from '../src';
+import { connect } from '../src/client';
+import { brokerService } from '../src/grpc/service';
+import { sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
@@ -54,18 +58,67 @@ describe('CLI', function () {
     });
   }
 
-  it('serve reads a config file and environment, and rejects unknown settings', async () => {
+  it('serve reads a config file and environment, and rejects unknown settings and values of the wrong type or range', async () => {
     const dir = tmpDir();
     const cfg = path.join(dir, 'uringmq.json');
-    fs.writeFileSync(cfg, JSON.stringify({ durability: 'none', keepaliveTimeMs: 20000, maxConcurrentStreams: 5 }));
-    srv = await spawnServer(path.join(dir, 'data'), 0, ['--config', cfg]);
+    fs.writeFileSync(cfg, JSON.stringify({ durability: 'none', keepaliveTimeMs: 20000, maxConcurrentStreams: 2 }));
+    process.env.URINGMQ_MAX_MESSAGE_BYTES = '65536';
+    try {
+      srv = await spawnServer(path.join(dir, 'data'), 0, ['--config', cfg]);
+    } finally {
+      delete process.env.URINGMQ_MAX_MESSAGE_BYTES;
+    }
     assert.match(srv.logs(), /"port":\d+/);
+    const client = await connect(srv.address);
+    const raw = new grpc.Client(srv.address, grpc.credentials.createInsecure());
+    try {
+      await client.createTopic('t');
+      // maxMessageBytes from the environment: a 100 KB batch is refused, alone.
+      const p = client.producer();
+      const e = await p.sendBatch('t', [{ value: Buffer.alloc(100_000) }]).then(() => null, (x: UringmqError) => x);
+      assert.equal(e?.code, 'RESOURCE_EXHAUSTED', e?.message);
+      assert.match(e!.message, /maxMessageBytes is 65536/);
+      assert.equal((await p.send('t', { value: 'small' })).offset, 0);
+      // maxConcurrentStreams from the file: the producer's PublishStream is one, one
+      // Subscribe fits, the next is refused.
+      const d = brokerService.subscribe!;
+      const open = () => {
+        const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+        const ended = new Promise<grpc.status>((resolve) => {
+          st.on('error', (x: grpc.ServiceError) => resolve(x.code));
+          st.on('end', () => resolve(grpc.status.OK));
+        });
+        st.on('data', () => undefined);
+        st.write({ subscribe: { topic: 't', group: `g${Math.random()}` } });
+        return { st, ended };
+      };
+      const first = open();
+      await sleep(200);
+      const second = open();
+      assert.equal(await second.ended, grpc.status.RESOURCE_EXHAUSTED);
+      first.st.cancel();
+      await first.ended;
+    } finally {
+      raw.close();
+      await client.close();
+    }
     srv.child.kill('SIGTERM');
     assert.equal((await srv.exited).code, 0);
-    fs.writeFileSync(cfg, JSON.stringify({ bogus: 1 }));
-    const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'data')]);
-    assert.equal(r.code, 2);
-    assert.match(r.err, /unknown setting "bogus"/);
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ bogus: 1 }, /unknown setting "bogus"/],
+      [{ maxConcurrentStreams: 'abc' }, /INVALID_ARGUMENT: setting "maxConcurrentStreams" .* must be a number, got "abc"/],
+      [{ keepaliveTimeMs: -5 }, /INVALID_ARGUMENT: keepaliveTimeMs must be an integer between 1 and \d+, got -5/],
+      [{ maxMessageBytes: 10 }, /INVALID_ARGUMENT: maxMessageBytes must be an integer between 65536/],
+      [{ permitWithoutStream: 'yes' }, /INVALID_ARGUMENT: setting "permitWithoutStream" .* must be a boolean/],
+      [{ logLevel: 'loud' }, /INVALID_ARGUMENT: logLevel must be one of/],
+      [{ fetchPort: 70000 }, /INVALID_ARGUMENT: fetchPort must be an integer between 0 and 65535/],
+    ];
+    for (const [settings, err] of bad) {
+      fs.writeFileSync(cfg, JSON.stringify(settings));
+      const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'data')]);
+      assert.equal(r.code, 2, `${JSON.stringify(settings)}: ${r.err}`);
+      assert.match(r.err, err);
+    }
   });
   it('produce stops at a line it cannot send, names it, exits 2, and keeps the lines before it', () => {
     const dir = tmpDir();

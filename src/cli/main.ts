@@ -57,6 +57,30 @@ interface ServeConfig {
   authToken?: string;
 }
 
+/** The settings a config file may hold, with their JSON types. */
+const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durability'> = {
+  dir: 'string',
+  host: 'string',
+  port: 'number',
+  durability: 'durability',
+  ioBackend: 'string',
+  keepaliveTimeMs: 'number',
+  keepaliveTimeoutMs: 'number',
+  permitWithoutStream: 'boolean',
+  maxConnectionAgeMs: 'number',
+  maxConnectionAgeGraceMs: 'number',
+  maxMessageBytes: 'number',
+  maxConcurrentStreams: 'number',
+  writeHighWaterBytes: 'number',
+  maxQueuedBytes: 'number',
+  tlsCert: 'string',
+  tlsKey: 'string',
+  logLevel: 'string',
+  fetch: 'boolean',
+  fetchPort: 'number',
+  authToken: 'string',
+};
+
 /** defaults < config file < environment < flags */
 function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: 50052 };
@@ -69,10 +93,14 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
     } catch (e) {
       throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
     }
+    if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new UringmqError('INVALID_ARGUMENT', `config file ${file} must hold a JSON object`);
     for (const [k, v] of Object.entries(j)) {
       fileKeys.add(k);
-      if (!(k in cfg) && !['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'writeHighWaterBytes', 'maxQueuedBytes', 'tlsCert', 'tlsKey', 'authToken'].includes(k))
-        throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
+      const type = FILE_SETTINGS[k];
+      if (!type) throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
+      // The type here; ranges where the value is used (BrokerServer, Broker.open).
+      if (type === 'durability' ? typeof v !== 'string' && typeof v !== 'number' && (v === null || typeof v !== 'object') : typeof v !== type)
+        throw new UringmqError('INVALID_ARGUMENT', `setting "${k}" in ${file} must be a ${type === 'durability' ? "'sync', 'none' or a number of ms" : type}, got ${JSON.stringify(v)}`);
       (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? parseDurability(String(v)) : v;
     }
   }
@@ -105,6 +133,12 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   // one was given: a fixed default would collide between such servers.
   const fetchPortSet = flags.fetchPort !== undefined || (env.URINGMQ_FETCH_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('fetchPort'));
   if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
+  if (!Number.isInteger(cfg.fetchPort) || cfg.fetchPort < 0 || cfg.fetchPort > 65535)
+    throw new UringmqError('INVALID_ARGUMENT', `fetchPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.fetchPort)}`);
+  if (!['auto', 'io_uring', 'thread'].includes(cfg.ioBackend))
+    throw new UringmqError('INVALID_ARGUMENT', `ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(cfg.ioBackend)}`);
+  if (!(cfg.logLevel in pino.levels.values) && cfg.logLevel !== 'silent')
+    throw new UringmqError('INVALID_ARGUMENT', `logLevel must be one of ${[...Object.keys(pino.levels.values), 'silent'].join(', ')}, got ${JSON.stringify(cfg.logLevel)}`);
   return cfg;
 }
 
@@ -131,6 +165,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     server = await BrokerServer.start(opts);
   } catch (e) {
     await broker.close();
+    if (e instanceof UringmqError && e.code === 'INVALID_ARGUMENT') throw e; // a bad setting, named in the message
     throw new UringmqError('UNAVAILABLE', `cannot listen on ${cfg.host}:${cfg.port}: ${(e as Error).message}`);
   }
   let fetchPort: number | undefined;
@@ -213,7 +248,8 @@ export function program(): Command {
     .addOption(new Option('--io-backend <backend>', 'I/O backend').choices(['auto', 'io_uring', 'thread']))
     .option('--keepalive-time-ms <ms>', 'ping idle connections this often', int('keepalive-time-ms'))
     .option('--keepalive-timeout-ms <ms>', 'drop a connection whose ping is not answered in time', int('keepalive-timeout-ms'))
-    .option('--permit-without-stream', 'accept client pings without active calls')
+    .option('--permit-without-stream', 'accept client pings without active calls (the default)')
+    .option('--no-permit-without-stream', 'refuse client pings without active calls')
     .option('--max-connection-age-ms <ms>', 'recycle connections older than this', int('max-connection-age-ms'))
     .option('--max-connection-age-grace-ms <ms>', 'grace for calls on a recycled connection', int('max-connection-age-grace-ms'))
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))

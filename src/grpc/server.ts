@@ -68,32 +68,51 @@ export class BrokerServer {
   /** grpc-js's limit on each message this server sends (and receives). */
   private readonly maxMessageBytes: number;
   private readonly streams = new Set<StreamHandle>();
+  /** Fetches waiting for data (max_wait_ms): stop() wakes them. */
+  private readonly longPolls = new Set<() => void>();
   private stopping = false;
   private readonly authToken: Buffer | null;
   port = 0;
 
   private constructor(opts: ServerOptions) {
+    if (opts === null || typeof opts !== 'object') throw invalid('server options must be an object');
     this.broker = opts.broker;
     this.log = opts.logger;
-    this.maxStreams = opts.maxConcurrentStreams ?? 1000;
-    this.maxInFlight = opts.maxInFlightPerStream ?? 256;
+    // Checked here, whatever set them (code, config file, environment): a string or a
+    // negative number would otherwise reach grpc-js or a comparison and quietly turn a
+    // limit off.
+    const opt = (v: number | undefined, name: string, dflt: number, min: number, max: number): number => {
+      if (v === undefined) return dflt;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalid(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(v)}`);
+      return v;
+    };
+    const MAX_MS = 2 ** 31 - 1; // grpc-js and Node timers take 32-bit milliseconds
+    this.maxStreams = opt(opts.maxConcurrentStreams, 'maxConcurrentStreams', 1000, 1, 1_000_000);
+    this.maxInFlight = opt(opts.maxInFlightPerStream, 'maxInFlightPerStream', 256, 1, 65_536);
     if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || opts.authToken.length === 0)) throw invalid('authToken must be a non-empty string');
+    if (opts.permitWithoutStream !== undefined && typeof opts.permitWithoutStream !== 'boolean') throw invalid(`permitWithoutStream must be true or false, got ${JSON.stringify(opts.permitWithoutStream)}`);
+    if (opts.host !== undefined && (typeof opts.host !== 'string' || opts.host.length === 0)) throw invalid('host must be a non-empty string');
+    opt(opts.port, 'port', 0, 0, 65_535);
     this.authToken = opts.authToken === undefined ? null : Buffer.from(`Bearer ${opts.authToken}`);
-    const maxMsg = opts.maxMessageBytes ?? 16 * MiB;
+    // At least 64 KiB (Fetch answers take maxMessageBytes - 4096); at most 256 MiB,
+    // four times the largest batch the log takes.
+    const maxMsg = opt(opts.maxMessageBytes, 'maxMessageBytes', 16 * MiB, 64 * 1024, 256 * MiB);
     this.maxMessageBytes = maxMsg;
+    const maxAge = opt(opts.maxConnectionAgeMs, 'maxConnectionAgeMs', 0, 0, MAX_MS);
+    const maxAgeGrace = opt(opts.maxConnectionAgeGraceMs, 'maxConnectionAgeGraceMs', 0, 0, MAX_MS);
     const channelOptions: grpc.ServerOptions = {
       'grpc.max_receive_message_length': maxMsg,
       'grpc.max_send_message_length': maxMsg,
-      'grpc.keepalive_time_ms': opts.keepaliveTimeMs ?? 30_000,
-      'grpc.keepalive_timeout_ms': opts.keepaliveTimeoutMs ?? 10_000,
+      'grpc.keepalive_time_ms': opt(opts.keepaliveTimeMs, 'keepaliveTimeMs', 30_000, 1, MAX_MS),
+      'grpc.keepalive_timeout_ms': opt(opts.keepaliveTimeoutMs, 'keepaliveTimeoutMs', 10_000, 1, MAX_MS),
       'grpc.keepalive_permit_without_calls': (opts.permitWithoutStream ?? true) ? 1 : 0,
       'grpc.http2.min_ping_interval_without_data_ms': 5_000,
       // Channelz (grpc-js's introspection service, which this server does not expose)
       // counts and timestamps (Date.now()) every message of every call.
       'grpc.enable_channelz': 0,
     };
-    if (opts.maxConnectionAgeMs) channelOptions['grpc.max_connection_age_ms'] = opts.maxConnectionAgeMs;
-    if (opts.maxConnectionAgeGraceMs) channelOptions['grpc.max_connection_age_grace_ms'] = opts.maxConnectionAgeGraceMs;
+    if (maxAge) channelOptions['grpc.max_connection_age_ms'] = maxAge;
+    if (maxAgeGrace) channelOptions['grpc.max_connection_age_grace_ms'] = maxAgeGrace;
     this.server = new grpc.Server(channelOptions);
     this.server.addService(brokerService, this.handlers());
   }
@@ -149,6 +168,7 @@ export class BrokerServer {
     if (this.stopping) return;
     this.stopping = true;
     for (const h of [...this.streams]) h.shutdown();
+    for (const cancel of [...this.longPolls]) cancel();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
         this.server.forceShutdown();
@@ -314,8 +334,16 @@ export class BrokerServer {
     const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB, req.plain_records ? Math.floor(this.maxMessageBytes / 2) : this.maxMessageBytes - 4096);
     let info = b.partitionOffsets(ps);
     const waitMs = Math.min(req.max_wait_ms || 0, 30_000);
-    if (offset === info.endOffset && waitMs > 0) {
-      await b.waitForData([ps], waitMs);
+    if (offset === info.endOffset && waitMs > 0 && !this.stopping) {
+      // stop() answers long-polls at once (empty) rather than letting them hold the
+      // shutdown for their whole wait.
+      const w = b.waitForDataCancellable([ps], waitMs);
+      this.longPolls.add(w.cancel);
+      try {
+        await w.promise;
+      } finally {
+        this.longPolls.delete(w.cancel);
+      }
       info = b.partitionOffsets(ps);
     }
     const raw = await b.readRaw(ps, offset, maxBytes);
