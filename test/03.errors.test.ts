@@ -79,6 +79,14 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.match(e.message, /2\d{3} bytes.*topic t/);
     await expectCode(p.sendBatch('t', [{ value: 'ok' }, { value: 'y'.repeat(5000) }]), 'RECORD_TOO_LARGE');
     assert.equal((await p.send('t', { value: Buffer.alloc(900) })).offset, 0);
+    // Batches built elsewhere (publishBatch, gRPC `batch`) are held to it as well...
+    const raw = sealBatch(encodeBatch([{ value: 'ok' }, { value: 'y'.repeat(5000) }, { value: 'ok' }]));
+    const e2 = await expectCode(b.publishBatch('t', raw, 0), 'RECORD_TOO_LARGE');
+    assert.match(e2.message, /50\d\d bytes.*topic t.*nothing was written/);
+    // ...while a batch larger than the limit made of records within it is taken.
+    const many = sealBatch(encodeBatch(Array.from({ length: 20 }, () => ({ value: Buffer.alloc(900) }))));
+    assert.equal((await b.publishBatch('t', many, 0)).baseOffset, 1);
+    assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 21);
     await b.close();
   });
 

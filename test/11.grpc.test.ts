@@ -233,6 +233,23 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(ok.offset, 0);
   });
 
+  it('a batch built by the client holding a record over the broker\'s maxRecordBytes → RESOURCE_EXHAUSTED (RECORD_TOO_LARGE), nothing written', async () => {
+    const small = await startServer({ brokerOptions: { maxRecordBytes: 1000 } });
+    const c = rawClient(small.address);
+    try {
+      await small.client.createTopic('r');
+      const big = sealBatch(encodeBatch([{ value: 'a' }, { value: Buffer.alloc(5000) }]));
+      await expectStatus(unary(c, 'publish', { topic: 'r', partition: 0, batch: big }), grpc.status.RESOURCE_EXHAUSTED, 'RECORD_TOO_LARGE');
+      const e = await small.client.producer().sendBatch('r', [{ value: 'a' }, { value: Buffer.alloc(5000) }]).then(() => null, (x: UringmqError) => x);
+      assert.equal(e?.code, 'RECORD_TOO_LARGE');
+      assert.equal((await small.client.describeTopic('r')).partitions[0]!.endOffset, 0);
+      assert.equal((await small.client.producer().send('r', { value: 'fits' })).offset, 0);
+    } finally {
+      c.close();
+      await small.stop();
+    }
+  });
+
   for (const via of ['node:http2', 'grpc-js'] as const)
     it(`client library (${via} publish stream): a batch over the server's maxMessageBytes fails alone with RESOURCE_EXHAUSTED; the producer's other sends land`, async () => {
       // The client allows 16 MiB; the server reads 1 MiB. Without the server's limit the

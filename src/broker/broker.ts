@@ -10,7 +10,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, fromNative, invalid } from '../errors';
-import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
+import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
@@ -482,6 +482,13 @@ export class Broker {
     if (queued > 0 && queued + batch.length > this.maxQueuedBytes)
       throw new UringmqError('RESOURCE_EXHAUSTED', `the write queue is full (${queued} bytes waiting for the disk, limit ${this.maxQueuedBytes}); retry later`);
     const meta = peekBatch(batch);
+    // maxRecordBytes holds for batches built elsewhere too. Only a batch larger than
+    // the limit can hold a record past it: smaller ones skip the walk.
+    if (batch.length - HEADER_SIZE > this.maxRecordBytes) {
+      const largest = largestRecordBytes(batch);
+      if (largest > this.maxRecordBytes)
+        throw new UringmqError('RECORD_TOO_LARGE', `a record of ${largest} bytes in a batch for topic ${topic} exceeds maxRecordBytes ${this.maxRecordBytes}; nothing was written`);
+    }
     let p: number;
     if (partition !== undefined && partition !== null) {
       if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)

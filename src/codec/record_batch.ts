@@ -349,6 +349,30 @@ export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
   };
 }
 
+/**
+ * The encoded size (length prefix included) of the largest record of the batch at the
+ * start of `buf`, from the records' length fields alone; -1 when the framing does not
+ * hold together (the core refuses such a batch as CORRUPT_BATCH).
+ */
+export function largestRecordBytes(buf: Buffer): number {
+  const end = Math.min(buf.length, buf.readUInt32LE(4));
+  const count = buf.readUInt32LE(24);
+  const c = new Cursor(buf, HEADER_SIZE, end);
+  let largest = 0;
+  try {
+    for (let i = 0; i < count; i++) {
+      const start = c.pos;
+      const len = c.uvarint();
+      if (len > end - c.pos) return -1;
+      c.pos += len;
+      if (c.pos - start > largest) largest = c.pos - start;
+    }
+  } catch {
+    return -1;
+  }
+  return largest;
+}
+
 /** The key of the first record of a batch (null when it has none), without decoding the rest. */
 export function firstRecordKey(buf: Buffer): Buffer | null {
   const c = new Cursor(buf, HEADER_SIZE, buf.length);
