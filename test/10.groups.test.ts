@@ -258,6 +258,40 @@ for (const mode of ['embedded', 'grpc'] as const) {
         await c.close();
       });
 
+    if (mode === 'embedded')
+      it('when a member misses its heartbeat its partitions move to the others, and what it held unacked comes again', async () => {
+        await broker.createTopic('t', { partitions: 2 });
+        // A raw member that takes deliveries, never acks and never heartbeats; it joins
+        // first, so it holds both partitions until the live consumer arrives.
+        let silentGot = 0;
+        await broker.groups.join({ topic: 't', group: 'hb', from: 'earliest', sessionTimeoutMs: 300, ackDeadlineMs: 60_000 }, {
+          deliverBatches: () => void silentGot++,
+          deliverRecords: () => void silentGot++,
+          assign: () => undefined,
+          end: () => undefined,
+        } as never);
+        const c = broker.consumer({ topic: 't', group: 'hb', from: 'earliest', sessionTimeoutMs: 10_000, ackDeadlineMs: 60_000 });
+        const it = c[Symbol.asyncIterator]();
+        const p = broker.producer();
+        await p.sendBatch('t', [{ value: 'a0' }, { value: 'a1' }], { partition: 0 });
+        await p.sendBatch('t', [{ value: 'b0' }, { value: 'b1' }], { partition: 1 });
+        const got = new Set<string>();
+        const until = Date.now() + 15_000;
+        while (got.size < 4 && Date.now() < until) {
+          const r = await Promise.race([it.next(), sleep(until - Date.now()).then(() => null)]);
+          if (!r || r.done) break;
+          const m = r.value as ConsumedMessage;
+          got.add(m.value.toString());
+          m.ack();
+        }
+        assert.ok(silentGot > 0, 'the silent member was delivered some (never acked) messages');
+        assert.deepEqual([...got].sort(), ['a0', 'a1', 'b0', 'b1']);
+        assert.deepEqual([...c.assignment].sort(), [0, 1]);
+        const d = await broker.describeTopic('t');
+        assert.equal(d.groups.find((g) => g.group === 'hb')!.members.length, 1);
+        await c.close();
+      });
+
     it('rejects invalid group names', async () => {
       await broker.createTopic('t');
       const c = consumer({ topic: 't', group: '../etc' });
