@@ -287,10 +287,16 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     s.write({ subscribe: { topic: 't', group: 'g', from: pb.StartFrom.EARLIEST } });
     s.on('data', () => undefined);
     await sleep(100);
-    s.write({ acks: { ranges: [{ partition: 0, from_offset: 100, to_offset: 200 }] } });
+    // The good range (offset 0, delivered) comes first: the message is refused whole.
+    s.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1 }, { partition: 0, from_offset: 100, to_offset: 200 }] } });
     const err = await new Promise<grpc.ServiceError>((resolve) => s.on('error', resolve));
     assert.equal(err.code, grpc.status.FAILED_PRECONDITION);
+    assert.equal(trailerCode(err), 'FAILED_PRECONDITION');
     assert.match(err.details, /never|only delivered/);
+    await sleep(200); // past the group's offset flush
+    const g = (await r.client.describeTopic('t')).groups.find((x) => x.group === 'g')!;
+    assert.equal(g.committed[0], 0, 'no ack of the refused message was taken');
+    assert.equal((await r.client.producer().send('t', { value: 'y', partition: 0 })).offset, 1); // others unaffected
     // a first message that is not `subscribe`
     const s2 = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
     s2.write({ credit: 5 });

@@ -236,6 +236,11 @@ export class GroupMember {
     this.coord.ack(this, partition, from, to);
   }
 
+  /** Throws what ack() would for this range, changing nothing: a message of several ranges is checked whole first. */
+  checkAck(partition: number, from: number, to: number): void {
+    this.coord.checkAck(this, partition, from, to);
+  }
+
   /** Returns a message for redelivery after delayMs (counts as a delivery attempt). */
   nack(partition: number, offset: number, delayMs = 0): void {
     this.progress();
@@ -485,8 +490,8 @@ export class GroupCoordinator {
     if (r.member.unacked < 0) r.member.unacked = 0;
   }
 
-  /** @internal */
-  ack(m: GroupMember, partition: number, from: number, to: number): void {
+  /** @internal The checks of ack(), with no effect. */
+  checkAck(m: GroupMember, partition: number, from: number, to: number): PartitionGroupState {
     const gs = m.state;
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
@@ -497,6 +502,13 @@ export class GroupCoordinator {
         'FAILED_PRECONDITION',
         `ack for offsets up to ${to - 1} of ${gs.topic}/${partition}, but group ${gs.group} was only delivered up to ${ps.next - 1}`,
       );
+    return ps;
+  }
+
+  /** @internal */
+  ack(m: GroupMember, partition: number, from: number, to: number): void {
+    const gs = m.state;
+    const ps = this.checkAck(m, partition, from, to);
     from = Math.max(from, ps.committed);
     if (from >= to) return;
     // Inflight ranges are disjoint and sorted, so the ones this ack touches are found

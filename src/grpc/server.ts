@@ -498,7 +498,13 @@ export class BrokerServer {
           return; // a heartbeat: the join itself shows the member alive
         }
         if (!m) throw new UringmqError('FAILED_PRECONDITION', 'the first message on a Subscribe stream must be `subscribe`');
-        if (req.acks) for (const r of req.acks.ranges ?? []) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
+        if (req.acks) {
+          // All ranges checked before any applies: a bad one fails the stream with none
+          // of the message's acks taken (they come again as redeliveries).
+          const ranges = req.acks.ranges ?? [];
+          for (const r of ranges) m.checkAck(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
+          for (const r of ranges) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
+        }
         else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0);
         else if (req.credit) m.credit(req.credit);
         else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
