@@ -292,10 +292,16 @@ for (const mode of ['embedded', 'grpc'] as const) {
         await c.close();
       });
 
-    it('rejects invalid group names', async () => {
+    it('rejects invalid group names with INVALID_GROUP_NAME, creating nothing', async () => {
       await broker.createTopic('t');
-      const c = consumer({ topic: 't', group: '../etc' });
-      await assert.rejects(take(c, 1), (e: { code?: string }) => e.code === 'INVALID_GROUP_NAME' || e.code === 'INVALID_ARGUMENT');
+      for (const group of ['../etc', '', 'a/b', 'x'.repeat(250), '..']) {
+        const c = consumer({ topic: 't', group });
+        await assert.rejects(take(c, 1, undefined, 5000), (e: { code?: string }) => e.code === 'INVALID_GROUP_NAME', `group ${JSON.stringify(group)}`);
+      }
+      const made = fs.existsSync(path.join(dir, 'groups')) ? fs.readdirSync(path.join(dir, 'groups')) : [];
+      assert.deepEqual(made, []);
+      assert.ok(!fs.existsSync(path.join(dir, 'etc')) && !fs.existsSync(path.join(path.dirname(dir), 'etc')));
+      assert.equal((await broker.describeTopic('t')).groups.length, 0);
     });
   });
 }

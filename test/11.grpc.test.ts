@@ -371,15 +371,32 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     const d = brokerService.publishStream!;
     const streams = Array.from({ length: 25 }, () => raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize));
     const errors: grpc.ServiceError[] = [];
-    streams.forEach((s) => {
+    const acked = new Set<number>(); // streams whose batch was acked
+    streams.forEach((s, i) => {
       s.on('error', (e: grpc.ServiceError) => errors.push(e));
-      s.on('data', () => undefined);
+      s.on('data', (res: { sequence: unknown; error?: { code?: string } }) => {
+        if (Number(res.sequence) === 1 && !res.error?.code) acked.add(i);
+      });
       s.write({ sequence: 1, topic: 't', partition: 0, records: [{ value: Buffer.from('x') }] });
     });
     const until = Date.now() + 20_000;
-    while (errors.length < 5 && Date.now() < until) await sleep(20);
-    assert.ok(errors.length >= 5, `${errors.length} refused`);
-    assert.ok(errors.every((e) => e.code === grpc.status.RESOURCE_EXHAUSTED));
+    while (errors.length + acked.size < 25 && Date.now() < until) await sleep(20);
+    assert.equal(errors.length, 5, `${errors.length} refused, ${acked.size} acked`);
+    assert.ok(errors.every((e) => e.code === grpc.status.RESOURCE_EXHAUSTED && trailerCode(e) === 'RESOURCE_EXHAUSTED'));
+    assert.equal(acked.size, 20, 'every admitted stream had its batch acked');
+    // With the 20 open: unary calls work, and each open stream still takes batches.
+    assert.deepEqual(await r.client.listTopics(), ['t']);
+    const open = [...acked];
+    const acked2 = new Set<number>();
+    for (const i of open) {
+      streams[i]!.on('data', (res: { sequence: unknown; error?: { code?: string } }) => {
+        if (Number(res.sequence) === 2 && !res.error?.code) acked2.add(i);
+      });
+      streams[i]!.write({ sequence: 2, topic: 't', partition: 0, records: [{ value: Buffer.from('y') }] });
+    }
+    while (acked2.size < open.length && Date.now() < until) await sleep(20);
+    assert.equal(acked2.size, 20);
+    assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 40);
     streams.forEach((s) => s.end());
     await sleep(100);
     assert.equal((await r.client.producer().send('t', { value: 'after', partition: 1 })).partition, 1);
