@@ -184,6 +184,26 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   it('malformed protobuf → INVALID_ARGUMENT, server stays up', async () => {
     await expectStatus(unary(raw, 'publish', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), true), grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expectStatus(unary(raw, 'createTopic', Buffer.from([0x0a, 0x50, 0x41]), true), grpc.status.INVALID_ARGUMENT);
+    // On both streams: the stream ends with INVALID_ARGUMENT, nothing is written, and
+    // a consumer already subscribed keeps getting messages.
+    const member = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const it = member[Symbol.asyncIterator]();
+    await r.client.producer().send('t', { value: 'before', partition: 0 });
+    assert.equal(((await it.next()).value as { value: Buffer }).value.toString(), 'before');
+    for (const name of ['publishStream', 'subscribe'] as const) {
+      const d = brokerService[name]!;
+      const st = raw.makeBidiStreamRequest(d.path, (b: Buffer) => b, d.responseDeserialize);
+      st.on('data', () => undefined);
+      const err = new Promise<grpc.ServiceError>((resolve) => st.on('error', resolve));
+      st.write(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]));
+      const e = await err;
+      assert.equal(e.code, grpc.status.INVALID_ARGUMENT, `${name}: ${e.details}`);
+      assert.equal(trailerCode(e), 'INVALID_ARGUMENT');
+    }
+    assert.deepEqual((await r.client.describeTopic('t')).partitions.map((p) => p.endOffset), [1, 0]);
+    await r.client.producer().send('t', { value: 'after', partition: 1 });
+    assert.equal(((await it.next()).value as { value: Buffer }).value.toString(), 'after');
+    await member.close();
     assert.deepEqual(await r.client.listTopics(), ['t']);
   });
 
