@@ -292,6 +292,28 @@ for (const mode of ['embedded', 'grpc'] as const) {
         await c.close();
       });
 
+    it('maxUnacked caps the messages a consumer holds unacked; acking makes room again', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 50 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const c = consumer({ topic: 't', group: 'cap', from: 'earliest', maxUnacked: 10 });
+      const it = c[Symbol.asyncIterator]();
+      let pending: Promise<ConsumedMessage> | null = null;
+      const next = async (ms: number): Promise<ConsumedMessage | null> => {
+        pending ??= it.next().then((r) => r.value as ConsumedMessage);
+        const m = await Promise.race([pending, sleep(ms).then(() => null)]);
+        if (m) pending = null;
+        return m;
+      };
+      for (let round = 0; round < 5; round++) {
+        const held: ConsumedMessage[] = [];
+        for (let i = 0; i < 10; i++) held.push((await next(5000))!);
+        assert.deepEqual(held.map((m) => m.offset), Array.from({ length: 10 }, (_, i) => round * 10 + i));
+        if (round < 4) assert.equal(await next(300), null, `an 11th message arrived with 10 unacked (round ${round})`);
+        for (const m of held) m.ack();
+      }
+      await c.close();
+    });
+
     it('rejects invalid group names with INVALID_GROUP_NAME, creating nothing', async () => {
       await broker.createTopic('t');
       for (const group of ['../etc', '', 'a/b', 'x'.repeat(250), '..']) {
