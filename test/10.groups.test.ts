@@ -179,6 +179,26 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c.close();
     });
 
+    it('a message never acked within its deadline goes to a named dead-letter topic after maxDeliveries, with the reason', async () => {
+      await broker.createTopic('t');
+      await producer().send('t', { value: 'ignored' });
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 2, ackDeadlineMs: 200, deadLetterTopic: 'parked' });
+      const got = await take(c, 2, () => undefined); // delivered twice, acked never
+      assert.deepEqual(got.map((m) => [m.offset, m.deliveryCount, m.redelivered]), [[0, 1, false], [0, 2, true]]);
+      const deadline = Date.now() + 10_000;
+      let dl: Awaited<ReturnType<Broker['read']>> = [];
+      while (dl.length === 0 && Date.now() < deadline) {
+        dl = await broker.read('parked', 0, 0).catch(() => []);
+        if (dl.length === 0) await sleep(50);
+      }
+      assert.equal(dl.length, 1);
+      assert.equal(dl[0]!.value.toString(), 'ignored');
+      assert.equal(dl[0]!.headers['x-uringmq-delivery-count']!.toString(), '2');
+      assert.match(dl[0]!.headers['x-uringmq-reason']!.toString(), /not acked within the deadline/);
+      assert.ok(!(await broker.listTopics()).includes('t.dlq'));
+      await c.close();
+    });
+
     it('resumes from committed offsets after a restart; unacked messages come again', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: String(i) })));
