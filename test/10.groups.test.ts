@@ -281,20 +281,22 @@ for (const mode of ['embedded', 'grpc'] as const) {
     if (mode === 'embedded')
       it('when a member misses its heartbeat its partitions move to the others, and what it held unacked comes again', async () => {
         await broker.createTopic('t', { partitions: 2 });
-        // A raw member that takes deliveries, never acks and never heartbeats; it joins
-        // first, so it holds both partitions until the live consumer arrives.
+        const p = broker.producer();
+        await p.sendBatch('t', [{ value: 'a0' }, { value: 'a1' }], { partition: 0 });
+        await p.sendBatch('t', [{ value: 'b0' }, { value: 'b1' }], { partition: 1 });
+        // A raw member that takes deliveries, never acks and never heartbeats: it holds
+        // both partitions, and all four messages, until its session times out.
         let silentGot = 0;
-        await broker.groups.join({ topic: 't', group: 'hb', from: 'earliest', sessionTimeoutMs: 300, ackDeadlineMs: 60_000 }, {
+        await broker.groups.join({ topic: 't', group: 'hb', from: 'earliest', sessionTimeoutMs: 1000, ackDeadlineMs: 60_000 }, {
           deliverBatches: () => void silentGot++,
           deliverRecords: () => void silentGot++,
           assign: () => undefined,
           end: () => undefined,
         } as never);
+        const waitUntil = Date.now() + 10_000;
+        while (silentGot === 0 && Date.now() < waitUntil) await sleep(10);
         const c = broker.consumer({ topic: 't', group: 'hb', from: 'earliest', sessionTimeoutMs: 10_000, ackDeadlineMs: 60_000 });
         const it = c[Symbol.asyncIterator]();
-        const p = broker.producer();
-        await p.sendBatch('t', [{ value: 'a0' }, { value: 'a1' }], { partition: 0 });
-        await p.sendBatch('t', [{ value: 'b0' }, { value: 'b1' }], { partition: 1 });
         const got = new Set<string>();
         const until = Date.now() + 15_000;
         while (got.size < 4 && Date.now() < until) {

@@ -271,7 +271,7 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   });
 
   for (const via of ['node:http2', 'grpc-js'] as const)
-    it(`client library (${via} publish stream): a batch over the server's maxMessageBytes fails alone with RESOURCE_EXHAUSTED; the producer's other sends land`, async () => {
+    it(`client library (${via} publish stream): a batch over the server's maxMessageBytes fails alone with RECORD_TOO_LARGE; the producer's other sends land`, async () => {
       // The client allows 16 MiB; the server reads 1 MiB. Without the server's limit the
       // refused request ended the stream, the client resent it, and every send on the
       // producer timed out.
@@ -280,21 +280,26 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
         const p = c.producer({ deliveryTimeoutMs: 30_000 });
         const big = Array.from({ length: 18 }, () => ({ value: Buffer.alloc(100_000, 1) }));
         const started = Date.now();
-        // First thing on a new stream: written before the server's metadata can arrive.
+        // First things on a new stream: written before the server's metadata can
+        // arrive. A small batch to the same partition goes just before the big one, and
+        // sends to another partition go after it: all of them land (idempotent
+        // producer: failing the big one must not fail the batch numbered before it).
+        const before = p.sendBatch('t', [{ value: 'before' }], { partition: 0 });
         const first = p.sendBatch('t', big, { partition: 0 });
         const small = Array.from({ length: 100 }, (_, i) => p.send('t', { value: `s${i}`, partition: 1 }));
         const e = await first.then(() => null, (x: UringmqError) => x);
-        assert.equal(e?.code, 'RESOURCE_EXHAUSTED', e?.message);
+        assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
         assert.match(e!.message, /maxMessageBytes is 1048576/);
+        assert.equal((await before).baseOffset, 0);
         const offsets = (await Promise.all(small)).map((x) => x.offset);
         assert.deepEqual(offsets, Array.from({ length: 100 }, (_, i) => i));
         // Now the limit is known: refused before it is sent, the stream stays up.
         const again = await p.sendBatch('t', big, { partition: 0 }).then(() => null, (x: UringmqError) => x);
-        assert.equal(again?.code, 'RESOURCE_EXHAUSTED');
-        assert.equal((await p.sendBatch('t', big.slice(0, 5), { partition: 0 })).baseOffset, 0);
+        assert.equal(again?.code, 'RECORD_TOO_LARGE');
+        assert.equal((await p.sendBatch('t', big.slice(0, 5), { partition: 0 })).baseOffset, 1);
         assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
         const d = await r.client.describeTopic('t');
-        assert.deepEqual(d.partitions.map((x) => x.endOffset), [5, 100]);
+        assert.deepEqual(d.partitions.map((x) => x.endOffset), [6, 100]);
       } finally {
         await c.close();
       }

@@ -76,7 +76,7 @@ describe('CLI', function () {
       // maxMessageBytes from the environment: a 100 KB batch is refused, alone.
       const p = client.producer();
       const e = await p.sendBatch('t', [{ value: Buffer.alloc(100_000) }]).then(() => null, (x: UringmqError) => x);
-      assert.equal(e?.code, 'RESOURCE_EXHAUSTED', e?.message);
+      assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
       assert.match(e!.message, /maxMessageBytes is 65536/);
       assert.equal((await p.send('t', { value: 'small' })).offset, 0);
       // maxConcurrentStreams from the file: the producer's PublishStream is one, one

@@ -262,7 +262,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
         try {
           const p = small.producer({ idempotent: true });
           const big = p.sendBatch('t', [{ value: Buffer.alloc(100 << 10) }]);
-          await assert.rejects(big, (e: UringmqError) => e.code === 'RESOURCE_EXHAUSTED' && /maxMessageBytes/.test(e.message));
+          await assert.rejects(big, (e: UringmqError) => e.code === 'RECORD_TOO_LARGE' && /maxMessageBytes/.test(e.message));
           assert.equal((await p.sendBatch('t', [{ value: 'after' }])).baseOffset, 1000);
         } finally {
           await small.close();

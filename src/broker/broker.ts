@@ -36,8 +36,15 @@ export interface BrokerOptions {
   /** 'auto' (default) uses io_uring where the kernel allows it, else a thread doing
    *  pwrite/fdatasync. URINGMQ_IO_BACKEND sets the default. */
   ioBackend?: 'auto' | IoBackend;
-  /** Largest encoded record accepted (default 1 MiB). */
+  /** Largest encoded record accepted (default 1 MiB; at most maxBatchBytes - 1 KiB). */
   maxRecordBytes?: number;
+  /**
+   * Largest RecordBatch accepted from any producer: embedded sendBatch, publishBatch,
+   * gRPC publishes (default 8 MiB, at most 64 MiB). Larger ones are refused whole
+   * with RECORD_TOO_LARGE. A gRPC server delivers a batch as one message, so its
+   * maxMessageBytes must exceed this (the default 16 MiB does).
+   */
+  maxBatchBytes?: number;
   /** Bytes handed to the I/O thread and not yet durable before appends wait (default 256 MiB). */
   maxPendingBytes?: number;
   /**
@@ -146,8 +153,8 @@ export class Broker {
   readonly dir: string;
   readonly durability: Durability;
   readonly maxRecordBytes: number;
-  /** The largest RecordBatch one append takes (encoded bytes): a larger sendBatch is refused. */
-  readonly maxSendBatchBytes = NATIVE_MAX_BATCH_BYTES;
+  /** The largest RecordBatch accepted (encoded bytes, BrokerOptions.maxBatchBytes). */
+  readonly maxBatchBytes: number;
   private readonly engine: NativeEngine;
   private readonly lock: { release(): void };
   private readonly topics = new Map<string, TopicState>();
@@ -176,7 +183,7 @@ export class Broker {
   readonly activeProducers = new Set<Producer>();
 
   private constructor(
-    opts: Required<Pick<BrokerOptions, 'dir' | 'durability' | 'maxRecordBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'writeHighWaterBytes' | 'maxQueuedBytes'>>,
+    opts: Required<Pick<BrokerOptions, 'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'writeHighWaterBytes' | 'maxQueuedBytes'>>,
     engine: NativeEngine,
     lock: { release(): void },
   ) {
@@ -185,6 +192,7 @@ export class Broker {
     this.maxQueuedBytes = opts.maxQueuedBytes;
     this.durability = opts.durability;
     this.maxRecordBytes = opts.maxRecordBytes;
+    this.maxBatchBytes = opts.maxBatchBytes;
     this.maxPendingBytes = opts.maxPendingBytes;
     this.tailCacheBytes = opts.tailCacheBytes;
     this.directIo = opts.directIo;
@@ -201,7 +209,10 @@ export class Broker {
     const backend = opts.ioBackend ?? (envBackend && envBackend !== '' ? envBackend : 'auto');
     if (backend !== 'auto' && backend !== 'io_uring' && backend !== 'thread')
       throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(backend)}`);
-    const maxRecordBytes = opts.maxRecordBytes === undefined ? MiB : positiveInt(opts.maxRecordBytes, 'maxRecordBytes', NATIVE_MAX_BATCH_BYTES - 1024);
+    const maxBatchBytes = opts.maxBatchBytes === undefined ? 8 * MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', NATIVE_MAX_BATCH_BYTES);
+    if (maxBatchBytes < 4096) throw invalid(`maxBatchBytes must be at least 4096, got ${maxBatchBytes}`);
+    const maxRecordBytes =
+      opts.maxRecordBytes === undefined ? Math.min(MiB, maxBatchBytes - 1024) : positiveInt(opts.maxRecordBytes, 'maxRecordBytes (at most maxBatchBytes - 1024)', maxBatchBytes - 1024);
     const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
     const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
     const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
@@ -225,7 +236,7 @@ export class Broker {
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
       broker = new Broker(
-        { dir, durability, maxRecordBytes, maxPendingBytes, tailCacheBytes, directIo: opts.directIo ?? true, writeHighWaterBytes, maxQueuedBytes },
+        { dir, durability, maxRecordBytes, maxBatchBytes, maxPendingBytes, tailCacheBytes, directIo: opts.directIo ?? true, writeHighWaterBytes, maxQueuedBytes },
         engine,
         lock,
       );
@@ -482,6 +493,8 @@ export class Broker {
     if (queued > 0 && queued + batch.length > this.maxQueuedBytes)
       throw new UringmqError('RESOURCE_EXHAUSTED', `the write queue is full (${queued} bytes waiting for the disk, limit ${this.maxQueuedBytes}); retry later`);
     const meta = peekBatch(batch);
+    if (batch.length > this.maxBatchBytes)
+      throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${batch.length} bytes for topic ${topic} exceeds maxBatchBytes ${this.maxBatchBytes}; nothing was written`);
     // maxRecordBytes holds for batches built elsewhere too. Only a batch larger than
     // the limit can hold a record past it: smaller ones skip the walk.
     if (batch.length - HEADER_SIZE > this.maxRecordBytes) {

@@ -14,7 +14,7 @@ export interface ProducerOptions {
    *  current event-loop turn). */
   lingerMs?: number;
   /** A batch of send()s is cut when it reaches this many bytes (default 1 MiB).
-   *  sendBatch() is one batch whatever this says, up to Broker.maxSendBatchBytes. */
+   *  sendBatch() is one batch whatever this says, up to the broker's maxBatchBytes. */
   maxBatchBytes?: number;
 }
 
@@ -73,7 +73,7 @@ export class Producer implements ProducerApi {
     if (opts.lingerMs !== undefined && !(Number.isInteger(opts.lingerMs) && opts.lingerMs >= 0 && opts.lingerMs <= 60_000))
       throw invalid('lingerMs must be an integer between 0 and 60000');
     this.lingerMs = opts.lingerMs ?? 0;
-    this.maxBatchBytes = opts.maxBatchBytes === undefined ? MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', 64 * MiB);
+    this.maxBatchBytes = opts.maxBatchBytes === undefined ? Math.min(MiB, broker.maxBatchBytes) : positiveInt(opts.maxBatchBytes, "maxBatchBytes (at most the broker's)", broker.maxBatchBytes);
     const pool = broker.batchPool;
     this.alloc = (size) => pool.acquire(size);
   }
@@ -120,8 +120,8 @@ export class Producer implements ProducerApi {
   /**
    * Appends records to one partition: `partition`, else the first record's key hash,
    * else round-robin, as one RecordBatch: written or not as a whole, with contiguous
-   * offsets from baseOffset. A batch past the broker's largest (maxSendBatchBytes,
-   * 64 MiB encoded) is refused with RECORD_TOO_LARGE before anything is written.
+   * offsets from baseOffset. A batch past the broker's maxBatchBytes (8 MiB encoded by
+   * default) is refused with RECORD_TOO_LARGE before anything is written.
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
     if (this.broker.overHighWater && !this.broker.closed) return this.held(() => this.sendBatch(topic, records, opts));
@@ -136,7 +136,7 @@ export class Producer implements ProducerApi {
       let bytes = BATCH_OVERHEAD;
       for (let i = 0; i < n; i++) bytes += this.checkSize(validateRecord(records[i], 'sendBatch to', topic, i), topic);
       const partition = this.choosePartition(t, records[0]!, opts.partition);
-      const limit = this.broker.maxSendBatchBytes;
+      const limit = this.broker.maxBatchBytes;
       let batch: Buffer | null = null;
       if (bytes > limit) {
         // recordSize overstates a record's varints by at most 16 bytes: only a batch
@@ -145,7 +145,7 @@ export class Producer implements ProducerApi {
         if (exact > limit)
           throw new UringmqError(
             'RECORD_TOO_LARGE',
-            `sendBatch of ${n} records (${batch ? '' : 'over '}${exact} bytes encoded) to ${topic}/${partition} exceeds the largest batch, ${limit} bytes; nothing was written: send fewer records per call`,
+            `sendBatch of ${n} records (${batch ? '' : 'over '}${exact} bytes encoded) to ${topic}/${partition} exceeds maxBatchBytes ${limit}; nothing was written: send fewer records per call`,
           );
       }
       const ps = t.partitions[partition]!;

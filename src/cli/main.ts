@@ -47,6 +47,8 @@ interface ServeConfig {
   /** write-queue backpressure (BrokerOptions) */
   writeHighWaterBytes?: number;
   maxQueuedBytes?: number;
+  /** the largest RecordBatch the broker takes (BrokerOptions) */
+  maxBatchBytes?: number;
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
@@ -72,6 +74,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxMessageBytes: 'number',
   maxConcurrentStreams: 'number',
   writeHighWaterBytes: 'number',
+  maxBatchBytes: 'number',
   maxQueuedBytes: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
@@ -120,13 +123,14 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
   cfg.writeHighWaterBytes = envInt('URINGMQ_WRITE_HIGH_WATER_BYTES') ?? cfg.writeHighWaterBytes;
   cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
+  cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
   if (env.URINGMQ_FETCH === '0' || env.URINGMQ_FETCH === 'false') cfg.fetch = false;
   if (env.URINGMQ_AUTH_TOKEN) cfg.authToken = env.URINGMQ_AUTH_TOKEN;
   if (env.URINGMQ_PERMIT_WITHOUT_STREAM) cfg.permitWithoutStream = env.URINGMQ_PERMIT_WITHOUT_STREAM !== '0' && env.URINGMQ_PERMIT_WITHOUT_STREAM !== 'false';
-  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'tlsCert', 'tlsKey', 'logLevel', 'fetchPort', 'authToken'])
+  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxBatchBytes', 'tlsCert', 'tlsKey', 'logLevel', 'fetchPort', 'authToken'])
     if (flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
   if (flags.fetch === false) cfg.fetch = false; // commander sets `fetch: true` unless --no-fetch
   // An ephemeral gRPC port (tests, scripts) gets an ephemeral fetch port too, unless
@@ -137,7 +141,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
     throw new UringmqError('INVALID_ARGUMENT', `fetchPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.fetchPort)}`);
   if (!['auto', 'io_uring', 'thread'].includes(cfg.ioBackend))
     throw new UringmqError('INVALID_ARGUMENT', `ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(cfg.ioBackend)}`);
-  if (!(cfg.logLevel in pino.levels.values) && cfg.logLevel !== 'silent')
+  if (!Object.hasOwn(pino.levels.values, cfg.logLevel) && cfg.logLevel !== 'silent')
     throw new UringmqError('INVALID_ARGUMENT', `logLevel must be one of ${[...Object.keys(pino.levels.values), 'silent'].join(', ')}, got ${JSON.stringify(cfg.logLevel)}`);
   return cfg;
 }
@@ -151,6 +155,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     ioBackend: cfg.ioBackend,
     writeHighWaterBytes: cfg.writeHighWaterBytes,
     maxQueuedBytes: cfg.maxQueuedBytes,
+    maxBatchBytes: cfg.maxBatchBytes,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
@@ -254,6 +259,7 @@ export function program(): Command {
     .option('--max-connection-age-grace-ms <ms>', 'grace for calls on a recycled connection', int('max-connection-age-grace-ms'))
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
+    .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')

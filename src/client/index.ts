@@ -400,7 +400,7 @@ export class RemoteProducer implements ProducerApi {
    * Partitions restarted under a new producer id after one of their batches was given
    * up, with the error that did it (bounded like `sequences`: one per partition).
    */
-  private readonly restarted = new Map<string, { producerId: number; cause: UringmqError }>();
+  private readonly restarted = new Map<string, { producerId: number; cause: UringmqError; oldId: number; failedSeq: number }>();
   private deadlineTimer: NodeJS.Timeout | null = null;
   private readonly accs = new Map<
     string,
@@ -666,7 +666,14 @@ export class RemoteProducer implements ProducerApi {
     if (maxRequestBytes(prep) > this.client.maxMessageBytes) {
       const size = prep.end - prep.start;
       this.msgPool.release(prep.buf);
-      throw new UringmqError('RESOURCE_EXHAUSTED', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
+      throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
+    }
+    // The server's limit, once known, before a sequence number is taken: refused here,
+    // it leaves the partition's numbering (and the batches around it) alone.
+    if (this.serverMaxMessageBytes > 0 && maxRequestBytes(prep) > this.serverMaxMessageBytes) {
+      const size = prep.end - prep.start;
+      this.msgPool.release(prep.buf);
+      throw this.oversizeError(size, topic, partition);
     }
     const key = this.accKey(topic, partition);
     while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
@@ -718,6 +725,9 @@ export class RemoteProducer implements ProducerApi {
     }
     this.stream = s;
     this.blocked = false;
+    // This stream's server says its own limit (it may be another server, or restarted
+    // with other settings); until then a batch over it is caught when the stream breaks.
+    this.serverMaxMessageBytes = 0;
     if (s instanceof PublishStream) s.on('limit', (n: number) => (this.serverMaxMessageBytes = n));
     else
       s.on('metadata', (md: grpc.Metadata) => {
@@ -841,13 +851,13 @@ export class RemoteProducer implements ProducerApi {
   private refuseOversize(b: OutBatch, inTransport: boolean): boolean {
     const limit = this.serverMaxMessageBytes;
     if (limit === 0 || b.msg.length <= limit) return false;
-    this.giveUp(
-      b,
-      new UringmqError('RESOURCE_EXHAUSTED', `a batch of ${b.msg.length} bytes for ${b.topic}/${b.partition} is larger than the server reads (its maxMessageBytes is ${limit}); send fewer records per sendBatch, or raise maxMessageBytes on the server`),
-      inTransport,
-    );
+    this.giveUp(b, this.oversizeError(b.msg.length, b.topic, b.partition), inTransport);
     this.wakeCapacity();
     return true;
+  }
+
+  private oversizeError(bytes: number, topic: string, partition: number): UringmqError {
+    return new UringmqError('RECORD_TOO_LARGE', `a batch of ${bytes} bytes for ${topic}/${partition} is larger than the server reads (its maxMessageBytes is ${this.serverMaxMessageBytes}); send fewer records per sendBatch, or raise maxMessageBytes on the server`);
   }
 
   private producerIdFor(key: string): number {
@@ -867,17 +877,32 @@ export class RemoteProducer implements ProducerApi {
    */
   private giveUp(b: OutBatch, err: UringmqError, inTransport: boolean): void {
     if (b.producerId && b.producerId === this.producerIdFor(b.key)) {
-      this.restarted.set(b.key, { producerId: newProducerId(), cause: err });
+      this.restarted.set(b.key, { producerId: newProducerId(), cause: err, oldId: b.producerId, failedSeq: b.seq });
       this.sequences.set(b.key, 0);
+    } else if (b.producerId) {
+      // A batch numbered before the one that restarted the partition fails too: the
+      // old id's batches after it are now the stale ones.
+      const r = this.restarted.get(b.key);
+      if (r && r.oldId === b.producerId && b.seq < r.failedSeq) {
+        r.failedSeq = b.seq;
+        r.cause = err;
+      }
     }
     if (inTransport) b.abandon(err);
     else b.reject(err);
   }
 
-  /** Why a batch numbered before its partition restarted cannot be sent any more; null if it can. */
+  /**
+   * Why a batch numbered under its partition's old producer id cannot be sent any more;
+   * null if it can: a batch numbered before the one that failed still goes (the
+   * broker's state for the old id expects it), one numbered after would land out of
+   * order.
+   */
   private staleError(b: OutBatch): UringmqError | null {
     if (!b.producerId || b.producerId === this.producerIdFor(b.key)) return null;
-    const cause = this.restarted.get(b.key)!.cause;
+    const r = this.restarted.get(b.key)!;
+    if (b.producerId === r.oldId && b.seq < r.failedSeq) return null;
+    const cause = r.cause;
     return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order`);
   }
 

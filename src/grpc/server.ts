@@ -127,6 +127,13 @@ export class BrokerServer {
     const addr = `${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 50051}`;
     s.port = await new Promise<number>((resolve, reject) => s.server.bindAsync(addr, creds, (err, port) => (err ? reject(err) : resolve(port))));
     s.disableNagle();
+    // Deliveries carry whole batches: one the broker takes (maxBatchBytes) but this
+    // server cannot send would stall every reader of its partition.
+    if (s.maxMessageBytes < s.broker.maxBatchBytes + 64 * 1024)
+      s.log?.warn(
+        { maxMessageBytes: s.maxMessageBytes, maxBatchBytes: s.broker.maxBatchBytes },
+        'maxMessageBytes is below the broker\'s maxBatchBytes + 64 KiB: batches written embedded or through another server may be too large to deliver from this one',
+      );
     s.log?.info({ address: `${host}:${s.port}`, ioBackend: s.broker.ioBackend, dir: s.broker.dir }, 'uringmq serving');
     return s;
   }
