@@ -7,7 +7,7 @@
  * time; the server child (latency_parts_server.ts) notes when its request reached
  * the handler and when its append was durable, all on CLOCK_MONOTONIC, so every
  * message's latency splits into client → server handler, the server's append, and
- * durable → consumer. Then the embedded path alone (send → durable ack, no gRPC) at
+ * durable → consumer (and durable → publish ack). Then the embedded path alone (send → durable ack, no gRPC) at
  * the same rate, and the server main thread's CPU. Percentiles in ms; the first
  * second is discarded.
  */
@@ -67,7 +67,7 @@ async function overGrpc(dir: string): Promise<void> {
     const warmEnd = monoMs() + 300 + 1000; // in the marker's clock
     const end = start + 1000 + SECONDS * 1000;
     const received = new Map<number, number>(); // send time → consumer time
-    const acked: number[] = [];
+    const acked = new Map<number, number>(); // send time → publish ack time
     let stop = false;
     const consuming = (async () => {
       for await (const m of consumer) {
@@ -88,7 +88,7 @@ async function overGrpc(dir: string): Promise<void> {
         const v = stamped();
         const s = sentAt(v);
         void producer.send('parts', { value: v, partition: 0 }).then(() => {
-          if (s >= warmEnd) acked.push(monoMs() - s);
+          if (s >= warmEnd) acked.set(s, monoMs());
         });
       },
     });
@@ -110,6 +110,13 @@ async function overGrpc(dir: string): Promise<void> {
     const toServer: number[] = [];
     const append: number[] = [];
     const toConsumer: number[] = [];
+    const ackTotal: number[] = [];
+    const toAck: number[] = [];
+    for (const [s, got] of acked) {
+      ackTotal.push(got - s);
+      const at = server.get(s);
+      if (at) toAck.push(got - at[1]);
+    }
     for (const [s, got] of received) {
       const at = server.get(s);
       if (s < warmEnd || !at) continue;
@@ -125,7 +132,8 @@ async function overGrpc(dir: string): Promise<void> {
     console.log(`| client → server handler | ${pct(toServer)} |`);
     console.log(`| server append (handler → durable) | ${pct(append)} |`);
     console.log(`| durable → consumer | ${pct(toConsumer)} |`);
-    console.log(`| publish ack, send() → ack | ${pct(acked)} |`);
+    console.log(`| publish ack, send() → ack | ${pct(ackTotal)} |`);
+    console.log(`| durable → publish ack | ${pct(toAck)} |`);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
