@@ -59,6 +59,29 @@ export interface ServerOptions extends KeepaliveOptions {
 const MiB = 1 << 20;
 const FLOW_WINDOW = 16 * MiB;
 
+/**
+ * How PublishStream answers go out. grpc-js's ServerDuplexStream is a Writable without
+ * _writev: it hands the HTTP/2 stream one message at a time and waits until each has
+ * been flushed to the socket, one event-loop turn apiece, so the acks of the batches
+ * one group-commit cycle made durable left over as many turns. The call it wraps (its
+ * ServerInterceptingCall, whose sendMessage is what _write calls) writes straight to
+ * the HTTP/2 stream, whose own Writable sends whatever queued behind in one writev.
+ * bench:latency-parts, 2026-11-30 23:35, two alternating pairs at 10k msgs/s: durable →
+ * publish ack p99 5.79 / 5.23 ms through the Writable, 1.91 / 1.52 ms this way (durable
+ * → consumer read 1.5–2.1 in all four). Used only where nothing else writes on the call
+ * and its Writable's backpressure is not needed (a stream's unanswered batches are
+ * bounded by maxInFlightPerStream); falls back to call.write if grpc-js changes.
+ */
+function responseSender<T>(call: grpc.ServerDuplexStream<unknown, T>): (res: T) => void {
+  const inner = (call as unknown as { call?: { sendMessage?: unknown } }).call;
+  if (inner && typeof inner.sendMessage === 'function') {
+    const sendMessage = inner.sendMessage as (m: T, cb: () => void) => void;
+    const done = () => undefined;
+    return (res) => sendMessage.call(inner, res, done);
+  }
+  return (res) => void call.write(res);
+}
+
 export class BrokerServer {
   readonly broker: Broker;
   private readonly server: grpc.Server;
@@ -317,9 +340,10 @@ export class BrokerServer {
       paused = false;
       call.resume();
     };
+    const send = responseSender(call);
     const write = (res: uringmq.v1.PublishResponse.$Properties) => {
       inflight--;
-      if (!call.destroyed && !call.writableEnded) call.write(res);
+      if (!call.destroyed && !call.writableEnded) send(res);
       maybeResume();
       if (ended && inflight === 0) finish();
     };
