@@ -113,6 +113,9 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     // one more record and it is over: refused, the partition's end unchanged
     const over = Array.from({ length: n + 1 }, () => ({ value: v, timestamp: 1 }));
     await expectCode(p.sendBatch('t', over, { partition: 0 }), 'RECORD_TOO_LARGE');
+    // The core holds the same limit, whatever path a batch takes to it.
+    const core = broker as unknown as { partitionState(t: string, p: number): unknown; appendBatch(ps: unknown, b: Buffer, seal: boolean, n: number): Promise<unknown> };
+    await expectCode(core.appendBatch(core.partitionState('t', 0), encodeBatch(over), true, over.length), 'RECORD_TOO_LARGE');
     assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, n);
   });
 

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
-import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions } from '../src';
+import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
 import { openBroker, sleep, startServer, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
@@ -51,6 +51,15 @@ for (const mode of ['embedded', 'grpc'] as const) {
     afterEach(async () => stop());
 
     const consumer = (o: GroupConsumerOptions): GroupConsumerApi => (client ? client.consumer(o) : broker.consumer(o));
+    /** What reached a dead-letter topic, once something has (the move is asynchronous); [] after 10 s. */
+    async function deadLetters(topic: string): Promise<Message[]> {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const got = await broker.read(topic, 0, 0).catch(() => [] as Message[]);
+        if (got.length > 0 || Date.now() >= deadline) return got;
+        await sleep(50);
+      }
+    }
     const producer = () => (client ? client.producer() : broker.producer());
 
     it('delivers every message once, in order per partition, and commits', async () => {
@@ -158,13 +167,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
       const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 3, ackDeadlineMs: 10_000 });
       const got = await take(c, 4, (m) => (m.value.toString() === 'poison' ? m.nack() : m.ack()));
       assert.deepEqual(got.filter((m) => m.value.toString() === 'poison').map((m) => m.deliveryCount), [1, 2, 3]);
-      const deadline = Date.now() + 10_000;
-      while (!(await broker.listTopics()).includes('t.dlq') && Date.now() < deadline) await sleep(50);
-      let dl: Awaited<ReturnType<Broker['read']>> = [];
-      while (dl.length === 0 && Date.now() < deadline) {
-        dl = await broker.read('t.dlq', 0, 0).catch(() => []);
-        if (dl.length === 0) await sleep(50);
-      }
+      const dl = await deadLetters('t.dlq');
       assert.equal(dl.length, 1);
       assert.equal(dl[0]!.value.toString(), 'poison');
       assert.equal(dl[0]!.key!.toString(), 'k');
@@ -185,12 +188,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
       const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 2, ackDeadlineMs: 200, deadLetterTopic: 'parked' });
       const got = await take(c, 2, () => undefined); // delivered twice, acked never
       assert.deepEqual(got.map((m) => [m.offset, m.deliveryCount, m.redelivered]), [[0, 1, false], [0, 2, true]]);
-      const deadline = Date.now() + 10_000;
-      let dl: Awaited<ReturnType<Broker['read']>> = [];
-      while (dl.length === 0 && Date.now() < deadline) {
-        dl = await broker.read('parked', 0, 0).catch(() => []);
-        if (dl.length === 0) await sleep(50);
-      }
+      const dl = await deadLetters('parked');
       assert.equal(dl.length, 1);
       assert.equal(dl[0]!.value.toString(), 'ignored');
       assert.equal(dl[0]!.headers['x-uringmq-delivery-count']!.toString(), '2');

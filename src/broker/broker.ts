@@ -230,7 +230,7 @@ export class Broker {
         backend,
         durability: typeof durability === 'string' ? durability : 'interval',
         intervalMs: typeof durability === 'object' ? durability.intervalMs : undefined,
-        maxBatchBytes: NATIVE_MAX_BATCH_BYTES,
+        maxBatchBytes, // the core refuses a larger append whatever path it came by
         testIoDelayMs: opts.testIoDelayMs ?? 0,
         ...(opts.testUringFault ? { testUringFault: opts.testUringFault } : {}),
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),

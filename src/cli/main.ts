@@ -139,8 +139,6 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
   if (!Number.isInteger(cfg.fetchPort) || cfg.fetchPort < 0 || cfg.fetchPort > 65535)
     throw new UringmqError('INVALID_ARGUMENT', `fetchPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.fetchPort)}`);
-  if (!['auto', 'io_uring', 'thread'].includes(cfg.ioBackend))
-    throw new UringmqError('INVALID_ARGUMENT', `ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(cfg.ioBackend)}`);
   if (!Object.hasOwn(pino.levels.values, cfg.logLevel) && cfg.logLevel !== 'silent')
     throw new UringmqError('INVALID_ARGUMENT', `logLevel must be one of ${[...Object.keys(pino.levels.values), 'silent'].join(', ')}, got ${JSON.stringify(cfg.logLevel)}`);
   return cfg;

@@ -662,18 +662,15 @@ export class RemoteProducer implements ProducerApi {
 
   private async submit(topic: string, partition: number, prep: PreparedBatch): Promise<{ partition: number; baseOffset: number }> {
     // Refused here, before it takes a sequence number: the server would refuse the
-    // request, and a retry could never succeed.
-    if (maxRequestBytes(prep) > this.client.maxMessageBytes) {
+    // request, a retry could never succeed, and the partition's numbering (and the
+    // batches around it) stays as it was. The server's limit counts once known.
+    const request = maxRequestBytes(prep);
+    const serverMax = this.serverMaxMessageBytes;
+    if (request > this.client.maxMessageBytes || (serverMax > 0 && request > serverMax)) {
       const size = prep.end - prep.start;
       this.msgPool.release(prep.buf);
+      if (request <= this.client.maxMessageBytes) throw this.oversizeError(size, topic, partition);
       throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
-    }
-    // The server's limit, once known, before a sequence number is taken: refused here,
-    // it leaves the partition's numbering (and the batches around it) alone.
-    if (this.serverMaxMessageBytes > 0 && maxRequestBytes(prep) > this.serverMaxMessageBytes) {
-      const size = prep.end - prep.start;
-      this.msgPool.release(prep.buf);
-      throw this.oversizeError(size, topic, partition);
     }
     const key = this.accKey(topic, partition);
     while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
