@@ -279,6 +279,41 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     }
   });
 
+  it('acks that arrive together reach their senders one large batch per event-loop turn, in order', async () => {
+    // A slow disk makes one write cycle hold all but the first batch, so the server
+    // acks those together. Told in one turn, their senders would encode the next
+    // batches in one burst that node:http2 sends only when the turn ends.
+    const r = await startServer({ brokerOptions: { testIoDelayMs: 150 } });
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    try {
+      await r.client.createTopic('paced', { partitions: 1 });
+      const p = r.client.producer({ maxInFlight: 64 });
+      const batch = Array.from({ length: 1000 }, (_, i) => ({ value: `${i}`.padEnd(100, '.') })); // ~106 KB, over the 64 KiB a turn takes
+      const turns: number[] = [];
+      const order: number[] = [];
+      await Promise.all(
+        Array.from({ length: 20 }, (_, b) =>
+          p.sendBatch('paced', batch, { partition: 0 }).then((res) => {
+            turns.push(turn);
+            order.push(res.baseOffset / 1000);
+            assert.equal(res.baseOffset, b * 1000);
+          }),
+        ),
+      );
+      assert.deepEqual(order, Array.from({ length: 20 }, (_, b) => b));
+      assert.equal(new Set(turns).size, 20, `acks reached their senders in ${new Set(turns).size} turns: ${turns.join(',')}`);
+    } finally {
+      ticking = false;
+      await r.stop();
+    }
+  });
+
   it('many large batches at once wait for the stream to drain, all land in order; a graceful server stop ends the stream at once', async () => {
     const r = await startServer();
     let stopped = false;

@@ -379,6 +379,12 @@ type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'wr
 
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'OUT_OF_ORDER_SEQUENCE', 'IO_ERROR']);
 
+/**
+ * Request bytes of answered batches whose responses are handled in one event-loop
+ * turn (see RemoteProducer.receive): about one large batch.
+ */
+const RESPONSE_BYTES_PER_TURN = 64 * 1024;
+
 interface WaitingSend {
   topic: string;
   rec: ProducerRecord;
@@ -428,6 +434,9 @@ export class RemoteProducer implements ProducerApi {
   private readonly accKeys = new Map<string, string[]>();
   /** send()s waiting for buffer room or a partition count, in call order. They hold only the caller's records, no encoded bytes. */
   private readonly waiting: WaitingSend[] = [];
+  /** Responses received and not yet handled, in arrival order (at most one per batch in flight). */
+  private readonly responses: uringmq.v1.PublishResponse[] = [];
+  private responseTimer: NodeJS.Immediate | null = null;
 
   /** @internal use client.producer() */
   constructor(private readonly client: Client, opts: RemoteProducerOptions) {
@@ -731,7 +740,7 @@ export class RemoteProducer implements ProducerApi {
         const n = Number(md.get(MAX_MESSAGE_HEADER)[0]);
         if (Number.isSafeInteger(n) && n > 0) this.serverMaxMessageBytes = n;
       });
-    s.on('data', (res: uringmq.v1.PublishResponse) => this.onResponse(res));
+    s.on('data', (res: uringmq.v1.PublishResponse) => this.receive(res));
     s.on('drain', () => {
       if (this.stream !== s) return;
       this.blocked = false;
@@ -816,9 +825,10 @@ export class RemoteProducer implements ProducerApi {
     }
   }
 
-  private onResponse(res: uringmq.v1.PublishResponse): void {
+  /** Returns the size of the request it answered (0 for none in flight). */
+  private onResponse(res: uringmq.v1.PublishResponse): number {
     const b = this.inflight.get(Number(res.sequence));
-    if (!b) return;
+    if (!b) return 0;
     this.inflight.delete(b.seq);
     if (res.error && res.error.code) {
       const err = new UringmqError(res.error.code as never, res.error.message ?? 'publish failed');
@@ -831,12 +841,41 @@ export class RemoteProducer implements ProducerApi {
           this.queue.sort((x, y) => x.seq - y.seq);
           this.pump();
         }, delay);
-        return;
+        return b.msg.length;
       } else this.giveUp(b, err, false);
     } else {
       b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
     }
     this.wakeCapacity();
+    return b.msg.length;
+  }
+
+  /**
+   * Handles the server's responses, about one large batch's worth per event-loop
+   * turn. The server acks all the batches one disk write made durable at once; told
+   * together, their senders would encode as many new batches in one turn, and
+   * node:http2 sends what a turn wrote only when the turn ends, so the server would
+   * sit idle through the whole burst and the client through the server's turn after
+   * it. Told a few per turn, each new batch leaves while the next is encoded, and
+   * both processes work at once: a sendBatch(1000) loop with 64 in flight went from
+   * 4.10-4.32 to 4.80-4.98 M records/s (three alternating rounds of 15 s,
+   * 2026-12-01). A lone ack is handled at once, so latency at low rates is unchanged.
+   */
+  private receive(res: uringmq.v1.PublishResponse): void {
+    this.responses.push(res);
+    if (!this.responseTimer) this.handleResponses();
+  }
+
+  private handleResponses(): void {
+    let bytes = 0;
+    let handled = false;
+    while (this.responses.length && bytes < RESPONSE_BYTES_PER_TURN) {
+      bytes += this.onResponse(this.responses.shift()!);
+      handled = true;
+    }
+    // Responses that arrive later in this turn (each ack is a DATA frame of its own,
+    // and one socket read holds many) wait for the next turn too.
+    this.responseTimer = handled ? setImmediate(() => this.handleResponses()) : null;
   }
 
   /**
