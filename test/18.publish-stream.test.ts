@@ -314,6 +314,31 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     }
   });
 
+  it('acks that arrive together with the end of the stream all count: none of those batches is sent again', async () => {
+    const r = await startServer({ brokerOptions: { testIoDelayMs: 150 } });
+    try {
+      await r.client.createTopic('ended', { partitions: 1 });
+      const p = r.client.producer({ maxInFlight: 64, deliveryTimeoutMs: 5000 });
+      const batch = Array.from({ length: 1000 }, (_, i) => ({ value: `${i}`.padEnd(100, '.') }));
+      const sends = Array.from({ length: 20 }, () => p.sendBatch('ended', batch, { partition: 0 }));
+      // The first batch has its own write cycle; the other 19 share the next one. A
+      // graceful stop during it answers them and ends the stream right after: the acks
+      // and the stream's end reach the client together.
+      await sends[0];
+      const stopping = r.server.stop(5000);
+      const results = await Promise.allSettled(sends);
+      await stopping;
+      const failed = results.filter((x) => x.status === 'rejected').map((x) => String((x as PromiseRejectedResult).reason));
+      assert.deepEqual(failed, []);
+      assert.deepEqual(
+        results.map((x) => (x as PromiseFulfilledResult<{ baseOffset: number }>).value.baseOffset),
+        Array.from({ length: 20 }, (_, b) => b * 1000),
+      );
+    } finally {
+      await r.client.close();
+    }
+  });
+
   it('many large batches at once wait for the stream to drain, all land in order; a graceful server stop ends the stream at once', async () => {
     const r = await startServer();
     let stopped = false;

@@ -748,6 +748,8 @@ export class RemoteProducer implements ProducerApi {
     });
     const broken = (err?: unknown) => {
       if (this.stream !== s) return;
+      // Acks received before the break count: their batches must not go again.
+      this.handleAllResponses();
       this.stream = null;
       this.blocked = false;
       // Everything in flight on this stream goes again, same sequence numbers, except
@@ -812,6 +814,7 @@ export class RemoteProducer implements ProducerApi {
    * flush() forever. Such a batch may still be written later.
    */
   private expireInflight(): void {
+    this.handleAllResponses(); // a batch acked already is not timed out
     const now = Date.now();
     for (const b of [...this.inflight.values()]) {
       if (now <= b.deadline) continue;
@@ -876,6 +879,11 @@ export class RemoteProducer implements ProducerApi {
     // Responses that arrive later in this turn (each ack is a DATA frame of its own,
     // and one socket read holds many) wait for the next turn too.
     this.responseTimer = handled ? setImmediate(() => this.handleResponses()) : null;
+  }
+
+  /** Handles every response received so far, now. */
+  private handleAllResponses(): void {
+    while (this.responses.length) this.onResponse(this.responses.shift()!);
   }
 
   /**
