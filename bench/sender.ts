@@ -5,8 +5,9 @@
  * The send does nothing, so the process's CPU time over the schedule is the sender's
  * own (its wake-ups, and for `precise` the addon's ticker thread), and the lag is how
  * late each message left after its scheduled time. Precise and coarse (Node's 1 ms
- * timers) alternate for `--rounds` rounds. `--module` loads another open_loop.ts with
- * the same exports (an older version, for an A/B) in place of src/bench/open_loop.ts.
+ * timers) alternate for `--rounds` rounds. `--module` loads another open_loop with
+ * the same exports (an older version, for an A/B) in place of src/bench/open_loop: a
+ * .js file, or a .ts one when this script runs under tsx (`npx tsx bench/sender.ts`).
  */
 import * as path from 'node:path';
 import { arg } from './args';
@@ -15,7 +16,7 @@ import type { openLoop as OpenLoop } from '../src/bench/open_loop';
 const RATE = Number(arg('rate', '10000'));
 const SECONDS = Number(arg('seconds', '3'));
 const ROUNDS = Number(arg('rounds', '3'));
-const MODULE = path.resolve(arg('module', path.join(__dirname, '..', 'src', 'bench', 'open_loop.ts')));
+const MODULE = path.resolve(arg('module', path.join(__dirname, '..', 'src', 'bench', `open_loop${path.extname(__filename)}`)));
 
 async function round(openLoop: typeof OpenLoop, precise: boolean): Promise<string> {
   const lags: number[] = [];
