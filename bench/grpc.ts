@@ -215,7 +215,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
   console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}`);
-  console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}`);
+  console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}; client (this process): ${process.execArgv.join(' ') || 'none'}`);
   console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up\n`);
   const client: Client = await connect(`127.0.0.1:${ports.broker}`, { maxMessageBytes: 64 << 20 });
   try {
