@@ -110,6 +110,21 @@ describe('RecordBatch codec', () => {
     assert.doesNotThrow(() => validateBatch(plain));
     const out = decodeBatches(plain);
     out.forEach((m, i) => assert.deepEqual(m.value, values[i]));
+    // Past 2^14 records (three-byte offset deltas), Uint8Array values, null keys, and
+    // timestamps given (all equal to the batch's): the plain pass and the general one
+    // (one string value) write the same bytes.
+    const now = 1_700_000_000_000;
+    const many = Array.from({ length: 20_000 }, (_, i) => (i % 3 === 0 ? new Uint8Array([i & 0xff, 7]) : Buffer.from([i & 0xff])));
+    const bulk = encodeBatch(many.map((value, i) => (i % 2 ? { value, key: null } : { value })), { now });
+    const timed = encodeBatch(many.map((value) => ({ value, timestamp: now })), { now });
+    const mixed = encodeBatch([...many.slice(0, -1).map((value) => ({ value })), { value: Buffer.from(many[19_999]!).toString('latin1') }], { now });
+    assert.equal(Buffer.compare(bulk, timed), 0, 'timestamps given = none given');
+    assert.equal(Buffer.compare(bulk, mixed), 0, 'plain pass = general pass');
+    assert.doesNotThrow(() => validateBatch(sealBatch(bulk)));
+    const back = decodeBatches(sealBatch(bulk));
+    assert.equal(back.length, 20_000);
+    assert.deepEqual(back[19_999]!.value, Buffer.from(many[19_999]!));
+    assert.equal(back[16_384]!.offset, 16_384);
   });
 
   it('matches the worked example in docs/FORMAT.md byte for byte', () => {
