@@ -114,7 +114,8 @@ describe('RecordBatch codec', () => {
     // timestamps given (all equal to the batch's): the plain pass and the general one
     // (one string value) write the same bytes.
     const now = 1_700_000_000_000;
-    const many = Array.from({ length: 20_000 }, (_, i) => (i % 3 === 0 ? new Uint8Array([i & 0xff, 7]) : Buffer.from([i & 0xff])));
+    // (A plain Uint8Array is accepted at run time, though the type says Buffer.)
+    const many = Array.from({ length: 20_000 }, (_, i) => (i % 3 === 0 ? (new Uint8Array([i & 0xff, 7]) as Buffer) : Buffer.from([i & 0xff])));
     const bulk = encodeBatch(many.map((value, i) => (i % 2 ? { value, key: null } : { value })), { now });
     const timed = encodeBatch(many.map((value) => ({ value, timestamp: now })), { now });
     const mixed = encodeBatch([...many.slice(0, -1).map((value) => ({ value })), { value: Buffer.from(many[19_999]!).toString('latin1') }], { now });
