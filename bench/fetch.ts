@@ -18,7 +18,8 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { connect, FetchConnection, type Client } from '../src/client';
 import { benchFetchDrain, benchSendfile } from '../src/native';
-import { arg, benchChild } from './args';
+import { nodeScriptArgs } from '../src/bench/node_script';
+import { arg } from './args';
 
 const SECONDS = Number(arg('seconds', '3'));
 const BACKLOG_MB = Number(arg('mb', '200'));
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
   const base = path.join(process.cwd(), '.bench-data');
   fs.mkdirSync(base, { recursive: true });
   const dir = fs.mkdtempSync(path.join(base, 'fetch-'));
-  const child = spawn(process.execPath, [...benchChild('fetch_server'), dir, 'none'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeScriptArgs(path.join(__dirname, 'fetch_server')), dir, 'none'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = readline.createInterface({ input: child.stdout! });
   const infos: ChildInfo[] = [];
   let waiter: (() => void) | null = null;

@@ -22,7 +22,8 @@ import { connect, type Client } from '../src/client';
 import { GrpcFrameReader } from '../src/client/publish_stream';
 import { brokerService } from '../src/grpc/service';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
-import { arg, benchChild, flag } from './args';
+import { nodeScriptArgs } from '../src/bench/node_script';
+import { arg, flag } from './args';
 
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
@@ -197,7 +198,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...benchChild('grpc_server'), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY], { stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
   const ports = await new Promise<{ broker: number; raw: number; ioBackend: string }>((resolve) => {
     let out = '';

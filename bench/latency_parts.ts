@@ -19,8 +19,9 @@ import { Broker } from '../src';
 import { connect } from '../src/client';
 import { openLoop } from '../src/bench/open_loop';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
+import { nodeScriptArgs } from '../src/bench/node_script';
 import { MARK, monoMs } from './latency_parts_mark';
-import { arg, benchChild } from './args';
+import { arg } from './args';
 
 const RATE = Number(arg('rate', '10000'));
 const SECONDS = Number(arg('seconds', '5'));
@@ -46,7 +47,7 @@ const threadCpuMs = (pid: number): number => Number(fs.readFileSync(`/proc/${pid
 
 async function overGrpc(dir: string): Promise<void> {
   const trace = path.join(dir, 'server-trace.txt');
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...benchChild('latency_parts_server'), path.join(dir, 'grpc'), trace], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeScriptArgs(path.join(__dirname, 'latency_parts_server')), path.join(dir, 'grpc'), trace], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {

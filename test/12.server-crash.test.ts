@@ -11,6 +11,15 @@ describe('Server crash and shutdown', function () {
   const procs: ServerProcess[] = [];
   afterEach(() => procs.splice(0).forEach((p) => p.child.kill('SIGKILL')));
 
+  /** A server child on `dir` (reaped after the test) with topic 't', and a client. */
+  async function serverWithTopic(dir: string): Promise<{ srv: ServerProcess; client: Client }> {
+    const srv = await spawnServer(dir);
+    procs.push(srv);
+    const client = await connect(srv.address);
+    await client.createTopic('t');
+    return { srv, client };
+  }
+
   async function readAllValues(client: Client, topic: string): Promise<Map<string, string>> {
     const out = new Map<string, string>(); // "p/offset" -> value
     const d = await client.describeTopic(topic);
@@ -123,10 +132,7 @@ describe('Server crash and shutdown', function () {
   });
 
   it('SIGTERM answers long-polling Fetches at once instead of waiting out their max_wait_ms', async () => {
-    const srv = await spawnServer(tmpDir());
-    procs.push(srv);
-    const client = await connect(srv.address);
-    await client.createTopic('t');
+    const { srv, client } = await serverWithTopic(tmpDir());
     const t0 = Date.now();
     const polled = client.fetch('t', 0, 0, { maxWaitMs: 30_000 }).then(
       (m) => ({ n: m.length, ms: Date.now() - t0 }),
@@ -143,11 +149,7 @@ describe('Server crash and shutdown', function () {
   });
 
   it('a second signal during a graceful shutdown exits at once, with code 1', async () => {
-    const dir = tmpDir();
-    const srv = await spawnServer(dir);
-    procs.push(srv);
-    const client = await connect(srv.address);
-    await client.createTopic('t');
+    const { srv, client } = await serverWithTopic(tmpDir());
     // A unary call the server cannot finish holds the graceful shutdown (up to its
     // 10 s grace): a Publish whose request never ends. HTTP/2 lets the body wait.
     const session = http2.connect(`http://${srv.address}`);
@@ -170,10 +172,7 @@ describe('Server crash and shutdown', function () {
 
   it('SIGTERM finishes in-flight publishes, syncs and exits 0: nothing acked is lost', async () => {
     const dir = tmpDir();
-    const srv = await spawnServer(dir);
-    procs.push(srv);
-    const client = await connect(srv.address);
-    await client.createTopic('t');
+    const { srv, client } = await serverWithTopic(dir);
     const producer = client.producer({ deliveryTimeoutMs: 3000 });
     const acked: Array<{ offset: number; value: string }> = [];
     let failed = 0;

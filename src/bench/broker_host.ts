@@ -13,6 +13,7 @@ import { BrokerServer } from '../grpc/server';
 import { connect, type Client } from '../client';
 import { UringmqError } from '../errors';
 import type { ChildConfig, ChildReady, ChildRequest } from './broker_child';
+import { nodeScriptArgs } from './node_script';
 import { ProcCpu, procRssMb, type ProcessStats } from './proc_stats';
 import type { Workload } from './workload';
 
@@ -90,12 +91,8 @@ export class BrokerHost {
   }
 
   private static startChild(w: Workload, o: HostOptions): Promise<BrokerHost> {
-    const ext = path.extname(__filename);
-    const script = path.join(__dirname, `broker_child${ext}`);
-    // Running from TypeScript sources (tsx, mocha): the child needs the same loader.
-    const loader = ext === '.ts' ? ['--require', require.resolve('tsx/cjs')] : [];
     const cfg: ChildConfig = { dir: o.dir, durability: w.durability, ioBackend: w.ioBackend };
-    const argv = [...(o.childPrefix ?? []), process.execPath, ...SERVER_NODE_FLAGS, ...(o.childNodeFlags ?? []), ...loader, script, JSON.stringify(cfg)];
+    const argv = [...(o.childPrefix ?? []), process.execPath, ...SERVER_NODE_FLAGS, ...(o.childNodeFlags ?? []), ...nodeScriptArgs(path.join(__dirname, 'broker_child')), JSON.stringify(cfg)];
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, URINGMQ_LOG_LEVEL: 'warn' } });
     let out = '';
     const keep = (d: Buffer) => {

@@ -15,6 +15,7 @@ import * as readline from 'node:readline';
 import { UringmqError } from '../errors';
 import { BenchAbortedError } from './breaker';
 import { flamegraphHtml, foldedText, PerfFolder } from './flamegraph';
+import { nodeScriptArgs } from './node_script';
 import { packageRoot, type BenchResults } from './results';
 import { runBench, type BenchOutcome, type RunOptions } from './runner';
 import type { Workload } from './workload';
@@ -120,10 +121,7 @@ async function profile(w: Workload, ro: RunOptions, po: ProfileOptions, outDir: 
     results = outcome ? outcome.results : (JSON.parse(fs.readFileSync(aborted!.resultsPath, 'utf8')) as BenchResults);
   } else {
     // The broker lives in the bench process: run the whole bench under perf.
-    const ext = path.extname(__filename);
-    const main = path.join(__dirname, '..', 'cli', `main${ext}`);
-    const loader = ext === '.ts' ? ['--require', require.resolve('tsx/cjs')] : [];
-    const args = [...perfRecord.slice(1), process.execPath, ...nodePerfFlags(v8log), ...loader, main, 'bench', ...stripOwnFlags(po.benchArgs), '--out', outDir, '--name-base', base];
+    const args = [...perfRecord.slice(1), process.execPath, ...nodePerfFlags(v8log), ...nodeScriptArgs(path.join(__dirname, '..', 'cli', 'main')), 'bench', ...stripOwnFlags(po.benchArgs), '--out', outDir, '--name-base', base];
     const code = await new Promise<number | null>((resolve, reject) => {
       const c = spawn('perf', args, { stdio: 'inherit' });
       c.once('error', reject);

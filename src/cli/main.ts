@@ -130,8 +130,9 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (env.URINGMQ_FETCH === '0' || env.URINGMQ_FETCH === 'false') cfg.fetch = false;
   if (env.URINGMQ_AUTH_TOKEN) cfg.authToken = env.URINGMQ_AUTH_TOKEN;
   if (env.URINGMQ_PERMIT_WITHOUT_STREAM) cfg.permitWithoutStream = env.URINGMQ_PERMIT_WITHOUT_STREAM !== '0' && env.URINGMQ_PERMIT_WITHOUT_STREAM !== 'false';
-  for (const k of ['dir', 'host', 'port', 'durability', 'ioBackend', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxBatchBytes', 'tlsCert', 'tlsKey', 'logLevel', 'fetchPort', 'authToken'])
-    if (flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
+  // Flags carry the same names as the file's settings (those without a flag stay undefined).
+  for (const k of Object.keys(FILE_SETTINGS))
+    if (k !== 'fetch' && flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
   if (flags.fetch === false) cfg.fetch = false; // commander sets `fetch: true` unless --no-fetch
   // An ephemeral gRPC port (tests, scripts) gets an ephemeral fetch port too, unless
   // one was given: a fixed default would collide between such servers.
