@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as hdr from 'hdr-histogram-js';
 import { connect, type Client } from '../src/client';
-import { GrpcFrameReader } from '../src/client/publish_stream';
+import { GrpcFrameReader } from '../src/grpc/framing';
 import { brokerService } from '../src/grpc/service';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { nodeScriptArgs } from '../src/bench/node_script';
@@ -162,7 +162,7 @@ function rawH2Stream(port: number, msgBytes: number, window: number, stop: () =>
   msg.writeUInt32BE(msgBytes, 1);
   let inflight = 0;
   let blocked = false;
-  const frames = new GrpcFrameReader(1 << 20);
+  const frames = new GrpcFrameReader(1 << 20, { side: 'client' });
   return new Promise((resolve) => {
     let done = false;
     const pump = () => {

@@ -1,16 +1,21 @@
 /**
  * The producer's PublishStream over node:http2 (src/client/publish_stream.ts): gRPC
  * framing, statuses and trailers against scripted HTTP/2 servers, dead-peer detection,
- * and the client choosing it (host:port) or grpc-js (other targets) against a broker.
+ * and the client choosing it (host:port) or grpc-js (other targets) against a broker;
+ * and the server's side (src/grpc/publish_stream_server.ts): the calls it takes from
+ * grpc-js, answering as grpc-js's path does.
  */
 import { strict as assert } from 'node:assert';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import type { AddressInfo } from 'node:net';
 import { connect } from '../src/client';
-import { GRPC_PREFIX_BYTES } from '../src/client/publish_request';
-import { GrpcFrameReader, PublishStream, parseHostPort, type PublishTarget } from '../src/client/publish_stream';
+import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
+import { PublishStream, parseHostPort, type PublishTarget } from '../src/client/publish_stream';
+import { encodeBatch, sealBatch } from '../src';
 import type { UringmqError } from '../src/errors';
+import { brokerService } from '../src/grpc/service';
 import { pb } from '../src/grpc/proto';
 import { sleep, startServer } from './helpers';
 
@@ -85,13 +90,13 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     // Every split into two chunks, and every split into three.
     for (let a = 0; a <= all.length; a++) {
       for (let b = a; b <= all.length; b += a === 0 ? 1 : 7) {
-        const r = new GrpcFrameReader(1 << 20);
+        const r = new GrpcFrameReader(1 << 20, { side: 'client' });
         const got = [...r.push(all.subarray(0, a)), ...r.push(all.subarray(a, b)), ...r.push(all.subarray(b))];
         assert.deepEqual(got.map((m) => m.toString('hex')), want, `split at ${a}, ${b}`);
       }
     }
     // One byte at a time, the chunk buffers reused (as Node may) after each push.
-    const r = new GrpcFrameReader(1 << 20);
+    const r = new GrpcFrameReader(1 << 20, { side: 'client' });
     const chunk = Buffer.alloc(1);
     const got: string[] = [];
     for (const byte of all) {
@@ -100,11 +105,24 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       chunk[0] = 0xee;
     }
     assert.deepEqual(got, want);
+    // The server's reader: every message copied whole into a buffer it was given.
+    for (let a = 0; a <= all.length; a += 3) {
+      const given: Buffer[] = [];
+      const r2 = new GrpcFrameReader(1 << 20, { side: 'server', alloc: (n) => (given.push(Buffer.alloc(n)), given[given.length - 1]!) });
+      const head = Buffer.from(all.subarray(0, a));
+      const got2 = [...r2.push(head), ...r2.push(Buffer.from(all.subarray(a)))];
+      head.fill(0xee);
+      assert.deepEqual(got2.map((m) => m.toString('hex')), want, `server split at ${a}`);
+      assert.ok(got2.every((m, i) => m === given[i]), 'each message is the buffer alloc gave');
+    }
     const big = Buffer.from([0, 0, 0x10, 0, 1]); // announces 1 MiB + 1
-    assert.throws(() => new GrpcFrameReader(1 << 20).push(big), { code: 'INTERNAL' });
+    assert.throws(() => new GrpcFrameReader(1 << 20, { side: 'client' }).push(big), { code: 'INTERNAL' });
+    let allocated = 0;
+    assert.throws(() => new GrpcFrameReader(1 << 20, { side: 'server', alloc: (n) => ((allocated += n), Buffer.alloc(n)) }).push(big), { code: 'RESOURCE_EXHAUSTED' });
+    assert.equal(allocated, 0, 'nothing allocated for a message over the limit');
     const compressed = Buffer.from(framedResponse(1, 0));
     compressed[0] = 1;
-    assert.throws(() => new GrpcFrameReader(1 << 20).push(compressed), /compressed/);
+    assert.throws(() => new GrpcFrameReader(1 << 20, { side: 'client' }).push(compressed), /compressed/);
   });
 
   it('frames requests, decodes responses the server writes one byte per DATA frame, ends on status 0', async () => {
@@ -360,6 +378,134 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     } finally {
       if (stopped) await r.client.close();
       else await r.stop();
+    }
+  });
+});
+
+describe('PublishStream on the server: node:http2 where the call allows, grpc-js otherwise', function () {
+  this.timeout(60_000);
+
+  /** A grpc-js bidi PublishStream: the answers to `reqs`, then its error if it ends in one. */
+  async function script(address: string, reqs: unknown[], opts: { raw?: Buffer; channel?: grpc.ChannelOptions; deadline?: number } = {}) {
+    const c = new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20, ...(opts.channel ?? {}) });
+    try {
+      const d = brokerService.publishStream!;
+      const ser = (m: unknown) => (Buffer.isBuffer(m) ? m : d.requestSerialize(m));
+      const s = c.makeBidiStreamRequest(d.path, ser, d.responseDeserialize, new grpc.Metadata(), opts.deadline ? { deadline: Date.now() + opts.deadline } : {});
+      const answers: Array<Record<string, unknown>> = [];
+      const end = new Promise<grpc.ServiceError | null>((resolve) => {
+        s.on('data', (m: InstanceType<typeof pb.PublishResponse>) =>
+          answers.push({ sequence: Number(m.sequence), partition: m.partition, base_offset: Number(m.base_offset), count: m.count, duplicate: m.duplicate, error: m.error ? { code: m.error.code, message: m.error.message } : null }),
+        );
+        s.on('error', (e: grpc.ServiceError) => resolve(e));
+        s.on('status', (st: grpc.StatusObject) => st.code === grpc.status.OK && resolve(null));
+      });
+      for (const r of reqs) s.write(r);
+      if (opts.raw) s.write(opts.raw);
+      else s.end();
+      const error = await end;
+      return { answers: answers.sort((a, b) => Number(a.sequence) - Number(b.sequence)), error };
+    } finally {
+      c.close();
+    }
+  }
+
+  it('grpc-js clients get the same answers from both paths: acks, per-batch errors, plain records, a malformed request', async () => {
+    const results = [];
+    for (const direct of [true, false]) {
+      const r = await startServer({ directPublishStream: direct });
+      try {
+        await r.client.createTopic('t', { partitions: 2 });
+        const good = sealBatch(encodeBatch([{ value: 'a' }, { value: 'b' }]));
+        const bad = Buffer.from(good);
+        bad[bad.length - 1]! ^= 1;
+        // Large enough to be assembled into a pooled buffer on the direct path.
+        const large = sealBatch(encodeBatch(Array.from({ length: 800 }, (_, i) => ({ value: `large ${i}`.padEnd(100, '.') }))));
+        const reqs = [
+          { sequence: 1, topic: 't', partition: 0, batch: good },
+          { sequence: 2, topic: 't', partition: 0, batch: bad },
+          { sequence: 3, topic: 't', partition: 1, records: [{ value: Buffer.from('plain'), key: Buffer.from('k') }] },
+          { sequence: 4, topic: 'nope', partition: 0, batch: good },
+          { sequence: 5, topic: 't', partition: 0, batch: large },
+          { sequence: 6, topic: 't', partition: 9, batch: good },
+          { sequence: 7, topic: 't', partition: 0 },
+        ];
+        const ok = await script(r.address, reqs);
+        const malformed = await script(r.address, [{ sequence: 8, topic: 't', partition: 0, batch: good }], { raw: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]) });
+        const parts = (await r.client.describeTopic('t')).partitions.map((p) => p.endOffset);
+        const tail = await r.client.fetch('t', 0, 801, { maxBytes: 1 << 20 });
+        results.push({ ok, malformed: { code: malformed.error?.code, details: malformed.error?.details, trailer: malformed.error?.metadata.get('uringmq-code')[0] }, parts, tail: tail.map((m) => m.value.toString()) });
+      } finally {
+        await r.stop();
+      }
+    }
+    const [direct, viaGrpc] = results;
+    assert.equal(direct!.ok.error, null);
+    assert.deepEqual(direct!.ok.answers.map((a) => (a.error ? (a.error as { code: string }).code : Number(a.base_offset))), [0, 'CORRUPT_BATCH', 0, 'TOPIC_NOT_FOUND', 2, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT']);
+    assert.equal(direct!.malformed.code, grpc.status.INVALID_ARGUMENT);
+    assert.equal(direct!.malformed.trailer, 'INVALID_ARGUMENT');
+    // Partition 0: a, b; the 800 large; the malformed stream's batch (taken before the bad request).
+    assert.deepEqual(direct!.parts, [804, 1]);
+    assert.deepEqual(direct!.tail, ['large 799'.padEnd(100, '.'), 'a', 'b']);
+    assert.deepEqual(direct, viaGrpc);
+  });
+
+  it('a request over maxMessageBytes ends the stream with RESOURCE_EXHAUSTED before anything of it is read; the server stays up', async () => {
+    const r = await startServer({ maxMessageBytes: 64 << 10 });
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const big = sealBatch(encodeBatch([{ value: Buffer.alloc(100 << 10) }]));
+      const out = await script(r.address, [{ sequence: 1, topic: 't', partition: 0, batch: big }]);
+      assert.equal(out.error?.code, grpc.status.RESOURCE_EXHAUSTED, out.error?.details);
+      assert.equal(out.error?.metadata.get('uringmq-code')[0], 'RESOURCE_EXHAUSTED');
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
+      assert.equal((await r.client.producer().send('t', { value: 'fits' })).offset, 0);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  it('compressed requests and calls with a deadline are left to grpc-js, and work', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const batch = sealBatch(encodeBatch(Array.from({ length: 100 }, (_, i) => ({ value: `z${i}`.padEnd(200, 'z') }))));
+      // gzip (2): the direct path would refuse the compressed messages (INTERNAL).
+      const zipped = await script(r.address, [{ sequence: 1, topic: 't', partition: 0, batch }], { channel: { 'grpc.default_compression_algorithm': 2 } });
+      assert.equal(zipped.error, null, zipped.error?.details);
+      const timed = await script(r.address, [{ sequence: 2, topic: 't', partition: 0, batch }], { deadline: 20_000 });
+      assert.equal(timed.error, null, timed.error?.details);
+      assert.deepEqual([zipped.answers[0]!.base_offset, timed.answers[0]!.base_offset], [0, 100]);
+      const msgs = await r.client.fetch('t', 0, 0, { maxBytes: 1 << 20 });
+      assert.equal(msgs.length, 200);
+      assert.equal(msgs[199]!.value.toString(), 'z99'.padEnd(200, 'z'));
+    } finally {
+      await r.stop();
+    }
+  });
+
+  it('300 large batches, 64 in flight: every record lands intact (a pooled request buffer is reused only once its append settled)', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const p = r.client.producer({ maxInFlight: 64 });
+      const n = 300;
+      const res = await Promise.all(
+        Array.from({ length: n }, (_, b) => p.sendBatch('t', Array.from({ length: 700 }, (_, i) => ({ value: `${b}:${i}:`.padEnd(100, String.fromCharCode(97 + (b % 26))) })), { partition: 0 })),
+      );
+      assert.deepEqual(res.map((x) => x.baseOffset), Array.from({ length: n }, (_, b) => b * 700));
+      assert.ok(r.broker.batchPool.heldBytes > 0, 'request buffers went back to the pool');
+      let offset = 0;
+      while (offset < n * 700) {
+        const msgs = await r.client.fetch('t', 0, offset, { maxBytes: 4 << 20 });
+        for (const m of msgs) {
+          const b = Math.floor(m.offset / 700);
+          assert.equal(m.value.toString(), `${b}:${m.offset % 700}:`.padEnd(100, String.fromCharCode(97 + (b % 26))), `offset ${m.offset}`);
+        }
+        offset += msgs.length;
+      }
+    } finally {
+      await r.stop();
     }
   });
 });

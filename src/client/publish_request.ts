@@ -11,6 +11,7 @@
  * Field order on the wire does not matter to protobuf decoders.
  */
 import type { BufferPool } from '../codec/buffer_pool';
+import { GRPC_PREFIX_BYTES } from '../grpc/framing';
 import { encodeBatch, sealBatch, stampProducer, uvarintSize, writeUvarint, type RecordInput } from '../codec/record_batch';
 
 export interface PreparedBatch {
@@ -22,8 +23,6 @@ export interface PreparedBatch {
   readonly count: number;
 }
 
-/** Bytes left free before every request, for gRPC's length prefix (see PublishStream). */
-export const GRPC_PREFIX_BYTES = 5;
 
 /**
  * Most bytes the fields before the batch take (four tags, the topic, and varints:

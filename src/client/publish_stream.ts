@@ -24,7 +24,7 @@ import * as grpc from '@grpc/grpc-js';
 import { UringmqError } from '../errors';
 import { pb, type uringmq } from '../grpc/proto';
 import { CODE_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
-import { GRPC_PREFIX_BYTES } from './publish_request';
+import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../grpc/framing';
 
 const PATH = '/uringmq.v1.Broker/PublishStream';
 
@@ -74,35 +74,6 @@ function grpcMessage(v: string | undefined): string {
 }
 
 /**
- * Splits a stream of gRPC length-prefixed messages into messages, whatever the chunking.
- * Bounded: a message announced over `maxBytes` throws (a broken or hostile peer; waiting
- * for it would buffer without limit), as does a compressed one (never asked for).
- */
-export class GrpcFrameReader {
-  /** Bytes of an incomplete message, copied: a chunk's memory is Node's to reuse. */
-  private pending: Buffer | null = null;
-
-  constructor(private readonly maxBytes: number) {}
-
-  push(chunk: Buffer): Buffer[] {
-    const buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = null;
-    const out: Buffer[] = [];
-    let pos = 0;
-    while (buf.length - pos >= GRPC_PREFIX_BYTES) {
-      const len = buf.readUInt32BE(pos + 1);
-      if (len > this.maxBytes) throw new UringmqError('INTERNAL', `the server announced a ${len}-byte message (limit ${this.maxBytes})`);
-      if (buf[pos] !== 0) throw new UringmqError('INTERNAL', 'the server sent a compressed message, which was not asked for');
-      if (buf.length - pos - GRPC_PREFIX_BYTES < len) break;
-      out.push(buf.subarray(pos + GRPC_PREFIX_BYTES, pos + GRPC_PREFIX_BYTES + len));
-      pos += GRPC_PREFIX_BYTES + len;
-    }
-    if (pos < buf.length) this.pending = Buffer.from(buf.subarray(pos));
-    return out;
-  }
-}
-
-/**
  * Events: 'data' (a PublishResponse), 'drain', 'limit' (the largest request the
  * server reads, from its initial metadata), 'error' (a UringmqError; the stream is
  * over), 'end' (the server ended the stream with status OK).
@@ -117,7 +88,7 @@ export class PublishStream extends EventEmitter {
 
   constructor(private readonly target: PublishTarget) {
     super();
-    this.frames = new GrpcFrameReader(target.maxMessageBytes);
+    this.frames = new GrpcFrameReader(target.maxMessageBytes, { side: 'client' });
     const { host, port } = target;
     const authority = `${target.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
     this.session = http2.connect(authority, {

@@ -17,6 +17,7 @@ import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse } from './delivery_encoder';
+import { routePublishStreams, type PublishCallHandler, type PublishCallIO } from './publish_stream_server';
 
 type V1 = typeof uringmq.v1;
 /** A decoded request message of the given type. */
@@ -54,6 +55,11 @@ export interface ServerOptions extends KeepaliveOptions {
    * same token in its hello. Over plaintext it is only as secret as the network.
    */
   authToken?: string;
+  /**
+   * Serve PublishStream on node:http2 directly where the call allows it (default true;
+   * see src/grpc/publish_stream_server.ts). false leaves every call to grpc-js.
+   */
+  directPublishStream?: boolean;
 }
 
 const MiB = 1 << 20;
@@ -138,6 +144,17 @@ export class BrokerServer {
     if (maxAgeGrace) channelOptions['grpc.max_connection_age_grace_ms'] = maxAgeGrace;
     this.server = new grpc.Server(channelOptions);
     this.server.addService(brokerService, this.handlers());
+    if (opts.directPublishStream !== undefined && typeof opts.directPublishStream !== 'boolean') throw invalid(`directPublishStream must be true or false, got ${JSON.stringify(opts.directPublishStream)}`);
+    if (opts.directPublishStream !== false) {
+      const pool = this.broker.batchPool;
+      const routed = routePublishStreams(this.server, {
+        maxMessageBytes: maxMsg,
+        alloc: (n) => pool.acquire(n),
+        release: (b) => pool.release(b),
+        open: (authorization, io) => this.openPublishCall(authorization, io),
+      });
+      if (!routed) this.log?.warn('PublishStream stays on grpc-js (its internals changed)');
+    }
   }
 
   /** Binds and starts serving. */
@@ -218,7 +235,7 @@ export class BrokerServer {
     const unary =
       <Q, R>(fn: (req: Q, call: grpc.ServerUnaryCall<Q, R>) => Promise<R>) =>
       (call: grpc.ServerUnaryCall<Q, R>, cb: grpc.sendUnaryData<R>) => {
-        if (!this.authorized(call.metadata)) return cb(toServiceError(unauthenticated()));
+        if (!this.authorized(call.metadata.get('authorization')[0])) return cb(toServiceError(unauthenticated()));
         if (isMalformed(call.request)) return cb(toServiceError(invalid(call.request.$malformed)));
         fn(call.request, call).then(
           (r) => cb(null, r),
@@ -256,12 +273,13 @@ export class BrokerServer {
     };
   }
 
-  private publish(req: Req<'PublishRequest'>): Promise<PublishResult> {
+  /** `copy` false: req.batch is the caller's until the promise settles (see publishBatch). */
+  private publish(req: Req<'PublishRequest'>, copy = true): Promise<PublishResult> {
     const hasBatch = req.batch && req.batch.length > 0;
     const hasRecords = req.records && req.records.length > 0;
     if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
     const partition = req.partition ?? undefined;
-    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition);
+    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy });
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
     try {
@@ -281,18 +299,54 @@ export class BrokerServer {
     return this.broker.publishBatch(req.topic, batch, partition, { copy: false }); // built here: nobody else holds it
   }
 
+  /** PublishStream through grpc-js (the calls routePublishStreams leaves to it, or all). */
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
-    if (!this.admitStream(call)) return;
+    const send = responseSender(call);
+    const io: PublishCallIO = {
+      pause: () => call.pause(),
+      resume: () => call.resume(),
+      send: (res) => {
+        if (!call.destroyed && !call.writableEnded) send(res);
+      },
+      end: () => {
+        if (!call.writableEnded && !call.destroyed) call.end();
+      },
+      fail: (e) => call.emit('error', toServiceError(e)),
+    };
+    const auth = call.metadata.get('authorization')[0];
+    const h = this.openPublishCall(auth, io);
+    if (h instanceof UringmqError) return io.fail(h);
     const md = new grpc.Metadata();
     md.set(MAX_MESSAGE_HEADER, String(this.maxMessageBytes));
     call.sendMetadata(md);
+    call.on('data', (req: Req<'PublishRequest'>) => {
+      if (isMalformed(req)) {
+        h.gone();
+        return io.fail(invalid(req.$malformed));
+      }
+      h.request(req, null);
+    });
+    call.on('end', () => h.end());
+    call.on('error', () => h.gone());
+    call.on('cancelled', () => h.gone());
+  }
+
+  /**
+   * One PublishStream call, over either transport: answers each request with its
+   * batch's ack or error, and stops reading the call while maxInFlightPerStream of its
+   * batches, or more than the disk keeps up with, wait.
+   */
+  private openPublishCall(authorization: string | Buffer | undefined, io: PublishCallIO): PublishCallHandler | UringmqError {
+    const refused = this.admit(authorization);
+    if (refused) return refused;
+    const pool = this.broker.batchPool;
     let inflight = 0;
     let ended = false;
     let paused = false;
     const handle: StreamHandle = {
       shutdown: () => {
         // Stop reading; in-flight batches finish, then the stream ends.
-        call.pause();
+        io.pause();
         ended = true;
         if (inflight === 0) finish();
       },
@@ -300,31 +354,8 @@ export class BrokerServer {
     this.streams.add(handle);
     const finish = () => {
       this.streams.delete(handle);
-      if (!call.writableEnded && !call.destroyed) call.end();
+      io.end();
     };
-    call.on('data', (req: Req<'PublishRequest'>) => {
-      if (isMalformed(req)) {
-        this.streams.delete(handle);
-        call.emit('error', toServiceError(invalid(req.$malformed)));
-        return;
-      }
-      inflight++;
-      if (!paused && (inflight >= this.maxInFlight || this.broker.overHighWater)) {
-        // Stop reading this stream: its batches wait in the client (whose window
-        // fills, so its send() waits) rather than in this process.
-        paused = true;
-        call.pause();
-        if (this.broker.overHighWater) waitForDisk();
-      }
-      const sequence = req.sequence;
-      this.publish(req).then(
-        (r) => write(publishResponse({ sequence }, r)),
-        (e: unknown) => {
-          const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
-          write({ sequence, error: { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 } });
-        },
-      );
-    });
     let awaitingDisk = false;
     const waitForDisk = () => {
       if (awaitingDisk) return;
@@ -338,21 +369,45 @@ export class BrokerServer {
       if (!paused || ended || inflight >= this.maxInFlight / 2) return;
       if (this.broker.overHighWater) return waitForDisk();
       paused = false;
-      call.resume();
+      io.resume();
     };
-    const send = responseSender(call);
-    const write = (res: uringmq.v1.PublishResponse.$Properties) => {
+    const answer = (res: uringmq.v1.PublishResponse.$Properties) => {
       inflight--;
-      if (!call.destroyed && !call.writableEnded) send(res);
+      io.send(res);
       maybeResume();
       if (ended && inflight === 0) finish();
     };
-    call.on('end', () => {
-      ended = true;
-      if (inflight === 0) finish();
-    });
-    call.on('error', () => this.streams.delete(handle));
-    call.on('cancelled', () => this.streams.delete(handle));
+    return {
+      request: (req, owned) => {
+        inflight++;
+        if (!paused && (inflight >= this.maxInFlight || this.broker.overHighWater)) {
+          // Stop reading this stream: its batches wait in the client (whose window
+          // fills, so its send() waits) rather than in this process.
+          paused = true;
+          io.pause();
+          if (this.broker.overHighWater) waitForDisk();
+        }
+        const sequence = req.sequence;
+        // An owned buffer is nobody else's until the append settles: no copy, and it
+        // goes back to the pool then (the I/O thread is done with it by settlement).
+        this.publish(req, owned === null).then(
+          (r) => {
+            if (owned) pool.release(owned);
+            answer(publishResponse({ sequence }, r));
+          },
+          (e: unknown) => {
+            if (owned) pool.release(owned);
+            const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
+            answer({ sequence, error: { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 } });
+          },
+        );
+      },
+      end: () => {
+        ended = true;
+        if (inflight === 0) finish();
+      },
+      gone: () => this.streams.delete(handle),
+    };
   }
 
   private async fetch(req: Req<'FetchRequest'>): Promise<uringmq.v1.FetchResponse.$Properties> {
@@ -557,29 +612,26 @@ export class BrokerServer {
     });
   }
 
-  /** With an auth token set: does the call carry it? (Constant-time compare.) */
-  private authorized(md: grpc.Metadata): boolean {
+  /** Why a new call is refused (auth token, shutdown, the stream limit), or null. */
+  private admit(authorization: string | Buffer | undefined): UringmqError | null {
+    if (!this.authorized(authorization)) return unauthenticated();
+    if (this.stopping) return new UringmqError('UNAVAILABLE', 'the broker is shutting down');
+    if (this.streams.size >= this.maxStreams) return new UringmqError('RESOURCE_EXHAUSTED', `too many open streams (limit ${this.maxStreams}); retry later`);
+    return null;
+  }
+
+  /** With an auth token set: is this the call's `authorization`? (Constant-time compare.) */
+  private authorized(v: string | Buffer | undefined): boolean {
     if (!this.authToken) return true;
-    const v = md.get('authorization')[0];
     const got = typeof v === 'string' ? Buffer.from(v) : v;
     return got !== undefined && got.length === this.authToken.length && timingSafeEqual(got, this.authToken);
   }
 
-  /** The stream limit: past it, a new stream is refused with RESOURCE_EXHAUSTED. */
+  /** admit() for a grpc-js streaming call: a refused one ends with its status. */
   private admitStream(call: grpc.ServerDuplexStream<unknown, unknown>): boolean {
-    if (!this.authorized(call.metadata)) {
-      call.emit('error', toServiceError(unauthenticated()));
-      return false;
-    }
-    if (this.stopping) {
-      call.emit('error', toServiceError(new UringmqError('UNAVAILABLE', 'the broker is shutting down')));
-      return false;
-    }
-    if (this.streams.size >= this.maxStreams) {
-      call.emit('error', toServiceError(new UringmqError('RESOURCE_EXHAUSTED', `too many open streams (limit ${this.maxStreams}); retry later`)));
-      return false;
-    }
-    return true;
+    const refused = this.admit(call.metadata.get('authorization')[0]);
+    if (refused) call.emit('error', toServiceError(refused));
+    return refused === null;
   }
 }
 

@@ -1,0 +1,98 @@
+/**
+ * gRPC's message framing over HTTP/2 (a 1-byte compressed flag and a 4-byte big-endian
+ * length before each message), for the one call both sides also speak over node:http2
+ * directly: PublishStream (src/client/publish_stream.ts, src/grpc/publish_stream_server.ts).
+ */
+import { UringmqError } from '../errors';
+
+/** Bytes of the prefix before every message. */
+export const GRPC_PREFIX_BYTES = 5;
+
+export interface FrameReaderOptions {
+  /** Which side reads: a client reads responses, a server requests (it decides the errors). */
+  readonly side: 'client' | 'server';
+  /**
+   * Where each message is copied: a buffer of exactly the given length that the caller
+   * then owns (a pooled one, say). Without it, a message that arrives whole in one
+   * chunk is returned as a view of that chunk, valid only until push returns.
+   */
+  readonly alloc?: (bytes: number) => Buffer;
+}
+
+/**
+ * Splits a stream of length-prefixed messages into messages, whatever the chunking.
+ * Bounded: a message announced over `maxBytes` throws before anything is allocated for
+ * it (a broken or hostile peer; waiting for it would buffer without limit), as does a
+ * compressed one (never offered, so never to be sent).
+ */
+export class GrpcFrameReader {
+  private readonly head = Buffer.alloc(GRPC_PREFIX_BYTES);
+  private headBytes = 0;
+  /** The message being filled, and how many of its bytes have arrived. */
+  private body: Buffer | null = null;
+  private bodyBytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly opts: FrameReaderOptions,
+  ) {}
+
+  push(chunk: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    let pos = 0;
+    while (pos < chunk.length) {
+      if (this.body) {
+        const n = Math.min(this.body.length - this.bodyBytes, chunk.length - pos);
+        chunk.copy(this.body, this.bodyBytes, pos, pos + n);
+        this.bodyBytes += n;
+        pos += n;
+        if (this.bodyBytes === this.body.length) {
+          out.push(this.body);
+          this.body = null;
+        }
+        continue;
+      }
+      let len: number;
+      if (this.headBytes === 0 && chunk.length - pos >= GRPC_PREFIX_BYTES) {
+        this.check(chunk[pos]!, (len = chunk.readUInt32BE(pos + 1)));
+        pos += GRPC_PREFIX_BYTES;
+      } else {
+        const n = Math.min(GRPC_PREFIX_BYTES - this.headBytes, chunk.length - pos);
+        chunk.copy(this.head, this.headBytes, pos, pos + n);
+        this.headBytes += n;
+        pos += n;
+        if (this.headBytes < GRPC_PREFIX_BYTES) break;
+        this.headBytes = 0;
+        this.check(this.head[0]!, (len = this.head.readUInt32BE(1)));
+      }
+      if (!this.opts.alloc && chunk.length - pos >= len) {
+        out.push(chunk.subarray(pos, pos + len));
+        pos += len;
+      } else {
+        this.body = this.opts.alloc ? this.opts.alloc(len) : Buffer.allocUnsafe(len);
+        this.bodyBytes = 0;
+        if (len === 0) {
+          out.push(this.body);
+          this.body = null;
+        }
+      }
+    }
+    return out;
+  }
+
+  private check(flag: number, len: number): void {
+    if (flag !== 0) throw new UringmqError('INTERNAL', `the ${this.opts.side === 'client' ? 'server' : 'client'} sent a compressed message, which was not negotiated`);
+    if (len <= this.maxBytes) return;
+    if (this.opts.side === 'client') throw new UringmqError('INTERNAL', `the server announced a ${len}-byte message (limit ${this.maxBytes})`);
+    throw new UringmqError('RESOURCE_EXHAUSTED', `a ${len}-byte message is over this server's maxMessageBytes (${this.maxBytes}); nothing of it was written`);
+  }
+}
+
+/** One message with its prefix, in a new buffer. */
+export function frameMessage(msg: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(GRPC_PREFIX_BYTES + msg.length);
+  out[0] = 0;
+  out.writeUInt32BE(msg.length, 1);
+  out.set(msg, GRPC_PREFIX_BYTES);
+  return out;
+}
