@@ -465,6 +465,44 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
     }
   });
 
+  it('framing errors from a plain HTTP/2 client: a compressed flag no one negotiated, a stream ended inside a message → INTERNAL, nothing written', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const body = Buffer.from(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish());
+      const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), body]);
+      frame.writeUInt32BE(body.length, 1);
+      const compressed = Buffer.from(frame);
+      compressed[0] = 1;
+      const cases: Array<[string, Buffer]> = [
+        ['compressed', compressed],
+        ['cut short', frame.subarray(0, frame.length - 3)],
+        ['cut inside the prefix', frame.subarray(0, 3)],
+      ];
+      for (const [name, bytes] of cases) {
+        const session = http2.connect(`http://${r.address}`);
+        try {
+          const st = session.request({ ':method': 'POST', ':path': '/uringmq.v1.Broker/PublishStream', 'content-type': 'application/grpc', te: 'trailers' });
+          const status = new Promise<string | undefined>((resolve) => {
+            let got: string | undefined;
+            st.on('response', (h) => (got ??= h['grpc-status'] as string | undefined));
+            st.on('trailers', (h) => (got = h['grpc-status'] as string | undefined));
+            st.on('close', () => resolve(got));
+            st.resume();
+          });
+          st.end(bytes);
+          assert.equal(await status, String(grpc.status.INTERNAL), name);
+        } finally {
+          session.close();
+        }
+      }
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
+      assert.equal((await r.client.producer().send('t', { value: 'after' })).offset, 0);
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('compressed requests and calls with a deadline are left to grpc-js, and work', async () => {
     const r = await startServer();
     try {

@@ -80,6 +80,11 @@ export class GrpcFrameReader {
     return out;
   }
 
+  /** True while part of a message has arrived and the rest has not. */
+  get midMessage(): boolean {
+    return this.headBytes > 0 || this.body !== null;
+  }
+
   private check(flag: number, len: number): void {
     if (flag !== 0) throw new UringmqError('INTERNAL', `the ${this.opts.side === 'client' ? 'server' : 'client'} sent a compressed message, which was not negotiated`);
     if (len <= this.maxBytes) return;

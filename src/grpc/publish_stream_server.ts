@@ -126,7 +126,9 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
     }
   });
   stream.on('end', () => {
-    if (!call.over) handler.end();
+    if (call.over) return;
+    if (reader.midMessage) return call.fail(new UringmqError('INTERNAL', 'the client ended the stream inside a message'));
+    handler.end();
   });
   stream.on('close', () => {
     call.closed();
