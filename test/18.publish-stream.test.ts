@@ -14,7 +14,8 @@ import { connect } from '../src/client';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
 import { PublishStream, parseHostPort, type PublishTarget } from '../src/client/publish_stream';
 import { encodeBatch, sealBatch } from '../src';
-import type { UringmqError } from '../src/errors';
+import { UringmqError } from '../src/errors';
+import { routePublishStreams } from '../src/grpc/publish_stream_server';
 import { brokerService } from '../src/grpc/service';
 import { pb } from '../src/grpc/proto';
 import { sleep, startServer } from './helpers';
@@ -409,6 +410,15 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
       c.close();
     }
   }
+
+  it('routing declines a grpc-js server it does not know: channelz on, or a handler not of the known shape', () => {
+    const opts = { maxMessageBytes: 1 << 20, alloc: (n: number) => Buffer.alloc(n), release: () => undefined, open: () => new UringmqError('INTERNAL', 'unused') };
+    assert.equal(routePublishStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);
+    assert.equal(routePublishStreams(new grpc.Server(), opts), false); // channelz on by default
+    const odd = new grpc.Server({ 'grpc.enable_channelz': 0 });
+    (odd as unknown as { _streamHandler: unknown })._streamHandler = (stream: unknown) => stream;
+    assert.equal(routePublishStreams(odd, opts), false);
+  });
 
   it('grpc-js clients get the same answers from both paths: acks, per-batch errors, plain records, a malformed request', async () => {
     const results = [];

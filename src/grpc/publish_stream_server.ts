@@ -66,8 +66,9 @@ export function routePublishStreams(server: grpc.Server, opts: RawPublishOptions
   type StreamHandler = (this: unknown, extra: unknown, stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
   const s = server as unknown as { _streamHandler?: StreamHandler; channelzEnabled?: unknown; onStreamOpened?: (stream: http2.ServerHttp2Stream) => void };
   const grpcHandler = s._streamHandler;
-  // With channelz on, grpc-js installs another handler, which this does not wrap.
-  if (typeof grpcHandler !== 'function' || s.channelzEnabled !== false) return false;
+  // With channelz on, grpc-js installs another handler, which this does not wrap; a
+  // handler of another arity is not the (interceptors, stream, headers) one known here.
+  if (typeof grpcHandler !== 'function' || grpcHandler.length !== 3 || s.channelzEnabled !== false) return false;
   s._streamHandler = function (this: unknown, extra, stream, headers) {
     if (headers[':path'] !== PUBLISH_STREAM_PATH || !takes(headers)) return grpcHandler.call(this, extra, stream, headers);
     // What grpc-js's handler does first: an error listener (a reset emits one; the
