@@ -6,8 +6,10 @@
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
- * each result is compared with. The same bare stream spoken over node:http2 (the
- * transport the client's producers use) is printed beside it, for reference.
+ * each result is compared with; the batched cases are compared with it measured right
+ * before and right after them (the host's speed drifts). The same bare stream spoken
+ * over node:http2 (the transport the client's producers use) is printed beside it,
+ * for reference. Each throughput case starts from a collected heap (--expose-gc).
  */
 import { openLoop as runOpenLoop } from '../src/bench/open_loop';
 import { spawn } from 'node:child_process';
@@ -54,6 +56,8 @@ interface Row {
   name: string;
   recPerSec: number;
   ceiling?: number;
+  /** The ceiling's samples right before and right after the case (ceiling: their mean). */
+  bracket?: [number, number];
   note?: string;
 }
 
@@ -100,6 +104,10 @@ const cpuRows: CpuRow[] = [];
 
 /** Records/s of `body` over `seconds`, after a 0.5 s warm-up; the body counts into `counter`. */
 async function timed(seconds: number, body: (stop: () => boolean) => Promise<unknown>, cpu?: { name: string; recordsPerCount: number }): Promise<number> {
+  // Every case starts from a collected heap: the garbage an earlier case left (20 M
+  // consumed messages, a million pending promises) would otherwise be collected on the
+  // next case's time, the bare stream's too.
+  collectGarbage();
   const warm = 500;
   let stopAt = 0;
   let t1 = 0;
@@ -118,6 +126,12 @@ async function timed(seconds: number, body: (stop: () => boolean) => Promise<unk
   return (counter - before) / ((Date.now() - t1) / 1000);
 }
 let counter = 0;
+
+/** A full GC of this process, if started with --expose-gc (`npm run bench:grpc` is). */
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (typeof gc === 'function') gc();
+}
 
 function rawStream(port: number, msgBytes: number, window: number, stop: () => boolean): Promise<void> {
   const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
@@ -246,15 +260,21 @@ async function main(): Promise<void> {
       e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, disk, diskBackToBack });
     }
     if (only !== 'e2e') {
-    // Ceiling: bare stream with one bytes message per 1000-record batch.
+    // Ceiling: bare stream with one bytes message per 1000-record batch. The host's
+    // speed drifts within a run (up to 1.5x between two cases a minute apart), so each
+    // case compared with it is also bracketed: this stream is measured again right
+    // before and right after the case, and the case is set against the mean of the two.
     const rawBatched = (await timed(SECONDS, (stop) => rawStream(ports.raw, batchBytes, IN_FLIGHT, stop), { name: `raw grpc-js stream, ${BATCH} records per message`, recordsPerCount: BATCH })) * BATCH;
     rows.push({ name: `raw grpc-js stream, ${BATCH} records (${batchBytes} B) per message`, recPerSec: rawBatched });
     const rawH2 = (await timed(SECONDS, (stop) => rawH2Stream(ports.raw, batchBytes, IN_FLIGHT, stop), { name: `raw gRPC over node:http2, ${BATCH} records per message`, recordsPerCount: BATCH })) * BATCH;
     rows.push({ name: `raw gRPC stream over node:http2 (the producers' transport), ${BATCH} records per message`, recPerSec: rawH2 });
     const rawSingle = await timed(SECONDS, (stop) => rawStream(ports.raw, RECORD + 20, 1000, stop));
     rows.push({ name: 'raw grpc-js stream, 1 record per message', recPerSec: rawSingle });
+    const ceilingSample = async () => (await timed(SECONDS / 2, (stop) => rawStream(ports.raw, batchBytes, IN_FLIGHT, stop))) * BATCH;
+    const bracketed = (before: number, after: number): Pick<Row, 'ceiling' | 'bracket'> => ({ ceiling: (before + after) / 2, bracket: [before, after] });
 
     // Client library, batches of 1000 via sendBatch, IN_FLIGHT of them outstanding.
+    const beforeBatched = await ceilingSample();
     const p = client.producer({ maxInFlight: IN_FLIGHT });
     const pubBatched = await timed(SECONDS, async (stop) => {
       await Promise.all(
@@ -266,7 +286,8 @@ async function main(): Promise<void> {
         }),
       );
     }, { name: `publish, sendBatch(${BATCH})`, recordsPerCount: 1 });
-    rows.push({ name: `publish, client library sendBatch(1000), ${IN_FLIGHT} in flight`, recPerSec: pubBatched, ceiling: rawBatched });
+    const afterBatched = await ceilingSample();
+    rows.push({ name: `publish, client library sendBatch(1000), ${IN_FLIGHT} in flight`, recPerSec: pubBatched, ...bracketed(beforeBatched, afterBatched) });
 
     // Client library send() with its own batching (lingerMs 1).
     const p2 = client.producer({ lingerMs: 1, maxInFlight: 64 });
@@ -280,7 +301,8 @@ async function main(): Promise<void> {
         }),
       );
     });
-    rows.push({ name: 'publish, client library send() (batching, 5000 outstanding)', recPerSec: pubSend, ceiling: rawBatched });
+    const afterSend = await ceilingSample();
+    rows.push({ name: 'publish, client library send() (batching, 5000 outstanding)', recPerSec: pubSend, ...bracketed(afterBatched, afterSend) });
 
     // Unary Publish, one plain record per call, 64 concurrent.
     const pubDef = brokerService.publish!;
@@ -327,6 +349,7 @@ async function main(): Promise<void> {
 
     // Consume with acks: the backlog written above, read by a group.
     const backlog = (await client.describeTopic('bench')).partitions[0]!.endOffset;
+    const beforeConsume = await ceilingSample();
     const c = client.consumer({ topic: 'bench', group: 'bench-consume', from: 'earliest', maxUnacked: 50_000 });
     counter = 0;
     const t0 = Date.now();
@@ -342,14 +365,18 @@ async function main(): Promise<void> {
     }
     const consume = n / ((Date.now() - t0) / 1000);
     cpuRows.push({ name: 'consume, every message acked', records: n, from: cpuFrom, to: cpuSnap() });
-    rows.push({ name: `consume, group consumer batches(), every message acked (${n} records of a backlog)`, recPerSec: consume, ceiling: rawBatched });
+    await c.close();
+    const afterConsume = await ceilingSample();
+    rows.push({ name: `consume, group consumer batches(), every message acked (${n} records of a backlog)`, recPerSec: consume, ...bracketed(beforeConsume, afterConsume) });
 
     }
 
     console.log('| case | records/s | transport ceiling | × ceiling |');
     console.log('|---|---:|---:|---:|');
-    for (const r of rows)
-      console.log(`| ${r.name} | ${fmt(r.recPerSec)} | ${r.ceiling ? fmt(r.ceiling) : '—'} | ${r.ceiling ? (r.recPerSec / r.ceiling).toFixed(2) : '—'} |`);
+    for (const r of rows) {
+      const ceiling = r.ceiling ? `${fmt(r.ceiling)}${r.bracket ? ` (${fmt(r.bracket[0])} before, ${fmt(r.bracket[1])} after)` : ''}` : '—';
+      console.log(`| ${r.name} | ${fmt(r.recPerSec)} | ${ceiling} | ${r.ceiling ? (r.recPerSec / r.ceiling).toFixed(2) : '—'} |`);
+    }
     if (cpuRows.length) {
       console.log('\nCPU time per record in ns by thread (schedstat over each measured window; "other": GC, JIT and libuv threads),');
       console.log("and how much of the window the client's main thread was runnable but waiting for a CPU:\n");
