@@ -75,7 +75,13 @@ export function routePublishStreams(server: grpc.Server, opts: RawPublishOptions
     // 'close' that follows is what counts), and its idle-connection bookkeeping.
     stream.once('error', () => undefined);
     if (typeof s.onStreamOpened === 'function') s.onStreamOpened.call(server, stream);
-    serveRaw(stream, headers, opts);
+    try {
+      serveRaw(stream, headers, opts);
+    } catch {
+      // A stream reset or a session closing between the checks and a respond():
+      // this call is over, and an exception here would reach the http2 server's emit.
+      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    }
   };
   return true;
 }
@@ -151,7 +157,13 @@ class Http2PublishCall implements PublishCallIO {
     if (this.stream.destroyed) return;
     this.responded = true;
     this.stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity', [MAX_MESSAGE_HEADER]: String(maxMessageBytes) }, { waitForTrailers: true });
-    this.stream.on('wantTrailers', () => this.stream.sendTrailers(this.trailers ?? { 'grpc-status': '0' }));
+    this.stream.on('wantTrailers', () => {
+      try {
+        this.stream.sendTrailers(this.trailers ?? { 'grpc-status': '0' });
+      } catch {
+        // reset meanwhile: nobody to tell
+      }
+    });
   }
 
   pause(): void {
@@ -186,7 +198,11 @@ class Http2PublishCall implements PublishCallIO {
     if (this.stream.destroyed) return;
     if (!this.responded) {
       // Trailers-only: the status in the one HEADERS frame.
-      this.stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...trailers }, { endStream: true });
+      try {
+        this.stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...trailers }, { endStream: true });
+      } catch {
+        this.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR); // the session is going away
+      }
       return;
     }
     this.trailers = trailers;
