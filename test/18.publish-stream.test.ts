@@ -513,6 +513,33 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
     }
   });
 
+  it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {
+    const r = await startServer({ maxConcurrentStreams: 3 });
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const session = http2.connect(`http://${r.address}`);
+      try {
+        const headers = { ':method': 'POST', ':path': '/uringmq.v1.Broker/PublishStream', 'content-type': 'application/grpc', te: 'trailers' };
+        for (let i = 0; i < 30; i++) {
+          const st = session.request(headers);
+          st.on('error', () => undefined);
+          if (i % 3 === 1) st.write(Buffer.from([0, 0, 1, 0, 0, 9, 9])); // the start of a 64 KiB request
+          if (i % 3 === 2) await sleep(5);
+          st.close(http2.constants.NGHTTP2_CANCEL);
+        }
+        await sleep(300);
+      } finally {
+        session.close();
+      }
+      // Three streams at once are still admitted.
+      const producers = Array.from({ length: 3 }, () => r.client.producer({ deliveryTimeoutMs: 10_000 }));
+      const acks = await Promise.all(producers.map((p, i) => p.send('t', { value: `p${i}`, partition: 0 })));
+      assert.deepEqual(acks.map((a) => a.offset).sort(), [0, 1, 2]);
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('compressed requests and calls with a deadline are left to grpc-js, and work', async () => {
     const r = await startServer();
     try {

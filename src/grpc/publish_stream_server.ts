@@ -106,6 +106,16 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
   const auth = headers.authorization;
   const handler = opts.open(Array.isArray(auth) ? auth[0] : auth, call);
   if (handler instanceof UringmqError) return call.fail(handler);
+  // First, so that an admitted call is let go however it ends (respond() included).
+  stream.on('close', () => {
+    call.closed();
+    handler.gone();
+  });
+  if (stream.destroyed) {
+    // Reset before this ran: its 'close' may have been emitted already. (gone() twice is harmless.)
+    call.closed();
+    return handler.gone();
+  }
   call.respond(opts.maxMessageBytes);
   const reader = new GrpcFrameReader(opts.maxMessageBytes, { side: 'server', alloc: (n) => opts.alloc(n) });
   stream.on('data', (chunk: Buffer) => {
@@ -136,10 +146,6 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
     if (call.over) return;
     if (reader.midMessage) return call.fail(new UringmqError('INTERNAL', 'the client ended the stream inside a message'));
     handler.end();
-  });
-  stream.on('close', () => {
-    call.closed();
-    handler.gone();
   });
 }
 
