@@ -7,9 +7,10 @@
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
  * each result is compared with; the batched cases are compared with the higher of it
- * measured right before and right after them (the host's speed drifts). The same bare stream spoken
- * over node:http2 (the transport the client's producers use) is printed beside it,
- * for reference. Each throughput case starts from a collected heap (--expose-gc).
+ * measured right before and right after them (the host's speed drifts). The same bare
+ * stream spoken over node:http2 (the transport the client's producers use) is printed
+ * beside it, for reference. Each throughput case starts from a collected heap
+ * (--expose-gc).
  */
 import { openLoop as runOpenLoop } from '../src/bench/open_loop';
 import { spawn } from 'node:child_process';

@@ -14,23 +14,28 @@ import { connect } from '../src/client';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
 import { PublishStream, parseHostPort, type PublishTarget } from '../src/client/publish_stream';
 import { encodeBatch, sealBatch } from '../src';
+import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
 import { routePublishStreams } from '../src/grpc/publish_stream_server';
 import { brokerService } from '../src/grpc/service';
 import { pb } from '../src/grpc/proto';
-import { sleep, startServer } from './helpers';
+import { sleep, startServer, type Running } from './helpers';
 
 function target(port: number, over: Partial<PublishTarget> = {}): PublishTarget {
   return { host: '127.0.0.1', port, tls: false, token: undefined, keepaliveTimeMs: 0, keepaliveTimeoutMs: 1000, maxMessageBytes: 1 << 20, ...over };
 }
 
-/** A gRPC-framed PublishResponse. */
-function framedResponse(sequence: number, baseOffset: number): Buffer {
-  const body = Buffer.from(pb.PublishResponse.encode({ sequence, partition: 0, base_offset: baseOffset }).finish());
+/** One message with gRPC's prefix (not compressed), built here rather than by the code under test. */
+function framed(body: Uint8Array): Buffer {
   const out = Buffer.alloc(GRPC_PREFIX_BYTES + body.length);
   out.writeUInt32BE(body.length, 1);
-  body.copy(out, GRPC_PREFIX_BYTES);
+  out.set(body, GRPC_PREFIX_BYTES);
   return out;
+}
+
+/** A gRPC-framed PublishResponse. */
+function framedResponse(sequence: number, baseOffset: number): Buffer {
+  return framed(pb.PublishResponse.encode({ sequence, partition: 0, base_offset: baseOffset }).finish());
 }
 
 /** A request view with room for the prefix in front, as finishRequest makes them. */
@@ -386,6 +391,20 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
 describe('PublishStream on the server: node:http2 where the call allows, grpc-js otherwise', function () {
   this.timeout(60_000);
 
+  /** A server (with `opts`) holding topic `t` of one partition, stopped after `fn`. */
+  async function withTopic(opts: Parameters<typeof startServer>[0], fn: (r: Running) => Promise<void>): Promise<void> {
+    const r = await startServer(opts);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      await fn(r);
+    } finally {
+      await r.stop();
+    }
+  }
+
+  /** Headers of a PublishStream request as a plain HTTP/2 client sends them. */
+  const PLAIN_HEADERS = { ':method': 'POST', ':path': '/uringmq.v1.Broker/PublishStream', 'content-type': 'application/grpc', te: 'trailers' };
+
   /** A grpc-js bidi PublishStream: the answers to `reqs`, then its error if it ends in one. */
   async function script(address: string, reqs: unknown[], opts: { raw?: Buffer; channel?: grpc.ChannelOptions; deadline?: number } = {}) {
     const c = new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20, ...(opts.channel ?? {}) });
@@ -412,7 +431,7 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
   }
 
   it('routing declines a grpc-js server it does not know: channelz on, or a handler not of the known shape', () => {
-    const opts = { maxMessageBytes: 1 << 20, alloc: (n: number) => Buffer.alloc(n), release: () => undefined, open: () => new UringmqError('INTERNAL', 'unused') };
+    const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), open: () => new UringmqError('INTERNAL', 'unused') };
     assert.equal(routePublishStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);
     assert.equal(routePublishStreams(new grpc.Server(), opts), false); // channelz on by default
     const odd = new grpc.Server({ 'grpc.enable_channelz': 0 });
@@ -461,27 +480,20 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
   });
 
   it('a request over maxMessageBytes ends the stream with RESOURCE_EXHAUSTED before anything of it is read; the server stays up', async () => {
-    const r = await startServer({ maxMessageBytes: 64 << 10 });
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
+    await withTopic({ maxMessageBytes: 64 << 10 }, async (r) => {
       const big = sealBatch(encodeBatch([{ value: Buffer.alloc(100 << 10) }]));
       const out = await script(r.address, [{ sequence: 1, topic: 't', partition: 0, batch: big }]);
       assert.equal(out.error?.code, grpc.status.RESOURCE_EXHAUSTED, out.error?.details);
       assert.equal(out.error?.metadata.get('uringmq-code')[0], 'RESOURCE_EXHAUSTED');
       assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
       assert.equal((await r.client.producer().send('t', { value: 'fits' })).offset, 0);
-    } finally {
-      await r.stop();
-    }
+    });
   });
 
   it('framing errors from a plain HTTP/2 client: a compressed flag no one negotiated, a stream ended inside a message → INTERNAL, nothing written', async () => {
-    const r = await startServer();
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
+    await withTopic({}, async (r) => {
       const body = Buffer.from(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish());
-      const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), body]);
-      frame.writeUInt32BE(body.length, 1);
+      const frame = framed(body);
       const compressed = Buffer.from(frame);
       compressed[0] = 1;
       const cases: Array<[string, Buffer]> = [
@@ -492,7 +504,7 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
       for (const [name, bytes] of cases) {
         const session = http2.connect(`http://${r.address}`);
         try {
-          const st = session.request({ ':method': 'POST', ':path': '/uringmq.v1.Broker/PublishStream', 'content-type': 'application/grpc', te: 'trailers' });
+          const st = session.request(PLAIN_HEADERS);
           const status = new Promise<string | undefined>((resolve) => {
             let got: string | undefined;
             st.on('response', (h) => (got ??= h['grpc-status'] as string | undefined));
@@ -508,20 +520,15 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
       }
       assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
       assert.equal((await r.client.producer().send('t', { value: 'after' })).offset, 0);
-    } finally {
-      await r.stop();
-    }
+    });
   });
 
   it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {
-    const r = await startServer({ maxConcurrentStreams: 3 });
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
+    await withTopic({ maxConcurrentStreams: 3 }, async (r) => {
       const session = http2.connect(`http://${r.address}`);
       try {
-        const headers = { ':method': 'POST', ':path': '/uringmq.v1.Broker/PublishStream', 'content-type': 'application/grpc', te: 'trailers' };
         for (let i = 0; i < 30; i++) {
-          const st = session.request(headers);
+          const st = session.request(PLAIN_HEADERS);
           st.on('error', () => undefined);
           if (i % 3 === 1) st.write(Buffer.from([0, 0, 1, 0, 0, 9, 9])); // the start of a 64 KiB request
           if (i % 3 === 2) await sleep(5);
@@ -535,15 +542,11 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
       const producers = Array.from({ length: 3 }, () => r.client.producer({ deliveryTimeoutMs: 10_000 }));
       const acks = await Promise.all(producers.map((p, i) => p.send('t', { value: `p${i}`, partition: 0 })));
       assert.deepEqual(acks.map((a) => a.offset).sort(), [0, 1, 2]);
-    } finally {
-      await r.stop();
-    }
+    });
   });
 
   it('compressed requests and calls with a deadline are left to grpc-js, and work', async () => {
-    const r = await startServer();
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
+    await withTopic({}, async (r) => {
       const batch = sealBatch(encodeBatch(Array.from({ length: 100 }, (_, i) => ({ value: `z${i}`.padEnd(200, 'z') }))));
       // gzip (2): the direct path would refuse the compressed messages (INTERNAL).
       const zipped = await script(r.address, [{ sequence: 1, topic: 't', partition: 0, batch }], { channel: { 'grpc.default_compression_algorithm': 2 } });
@@ -554,15 +557,11 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
       const msgs = await r.client.fetch('t', 0, 0, { maxBytes: 1 << 20 });
       assert.equal(msgs.length, 200);
       assert.equal(msgs[199]!.value.toString(), 'z99'.padEnd(200, 'z'));
-    } finally {
-      await r.stop();
-    }
+    });
   });
 
   it('300 large batches, 64 in flight: every record lands intact (a pooled request buffer is reused only once its append settled)', async () => {
-    const r = await startServer();
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
+    await withTopic({}, async (r) => {
       const p = r.client.producer({ maxInFlight: 64 });
       const n = 300;
       const res = await Promise.all(
@@ -579,8 +578,6 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
         }
         offset += msgs.length;
       }
-    } finally {
-      await r.stop();
-    }
+    });
   });
 });

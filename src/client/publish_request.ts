@@ -23,7 +23,6 @@ export interface PreparedBatch {
   readonly count: number;
 }
 
-
 /**
  * Most bytes the fields before the batch take (four tags, the topic, and varints:
  * seq ≤ 2^53), and the gRPC prefix in front of them.

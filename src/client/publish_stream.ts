@@ -22,11 +22,12 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError } from '../errors';
-import { pb, type uringmq } from '../grpc/proto';
-import { CODE_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../grpc/framing';
+import { pb, type uringmq } from '../grpc/proto';
+import { brokerService } from '../grpc/service';
+import { CODE_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 
-const PATH = '/uringmq.v1.Broker/PublishStream';
+const PATH = brokerService.publishStream!.path;
 
 export interface PublishTarget {
   host: string;

@@ -8,9 +8,10 @@
  * object-mode streams, and the broker then copied the batch again into a pooled buffer
  * (a grpc-js buffer kept until the append is durable survives young GCs). Here each
  * request is copied once, from the chunks straight into a pooled buffer that the log's
- * I/O thread reads and that goes back to the pool when the append settles. perf on
- * 2026-12-01, sendBatch(1000) of 100 B records: the two extra copies were 20% of the
- * server's main thread and grpc-js's per-message path another ~15%.
+ * I/O thread reads and that goes back to the pool when the append settles.
+ * `npm run bench:grpc -- --only throughput [--server-publish grpc-js]`, two
+ * alternating pairs on 2026-12-01: the server's main thread spent 62 / 81 ns per
+ * record this way against 100 / 99 through grpc-js.
  *
  * grpc-js has no public hook for one path, so this wraps its per-stream handler (a
  * private method) before the server binds; if grpc-js changes, routing reports false
@@ -18,12 +19,14 @@
  */
 import * as http2 from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
+import type { BufferPool } from '../codec/buffer_pool';
 import { UringmqError } from '../errors';
 import { GrpcFrameReader, frameMessage } from './framing';
 import { pb, type uringmq } from './proto';
+import { brokerService } from './service';
 import { CODE_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
 
-export const PUBLISH_STREAM_PATH = '/uringmq.v1.Broker/PublishStream';
+const PUBLISH_STREAM_PATH = brokerService.publishStream!.path;
 
 /** One PublishStream call, whichever transport carries it; owned by the main thread. */
 export interface PublishCallIO {
@@ -50,9 +53,8 @@ export interface PublishCallHandler {
 
 export interface RawPublishOptions {
   maxMessageBytes: number;
-  /** Pooled buffers for requests (the broker's batch pool). */
-  alloc(bytes: number): Buffer;
-  release(buf: Buffer): void;
+  /** Where requests are assembled: the broker's batch pool (the handler releases what it is given). */
+  pool: BufferPool;
   /** Admits the call (auth, limits) or gives the error it ends with. */
   open(authorization: string | undefined, io: PublishCallIO): PublishCallHandler | UringmqError;
 }
@@ -117,7 +119,7 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
     return handler.gone();
   }
   call.respond(opts.maxMessageBytes);
-  const reader = new GrpcFrameReader(opts.maxMessageBytes, { side: 'server', alloc: (n) => opts.alloc(n) });
+  const reader = new GrpcFrameReader(opts.maxMessageBytes, { side: 'server', alloc: (n) => opts.pool.acquire(n) });
   stream.on('data', (chunk: Buffer) => {
     if (call.over) return; // failed: what the client still sends is dropped
     let messages: Buffer[];
@@ -132,11 +134,11 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
       try {
         req = pb.PublishRequest.decode(m);
       } catch (e) {
-        for (let j = i; j < messages.length; j++) opts.release(messages[j]!);
+        for (let j = i; j < messages.length; j++) opts.pool.release(messages[j]!);
         return call.fail(new UringmqError('INVALID_ARGUMENT', `malformed PublishStream request: ${(e as Error).message}`));
       }
       if (call.over) {
-        opts.release(m);
+        opts.pool.release(m);
         continue;
       }
       handler.request(req, m);

@@ -146,11 +146,9 @@ export class BrokerServer {
     this.server.addService(brokerService, this.handlers());
     if (opts.directPublishStream !== undefined && typeof opts.directPublishStream !== 'boolean') throw invalid(`directPublishStream must be true or false, got ${JSON.stringify(opts.directPublishStream)}`);
     if (opts.directPublishStream !== false) {
-      const pool = this.broker.batchPool;
       const routed = routePublishStreams(this.server, {
         maxMessageBytes: maxMsg,
-        alloc: (n) => pool.acquire(n),
-        release: (b) => pool.release(b),
+        pool: this.broker.batchPool,
         open: (authorization, io) => this.openPublishCall(authorization, io),
       });
       if (!routed) this.log?.warn('PublishStream stays on grpc-js (its internals changed)');
