@@ -460,9 +460,11 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
           { sequence: 7, topic: 't', partition: 0 },
         ];
         const ok = await script(r.address, reqs);
-        const malformed = await script(r.address, [{ sequence: 8, topic: 't', partition: 0, batch: good }], { raw: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]) });
+        // Alone on its stream: whether grpc-js still takes a request sent just before a
+        // malformed one is a race (under ASan it did not), so the paths would not compare.
+        const malformed = await script(r.address, [], { raw: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]) });
         const parts = (await r.client.describeTopic('t')).partitions.map((p) => p.endOffset);
-        const tail = await r.client.fetch('t', 0, 801, { maxBytes: 1 << 20 });
+        const tail = await r.client.fetch('t', 0, 800, { maxBytes: 1 << 20 });
         results.push({ ok, malformed: { code: malformed.error?.code, details: malformed.error?.details, trailer: malformed.error?.metadata.get('uringmq-code')[0] }, parts, tail: tail.map((m) => m.value.toString()) });
       } finally {
         await r.stop();
@@ -473,9 +475,9 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
     assert.deepEqual(direct!.ok.answers.map((a) => (a.error ? (a.error as { code: string }).code : Number(a.base_offset))), [0, 'CORRUPT_BATCH', 0, 'TOPIC_NOT_FOUND', 2, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT']);
     assert.equal(direct!.malformed.code, grpc.status.INVALID_ARGUMENT);
     assert.equal(direct!.malformed.trailer, 'INVALID_ARGUMENT');
-    // Partition 0: a, b; the 800 large; the malformed stream's batch (taken before the bad request).
-    assert.deepEqual(direct!.parts, [804, 1]);
-    assert.deepEqual(direct!.tail, ['large 799'.padEnd(100, '.'), 'a', 'b']);
+    // Partition 0: a, b, then the 800 large records; the malformed stream wrote nothing.
+    assert.deepEqual(direct!.parts, [802, 1]);
+    assert.deepEqual(direct!.tail, ['large 798'.padEnd(100, '.'), 'large 799'.padEnd(100, '.')]);
     assert.deepEqual(direct, viaGrpc);
   });
 
