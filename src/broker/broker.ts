@@ -615,6 +615,31 @@ export class Broker {
     }
   }
 
+  /** @internal readRaw from the tail cache alone, synchronously; undefined when it does not hold `offset`. */
+  readCached(ps: PartitionState, offset: number, maxBytes: number): Buffer | undefined {
+    this.assertReadable(ps);
+    try {
+      return this.engine.readCached(ps.native, offset, maxBytes);
+    } catch (e) {
+      throw this.readFailure(ps, e);
+    }
+  }
+
+  /**
+   * @internal The tail cache's bytes from `offset` on, synchronously: into `dest`
+   * (a view of it) when they fit, else in a buffer of their own; undefined when the
+   * cache does not hold them (readRawInto then reads the file).
+   */
+  readCachedInto(ps: PartitionState, offset: number, maxBytes: number, dest: Buffer): Buffer | undefined {
+    this.assertReadable(ps);
+    try {
+      const r = this.engine.readCachedInto(ps.native, offset, maxBytes, dest);
+      return typeof r === 'number' ? dest.subarray(0, r) : r;
+    } catch (e) {
+      throw this.readFailure(ps, e);
+    }
+  }
+
   /**
    * A read that started before deleteTopic or close() can find its segment file
    * moved to the trash (ENOENT when it reopens one): the caller learns what happened
