@@ -4,7 +4,7 @@
  * The same open-loop traffic as bench:grpc's e2e case (100 B records, `sync`, one
  * send() per scheduled time, producer lingerMs 0, a group consumer acking each
  * message, client and server in separate processes). Each record carries its send
- * time; the server child (latency_parts_server.ts) notes when its request reached
+ * time and sequence number; the server child (latency_parts_server.ts) notes when its request reached
  * the handler and when its append was durable, all on CLOCK_MONOTONIC, so every
  * message's latency splits into client → server handler, the server's append, and
  * durable → consumer (and durable → publish ack). Then the embedded path alone (send → durable ack, no gRPC) at
@@ -20,22 +20,24 @@ import { connect } from '../src/client';
 import { openLoop } from '../src/bench/open_loop';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { nodeScriptArgs } from '../src/bench/node_script';
-import { MARK, monoMs } from './latency_parts_mark';
+import { MARK, SENT_AT, SEQ_AT, TimeTable, monoMs } from './latency_parts_mark';
 import { arg } from './args';
 
 const RATE = Number(arg('rate', '10000'));
 const SECONDS = Number(arg('seconds', '5'));
 const RECORD = 100;
 
-/** A 100-byte value: the marker, then the send time. */
-function stamped(): Buffer {
+/** Messages the run sends at most: the tables' size (warm-up and a margin included). */
+const CAPACITY = Math.ceil(RATE * (SECONDS + 3));
+
+/** A 100-byte value: the marker, the send time, the message's sequence number. */
+function stamped(seq: number): Buffer {
   const v = Buffer.alloc(RECORD);
   MARK.copy(v, 0);
-  v.writeDoubleLE(monoMs(), MARK.length);
+  v.writeDoubleLE(monoMs(), SENT_AT);
+  v.writeUInt32LE(seq, SEQ_AT);
   return v;
 }
-
-const sentAt = (v: Buffer): number => v.readDoubleLE(MARK.length);
 
 function pct(xs: number[]): string {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,7 +49,7 @@ const threadCpuMs = (pid: number): number => Number(fs.readFileSync(`/proc/${pid
 
 async function overGrpc(dir: string): Promise<void> {
   const trace = path.join(dir, 'server-trace.txt');
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeScriptArgs(path.join(__dirname, 'latency_parts_server')), path.join(dir, 'grpc'), trace], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeScriptArgs(path.join(__dirname, 'latency_parts_server')), path.join(dir, 'grpc'), trace, String(CAPACITY)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
@@ -67,17 +69,20 @@ async function overGrpc(dir: string): Promise<void> {
     const start = performance.now() + 300;
     const warmEnd = monoMs() + 300 + 1000; // in the marker's clock
     const end = start + 1000 + SECONDS * 1000;
-    const received = new Map<number, number>(); // send time → consumer time
-    const acked = new Map<number, number>(); // send time → publish ack time
+    // By sequence number: the send time, when the consumer got it, when its publish ack came.
+    const sentAt = new TimeTable(CAPACITY);
+    const received = new TimeTable(CAPACITY);
+    const acked = new TimeTable(CAPACITY);
     let stop = false;
     const consuming = (async () => {
       for await (const m of consumer) {
         m.ack();
-        received.set(sentAt(m.value), monoMs());
+        received.set(m.value.readUInt32LE(SEQ_AT), monoMs());
         if (stop) break;
       }
     })();
     await new Promise((r) => setTimeout(r, 300));
+    let next = 0;
     const cpu0 = threadCpuMs(child.pid!);
     const t0 = performance.now();
     await openLoop({
@@ -86,11 +91,11 @@ async function overGrpc(dir: string): Promise<void> {
       end,
       precise: true,
       send: () => {
-        const v = stamped();
-        const s = sentAt(v);
-        void producer.send('parts', { value: v, partition: 0 }).then(() => {
-          if (s >= warmEnd) acked.set(s, monoMs());
-        });
+        const seq = next++;
+        if (seq >= CAPACITY) return;
+        const v = stamped(seq);
+        sentAt.set(seq, v.readDoubleLE(SENT_AT));
+        void producer.send('parts', { value: v, partition: 0 }).then(() => acked.set(seq, monoMs()));
       },
     });
     const cpu = (threadCpuMs(child.pid!) - cpu0) / (performance.now() - t0);
@@ -102,10 +107,14 @@ async function overGrpc(dir: string): Promise<void> {
     await client.close();
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-    const server = new Map<number, [number, number]>();
+    const arrivedAt = new TimeTable(CAPACITY);
+    const durableAt = new TimeTable(CAPACITY);
     for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
-      const [s, a, d] = line.split(' ').map(Number);
-      if (s !== undefined && a !== undefined && d !== undefined) server.set(s, [a, d]);
+      const [seq, a, d] = line.split(' ').map(Number);
+      if (seq !== undefined && a !== undefined && d !== undefined) {
+        arrivedAt.set(seq, a);
+        durableAt.set(seq, d);
+      }
     }
     const total: number[] = [];
     const toServer: number[] = [];
@@ -113,18 +122,19 @@ async function overGrpc(dir: string): Promise<void> {
     const toConsumer: number[] = [];
     const ackTotal: number[] = [];
     const toAck: number[] = [];
-    for (const [s, got] of acked) {
-      ackTotal.push(got - s);
-      const at = server.get(s);
-      if (at) toAck.push(got - at[1]);
-    }
-    for (const [s, got] of received) {
-      const at = server.get(s);
-      if (s < warmEnd || !at) continue;
+    for (let seq = 0; seq < Math.min(next, CAPACITY); seq++) {
+      const s = sentAt.get(seq);
+      if (!(s >= warmEnd)) continue;
+      const [arrived, durable, got, ack] = [arrivedAt.get(seq), durableAt.get(seq), received.get(seq), acked.get(seq)];
+      if (!Number.isNaN(ack)) {
+        ackTotal.push(ack - s);
+        if (!Number.isNaN(durable)) toAck.push(ack - durable);
+      }
+      if (Number.isNaN(got) || Number.isNaN(durable)) continue;
       total.push(got - s);
-      toServer.push(at[0] - s);
-      append.push(at[1] - at[0]);
-      toConsumer.push(got - at[1]);
+      toServer.push(arrived - s);
+      append.push(durable - arrived);
+      toConsumer.push(got - durable);
     }
     console.log(`over gRPC: ${total.length} messages; server main thread ${(cpu * 100).toFixed(0)}% of a core, ${((cpu * 1000) / (RATE / 1000)).toFixed(1)} µs per message\n`);
     console.log('| part | p50 | p90 | p99 |');
