@@ -92,12 +92,3 @@ export class GrpcFrameReader {
     throw new UringmqError('RESOURCE_EXHAUSTED', `a ${len}-byte message is over this server's maxMessageBytes (${this.maxBytes}); nothing of it was written`);
   }
 }
-
-/** One message with its prefix, in a new buffer. */
-export function frameMessage(msg: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(GRPC_PREFIX_BYTES + msg.length);
-  out[0] = 0;
-  out.writeUInt32BE(msg.length, 1);
-  out.set(msg, GRPC_PREFIX_BYTES);
-  return out;
-}

@@ -21,7 +21,7 @@ import * as http2 from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
 import type { BufferPool } from '../codec/buffer_pool';
 import { UringmqError } from '../errors';
-import { GrpcFrameReader, frameMessage } from './framing';
+import { GRPC_PREFIX_BYTES, GrpcFrameReader } from './framing';
 import { pb, type uringmq } from './proto';
 import { brokerService } from './service';
 import { CODE_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
@@ -33,8 +33,10 @@ export interface PublishCallIO {
   /** Stops reading requests (their bytes wait in the client: HTTP/2 flow control). */
   pause(): void;
   resume(): void;
-  /** Sends one answer; dropped once the call is over. */
-  send(res: uringmq.v1.PublishResponse.$Properties): void;
+  /** Bytes each answer leaves free at its start for this transport's framing. */
+  readonly headroom: number;
+  /** Sends one answer: a serialized PublishResponse after `headroom` bytes (see publishAnswer); dropped once the call is over. */
+  send(res: Buffer): void;
   /** Ends the call with status OK. */
   end(): void;
   /** Ends the call with the status for this error. */
@@ -182,9 +184,13 @@ class Http2PublishCall implements PublishCallIO {
     if (!this.over) this.stream.resume();
   }
 
-  send(res: uringmq.v1.PublishResponse.$Properties): void {
+  readonly headroom = GRPC_PREFIX_BYTES;
+
+  send(res: Buffer): void {
     if (this.over || this.stream.destroyed) return;
-    this.stream.write(frameMessage(pb.PublishResponse.encode(res).finish()));
+    res[0] = 0; // not compressed
+    res.writeUInt32BE(res.length - GRPC_PREFIX_BYTES, 1);
+    this.stream.write(res);
   }
 
   end(): void {

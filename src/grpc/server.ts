@@ -16,7 +16,7 @@ import { checkRecordSize, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
-import { encodeDeliveryResponse } from './delivery_encoder';
+import { encodeDeliveryResponse, publishAnswer } from './response_encoders';
 import { routePublishStreams, type PublishCallHandler, type PublishCallIO } from './publish_stream_server';
 
 type V1 = typeof uringmq.v1;
@@ -301,10 +301,12 @@ export class BrokerServer {
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
     const send = responseSender(call);
     const io: PublishCallIO = {
+      headroom: 0,
       pause: () => call.pause(),
       resume: () => call.resume(),
       send: (res) => {
-        if (!call.destroyed && !call.writableEnded) send(res);
+        // A Buffer is serialized already (brokerService's responseSerialize passes it on).
+        if (!call.destroyed && !call.writableEnded) send(res as unknown as uringmq.v1.PublishResponse.$Properties);
       },
       end: () => {
         if (!call.writableEnded && !call.destroyed) call.end();
@@ -369,7 +371,7 @@ export class BrokerServer {
       paused = false;
       io.resume();
     };
-    const answer = (res: uringmq.v1.PublishResponse.$Properties) => {
+    const answer = (res: Buffer) => {
       inflight--;
       io.send(res);
       maybeResume();
@@ -391,12 +393,12 @@ export class BrokerServer {
         this.publish(req, owned === null).then(
           (r) => {
             if (owned) pool.release(owned);
-            answer(publishResponse({ sequence }, r));
+            answer(publishAnswer(io.headroom, sequence, r));
           },
           (e: unknown) => {
             if (owned) pool.release(owned);
             const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
-            answer({ sequence, error: { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 } });
+            answer(publishAnswer(io.headroom, sequence, { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 }));
           },
         );
       },

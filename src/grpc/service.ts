@@ -35,7 +35,7 @@ function method<Req, Res>(name: string, req: Codec<Req>, res: Codec<Res>, reques
         return { $malformed: `malformed ${name} request: ${(e as Error).message}` } as unknown as Req;
       }
     },
-    // A Buffer is a response serialized already (see delivery_encoder.ts).
+    // A Buffer is a response serialized already (see response_encoders.ts).
     responseSerialize: (m: Res) => (Buffer.isBuffer(m) ? m : toBuf(res.encode(m).finish())),
     responseDeserialize: (b: Buffer) => res.decode(b),
   };

@@ -1,0 +1,105 @@
+/**
+ * The two responses the broker sends per batch, serialized by hand: protobufjs's
+ * Writer builds a list of operations, a Long per 64-bit field and its own buffer for
+ * each message, and at 10k acks/s and as many deliveries that was a tenth of the
+ * server's garbage. Wire format as in proto/uringmq/v1/broker.proto; proto3 fields
+ * at their default (0, false) are left out, as protobufjs does, and the tests check
+ * both byte for byte against protobufjs.
+ */
+import { uvarintSize, writeUvarint } from '../codec/record_batch';
+import { pb, type uringmq } from './proto';
+
+/** A uint64 as protobufjs's decoder gives it (a Long) or as a caller writes it. */
+type Uint64 = NonNullable<uringmq.v1.PublishResponse.$Properties['sequence']>;
+
+/**
+ * SubscribeResponse { delivery { partition, batches, from_offset, to_offset } },
+ * straight from the bytes read off the log: one copy into the message, done before
+ * call.write() returns, so the read buffer can go back to its pool at once.
+ * protobufjs would serialize later (grpc-js queues writes) from a buffer we could
+ * not reuse, into a fresh buffer of its own.
+ */
+export function encodeDeliveryResponse(partition: number, batches: Buffer, from: number, to: number): Buffer {
+  const field = (v: number) => (v === 0 ? 0 : 1 + uvarintSize(v));
+  const inner = field(partition) + 1 + uvarintSize(batches.length) + batches.length + field(from) + field(to);
+  const out = Buffer.allocUnsafe(1 + uvarintSize(inner) + inner);
+  let pos = 0;
+  out[pos++] = 0x12; // SubscribeResponse.delivery = 2, length-delimited
+  pos = writeUvarint(out, pos, inner);
+  if (partition !== 0) {
+    out[pos++] = 0x08; // Delivery.partition = 1, varint
+    pos = writeUvarint(out, pos, partition);
+  }
+  out[pos++] = 0x12; // Delivery.batches = 2, length-delimited
+  pos = writeUvarint(out, pos, batches.length);
+  pos += batches.copy(out, pos);
+  if (from !== 0) {
+    out[pos++] = 0x18; // Delivery.from_offset = 3, varint
+    pos = writeUvarint(out, pos, from);
+  }
+  if (to !== 0) {
+    out[pos++] = 0x20; // Delivery.to_offset = 4, varint
+    writeUvarint(out, pos, to);
+  }
+  return out;
+}
+
+/** A request's sequence (uint64: a Long from protobufjs's decoder) as a number, or -1 past 2^53. */
+export function sequenceNumber(seq: Uint64 | null | undefined): number {
+  if (seq === null || seq === undefined) return 0;
+  if (typeof seq === 'number') return seq;
+  const high = seq.high >>> 0;
+  return high < 0x20_0000 ? high * 0x1_0000_0000 + (seq.low >>> 0) : -1;
+}
+
+/**
+ * PublishResponse { sequence, partition, base_offset, count, duplicate } for an
+ * appended batch, after `prefix` bytes left for the caller (the gRPC message prefix
+ * on the server's direct path). Null when a value is outside what this encoder
+ * writes (a negative base offset, a sequence past 2^53): protobufjs then.
+ */
+export function encodePublishAck(prefix: number, sequence: number, partition: number, baseOffset: number, count: number, duplicate: boolean): Buffer | null {
+  if (sequence < 0 || baseOffset < 0 || !Number.isSafeInteger(sequence) || !Number.isSafeInteger(baseOffset)) return null;
+  const field = (v: number) => (v === 0 ? 0 : 1 + uvarintSize(v));
+  const out = Buffer.allocUnsafe(prefix + field(sequence) + field(partition) + field(baseOffset) + field(count) + (duplicate ? 2 : 0));
+  let pos = prefix;
+  if (sequence !== 0) {
+    out[pos++] = 0x08; // sequence = 1, varint
+    pos = writeUvarint(out, pos, sequence);
+  }
+  if (partition !== 0) {
+    out[pos++] = 0x10; // partition = 2, varint
+    pos = writeUvarint(out, pos, partition);
+  }
+  if (baseOffset !== 0) {
+    out[pos++] = 0x18; // base_offset = 3, varint
+    pos = writeUvarint(out, pos, baseOffset);
+  }
+  if (count !== 0) {
+    out[pos++] = 0x20; // count = 4, varint
+    pos = writeUvarint(out, pos, count);
+  }
+  if (duplicate) {
+    out[pos++] = 0x28; // duplicate = 5, varint
+    out[pos] = 1;
+  }
+  return out;
+}
+
+/**
+ * A PublishStream answer, serialized after `headroom` spare bytes (the transport's
+ * framing goes there): the ack of an appended batch by hand, anything else (an error,
+ * a value the hand encoder does not write) with protobufjs.
+ */
+export function publishAnswer(headroom: number, sequence: Uint64, r: { partition: number; baseOffset: number; count: number; duplicate: boolean } | uringmq.v1.IError): Buffer {
+  if ('baseOffset' in r) {
+    const fast = encodePublishAck(headroom, sequenceNumber(sequence), r.partition, r.baseOffset, r.count, r.duplicate);
+    if (fast) return fast;
+  }
+  const res: uringmq.v1.PublishResponse.$Properties =
+    'baseOffset' in r ? { sequence, partition: r.partition, base_offset: r.baseOffset, count: r.count, duplicate: r.duplicate } : { sequence, error: r };
+  const msg = pb.PublishResponse.encode(res).finish();
+  const out = Buffer.allocUnsafe(headroom + msg.length);
+  out.set(msg, headroom);
+  return out;
+}
