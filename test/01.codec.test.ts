@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { validateBatch } from '../src/native';
+import { readBatchSpan } from '../src/codec/record_batch';
 
 const sealed = (): Buffer => {
   const b = encodeBatch([{ value: 'x' }]);
@@ -186,6 +187,26 @@ describe('RecordBatch codec', () => {
     b.writeUInt32LE(0, 24); // recordCount 0
     assert.throws(() => readBatchMeta(b), /less than its 64-byte header/);
     assert.throws(() => decodeBatches(b, 5), /less than its 64-byte header/);
+    assert.throws(() => readBatchSpan(b, 0, { length: 0, nextOffset: 0 }), /less than its 64-byte header/);
+  });
+
+  it('readBatchSpan reads what readBatchMeta does (length, end offset) from batches side by side, and refuses what is no batch', () => {
+    const first = sealBatch(encodeBatch([{ value: 'a' }, { value: 'bb' }]));
+    first.writeUInt32LE(2 ** 31 + 5, 8); // a base offset past 2^31: both 32-bit halves count
+    first.writeUInt32LE(1, 12);
+    const second = sealBatch(encodeBatch(Array.from({ length: 300 }, (_, i) => ({ value: `v${i}` }))));
+    const raw = Buffer.concat([first, second]);
+    const span = { length: 0, nextOffset: 0 };
+    for (const pos of [0, first.length]) {
+      const meta = readBatchMeta(raw, pos);
+      readBatchSpan(raw, pos, span);
+      assert.deepEqual(span, { length: meta.length, nextOffset: meta.baseOffset + meta.recordCount });
+    }
+    assert.equal(span.nextOffset, 300);
+    readBatchSpan(raw, 0, span);
+    assert.equal(span.nextOffset, 2 ** 32 + 2 ** 31 + 5 + 2);
+    assert.throws(() => readBatchSpan(raw, 1, span), /no batch at byte 1/);
+    assert.throws(() => readBatchSpan(raw, raw.length - 10, span), /no batch/);
   });
 
   it('a header named __proto__ round-trips as a header', () => {

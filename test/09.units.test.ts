@@ -2,7 +2,7 @@ import { encodeDeliveryResponse, publishAnswer } from '../src/grpc/response_enco
 import { pb } from '../src/grpc/proto';
 import { strict as assert } from 'node:assert';
 import { RangeSet } from '../src/broker/range_set';
-import { IdempotenceTable } from '../src/broker/idempotence';
+import { IdempotenceTable, NEW } from '../src/broker/idempotence';
 import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
@@ -47,38 +47,34 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
 
   it('idempotence: duplicates answer with the original result, gaps are refused, the table is bounded', async () => {
     const t = new IdempotenceTable('t/0', 3);
-    const v = t.check(7, 0, 10);
-    assert.equal(v.kind, 'new');
-    if (v.kind === 'new') v.commit(Promise.resolve({ baseOffset: 100, count: 10 }));
+    assert.equal(t.check(7, 0, 10), NEW);
+    t.record(7, 0, 10, Promise.resolve({ baseOffset: 100, count: 10 }));
     const dup = t.check(7, 0, 10);
-    assert.equal(dup.kind, 'duplicate');
-    if (dup.kind === 'duplicate') assert.deepEqual(await dup.result, { baseOffset: 100, count: 10 });
+    assert.ok(dup !== NEW);
+    assert.deepEqual(await dup.duplicate, { baseOffset: 100, count: 10 });
     assert.throws(() => t.check(7, 11, 1), { code: 'OUT_OF_ORDER_SEQUENCE' });
     assert.throws(() => t.check(7, 0, 5), { code: 'OUT_OF_ORDER_SEQUENCE' });
-    const next = t.check(7, 10, 1);
-    assert.equal(next.kind, 'new');
+    assert.equal(t.check(7, 10, 1), NEW);
     // a failed append is forgotten, so its retry is accepted as new
-    if (next.kind === 'new') {
-      const failed = Promise.reject(new Error('disk'));
-      failed.catch(() => undefined);
-      next.commit(failed);
-    }
-    await new Promise((r) => setImmediate(r));
-    assert.equal(t.check(7, 10, 1).kind, 'new');
+    const failed = Promise.reject(new Error('disk'));
+    failed.catch(() => undefined);
+    t.record(7, 10, 1, failed);
+    assert.ok(t.check(7, 10, 1) !== NEW, 'recorded: a duplicate until forgotten');
+    t.forget(7, 10);
+    assert.equal(t.check(7, 10, 1), NEW);
     // bounded: a fourth producer evicts the least recently used
     for (const pid of [1, 2, 3]) {
-      const x = t.check(pid, 0, 1);
-      if (x.kind === 'new') x.commit(Promise.resolve({ baseOffset: pid, count: 1 }));
+      assert.equal(t.check(pid, 0, 1), NEW);
+      t.record(pid, 0, 1, Promise.resolve({ baseOffset: pid, count: 1 }));
     }
-    assert.equal(t.check(7, 0, 10).kind, 'new'); // 7 was evicted: unknown again
+    assert.equal(t.check(7, 0, 10), NEW); // 7 was evicted: unknown again
   });
 
   it('idempotence table: sequences wrap at 2^31, 64 batches keep their offsets, entries are bounded', async () => {
     const t = new IdempotenceTable('t/0', 100, 200);
     const add = (pid: number, seq: number, count: number, base: number) => {
-      const v = t.check(pid, seq, count);
-      assert.equal(v.kind, 'new', `sequence ${seq} of producer ${pid}`);
-      if (v.kind === 'new') v.commit(Promise.resolve({ baseOffset: base, count }));
+      assert.equal(t.check(pid, seq, count), NEW, `sequence ${seq} of producer ${pid}`);
+      t.record(pid, seq, count, Promise.resolve({ baseOffset: base, count }));
     };
     const top = 2 ** 31;
     add(1, top - 20, 10, 0);
@@ -86,20 +82,33 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     add(1, 0, 10, 20); // wrapped, as the client numbers them
     add(1, 10, 10, 30);
     const old = t.check(1, top - 10, 10);
-    assert.equal(old.kind, 'duplicate');
-    if (old.kind === 'duplicate') assert.equal((await old.result)?.baseOffset, 10);
+    assert.ok(old !== NEW);
+    assert.equal((await old.duplicate)?.baseOffset, 10);
     assert.throws(() => t.check(1, 30, 1), { code: 'OUT_OF_ORDER_SEQUENCE' }); // a gap after the wrap
     // 64 remembered: the oldest of 70 batches is a duplicate with unknown offsets, the 7th still known
     for (let i = 0; i < 70; i++) add(2, i, 1, 1000 + i);
     const first = t.check(2, 0, 1);
-    assert.ok(first.kind === 'duplicate' && first.result === null);
+    assert.ok(first !== NEW && first.duplicate === null);
     const seventh = t.check(2, 6, 1);
-    assert.ok(seventh.kind === 'duplicate' && (await seventh.result!).baseOffset === 1006);
+    assert.ok(seventh !== NEW && (await seventh.duplicate!).baseOffset === 1006);
     // at most 200 batches over all producers: the least recently used producers go
     for (const pid of [3, 4, 5]) for (let i = 0; i < 64; i++) add(pid, i, 1, pid * 1000 + i);
-    assert.equal(t.check(1, 0, 10).kind, 'new', 'producer 1 was dropped to stay within 200 entries');
+    assert.equal(t.check(1, 0, 10), NEW, 'producer 1 was dropped to stay within 200 entries');
     const kept = t.check(5, 0, 1);
-    assert.ok(kept.kind === 'duplicate' && (await kept.result!).baseOffset === 5000, 'the most recent producer is kept');
+    assert.ok(kept !== NEW && (await kept.duplicate!).baseOffset === 5000, 'the most recent producer is kept');
+  });
+
+  it('idempotence table: a producer checked again becomes the most recent, so eviction takes the others first', () => {
+    const t = new IdempotenceTable('t/0', 2);
+    for (const pid of [1, 2]) {
+      t.check(pid, 0, 1);
+      t.record(pid, 0, 1, Promise.resolve({ baseOffset: pid, count: 1 }));
+    }
+    assert.ok(t.check(1, 0, 1) !== NEW); // producer 1 used again: 2 is now the least recent
+    t.check(3, 0, 1);
+    t.record(3, 0, 1, Promise.resolve({ baseOffset: 3, count: 1 }));
+    assert.ok(t.check(1, 0, 1) !== NEW, 'producer 1 kept');
+    assert.equal(t.check(2, 0, 1), NEW, 'producer 2 evicted');
   });
 
   it('murmur2 matches Kafka’s partitioner', () => {

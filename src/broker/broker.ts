@@ -18,7 +18,7 @@ import { positiveInt, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, type GroupDescription } from './groups';
-import { IdempotenceTable } from './idempotence';
+import { IdempotenceTable, NEW } from './idempotence';
 import { partitionForKey } from './partitioner';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
 import { FetchServer, type FetchServerOptions } from '../fetch/server';
@@ -521,18 +521,24 @@ export class Broker {
     }
     if (meta.producerId > 0 && meta.baseSequence >= 0) {
       const v = ps.idempotence.check(meta.producerId, meta.baseSequence, meta.recordCount);
-      if (v.kind === 'duplicate') {
+      if (v !== NEW) {
         if (pooled) this.batchPool.release(batch);
-        const r = v.result ? await v.result : { baseOffset: -1, count: meta.recordCount };
+        const r = v.duplicate ? await v.duplicate : { baseOffset: -1, count: meta.recordCount };
         return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
       }
       const result = this.appendBatch(ps, batch, false, meta.recordCount, pooled);
-      v.commit(result);
-      const r = await result;
-      return { partition: p, ...r, duplicate: false };
+      ps.idempotence.record(meta.producerId, meta.baseSequence, meta.recordCount, result);
+      let r: AppendResult;
+      try {
+        r = await result;
+      } catch (e) {
+        ps.idempotence.forget(meta.producerId, meta.baseSequence); // not written: a retry is new
+        throw e;
+      }
+      return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: false };
     }
     const r = await this.appendBatch(ps, batch, false, meta.recordCount, pooled);
-    return { partition: p, ...r, duplicate: false };
+    return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: false };
   }
 
   /** Bytes accepted for writing and not yet durable (with the I/O thread, or waiting for room there). */

@@ -24,7 +24,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, invalid } from '../errors';
-import { decodeBatches, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
+import { decodeBatches, readBatchSpan, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
 import { writeFileDurable } from './topic_store';
@@ -340,6 +340,8 @@ export class GroupCoordinator {
   idleGroupMs = IDLE_GROUP_MS;
   /** read buffers for sinks that copy: reused instead of a fresh external buffer per read */
   private readonly readPool = new BufferPool(16 * 1024 * 1024);
+  /** readBatchSpan's answer, reused: the delivery loop is synchronous between the reads and the send. */
+  private readonly span = { length: 0, nextOffset: 0 };
 
   constructor(private readonly broker: Broker) {
     this.timer = setInterval(() => this.sweep(), 50);
@@ -764,11 +766,11 @@ export class GroupCoordinator {
     // Whole batches up to the allowance; the last one may be cut by `to`.
     let pos = 0;
     let to = from;
+    const span = this.span;
     while (pos < raw.length && to - from < allowance) {
-      const meta = readBatchMeta(raw, pos);
-      const last = meta.baseOffset + meta.recordCount; // exclusive
-      to = Math.min(last, from + allowance);
-      pos += meta.length;
+      readBatchSpan(raw, pos, span);
+      to = Math.min(span.nextOffset, from + allowance); // nextOffset: exclusive
+      pos += span.length;
     }
     const slice = raw.subarray(0, pos);
     const n = to - from;

@@ -350,6 +350,19 @@ export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
 }
 
 /**
+ * The length in bytes of the batch at `pos` and the offset after its last record, as
+ * readBatchMeta reads them (and with its checks), written into `out` instead of a new
+ * object: the delivery loop walks every batch it sends.
+ */
+export function readBatchSpan(buf: Buffer, pos: number, out: { length: number; nextOffset: number }): void {
+  if (buf.length - pos < HEADER_SIZE || buf.readUInt32LE(pos) !== MAGIC) throw new Error(`no batch at byte ${pos}`);
+  const length = buf.readUInt32LE(pos + 4);
+  if (length < HEADER_SIZE) throw new Error(`the batch at byte ${pos} claims ${length} bytes, less than its ${HEADER_SIZE}-byte header`);
+  out.length = length;
+  out.nextOffset = readI64(buf, pos + 8) + buf.readUInt32LE(pos + 24);
+}
+
+/**
  * The encoded size (length prefix included) of the largest record of the batch at the
  * start of `buf`, from the records' length fields alone; -1 when the framing does not
  * hold together (the core refuses such a batch as CORRUPT_BATCH).
