@@ -168,7 +168,7 @@ function rawStream(port: number, msgBytes: number, window: number, stop: () => b
 
 /**
  * The same bare stream, spoken over node:http2 with gRPC framing written by hand: the
- * transport the client library's producers use (src/client/publish_stream.ts), with no
+ * transport the client library's producers and consumers use (src/client/direct_stream.ts), with no
  * broker and no encoding. Requests wait in this sender, not in transport buffers, as
  * the producer's do.
  */

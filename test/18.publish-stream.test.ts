@@ -12,7 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { AddressInfo } from 'node:net';
 import { connect } from '../src/client';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
-import { PublishStream, parseHostPort, type PublishTarget } from '../src/client/publish_stream';
+import { DirectStream, PUBLISH_STREAM, parseHostPort, type DirectTarget } from '../src/client/direct_stream';
 import { encodeBatch, sealBatch } from '../src';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
@@ -21,7 +21,7 @@ import { brokerService } from '../src/grpc/service';
 import { pb } from '../src/grpc/proto';
 import { sleep, startServer, type Running } from './helpers';
 
-function target(port: number, over: Partial<PublishTarget> = {}): PublishTarget {
+function target(port: number, over: Partial<DirectTarget> = {}): DirectTarget {
   return { host: '127.0.0.1', port, tls: false, token: undefined, keepaliveTimeMs: 0, keepaliveTimeoutMs: 1000, maxMessageBytes: 1 << 20, ...over };
 }
 
@@ -69,7 +69,7 @@ async function h2Server(onStream: (s: http2.ServerHttp2Stream, h: http2.Incoming
 }
 
 /** The stream's outcome: the responses it delivered, then its end or its error. */
-function outcome(s: PublishStream): Promise<{ responses: Array<{ sequence: number; base_offset: number }>; error: UringmqError | null }> {
+function outcome(s: DirectStream<unknown>): Promise<{ responses: Array<{ sequence: number; base_offset: number }>; error: UringmqError | null }> {
   const responses: Array<{ sequence: number; base_offset: number }> = [];
   s.on('data', (r: { sequence: number; base_offset: number }) => responses.push({ sequence: Number(r.sequence), base_offset: Number(r.base_offset) }));
   return new Promise((resolve) => {
@@ -147,7 +147,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       });
     });
     try {
-      const ps = new PublishStream(target(srv.port, { token: 't0k' }));
+      const ps = new DirectStream(target(srv.port, { token: 't0k' }), PUBLISH_STREAM);
       const done = outcome(ps);
       ps.write(request('first'));
       ps.write(request('second!'));
@@ -183,7 +183,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     for (const [what, script, code] of scripts) {
       const srv = await h2Server((s) => script(s));
       try {
-        const ps = new PublishStream(target(srv.port));
+        const ps = new DirectStream(target(srv.port), PUBLISH_STREAM);
         const done = outcome(ps);
         ps.write(request('x'));
         const { error } = await done;
@@ -208,7 +208,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
         });
       });
       try {
-        const ps = new PublishStream(target(srv.port));
+        const ps = new DirectStream(target(srv.port), PUBLISH_STREAM);
         const t0 = Date.now();
         const done = outcome(ps);
         ps.write(request('x')); // and never end()
@@ -228,7 +228,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     silent.on('connection', (c) => socks.add(c));
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
-      const ps = new PublishStream(target((silent.address() as AddressInfo).port, { keepaliveTimeMs: 100, keepaliveTimeoutMs: 200 }));
+      const ps = new DirectStream(target((silent.address() as AddressInfo).port, { keepaliveTimeMs: 100, keepaliveTimeoutMs: 200 }), PUBLISH_STREAM);
       const t0 = Date.now();
       const done = outcome(ps);
       ps.write(request('x'));
@@ -246,7 +246,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     let received = 0;
     const srv = await h2Server((s) => s.on('data', (d: Buffer) => (received += d.length)));
     try {
-      const ps = new PublishStream(target(srv.port, { maxMessageBytes: 4 }));
+      const ps = new DirectStream(target(srv.port, { maxMessageBytes: 4 }), PUBLISH_STREAM);
       const done = outcome(ps);
       assert.equal(ps.write(request('12345')), false);
       assert.equal((await done).error?.code, 'INVALID_ARGUMENT');
@@ -257,7 +257,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     }
   });
 
-  it('against a broker: host:port producers publish over node:http2, other targets over grpc-js, and a wrong token is refused on both', async () => {
+  it('against a broker: host:port producers and consumers use node:http2, other targets grpc-js, and a wrong token is refused on both', async () => {
     const r = await startServer({ authToken: 's3cret' });
     try {
       const fast = await connect(r.address, { token: 's3cret' });
@@ -265,8 +265,8 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       const wrong = await connect(r.address, { token: 'nope' });
       const wrongGrpc = await connect(`dns:///${r.address}`, { token: 'nope' });
       try {
-        assert.ok(fast.publishTarget);
-        assert.equal(viaGrpc.publishTarget, null);
+        assert.ok(fast.directTarget);
+        assert.equal(viaGrpc.directTarget, null);
         await fast.createTopic('t', { partitions: 1 });
         const fp = fast.producer();
         const gp = viaGrpc.producer();
@@ -274,12 +274,30 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
         const b = await gp.sendBatch('t', Array.from({ length: 500 }, (_, i) => ({ value: `grpc ${i}` })));
         assert.deepEqual([a.baseOffset, b.baseOffset], [0, 500]);
         const streamOf = (p: unknown) => (p as { stream: unknown }).stream;
-        assert.ok(streamOf(fp) instanceof PublishStream);
-        assert.ok(!(streamOf(gp) instanceof PublishStream) && streamOf(gp));
+        assert.ok(streamOf(fp) instanceof DirectStream);
+        assert.ok(!(streamOf(gp) instanceof DirectStream) && streamOf(gp));
         const msgs = await fast.fetch('t', 0, 0, { maxBytes: 1 << 20 });
         assert.equal(msgs.length, 1000);
         assert.equal(msgs[499]!.value.toString(), 'fast 499');
         assert.equal(msgs[999]!.value.toString(), 'grpc 499');
+        // Consumers the same way: Subscribe over node:http2 for host:port, grpc-js otherwise.
+        for (const [c, direct] of [[fast, true], [viaGrpc, false]] as const) {
+          const consumer = c.consumer({ topic: 't', group: `g-${String(direct)}`, from: 'earliest' });
+          let n = 0;
+          let sub: { direct?: unknown } | null = null;
+          for await (const m of consumer) {
+            assert.equal(m.value.toString(), n < 500 ? `fast ${n}` : `grpc ${n - 500}`);
+            m.ack();
+            sub ??= (consumer as unknown as { stream: { direct?: unknown } | null }).stream;
+            if (++n === 1000) break;
+          }
+          assert.ok(sub, 'the consumer had a stream');
+          assert.equal(sub.direct instanceof DirectStream, direct, `the consumer of ${c.address}`);
+          await consumer.close();
+        }
+        // Acks over the direct stream count like any: the group's offset commits.
+        for (let i = 0; i < 100 && (await fast.committedOffsets('g-true', 't'))[0] !== 1000; i++) await sleep(20);
+        assert.deepEqual(await fast.committedOffsets('g-true', 't'), [1000]);
         // A batch too big for one request is refused alone, before it takes a sequence
         // number: the idempotent producer's next batch still goes through.
         const small = await connect(r.address, { token: 's3cret', maxMessageBytes: 64 << 10 });
@@ -294,6 +312,14 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
         for (const c of [wrong, wrongGrpc]) {
           const p = c.producer();
           await assert.rejects(p.send('t', { value: 'x' }), { code: 'UNAUTHENTICATED' });
+          const consumer = c.consumer({ topic: 't', group: 'nope', from: 'earliest' });
+          await assert.rejects(
+            (async () => {
+              for await (const m of consumer) m.ack();
+            })(),
+            { code: 'UNAUTHENTICATED' },
+          );
+          await consumer.close();
         }
       } finally {
         await Promise.all([fast.close(), viaGrpc.close(), wrong.close(), wrongGrpc.close()]);

@@ -1,20 +1,22 @@
 /**
- * The producer's PublishStream spoken over node:http2 directly: gRPC's framing (a
- * 5-byte prefix per message, the status in trailers) on an HTTP/2 connection of its
- * own. Everything else the client does (admin calls, Subscribe, targets grpc-js
- * resolves such as `dns:` or `unix:`) stays on grpc-js.
+ * The client's two hot streams, PublishStream and Subscribe, spoken over node:http2
+ * directly: gRPC's framing (a 5-byte prefix per message, the status in trailers) on an
+ * HTTP/2 connection of its own. Everything else the client does (admin calls, Fetch,
+ * targets grpc-js resolves such as `dns:` or `unix:`) stays on grpc-js.
  *
- * Why by hand, for this one call: per ~100 KB PublishRequest grpc-js copies the message
+ * Why by hand, for these two: per ~100 KB PublishRequest grpc-js copies the message
  * into a newly allocated framed buffer and passes it through its filter stack and
  * object-mode streams. bench:grpc's two bare streams show the cost: ~60-75 ns of the
  * client's main-thread CPU per 100 B record through grpc-js, ~30-40 through node:http2;
- * its batched publish went from 172-220 to 96-163 ns per record (2026-11-30). Here the
- * prefix is written into the room the request was built with, and the bytes go to the
- * socket from the producer's pooled buffer, which stays untouched until the server
- * answers.
+ * its batched publish went from 172-220 to 96-163 ns per record (2026-11-30). Here a
+ * request's prefix is written into the room it was built with, and the bytes go to
+ * the socket from the producer's pooled buffer, which stays untouched until the server
+ * answers. Subscribe's deliveries come the other way, with the same per-message costs
+ * in grpc-js (a reassembly copy, its decoder and call machinery): here they are
+ * reassembled by the frame reader shared with the server and decoded at once.
  *
- * Owned by one RemoteProducer; one stream per connection, a new connection per
- * (re)connect, so a broken stream never leaves state behind.
+ * Owned by one RemoteProducer or RemoteConsumer; one stream per connection, a new
+ * connection per (re)connect, so a broken stream never leaves state behind.
  */
 import { EventEmitter } from 'node:events';
 import * as http2 from 'node:http2';
@@ -27,9 +29,26 @@ import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { CODE_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 
-const PATH = brokerService.publishStream!.path;
+/** What differs between the streams: the method, its responses, the name errors give it. */
+export interface DirectStreamKind<Res> {
+  path: string;
+  what: string;
+  decode(b: Buffer): Res;
+}
 
-export interface PublishTarget {
+export const PUBLISH_STREAM: DirectStreamKind<uringmq.v1.PublishResponse> = {
+  path: brokerService.publishStream!.path,
+  what: 'publish stream',
+  decode: (b) => pb.PublishResponse.decode(b),
+};
+
+export const SUBSCRIBE_STREAM: DirectStreamKind<uringmq.v1.SubscribeResponse> = {
+  path: brokerService.subscribe!.path,
+  what: 'subscribe stream',
+  decode: (b) => pb.SubscribeResponse.decode(b),
+};
+
+export interface DirectTarget {
   host: string;
   port: number;
   tls: false | { ca?: Buffer; cert?: Buffer; key?: Buffer };
@@ -41,7 +60,7 @@ export interface PublishTarget {
 
 /**
  * host:port or [v6]:port, the targets this path serves; null for anything grpc-js
- * resolves itself (dns:///, unix:, ipv4: lists...), which keeps the grpc-js stream.
+ * resolves itself (dns:///, unix:, ipv4: lists...), which keeps the grpc-js streams.
  */
 export function parseHostPort(address: string): { host: string; port: number } | null {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(address);
@@ -75,11 +94,11 @@ function grpcMessage(v: string | undefined): string {
 }
 
 /**
- * Events: 'data' (a PublishResponse), 'drain', 'limit' (the largest request the
- * server reads, from its initial metadata), 'error' (a UringmqError; the stream is
- * over), 'end' (the server ended the stream with status OK).
+ * Events: 'data' (a response), 'drain', 'limit' (the largest message the server
+ * reads, from its initial metadata), 'error' (a UringmqError; the stream is over),
+ * 'end' (the server ended the stream with status OK).
  */
-export class PublishStream extends EventEmitter {
+export class DirectStream<Res> extends EventEmitter {
   private readonly session: http2.ClientHttp2Session;
   private readonly stream: http2.ClientHttp2Stream;
   private readonly frames: GrpcFrameReader;
@@ -87,7 +106,10 @@ export class PublishStream extends EventEmitter {
   private keepalive: NodeJS.Timeout | null = null;
   private closeTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly target: PublishTarget) {
+  constructor(
+    private readonly target: DirectTarget,
+    private readonly kind: DirectStreamKind<Res>,
+  ) {
     super();
     this.frames = new GrpcFrameReader(target.maxMessageBytes, { side: 'client' });
     const { host, port } = target;
@@ -105,15 +127,15 @@ export class PublishStream extends EventEmitter {
         return sock;
       },
     });
-    this.session.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `publish stream to ${host}:${port}: ${e.message}`, { cause: e })));
+    this.session.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port}: ${e.message}`, { cause: e })));
     this.session.on('goaway', () => {
       // The server is going (shutdown, max connection age): this stream may finish,
       // the producer's next stream opens a new connection.
     });
-    this.session.on('close', () => this.fail(new UringmqError('UNAVAILABLE', `publish stream to ${host}:${port}: connection closed`)));
+    this.session.on('close', () => this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port}: connection closed`)));
     const headers: http2.OutgoingHttpHeaders = {
       ':method': 'POST',
-      ':path': PATH,
+      ':path': kind.path,
       'content-type': 'application/grpc',
       te: 'trailers',
       'user-agent': 'uringmq-js',
@@ -137,14 +159,14 @@ export class PublishStream extends EventEmitter {
     this.stream.on('trailers', (h) => (trailers = h));
     this.stream.on('data', (chunk: Buffer) => this.onData(chunk));
     this.stream.on('drain', () => this.emit('drain'));
-    this.stream.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `publish stream to ${host}:${port}: ${e.message}`, { cause: e })));
+    this.stream.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port}: ${e.message}`, { cause: e })));
     // The server's side is over once its responses are read ('end', after the last
     // 'data'): settle then. 'close' would wait for our side too, which a producer keeps
     // open, so a status sent mid-stream (a graceful shutdown's OK, an error) would sit
     // unseen. 'close' still settles a stream that ends without 'end' (a reset).
     const settle = () => {
       if (httpStatus !== 200 && httpStatus !== 0) return this.fail(this.statusError(statusForHttp(httpStatus), `HTTP status ${httpStatus}`, undefined));
-      if (!trailers) return this.fail(new UringmqError('UNAVAILABLE', `publish stream to ${host}:${port} closed without a status`));
+      if (!trailers) return this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port} closed without a status`));
       const code = Number(headerString(trailers['grpc-status']));
       const message = grpcMessage(headerString(trailers['grpc-message']));
       if (code === grpc.status.OK) return this.finish();
@@ -159,7 +181,7 @@ export class PublishStream extends EventEmitter {
   }
 
   /**
-   * Sends one serialized PublishRequest, a view with GRPC_PREFIX_BYTES of the same
+   * Sends one serialized request, a view with GRPC_PREFIX_BYTES of the same
    * memory free in front of it (the prefix is written there). The view must not change
    * until its response arrives or the stream fails. false: wait for 'drain'.
    */
@@ -167,13 +189,23 @@ export class PublishStream extends EventEmitter {
     if (this.finished) return false;
     if (msg.length > this.target.maxMessageBytes) {
       // The producer refuses such batches before this; not a code it retries.
-      this.fail(new UringmqError('INVALID_ARGUMENT', `a publish request of ${msg.length} bytes is over maxMessageBytes (${this.target.maxMessageBytes})`));
+      this.fail(new UringmqError('INVALID_ARGUMENT', `a ${this.kind.what} request of ${msg.length} bytes is over maxMessageBytes (${this.target.maxMessageBytes})`));
       return false;
     }
-    if (msg.byteOffset < GRPC_PREFIX_BYTES) throw new Error('uringmq bug: no room for the gRPC prefix before a publish request');
+    if (msg.byteOffset < GRPC_PREFIX_BYTES) throw new Error('uringmq bug: no room for the gRPC prefix before a request');
     const framed = Buffer.from(msg.buffer, msg.byteOffset - GRPC_PREFIX_BYTES, msg.length + GRPC_PREFIX_BYTES);
     framed[0] = 0; // not compressed
     framed.writeUInt32BE(msg.length, 1);
+    return this.stream.write(framed);
+  }
+
+  /** Sends one request serialized elsewhere (small ones: it is copied behind its prefix). false: wait for 'drain'. */
+  writeMessage(msg: Uint8Array): boolean {
+    if (this.finished) return false;
+    const framed = Buffer.allocUnsafe(GRPC_PREFIX_BYTES + msg.length);
+    framed[0] = 0; // not compressed
+    framed.writeUInt32BE(msg.length, 1);
+    framed.set(msg, GRPC_PREFIX_BYTES);
     return this.stream.write(framed);
   }
 
@@ -195,11 +227,11 @@ export class PublishStream extends EventEmitter {
       return this.fail(e as UringmqError);
     }
     for (const m of messages) {
-      let res: uringmq.v1.PublishResponse;
+      let res: Res;
       try {
-        res = pb.PublishResponse.decode(m);
+        res = this.kind.decode(m);
       } catch (e) {
-        return this.fail(new UringmqError('INTERNAL', `malformed publish response: ${(e as Error).message}`));
+        return this.fail(new UringmqError('INTERNAL', `malformed ${this.kind.what} response: ${(e as Error).message}`));
       }
       this.emit('data', res);
       if (this.finished) return;
@@ -209,14 +241,14 @@ export class PublishStream extends EventEmitter {
   private ping(): void {
     if (this.finished || this.session.destroyed) return;
     const timer = setTimeout(
-      () => this.fail(new UringmqError('UNAVAILABLE', `publish stream to ${this.target.host}:${this.target.port}: no keepalive answer within ${this.target.keepaliveTimeoutMs} ms`)),
+      () => this.fail(new UringmqError('UNAVAILABLE', `${this.kind.what} to ${this.target.host}:${this.target.port}: no keepalive answer within ${this.target.keepaliveTimeoutMs} ms`)),
       this.target.keepaliveTimeoutMs,
     );
     timer.unref();
     try {
       this.session.ping((err) => {
         clearTimeout(timer);
-        if (err && !this.finished) this.fail(new UringmqError('UNAVAILABLE', `publish stream keepalive: ${err.message}`));
+        if (err && !this.finished) this.fail(new UringmqError('UNAVAILABLE', `${this.kind.what} keepalive: ${err.message}`));
       });
     } catch {
       clearTimeout(timer); // the session is closing; its close event reports it

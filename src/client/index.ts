@@ -22,7 +22,7 @@ import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
-import { PublishStream, parseHostPort, type PublishTarget } from './publish_stream';
+import { DirectStream, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
 export { FetchConsumer, FetchConnection } from './fetch_consumer';
@@ -102,10 +102,11 @@ export class Client {
   /** @internal */ readonly token: string | undefined;
   /** @internal */ readonly fetchAddress: string | undefined;
   /**
-   * @internal Where producers open their PublishStream over node:http2 (see
-   * PublishStream); null for targets only grpc-js resolves, whose producers use it.
+   * @internal Where producers and consumers open their PublishStream and Subscribe
+   * over node:http2 (see DirectStream); null for targets only grpc-js resolves, whose
+   * streams stay on grpc-js.
    */
-  readonly publishTarget: PublishTarget | null;
+  readonly directTarget: DirectTarget | null;
   /** @internal The largest request this client sends (ConnectOptions.maxMessageBytes). */
   readonly maxMessageBytes: number;
 
@@ -125,7 +126,7 @@ export class Client {
     const keepaliveTimeMs = opts.keepalive?.timeMs ?? 30_000;
     const keepaliveTimeoutMs = opts.keepalive?.timeoutMs ?? 10_000;
     const hostPort = parseHostPort(address);
-    this.publishTarget = hostPort && {
+    this.directTarget = hostPort && {
       ...hostPort,
       tls: tls === true ? {} : tls ? { ca: tls.ca, cert: tls.cert, key: tls.key } : false,
       token: opts.token,
@@ -374,8 +375,31 @@ interface OutBatch {
 
 const newProducerId = (): number => Math.floor(Math.random() * 2 ** 52) + 1;
 
-/** What a producer publishes on: PublishStream (node:http2), or grpc-js's stream for other targets. */
-type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end'> | PublishStream;
+/** What a producer publishes on: PublishStream over node:http2, or grpc-js's stream for other targets. */
+type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end'> | DirectStream<uringmq.v1.PublishResponse>;
+
+/** What a consumer subscribes on: Subscribe over node:http2, or grpc-js's stream for other targets. */
+type SubscribeChannel = {
+  /** The node:http2 stream underneath, when it is one. */
+  direct?: DirectStream<uringmq.v1.SubscribeResponse>;
+  write(req: uringmq.v1.SubscribeRequest.$Properties): unknown;
+  end(): void;
+  on(event: 'data', listener: (res: uringmq.v1.SubscribeResponse) => void): unknown;
+  on(event: 'error', listener: (e: unknown) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+};
+
+function openSubscribe(client: Client): SubscribeChannel {
+  const target = client.directTarget;
+  if (!target) return client.bidi('subscribe') as unknown as SubscribeChannel;
+  const s = new DirectStream(target, SUBSCRIBE_STREAM);
+  return {
+    direct: s,
+    write: (req: uringmq.v1.SubscribeRequest.$Properties) => s.writeMessage(pb.SubscribeRequest.encode(req).finish()),
+    end: () => s.end(),
+    on: (event: string, listener: (...args: never[]) => void) => s.on(event, listener as (...args: unknown[]) => void),
+  } as SubscribeChannel;
+}
 
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'OUT_OF_ORDER_SEQUENCE', 'IO_ERROR']);
 
@@ -719,8 +743,8 @@ export class RemoteProducer implements ProducerApi {
     if (this.stream || this.reconnecting) return this.stream;
     let s: PublishChannel;
     try {
-      const target = this.client.publishTarget;
-      s = target ? new PublishStream(target) : this.client.bidi('publishStream', true);
+      const target = this.client.directTarget;
+      s = target ? new DirectStream(target, PUBLISH_STREAM) : this.client.bidi('publishStream', true);
     } catch (e) {
       const err = new UringmqError('UNAVAILABLE', `cannot publish: ${(e as Error).message}`);
       for (const b of this.queue.splice(0)) {
@@ -734,7 +758,7 @@ export class RemoteProducer implements ProducerApi {
     // This stream's server says its own limit (it may be another server, or restarted
     // with other settings); until then a batch over it is caught when the stream breaks.
     this.serverMaxMessageBytes = 0;
-    if (s instanceof PublishStream) s.on('limit', (n: number) => (this.serverMaxMessageBytes = n));
+    if (s instanceof DirectStream) s.on('limit', (n: number) => (this.serverMaxMessageBytes = n));
     else
       s.on('metadata', (md: grpc.Metadata) => {
         const n = Number(md.get(MAX_MESSAGE_HEADER)[0]);
@@ -962,7 +986,7 @@ type Chunk = { partition: number; raw?: Buffer; from?: number; to?: number; reco
 
 
 export class RemoteConsumer implements GroupConsumerApi {
-  private stream: grpc.ClientDuplexStream<unknown, unknown> | null = null;
+  private stream: SubscribeChannel | null = null;
   private readonly chunks: Chunk[] = [];
   private wake: (() => void) | null = null;
   private session = 0;
@@ -1002,9 +1026,9 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   private open(): void {
-    let s: grpc.ClientDuplexStream<unknown, unknown>;
+    let s: SubscribeChannel;
     try {
-      s = this.client.bidi('subscribe');
+      s = openSubscribe(this.client);
     } catch (e) {
       // The channel was closed under us (client.close(), or grpc.Client#close).
       this.fatal = new UringmqError('UNAVAILABLE', `cannot subscribe: ${(e as Error).message}`);

@@ -1,7 +1,8 @@
 /**
  * gRPC's message framing over HTTP/2 (a 1-byte compressed flag and a 4-byte big-endian
- * length before each message), for the one call both sides also speak over node:http2
- * directly: PublishStream (src/client/publish_stream.ts, src/grpc/publish_stream_server.ts).
+ * length before each message), for the calls spoken over node:http2 directly:
+ * PublishStream on both sides and Subscribe on the client (src/client/direct_stream.ts,
+ * src/grpc/publish_stream_server.ts).
  */
 import { UringmqError } from '../errors';
 
@@ -14,7 +15,9 @@ export interface FrameReaderOptions {
   /**
    * Where each message is copied: a buffer of exactly the given length that the caller
    * then owns (a pooled one, say). Without it, a message that arrives whole in one
-   * chunk is returned as a view of that chunk, valid only until push returns.
+   * chunk is returned as a view of that chunk: valid as long as the chunk is (node:http2
+   * hands out each socket read's bytes in memory of their own, never reused, so a
+   * consumer may keep a delivery's batches as views).
    */
   readonly alloc?: (bytes: number) => Buffer;
 }
