@@ -48,6 +48,9 @@ export const SUBSCRIBE_STREAM: DirectStreamKind<uringmq.v1.SubscribeResponse> = 
   decode: (b) => pb.SubscribeResponse.decode(b),
 };
 
+/** The receive window (per stream and per connection) when the target does not say. */
+const DEFAULT_RECEIVE_WINDOW = 16 << 20;
+
 export interface DirectTarget {
   host: string;
   port: number;
@@ -56,6 +59,8 @@ export interface DirectTarget {
   keepaliveTimeMs: number;
   keepaliveTimeoutMs: number;
   maxMessageBytes: number;
+  /** HTTP/2 receive window, per stream and per connection (default 16 MiB). */
+  receiveWindow?: number;
 }
 
 /**
@@ -114,10 +119,14 @@ export class DirectStream<Res> extends EventEmitter {
     this.frames = new GrpcFrameReader(target.maxMessageBytes, { side: 'client' });
     const { host, port } = target;
     const authority = `${target.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const window = target.receiveWindow ?? DEFAULT_RECEIVE_WINDOW;
     this.session = http2.connect(authority, {
       // Outgoing requests queue in the session until written; room for a few of the
       // largest allowed (Node's default is 10 MB, and past it the session refuses).
       maxSessionMemory: Math.max(10, Math.ceil((4 * target.maxMessageBytes) / (1 << 20))),
+      // HTTP/2's default 64 KiB receive window caps a stream at one window per round
+      // trip; deliveries are up to megabytes each (grpc-js's channel gets the same).
+      settings: { initialWindowSize: window },
       createConnection: () => {
         const sock: net.Socket = target.tls
           ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['h2'], ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key })
@@ -126,6 +135,13 @@ export class DirectStream<Res> extends EventEmitter {
         sock.setNoDelay(true);
         return sock;
       },
+    });
+    this.session.once('connect', () => {
+      try {
+        this.session.setLocalWindowSize(window); // the connection's window, past the streams'
+      } catch {
+        // closing already: its close event reports it
+      }
     });
     this.session.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port}: ${e.message}`, { cause: e })));
     this.session.on('goaway', () => {

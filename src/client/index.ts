@@ -133,6 +133,7 @@ export class Client {
       keepaliveTimeMs,
       keepaliveTimeoutMs,
       maxMessageBytes: maxMsg,
+      receiveWindow: FLOW_WINDOW,
     };
     this.grpc = new grpc.Client(address, creds, {
       'grpc.max_receive_message_length': maxMsg,
