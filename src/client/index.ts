@@ -391,6 +391,8 @@ type SubscribeChannel = {
 };
 
 function openSubscribe(client: Client): SubscribeChannel {
+  // As grpc-js refuses a call on a closed channel: no new connection after close().
+  if (client.isClosed) throw new Error('the client is closed');
   const target = client.directTarget;
   if (!target) return client.bidi('subscribe') as unknown as SubscribeChannel;
   const s = new DirectStream(target, SUBSCRIBE_STREAM);
