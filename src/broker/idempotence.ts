@@ -31,6 +31,7 @@ export const NEW = 'new';
 export type IdempotenceVerdict = typeof NEW | { duplicate: Promise<AppendResult> | null };
 
 export class IdempotenceTable {
+  // Map iteration order is insertion order: re-inserting on use makes it an LRU.
   private readonly producers = new Map<number, Entry[]>();
   private entries = 0;
   /** The producer checked last: the only one, with one producer per partition, and then no LRU re-insert is needed. */
@@ -43,12 +44,9 @@ export class IdempotenceTable {
 
   check(producerId: number, baseSequence: number, count: number): IdempotenceVerdict {
     const entries = this.producers.get(producerId);
+    // (A list emptied by failed appends knows no sequence: the next batch is accepted.)
     if (entries && entries.length > 0) {
-      if (this.recent !== producerId) {
-        this.producers.delete(producerId);
-        this.producers.set(producerId, entries);
-        this.recent = producerId;
-      }
+      this.touch(producerId, entries);
       for (const e of entries) {
         if (e.baseSequence !== baseSequence) continue;
         if (e.count !== count)
@@ -57,6 +55,7 @@ export class IdempotenceTable {
       }
       const last = entries[entries.length - 1]!;
       const expected = (last.baseSequence + last.count) % SEQ_MOD;
+      // Serial-number comparison: up to 2^30 behind `expected` is an old batch, ahead is a gap.
       const ahead = (baseSequence - expected + SEQ_MOD) % SEQ_MOD;
       if (ahead >= SEQ_MOD / 2) return { duplicate: null }; // older than we remember
       if (ahead > 0)
@@ -79,11 +78,7 @@ export class IdempotenceTable {
       if (this.producers.size >= this.maxProducers) this.dropLeastRecent();
       this.producers.set(producerId, (list = []));
       this.recent = producerId;
-    } else if (this.recent !== producerId) {
-      this.producers.delete(producerId);
-      this.producers.set(producerId, list);
-      this.recent = producerId;
-    }
+    } else this.touch(producerId, list);
     list.push({ baseSequence, count, result });
     this.entries++;
     if (list.length > KEEP_BATCHES) {
@@ -101,6 +96,14 @@ export class IdempotenceTable {
       l!.splice(i, 1);
       this.entries--;
     }
+  }
+
+  /** Makes the producer the most recently used (a no-op when it already is). */
+  private touch(producerId: number, list: Entry[]): void {
+    if (this.recent === producerId) return;
+    this.producers.delete(producerId);
+    this.producers.set(producerId, list);
+    this.recent = producerId;
   }
 
   private dropLeastRecent(): void {

@@ -48,8 +48,12 @@ export const SUBSCRIBE_STREAM: DirectStreamKind<uringmq.v1.SubscribeResponse> = 
   decode: (b) => pb.SubscribeResponse.decode(b),
 };
 
-/** The receive window (per stream and per connection) when the target does not say. */
-const DEFAULT_RECEIVE_WINDOW = 16 << 20;
+/**
+ * HTTP/2 receive window, per stream and per connection, of these streams and of the
+ * client's grpc-js channel: the default 64 KiB caps a stream at one window per round
+ * trip, and deliveries are up to megabytes each.
+ */
+export const FLOW_WINDOW = 16 << 20;
 
 export interface DirectTarget {
   host: string;
@@ -59,8 +63,6 @@ export interface DirectTarget {
   keepaliveTimeMs: number;
   keepaliveTimeoutMs: number;
   maxMessageBytes: number;
-  /** HTTP/2 receive window, per stream and per connection (default 16 MiB). */
-  receiveWindow?: number;
 }
 
 /**
@@ -119,14 +121,11 @@ export class DirectStream<Res> extends EventEmitter {
     this.frames = new GrpcFrameReader(target.maxMessageBytes, { side: 'client' });
     const { host, port } = target;
     const authority = `${target.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    const window = target.receiveWindow ?? DEFAULT_RECEIVE_WINDOW;
     this.session = http2.connect(authority, {
       // Outgoing requests queue in the session until written; room for a few of the
       // largest allowed (Node's default is 10 MB, and past it the session refuses).
       maxSessionMemory: Math.max(10, Math.ceil((4 * target.maxMessageBytes) / (1 << 20))),
-      // HTTP/2's default 64 KiB receive window caps a stream at one window per round
-      // trip; deliveries are up to megabytes each (grpc-js's channel gets the same).
-      settings: { initialWindowSize: window },
+      settings: { initialWindowSize: FLOW_WINDOW },
       createConnection: () => {
         const sock: net.Socket = target.tls
           ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['h2'], ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key })
@@ -138,7 +137,7 @@ export class DirectStream<Res> extends EventEmitter {
     });
     this.session.once('connect', () => {
       try {
-        this.session.setLocalWindowSize(window); // the connection's window, past the streams'
+        this.session.setLocalWindowSize(FLOW_WINDOW); // the connection's window, past the streams'
       } catch {
         // closing already: its close event reports it
       }
@@ -215,14 +214,11 @@ export class DirectStream<Res> extends EventEmitter {
     return this.stream.write(framed);
   }
 
-  /** Sends one request serialized elsewhere (small ones: it is copied behind its prefix). false: wait for 'drain'. */
+  /** Sends one request serialized elsewhere (small ones: it is copied behind room for its prefix). false: wait for 'drain'. */
   writeMessage(msg: Uint8Array): boolean {
-    if (this.finished) return false;
-    const framed = Buffer.allocUnsafe(GRPC_PREFIX_BYTES + msg.length);
-    framed[0] = 0; // not compressed
-    framed.writeUInt32BE(msg.length, 1);
-    framed.set(msg, GRPC_PREFIX_BYTES);
-    return this.stream.write(framed);
+    const room = Buffer.allocUnsafe(GRPC_PREFIX_BYTES + msg.length);
+    room.set(msg, GRPC_PREFIX_BYTES);
+    return this.write(room.subarray(GRPC_PREFIX_BYTES));
   }
 
   /** No more requests: the server answers what it has, then ends the stream. */

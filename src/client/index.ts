@@ -22,7 +22,7 @@ import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
-import { DirectStream, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
+import { DirectStream, FLOW_WINDOW, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
 export { FetchConsumer, FetchConnection } from './fetch_consumer';
@@ -71,7 +71,6 @@ export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTi
 }
 
 const MiB = 1 << 20;
-const FLOW_WINDOW = 16 * MiB;
 type M = keyof typeof brokerService;
 
 function methodOf(name: M) {
@@ -133,7 +132,6 @@ export class Client {
       keepaliveTimeMs,
       keepaliveTimeoutMs,
       maxMessageBytes: maxMsg,
-      receiveWindow: FLOW_WINDOW,
     };
     this.grpc = new grpc.Client(address, creds, {
       'grpc.max_receive_message_length': maxMsg,
@@ -141,9 +139,7 @@ export class Client {
       'grpc.keepalive_time_ms': keepaliveTimeMs,
       'grpc.keepalive_timeout_ms': keepaliveTimeoutMs,
       'grpc.keepalive_permit_without_calls': (opts.keepalive?.permitWithoutStream ?? true) ? 1 : 0,
-      // HTTP/2's default 64 KiB window caps a stream at one window per round trip;
-      // deliveries are megabytes, so give the receive side room.
-      'grpc-node.flow_control_window': FLOW_WINDOW,
+      'grpc-node.flow_control_window': FLOW_WINDOW, // as the direct streams' (see there)
       'grpc.initial_reconnect_backoff_ms': 100,
       'grpc.max_reconnect_backoff_ms': 5_000,
       'grpc.enable_channelz': 0, // counts and timestamps every message; nothing here reads it

@@ -334,12 +334,8 @@ export function sealBatch(batch: Buffer): Buffer {
 }
 
 export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
-  if (buf.length - pos < HEADER_SIZE || buf.readUInt32LE(pos) !== MAGIC) throw new Error(`no batch at byte ${pos}`);
-  const length = buf.readUInt32LE(pos + 4);
-  // Loops over batches advance by it: a smaller one would never move on.
-  if (length < HEADER_SIZE) throw new Error(`the batch at byte ${pos} claims ${length} bytes, less than its ${HEADER_SIZE}-byte header`);
   return {
-    length,
+    length: batchLengthAt(buf, pos),
     baseOffset: readI64(buf, pos + 8),
     recordCount: buf.readUInt32LE(pos + 24),
     firstTimestamp: readI64(buf, pos + 32),
@@ -349,16 +345,22 @@ export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
   };
 }
 
+/** The length of the batch at `pos`, checked: a batch is there, and no shorter than its header. */
+function batchLengthAt(buf: Buffer, pos: number): number {
+  if (buf.length - pos < HEADER_SIZE || buf.readUInt32LE(pos) !== MAGIC) throw new Error(`no batch at byte ${pos}`);
+  const length = buf.readUInt32LE(pos + 4);
+  // Loops over batches advance by it: a smaller one would never move on.
+  if (length < HEADER_SIZE) throw new Error(`the batch at byte ${pos} claims ${length} bytes, less than its ${HEADER_SIZE}-byte header`);
+  return length;
+}
+
 /**
  * The length in bytes of the batch at `pos` and the offset after its last record, as
  * readBatchMeta reads them (and with its checks), written into `out` instead of a new
  * object: the delivery loop walks every batch it sends.
  */
 export function readBatchSpan(buf: Buffer, pos: number, out: { length: number; nextOffset: number }): void {
-  if (buf.length - pos < HEADER_SIZE || buf.readUInt32LE(pos) !== MAGIC) throw new Error(`no batch at byte ${pos}`);
-  const length = buf.readUInt32LE(pos + 4);
-  if (length < HEADER_SIZE) throw new Error(`the batch at byte ${pos} claims ${length} bytes, less than its ${HEADER_SIZE}-byte header`);
-  out.length = length;
+  out.length = batchLengthAt(buf, pos);
   out.nextOffset = readI64(buf, pos + 8) + buf.readUInt32LE(pos + 24);
 }
 

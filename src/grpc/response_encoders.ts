@@ -20,32 +20,34 @@ type Uint64 = NonNullable<uringmq.v1.PublishResponse.$Properties['sequence']>;
  * not reuse, into a fresh buffer of its own.
  */
 export function encodeDeliveryResponse(partition: number, batches: Buffer, from: number, to: number): Buffer {
-  const field = (v: number) => (v === 0 ? 0 : 1 + uvarintSize(v));
-  const inner = field(partition) + 1 + uvarintSize(batches.length) + batches.length + field(from) + field(to);
+  const inner = fieldSize(partition) + 1 + uvarintSize(batches.length) + batches.length + fieldSize(from) + fieldSize(to);
   const out = Buffer.allocUnsafe(1 + uvarintSize(inner) + inner);
   let pos = 0;
   out[pos++] = 0x12; // SubscribeResponse.delivery = 2, length-delimited
   pos = writeUvarint(out, pos, inner);
-  if (partition !== 0) {
-    out[pos++] = 0x08; // Delivery.partition = 1, varint
-    pos = writeUvarint(out, pos, partition);
-  }
+  pos = putField(out, pos, 0x08, partition); // Delivery.partition = 1, varint
   out[pos++] = 0x12; // Delivery.batches = 2, length-delimited
   pos = writeUvarint(out, pos, batches.length);
   pos += batches.copy(out, pos);
-  if (from !== 0) {
-    out[pos++] = 0x18; // Delivery.from_offset = 3, varint
-    pos = writeUvarint(out, pos, from);
-  }
-  if (to !== 0) {
-    out[pos++] = 0x20; // Delivery.to_offset = 4, varint
-    writeUvarint(out, pos, to);
-  }
+  pos = putField(out, pos, 0x18, from); // Delivery.from_offset = 3, varint
+  putField(out, pos, 0x20, to); // Delivery.to_offset = 4, varint
   return out;
 }
 
+/** Bytes of a varint field holding v: none at its default, 0 (proto3 leaves it out). */
+function fieldSize(v: number): number {
+  return v === 0 ? 0 : 1 + uvarintSize(v);
+}
+
+/** Writes a varint field (its one-byte tag, then v) unless v is 0; returns the position after it. */
+function putField(out: Buffer, pos: number, tag: number, v: number): number {
+  if (v === 0) return pos;
+  out[pos++] = tag;
+  return writeUvarint(out, pos, v);
+}
+
 /** A request's sequence (uint64: a Long from protobufjs's decoder) as a number, or -1 past 2^53. */
-export function sequenceNumber(seq: Uint64 | null | undefined): number {
+function sequenceNumber(seq: Uint64 | null | undefined): number {
   if (seq === null || seq === undefined) return 0;
   if (typeof seq === 'number') return seq;
   const high = seq.high >>> 0;
@@ -58,31 +60,14 @@ export function sequenceNumber(seq: Uint64 | null | undefined): number {
  * on the server's direct path). Null when a value is outside what this encoder
  * writes (a negative base offset, a sequence past 2^53): protobufjs then.
  */
-export function encodePublishAck(prefix: number, sequence: number, partition: number, baseOffset: number, count: number, duplicate: boolean): Buffer | null {
+function encodePublishAck(prefix: number, sequence: number, partition: number, baseOffset: number, count: number, duplicate: boolean): Buffer | null {
   if (sequence < 0 || baseOffset < 0 || !Number.isSafeInteger(sequence) || !Number.isSafeInteger(baseOffset)) return null;
-  const field = (v: number) => (v === 0 ? 0 : 1 + uvarintSize(v));
-  const out = Buffer.allocUnsafe(prefix + field(sequence) + field(partition) + field(baseOffset) + field(count) + (duplicate ? 2 : 0));
-  let pos = prefix;
-  if (sequence !== 0) {
-    out[pos++] = 0x08; // sequence = 1, varint
-    pos = writeUvarint(out, pos, sequence);
-  }
-  if (partition !== 0) {
-    out[pos++] = 0x10; // partition = 2, varint
-    pos = writeUvarint(out, pos, partition);
-  }
-  if (baseOffset !== 0) {
-    out[pos++] = 0x18; // base_offset = 3, varint
-    pos = writeUvarint(out, pos, baseOffset);
-  }
-  if (count !== 0) {
-    out[pos++] = 0x20; // count = 4, varint
-    pos = writeUvarint(out, pos, count);
-  }
-  if (duplicate) {
-    out[pos++] = 0x28; // duplicate = 5, varint
-    out[pos] = 1;
-  }
+  const out = Buffer.allocUnsafe(prefix + fieldSize(sequence) + fieldSize(partition) + fieldSize(baseOffset) + fieldSize(count) + fieldSize(duplicate ? 1 : 0));
+  let pos = putField(out, prefix, 0x08, sequence); // sequence = 1
+  pos = putField(out, pos, 0x10, partition); // partition = 2
+  pos = putField(out, pos, 0x18, baseOffset); // base_offset = 3
+  pos = putField(out, pos, 0x20, count); // count = 4
+  putField(out, pos, 0x28, duplicate ? 1 : 0); // duplicate = 5 (bool: a varint)
   return out;
 }
 
