@@ -215,8 +215,8 @@ function rawH2Stream(port: number, msgBytes: number, window: number, stop: () =>
 }
 
 async function main(): Promise<void> {
+  fs.mkdirSync(path.join(process.cwd(), '.bench-data'), { recursive: true }); // absent in a fresh clone
   const dir = fs.mkdtempSync(path.join(process.cwd(), '.bench-data', 'grpc-'));
-  fs.mkdirSync(path.dirname(dir), { recursive: true });
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_PUBLISH], { stdio: ['ignore', 'pipe', 'inherit'] });
