@@ -2,7 +2,7 @@
  * gRPC broker throughput and latency, client and server in separate processes on
  * this machine, 100-byte records, durability 'sync' (override: --durability none).
  *
- *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-publish grpc-js]
+ *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-streams grpc-js]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
@@ -47,11 +47,11 @@ const PRECISE = !flag('coarse-timers');
 /** --server-node-defaults: the server without SERVER_NODE_FLAGS, to see what they are for. */
 const SERVER_DEFAULTS = flag('server-node-defaults');
 /**
- * --server-publish grpc-js: the broker's server leaves PublishStream to grpc-js
- * (directPublishStream: false) instead of serving it on node:http2 directly.
+ * --server-streams grpc-js: the broker's server leaves PublishStream and Subscribe to
+ * grpc-js (directStreams: false) instead of serving them on node:http2 directly.
  */
-const SERVER_PUBLISH = arg('server-publish', 'direct');
-if (SERVER_PUBLISH !== 'direct' && SERVER_PUBLISH !== 'grpc-js') throw new Error(`--server-publish takes direct or grpc-js, not ${SERVER_PUBLISH}`);
+const SERVER_STREAMS = arg('server-streams', 'direct');
+if (SERVER_STREAMS !== 'direct' && SERVER_STREAMS !== 'grpc-js') throw new Error(`--server-streams takes direct or grpc-js, not ${SERVER_STREAMS}`);
 
 interface Row {
   name: string;
@@ -219,7 +219,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(process.cwd(), '.bench-data', 'grpc-'));
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_PUBLISH], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS], { stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
   const ports = await new Promise<{ broker: number; raw: number; ioBackend: string }>((resolve) => {
     let out = '';
@@ -236,7 +236,7 @@ async function main(): Promise<void> {
   });
   const rows: Row[] = [];
   console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
-  console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, PublishStream ${SERVER_PUBLISH === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
+  console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, PublishStream and Subscribe ${SERVER_STREAMS === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
   console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}; client (this process): ${process.execArgv.join(' ') || 'none'}`);
   console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up\n`);
   const client: Client = await connect(`127.0.0.1:${ports.broker}`, { maxMessageBytes: 64 << 20 });

@@ -7,9 +7,9 @@ import * as grpc from '@grpc/grpc-js';
 import { Broker, BrokerServer } from '../src';
 
 async function main(): Promise<void> {
-  const [dir, durability, publish] = process.argv.slice(2) as [string, string, string | undefined];
+  const [dir, durability, streams] = process.argv.slice(2) as [string, string, string | undefined];
   const broker = await Broker.open({ dir, durability: durability === 'none' ? 'none' : 'sync' });
-  const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, maxMessageBytes: 64 << 20, directPublishStream: publish !== 'grpc-js' });
+  const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, maxMessageBytes: 64 << 20, directStreams: streams !== 'grpc-js' });
   const raw = new grpc.Server({ 'grpc.max_receive_message_length': 64 << 20, 'grpc.enable_channelz': 0 }) // as the broker's server;
   const id = (b: Buffer) => b;
   raw.addService(

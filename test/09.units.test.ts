@@ -1,4 +1,4 @@
-import { encodeDeliveryResponse, publishAnswer } from '../src/grpc/response_encoders';
+import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from '../src/grpc/response_encoders';
 import { pb } from '../src/grpc/proto';
 import { strict as assert } from 'node:assert';
 import { RangeSet } from '../src/broker/range_set';
@@ -125,7 +125,7 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     }
   });
 
-  it('the hand-written Delivery encoder matches protobufjs byte for byte', () => {
+  it('the hand-written Delivery encoder matches protobufjs byte for byte, after the headroom asked for', () => {
     const raw = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
     for (const [partition, from, to] of [
       [0, 0, 1],
@@ -133,11 +133,16 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
       [200, 2 ** 40 + 5, 2 ** 40 + 900],
       [7, 2 ** 53 - 10, 2 ** 53 - 1],
     ] as const) {
-      const mine = encodeDeliveryResponse(partition, raw, from, to);
       const theirs = Buffer.from(pb.SubscribeResponse.encode({ delivery: { partition, batches: raw, from_offset: from, to_offset: to } }).finish());
-      assert.deepEqual(mine, theirs, `partition ${partition}, [${from}, ${to})`);
-      const back = pb.SubscribeResponse.decode(mine);
-      assert.equal(Number(back.delivery!.to_offset), to);
+      for (const headroom of [0, 5]) {
+        const mine = encodeDeliveryResponse(headroom, partition, raw, from, to);
+        assert.equal(mine.length, headroom + theirs.length);
+        assert.deepEqual(mine.subarray(headroom), theirs, `partition ${partition}, [${from}, ${to}), headroom ${headroom}`);
+        const back = pb.SubscribeResponse.decode(mine.subarray(headroom));
+        assert.equal(Number(back.delivery!.to_offset), to);
+      }
+      const other = encodeSubscribeResponse(5, { assignment: { member_id: 'm', generation: 3, partitions: [0, 2] } });
+      assert.deepEqual(pb.SubscribeResponse.decode(other.subarray(5)).assignment!.partitions, [0, 2]);
     }
   });
 

@@ -1,8 +1,8 @@
 /**
- * The producer's PublishStream over node:http2 (src/client/publish_stream.ts): gRPC
+ * The producer's PublishStream over node:http2 (src/client/direct_stream.ts): gRPC
  * framing, statuses and trailers against scripted HTTP/2 servers, dead-peer detection,
  * and the client choosing it (host:port) or grpc-js (other targets) against a broker;
- * and the server's side (src/grpc/publish_stream_server.ts): the calls it takes from
+ * and the server's side (src/grpc/direct_streams.ts): the calls it takes from
  * grpc-js, answering as grpc-js's path does.
  */
 import { strict as assert } from 'node:assert';
@@ -14,9 +14,10 @@ import { connect } from '../src/client';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
 import { DirectStream, PUBLISH_STREAM, parseHostPort, type DirectTarget } from '../src/client/direct_stream';
 import { encodeBatch, sealBatch } from '../src';
+import { decodeEach } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
-import { routePublishStreams } from '../src/grpc/publish_stream_server';
+import { routeDirectStreams } from '../src/grpc/direct_streams';
 import { brokerService } from '../src/grpc/service';
 import { pb } from '../src/grpc/proto';
 import { sleep, startServer, type Running } from './helpers';
@@ -414,7 +415,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
   });
 });
 
-describe('PublishStream on the server: node:http2 where the call allows, grpc-js otherwise', function () {
+describe('PublishStream and Subscribe on the server: node:http2 where the call allows, grpc-js otherwise', function () {
   this.timeout(60_000);
 
   /** A server (with `opts`) holding topic `t` of one partition, stopped after `fn`. */
@@ -457,18 +458,18 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
   }
 
   it('routing declines a grpc-js server it does not know: channelz on, or a handler not of the known shape', () => {
-    const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), open: () => new UringmqError('INTERNAL', 'unused') };
-    assert.equal(routePublishStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);
-    assert.equal(routePublishStreams(new grpc.Server(), opts), false); // channelz on by default
+    const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), openPublish: () => new UringmqError('INTERNAL', 'unused'), openSubscribe: () => new UringmqError('INTERNAL', 'unused') };
+    assert.equal(routeDirectStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);
+    assert.equal(routeDirectStreams(new grpc.Server(), opts), false); // channelz on by default
     const odd = new grpc.Server({ 'grpc.enable_channelz': 0 });
     (odd as unknown as { _streamHandler: unknown })._streamHandler = (stream: unknown) => stream;
-    assert.equal(routePublishStreams(odd, opts), false);
+    assert.equal(routeDirectStreams(odd, opts), false);
   });
 
   it('grpc-js clients get the same answers from both paths: acks, per-batch errors, plain records, a malformed request', async () => {
     const results = [];
     for (const direct of [true, false]) {
-      const r = await startServer({ directPublishStream: direct });
+      const r = await startServer({ directStreams: direct });
       try {
         await r.client.createTopic('t', { partitions: 2 });
         const good = sealBatch(encodeBatch([{ value: 'a' }, { value: 'b' }]));
@@ -586,6 +587,88 @@ describe('PublishStream on the server: node:http2 where the call allows, grpc-js
       assert.equal(msgs.length, 200);
       assert.equal(msgs[199]!.value.toString(), 'z99'.padEnd(200, 'z'));
     });
+  });
+
+  /**
+   * A grpc-js bidi Subscribe to topic `t` from the earliest offset: once `count`
+   * records have come, acks them and then sends `after` (raw bytes or a request), or
+   * ends its side ('end'); gives what came and the status the call ended with.
+   */
+  async function subscribeScript(address: string, init: Record<string, unknown>, count: number, after: unknown) {
+    const c = new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 << 20 });
+    try {
+      const d = brokerService.subscribe!;
+      const ser = (m: unknown) => (Buffer.isBuffer(m) ? m : d.requestSerialize(m));
+      const s = c.makeBidiStreamRequest(d.path, ser, d.responseDeserialize, new grpc.Metadata(), {});
+      const got: { assignment: number[] | null; offsets: number[]; values: string[]; redelivered: number[] } = { assignment: null, offsets: [], values: [], redelivered: [] };
+      const end = new Promise<grpc.ServiceError | null>((resolve) => {
+        s.on('data', (m: InstanceType<typeof pb.SubscribeResponse>) => {
+          if (m.assignment) got.assignment = [...(m.assignment.partitions ?? [])];
+          const dl = m.delivery;
+          if (!dl) return;
+          if (dl.batches?.length)
+            decodeEach(dl.batches as Buffer, Number(dl.from_offset), Number(dl.to_offset), (offset, _ts, _key, value) => {
+              got.offsets.push(offset);
+              got.values.push(value.toString());
+            });
+          for (const r of dl.records ?? []) {
+            got.offsets.push(Number(r.offset));
+            got.values.push(Buffer.from(r.value ?? []).toString());
+            if ((r.delivery_count ?? 1) > 1) got.redelivered.push(Number(r.offset));
+          }
+          if (got.offsets.length === count) {
+            s.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: count }] } });
+            if (after === 'end') s.end();
+            else s.write(after);
+          }
+        });
+        s.on('error', (e: grpc.ServiceError) => resolve(e));
+        s.on('status', (st: grpc.StatusObject) => st.code === grpc.status.OK && resolve(null));
+      });
+      s.write({ subscribe: { topic: 't', group: 'g', from: pb.StartFrom.EARLIEST, max_unacked: 100, initial_credit: 100, ...init } });
+      const error = await end;
+      return { ...got, code: error?.code ?? 0, trailer: error?.metadata.get('uringmq-code')[0] };
+    } finally {
+      c.close();
+    }
+  }
+
+  it('Subscribe: grpc-js clients get the same from both paths: assignment, batches or plain records, acks that commit, and the status of a bad ack, a malformed request, an oversize delivery', async () => {
+    const results = [];
+    for (const direct of [true, false]) {
+      // 64 KiB messages at most: the large batch below, written embedded, cannot be delivered.
+      const r = await startServer({ directStreams: direct, maxMessageBytes: 64 << 10 });
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        await r.client.producer().sendBatch('t', ['a', 'b', 'c'].map((value) => ({ value })), { partition: 0 });
+        const badAck = await subscribeScript(r.address, {}, 3, { acks: { ranges: [{ partition: 0, from_offset: 10, to_offset: 11 }] } });
+        for (let i = 0; i < 100 && (await r.client.committedOffsets('g', 't'))[0] !== 3; i++) await sleep(20);
+        const committed = await r.client.committedOffsets('g', 't');
+        await r.client.producer().send('t', { value: 'd', partition: 0 });
+        const malformed = await subscribeScript(r.address, { plain_records: true }, 1, Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]));
+        const ended = await subscribeScript(r.address, { group: 'other' }, 4, 'end');
+        await r.broker.producer().sendBatch('t', [{ value: Buffer.alloc(100 << 10, 'x') }], { partition: 0 });
+        const oversize = await subscribeScript(r.address, { group: 'big' }, 5, { heartbeat: true });
+        results.push({ badAck, committed, malformed, ended, oversize: oversize.code });
+      } finally {
+        await r.stop();
+      }
+    }
+    const [direct, viaGrpc] = results;
+    assert.deepEqual(direct!.badAck.assignment, [0]);
+    assert.deepEqual(direct!.badAck.values, ['a', 'b', 'c']);
+    assert.equal(direct!.badAck.code, grpc.status.FAILED_PRECONDITION);
+    assert.equal(direct!.badAck.trailer, 'FAILED_PRECONDITION');
+    // The good acks before the bad one were taken: committed, and not delivered again.
+    assert.deepEqual(direct!.committed, [3]);
+    // Plain records, from the committed offset on.
+    assert.deepEqual([direct!.malformed.offsets, direct!.malformed.values], [[3], ['d']]);
+    assert.equal(direct!.malformed.code, grpc.status.INVALID_ARGUMENT);
+    assert.equal(direct!.malformed.trailer, 'INVALID_ARGUMENT');
+    // A new group reads all four; the client ending its side ends the call with OK.
+    assert.deepEqual([direct!.ended.values, direct!.ended.code], [['a', 'b', 'c', 'd'], grpc.status.OK]);
+    assert.equal(direct!.oversize, grpc.status.RESOURCE_EXHAUSTED);
+    assert.deepEqual(direct, viaGrpc);
   });
 
   it('300 large batches, 64 in flight: every record lands intact (a pooled request buffer is reused only once its append settled)', async () => {

@@ -1,8 +1,8 @@
 /**
  * gRPC's message framing over HTTP/2 (a 1-byte compressed flag and a 4-byte big-endian
  * length before each message), for the calls spoken over node:http2 directly:
- * PublishStream on both sides and Subscribe on the client (src/client/direct_stream.ts,
- * src/grpc/publish_stream_server.ts).
+ * PublishStream and Subscribe on both sides (src/client/direct_stream.ts,
+ * src/grpc/direct_streams.ts).
  */
 import { UringmqError } from '../errors';
 

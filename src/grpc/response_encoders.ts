@@ -1,5 +1,6 @@
 /**
- * The two responses the broker sends per batch, serialized by hand: protobufjs's
+ * The two responses the broker sends per batch, serialized by hand (and the rare
+ * others by protobufjs, with the same room for the transport's framing in front): protobufjs's
  * Writer builds a list of operations, a Long per 64-bit field and its own buffer for
  * each message, and at 10k acks/s and as many deliveries that was a tenth of the
  * server's garbage. Wire format as in proto/uringmq/v1/broker.proto; proto3 fields
@@ -13,16 +14,16 @@ import { pb, type uringmq } from './proto';
 type Uint64 = NonNullable<uringmq.v1.PublishResponse.$Properties['sequence']>;
 
 /**
- * SubscribeResponse { delivery { partition, batches, from_offset, to_offset } },
- * straight from the bytes read off the log: one copy into the message, done before
- * call.write() returns, so the read buffer can go back to its pool at once.
- * protobufjs would serialize later (grpc-js queues writes) from a buffer we could
- * not reuse, into a fresh buffer of its own.
+ * SubscribeResponse { delivery { partition, batches, from_offset, to_offset } } after
+ * `headroom` spare bytes, straight from the bytes read off the log: one copy into the
+ * message, done before it is handed to the transport, so the read buffer can go back
+ * to its pool at once. protobufjs would serialize later (grpc-js queues writes) from
+ * a buffer we could not reuse, into a fresh buffer of its own.
  */
-export function encodeDeliveryResponse(partition: number, batches: Buffer, from: number, to: number): Buffer {
+export function encodeDeliveryResponse(headroom: number, partition: number, batches: Buffer, from: number, to: number): Buffer {
   const inner = fieldSize(partition) + 1 + uvarintSize(batches.length) + batches.length + fieldSize(from) + fieldSize(to);
-  const out = Buffer.allocUnsafe(1 + uvarintSize(inner) + inner);
-  let pos = 0;
+  const out = Buffer.allocUnsafe(headroom + 1 + uvarintSize(inner) + inner);
+  let pos = headroom;
   out[pos++] = 0x12; // SubscribeResponse.delivery = 2, length-delimited
   pos = writeUvarint(out, pos, inner);
   pos = putField(out, pos, 0x08, partition); // Delivery.partition = 1, varint
@@ -31,6 +32,18 @@ export function encodeDeliveryResponse(partition: number, batches: Buffer, from:
   pos += batches.copy(out, pos);
   pos = putField(out, pos, 0x18, from); // Delivery.from_offset = 3, varint
   putField(out, pos, 0x20, to); // Delivery.to_offset = 4, varint
+  return out;
+}
+
+/** Any other SubscribeResponse (an assignment, plain records, redeliveries), by protobufjs, after `headroom` spare bytes. */
+export function encodeSubscribeResponse(headroom: number, res: uringmq.v1.SubscribeResponse.$Properties): Buffer {
+  return withHeadroom(headroom, pb.SubscribeResponse.encode(res).finish());
+}
+
+/** `msg` after `headroom` spare bytes, in a buffer of its own. */
+function withHeadroom(headroom: number, msg: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(headroom + msg.length);
+  out.set(msg, headroom);
   return out;
 }
 
@@ -83,8 +96,5 @@ export function publishAnswer(headroom: number, sequence: Uint64, r: { partition
   }
   const res: uringmq.v1.PublishResponse.$Properties =
     'baseOffset' in r ? { sequence, partition: r.partition, base_offset: r.baseOffset, count: r.count, duplicate: r.duplicate } : { sequence, error: r };
-  const msg = pb.PublishResponse.encode(res).finish();
-  const out = Buffer.allocUnsafe(headroom + msg.length);
-  out.set(msg, headroom);
-  return out;
+  return withHeadroom(headroom, pb.PublishResponse.encode(res).finish());
 }

@@ -16,8 +16,8 @@ import { checkRecordSize, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
-import { encodeDeliveryResponse, publishAnswer } from './response_encoders';
-import { routePublishStreams, type PublishCallHandler, type PublishCallIO } from './publish_stream_server';
+import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
+import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 
 type V1 = typeof uringmq.v1;
 /** A decoded request message of the given type. */
@@ -56,10 +56,10 @@ export interface ServerOptions extends KeepaliveOptions {
    */
   authToken?: string;
   /**
-   * Serve PublishStream on node:http2 directly where the call allows it (default true;
-   * see src/grpc/publish_stream_server.ts). false leaves every call to grpc-js.
+   * Serve PublishStream and Subscribe on node:http2 directly where the call allows it
+   * (default true; see src/grpc/direct_streams.ts). false leaves every call to grpc-js.
    */
-  directPublishStream?: boolean;
+  directStreams?: boolean;
 }
 
 const MiB = 1 << 20;
@@ -144,14 +144,15 @@ export class BrokerServer {
     if (maxAgeGrace) channelOptions['grpc.max_connection_age_grace_ms'] = maxAgeGrace;
     this.server = new grpc.Server(channelOptions);
     this.server.addService(brokerService, this.handlers());
-    if (opts.directPublishStream !== undefined && typeof opts.directPublishStream !== 'boolean') throw invalid(`directPublishStream must be true or false, got ${JSON.stringify(opts.directPublishStream)}`);
-    if (opts.directPublishStream !== false) {
-      const routed = routePublishStreams(this.server, {
+    if (opts.directStreams !== undefined && typeof opts.directStreams !== 'boolean') throw invalid(`directStreams must be true or false, got ${JSON.stringify(opts.directStreams)}`);
+    if (opts.directStreams !== false) {
+      const routed = routeDirectStreams(this.server, {
         maxMessageBytes: maxMsg,
         pool: this.broker.batchPool,
-        open: (authorization, io) => this.openPublishCall(authorization, io),
+        openPublish: (authorization, io) => this.openPublishCall(authorization, io),
+        openSubscribe: (authorization, io) => this.openSubscribeCall(authorization, io),
       });
-      if (!routed) this.log?.warn('PublishStream stays on grpc-js (its internals changed)');
+      if (!routed) this.log?.warn('PublishStream and Subscribe stay on grpc-js (its internals changed)');
     }
   }
 
@@ -297,7 +298,7 @@ export class BrokerServer {
     return this.broker.publishBatch(req.topic, batch, partition, { copy: false }); // built here: nobody else holds it
   }
 
-  /** PublishStream through grpc-js (the calls routePublishStreams leaves to it, or all). */
+  /** PublishStream through grpc-js (the calls routeDirectStreams leaves to it, or all). */
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
     const send = responseSender(call);
     const io: PublishCallIO = {
@@ -443,8 +444,44 @@ export class BrokerServer {
     return { batches: raw, start_offset: info.startOffset, end_offset: info.endOffset };
   }
 
+  /** Subscribe through grpc-js (the calls routeDirectStreams leaves to it, or all). */
   private subscribe(call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>): void {
-    if (!this.admitStream(call)) return;
+    const io: SubscribeCallIO = {
+      headroom: 0,
+      pause: () => call.pause(),
+      resume: () => call.resume(),
+      send: (res) => {
+        // A Buffer is serialized already (brokerService's responseSerialize passes it on).
+        if (!call.destroyed && !call.writableEnded) call.write(res as unknown as uringmq.v1.SubscribeResponse.$Properties);
+      },
+      end: () => {
+        if (!call.writableEnded && !call.destroyed) call.end();
+      },
+      fail: (e) => call.emit('error', toServiceError(e)),
+    };
+    const h = this.openSubscribeCall(call.metadata.get('authorization')[0], io);
+    if (h instanceof UringmqError) return io.fail(h);
+    call.on('data', (req: Req<'SubscribeRequest'>) => {
+      if (isMalformed(req)) {
+        h.gone();
+        return io.fail(invalid(req.$malformed));
+      }
+      h.request(req, null);
+    });
+    call.on('end', () => h.end());
+    call.on('cancelled', () => h.gone());
+    call.on('error', () => h.gone());
+  }
+
+  /**
+   * One Subscribe call, over either transport: joins the group on its first request,
+   * then streams the member's deliveries and takes its acks, nacks, credit, feedback
+   * and heartbeats. Any bad request ends the call with its status; the member leaves
+   * (its unacked messages go to the others, or wait for the next member).
+   */
+  private openSubscribeCall(authorization: string | Buffer | undefined, io: SubscribeCallIO): SubscribeCallHandler | UringmqError {
+    const refused = this.admit(authorization);
+    if (refused) return refused;
     let member: GroupMember | null = null;
     let joining = false;
     // Credit and feedback that arrive while the join is still running (it reads the
@@ -455,18 +492,19 @@ export class BrokerServer {
     let earlyFeedback: { processedPerSec: number; latencyMs: number } | null = null;
     let plain = false;
     let done = false;
+    const headroom = io.headroom;
     const fail = (e: unknown) => {
       if (done) return;
       done = true;
       cleanup();
-      call.emit('error', toServiceError(e));
+      io.fail(e);
     };
     const handle: StreamHandle = {
       shutdown: () => {
         if (done) return;
         done = true;
         cleanup();
-        if (!call.writableEnded) call.end();
+        io.end();
       },
     };
     const cleanup = () => {
@@ -485,11 +523,10 @@ export class BrokerServer {
           decodeEach(raw, from, to, (offset, timestamp, key, value, headers) =>
             records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, 1)),
           );
-          // Serialized here, not when grpc-js gets to it: the records are views of
-          // `raw`, whose pooled buffer is reused once this returns (copiesBatches).
-          const msg = pb.SubscribeResponse.encode({ delivery: { partition, from_offset: from, to_offset: to, records } }).finish();
-          call.write(Buffer.from(msg.buffer, msg.byteOffset, msg.byteLength) as unknown as uringmq.v1.SubscribeResponse.$Properties);
-        } else call.write(encodeDeliveryResponse(partition, raw, from, to) as unknown as uringmq.v1.SubscribeResponse.$Properties);
+          // Serialized here: the records are views of `raw`, whose pooled buffer is
+          // reused once this returns (copiesBatches).
+          io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: from, to_offset: to, records } }));
+        } else io.send(encodeDeliveryResponse(headroom, partition, raw, from, to));
       },
       deliverRecords: (records: RedeliveredRecord[]) => {
         if (done) return;
@@ -508,18 +545,18 @@ export class BrokerServer {
           for (const r of rs) {
             const size = 64 + r.value.length + (r.key?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + k.length + v.length + 8, 0);
             if (part.length > 0 && bytes + size > limit) {
-              call.write({ delivery: { partition, records: part } });
+              io.send(encodeSubscribeResponse(headroom, { delivery: { partition, records: part } }));
               part = [];
               bytes = 0;
             }
             part.push(consumedRecord(partition, r, r.deliveryCount));
             bytes += size;
           }
-          if (part.length) call.write({ delivery: { partition, records: part } });
+          if (part.length) io.send(encodeSubscribeResponse(headroom, { delivery: { partition, records: part } }));
         }
       },
       assign: (partitions, generation, memberId) => {
-        if (!done) call.write({ assignment: { member_id: memberId, generation, partitions } });
+        if (!done) io.send(encodeSubscribeResponse(headroom, { assignment: { member_id: memberId, generation, partitions } }));
       },
       end: (err) => {
         if (done) return;
@@ -527,89 +564,86 @@ export class BrokerServer {
         else handle.shutdown();
       },
     };
-    call.on('data', (req: Req<'SubscribeRequest'>) => {
-      if (done) return;
-      if (isMalformed(req)) return fail(invalid(req.$malformed));
-      try {
-        if (req.subscribe) {
-          if (member || joining) throw new UringmqError('FAILED_PRECONDITION', 'this stream already subscribed');
-          const s = req.subscribe;
-          plain = !!s.plain_records;
-          joining = true;
-          const from = s.from === pb.StartFrom.EARLIEST ? 'earliest' : s.from === pb.StartFrom.OFFSET ? { offset: Number(s.from_offset) } : 'latest';
-          this.broker.groups
-            .join(
-              {
-                topic: s.topic ?? '',
-                group: s.group ?? '',
-                from,
-                ackDeadlineMs: s.ack_deadline_ms || undefined,
-                maxUnacked: s.max_unacked || undefined,
-                maxDeliveries: s.max_deliveries || undefined,
-                deadLetterTopic: s.dead_letter_topic || undefined,
-                flow: s.flow
-                  ? {
-                      minWindow: s.flow.min_window || undefined,
-                      windowStep: s.flow.window_step || undefined,
-                      latencyThresholdMs: s.flow.latency_threshold_ms || undefined,
-                      feedbackIntervalMs: s.flow.feedback_interval_ms || undefined,
-                      minRatePerSec: s.flow.min_rate_per_sec || undefined,
-                    }
-                  : undefined,
-              },
-              sink,
-              s.assignment_only ? 0 : s.initial_credit || s.max_unacked || undefined, // no credit: never delivered to
-            )
-            .then(
-              (m) => {
-                joining = false;
-                if (done) return m.leave();
-                member = m;
-                try {
-                  if (earlyCredit > 0) m.credit(earlyCredit);
-                  if (earlyFeedback) m.feedback(earlyFeedback);
-                } catch (e) {
-                  fail(e); // bad credit or feedback: INVALID_ARGUMENT, as on a joined stream
-                }
-              },
-              (e) => fail(e),
-            );
-          return;
-        }
-        const m = member;
-        if (!m && joining) {
-          if (req.acks || req.nack) throw new UringmqError('FAILED_PRECONDITION', 'ack or nack before anything was delivered on this stream');
-          if (req.credit) earlyCredit += req.credit; // checked and capped by credit() when applied
-          else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
-          return; // a heartbeat: the join itself shows the member alive
-        }
-        if (!m) throw new UringmqError('FAILED_PRECONDITION', 'the first message on a Subscribe stream must be `subscribe`');
-        if (req.acks) {
-          // All ranges checked before any applies: a bad one fails the stream with none
-          // of the message's acks taken (they come again as redeliveries).
-          const ranges = req.acks.ranges ?? [];
-          for (const r of ranges) m.checkAck(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
-          for (const r of ranges) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
-        }
-        else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0);
-        else if (req.credit) m.credit(req.credit);
-        else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
-        else m.heartbeat();
-      } catch (e) {
-        fail(e);
+    const request = (req: Req<'SubscribeRequest'>): void => {
+      if (req.subscribe) {
+        if (member || joining) throw new UringmqError('FAILED_PRECONDITION', 'this stream already subscribed');
+        const s = req.subscribe;
+        plain = !!s.plain_records;
+        joining = true;
+        const from = s.from === pb.StartFrom.EARLIEST ? 'earliest' : s.from === pb.StartFrom.OFFSET ? { offset: Number(s.from_offset) } : 'latest';
+        this.broker.groups
+          .join(
+            {
+              topic: s.topic ?? '',
+              group: s.group ?? '',
+              from,
+              ackDeadlineMs: s.ack_deadline_ms || undefined,
+              maxUnacked: s.max_unacked || undefined,
+              maxDeliveries: s.max_deliveries || undefined,
+              deadLetterTopic: s.dead_letter_topic || undefined,
+              flow: s.flow
+                ? {
+                    minWindow: s.flow.min_window || undefined,
+                    windowStep: s.flow.window_step || undefined,
+                    latencyThresholdMs: s.flow.latency_threshold_ms || undefined,
+                    feedbackIntervalMs: s.flow.feedback_interval_ms || undefined,
+                    minRatePerSec: s.flow.min_rate_per_sec || undefined,
+                  }
+                : undefined,
+            },
+            sink,
+            s.assignment_only ? 0 : s.initial_credit || s.max_unacked || undefined, // no credit: never delivered to
+          )
+          .then(
+            (m) => {
+              joining = false;
+              if (done) return m.leave();
+              member = m;
+              try {
+                if (earlyCredit > 0) m.credit(earlyCredit);
+                if (earlyFeedback) m.feedback(earlyFeedback);
+              } catch (e) {
+                fail(e); // bad credit or feedback: INVALID_ARGUMENT, as on a joined stream
+              }
+            },
+            (e) => fail(e),
+          );
+        return;
       }
-    });
-    call.on('end', () => {
-      if (!done) handle.shutdown();
-    });
-    call.on('cancelled', () => {
-      done = true;
-      cleanup();
-    });
-    call.on('error', () => {
-      done = true;
-      cleanup();
-    });
+      const m = member;
+      if (!m && joining) {
+        if (req.acks || req.nack) throw new UringmqError('FAILED_PRECONDITION', 'ack or nack before anything was delivered on this stream');
+        if (req.credit) earlyCredit += req.credit; // checked and capped by credit() when applied
+        else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
+        return; // a heartbeat: the join itself shows the member alive
+      }
+      if (!m) throw new UringmqError('FAILED_PRECONDITION', 'the first message on a Subscribe stream must be `subscribe`');
+      if (req.acks) {
+        // All ranges checked before any applies: a bad one fails the stream with none
+        // of the message's acks taken (they come again as redeliveries).
+        const ranges = req.acks.ranges ?? [];
+        for (const r of ranges) m.checkAck(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
+        for (const r of ranges) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
+      } else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0);
+      else if (req.credit) m.credit(req.credit);
+      else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
+      else m.heartbeat();
+    };
+    return {
+      request: (req) => {
+        if (done) return;
+        try {
+          request(req);
+        } catch (e) {
+          fail(e);
+        }
+      },
+      end: () => handle.shutdown(),
+      gone: () => {
+        done = true;
+        cleanup();
+      },
+    };
   }
 
   /** Why a new call is refused (auth token, shutdown, the stream limit), or null. */
@@ -625,13 +659,6 @@ export class BrokerServer {
     if (!this.authToken) return true;
     const got = typeof v === 'string' ? Buffer.from(v) : v;
     return got !== undefined && got.length === this.authToken.length && timingSafeEqual(got, this.authToken);
-  }
-
-  /** admit() for a grpc-js streaming call: a refused one ends with its status. */
-  private admitStream(call: grpc.ServerDuplexStream<unknown, unknown>): boolean {
-    const refused = this.admit(call.metadata.get('authorization')[0]);
-    if (refused) call.emit('error', toServiceError(refused));
-    return refused === null;
   }
 }
 

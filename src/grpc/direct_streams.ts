@@ -1,21 +1,25 @@
 /**
- * PublishStream served over node:http2 directly, on grpc-js's own connections: the
- * server side of src/client/publish_stream.ts. Every other call, and a PublishStream
- * this path does not take (compressed, or with a deadline), stays with grpc-js.
+ * The two streaming calls that carry every record, PublishStream and Subscribe, served
+ * over node:http2 directly on grpc-js's own connections: the server side of
+ * src/client/direct_stream.ts. Every other call, and a stream this path does not take
+ * (compressed, or with a deadline), stays with grpc-js.
  *
- * Why by hand, for this one call: per ~100 KB request grpc-js concatenates the HTTP/2
+ * Why by hand, for these two: per ~100 KB request grpc-js concatenates the HTTP/2
  * DATA chunks (16 KB each) into a new buffer, passes it through its interceptors and
  * object-mode streams, and the broker then copied the batch again into a pooled buffer
  * (a grpc-js buffer kept until the append is durable survives young GCs). Here each
  * request is copied once, from the chunks straight into a pooled buffer that the log's
  * I/O thread reads and that goes back to the pool when the append settles.
- * `npm run bench:grpc -- --only throughput [--server-publish grpc-js]`, two
+ * `npm run bench:grpc -- --only throughput [--server-streams grpc-js]`, two
  * alternating pairs on 2026-12-01: the server's main thread spent 62 / 81 ns per
- * record this way against 100 / 99 through grpc-js.
+ * record this way against 100 / 99 through grpc-js. A Subscribe delivery is a
+ * serialized buffer written to the HTTP/2 stream with its prefix in place, where
+ * grpc-js passes each message through its Writable, its interceptors and a copy into
+ * a framed buffer; its acks and credits are decoded straight from the socket's chunks.
  *
  * grpc-js has no public hook for one path, so this wraps its per-stream handler (a
  * private method) before the server binds; if grpc-js changes, routing reports false
- * and grpc-js serves PublishStream like any call.
+ * and grpc-js serves these calls like any other.
  */
 import * as http2 from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
@@ -27,15 +31,16 @@ import { brokerService } from './service';
 import { CODE_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
 
 const PUBLISH_STREAM_PATH = brokerService.publishStream!.path;
+const SUBSCRIBE_PATH = brokerService.subscribe!.path;
 
-/** One PublishStream call, whichever transport carries it; owned by the main thread. */
-export interface PublishCallIO {
+/** One streaming call (PublishStream or Subscribe), whichever transport carries it; owned by the main thread. */
+export interface StreamCallIO {
   /** Stops reading requests (their bytes wait in the client: HTTP/2 flow control). */
   pause(): void;
   resume(): void;
-  /** Bytes each answer leaves free at its start for this transport's framing. */
+  /** Bytes each response leaves free at its start for this transport's framing. */
   readonly headroom: number;
-  /** Sends one answer: a serialized PublishResponse after `headroom` bytes (see publishAnswer); dropped once the call is over. */
+  /** Sends one response: a serialized message after `headroom` bytes (see response_encoders.ts); dropped once the call is over. */
   send(res: Buffer): void;
   /** Ends the call with status OK. */
   end(): void;
@@ -44,43 +49,80 @@ export interface PublishCallIO {
 }
 
 /** What the broker side does with one call's requests. */
-export interface PublishCallHandler {
+export interface StreamCallHandler<Req> {
   /** One request; `owned` (when given) is the caller's buffer behind it, to release once settled. */
-  request(req: uringmq.v1.PublishRequest, owned: Buffer | null): void;
+  request(req: Req, owned: Buffer | null): void;
   /** The client sent its last request. */
   end(): void;
-  /** The call is gone (reset, connection lost): nothing more can be sent. */
+  /** The call is gone (reset, connection lost, or ended by this side): nothing more can be sent. */
   gone(): void;
 }
 
-export interface RawPublishOptions {
+export type PublishCallIO = StreamCallIO;
+export type PublishCallHandler = StreamCallHandler<uringmq.v1.PublishRequest>;
+export type SubscribeCallIO = StreamCallIO;
+export type SubscribeCallHandler = StreamCallHandler<uringmq.v1.SubscribeRequest>;
+
+/** Admits a call (auth, limits) or gives the error it ends with. */
+type Opener<Req> = (authorization: string | undefined, io: StreamCallIO) => StreamCallHandler<Req> | UringmqError;
+
+export interface DirectStreamOptions {
+  /** The largest message read or sent, as grpc-js's limits on the other calls. */
   maxMessageBytes: number;
-  /** Where requests are assembled: the broker's batch pool (the handler releases what it is given). */
+  /** Where publish requests are assembled: the broker's batch pool (the handler releases what it is given). */
   pool: BufferPool;
-  /** Admits the call (auth, limits) or gives the error it ends with. */
-  open(authorization: string | undefined, io: PublishCallIO): PublishCallHandler | UringmqError;
+  openPublish: Opener<uringmq.v1.PublishRequest>;
+  openSubscribe: Opener<uringmq.v1.SubscribeRequest>;
+}
+
+/** How one of the two calls is read. */
+interface CallKind<Req> {
+  name: string;
+  decode(b: Buffer): Req;
+  open: Opener<Req>;
+  /** Requests are copied into buffers from here (then owned by the handler), else decoded from views of the socket's chunks. */
+  pool: BufferPool | null;
+  /** Response headers beyond the status and content type. */
+  headers: http2.OutgoingHttpHeaders;
 }
 
 /**
- * Makes `server` hand the PublishStream calls it can to `opts` instead of grpc-js.
- * Call before the server binds (grpc-js reads the handler then). False when grpc-js's
- * internals are not what this expects: grpc-js then serves them all.
+ * Makes `server` hand the PublishStream and Subscribe calls it can to `opts` instead
+ * of grpc-js. Call before the server binds (grpc-js reads the handler then). False
+ * when grpc-js's internals are not what this expects: grpc-js then serves them all.
  */
-export function routePublishStreams(server: grpc.Server, opts: RawPublishOptions): boolean {
+export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOptions): boolean {
   type StreamHandler = (this: unknown, extra: unknown, stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
   const s = server as unknown as { _streamHandler?: StreamHandler; channelzEnabled?: unknown; onStreamOpened?: (stream: http2.ServerHttp2Stream) => void };
   const grpcHandler = s._streamHandler;
   // With channelz on, grpc-js installs another handler, which this does not wrap; a
   // handler of another arity is not the (interceptors, stream, headers) one known here.
   if (typeof grpcHandler !== 'function' || grpcHandler.length !== 3 || s.channelzEnabled !== false) return false;
+  const publish: CallKind<uringmq.v1.PublishRequest> = {
+    name: 'PublishStream',
+    decode: (b) => pb.PublishRequest.decode(b),
+    open: opts.openPublish,
+    pool: opts.pool,
+    // What grpc-js's path sends too: the largest request this server reads.
+    headers: { [MAX_MESSAGE_HEADER]: String(opts.maxMessageBytes) },
+  };
+  const subscribe: CallKind<uringmq.v1.SubscribeRequest> = {
+    name: 'Subscribe',
+    decode: (b) => pb.SubscribeRequest.decode(b),
+    open: opts.openSubscribe,
+    pool: null, // acks and credits: small, and decoded before the chunk is let go
+    headers: {},
+  };
   s._streamHandler = function (this: unknown, extra, stream, headers) {
-    if (headers[':path'] !== PUBLISH_STREAM_PATH || !takes(headers)) return grpcHandler.call(this, extra, stream, headers);
+    const path = headers[':path'];
+    const kind = path === PUBLISH_STREAM_PATH ? publish : path === SUBSCRIBE_PATH ? subscribe : null;
+    if (kind === null || !takes(headers)) return grpcHandler.call(this, extra, stream, headers);
     // What grpc-js's handler does first: an error listener (a reset emits one; the
     // 'close' that follows is what counts), and its idle-connection bookkeeping.
     stream.once('error', () => undefined);
     if (typeof s.onStreamOpened === 'function') s.onStreamOpened.call(server, stream);
     try {
-      serveRaw(stream, headers, opts);
+      serveRaw(stream, headers, kind as CallKind<unknown>, opts.maxMessageBytes);
     } catch {
       // A stream reset or a session closing between the checks and a respond():
       // this call is over, and an exception here would reach the http2 server's emit.
@@ -105,10 +147,10 @@ function takes(headers: http2.IncomingHttpHeaders): boolean {
   );
 }
 
-function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, opts: RawPublishOptions): void {
-  const call = new Http2PublishCall(stream);
+function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, kind: CallKind<Req>, maxMessageBytes: number): void {
+  const call = new Http2StreamCall(stream, maxMessageBytes);
   const auth = headers.authorization;
-  const handler = opts.open(Array.isArray(auth) ? auth[0] : auth, call);
+  const handler = kind.open(Array.isArray(auth) ? auth[0] : auth, call);
   if (handler instanceof UringmqError) return call.fail(handler);
   // First, so that an admitted call is let go however it ends (respond() included).
   stream.on('close', () => {
@@ -120,8 +162,9 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
     call.closed();
     return handler.gone();
   }
-  call.respond(opts.maxMessageBytes);
-  const reader = new GrpcFrameReader(opts.maxMessageBytes, { side: 'server', alloc: (n) => opts.pool.acquire(n) });
+  call.respond(kind.headers);
+  const pool = kind.pool;
+  const reader = new GrpcFrameReader(maxMessageBytes, pool ? { side: 'server', alloc: (n) => pool.acquire(n) } : { side: 'server' });
   stream.on('data', (chunk: Buffer) => {
     if (call.over) return; // failed: what the client still sends is dropped
     let messages: Buffer[];
@@ -132,18 +175,18 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
     }
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
-      let req: uringmq.v1.PublishRequest;
+      let req: Req;
       try {
-        req = pb.PublishRequest.decode(m);
+        req = kind.decode(m);
       } catch (e) {
-        for (let j = i; j < messages.length; j++) opts.pool.release(messages[j]!);
-        return call.fail(new UringmqError('INVALID_ARGUMENT', `malformed PublishStream request: ${(e as Error).message}`));
+        if (pool) for (let j = i; j < messages.length; j++) pool.release(messages[j]!);
+        return call.fail(new UringmqError('INVALID_ARGUMENT', `malformed ${kind.name} request: ${(e as Error).message}`));
       }
       if (call.over) {
-        opts.pool.release(m);
+        pool?.release(m);
         continue;
       }
-      handler.request(req, m);
+      handler.request(req, pool ? m : null);
     }
   });
   stream.on('end', () => {
@@ -153,20 +196,23 @@ function serveRaw(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHe
   });
 }
 
-/** The HTTP/2 stream of one raw PublishStream call; owned by the main thread. */
-class Http2PublishCall implements PublishCallIO {
+/** The HTTP/2 stream of one direct call; owned by the main thread. */
+class Http2StreamCall implements StreamCallIO {
   /** True once the status is decided: nothing more is sent or read. */
   over = false;
   private responded = false;
   private trailers: http2.OutgoingHttpHeaders | null = null;
 
-  constructor(private readonly stream: http2.ServerHttp2Stream) {}
+  constructor(
+    private readonly stream: http2.ServerHttp2Stream,
+    private readonly maxMessageBytes: number,
+  ) {}
 
-  /** Response headers, with the largest request this server reads (as grpc-js's path sends). */
-  respond(maxMessageBytes: number): void {
+  /** Response headers: the status and content type, and `extra`. */
+  respond(extra: http2.OutgoingHttpHeaders): void {
     if (this.stream.destroyed) return;
     this.responded = true;
-    this.stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity', [MAX_MESSAGE_HEADER]: String(maxMessageBytes) }, { waitForTrailers: true });
+    this.stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity', ...extra }, { waitForTrailers: true });
     this.stream.on('wantTrailers', () => {
       try {
         this.stream.sendTrailers(this.trailers ?? { 'grpc-status': '0' });
@@ -188,8 +234,11 @@ class Http2PublishCall implements PublishCallIO {
 
   send(res: Buffer): void {
     if (this.over || this.stream.destroyed) return;
+    const size = res.length - GRPC_PREFIX_BYTES;
+    // grpc-js's check on what it sends, with its status: the client would refuse it anyway.
+    if (size > this.maxMessageBytes) return this.fail(new UringmqError('RESOURCE_EXHAUSTED', `a ${size}-byte response is over this server's maxMessageBytes (${this.maxMessageBytes})`));
     res[0] = 0; // not compressed
-    res.writeUInt32BE(res.length - GRPC_PREFIX_BYTES, 1);
+    res.writeUInt32BE(size, 1);
     this.stream.write(res);
   }
 
