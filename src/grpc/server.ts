@@ -14,10 +14,10 @@ import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from './proto';
-import { brokerService, isMalformed } from './service';
+import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
-import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
+import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 
 type V1 = typeof uringmq.v1;
 /** A decoded request message of the given type. */
@@ -320,16 +320,7 @@ export class BrokerServer {
     const md = new grpc.Metadata();
     md.set(MAX_MESSAGE_HEADER, String(this.maxMessageBytes));
     call.sendMetadata(md);
-    call.on('data', (req: Req<'PublishRequest'>) => {
-      if (isMalformed(req)) {
-        h.gone();
-        return io.fail(invalid(req.$malformed));
-      }
-      h.request(req, null);
-    });
-    call.on('end', () => h.end());
-    call.on('error', () => h.gone());
-    call.on('cancelled', () => h.gone());
+    feedHandler(call, h, io);
   }
 
   /**
@@ -461,16 +452,7 @@ export class BrokerServer {
     };
     const h = this.openSubscribeCall(call.metadata.get('authorization')[0], io);
     if (h instanceof UringmqError) return io.fail(h);
-    call.on('data', (req: Req<'SubscribeRequest'>) => {
-      if (isMalformed(req)) {
-        h.gone();
-        return io.fail(invalid(req.$malformed));
-      }
-      h.request(req, null);
-    });
-    call.on('end', () => h.end());
-    call.on('cancelled', () => h.gone());
-    call.on('error', () => h.gone());
+    feedHandler(call, h, io);
   }
 
   /**
@@ -660,6 +642,20 @@ export class BrokerServer {
     const got = typeof v === 'string' ? Buffer.from(v) : v;
     return got !== undefined && got.length === this.authToken.length && timingSafeEqual(got, this.authToken);
   }
+}
+
+/** Hands a grpc-js streaming call's requests and its end to the transport-neutral handler. */
+function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h: StreamCallHandler<Q>, io: StreamCallIO): void {
+  call.on('data', (req: Q | Malformed) => {
+    if (isMalformed(req)) {
+      h.gone();
+      return io.fail(invalid(req.$malformed));
+    }
+    h.request(req, null);
+  });
+  call.on('end', () => h.end());
+  call.on('error', () => h.gone());
+  call.on('cancelled', () => h.gone());
 }
 
 interface StreamHandle {
