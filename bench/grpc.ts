@@ -221,7 +221,7 @@ async function main(): Promise<void> {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS], { stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
-  const ports = await new Promise<{ broker: number; raw: number; ioBackend: string }>((resolve) => {
+  const ports = await new Promise<{ broker: number; raw: number; tcp: number; ioBackend: string }>((resolve) => {
     let out = '';
     let found = false;
     child.stdout!.on('data', (d: Buffer) => {
@@ -253,12 +253,13 @@ async function main(): Promise<void> {
     // cases this process (the measuring client) carries the GC aftermath of consuming
     // millions of messages, and its pauses showed as several ms at p99 (7 ms at 10k/s
     // in one run, 2.8 ms with the latency cases first, same code and hour).
-    const e2e: Array<E2e & { raw: Lat; disk: Lat; diskBackToBack: Lat }> = [];
+    const e2e: Array<E2e & { raw: Lat; tcp: Lat; disk: Lat; diskBackToBack: Lat }> = [];
     for (const rate of only === 'throughput' ? [] : arg('rates', '1000,5000,10000').split(',').map(Number)) {
       const disk = await diskSyncLatency(dir, Math.min(rate, 1000), 3);
       const diskBackToBack = await diskSyncLatency(dir, 0, 1);
+      const tcp = await tcpRoundTrip(ports.tcp, rate, Math.max(3, SECONDS));
       const raw = await rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS));
-      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, disk, diskBackToBack });
+      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, tcp, disk, diskBackToBack });
     }
     if (only !== 'e2e') {
     // Ceiling: bare stream with one bytes message per 1000-record batch. The host's
@@ -398,10 +399,12 @@ async function main(): Promise<void> {
     console.log('"from schedule" counts the sender\'s own lag (coordinated omission), "from send()" starts when send() was called.\n');
     console.log('"disk sync write": 4 KiB O_DSYNC writes rewriting a file\'s tail block, as the log\'s cycles do, just before the case');
     console.log('(at most 1000/s: at higher rates the broker writes several messages per cycle) — the floor a durable ack sits on;');
-    console.log('"back to back": the same writes with no pause for 1 s, the CPU never idle between them.\n');
-    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare stream round trip, from schedule | disk sync write | disk sync write, back to back |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
+    console.log('"back to back": the same writes with no pause for 1 s, the CPU never idle between them.');
+    console.log('"TCP echo": the same schedule over a plain loopback TCP socket to the server process, which writes each');
+    console.log('chunk back — the round trip this host gives two Node processes with no HTTP/2 at all.\n');
+    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare stream round trip, from schedule | TCP echo round trip, from schedule | disk sync write | disk sync write, back to back |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
   } finally {
     await client.close();
     child.kill('SIGTERM');
@@ -442,6 +445,51 @@ async function rawRoundTrip(port: number, rate: number, seconds: number): Promis
   await new Promise((r) => setTimeout(r, 200));
   s.end();
   c.close();
+  return lat(h);
+}
+
+/**
+ * Open-loop round trips over a plain loopback TCP socket (the server echoes every
+ * byte), same schedule and frame size as rawRoundTrip: what the host itself gives a
+ * round trip between two Node processes. When this floor's p99 is above a latency
+ * target, no broker on the host meets it at that hour.
+ */
+async function tcpRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+  const FRAME = RECORD + 64;
+  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  const sock = net.connect(port, '127.0.0.1');
+  sock.setNoDelay(true);
+  await new Promise<void>((resolve, reject) => {
+    sock.once('connect', resolve);
+    sock.once('error', reject);
+  });
+  const start = performance.now() + 100;
+  const warmEnd = start + 1000;
+  const end = warmEnd + seconds * 1000;
+  // Echoed bytes arrive in arbitrary chunks; a frame split across two is carried over.
+  const partial = Buffer.alloc(FRAME);
+  let have = 0;
+  sock.on('data', (d: Buffer) => {
+    let at = 0;
+    while (at < d.length) {
+      const take = Math.min(FRAME - have, d.length - at);
+      d.copy(partial, have, at, at + take);
+      have += take;
+      at += take;
+      if (have === FRAME) {
+        have = 0;
+        const scheduled = partial.readDoubleLE(0);
+        if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
+      }
+    }
+  });
+  await openLoop(rate, start, end, (scheduled) => {
+    const v = Buffer.alloc(FRAME);
+    v.writeDoubleLE(scheduled, 0);
+    sock.write(v);
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  sock.destroy();
   return lat(h);
 }
 

@@ -1,8 +1,11 @@
 /**
  * Child process for bench/grpc.ts: a uringmq gRPC broker and, on a second port, a
  * bare grpc-js bidi stream that answers each bytes message with a 16-byte ack and
- * does nothing else (the transport ceiling for throughput and latency). Prints {"broker":port,"raw":port}.
+ * does nothing else (the transport ceiling for throughput and latency), and on a
+ * third a TCP echo (the host's own floor for a round trip between two Node
+ * processes, no HTTP/2). Prints {"broker":port,"raw":port,"tcp":port,"ioBackend":...}.
  */
+import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, BrokerServer } from '../src';
 
@@ -36,9 +39,19 @@ async function main(): Promise<void> {
       session.setLocalWindowSize(64 << 20);
     });
   }
-  process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, ioBackend: broker.ioBackend })}\n`);
+  const tcp = net.createServer((sock) => {
+    sock.setNoDelay(true);
+    sock.on('data', (d) => sock.write(d));
+    sock.on('error', () => sock.destroy());
+  });
+  const tcpPort = await new Promise<number>((resolve, reject) => {
+    tcp.once('error', reject);
+    tcp.listen(0, '127.0.0.1', () => resolve((tcp.address() as net.AddressInfo).port));
+  });
+  process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, tcp: tcpPort, ioBackend: broker.ioBackend })}\n`);
   process.on('SIGTERM', () => {
     raw.forceShutdown();
+    tcp.close();
     void server.stop(1000).then(() => process.exit(0));
   });
 }
