@@ -71,21 +71,24 @@ const CPU_COLUMNS = ['client main', 'client other', 'server main', 'server I/O',
 interface CpuSnap {
   at: number;
   ns: Record<(typeof CPU_COLUMNS)[number], number>;
+  /** The latency cases' sender: the addon's timerfd thread that wakes the client for each message (not in "client other"). */
+  senderNs: number;
   /** The client's main thread waiting for a CPU while runnable. */
   clientWaitNs: number;
 }
 let serverPid = 0;
 
 function cpuSnap(): CpuSnap {
-  const snap: CpuSnap = { at: performance.now(), ns: { 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 }, clientWaitNs: 0 };
+  const snap: CpuSnap = { at: performance.now(), ns: { 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 }, senderNs: 0, clientWaitNs: 0 };
   for (const [pid, who] of [[process.pid, 'client'], [serverPid, 'server']] as const) {
     if (!pid) continue;
     for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
       try {
         const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number) as [number, number];
         const main = tid === String(pid);
-        const io = !main && fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'uringmq-io';
-        snap.ns[`${who} ${main ? 'main' : io ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
+        const comm = main ? '' : fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        if (comm === 'uringmq-ticker') snap.senderNs += run;
+        else snap.ns[`${who} ${main ? 'main' : comm === 'uringmq-io' ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
         if (main && who === 'client') snap.clientWaitNs = wait;
       } catch {
         // the thread exited meanwhile
@@ -405,6 +408,21 @@ async function main(): Promise<void> {
     console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare stream round trip, from schedule | TCP echo round trip, from schedule | disk sync write | disk sync write, back to back |');
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
+    if (e2e.some((e) => e.cpu)) {
+      console.log('\nCPU time per message in the end-to-end cases, µs by thread (schedstat from the first measured send to the last;');
+      console.log('"sender": the timerfd thread that wakes the client for each message), and how much of the 2 vCPUs they used:\n');
+      console.log(`| rate (msgs/s) | ${CPU_COLUMNS.join(' | ')} | sender | total | vCPUs busy |`);
+      console.log(`|---:|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|---:|---:|`);
+      for (const e of e2e) {
+        if (!e.cpu) continue;
+        const { from, to, messages } = e.cpu;
+        const perMsg = CPU_COLUMNS.map((k) => (to.ns[k] - from.ns[k]) / Math.max(1, messages) / 1000);
+        const sender = (to.senderNs - from.senderNs) / Math.max(1, messages) / 1000;
+        const totalNs = CPU_COLUMNS.reduce((sum, k) => sum + to.ns[k] - from.ns[k], 0) + to.senderNs - from.senderNs;
+        const busy = (totalNs / ((to.at - from.at) * 1e6) / os.cpus().length) * 100;
+        console.log(`| ${e.rate} | ${perMsg.map((x) => x.toFixed(1)).join(' | ')} | ${sender.toFixed(1)} | ${(totalNs / Math.max(1, messages) / 1000).toFixed(1)} | ${busy.toFixed(0)}% |`);
+      }
+    }
   } finally {
     await client.close();
     child.kill('SIGTERM');
@@ -534,6 +552,8 @@ interface E2e {
   sent: Lat;
   /** send() → publish ack, from the moment send() was called. */
   ack: Lat;
+  /** CPU of both processes from the first measured send to the last, and the messages sent meanwhile. */
+  cpu: { from: CpuSnap; to: CpuSnap; messages: number } | null;
 }
 
 function lat(h: hdr.Histogram): Lat {
@@ -552,6 +572,11 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
   const warmEnd = start + 1000;
   const end = warmEnd + seconds * 1000;
   let received = 0;
+  // The schedule's last message, known once it is sent (computing it from start and
+  // end in floating point can be one message off); the consumer stops at it.
+  let lastScheduled = -Infinity;
+  let final = Infinity;
+  let latestSeen = -Infinity;
   const consuming = (async () => {
     for await (const m of consumer) {
       m.ack();
@@ -562,10 +587,16 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
         hSent.recordValue(Math.max(1, Math.round((now - m.value.readDoubleLE(8)) * 1000)));
         received++;
       }
-      if (scheduled >= end - 1000 / rate) break;
+      latestSeen = Math.max(latestSeen, scheduled);
+      if (latestSeen >= final) break;
     }
   })();
   await new Promise((r) => setTimeout(r, 300));
+  // CPU snapshots at the first measured send and at the last: the sender's thread
+  // exists only while the schedule runs.
+  let cpuFrom: CpuSnap | null = null;
+  let cpuTo: CpuSnap | null = null;
+  let measured = 0;
   await openLoop(rate, start, end, (scheduled) => {
     const v = Buffer.alloc(RECORD);
     v.writeDoubleLE(scheduled, 0);
@@ -574,10 +605,18 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
     void producer.send('e2e', { value: v, partition: 0 }).then(() => {
       if (scheduled >= warmEnd) hAck.recordValue(Math.max(1, Math.round((performance.now() - t) * 1000)));
     });
+    lastScheduled = scheduled;
+    if (scheduled >= warmEnd) {
+      cpuFrom ??= cpuSnap();
+      measured++;
+      if (scheduled + 3000 / rate >= end) cpuTo = cpuSnap(); // the last few sends: the last snapshot stands
+    }
   });
-  await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
+  final = lastScheduled;
+  if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
-  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck) };
+  const cpu = cpuFrom && cpuTo ? { from: cpuFrom, to: cpuTo, messages: measured } : null;
+  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu };
 }
 
 function fmt(n: number): string {
