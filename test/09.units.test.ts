@@ -8,6 +8,9 @@ import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Metadata, status } from '@grpc/grpc-js';
+import { CODE_TRAILER, fromServiceError, grpcCodeFor, toServiceError } from '../src/grpc/status';
+import { UringmqError, isErrorCode, type ErrorCode } from '../src/errors';
 
 describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
   it('RangeSet matches a plain Set under random adds, queries and trims', () => {
@@ -190,5 +193,85 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     many.forEach((m) => pool.release(m));
     assert.ok(pool.heldBytes <= 1 << 20);
     assert.equal(pool.acquire(10).length, 10); // small sizes are plain allocations
+  });
+});
+
+describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
+  // The contract, written out: a change to the mapping has to change this table too.
+  const expected: Record<ErrorCode, status> = {
+    TOPIC_NOT_FOUND: status.NOT_FOUND,
+    TOPIC_EXISTS: status.ALREADY_EXISTS,
+    INVALID_TOPIC_NAME: status.INVALID_ARGUMENT,
+    INVALID_GROUP_NAME: status.INVALID_ARGUMENT,
+    INVALID_ARGUMENT: status.INVALID_ARGUMENT,
+    CORRUPT_BATCH: status.INVALID_ARGUMENT,
+    RECORD_TOO_LARGE: status.RESOURCE_EXHAUSTED,
+    RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
+    OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
+    FAILED_PRECONDITION: status.FAILED_PRECONDITION,
+    OUT_OF_ORDER_SEQUENCE: status.FAILED_PRECONDITION,
+    DIR_LOCKED: status.FAILED_PRECONDITION,
+    BROKER_CLOSED: status.UNAVAILABLE,
+    UNAVAILABLE: status.UNAVAILABLE,
+    IO_ERROR: status.INTERNAL,
+    IO_URING_UNAVAILABLE: status.INTERNAL,
+    INTERNAL: status.INTERNAL,
+    UNAUTHENTICATED: status.UNAUTHENTICATED,
+  };
+
+  it('every code goes out as its gRPC status with the exact code in the trailer, and comes back as the same code', () => {
+    const codes = Object.keys(expected) as ErrorCode[];
+    assert.ok(codes.every(isErrorCode));
+    for (const code of codes) {
+      const se = toServiceError(new UringmqError(code, `m-${code}`));
+      assert.equal(se.code, expected[code], code);
+      assert.equal(grpcCodeFor(code), expected[code], code);
+      assert.deepEqual(se.metadata.get(CODE_TRAILER), [code]);
+      const back = fromServiceError({ ...se, message: se.details });
+      assert.ok(back instanceof UringmqError);
+      assert.equal(back.code, code);
+      assert.equal(back.message, `m-${code}`);
+    }
+    // Anything else thrown on the server goes out as INTERNAL.
+    const other = toServiceError(new TypeError('boom'));
+    assert.equal(other.code, status.INTERNAL);
+    assert.deepEqual(other.metadata.get(CODE_TRAILER), ['INTERNAL']);
+    assert.equal(other.details, 'boom');
+  });
+
+  it('a status without the trailer (another server, a proxy, a broken connection) maps by status alone', () => {
+    const noTrailer: Array<[status, ErrorCode]> = [
+      [status.NOT_FOUND, 'TOPIC_NOT_FOUND'],
+      [status.ALREADY_EXISTS, 'TOPIC_EXISTS'],
+      [status.INVALID_ARGUMENT, 'INVALID_ARGUMENT'],
+      [status.RESOURCE_EXHAUSTED, 'RESOURCE_EXHAUSTED'],
+      [status.OUT_OF_RANGE, 'OFFSET_OUT_OF_RANGE'],
+      [status.FAILED_PRECONDITION, 'FAILED_PRECONDITION'],
+      [status.UNAVAILABLE, 'UNAVAILABLE'],
+      [status.DEADLINE_EXCEEDED, 'UNAVAILABLE'],
+      [status.CANCELLED, 'UNAVAILABLE'],
+      [status.UNAUTHENTICATED, 'UNAUTHENTICATED'],
+      [status.PERMISSION_DENIED, 'UNAUTHENTICATED'],
+      [status.UNIMPLEMENTED, 'INTERNAL'], // not a uringmq server: retrying cannot help
+      // grpc-js reports some broken connections as these: retried, as UNAVAILABLE.
+      [status.INTERNAL, 'UNAVAILABLE'],
+      [status.UNKNOWN, 'UNAVAILABLE'],
+      [status.ABORTED, 'UNAVAILABLE'],
+      [status.DATA_LOSS, 'UNAVAILABLE'],
+    ];
+    for (const [code, want] of noTrailer) {
+      assert.equal(fromServiceError({ code, details: 'd', metadata: new Metadata() }).code, want, `status ${code}`);
+      assert.equal(fromServiceError({ code, details: 'd' }).code, want, `status ${code}, no metadata at all`);
+    }
+    // A trailer that is not one of ours is ignored; a Buffer-valued one is read.
+    const bogus = new Metadata();
+    bogus.set(CODE_TRAILER, 'NOT_A_CODE');
+    assert.equal(fromServiceError({ code: status.NOT_FOUND, details: 'd', metadata: bogus }).code, 'TOPIC_NOT_FOUND');
+    const bin = new Metadata();
+    bin.set(`${CODE_TRAILER}-bin`, Buffer.from('x')); // a different key: ignored
+    assert.equal(fromServiceError({ code: status.OUT_OF_RANGE, details: 'd', metadata: bin }).code, 'OFFSET_OUT_OF_RANGE');
+    // A UringmqError passes through unchanged.
+    const e = new UringmqError('DIR_LOCKED', 'x');
+    assert.equal(fromServiceError(e), e);
   });
 });

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { UringmqError, encodeBatch, sealBatch } from '../src';
+import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
 import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
@@ -100,12 +100,29 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   });
 
   it('the client library retries through a dropped stream without duplicates', async () => {
-    const p = r.client.producer({ idempotent: true });
-    const sends = Array.from({ length: 2000 }, (_, i) => p.send('t', { value: `m${i}`, partition: 0 }));
-    await sleep(5);
-    // Cut every call on the server side once, mid-flight; the producer must resend.
-    (r.server as unknown as { streams: Set<{ shutdown(): void }> }).streams.forEach((h) => h.shutdown());
+    // Small batches sent in waves: requests are on the wire when the stream is cut.
+    const p = r.client.producer({ idempotent: true, maxBatchBytes: 2048 });
+    const streams = (r.server as unknown as { streams: Set<{ shutdown(): void }> }).streams;
+    let settled = 0;
+    let cut: Array<{ shutdown(): void }> = [];
+    let settledAtCut = -1;
+    const sends: Array<Promise<SendResult>> = [];
+    for (let i = 0; i < 2000; i++) {
+      sends.push(p.send('t', { value: `m${i}`, partition: 0 }).finally(() => settled++));
+      if (i % 50 === 49) await sleep(1);
+      if (cut.length === 0 && settled > 0 && streams.size > 0) {
+        // Cut every call on the server side once, mid-flight: the server stops reading
+        // and ends the stream after answering what it read; the producer must resend
+        // what went unanswered, and send the rest, on a new stream.
+        cut = [...streams];
+        cut.forEach((h) => h.shutdown());
+        settledAtCut = settled;
+      }
+    }
+    assert.ok(cut.length > 0, 'the stream was cut');
+    assert.ok(settledAtCut < 2000, 'sends were still to come when the stream was cut');
     const res = await Promise.all(sends);
+    assert.ok([...streams].some((h) => !cut.includes(h)), 'the producer went on on a new stream');
     assert.equal(new Set(res.map((x) => x.offset)).size, 2000);
     const msgs = await r.client.fetch('t', 0, 0, { maxBytes: 1 << 20 });
     assert.equal(msgs.length, 2000);
@@ -247,8 +264,12 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   });
 
   it('oversize message → RESOURCE_EXHAUSTED, other calls unaffected', async () => {
-    const big = sealBatch(encodeBatch([{ value: Buffer.alloc(2 << 20) }]));
-    await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: big }), grpc.status.RESOURCE_EXHAUSTED);
+    // Each record is under the broker's maxRecordBytes (1 MiB): only the server's
+    // maxMessageBytes (1 MiB here) can refuse the request, not the broker's record limit.
+    const big = sealBatch(encodeBatch([{ value: Buffer.alloc(600_000) }, { value: Buffer.alloc(600_000) }]));
+    const e = await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: big }), grpc.status.RESOURCE_EXHAUSTED);
+    assert.notEqual(trailerCode(e), 'RECORD_TOO_LARGE');
+    assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0, 'nothing written');
     const ok = await r.client.producer().send('t', { value: 'small', partition: 0 });
     assert.equal(ok.offset, 0);
   });
@@ -381,12 +402,19 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       await new Promise((resolve) => child.once('exit', resolve));
       const c2 = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
       const seen = new Set<string>();
-      for await (const m of c2) {
-        seen.add(m.value.toString());
-        m.ack();
-        if (seen.size === 50) break;
+      // The vanished member's ack deadline is 60 s and the server's session timeout 10 s:
+      // only noticing the closed stream hands its messages over well before either.
+      const giveUp = setTimeout(() => void c2.close(), 8000);
+      try {
+        for await (const m of c2) {
+          seen.add(m.value.toString());
+          m.ack();
+          if (seen.size === 50) break;
+        }
+      } finally {
+        clearTimeout(giveUp);
       }
-      assert.equal(seen.size, 50);
+      assert.equal(seen.size, 50, `${seen.size} of 50 reached the next member within 8 s of the kill`);
     } finally {
       child.kill('SIGKILL');
     }

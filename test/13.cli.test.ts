@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError } from '../src';
@@ -57,6 +58,62 @@ describe('CLI', function () {
       assert.equal(run(['topics', 'list', ...target]).out.trim(), '');
     });
   }
+
+  it('serve takes keepalive, connection age and the stream limit from the environment: it pings, refuses a stream past the limit, and sends GOAWAY at the age limit', async () => {
+    const env: Record<string, string> = {
+      URINGMQ_KEEPALIVE_TIME_MS: '200', // the default is 2 hours: pings in the first second come from this
+      URINGMQ_KEEPALIVE_TIMEOUT_MS: '5000',
+      URINGMQ_MAX_CONNECTION_AGE_MS: '1500', // the default is none
+      URINGMQ_MAX_CONNECTION_AGE_GRACE_MS: '300',
+      URINGMQ_MAX_CONCURRENT_STREAMS: '1',
+    };
+    Object.assign(process.env, env);
+    try {
+      srv = await spawnServer(path.join(tmpDir(), 'data'));
+    } finally {
+      for (const k of Object.keys(env)) delete process.env[k];
+    }
+    // A bare HTTP/2 connection: it counts the server's PINGs and sees its GOAWAY.
+    const session = http2.connect(`http://${srv.address}`);
+    session.on('error', () => undefined); // the server ends it; that is the point
+    const opened = Date.now();
+    let pings = 0;
+    session.on('ping', () => pings++);
+    const goaway = new Promise<number>((resolve) => session.once('goaway', () => resolve(Date.now() - opened)));
+    const raw = new grpc.Client(srv.address, grpc.credentials.createInsecure());
+    try {
+      // The stream limit: one Subscribe fits, the next is refused.
+      const d = brokerService.subscribe!;
+      const admin = await connect(srv.address);
+      await admin.createTopic('t');
+      await admin.close();
+      const open = () => {
+        const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+        const ended = new Promise<grpc.status>((resolve) => {
+          st.on('error', (x: grpc.ServiceError) => resolve(x.code));
+          st.on('end', () => resolve(grpc.status.OK));
+        });
+        st.on('data', () => undefined);
+        st.write({ subscribe: { topic: 't', group: `g${Math.random()}` } });
+        return { st, ended };
+      };
+      const first = open();
+      await sleep(200);
+      assert.equal(await open().ended, grpc.status.RESOURCE_EXHAUSTED);
+      first.st.cancel();
+      await first.ended;
+      // The connection's age: GOAWAY after about 1.5 s (grpc-js adds up to 10% of jitter),
+      // with the keepalive PINGs before it.
+      const age = await Promise.race([goaway, sleep(15_000).then(() => -1)]);
+      assert.ok(age >= 1000, `GOAWAY ${age < 0 ? 'never came' : `after ${age} ms`}, expected after about 1500 ms`);
+      assert.ok(pings >= 2, `${pings} keepalive pings before GOAWAY, expected several at 200 ms`);
+    } finally {
+      raw.close();
+      session.destroy();
+    }
+    srv.child.kill('SIGTERM');
+    assert.equal((await srv.exited).code, 0);
+  });
 
   it('serve reads a config file and environment, and rejects unknown settings and values of the wrong type or range', async () => {
     const dir = tmpDir();
