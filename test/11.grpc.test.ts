@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
@@ -384,6 +385,42 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     s2.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1 }] } });
     const err2 = await new Promise<grpc.ServiceError>((resolve) => s2.on('error', resolve));
     assert.equal(err2.code, grpc.status.FAILED_PRECONDITION);
+  });
+
+  it('a consumer whose server is gone reconnects with backoff, not in a loop', async () => {
+    const own = await startServer();
+    const port = own.server.port;
+    const c = await connect(own.address);
+    let listener: net.Server | null = null;
+    try {
+      await c.createTopic('b');
+      const consumer = c.consumer({ topic: 'b', group: 'g' });
+      const it = consumer[Symbol.asyncIterator]();
+      const first = it.next(); // starts the Subscribe stream
+      const until = Date.now() + 10_000;
+      while ((await c.describeTopic('b')).groups.find((g) => g.group === 'g')?.members.length !== 1 && Date.now() < until) await sleep(20);
+      await own.stop();
+      // In the server's place: a port that takes each connection and drops it at once.
+      let connections = 0;
+      listener = net.createServer((sock) => {
+        connections++;
+        sock.destroy();
+      });
+      await new Promise<void>((resolve, reject) => {
+        listener!.once('error', reject);
+        listener!.listen(port, '127.0.0.1', resolve);
+      });
+      await sleep(3000);
+      // Delays of 100, 200, 400, 800, 1600 ms: about five attempts in 3 s. A consumer
+      // retrying without backoff would make hundreds.
+      assert.ok(connections >= 2, `${connections} reconnection attempts in 3 s: the consumer gave up`);
+      assert.ok(connections <= 12, `${connections} reconnection attempts in 3 s: no backoff`);
+      await consumer.close();
+      await first.catch(() => undefined);
+    } finally {
+      await c.close();
+      await new Promise((resolve) => (listener ? listener.close(resolve) : resolve(undefined)));
+    }
   });
 
   it('a client vanishing mid-stream (SIGKILL) loses nothing: its messages go to the next member', async () => {

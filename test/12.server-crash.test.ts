@@ -2,6 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { brokerService } from '../src/grpc/service';
 import { connect, type Client } from '../src/client';
 import { sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
@@ -160,6 +162,15 @@ describe('Server crash and shutdown', function () {
     srv.child.kill('SIGTERM');
     await sleep(500);
     assert.equal(srv.child.exitCode, null, 'still shutting down gracefully');
+    // Meanwhile it takes no new calls: a new client's call fails with UNAVAILABLE.
+    const late = new grpc.Client(srv.address, grpc.credentials.createInsecure());
+    const d = brokerService.listTopics!;
+    const lateCode = await new Promise<grpc.status>((resolve) =>
+      late.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, {}, { deadline: Date.now() + 3000 }, (e) => resolve(e ? e.code : grpc.status.OK)),
+    );
+    late.close();
+    assert.equal(lateCode, grpc.status.UNAVAILABLE);
+    assert.equal(srv.child.exitCode, null, 'still shutting down gracefully');
     const t0 = Date.now();
     srv.child.kill('SIGINT');
     const { code } = await srv.exited;
@@ -170,41 +181,42 @@ describe('Server crash and shutdown', function () {
     await client.close();
   });
 
-  it('SIGTERM finishes in-flight publishes, syncs and exits 0: nothing acked is lost', async () => {
-    const dir = tmpDir();
-    const { srv, client } = await serverWithTopic(dir);
-    const producer = client.producer({ deliveryTimeoutMs: 3000 });
-    const acked: Array<{ offset: number; value: string }> = [];
-    let failed = 0;
-    const sends = Array.from({ length: 20_000 }, (_, i) =>
-      producer.send('t', { value: `m${i}` }).then(
-        (r) => void acked.push({ offset: r.offset, value: `m${i}` }),
-        () => void failed++, // sent after the server stopped reading: never written
-      ),
-    );
-    while (acked.length < 100) await sleep(5);
-    srv.child.kill('SIGTERM');
-    const { code } = await srv.exited;
-    assert.equal(code, 0, srv.logs());
-    await Promise.all(sends);
-    await client.close();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const)
+    it(`${signal} finishes in-flight publishes, syncs and exits 0: nothing acked is lost`, async () => {
+      const dir = tmpDir();
+      const { srv, client } = await serverWithTopic(dir);
+      const producer = client.producer({ deliveryTimeoutMs: 3000 });
+      const acked: Array<{ offset: number; value: string }> = [];
+      let failed = 0;
+      const sends = Array.from({ length: 20_000 }, (_, i) =>
+        producer.send('t', { value: `m${i}` }).then(
+          (r) => void acked.push({ offset: r.offset, value: `m${i}` }),
+          () => void failed++, // sent after the server stopped reading: never written
+        ),
+      );
+      while (acked.length < 100) await sleep(5);
+      srv.child.kill(signal);
+      const { code } = await srv.exited;
+      assert.equal(code, 0, srv.logs());
+      await Promise.all(sends);
+      await client.close();
 
-    const again = await spawnServer(dir);
-    procs.push(again);
-    const c2 = await connect(again.address);
-    const end = (await c2.describeTopic('t')).partitions[0]!.endOffset;
-    // Exactly the acked records: every publish the server took before it stopped
-    // reading was written and its ack sent before the exit. (A server that exited at
-    // once would leave records written but never acked, or acked ones missing.)
-    assert.equal(end, acked.length, `${end} records in the log, ${acked.length} acked, ${failed} sends failed`);
-    assert.equal(acked.length + failed, 20_000);
-    const values = new Map<number, string>();
-    for (let off = 0; off < end; ) {
-      const msgs = await c2.fetch('t', 0, off, { maxBytes: 1 << 20 });
-      for (const m of msgs) values.set(m.offset, m.value.toString());
-      off = msgs[msgs.length - 1]!.offset + 1;
-    }
-    for (const a of acked) assert.equal(values.get(a.offset), a.value);
-    await c2.close();
-  });
+      const again = await spawnServer(dir);
+      procs.push(again);
+      const c2 = await connect(again.address);
+      const end = (await c2.describeTopic('t')).partitions[0]!.endOffset;
+      // Exactly the acked records: every publish the server took before it stopped
+      // reading was written and its ack sent before the exit. (A server that exited at
+      // once would leave records written but never acked, or acked ones missing.)
+      assert.equal(end, acked.length, `${end} records in the log, ${acked.length} acked, ${failed} sends failed`);
+      assert.equal(acked.length + failed, 20_000);
+      const values = new Map<number, string>();
+      for (let off = 0; off < end; ) {
+        const msgs = await c2.fetch('t', 0, off, { maxBytes: 1 << 20 });
+        for (const m of msgs) values.set(m.offset, m.value.toString());
+        off = msgs[msgs.length - 1]!.offset + 1;
+      }
+      for (const a of acked) assert.equal(values.get(a.offset), a.value);
+      await c2.close();
+    });
 });
