@@ -481,6 +481,8 @@ async function tcpRoundTrip(port: number, rate: number, seconds: number): Promis
     sock.once('connect', resolve);
     sock.once('error', reject);
   });
+  let failure: Error | null = null;
+  sock.on('error', (e) => (failure ??= e)); // reported after the schedule, not as an unhandled event
   const start = performance.now() + 100;
   const warmEnd = start + 1000;
   const end = warmEnd + seconds * 1000;
@@ -508,6 +510,7 @@ async function tcpRoundTrip(port: number, rate: number, seconds: number): Promis
   });
   await new Promise((r) => setTimeout(r, 200));
   sock.destroy();
+  if (failure) throw new Error(`TCP echo round trip: ${(failure as Error).message}`);
   return lat(h);
 }
 
