@@ -263,12 +263,12 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
       assert.equal(fromServiceError({ code, details: 'd', metadata: new Metadata() }).code, want, `status ${code}`);
       assert.equal(fromServiceError({ code, details: 'd' }).code, want, `status ${code}, no metadata at all`);
     }
-    // A trailer that is not one of ours is ignored; a Buffer-valued one is read.
+    // A trailer value that is not one of our codes is ignored, and so is the code under another key.
     const bogus = new Metadata();
     bogus.set(CODE_TRAILER, 'NOT_A_CODE');
     assert.equal(fromServiceError({ code: status.NOT_FOUND, details: 'd', metadata: bogus }).code, 'TOPIC_NOT_FOUND');
     const bin = new Metadata();
-    bin.set(`${CODE_TRAILER}-bin`, Buffer.from('x')); // a different key: ignored
+    bin.set(`${CODE_TRAILER}-bin`, Buffer.from('INVALID_ARGUMENT'));
     assert.equal(fromServiceError({ code: status.OUT_OF_RANGE, details: 'd', metadata: bin }).code, 'OFFSET_OUT_OF_RANGE');
     // A UringmqError passes through unchanged.
     const e = new UringmqError('DIR_LOCKED', 'x');

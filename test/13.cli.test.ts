@@ -16,6 +16,19 @@ const run = (args: string[], input?: string) => {
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 
+/** A Subscribe stream of its own group on `topic`, and the status it ends with. */
+function openSubscribe(raw: grpc.Client, topic: string): { st: grpc.ClientDuplexStream<unknown, unknown>; ended: Promise<grpc.status> } {
+  const d = brokerService.subscribe!;
+  const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+  const ended = new Promise<grpc.status>((resolve) => {
+    st.on('error', (x: grpc.ServiceError) => resolve(x.code));
+    st.on('end', () => resolve(grpc.status.OK));
+  });
+  st.on('data', () => undefined);
+  st.write({ subscribe: { topic, group: `g${Math.random()}` } });
+  return { st, ended };
+}
+
 describe('CLI', function () {
   this.timeout(120_000);
   let srv: ServerProcess | null = null;
@@ -83,23 +96,12 @@ describe('CLI', function () {
     const raw = new grpc.Client(srv.address, grpc.credentials.createInsecure());
     try {
       // The stream limit: one Subscribe fits, the next is refused.
-      const d = brokerService.subscribe!;
       const admin = await connect(srv.address);
       await admin.createTopic('t');
       await admin.close();
-      const open = () => {
-        const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-        const ended = new Promise<grpc.status>((resolve) => {
-          st.on('error', (x: grpc.ServiceError) => resolve(x.code));
-          st.on('end', () => resolve(grpc.status.OK));
-        });
-        st.on('data', () => undefined);
-        st.write({ subscribe: { topic: 't', group: `g${Math.random()}` } });
-        return { st, ended };
-      };
-      const first = open();
+      const first = openSubscribe(raw, 't');
       await sleep(200);
-      assert.equal(await open().ended, grpc.status.RESOURCE_EXHAUSTED);
+      assert.equal(await openSubscribe(raw, 't').ended, grpc.status.RESOURCE_EXHAUSTED);
       first.st.cancel();
       await first.ended;
       // The connection's age: GOAWAY after about 1.5 s (grpc-js adds up to 10% of jitter),
@@ -138,20 +140,9 @@ describe('CLI', function () {
       assert.equal((await p.send('t', { value: 'small' })).offset, 0);
       // maxConcurrentStreams from the file: the producer's PublishStream is one, one
       // Subscribe fits, the next is refused.
-      const d = brokerService.subscribe!;
-      const open = () => {
-        const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-        const ended = new Promise<grpc.status>((resolve) => {
-          st.on('error', (x: grpc.ServiceError) => resolve(x.code));
-          st.on('end', () => resolve(grpc.status.OK));
-        });
-        st.on('data', () => undefined);
-        st.write({ subscribe: { topic: 't', group: `g${Math.random()}` } });
-        return { st, ended };
-      };
-      const first = open();
+      const first = openSubscribe(raw, 't');
       await sleep(200);
-      const second = open();
+      const second = openSubscribe(raw, 't');
       assert.equal(await second.ended, grpc.status.RESOURCE_EXHAUSTED);
       first.st.cancel();
       await first.ended;
