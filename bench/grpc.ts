@@ -36,7 +36,7 @@ const BATCH = 1000;
 const IN_FLIGHT = Number(arg('in-flight', '64'));
 /**
  * The open-loop sender sends each message at its own scheduled time, woken by a
- * native timerfd (src/bench/open_loop.ts): at 10k msgs/s, one
+ * native timerfd that the client's own event loop polls (src/bench/open_loop.ts): at 10k msgs/s, one
  * send every 100 µs, as evenly spaced traffic arrives. --coarse-timers wakes it on
  * Node's 1 ms timers instead, so messages leave in bursts of ~10 per tick, each
  * having waited up to a tick: in nine alternating pairs at 10k msgs/s (2026-11-30,
@@ -71,15 +71,13 @@ const CPU_COLUMNS = ['client main', 'client other', 'server main', 'server I/O',
 interface CpuSnap {
   at: number;
   ns: Record<(typeof CPU_COLUMNS)[number], number>;
-  /** The latency cases' sender: the addon's timerfd thread that wakes the client for each message (not in "client other"). */
-  senderNs: number;
   /** The client's main thread waiting for a CPU while runnable. */
   clientWaitNs: number;
 }
 let serverPid = 0;
 
 function cpuSnap(): CpuSnap {
-  const snap: CpuSnap = { at: performance.now(), ns: { 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 }, senderNs: 0, clientWaitNs: 0 };
+  const snap: CpuSnap = { at: performance.now(), ns: { 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 }, clientWaitNs: 0 };
   for (const [pid, who] of [[process.pid, 'client'], [serverPid, 'server']] as const) {
     if (!pid) continue;
     for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
@@ -87,8 +85,7 @@ function cpuSnap(): CpuSnap {
         const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number) as [number, number];
         const main = tid === String(pid);
         const comm = main ? '' : fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-        if (comm === 'uringmq-ticker') snap.senderNs += run;
-        else snap.ns[`${who} ${main ? 'main' : comm === 'uringmq-io' ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
+        snap.ns[`${who} ${main ? 'main' : comm === 'uringmq-io' ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
         if (main && who === 'client') snap.clientWaitNs = wait;
       } catch {
         // the thread exited meanwhile
@@ -410,17 +407,16 @@ async function main(): Promise<void> {
     for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
     if (e2e.some((e) => e.cpu)) {
       console.log('\nCPU time per message in the end-to-end cases, µs by thread (schedstat from the first measured send to the last;');
-      console.log('"sender": the timerfd thread that wakes the client for each message), and how much of the 2 vCPUs they used:\n');
-      console.log(`| rate (msgs/s) | ${CPU_COLUMNS.join(' | ')} | sender | total | vCPUs busy |`);
+      console.log("the sender's wake-ups are the client main thread's), and how much of the 2 vCPUs they used:\n");
+      console.log(`| rate (msgs/s) | ${CPU_COLUMNS.join(' | ')} | total | vCPUs busy |`);
       console.log(`|---:|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|---:|---:|`);
       for (const e of e2e) {
         if (!e.cpu) continue;
         const { from, to, messages } = e.cpu;
         const perMsg = CPU_COLUMNS.map((k) => (to.ns[k] - from.ns[k]) / Math.max(1, messages) / 1000);
-        const sender = (to.senderNs - from.senderNs) / Math.max(1, messages) / 1000;
-        const totalNs = CPU_COLUMNS.reduce((sum, k) => sum + to.ns[k] - from.ns[k], 0) + to.senderNs - from.senderNs;
+        const totalNs = CPU_COLUMNS.reduce((sum, k) => sum + to.ns[k] - from.ns[k], 0);
         const busy = (totalNs / ((to.at - from.at) * 1e6) / os.cpus().length) * 100;
-        console.log(`| ${e.rate} | ${perMsg.map((x) => x.toFixed(1)).join(' | ')} | ${sender.toFixed(1)} | ${(totalNs / Math.max(1, messages) / 1000).toFixed(1)} | ${busy.toFixed(0)}% |`);
+        console.log(`| ${e.rate} | ${perMsg.map((x) => x.toFixed(1)).join(' | ')} | ${(totalNs / Math.max(1, messages) / 1000).toFixed(1)} | ${busy.toFixed(0)}% |`);
       }
     }
   } finally {
@@ -595,8 +591,8 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
     }
   })();
   await new Promise((r) => setTimeout(r, 300));
-  // CPU snapshots at the first measured send and at the last: the sender's thread
-  // exists only while the schedule runs.
+  // CPU snapshots at the first measured send and at the last: the schedule's own
+  // window, without the consumer's start and the drain after it.
   let cpuFrom: CpuSnap | null = null;
   let cpuTo: CpuSnap | null = null;
   let measured = 0;

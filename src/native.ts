@@ -200,9 +200,9 @@ export interface NativeTicker {
 }
 
 /**
- * Benchmarks' open-loop senders: `callback` runs on this thread at each expiry
- * (expirations missed while the loop was busy coalesce into one call; an error
- * stops the ticker and is passed to it).
+ * Benchmarks' open-loop senders: `callback` runs on this thread at each expiry, from
+ * its own event loop, which polls a timerfd (expirations missed while the loop was
+ * busy coalesce into one call; an error stops the ticker and is passed to it).
  */
 export function createTicker(callback: (err?: Error) => void): NativeTicker {
   return new addon.NativeTicker(callback);

@@ -2,6 +2,7 @@
 // owned by the JS thread (main or worker) whose env created it; the I/O thread talks
 // back only through the ThreadSafeFunction, one call per group-commit cycle.
 #include <napi.h>
+#include <uv.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <thread>
 #include <string>
 #include <functional>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -793,13 +795,16 @@ class DirLockWrap : public Napi::ObjectWrap<DirLockWrap> {
 
 
 // ---------------------------------------------------------------------------------
-// Owned by the JS thread that created it; its ticker thread only blocks on the timer
-// and posts. A periodic CLOCK_MONOTONIC timerfd for benchmarks' open-loop senders,
-// which wake once per due message: Node's timers have 1 ms resolution, and a JS
-// worker thread that slept with Atomics.wait and posted a message per wake-up cost
-// ~25% of a core at 10k/s on the 2-core machine, CPU the broker under test needed.
-// (Polling the timerfd on the JS thread's own loop would need libuv's headers, which
-// N-API builds do not have.)
+// Owned by the JS thread that created it: a periodic CLOCK_MONOTONIC timerfd polled by
+// that thread's own libuv loop, for benchmarks' open-loop senders, which wake once per
+// due message. Why not the alternatives: Node's timers have 1 ms resolution; a JS
+// worker that slept with Atomics.wait and posted per wake-up cost ~25% of a core at
+// 10k/s on the 2-core machine; and a native thread blocked on the timerfd that posted
+// through a thread-safe function (this class until 2026-12-01) added a thread and a
+// cross-thread wake-up per message, which `perf sched` showed waiting for a CPU
+// behind the broker's own threads (bench:grpc's sender column read 8-10 us per message
+// at 10k/s). The loop wakes on the timerfd itself, as on any socket. libuv's headers
+// come with Node's (node-gyp and cmake-js both put them on the include path).
 class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
  public:
   static Napi::Function Init(Napi::Env env) {
@@ -807,17 +812,13 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
                        {InstanceMethod<&TickerWrap::Start>("start"), InstanceMethod<&TickerWrap::Stop>("stop")});
   }
   // new NativeTicker(callback): callback() runs on the JS thread after each expiry;
-  // expirations while a call is still queued add nothing (at most one is queued).
+  // expirations while the loop was busy coalesce into one call.
   explicit TickerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TickerWrap>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsFunction()) ThrowInvalid(env, "NativeTicker(callback)");
     callback_ = Napi::Persistent(info[0].As<Napi::Function>());
-    napi_add_env_cleanup_hook(env, &TickerWrap::OnEnvCleanup, this);
   }
-  ~TickerWrap() override {
-    napi_remove_env_cleanup_hook(Env(), &TickerWrap::OnEnvCleanup, this);
-    Close();
-  }
+  ~TickerWrap() override { Close(); }
 
   // start(firstNs, periodNs): first expiry at CLOCK_MONOTONIC time firstNs (the
   // clock of process.hrtime), then every periodNs.
@@ -827,9 +828,11 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
     double first = info[0].As<Napi::Number>().DoubleValue();
     double period = info[1].As<Napi::Number>().DoubleValue();
     if (!(first > 0) || !(period >= 1000) || period > 1e12) ThrowInvalid(env, "start: firstNs must be > 0 and periodNs in [1000, 1e12]");
-    if (thread_.joinable()) ThrowInvalid(env, "NativeTicker already started");
+    if (poll_) ThrowInvalid(env, "NativeTicker already started");
     if (callback_.IsEmpty()) ThrowInvalid(env, "NativeTicker was stopped: create a new one");
-    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    uv_loop_t* loop = nullptr;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) throw MakeError(env, Code::kIoError, "NativeTicker start: no event loop");
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     if (fd < 0) throw MakeError(env, Code::kIoError, std::string("timerfd_create: ") + std::strerror(errno));
     itimerspec spec{Timespec(period), Timespec(first)};
     if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, nullptr) != 0) {
@@ -837,21 +840,25 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
       ::close(fd);
       throw MakeError(env, Code::kIoError, std::string("timerfd_settime: ") + std::strerror(e));
     }
-    fd_ = fd;
-    stop_.store(false);
-    bool have_tsfn = false;
-    try {
-      // Queue of one: a tick that finds one still queued is dropped, not stacked up.
-      tsfn_ = Napi::ThreadSafeFunction::New(env, callback_.Value(), "uringmq-ticker", 1, 1);
-      have_tsfn = true;
-      thread_ = std::thread([this] { Run(); });
-    } catch (const std::exception& e) {
-      // Napi::Error from the TSFN, std::system_error from the thread: undo, then a JS error.
-      if (have_tsfn) tsfn_.Release();
-      ::close(fd_);
-      fd_ = -1;
-      throw MakeError(env, Code::kIoError, std::string("NativeTicker start: ") + e.what());
+    auto* poll = new Poll{};
+    poll->fd = fd;
+    poll->owner = this;
+    poll->handle.data = poll;
+    int r = uv_poll_init(loop, &poll->handle, fd);
+    if (r != 0) {  // not registered with the loop: nothing to close there
+      ::close(fd);
+      delete poll;
+      throw MakeError(env, Code::kIoError, std::string("NativeTicker start: uv_poll_init: ") + uv_strerror(r));
     }
+    r = uv_poll_start(&poll->handle, UV_READABLE, &TickerWrap::OnReadable);
+    if (r == 0 && napi_add_async_cleanup_hook(env, &TickerWrap::OnTeardown, poll, &poll->hook) != napi_ok) r = UV_ENOMEM;
+    if (r != 0) {
+      CloseHandle(poll);
+      throw MakeError(env, Code::kIoError, std::string("NativeTicker start: uv_poll_start: ") + uv_strerror(r));
+    }
+    poll_ = poll;
+    context_ = std::make_unique<Napi::AsyncContext>(env, "uringmq-ticker");
+    Ref();  // while it ticks, the ticker lives even if JS drops it
     return env.Undefined();
   }
 
@@ -861,6 +868,16 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
   }
 
  private:
+  // The poll handle and its fd outlive the ticker until libuv's close callback; an
+  // environment torn down while it ticks (a worker's exit) waits for that callback.
+  struct Poll {
+    uv_poll_t handle;
+    int fd = -1;
+    TickerWrap* owner = nullptr;
+    bool closing = false;
+    napi_async_cleanup_hook_handle hook = nullptr;
+  };
+
   static timespec Timespec(double ns) {
     timespec t;
     t.tv_sec = static_cast<time_t>(ns / 1e9);
@@ -868,55 +885,71 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
     return t;
   }
 
-  // The ticker thread: blocks in read() until the timer expires, then posts.
-  void Run() {
-    pthread_setname_np(pthread_self(), "uringmq-ticker");
-    for (;;) {
+  static void CloseHandle(Poll* poll) {
+    poll->owner = nullptr;
+    if (poll->closing) return;
+    poll->closing = true;
+    uv_poll_stop(&poll->handle);
+    uv_close(reinterpret_cast<uv_handle_t*>(&poll->handle), [](uv_handle_t* h) {
+      auto* p = static_cast<Poll*>(h->data);
+      if (p->hook) napi_remove_async_cleanup_hook(p->hook);
+      if (p->fd >= 0) ::close(p->fd);
+      delete p;
+    });
+  }
+
+  static void OnTeardown(napi_async_cleanup_hook_handle /*hook*/, void* arg) {
+    auto* poll = static_cast<Poll*>(arg);
+    if (poll->owner) poll->owner->poll_ = nullptr;
+    CloseHandle(poll);
+  }
+
+  static void OnReadable(uv_poll_t* h, int status, int /*events*/) {
+    auto* poll = static_cast<Poll*>(h->data);
+    TickerWrap* self = poll->owner;
+    if (self == nullptr || self->callback_.IsEmpty()) return;
+    std::string error;
+    if (status < 0) {
+      error = std::string("NativeTicker: poll timerfd: ") + uv_strerror(status);
+    } else {
       uint64_t expirations;
-      ssize_t n = ::read(fd_, &expirations, sizeof expirations);
-      if (stop_.load()) return;
-      if (n < 0 && errno == EINTR) continue;
-      if (n != static_cast<ssize_t>(sizeof expirations)) {
-        // The callback gets the error and the ticker stops ticking.
-        // Not BlockingCall: stop() may be joining this thread from the JS thread.
-        auto* msg = new std::string(std::string("NativeTicker: read timerfd: ") + std::strerror(n < 0 ? errno : EIO));
-        auto deliver = [](Napi::Env env, Napi::Function cb, std::string* m) {
-          std::string text = std::move(*m);
-          delete m;
-          if (env && cb) cb.Call({MakeError(env, Code::kIoError, text).Value()});
-        };
-        napi_status st;
-        while ((st = tsfn_.NonBlockingCall(msg, deliver)) == napi_queue_full && !stop_.load())
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        if (st != napi_ok) delete msg;
-        return;
-      }
-      tsfn_.NonBlockingCall();  // napi_queue_full: a call is queued already
+      ssize_t n = ::read(poll->fd, &expirations, sizeof expirations);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;  // woken for nothing: wait for the next expiry
+      if (n != static_cast<ssize_t>(sizeof expirations)) error = std::string("NativeTicker: read timerfd: ") + std::strerror(n < 0 ? errno : EIO);
     }
+    Napi::Env env = self->Env();
+    Napi::HandleScope scope(env);
+    Napi::Object keep = self->Value();  // a stop() inside the callback must not let it be collected mid-call
+    Napi::Function fn = self->callback_.Value();
+    std::vector<napi_value> args;
+    if (!error.empty()) {
+      args.push_back(MakeError(env, Code::kIoError, error).Value());
+      self->Close();  // an error stops the ticker; the callback gets it
+    }
+    try {
+      // MakeCallback, as for any I/O callback: async hooks, then nextTicks and microtasks.
+      fn.MakeCallback(env.Global(), args, *self->context_);
+    } catch (const Napi::Error& e) {
+      // A throw in the JS callback goes to 'uncaughtException', as from any I/O callback.
+      napi_fatal_exception(env, e.Value());
+    }
+    (void)keep;
   }
 
   // Also drops the callback: its closure usually holds this ticker's JS object, and a
-  // strong reference from here would keep both alive for good.
+  // strong reference from here would keep both alive for good. Idempotent. The async
+  // context stays until the ticker goes: a stop() may come from inside the callback.
   void Close() {
     if (!callback_.IsEmpty()) callback_.Reset();
-    if (!thread_.joinable()) return;
-    stop_.store(true);
-    // Wake the read() now rather than at the next expiry.
-    itimerspec now{{0, 0}, {0, 1}};
-    timerfd_settime(fd_, 0, &now, nullptr);
-    thread_.join();
-    ::close(fd_);
-    fd_ = -1;
-    tsfn_.Release();
+    if (poll_ == nullptr) return;
+    CloseHandle(poll_);
+    poll_ = nullptr;
+    Unref();
   }
 
-  static void OnEnvCleanup(void* self) { static_cast<TickerWrap*>(self)->Close(); }
-
   Napi::FunctionReference callback_;
-  Napi::ThreadSafeFunction tsfn_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-  int fd_ = -1;
+  std::unique_ptr<Napi::AsyncContext> context_;
+  Poll* poll_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ export interface OpenLoopOptions {
   /**
    * Wake on each due time (a native timerfd, to the microsecond) instead of Node's
    * 1 ms timers, which make a message wait up to a tick before it is sent: ~1 ms at
-   * p99 of latency measured from the schedule. Costs a wake-up of the event loop (and
-   * of the addon's ticker thread) per due message, at most one per 50 µs.
+   * p99 of latency measured from the schedule. Costs a wake-up of the event loop per
+   * due message (the loop polls the timerfd itself: no thread), at most one per 50 µs.
    */
   precise?: boolean;
 }
