@@ -14,7 +14,7 @@ import { connect } from '../src/client';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
 import { DirectStream, PUBLISH_STREAM, parseHostPort, type DirectTarget } from '../src/client/direct_stream';
 import { encodeBatch, sealBatch } from '../src';
-import { decodeEach } from '../src/codec/record_batch';
+import { decodeEach, readBatchMeta } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
 import { routeDirectStreams } from '../src/grpc/direct_streams';
@@ -361,6 +361,42 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       assert.equal(new Set(turns).size, 20, `acks reached their senders in ${new Set(turns).size} turns: ${turns.join(',')}`);
     } finally {
       ticking = false;
+      await r.stop();
+    }
+  });
+
+  it('while every in-flight slot is taken, records sent in later turns join one growing batch, which goes when a slot frees', async () => {
+    // Each append takes 100 ms: the first batch holds the only slot while 200 more
+    // sends come, one per event-loop turn. Cut per turn and queued, they would go as
+    // 200 one-record requests, one after another, each waiting for the last's ack.
+    const r = await startServer({ brokerOptions: { testIoDelayMs: 100 } });
+    try {
+      await r.client.createTopic('grow', { partitions: 1 });
+      const p = r.client.producer({ maxInFlight: 1 });
+      await p.send('grow', { value: 'm0', partition: 0 }); // the partition count is known from here on
+      const sends: Array<Promise<{ offset: number }>> = [];
+      for (let i = 1; i < 201; i++) {
+        sends.push(p.send('grow', { value: `m${i}`, partition: 0 }));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const results = await Promise.all(sends);
+      assert.deepEqual(results.map((x) => x.offset), Array.from({ length: 200 }, (_, i) => i + 1));
+      // The batches as written: a raw Fetch gives them whole.
+      const d = brokerService.fetch!;
+      const res = await new Promise<InstanceType<typeof pb.FetchResponse>>((resolve, reject) =>
+        r.client.grpc.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, { topic: 'grow', partition: 0, offset: 0, max_bytes: 1 << 20 }, (e, v) => (e ? reject(e) : resolve(v as InstanceType<typeof pb.FetchResponse>))),
+      );
+      const raw = res.batches as Buffer;
+      const counts: number[] = [];
+      for (let pos = 0; pos < raw.length; ) {
+        const m = readBatchMeta(raw, pos);
+        counts.push(m.recordCount);
+        pos += m.length;
+      }
+      assert.equal(counts.reduce((a, b) => a + b, 0), 201);
+      assert.ok(counts.length <= 4, `${counts.length} batches: ${counts.join(', ')}`);
+      assert.deepEqual(counts.slice(0, 2), [1, 1], 'a send with a slot free goes at once');
+    } finally {
       await r.stop();
     }
   });

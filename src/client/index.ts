@@ -47,7 +47,8 @@ export interface RemoteProducerOptions {
   maxBatchBytes?: number;
   /**
    * Batches sent and not yet acked, at most (default 64; maxBufferedBytes bounds their
-   * bytes). 64 keeps a `sync` broker's group commit fed; in bench:grpc A/B pairs
+   * bytes). While all are taken, a partition's next batch keeps growing (up to
+   * maxBatchBytes) and goes when one frees, so a slow broker gets fewer, larger requests. 64 keeps a `sync` broker's group commit fed; in bench:grpc A/B pairs
    * (1000-record batches, --in-flight 64 / 256) 256 took 2-25% more CPU per record and
    * published no faster: its buffers cycle through more memory than the caches hold.
    */
@@ -433,8 +434,20 @@ export class RemoteProducer implements ProducerApi {
   private deadlineTimer: NodeJS.Timeout | null = null;
   private readonly accs = new Map<
     string,
-    { topic: string; partition: number; records: RecordInput[]; waiters: Array<{ resolve: (r: SendResult) => void; reject: (e: Error) => void }>; bytes: number; reserved: number; timer: NodeJS.Immediate | NodeJS.Timeout | null }
+    {
+      topic: string;
+      partition: number;
+      records: RecordInput[];
+      waiters: Array<{ resolve: (r: SendResult) => void; reject: (e: Error) => void }>;
+      bytes: number;
+      reserved: number;
+      timer: NodeJS.Immediate | NodeJS.Timeout | null;
+      /** Its linger is over but every in-flight slot was taken: it goes when one frees, and grows meanwhile. */
+      ready: boolean;
+    }
   >();
+  /** Keys of accumulators whose linger is over, waiting for an in-flight slot, in the order they became ready. */
+  private readonly readyAccs = new Set<string>();
   private readonly maxBufferedBytes: number;
   private bufferedBytes = 0;
   /** PublishRequest buffers: a fresh ~1 MiB buffer per batch costs page faults and full GCs */
@@ -543,7 +556,7 @@ export class RemoteProducer implements ProducerApi {
       acc = undefined;
     }
     if (!acc) {
-      acc = { topic, partition, records: [], waiters: [], bytes: 64, reserved: 0, timer: null };
+      acc = { topic, partition, records: [], waiters: [], bytes: 64, reserved: 0, timer: null, ready: false };
       this.accs.set(key, acc);
     }
     const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
@@ -551,8 +564,25 @@ export class RemoteProducer implements ProducerApi {
     acc.bytes += size;
     acc.reserved += size;
     if (acc.bytes >= this.maxBatchBytes) this.flushAcc(key);
-    else if (!acc.timer) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.flushAcc(key), this.lingerMs) : setImmediate(() => this.flushAcc(key));
+    else if (!acc.timer && !acc.ready) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.lingerOver(key), this.lingerMs) : setImmediate(() => this.lingerOver(key));
     return out;
+  }
+
+  /**
+   * An accumulator's linger is over: it is cut now if an in-flight slot is free, else
+   * it waits for one and keeps taking records (Kafka's accumulator does the same). Cut
+   * at once and queued instead, every record sent while the broker was slow would wait
+   * as a batch of its own, and the broker would then take them one request, one append
+   * and one delivery at a time, just when it is behind: the backlog after a stall would
+   * drain at the rate of single-record requests.
+   */
+  private lingerOver(key: string): void {
+    const acc = this.accs.get(key);
+    if (!acc) return;
+    acc.timer = null;
+    if (this.inflight.size + this.queue.length + this.capacityWaiters.length < this.maxInFlight) return this.flushAcc(key);
+    acc.ready = true;
+    this.readyAccs.add(key);
   }
 
   /**
@@ -638,6 +668,7 @@ export class RemoteProducer implements ProducerApi {
     const acc = this.accs.get(key);
     if (!acc) return;
     this.accs.delete(key);
+    this.readyAccs.delete(key);
     if (acc.timer) {
       clearTimeout(acc.timer as NodeJS.Timeout);
       clearImmediate(acc.timer as NodeJS.Immediate);
@@ -973,9 +1004,11 @@ export class RemoteProducer implements ProducerApi {
     return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order`);
   }
 
+  /** A slot is free: a submit waiting for one takes it, else the oldest ready accumulator. */
   private wakeCapacity(): void {
     const w = this.capacityWaiters.shift();
-    w?.();
+    if (w) return w();
+    for (const key of this.readyAccs) return this.flushAcc(key);
   }
 }
 
