@@ -10,7 +10,9 @@
  * measured right before and right after them (the host's speed drifts). The same bare
  * stream spoken over node:http2 (the transport the client's producers use) is printed
  * beside it, for reference. Each throughput case starts from a collected heap
- * (--expose-gc).
+ * (--expose-gc). The latency cases have three floors on the same schedule: the bare
+ * grpc-js stream's round trip, the same echo over node:http2 on both sides (the
+ * transport the broker's streams use), and a plain TCP echo.
  */
 import { openLoop as runOpenLoop } from '../src/bench/open_loop';
 import { spawn } from 'node:child_process';
@@ -22,7 +24,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as hdr from 'hdr-histogram-js';
 import { connect, type Client } from '../src/client';
-import { GrpcFrameReader } from '../src/grpc/framing';
+import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
 import { brokerService } from '../src/grpc/service';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { nodeScriptArgs } from '../src/bench/node_script';
@@ -221,7 +223,7 @@ async function main(): Promise<void> {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS], { stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
-  const ports = await new Promise<{ broker: number; raw: number; tcp: number; ioBackend: string }>((resolve) => {
+  const ports = await new Promise<{ broker: number; raw: number; tcp: number; h2: number; ioBackend: string }>((resolve) => {
     let out = '';
     let found = false;
     child.stdout!.on('data', (d: Buffer) => {
@@ -253,13 +255,14 @@ async function main(): Promise<void> {
     // cases this process (the measuring client) carries the GC aftermath of consuming
     // millions of messages, and its pauses showed as several ms at p99 (7 ms at 10k/s
     // in one run, 2.8 ms with the latency cases first, same code and hour).
-    const e2e: Array<E2e & { raw: Lat; tcp: Lat; disk: Lat; diskBackToBack: Lat }> = [];
+    const e2e: Array<E2e & { raw: Lat; h2: Lat; tcp: Lat; disk: Lat; diskBackToBack: Lat }> = [];
     for (const rate of only === 'throughput' ? [] : arg('rates', '1000,5000,10000').split(',').map(Number)) {
       const disk = await diskSyncLatency(dir, Math.min(rate, 1000), 3);
       const diskBackToBack = await diskSyncLatency(dir, 0, 1);
       const tcp = await tcpRoundTrip(ports.tcp, rate, Math.max(3, SECONDS));
       const raw = await rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS));
-      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, tcp, disk, diskBackToBack });
+      const h2 = await h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS));
+      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, h2, tcp, disk, diskBackToBack });
     }
     if (only !== 'e2e') {
     // Ceiling: bare stream with one bytes message per 1000-record batch. The host's
@@ -400,16 +403,18 @@ async function main(): Promise<void> {
     console.log('"disk sync write": 4 KiB O_DSYNC writes rewriting a file\'s tail block, as the log\'s cycles do, just before the case');
     console.log('(at most 1000/s: at higher rates the broker writes several messages per cycle) — the floor a durable ack sits on;');
     console.log('"back to back": the same writes with no pause for 1 s, the CPU never idle between them.');
+    console.log('"bare stream": the grpc-js echo stream (grpc-js on both sides, which writes one message per event-loop turn once');
+    console.log('messages queue); "bare node:http2": the same echo spoken over node:http2 on both sides, as the broker\'s streams are.');
     console.log('"TCP echo": the same schedule over a plain loopback TCP socket to the server process, which writes each');
     console.log('chunk back — the round trip this host gives two Node processes with no HTTP/2 at all.\n');
-    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare stream round trip, from schedule | TCP echo round trip, from schedule | disk sync write | disk sync write, back to back |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
+    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare grpc-js stream round trip | bare node:http2 round trip | TCP echo round trip | disk sync write | disk sync write, back to back |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.h2)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
     if (e2e.some((e) => e.cpu)) {
       console.log('\nCPU time per message in the end-to-end cases, µs by thread (schedstat from the first measured send to the last;');
       console.log("the sender's wake-ups are the client main thread's), and how much of the 2 vCPUs they used:\n");
       console.log(`| rate (msgs/s) | ${CPU_COLUMNS.join(' | ')} | total | vCPUs busy |`);
-      console.log(`|---:|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|---:|---:|`);
+      console.log(`|---:|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|---:|`);
       for (const e of e2e) {
         if (!e.cpu) continue;
         const { from, to, messages } = e.cpu;
@@ -459,6 +464,47 @@ async function rawRoundTrip(port: number, rate: number, seconds: number): Promis
   await new Promise((r) => setTimeout(r, 200));
   s.end();
   c.close();
+  return lat(h);
+}
+
+/**
+ * Open-loop round trips on the bare echo spoken over node:http2 on both sides (gRPC
+ * framing by hand), same schedule and frame size as rawRoundTrip: the floor of the
+ * transport the broker's PublishStream and Subscribe use. Its writes go out a turn's
+ * worth at a time (node:http2 streams have _writev); grpc-js's stream goes message by
+ * message once a few queue, which is most of the bare grpc-js round trip's tail.
+ */
+async function h2RoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+  const FRAME = RECORD + 64;
+  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  const session = http2.connect(`http://127.0.0.1:${port}`, {
+    settings: { initialWindowSize: 16 << 20 },
+    createConnection: () => net.connect({ host: '127.0.0.1', port }).setNoDelay(true),
+  });
+  let failure: Error | null = null;
+  session.on('error', (e) => (failure ??= e)); // reported after the schedule
+  const s = session.request({ ':method': 'POST', ':path': '/bench.Raw/Echo', 'content-type': 'application/grpc', te: 'trailers' });
+  s.on('error', (e) => (failure ??= e));
+  const frames = new GrpcFrameReader(1 << 20, { side: 'client' });
+  const start = performance.now() + 100;
+  const warmEnd = start + 1000;
+  const end = warmEnd + seconds * 1000;
+  s.on('data', (d: Buffer) => {
+    for (const m of frames.push(d)) {
+      const scheduled = m.readDoubleLE(0);
+      if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
+    }
+  });
+  await openLoop(rate, start, end, (scheduled) => {
+    const v = Buffer.alloc(GRPC_PREFIX_BYTES + FRAME);
+    v.writeUInt32BE(FRAME, 1);
+    v.writeDoubleLE(scheduled, GRPC_PREFIX_BYTES);
+    s.write(v);
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  s.close();
+  session.destroy();
+  if (failure) throw new Error(`node:http2 round trip: ${(failure as Error).message}`);
   return lat(h);
 }
 

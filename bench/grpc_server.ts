@@ -1,13 +1,18 @@
 /**
  * Child process for bench/grpc.ts: a uringmq gRPC broker and, on a second port, a
  * bare grpc-js bidi stream that answers each bytes message with a 16-byte ack and
- * does nothing else (the transport ceiling for throughput and latency), and on a
- * third a TCP echo (the host's own floor for a round trip between two Node
- * processes, no HTTP/2). Prints {"broker":port,"raw":port,"tcp":port,"ioBackend":...}.
+ * does nothing else (the transport ceiling for throughput and latency), on a third a
+ * TCP echo (the host's own floor for a round trip between two Node processes, no
+ * HTTP/2), and on a fourth the same echo as the bare stream spoken over node:http2 on
+ * both sides, as the broker's PublishStream and Subscribe are (the floor of the
+ * transport the broker's latency rides on). Prints
+ * {"broker":port,"raw":port,"tcp":port,"h2":port,"ioBackend":...}.
  */
+import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, BrokerServer } from '../src';
+import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
 
 async function main(): Promise<void> {
   const [dir, durability, streams] = process.argv.slice(2) as [string, string, string | undefined];
@@ -48,10 +53,41 @@ async function main(): Promise<void> {
     tcp.once('error', reject);
     tcp.listen(0, '127.0.0.1', () => resolve((tcp.address() as net.AddressInfo).port));
   });
-  process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, tcp: tcpPort, ioBackend: broker.ioBackend })}\n`);
+  // Each request's first 16 bytes back, gRPC-framed; a chunk's answers in one write.
+  const h2 = http2.createServer({ settings: { initialWindowSize: 16 << 20 } });
+  h2.on('connection', (sock: net.Socket) => sock.setNoDelay(true));
+  h2.on('session', (session) => session.on('error', () => undefined));
+  h2.on('stream', (stream) => {
+    const frames = new GrpcFrameReader(64 << 20, { side: 'server' });
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+    stream.on('data', (chunk: Buffer) => {
+      let msgs: Buffer[];
+      try {
+        msgs = frames.push(chunk);
+      } catch {
+        return stream.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
+      }
+      if (msgs.length === 0) return;
+      const out = Buffer.alloc(msgs.length * (GRPC_PREFIX_BYTES + 16));
+      msgs.forEach((m, i) => {
+        const at = i * (GRPC_PREFIX_BYTES + 16);
+        out.writeUInt32BE(16, at + 1);
+        m.copy(out, at + GRPC_PREFIX_BYTES, 0, 16);
+      });
+      stream.write(out);
+    });
+    stream.on('end', () => stream.end());
+    stream.on('error', () => undefined);
+  });
+  const h2Port = await new Promise<number>((resolve, reject) => {
+    h2.once('error', reject);
+    h2.listen(0, '127.0.0.1', () => resolve((h2.address() as net.AddressInfo).port));
+  });
+  process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, tcp: tcpPort, h2: h2Port, ioBackend: broker.ioBackend })}\n`);
   process.on('SIGTERM', () => {
     raw.forceShutdown();
     tcp.close();
+    h2.close();
     void server.stop(1000).then(() => process.exit(0));
   });
 }
