@@ -48,7 +48,8 @@ export interface RemoteProducerOptions {
   /**
    * Batches sent and not yet acked, at most (default 64; maxBufferedBytes bounds their
    * bytes). While all are taken, a partition's next batch keeps growing (up to
-   * maxBatchBytes) and goes when one frees, so a slow broker gets fewer, larger requests. 64 keeps a `sync` broker's group commit fed; in bench:grpc A/B pairs
+   * maxBatchBytes) and goes when one frees, so a slow broker gets fewer, larger
+   * requests. 64 keeps a `sync` broker's group commit fed; in bench:grpc A/B pairs
    * (1000-record batches, --in-flight 64 / 256) 256 took 2-25% more CPU per record and
    * published no faster: its buffers cycle through more memory than the caches hold.
    */
@@ -1008,7 +1009,8 @@ export class RemoteProducer implements ProducerApi {
   private wakeCapacity(): void {
     const w = this.capacityWaiters.shift();
     if (w) return w();
-    for (const key of this.readyAccs) return this.flushAcc(key);
+    const oldest = this.readyAccs.values().next();
+    if (!oldest.done) this.flushAcc(oldest.value);
   }
 }
 
