@@ -86,8 +86,8 @@ function cpuSnap(): CpuSnap {
       try {
         const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number) as [number, number];
         const main = tid === String(pid);
-        const comm = main ? '' : fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-        snap.ns[`${who} ${main ? 'main' : comm === 'uringmq-io' ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
+        const io = !main && fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'uringmq-io';
+        snap.ns[`${who} ${main ? 'main' : io ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
         if (main && who === 'client') snap.clientWaitNs = wait;
       } catch {
         // the thread exited meanwhile
@@ -443,117 +443,138 @@ interface Lat {
   max: number;
 }
 
-/** Open-loop round trips on the bare stream with the same schedule: the latency floor. */
-async function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
-  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
-  const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 16 << 20, 'grpc.enable_channelz': 0 });
-  const id = (b: Buffer) => b;
-  const s = c.makeBidiStreamRequest('/bench.Raw/Stream', id, id);
-  const start = performance.now() + 100;
-  const warmEnd = start + 1000;
-  const end = warmEnd + seconds * 1000;
-  s.on('data', (ack: Buffer) => {
-    const scheduled = ack.readDoubleLE(0);
+/** One latency floor's transport: sends a frame stamped with its scheduled time, whose echo is reported to `answered`. */
+interface Echo {
+  send(scheduled: number): void;
+  close(): void;
+  /** The first error the transport reported, if any (reported after the schedule, not as an unhandled event). */
+  failure(): Error | null;
+}
+
+/**
+ * Open-loop round trips through `echo` on the latency cases' schedule (the first
+ * second discarded): the floors the end-to-end case is read against. Frames are
+ * RECORD + 64 bytes, the scheduled time in their first 8.
+ */
+async function roundTrips(what: string, rate: number, seconds: number, open: (answered: (scheduled: number) => void) => Echo | Promise<Echo>): Promise<Lat> {
+  const h = histogram();
+  let warmEnd = Infinity;
+  const echo = await open((scheduled) => {
     if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
   });
-  await openLoop(rate, start, end, (scheduled) => {
-    const v = Buffer.alloc(RECORD + 64);
-    v.writeDoubleLE(scheduled, 0);
-    s.write(v);
-  });
+  const start = performance.now() + 100;
+  warmEnd = start + 1000;
+  await openLoop(rate, start, warmEnd + seconds * 1000, (scheduled) => echo.send(scheduled));
   await new Promise((r) => setTimeout(r, 200));
-  s.end();
-  c.close();
+  echo.close();
+  const failure = echo.failure();
+  if (failure) throw new Error(`${what} round trip: ${failure.message}`);
   return lat(h);
 }
 
-/**
- * Open-loop round trips on the bare echo spoken over node:http2 on both sides (gRPC
- * framing by hand), same schedule and frame size as rawRoundTrip: the floor of the
- * transport the broker's PublishStream and Subscribe use. Its writes go out a turn's
- * worth at a time (node:http2 streams have _writev); grpc-js's stream goes message by
- * message once a few queue, which is most of the bare grpc-js round trip's tail.
- */
-async function h2RoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
-  const FRAME = RECORD + 64;
-  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
-  const session = http2.connect(`http://127.0.0.1:${port}`, {
-    settings: { initialWindowSize: 16 << 20 },
-    createConnection: () => net.connect({ host: '127.0.0.1', port }).setNoDelay(true),
+const ECHO_FRAME = RECORD + 64;
+
+/** The bare grpc-js stream's round trip: the transport ceiling's latency. */
+function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+  return roundTrips('grpc-js', rate, seconds, (answered) => {
+    const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 16 << 20, 'grpc.enable_channelz': 0 });
+    const id = (b: Buffer) => b;
+    const s = c.makeBidiStreamRequest('/bench.Raw/Stream', id, id);
+    let failure: Error | null = null;
+    s.on('error', (e: Error) => (failure ??= e));
+    s.on('data', (ack: Buffer) => answered(ack.readDoubleLE(0)));
+    return {
+      send(scheduled) {
+        const v = Buffer.alloc(ECHO_FRAME);
+        v.writeDoubleLE(scheduled, 0);
+        s.write(v);
+      },
+      close() {
+        s.end();
+        c.close();
+      },
+      failure: () => failure,
+    };
   });
-  let failure: Error | null = null;
-  session.on('error', (e) => (failure ??= e)); // reported after the schedule
-  const s = session.request({ ':method': 'POST', ':path': '/bench.Raw/Echo', 'content-type': 'application/grpc', te: 'trailers' });
-  s.on('error', (e) => (failure ??= e));
-  const frames = new GrpcFrameReader(1 << 20, { side: 'client' });
-  const start = performance.now() + 100;
-  const warmEnd = start + 1000;
-  const end = warmEnd + seconds * 1000;
-  s.on('data', (d: Buffer) => {
-    for (const m of frames.push(d)) {
-      const scheduled = m.readDoubleLE(0);
-      if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
-    }
-  });
-  await openLoop(rate, start, end, (scheduled) => {
-    const v = Buffer.alloc(GRPC_PREFIX_BYTES + FRAME);
-    v.writeUInt32BE(FRAME, 1);
-    v.writeDoubleLE(scheduled, GRPC_PREFIX_BYTES);
-    s.write(v);
-  });
-  await new Promise((r) => setTimeout(r, 200));
-  s.close();
-  session.destroy();
-  if (failure) throw new Error(`node:http2 round trip: ${(failure as Error).message}`);
-  return lat(h);
 }
 
 /**
- * Open-loop round trips over a plain loopback TCP socket (the server echoes every
- * byte), same schedule and frame size as rawRoundTrip: what the host itself gives a
- * round trip between two Node processes. When this floor's p99 is above a latency
- * target, no broker on the host meets it at that hour.
+ * The bare echo spoken over node:http2 on both sides (gRPC framing by hand): the floor
+ * of the transport the broker's PublishStream and Subscribe use. Its writes go out a
+ * turn's worth at a time (node:http2 streams have _writev); grpc-js's stream goes
+ * message by message once a few queue, which is most of the bare grpc-js round trip's tail.
  */
-async function tcpRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
-  const FRAME = RECORD + 64;
-  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
-  const sock = net.connect(port, '127.0.0.1');
-  sock.setNoDelay(true);
-  await new Promise<void>((resolve, reject) => {
-    sock.once('connect', resolve);
-    sock.once('error', reject);
+function h2RoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+  return roundTrips('node:http2', rate, seconds, (answered) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`, {
+      settings: { initialWindowSize: 16 << 20 },
+      createConnection: () => net.connect({ host: '127.0.0.1', port }).setNoDelay(true),
+    });
+    let failure: Error | null = null;
+    session.on('error', (e) => (failure ??= e));
+    const s = session.request({ ':method': 'POST', ':path': '/bench.Raw/Echo', 'content-type': 'application/grpc', te: 'trailers' });
+    s.on('error', (e) => (failure ??= e));
+    const frames = new GrpcFrameReader(1 << 20, { side: 'client' });
+    s.on('data', (d: Buffer) => {
+      for (const m of frames.push(d)) answered(m.readDoubleLE(0));
+    });
+    return {
+      send(scheduled) {
+        const v = Buffer.alloc(GRPC_PREFIX_BYTES + ECHO_FRAME);
+        v.writeUInt32BE(ECHO_FRAME, 1);
+        v.writeDoubleLE(scheduled, GRPC_PREFIX_BYTES);
+        s.write(v);
+      },
+      close() {
+        s.close();
+        session.destroy();
+      },
+      failure: () => failure,
+    };
   });
-  let failure: Error | null = null;
-  sock.on('error', (e) => (failure ??= e)); // reported after the schedule, not as an unhandled event
-  const start = performance.now() + 100;
-  const warmEnd = start + 1000;
-  const end = warmEnd + seconds * 1000;
-  // Echoed bytes arrive in arbitrary chunks; a frame split across two is carried over.
-  const partial = Buffer.alloc(FRAME);
-  let have = 0;
-  sock.on('data', (d: Buffer) => {
-    let at = 0;
-    while (at < d.length) {
-      const take = Math.min(FRAME - have, d.length - at);
-      d.copy(partial, have, at, at + take);
-      have += take;
-      at += take;
-      if (have === FRAME) {
-        have = 0;
-        const scheduled = partial.readDoubleLE(0);
-        if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
+}
+
+/**
+ * A plain loopback TCP socket (the server echoes every byte): what the host itself
+ * gives a round trip between two Node processes. When this floor's p99 is above a
+ * latency target, no broker on the host meets it at that hour.
+ */
+function tcpRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+  return roundTrips('TCP echo', rate, seconds, async (answered) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.setNoDelay(true);
+    await new Promise<void>((resolve, reject) => {
+      sock.once('connect', resolve);
+      sock.once('error', reject);
+    });
+    let failure: Error | null = null;
+    sock.on('error', (e) => (failure ??= e));
+    // Echoed bytes arrive in arbitrary chunks; a frame split across two is carried over.
+    const partial = Buffer.alloc(ECHO_FRAME);
+    let have = 0;
+    sock.on('data', (d: Buffer) => {
+      let at = 0;
+      while (at < d.length) {
+        const take = Math.min(ECHO_FRAME - have, d.length - at);
+        d.copy(partial, have, at, at + take);
+        have += take;
+        at += take;
+        if (have === ECHO_FRAME) {
+          have = 0;
+          answered(partial.readDoubleLE(0));
+        }
       }
-    }
+    });
+    return {
+      send(scheduled) {
+        const v = Buffer.alloc(ECHO_FRAME);
+        v.writeDoubleLE(scheduled, 0);
+        sock.write(v);
+      },
+      close: () => sock.destroy(),
+      failure: () => failure,
+    };
   });
-  await openLoop(rate, start, end, (scheduled) => {
-    const v = Buffer.alloc(FRAME);
-    v.writeDoubleLE(scheduled, 0);
-    sock.write(v);
-  });
-  await new Promise((r) => setTimeout(r, 200));
-  sock.destroy();
-  if (failure) throw new Error(`TCP echo round trip: ${(failure as Error).message}`);
-  return lat(h);
 }
 
 /**
@@ -564,7 +585,7 @@ async function tcpRoundTrip(port: number, rate: number, seconds: number): Promis
  * it does, and on this VM waking it for each completion is most of a write's tail.
  */
 async function diskSyncLatency(dir: string, perSecond: number, seconds: number): Promise<Lat> {
-  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  const h = histogram();
   const file = path.join(dir, 'disk-latency.bin');
   const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_DSYNC, 0o600);
   try {
@@ -601,15 +622,19 @@ interface E2e {
   cpu: { from: CpuSnap; to: CpuSnap; messages: number } | null;
 }
 
+/** Latencies in µs, 1 µs to 60 s, 3 significant digits. */
+function histogram(): hdr.Histogram {
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+}
+
 function lat(h: hdr.Histogram): Lat {
   return { p50: h.getValueAtPercentile(50) / 1000, p99: h.getValueAtPercentile(99) / 1000, max: h.maxValue / 1000 };
 }
 
 async function endToEnd(client: Client, rate: number, seconds: number): Promise<E2e> {
-  const mk = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
-  const hSched = mk();
-  const hSent = mk();
-  const hAck = mk();
+  const hSched = histogram();
+  const hSent = histogram();
+  const hAck = histogram();
   const producer = client.producer({ lingerMs: 0 });
   const group = `e2e-${rate}`;
   const consumer = client.consumer({ topic: 'e2e', group, from: 'latest' });

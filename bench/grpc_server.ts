@@ -49,10 +49,7 @@ async function main(): Promise<void> {
     sock.on('data', (d) => sock.write(d));
     sock.on('error', () => sock.destroy());
   });
-  const tcpPort = await new Promise<number>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(0, '127.0.0.1', () => resolve((tcp.address() as net.AddressInfo).port));
-  });
+  const tcpPort = await listening(tcp);
   // Each request's first 16 bytes back, gRPC-framed; a chunk's answers in one write.
   const h2 = http2.createServer({ settings: { initialWindowSize: 16 << 20 } });
   h2.on('connection', (sock: net.Socket) => sock.setNoDelay(true));
@@ -79,16 +76,21 @@ async function main(): Promise<void> {
     stream.on('end', () => stream.end());
     stream.on('error', () => undefined);
   });
-  const h2Port = await new Promise<number>((resolve, reject) => {
-    h2.once('error', reject);
-    h2.listen(0, '127.0.0.1', () => resolve((h2.address() as net.AddressInfo).port));
-  });
+  const h2Port = await listening(h2);
   process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, tcp: tcpPort, h2: h2Port, ioBackend: broker.ioBackend })}\n`);
   process.on('SIGTERM', () => {
     raw.forceShutdown();
     tcp.close();
     h2.close();
     void server.stop(1000).then(() => process.exit(0));
+  });
+}
+
+/** Listens on an ephemeral loopback port; resolves with it. */
+function listening(server: net.Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
   });
 }
 

@@ -290,9 +290,8 @@ describe('bench harness (uringmq bench)', function () {
   });
 
   it('native ticker: runs on the loop that started it, so a worker can exit with one ticking, and a throw in its callback is uncaught like any I/O callback', async () => {
-    // The addon as src/native.ts loads it (URINGMQ_ADDON: the sanitizer build in CI).
-    const root = path.resolve(__dirname, '..');
-    const loadAddon = `const path = require('node:path'); const addon = process.env.URINGMQ_ADDON ? require(path.resolve(process.env.URINGMQ_ADDON)) : require(${JSON.stringify(require.resolve('node-gyp-build'))})(${JSON.stringify(root)});`;
+    // createTicker as src/native.ts gives it, loaded in a worker or a child through tsx as test 06 does.
+    const native = JSON.stringify(path.resolve(__dirname, '../src/native.ts'));
     const { Worker } = await import('node:worker_threads');
     const timerfds = () => fs.readdirSync('/proc/self/fd').filter((fd) => {
       try {
@@ -304,15 +303,21 @@ describe('bench harness (uringmq bench)', function () {
     const before = timerfds();
     // Terminated from outside while ticking, and exiting from inside a tick: both must
     // close the ticker's poll handle on the worker's loop (else Node aborts the process).
-    const terminated = new Worker(`${loadAddon} const { parentPort } = require('node:worker_threads'); let n = 0;
-      new addon.NativeTicker(() => { if (++n === 3) parentPort.postMessage(n); }).start(Number(process.hrtime.bigint()) + 1e6, 1e6);`, { eval: true });
+    const terminated = new Worker(
+      `const { createTicker } = require(${native}); const { parentPort } = require('node:worker_threads'); let n = 0;
+      createTicker(() => { if (++n === 3) parentPort.postMessage(n); }).start(Number(process.hrtime.bigint()) + 1e6, 1e6);`,
+      { eval: true, execArgv: ['--require', 'tsx/cjs'] },
+    );
     assert.equal(await new Promise((resolve, reject) => (terminated.once('message', resolve), terminated.once('error', reject))), 3);
     assert.equal(await terminated.terminate(), 1);
-    const exiting = new Worker(`${loadAddon} new addon.NativeTicker(() => process.exit(7)).start(Number(process.hrtime.bigint()) + 1e6, 1e6);`, { eval: true });
+    const exiting = new Worker(`const { createTicker } = require(${native}); createTicker(() => process.exit(7)).start(Number(process.hrtime.bigint()) + 1e6, 1e6);`, {
+      eval: true,
+      execArgv: ['--require', 'tsx/cjs'],
+    });
     assert.equal(await new Promise((resolve) => exiting.once('exit', resolve)), 7);
     assert.equal(timerfds(), before, "the workers' timerfds are closed with them");
-    const r = spawnSync(process.execPath, ['-e', `${loadAddon}
-      const t = new addon.NativeTicker(() => { throw new Error('tick threw'); });
+    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', `const { createTicker } = require(${native});
+      const t = createTicker(() => { throw new Error('tick threw'); });
       process.on('uncaughtException', (e) => { t.stop(); console.log('uncaught: ' + e.message); });
       t.start(Number(process.hrtime.bigint()) + 1e6, 1e6);`], { encoding: 'utf8', timeout: 10_000 });
     assert.equal(r.status, 0, r.stderr);

@@ -8,13 +8,9 @@
 
 #include <cerrno>
 
-#include <atomic>
-#include <chrono>
 #include <memory>
-#include <thread>
 #include <string>
 #include <functional>
-#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -851,10 +847,13 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
       throw MakeError(env, Code::kIoError, std::string("NativeTicker start: uv_poll_init: ") + uv_strerror(r));
     }
     r = uv_poll_start(&poll->handle, UV_READABLE, &TickerWrap::OnReadable);
-    if (r == 0 && napi_add_async_cleanup_hook(env, &TickerWrap::OnTeardown, poll, &poll->hook) != napi_ok) r = UV_ENOMEM;
     if (r != 0) {
       CloseHandle(poll);
       throw MakeError(env, Code::kIoError, std::string("NativeTicker start: uv_poll_start: ") + uv_strerror(r));
+    }
+    if (napi_add_async_cleanup_hook(env, &TickerWrap::OnTeardown, poll, &poll->hook) != napi_ok) {
+      CloseHandle(poll);
+      throw MakeError(env, Code::kIoError, "NativeTicker start: napi_add_async_cleanup_hook failed");
     }
     poll_ = poll;
     context_ = std::make_unique<Napi::AsyncContext>(env, "uringmq-ticker");
