@@ -255,14 +255,15 @@ async function main(): Promise<void> {
     // cases this process (the measuring client) carries the GC aftermath of consuming
     // millions of messages, and its pauses showed as several ms at p99 (7 ms at 10k/s
     // in one run, 2.8 ms with the latency cases first, same code and hour).
-    const e2e: Array<E2e & { raw: Lat; h2: Lat; tcp: Lat; disk: Lat; diskBackToBack: Lat }> = [];
+    const e2e: Array<E2e & { raw: Lat; h2: Lat; h2Durable: Lat; tcp: Lat; disk: Lat; diskBackToBack: Lat }> = [];
     for (const rate of only === 'throughput' ? [] : arg('rates', '1000,5000,10000').split(',').map(Number)) {
       const disk = await diskSyncLatency(dir, Math.min(rate, 1000), 3);
       const diskBackToBack = await diskSyncLatency(dir, 0, 1);
       const tcp = await tcpRoundTrip(ports.tcp, rate, Math.max(3, SECONDS));
       const raw = await rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS));
       const h2 = await h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS));
-      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, h2, tcp, disk, diskBackToBack });
+      const h2Durable = await h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS), true);
+      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, h2, h2Durable, tcp, disk, diskBackToBack });
     }
     if (only !== 'e2e') {
     // Ceiling: bare stream with one bytes message per 1000-record batch. The host's
@@ -404,12 +405,14 @@ async function main(): Promise<void> {
     console.log('(at most 1000/s: at higher rates the broker writes several messages per cycle) — the floor a durable ack sits on;');
     console.log('"back to back": the same writes with no pause for 1 s, the CPU never idle between them.');
     console.log('"bare stream": the grpc-js echo stream (grpc-js on both sides, which writes one message per event-loop turn once');
-    console.log('messages queue); "bare node:http2": the same echo spoken over node:http2 on both sides, as the broker\'s streams are.');
+    console.log('messages queue); "bare node:http2": the same echo spoken over node:http2 on both sides, as the broker\'s streams are;');
+    console.log('"durable node:http2": that echo answered only once the request is durable in a file (plain Node: O_DSYNC writes');
+    console.log('through libuv\'s thread pool, one in flight, group-committed) — a durable round trip with no broker in it.');
     console.log('"TCP echo": the same schedule over a plain loopback TCP socket to the server process, which writes each');
     console.log('chunk back — the round trip this host gives two Node processes with no HTTP/2 at all.\n');
-    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare grpc-js stream round trip | bare node:http2 round trip | TCP echo round trip | disk sync write | disk sync write, back to back |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.h2)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
+    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare grpc-js stream round trip | bare node:http2 round trip | durable node:http2 round trip | TCP echo round trip | disk sync write | disk sync write, back to back |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.h2)} | ${f(e.h2Durable)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
     if (e2e.some((e) => e.cpu)) {
       console.log('\nCPU time per message in the end-to-end cases, µs by thread (schedstat from the first measured send to the last;');
       console.log("the sender's wake-ups are the client main thread's), and how much of the 2 vCPUs they used:\n");
@@ -503,16 +506,19 @@ function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Lat>
  * of the transport the broker's PublishStream and Subscribe use. Its writes go out a
  * turn's worth at a time (node:http2 streams have _writev); grpc-js's stream goes
  * message by message once a few queue, which is most of the bare grpc-js round trip's tail.
+ * `durable`: the server answers each request once its bytes are durable in a file
+ * (plain Node, group-committed O_DSYNC writes; bench/grpc_server.ts durableLog), the
+ * floor of a durable round trip on this host with no broker in it.
  */
-function h2RoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
-  return roundTrips('node:http2', rate, seconds, (answered) => {
+function h2RoundTrip(port: number, rate: number, seconds: number, durable = false): Promise<Lat> {
+  return roundTrips(durable ? 'durable node:http2' : 'node:http2', rate, seconds, (answered) => {
     const session = http2.connect(`http://127.0.0.1:${port}`, {
       settings: { initialWindowSize: 16 << 20 },
       createConnection: () => net.connect({ host: '127.0.0.1', port }).setNoDelay(true),
     });
     let failure: Error | null = null;
     session.on('error', (e) => (failure ??= e));
-    const s = session.request({ ':method': 'POST', ':path': '/bench.Raw/Echo', 'content-type': 'application/grpc', te: 'trailers' });
+    const s = session.request({ ':method': 'POST', ':path': durable ? '/bench.Raw/DurableEcho' : '/bench.Raw/Echo', 'content-type': 'application/grpc', te: 'trailers' });
     s.on('error', (e) => (failure ??= e));
     const frames = new GrpcFrameReader(1 << 20, { side: 'client' });
     s.on('data', (d: Buffer) => {

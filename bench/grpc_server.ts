@@ -5,11 +5,14 @@
  * TCP echo (the host's own floor for a round trip between two Node processes, no
  * HTTP/2), and on a fourth the same echo as the bare stream spoken over node:http2 on
  * both sides, as the broker's PublishStream and Subscribe are (the floor of the
- * transport the broker's latency rides on). Prints
+ * transport the broker's latency rides on); that server also answers a durable echo,
+ * each answer sent once the request is on disk (see durableLog). Prints
  * {"broker":port,"raw":port,"tcp":port,"h2":port,"ioBackend":...}.
  */
+import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, BrokerServer } from '../src';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
@@ -51,11 +54,14 @@ async function main(): Promise<void> {
   });
   const tcpPort = await listening(tcp);
   // Each request's first 16 bytes back, gRPC-framed; a chunk's answers in one write.
+  // On /bench.Raw/DurableEcho the answers wait until the requests' bytes are durable.
+  const durable = await durableLog(path.join(dir, 'durable-echo.bin'));
   const h2 = http2.createServer({ settings: { initialWindowSize: 16 << 20 } });
   h2.on('connection', (sock: net.Socket) => sock.setNoDelay(true));
   h2.on('session', (session) => session.on('error', () => undefined));
-  h2.on('stream', (stream) => {
+  h2.on('stream', (stream, headers) => {
     const frames = new GrpcFrameReader(64 << 20, { side: 'server' });
+    const durableEcho = headers[':path'] === '/bench.Raw/DurableEcho';
     stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
     stream.on('data', (chunk: Buffer) => {
       let msgs: Buffer[];
@@ -71,7 +77,8 @@ async function main(): Promise<void> {
         out.writeUInt32BE(16, at + 1);
         m.copy(out, at + GRPC_PREFIX_BYTES, 0, 16);
       });
-      stream.write(out);
+      if (durableEcho) durable.append(msgs, () => stream.destroyed || stream.write(out));
+      else stream.write(out);
     });
     stream.on('end', () => stream.end());
     stream.on('error', () => undefined);
@@ -84,6 +91,53 @@ async function main(): Promise<void> {
     h2.close();
     void server.stop(1000).then(() => process.exit(0));
   });
+}
+
+/**
+ * The smallest durable log plain Node can write: appends go to a file opened with
+ * O_DSYNC through fs.write (libuv's thread pool), one write in flight, the next one
+ * carrying everything that arrived meanwhile (group commit), each caller told when its
+ * bytes are durable. The file is written full of zeros first, so appends overwrite
+ * allocated blocks as the broker's preallocated segments do, and wraps at its end.
+ * With node:http2 in front of it, it is the floor of a durable round trip on this host
+ * (transport + disk + one thread hand-off each way), without any broker.
+ */
+async function durableLog(file: string): Promise<{ append(data: Buffer[], done: () => void): void }> {
+  const size = 64 << 20;
+  const zeros = Buffer.alloc(1 << 20);
+  const fh = await fs.promises.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
+  for (let at = 0; at < size; at += zeros.length) await fh.write(zeros, 0, zeros.length, at);
+  await fh.sync();
+  await fh.close();
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_DSYNC);
+  let pos = 0;
+  let writing = false;
+  let queued: Buffer[] = [];
+  let waiting: Array<() => void> = [];
+  const flush = (): void => {
+    if (writing || queued.length === 0) return;
+    let bytes = Buffer.concat(queued);
+    if (bytes.length > size) bytes = bytes.subarray(bytes.length - size);
+    if (pos + bytes.length > size) pos = 0;
+    const done = waiting;
+    queued = [];
+    waiting = [];
+    writing = true;
+    fs.write(fd, bytes, 0, bytes.length, pos, (err) => {
+      if (err) throw err; // a probe: a failing disk ends the bench
+      pos += bytes.length;
+      writing = false;
+      for (const d of done) d();
+      flush();
+    });
+  };
+  return {
+    append(data, done) {
+      queued.push(...data);
+      waiting.push(done);
+      flush();
+    },
+  };
 }
 
 /** Listens on an ephemeral loopback port; resolves with it. */
