@@ -73,13 +73,16 @@ const CPU_COLUMNS = ['client main', 'client other', 'server main', 'server I/O',
 interface CpuSnap {
   at: number;
   ns: Record<(typeof CPU_COLUMNS)[number], number>;
+  /** Context switches (voluntary + involuntary): each a thread going off its vCPU, most of them a wake-up later. */
+  switches: Record<(typeof CPU_COLUMNS)[number], number>;
   /** The client's main thread waiting for a CPU while runnable. */
   clientWaitNs: number;
 }
 let serverPid = 0;
 
 function cpuSnap(): CpuSnap {
-  const snap: CpuSnap = { at: performance.now(), ns: { 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 }, clientWaitNs: 0 };
+  const zero = () => ({ 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 });
+  const snap: CpuSnap = { at: performance.now(), ns: zero(), switches: zero(), clientWaitNs: 0 };
   for (const [pid, who] of [[process.pid, 'client'], [serverPid, 'server']] as const) {
     if (!pid) continue;
     for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
@@ -87,7 +90,10 @@ function cpuSnap(): CpuSnap {
         const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number) as [number, number];
         const main = tid === String(pid);
         const io = !main && fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'uringmq-io';
-        snap.ns[`${who} ${main ? 'main' : io ? 'I/O' : 'other'}` as keyof CpuSnap['ns']] += run;
+        const column = `${who} ${main ? 'main' : io ? 'I/O' : 'other'}` as keyof CpuSnap['ns'];
+        snap.ns[column] += run;
+        const status = fs.readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+        snap.switches[column] += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0) + Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
         if (main && who === 'client') snap.clientWaitNs = wait;
       } catch {
         // the thread exited meanwhile
@@ -425,6 +431,16 @@ async function main(): Promise<void> {
         const totalNs = CPU_COLUMNS.reduce((sum, k) => sum + to.ns[k] - from.ns[k], 0);
         const busy = (totalNs / ((to.at - from.at) * 1e6) / os.cpus().length) * 100;
         console.log(`| ${e.rate} | ${perMsg.map((x) => x.toFixed(1)).join(' | ')} | ${(totalNs / Math.max(1, messages) / 1000).toFixed(1)} | ${busy.toFixed(0)}% |`);
+      }
+      console.log('\nContext switches per message in the same windows, by thread (voluntary and involuntary, from /proc: each is a');
+      console.log('thread leaving its vCPU, to sleep until a wake-up or preempted — every one a chance to queue for a vCPU):\n');
+      console.log(`| rate (msgs/s) | ${CPU_COLUMNS.join(' | ')} | total |`);
+      console.log(`|---:|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|`);
+      for (const e of e2e) {
+        if (!e.cpu) continue;
+        const { from, to, messages } = e.cpu;
+        const per = CPU_COLUMNS.map((k) => (to.switches[k] - from.switches[k]) / Math.max(1, messages));
+        console.log(`| ${e.rate} | ${per.map((x) => x.toFixed(2)).join(' | ')} | ${per.reduce((a, b) => a + b, 0).toFixed(2)} |`);
       }
     }
   } finally {
