@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
+import { OffsetsFile, readOffsetsFile } from '../src/broker/offsets_file';
 import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
 import { openBroker, sleep, startServer, tmpDir } from './helpers';
 import type { Client } from '../src/client';
@@ -366,7 +367,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await take(c, 50); // the acks schedule an offsets write 20 ms out
     await broker.deleteTopic('t');
     await sleep(200);
-    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.json')), false, 'a write scheduled before the delete put the file back');
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offsets')), false, 'a write scheduled before the delete put the file back');
     await broker.createTopic('t');
     for (let i = 0; i < 80; i++) await p.send('t', { value: `new${i}` });
     const c2 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
@@ -394,13 +395,13 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
         if (stop) break;
       }
     })();
-    const file = path.join(dir, 'groups', 'g', 't.json');
+    const file = path.join(dir, 'groups', 'g', 't.offsets');
     let torn = 0;
     for (let i = 0; i < 150; i++) {
       await sleep(Math.random() * 10);
       await broker.groups.commitOffset('g', 't', 1, 3);
       try {
-        JSON.parse(fs.readFileSync(file, 'utf8'));
+        if ((await readOffsetsFile(file))?.offsets.length !== 2) torn++;
       } catch {
         torn++;
       }
@@ -566,5 +567,83 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const got = await take(c, 5);
     assert.deepEqual(got.map((m) => m.offset), [5, 6, 7, 8, 9], 'resumes from the committed offset on disk');
     await c.close();
+  });
+});
+
+describe('Committed-offsets file: two slots written in place', function () {
+  this.timeout(20_000);
+  const size = (n: number) => 2 * Math.ceil((24 + 8 * n) / 4096) * 4096;
+
+  it('each write overwrites the older slot; the newest valid snapshot is read back, after a reopen too', async () => {
+    const file = path.join(tmpDir(), 'g', 't.offsets');
+    const { file: out, created } = await OffsetsFile.open(file, [5, -1, 7]);
+    assert.equal(created, true);
+    assert.equal(fs.statSync(file).size, size(3));
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 1, offsets: [5, -1, 7] });
+    await out.write([6, 0, 7]);
+    await out.write([9, 2, 7]);
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 3, offsets: [9, 2, 7] });
+    await out.close();
+    const again = await OffsetsFile.open(file, [0, 0, 0]);
+    assert.equal(again.created, false, 'an existing file is opened, not replaced');
+    await again.file.write([10, 2, 7]);
+    await again.file.close();
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 4, offsets: [10, 2, 7] });
+    assert.equal(fs.statSync(file).size, size(3), 'the file never grows');
+    assert.equal(await readOffsetsFile(path.join(path.dirname(file), 'none.offsets')), null);
+  });
+
+  it('a torn newest slot falls back to the one before it; with both torn the read is an IO_ERROR naming the file', async () => {
+    const file = path.join(tmpDir(), 't.offsets');
+    const { file: out } = await OffsetsFile.open(file, [1, 1]);
+    await out.write([2, 2]); // sequence 2, slot 1
+    await out.write([3, 3]); // sequence 3, slot 0
+    await out.close();
+    const half = size(2) / 2;
+    const bytes = fs.readFileSync(file);
+    bytes[24] = bytes[24]! ^ 0xff; // an offset of slot 0 changed under its CRC: a torn write
+    fs.writeFileSync(file, bytes);
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, offsets: [2, 2] });
+    bytes[half + 30] = bytes[half + 30]! ^ 0xff;
+    fs.writeFileSync(file, bytes);
+    await assert.rejects(readOffsetsFile(file), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && e.message.includes(file));
+    fs.writeFileSync(file, bytes.subarray(0, 100)); // not two whole slots
+    await assert.rejects(readOffsetsFile(file), (e: Error & { code?: string }) => e.code === 'IO_ERROR');
+  });
+
+  it('a file holding another partition count than the topic is refused, not overwritten', async () => {
+    const file = path.join(tmpDir(), 't.offsets');
+    await (await OffsetsFile.open(file, [1, 2])).file.close();
+    await assert.rejects(OffsetsFile.open(file, [1, 2, 3]), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && /hold 2 partitions, the topic has 3/.test(e.message));
+    assert.deepEqual((await readOffsetsFile(file))?.offsets, [1, 2]);
+  });
+
+  it('a group whose offsets a previous version wrote as JSON resumes from them, and its first write replaces that file', async () => {
+    const dir = tmpDir();
+    let broker = await openBroker({ dir });
+    try {
+      await broker.createTopic('t', { partitions: 2 });
+      const p = broker.producer();
+      for (let i = 0; i < 10; i++) for (const partition of [0, 1]) await p.send('t', { value: `v${partition}-${i}`, partition });
+    } finally {
+      await broker.close();
+    }
+    const legacy = path.join(dir, 'groups', 'g', 't.json');
+    fs.mkdirSync(path.dirname(legacy), { recursive: true });
+    fs.writeFileSync(legacy, JSON.stringify({ version: 1, group: 'g', topic: 't', committed: [7, 4] }));
+    broker = await openBroker({ dir });
+    try {
+      assert.deepEqual(await broker.groups.committedOffsets('g', 't'), [7, 4]);
+      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const got = await take(c, 9); // 3 left on partition 0, 6 on partition 1
+      assert.deepEqual(got.map((m) => m.value.toString()).sort(), [...['v0-7', 'v0-8', 'v0-9'], ...[4, 5, 6, 7, 8, 9].map((i) => `v1-${i}`)].sort());
+      await c.close();
+      const until = Date.now() + 5000;
+      while (fs.existsSync(legacy) && Date.now() < until) await sleep(20);
+      assert.equal(fs.existsSync(legacy), false, 'the JSON file outlived the first write of the new one');
+      assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offsets')))?.offsets, [10, 10]);
+    } finally {
+      await broker.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
+import { readOffsetsFile } from '../src/broker/offsets_file';
 import { connect, type Client } from '../src/client';
 import { sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
@@ -90,8 +91,7 @@ describe('Server crash and shutdown', function () {
     await srv.exited;
     // What the group had durably committed when the server died: everything from there
     // on must come again after the restart, acked before the kill or not.
-    const offsetsFile = path.join(dir, 'groups', 'g', 'load.json');
-    const committed = fs.existsSync(offsetsFile) ? (JSON.parse(fs.readFileSync(offsetsFile, 'utf8')) as { committed: number[] }).committed : [0, 0, 0];
+    const committed = (await readOffsetsFile(path.join(dir, 'groups', 'g', 'load.offsets')))?.offsets ?? [0, 0, 0];
     await sleep(300);
     srv = await spawnServer(dir, port); // same port: the client reconnects by itself
     procs.push(srv);

@@ -4,7 +4,8 @@
  *
  * Per (group, topic) the coordinator keeps, for every partition:
  *   committed   every offset below it is acked; stored durably in
- *               <dir>/groups/<group>/<topic>.json (coalesced writes, fsync + rename)
+ *               <dir>/groups/<group>/<topic>.offsets (coalesced writes, in place:
+ *               see offsets_file.ts)
  *   next        the next offset never delivered before
  *   acked       acked offsets at or above `committed` (a RangeSet)
  *   inflight    delivered, not yet acked: ranges with a deadline, a delivery count and
@@ -27,7 +28,7 @@ import { UringmqError, invalid } from '../errors';
 import { decodeBatches, readBatchSpan, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
-import { writeFileDurable } from './topic_store';
+import { OFFSETS_SUFFIX, OffsetsFile, readOffsetsFile } from './offsets_file';
 import { BufferPool } from '../codec/buffer_pool';
 import { positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { FlowController, resolveFlowOptions, type ConsumerFeedback, type FlowOptions, type FlowSnapshot } from '../flow/controller';
@@ -100,7 +101,6 @@ class PartitionGroupState {
   constructor(readonly index: number) {}
 }
 
-const FILE_VERSION = 1;
 const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 512, maxDeliveries: 5, sessionTimeoutMs: 10_000 };
 const MIN_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
@@ -123,11 +123,15 @@ class GroupState {
   idleSince = Date.now();
   /** Offset writes and dead-letter moves under way: an idle group is kept until they are done. */
   busy = 0;
+  /** The offsets file, open for writing once the group's first write made it. */
+  out: OffsetsFile | null = null;
   constructor(
     readonly group: string,
     readonly topic: string,
     readonly parts: PartitionGroupState[],
     readonly file: string,
+    /** Where versions before the .offsets file kept the same offsets as JSON; removed once the new file exists. */
+    readonly legacyFile: string,
   ) {}
 }
 
@@ -395,15 +399,9 @@ export class GroupCoordinator {
     let p = this.loading.get(k);
     if (!p) {
       p = (async () => {
-        const file = path.join(this.dir, group, `${topic}.json`);
-        let saved: number[] = [];
-        try {
-          const j = JSON.parse(await fs.readFile(file, 'utf8')) as { version: number; committed: number[] };
-          if (Array.isArray(j.committed)) saved = j.committed;
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-            throw new UringmqError('IO_ERROR', `cannot read committed offsets ${file}: ${(e as Error).message}`);
-        }
+        const file = path.join(this.dir, group, `${topic}${OFFSETS_SUFFIX}`);
+        const legacyFile = path.join(this.dir, group, `${topic}.json`);
+        const saved = (await readOffsetsFile(file))?.offsets ?? (await readLegacyOffsets(legacyFile)) ?? [];
         const t = this.broker.topicState(topic);
         const parts = t.partitions.map((ps, i) => {
           const st = new PartitionGroupState(i);
@@ -418,7 +416,7 @@ export class GroupCoordinator {
           st.committed = st.next = start;
           return st;
         });
-        const gs = new GroupState(group, topic, parts, file);
+        const gs = new GroupState(group, topic, parts, file, legacyFile);
         gs.dirty = saved.length !== parts.length;
         this.groups.set(k, gs);
         this.loading.delete(k);
@@ -893,6 +891,7 @@ export class GroupCoordinator {
         // Nobody consumes it: its committed offsets are on disk, where the next join
         // reads them (what was acked above them is delivered again, at least once).
         this.groups.delete(k);
+        void gs.out?.close().catch(() => undefined); // no write is under way (busy is 0)
         continue;
       }
       for (const m of [...gs.members.values()]) {
@@ -942,10 +941,15 @@ export class GroupCoordinator {
     const write = async () => {
       if (!gs.dirty || gs.deleted) return;
       gs.dirty = false;
-      const data = JSON.stringify({ version: FILE_VERSION, group: gs.group, topic: gs.topic, committed: gs.parts.map((p) => p.committed) });
+      const committed = gs.parts.map((p) => p.committed);
       try {
-        await fs.mkdir(path.dirname(gs.file), { recursive: true });
-        await writeFileDurable(gs.file, data);
+        if (gs.out) await gs.out.write(committed);
+        else {
+          const { file, created } = await OffsetsFile.open(gs.file, committed);
+          gs.out = file;
+          if (!created) await file.write(committed);
+          await fs.rm(gs.legacyFile, { force: true });
+        }
       } catch (e) {
         gs.dirty = true;
         throw new UringmqError('IO_ERROR', `cannot write committed offsets ${gs.file}: ${(e as Error).message}`);
@@ -986,12 +990,13 @@ export class GroupCoordinator {
     const t = this.broker.topicState(topic);
     const gs = this.groups.get(this.key(group, topic));
     if (gs) return gs.parts.map((p) => p.committed);
+    let saved: number[] | null = null;
     try {
-      const j = JSON.parse(await fs.readFile(path.join(this.dir, group, `${topic}.json`), 'utf8')) as { committed: number[] };
-      return t.partitions.map((_, i) => (typeof j.committed?.[i] === 'number' ? j.committed[i]! : -1));
+      saved = (await readOffsetsFile(path.join(this.dir, group, `${topic}${OFFSETS_SUFFIX}`)))?.offsets ?? (await readLegacyOffsets(path.join(this.dir, group, `${topic}.json`)));
     } catch {
-      return t.partitions.map(() => -1);
+      // unreadable: reported as none here; joining the group reports the error
     }
+    return t.partitions.map((_, i) => (typeof saved?.[i] === 'number' && saved[i]! >= 0 ? saved[i]! : -1));
   }
 
   describe(topic: string): GroupDescription[] {
@@ -1032,7 +1037,10 @@ export class GroupCoordinator {
       gs.deleted = true; // before the members leave: nothing they trigger may write the file again
       for (const m of [...gs.members.values()]) this.leave(m, new UringmqError('TOPIC_NOT_FOUND', `topic ${topic} was deleted`));
       await gs.writing; // a write already under way finishes before the file goes
+      await gs.out?.close().catch(() => undefined);
+      gs.out = null;
       await fs.rm(gs.file, { force: true });
+      await fs.rm(gs.legacyFile, { force: true });
     }
   }
 
@@ -1050,7 +1058,20 @@ export class GroupCoordinator {
       }
       if (gs.flushing) await gs.flushing;
       await this.flush(gs).catch(() => undefined); // best effort: what was not written is redelivered
+      await gs.out?.close().catch(() => undefined);
+      gs.out = null;
     }
     this.closed = true;
+  }
+}
+
+/** Committed offsets as versions before the .offsets file wrote them (JSON); null when that file does not exist. */
+async function readLegacyOffsets(file: string): Promise<number[] | null> {
+  try {
+    const j = JSON.parse(await fs.readFile(file, 'utf8')) as { committed?: unknown };
+    return Array.isArray(j.committed) ? j.committed.map((c) => (typeof c === 'number' ? c : -1)) : [];
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new UringmqError('IO_ERROR', `cannot read committed offsets ${file}: ${(e as Error).message}`);
   }
 }

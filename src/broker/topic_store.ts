@@ -26,7 +26,7 @@ export async function fsyncDir(dir: string): Promise<void> {
 
 let tmpSeq = 0;
 
-export async function writeFileDurable(file: string, data: string): Promise<void> {
+export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
   // A name of its own per write: two writes of one file never share a temp file.
   // Short, in the same directory: `${file}.tmp` could pass the 255-byte name limit.
   const tmp = path.join(path.dirname(file), `.tmp-${process.pid}-${++tmpSeq}`);
