@@ -376,6 +376,27 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c2.close();
   });
 
+  it('deleting a topic removes the offsets of groups not in memory too: after a restart, a topic recreated under the name starts them afresh', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 50; i++) await p.send('t', { value: `old${i}` });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await take(c, 50);
+    await c.close();
+    await broker.close(); // writes the offsets; the reopened broker has no group in memory
+    broker = await openBroker({ dir });
+    assert.deepEqual(await broker.groups.committedOffsets('g', 't'), [50]);
+    await broker.deleteTopic('t');
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offsets')), false, 'the offsets of a group not in memory outlived its topic');
+    await broker.createTopic('t');
+    const p2 = broker.producer();
+    for (let i = 0; i < 80; i++) await p2.send('t', { value: `new${i}` });
+    const c2 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const got = await take(c2, 80);
+    assert.deepEqual(got.map((m) => m.value.toString()), Array.from({ length: 80 }, (_, i) => `new${i}`));
+    await c2.close();
+  });
+
   it('commitOffset while acks flow: the offsets file is always whole, and ends with what was committed last', async () => {
     await broker.createTopic('t', { partitions: 2 });
     const p = broker.producer();

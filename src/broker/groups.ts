@@ -1042,6 +1042,20 @@ export class GroupCoordinator {
       await fs.rm(gs.file, { force: true });
       await fs.rm(gs.legacyFile, { force: true });
     }
+    // Groups not in memory (dropped while idle, or not joined since the broker opened)
+    // have files too; left behind, a topic created again under the name would resume
+    // them from the old topic's offsets.
+    let groups: string[];
+    try {
+      groups = await fs.readdir(this.dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new UringmqError('IO_ERROR', `cannot list ${this.dir}: ${(e as Error).message}`);
+    }
+    for (const g of groups) {
+      await fs.rm(path.join(this.dir, g, `${topic}${OFFSETS_SUFFIX}`), { force: true });
+      await fs.rm(path.join(this.dir, g, `${topic}.json`), { force: true });
+    }
   }
 
   /** Ends every member and writes committed offsets. */
