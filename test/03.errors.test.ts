@@ -363,7 +363,7 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
       break;
     }
     await c.close();
-    await b.close(); // writes the group's offsets (a temp file, then a rename)
+    await b.close(); // writes the group's offsets (its file, 249 + 5 characters, is created)
     b = await openBroker({ dir: d });
     assert.deepEqual(await b.groups.committedOffsets('g'.repeat(249), name), [1]);
     await b.deleteTopic(name);

@@ -367,7 +367,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await take(c, 50); // the acks schedule an offsets write 20 ms out
     await broker.deleteTopic('t');
     await sleep(200);
-    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offsets')), false, 'a write scheduled before the delete put the file back');
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offs')), false, 'a write scheduled before the delete put the file back');
     await broker.createTopic('t');
     for (let i = 0; i < 80; i++) await p.send('t', { value: `new${i}` });
     const c2 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
@@ -387,7 +387,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     broker = await openBroker({ dir });
     assert.deepEqual(await broker.groups.committedOffsets('g', 't'), [50]);
     await broker.deleteTopic('t');
-    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offsets')), false, 'the offsets of a group not in memory outlived its topic');
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offs')), false, 'the offsets of a group not in memory outlived its topic');
     await broker.createTopic('t');
     const p2 = broker.producer();
     for (let i = 0; i < 80; i++) await p2.send('t', { value: `new${i}` });
@@ -416,7 +416,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
         if (stop) break;
       }
     })();
-    const file = path.join(dir, 'groups', 'g', 't.offsets');
+    const file = path.join(dir, 'groups', 'g', 't.offs');
     let torn = 0;
     for (let i = 0; i < 150; i++) {
       await sleep(Math.random() * 10);
@@ -596,7 +596,7 @@ describe('Committed-offsets file: two slots written in place', function () {
   const size = (n: number) => 2 * Math.ceil((24 + 8 * n) / 4096) * 4096;
 
   it('each write overwrites the older slot; the newest valid snapshot is read back, after a reopen too', async () => {
-    const file = path.join(tmpDir(), 'g', 't.offsets');
+    const file = path.join(tmpDir(), 'g', 't.offs');
     const { file: out, created } = await OffsetsFile.open(file, [5, -1, 7]);
     assert.equal(created, true);
     assert.equal(fs.statSync(file).size, size(3));
@@ -615,7 +615,7 @@ describe('Committed-offsets file: two slots written in place', function () {
   });
 
   it('a torn newest slot falls back to the one before it; with both torn the read is an IO_ERROR naming the file', async () => {
-    const file = path.join(tmpDir(), 't.offsets');
+    const file = path.join(tmpDir(), 't.offs');
     const { file: out } = await OffsetsFile.open(file, [1, 1]);
     await out.write([2, 2]); // sequence 2, slot 1
     await out.write([3, 3]); // sequence 3, slot 0
@@ -633,7 +633,7 @@ describe('Committed-offsets file: two slots written in place', function () {
   });
 
   it('a file holding another partition count than the topic is refused, not overwritten', async () => {
-    const file = path.join(tmpDir(), 't.offsets');
+    const file = path.join(tmpDir(), 't.offs');
     await (await OffsetsFile.open(file, [1, 2])).file.close();
     await assert.rejects(OffsetsFile.open(file, [1, 2, 3]), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && /hold 2 partitions, the topic has 3/.test(e.message));
     assert.deepEqual((await readOffsetsFile(file))?.offsets, [1, 2]);
@@ -662,7 +662,7 @@ describe('Committed-offsets file: two slots written in place', function () {
       const until = Date.now() + 5000;
       while (fs.existsSync(legacy) && Date.now() < until) await sleep(20);
       assert.equal(fs.existsSync(legacy), false, 'the JSON file outlived the first write of the new one');
-      assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offsets')))?.offsets, [10, 10]);
+      assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.offsets, [10, 10]);
     } finally {
       await broker.close();
     }

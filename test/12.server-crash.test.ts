@@ -91,7 +91,7 @@ describe('Server crash and shutdown', function () {
     await srv.exited;
     // What the group had durably committed when the server died: everything from there
     // on must come again after the restart, acked before the kill or not.
-    const committed = (await readOffsetsFile(path.join(dir, 'groups', 'g', 'load.offsets')))?.offsets ?? [0, 0, 0];
+    const committed = (await readOffsetsFile(path.join(dir, 'groups', 'g', 'load.offs')))?.offsets ?? [0, 0, 0];
     await sleep(300);
     srv = await spawnServer(dir, port); // same port: the client reconnects by itself
     procs.push(srv);

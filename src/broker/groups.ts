@@ -4,7 +4,7 @@
  *
  * Per (group, topic) the coordinator keeps, for every partition:
  *   committed   every offset below it is acked; stored durably in
- *               <dir>/groups/<group>/<topic>.offsets (coalesced writes, in place:
+ *               <dir>/groups/<group>/<topic>.offs (coalesced writes, in place:
  *               see offsets_file.ts)
  *   next        the next offset never delivered before
  *   acked       acked offsets at or above `committed` (a RangeSet)
@@ -130,7 +130,7 @@ class GroupState {
     readonly topic: string,
     readonly parts: PartitionGroupState[],
     readonly file: string,
-    /** Where versions before the .offsets file kept the same offsets as JSON; removed once the new file exists. */
+    /** Where versions before the .offs file kept the same offsets as JSON; removed once the new file exists. */
     readonly legacyFile: string,
   ) {}
 }
@@ -1079,7 +1079,7 @@ export class GroupCoordinator {
   }
 }
 
-/** Committed offsets as versions before the .offsets file wrote them (JSON); null when that file does not exist. */
+/** Committed offsets as versions before the .offs file wrote them (JSON); null when that file does not exist. */
 async function readLegacyOffsets(file: string): Promise<number[] | null> {
   try {
     const j = JSON.parse(await fs.readFile(file, 'utf8')) as { committed?: unknown };

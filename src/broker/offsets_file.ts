@@ -1,5 +1,5 @@
 /**
- * A group's committed offsets for one topic: <dir>/groups/<group>/<topic>.offsets.
+ * A group's committed offsets for one topic: <dir>/groups/<group>/<topic>.offs.
  *
  * A group that acks writes them every 20 ms, so a write has to be cheap. The file holds
  * two slots, each a whole snapshot with a sequence number and a CRC; a write overwrites
@@ -28,7 +28,8 @@ const VERSION = 1;
 const HEADER = 24;
 const BLOCK = 4096;
 
-export const OFFSETS_SUFFIX = '.offsets';
+/** Five characters at most: a topic name (up to 249) plus the suffix must fit the file system's 255-byte names. */
+export const OFFSETS_SUFFIX = '.offs';
 
 /** Bytes of one slot for `count` partitions. */
 function slotBytes(count: number): number {
