@@ -384,9 +384,9 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await take(c, 50);
     await c.close();
     await broker.close(); // writes the offsets; the reopened broker has no group in memory
+    assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.offsets, [50]);
     broker = await openBroker({ dir });
-    assert.deepEqual(await broker.groups.committedOffsets('g', 't'), [50]);
-    await broker.deleteTopic('t');
+    await broker.deleteTopic('t'); // before anything touches a group: no group coordinator yet
     assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offs')), false, 'the offsets of a group not in memory outlived its topic');
     await broker.createTopic('t');
     const p2 = broker.producer();
@@ -589,6 +589,55 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.deepEqual(got.map((m) => m.offset), [5, 6, 7, 8, 9], 'resumes from the committed offset on disk');
     await c.close();
   });
+
+  it('keeps at most maxOpenOffsetFiles offsets files open; a group dropped while idle closes its file, and a late ack does not open it again', async () => {
+    const openOffsFiles = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(path.join(dir, 'groups'));
+        } catch {
+          return false; // closed meanwhile
+        }
+      }).length;
+    await broker.createTopic('t');
+    broker.groups.maxOpenOffsetFiles = 2;
+    broker.groups.idleGroupMs = 100;
+    const p = broker.producer();
+    for (let i = 0; i < 20; i++) await p.send('t', { value: `m${i}` });
+    let held: ConsumedMessage | null = null;
+    for (let g = 0; g < 5; g++) {
+      const c = broker.consumer({ topic: 't', group: `g${g}`, from: 'earliest' });
+      const got = await take(c, 10, (m) => (g === 4 && m.offset === 9 ? (held = m) : m.ack()));
+      assert.equal(got.length, 10);
+      await sleep(60); // past the group's offsets flush (20 ms)
+      assert.ok(openOffsFiles() <= 2, `${openOffsFiles()} offsets files open with a cap of 2`);
+      await c.close();
+    }
+    const until = Date.now() + 10_000;
+    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(50);
+    assert.equal((await broker.describeTopic('t')).groups.length, 0, 'idle groups stay in memory');
+    assert.equal(openOffsFiles(), 0, 'a group dropped while idle left its offsets file open');
+    try {
+      held!.ack(); // the message of a consumer closed long ago, of a group no longer in memory
+    } catch {
+      // refused: fine too
+    }
+    await sleep(100);
+    assert.equal(openOffsFiles(), 0, 'a late ack opened the dropped group\'s file again');
+    for (let g = 0; g < 5; g++) assert.deepEqual(await broker.groups.committedOffsets(`g${g}`, 't'), [g === 4 ? 9 : 10], `group g${g}`);
+  });
+
+  it('creating a topic removes offsets an earlier topic of the name left (a delete that crashed before removing them)', async () => {
+    const stale = path.join(dir, 'groups', 'g', 't.offs');
+    await (await OffsetsFile.open(stale, [40])).file.close();
+    await broker.createTopic('t');
+    assert.equal(fs.existsSync(stale), false);
+    const p = broker.producer();
+    for (let i = 0; i < 10; i++) await p.send('t', { value: `m${i}` });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    assert.deepEqual((await take(c, 10)).map((m) => m.offset), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    await c.close();
+  });
 });
 
 describe('Committed-offsets file: two slots written in place', function () {
@@ -632,11 +681,17 @@ describe('Committed-offsets file: two slots written in place', function () {
     await assert.rejects(readOffsetsFile(file), (e: Error & { code?: string }) => e.code === 'IO_ERROR');
   });
 
-  it('a file holding another partition count than the topic is refused, not overwritten', async () => {
+  it('a file holding another partition count (an earlier topic of the name) is replaced whole', async () => {
     const file = path.join(tmpDir(), 't.offs');
-    await (await OffsetsFile.open(file, [1, 2])).file.close();
-    await assert.rejects(OffsetsFile.open(file, [1, 2, 3]), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && /hold 2 partitions, the topic has 3/.test(e.message));
-    assert.deepEqual((await readOffsetsFile(file))?.offsets, [1, 2]);
+    const first = await OffsetsFile.open(file, [1, 2]);
+    await first.file.write([3, 4]);
+    await first.file.close();
+    const again = await OffsetsFile.open(file, [0, 0, 0]);
+    assert.equal(again.created, true);
+    await again.file.write([5, 5, 5]);
+    await again.file.close();
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, offsets: [5, 5, 5] });
+    assert.equal(fs.statSync(file).size, size(3));
   });
 
   it('a group whose offsets a previous version wrote as JSON resumes from them, and its first write replaces that file', async () => {

@@ -17,7 +17,7 @@ import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from '.
 import { positiveInt, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
-import { GroupCoordinator, type GroupDescription } from './groups';
+import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
 import { IdempotenceTable, NEW } from './idempotence';
 import { partitionForKey } from './partitioner';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
@@ -338,6 +338,7 @@ export class Broker {
       let t: TopicState | null = null;
       try {
         await fs.rm(tdir, { recursive: true, force: true }); // leftovers of a crashed create
+        await removeGroupOffsets(path.join(this.dir, 'groups'), name); // ... or of a delete that crashed before removing them
         await fs.mkdir(tdir);
         await fsyncDir(path.dirname(tdir));
         for (let p = 0; p < partitions; p++) await fs.mkdir(path.join(tdir, String(p)));
@@ -410,6 +411,9 @@ export class Broker {
       const doomed = path.join(trash, `${Date.now()}-${process.pid}-${++trashSeq}`);
       await fs.rename(t.dir, doomed);
       await fsyncDir(path.join(this.dir, 'topics'));
+      // The groups' offsets only now: had they gone first, a crash before the rename
+      // would bring the topic back with its groups starting over from `from`.
+      await removeGroupOffsets(path.join(this.dir, 'groups'), name);
       await fs.rm(doomed, { recursive: true, force: true });
     });
   }

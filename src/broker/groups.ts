@@ -108,6 +108,8 @@ const MAX_REDELIVERIES_PER_PASS = 256;
 
 /** A group with no members is dropped from memory after this long (reloaded from its file on the next join). */
 const IDLE_GROUP_MS = 60_000;
+/** Open offsets files kept at most: one descriptor each, and a process has a limited number. */
+const MAX_OPEN_OFFSET_FILES = 128;
 
 class GroupState {
   readonly members = new Map<string, GroupMember>();
@@ -123,8 +125,10 @@ class GroupState {
   idleSince = Date.now();
   /** Offset writes and dead-letter moves under way: an idle group is kept until they are done. */
   busy = 0;
-  /** The offsets file, open for writing once the group's first write made it. */
+  /** The offsets file, open for writing once the group's first write made it (closed again when the coordinator needs the descriptor). */
   out: OffsetsFile | null = null;
+  /** Dropped from memory (idle) or the broker closed: nothing writes its file from this object again. */
+  retired = false;
   constructor(
     readonly group: string,
     readonly topic: string,
@@ -342,6 +346,10 @@ export class GroupCoordinator {
   private readonly dlqReady = new Map<string, Promise<void>>();
   /** @internal How long a group without members stays in memory (tests shorten it). */
   idleGroupMs = IDLE_GROUP_MS;
+  /** @internal How many offsets files stay open for writing at most (tests shorten it). */
+  maxOpenOffsetFiles = MAX_OPEN_OFFSET_FILES;
+  /** Groups whose offsets file is open, least recently written first. */
+  private readonly openFiles = new Set<GroupState>();
   /** read buffers for sinks that copy: reused instead of a fresh external buffer per read */
   private readonly readPool = new BufferPool(16 * 1024 * 1024);
   /** readBatchSpan's answer, reused: the delivery loop is synchronous between the reads and the send. */
@@ -401,8 +409,11 @@ export class GroupCoordinator {
       p = (async () => {
         const file = path.join(this.dir, group, `${topic}${OFFSETS_SUFFIX}`);
         const legacyFile = path.join(this.dir, group, `${topic}.json`);
-        const saved = (await readOffsetsFile(file))?.offsets ?? (await readLegacyOffsets(legacyFile)) ?? [];
         const t = this.broker.topicState(topic);
+        const current = await readOffsetsFile(file);
+        // Topics never change their partition count: a file of another count is left
+        // from an earlier topic of the name, not this one's (the first write replaces it).
+        const saved = current ? (current.offsets.length === t.partitions.length ? current.offsets : []) : ((await readLegacyOffsets(legacyFile)) ?? []);
         const parts = t.partitions.map((ps, i) => {
           const st = new PartitionGroupState(i);
           const info = this.broker.partitionInfo(ps);
@@ -891,7 +902,8 @@ export class GroupCoordinator {
         // Nobody consumes it: its committed offsets are on disk, where the next join
         // reads them (what was acked above them is delivered again, at least once).
         this.groups.delete(k);
-        void gs.out?.close().catch(() => undefined); // no write is under way (busy is 0)
+        gs.retired = true; // a late ack of a message it delivered changes nothing on disk
+        void this.closeOffsetsFile(gs); // no write is under way (busy is 0)
         continue;
       }
       for (const m of [...gs.members.values()]) {
@@ -921,7 +933,7 @@ export class GroupCoordinator {
   }
 
   private scheduleFlush(gs: GroupState): void {
-    if (gs.flushing || gs.deleted) return;
+    if (gs.flushing || gs.deleted || gs.retired) return;
     gs.flushing = new Promise<void>((resolve) => setTimeout(resolve, 20))
       .then(() => this.flush(gs))
       .catch(() => undefined) // still dirty: the next flush retries; acks are redelivered, never lost
@@ -939,14 +951,19 @@ export class GroupCoordinator {
    */
   private flush(gs: GroupState): Promise<void> {
     const write = async () => {
-      if (!gs.dirty || gs.deleted) return;
+      if (!gs.dirty || gs.deleted || gs.retired) return;
       gs.dirty = false;
       const committed = gs.parts.map((p) => p.committed);
       try {
-        if (gs.out) await gs.out.write(committed);
-        else {
+        if (gs.out) {
+          this.openFiles.delete(gs); // to the most recently written end
+          this.openFiles.add(gs);
+          await gs.out.write(committed);
+        } else {
+          await this.makeRoomForOffsetsFile(gs);
           const { file, created } = await OffsetsFile.open(gs.file, committed);
           gs.out = file;
+          this.openFiles.add(gs);
           if (!created) await file.write(committed);
           await fs.rm(gs.legacyFile, { force: true });
         }
@@ -959,6 +976,22 @@ export class GroupCoordinator {
     const p = gs.writing.then(write).finally(() => gs.busy--);
     gs.writing = p.catch(() => undefined);
     return p;
+  }
+
+  /** Closes the least recently written offsets files past the cap, skipping groups with a write queued or under way. */
+  private async makeRoomForOffsetsFile(writer: GroupState): Promise<void> {
+    for (const gs of this.openFiles) {
+      if (this.openFiles.size < this.maxOpenOffsetFiles) return;
+      if (gs === writer || gs.busy > 0) continue;
+      await this.closeOffsetsFile(gs); // the group's next write opens it again
+    }
+  }
+
+  private async closeOffsetsFile(gs: GroupState): Promise<void> {
+    const out = gs.out;
+    gs.out = null;
+    this.openFiles.delete(gs);
+    await out?.close().catch(() => undefined); // written durably already: nothing to lose in a failed close
   }
 
   /** Sets the group's committed offset of one partition (rewind or skip). */
@@ -992,7 +1025,9 @@ export class GroupCoordinator {
     if (gs) return gs.parts.map((p) => p.committed);
     let saved: number[] | null = null;
     try {
-      saved = (await readOffsetsFile(path.join(this.dir, group, `${topic}${OFFSETS_SUFFIX}`)))?.offsets ?? (await readLegacyOffsets(path.join(this.dir, group, `${topic}.json`)));
+      const current = await readOffsetsFile(path.join(this.dir, group, `${topic}${OFFSETS_SUFFIX}`));
+      if (current) saved = current.offsets.length === t.partitions.length ? current.offsets : null; // another count: an earlier topic's
+      else saved = await readLegacyOffsets(path.join(this.dir, group, `${topic}.json`));
     } catch {
       // unreadable: reported as none here; joining the group reports the error
     }
@@ -1029,7 +1064,11 @@ export class GroupCoordinator {
     return out.sort((a, b) => (a.group < b.group ? -1 : 1));
   }
 
-  /** The topic is gone: its groups end. Committed offsets are removed with it. */
+  /**
+   * The topic is gone: its groups end, their writes finish and their files close. The
+   * broker removes the files (removeGroupOffsets) once the topic's directory is gone:
+   * a crash in between must not bring the topic back without its groups' offsets.
+   */
   async topicDeleted(topic: string): Promise<void> {
     for (const [k, gs] of [...this.groups]) {
       if (gs.topic !== topic) continue;
@@ -1037,24 +1076,7 @@ export class GroupCoordinator {
       gs.deleted = true; // before the members leave: nothing they trigger may write the file again
       for (const m of [...gs.members.values()]) this.leave(m, new UringmqError('TOPIC_NOT_FOUND', `topic ${topic} was deleted`));
       await gs.writing; // a write already under way finishes before the file goes
-      await gs.out?.close().catch(() => undefined);
-      gs.out = null;
-      await fs.rm(gs.file, { force: true });
-      await fs.rm(gs.legacyFile, { force: true });
-    }
-    // Groups not in memory (dropped while idle, or not joined since the broker opened)
-    // have files too; left behind, a topic created again under the name would resume
-    // them from the old topic's offsets.
-    let groups: string[];
-    try {
-      groups = await fs.readdir(this.dir);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new UringmqError('IO_ERROR', `cannot list ${this.dir}: ${(e as Error).message}`);
-    }
-    for (const g of groups) {
-      await fs.rm(path.join(this.dir, g, `${topic}${OFFSETS_SUFFIX}`), { force: true });
-      await fs.rm(path.join(this.dir, g, `${topic}.json`), { force: true });
+      await this.closeOffsetsFile(gs);
     }
   }
 
@@ -1072,8 +1094,8 @@ export class GroupCoordinator {
       }
       if (gs.flushing) await gs.flushing;
       await this.flush(gs).catch(() => undefined); // best effort: what was not written is redelivered
-      await gs.out?.close().catch(() => undefined);
-      gs.out = null;
+      gs.retired = true;
+      await this.closeOffsetsFile(gs);
     }
     this.closed = true;
   }
@@ -1087,5 +1109,30 @@ async function readLegacyOffsets(file: string): Promise<number[] | null> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new UringmqError('IO_ERROR', `cannot read committed offsets ${file}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Removes every group's committed offsets for `topic` under `groupsDir` (the current
+ * file and an older version's JSON): when a topic is deleted, and before one is created
+ * under a name that may have been used before (a delete that crashed half-way).
+ */
+export async function removeGroupOffsets(groupsDir: string, topic: string): Promise<void> {
+  let groups: import('node:fs').Dirent[];
+  try {
+    groups = await fs.readdir(groupsDir, { withFileTypes: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new UringmqError('IO_ERROR', `cannot list ${groupsDir}: ${(e as Error).message}`);
+  }
+  for (const g of groups) {
+    if (!g.isDirectory()) continue;
+    for (const file of [path.join(groupsDir, g.name, `${topic}${OFFSETS_SUFFIX}`), path.join(groupsDir, g.name, `${topic}.json`)]) {
+      try {
+        await fs.rm(file, { force: true });
+      } catch (e) {
+        throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${file}: ${(e as Error).message}`);
+      }
+    }
   }
 }

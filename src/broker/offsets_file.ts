@@ -88,14 +88,14 @@ export class OffsetsFile {
   ) {}
 
   /**
-   * Opens `file` for writing; when it does not exist, creates it holding `initial`
-   * (`created` says so). Its partition count is `initial.length` for the file's life.
+   * Opens `file` for writing; when it does not exist, or holds another partition count
+   * (left from an earlier topic of the name: a topic's count never changes), creates it
+   * afresh holding `initial` (`created` says so). Its count is `initial.length`.
    */
   static async open(file: string, initial: readonly number[]): Promise<{ file: OffsetsFile; created: boolean }> {
     const count = initial.length;
     let have = await readOffsetsFile(file);
-    if (have && have.offsets.length !== count)
-      throw new UringmqError('IO_ERROR', `committed offsets ${file} hold ${have.offsets.length} partitions, the topic has ${count}`);
+    if (have && have.offsets.length !== count) have = null;
     const created = !have;
     if (!have) {
       await fs.mkdir(path.dirname(file), { recursive: true });
