@@ -407,13 +407,9 @@ export class GroupCoordinator {
     let p = this.loading.get(k);
     if (!p) {
       p = (async () => {
-        const file = path.join(this.dir, group, `${topic}${OFFSETS_SUFFIX}`);
-        const legacyFile = path.join(this.dir, group, `${topic}.json`);
+        const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
         const t = this.broker.topicState(topic);
-        const current = await readOffsetsFile(file);
-        // Topics never change their partition count: a file of another count is left
-        // from an earlier topic of the name, not this one's (the first write replaces it).
-        const saved = current ? (current.offsets.length === t.partitions.length ? current.offsets : []) : ((await readLegacyOffsets(legacyFile)) ?? []);
+        const saved = (await savedOffsets(file, legacyFile, t.partitions.length)) ?? [];
         const parts = t.partitions.map((ps, i) => {
           const st = new PartitionGroupState(i);
           const info = this.broker.partitionInfo(ps);
@@ -1025,9 +1021,8 @@ export class GroupCoordinator {
     if (gs) return gs.parts.map((p) => p.committed);
     let saved: number[] | null = null;
     try {
-      const current = await readOffsetsFile(path.join(this.dir, group, `${topic}${OFFSETS_SUFFIX}`));
-      if (current) saved = current.offsets.length === t.partitions.length ? current.offsets : null; // another count: an earlier topic's
-      else saved = await readLegacyOffsets(path.join(this.dir, group, `${topic}.json`));
+      const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
+      saved = await savedOffsets(file, legacyFile, t.partitions.length);
     } catch {
       // unreadable: reported as none here; joining the group reports the error
     }
@@ -1101,6 +1096,23 @@ export class GroupCoordinator {
   }
 }
 
+/** Where a group (its directory) keeps a topic's committed offsets, and where versions before the .offs file kept them (JSON). */
+function offsetsFiles(groupDir: string, topic: string): { file: string; legacyFile: string } {
+  return { file: path.join(groupDir, `${topic}${OFFSETS_SUFFIX}`), legacyFile: path.join(groupDir, `${topic}.json`) };
+}
+
+/**
+ * A group's committed offsets for a topic of `count` partitions, from its file, else
+ * from an older version's JSON; null when it has none. IO_ERROR when they cannot be read.
+ */
+async function savedOffsets(file: string, legacyFile: string, count: number): Promise<number[] | null> {
+  const current = await readOffsetsFile(file);
+  // Topics never change their partition count: a file of another count is left from an
+  // earlier topic of the name, not this one's (the group's first write replaces it).
+  if (current) return current.offsets.length === count ? current.offsets : null;
+  return readLegacyOffsets(legacyFile);
+}
+
 /** Committed offsets as versions before the .offs file wrote them (JSON); null when that file does not exist. */
 async function readLegacyOffsets(file: string): Promise<number[] | null> {
   try {
@@ -1127,7 +1139,8 @@ export async function removeGroupOffsets(groupsDir: string, topic: string): Prom
   }
   for (const g of groups) {
     if (!g.isDirectory()) continue;
-    for (const file of [path.join(groupsDir, g.name, `${topic}${OFFSETS_SUFFIX}`), path.join(groupsDir, g.name, `${topic}.json`)]) {
+    const { file: current, legacyFile } = offsetsFiles(path.join(groupsDir, g.name), topic);
+    for (const file of [current, legacyFile]) {
       try {
         await fs.rm(file, { force: true });
       } catch (e) {
