@@ -261,7 +261,7 @@ async function main(): Promise<void> {
     // cases this process (the measuring client) carries the GC aftermath of consuming
     // millions of messages, and its pauses showed as several ms at p99 (7 ms at 10k/s
     // in one run, 2.8 ms with the latency cases first, same code and hour).
-    const e2e: Array<E2e & { raw: Lat; h2: Lat; h2Durable: Lat; tcp: Lat; disk: Lat; diskBackToBack: Lat }> = [];
+    const e2e: Array<E2e & { raw: Floor; h2: Floor; h2Durable: Floor; tcp: Floor; disk: Lat; diskBackToBack: Lat }> = [];
     for (const rate of only === 'throughput' ? [] : arg('rates', '1000,5000,10000').split(',').map(Number)) {
       const disk = await diskSyncLatency(dir, Math.min(rate, 1000), 3);
       const diskBackToBack = await diskSyncLatency(dir, 0, 1);
@@ -442,6 +442,16 @@ async function main(): Promise<void> {
         const per = CPU_COLUMNS.map((k) => (to.switches[k] - from.switches[k]) / Math.max(1, messages));
         console.log(`| ${e.rate} | ${per.map((x) => x.toFixed(2)).join(' | ')} | ${per.reduce((a, b) => a + b, 0).toFixed(2)} |`);
       }
+      console.log('\nThe same two counts for the floors, all threads of both processes summed, each over its own schedule\'s window:');
+      console.log("what a message costs the broker next to what a bare and a durable echo cost on the same host (µs of CPU / context switches):\n");
+      console.log('| rate (msgs/s) | TCP echo | bare grpc-js stream | bare node:http2 | durable node:http2 | end to end through the broker |');
+      console.log('|---:|---:|---:|---:|---:|---:|');
+      const cost = (w: CpuWindow | null) => {
+        if (!w) return '—';
+        const sum = (k: 'ns' | 'switches') => CPU_COLUMNS.reduce((a, c) => a + w.to[k][c] - w.from[k][c], 0) / Math.max(1, w.messages);
+        return `${(sum('ns') / 1000).toFixed(1)} / ${sum('switches').toFixed(2)}`;
+      };
+      for (const e of e2e) console.log(`| ${e.rate} | ${cost(e.tcp.cpu)} | ${cost(e.raw.cpu)} | ${cost(e.h2.cpu)} | ${cost(e.h2Durable.cpu)} | ${cost(e.cpu)} |`);
     }
   } finally {
     await client.close();
@@ -462,6 +472,38 @@ interface Lat {
   max: number;
 }
 
+/** Both processes' CPU snapshots at a schedule's first measured send and at its last, and the messages sent between. */
+interface CpuWindow {
+  from: CpuSnap;
+  to: CpuSnap;
+  messages: number;
+}
+
+/** A latency floor's numbers: its round trips, and the CPU they took (the same window the end-to-end case uses). */
+interface Floor extends Lat {
+  cpu: CpuWindow | null;
+}
+
+/**
+ * Snapshots for a schedule's window, taken from its send callback: the first at the
+ * first send past the warm-up, the last at each of the last few sends (the last one
+ * taken stands), so the window is the schedule's own, without its start or the drain.
+ */
+function cpuWindow(rate: number, warmEnd: number, end: number): { sent(scheduled: number): void; result(): CpuWindow | null } {
+  let from: CpuSnap | null = null;
+  let to: CpuSnap | null = null;
+  let messages = 0;
+  return {
+    sent(scheduled) {
+      if (scheduled < warmEnd) return;
+      from ??= cpuSnap();
+      messages++;
+      if (scheduled + 3000 / rate >= end) to = cpuSnap();
+    },
+    result: () => (from && to ? { from, to, messages } : null),
+  };
+}
+
 /** One latency floor's transport: sends a frame stamped with its scheduled time, whose echo is reported to `answered`. */
 interface Echo {
   send(scheduled: number): void;
@@ -475,7 +517,7 @@ interface Echo {
  * second discarded): the floors the end-to-end case is read against. Frames are
  * RECORD + 64 bytes, the scheduled time in their first 8.
  */
-async function roundTrips(what: string, rate: number, seconds: number, open: (answered: (scheduled: number) => void) => Echo | Promise<Echo>): Promise<Lat> {
+async function roundTrips(what: string, rate: number, seconds: number, open: (answered: (scheduled: number) => void) => Echo | Promise<Echo>): Promise<Floor> {
   const h = histogram();
   let warmEnd = Infinity;
   const echo = await open((scheduled) => {
@@ -483,18 +525,23 @@ async function roundTrips(what: string, rate: number, seconds: number, open: (an
   });
   const start = performance.now() + 100;
   warmEnd = start + 1000;
-  await openLoop(rate, start, warmEnd + seconds * 1000, (scheduled) => echo.send(scheduled));
+  const end = warmEnd + seconds * 1000;
+  const cpu = cpuWindow(rate, warmEnd, end);
+  await openLoop(rate, start, end, (scheduled) => {
+    echo.send(scheduled);
+    cpu.sent(scheduled);
+  });
   await new Promise((r) => setTimeout(r, 200));
   echo.close();
   const failure = echo.failure();
   if (failure) throw new Error(`${what} round trip: ${failure.message}`);
-  return lat(h);
+  return { ...lat(h), cpu: cpu.result() };
 }
 
 const ECHO_FRAME = RECORD + 64;
 
 /** The bare grpc-js stream's round trip: the transport ceiling's latency. */
-function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Floor> {
   return roundTrips('grpc-js', rate, seconds, (answered) => {
     const c = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 16 << 20, 'grpc.enable_channelz': 0 });
     const id = (b: Buffer) => b;
@@ -526,7 +573,7 @@ function rawRoundTrip(port: number, rate: number, seconds: number): Promise<Lat>
  * (plain Node, group-committed O_DSYNC writes; bench/grpc_server.ts durableLog), the
  * floor of a durable round trip on this host with no broker in it.
  */
-function h2RoundTrip(port: number, rate: number, seconds: number, durable = false): Promise<Lat> {
+function h2RoundTrip(port: number, rate: number, seconds: number, durable = false): Promise<Floor> {
   return roundTrips(durable ? 'durable node:http2' : 'node:http2', rate, seconds, (answered) => {
     const session = http2.connect(`http://127.0.0.1:${port}`, {
       settings: { initialWindowSize: 16 << 20 },
@@ -561,7 +608,7 @@ function h2RoundTrip(port: number, rate: number, seconds: number, durable = fals
  * gives a round trip between two Node processes. When this floor's p99 is above a
  * latency target, no broker on the host meets it at that hour.
  */
-function tcpRoundTrip(port: number, rate: number, seconds: number): Promise<Lat> {
+function tcpRoundTrip(port: number, rate: number, seconds: number): Promise<Floor> {
   return roundTrips('TCP echo', rate, seconds, async (answered) => {
     const sock = net.connect(port, '127.0.0.1');
     sock.setNoDelay(true);
@@ -641,7 +688,7 @@ interface E2e {
   /** send() → publish ack, from the moment send() was called. */
   ack: Lat;
   /** CPU of both processes from the first measured send to the last, and the messages sent meanwhile. */
-  cpu: { from: CpuSnap; to: CpuSnap; messages: number } | null;
+  cpu: CpuWindow | null;
 }
 
 /** Latencies in µs, 1 µs to 60 s, 3 significant digits. */
@@ -684,11 +731,8 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
     }
   })();
   await new Promise((r) => setTimeout(r, 300));
-  // CPU snapshots at the first measured send and at the last: the schedule's own
-  // window, without the consumer's start and the drain after it.
-  let cpuFrom: CpuSnap | null = null;
-  let cpuTo: CpuSnap | null = null;
-  let measured = 0;
+  // CPU over the schedule's own window, without the consumer's start and the drain after it.
+  const cpu = cpuWindow(rate, warmEnd, end);
   await openLoop(rate, start, end, (scheduled) => {
     const v = Buffer.alloc(RECORD);
     v.writeDoubleLE(scheduled, 0);
@@ -698,17 +742,12 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
       if (scheduled >= warmEnd) hAck.recordValue(Math.max(1, Math.round((performance.now() - t) * 1000)));
     });
     lastScheduled = scheduled;
-    if (scheduled >= warmEnd) {
-      cpuFrom ??= cpuSnap();
-      measured++;
-      if (scheduled + 3000 / rate >= end) cpuTo = cpuSnap(); // the last few sends: the last snapshot stands
-    }
+    cpu.sent(scheduled);
   });
   final = lastScheduled;
   if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
-  const cpu = cpuFrom && cpuTo ? { from: cpuFrom, to: cpuTo, messages: measured } : null;
-  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu };
+  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result() };
 }
 
 function fmt(n: number): string {
