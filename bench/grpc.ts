@@ -426,11 +426,9 @@ async function main(): Promise<void> {
       console.log(`|---:|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|---:|`);
       for (const e of e2e) {
         if (!e.cpu) continue;
-        const { from, to, messages } = e.cpu;
-        const perMsg = CPU_COLUMNS.map((k) => (to.ns[k] - from.ns[k]) / Math.max(1, messages) / 1000);
-        const totalNs = CPU_COLUMNS.reduce((sum, k) => sum + to.ns[k] - from.ns[k], 0);
-        const busy = (totalNs / ((to.at - from.at) * 1e6) / os.cpus().length) * 100;
-        console.log(`| ${e.rate} | ${perMsg.map((x) => x.toFixed(1)).join(' | ')} | ${(totalNs / Math.max(1, messages) / 1000).toFixed(1)} | ${busy.toFixed(0)}% |`);
+        const w = e.cpu;
+        const busy = ((perMessage(w, 'ns') * w.messages) / ((w.to.at - w.from.at) * 1e6) / os.cpus().length) * 100;
+        console.log(`| ${e.rate} | ${CPU_COLUMNS.map((c) => (perMessage(w, 'ns', [c]) / 1000).toFixed(1)).join(' | ')} | ${(perMessage(w, 'ns') / 1000).toFixed(1)} | ${busy.toFixed(0)}% |`);
       }
       console.log('\nContext switches per message in the same windows, by thread (voluntary and involuntary, from /proc: each is a');
       console.log('thread leaving its vCPU, to sleep until a wake-up or preempted — every one a chance to queue for a vCPU):\n');
@@ -438,19 +436,14 @@ async function main(): Promise<void> {
       console.log(`|---:|${CPU_COLUMNS.map(() => '---:').join('|')}|---:|`);
       for (const e of e2e) {
         if (!e.cpu) continue;
-        const { from, to, messages } = e.cpu;
-        const per = CPU_COLUMNS.map((k) => (to.switches[k] - from.switches[k]) / Math.max(1, messages));
-        console.log(`| ${e.rate} | ${per.map((x) => x.toFixed(2)).join(' | ')} | ${per.reduce((a, b) => a + b, 0).toFixed(2)} |`);
+        const w = e.cpu;
+        console.log(`| ${e.rate} | ${CPU_COLUMNS.map((c) => perMessage(w, 'switches', [c]).toFixed(2)).join(' | ')} | ${perMessage(w, 'switches').toFixed(2)} |`);
       }
       console.log('\nThe same two counts for the floors, all threads of both processes summed, each over its own schedule\'s window:');
       console.log("what a message costs the broker next to what a bare and a durable echo cost on the same host (µs of CPU / context switches):\n");
       console.log('| rate (msgs/s) | TCP echo | bare grpc-js stream | bare node:http2 | durable node:http2 | end to end through the broker |');
       console.log('|---:|---:|---:|---:|---:|---:|');
-      const cost = (w: CpuWindow | null) => {
-        if (!w) return '—';
-        const sum = (k: 'ns' | 'switches') => CPU_COLUMNS.reduce((a, c) => a + w.to[k][c] - w.from[k][c], 0) / Math.max(1, w.messages);
-        return `${(sum('ns') / 1000).toFixed(1)} / ${sum('switches').toFixed(2)}`;
-      };
+      const cost = (w: CpuWindow | null) => (w ? `${(perMessage(w, 'ns') / 1000).toFixed(1)} / ${perMessage(w, 'switches').toFixed(2)}` : '—');
       for (const e of e2e) console.log(`| ${e.rate} | ${cost(e.tcp.cpu)} | ${cost(e.raw.cpu)} | ${cost(e.h2.cpu)} | ${cost(e.h2Durable.cpu)} | ${cost(e.cpu)} |`);
     }
   } finally {
@@ -477,6 +470,11 @@ interface CpuWindow {
   from: CpuSnap;
   to: CpuSnap;
   messages: number;
+}
+
+/** How much `k` (CPU ns or context switches) grew per message over the window, summed over `columns` (all threads by default). */
+function perMessage(w: CpuWindow, k: 'ns' | 'switches', columns: readonly (typeof CPU_COLUMNS)[number][] = CPU_COLUMNS): number {
+  return columns.reduce((sum, c) => sum + w.to[k][c] - w.from[k][c], 0) / Math.max(1, w.messages);
 }
 
 /** A latency floor's numbers: its round trips, and the CPU they took (the same window the end-to-end case uses). */

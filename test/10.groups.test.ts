@@ -660,7 +660,7 @@ describe('Committed-offsets file: two slots written in place', function () {
     await again.file.close();
     assert.deepEqual(await readOffsetsFile(file), { sequence: 4, offsets: [10, 2, 7] });
     assert.equal(fs.statSync(file).size, size(3), 'the file never grows');
-    assert.equal(await readOffsetsFile(path.join(path.dirname(file), 'none.offsets')), null);
+    assert.equal(await readOffsetsFile(path.join(path.dirname(file), 'none.offs')), null);
   });
 
   it('a torn newest slot falls back to the one before it; with both torn the read is an IO_ERROR naming the file', async () => {
