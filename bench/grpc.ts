@@ -427,7 +427,7 @@ async function main(): Promise<void> {
       for (const e of e2e) {
         if (!e.cpu) continue;
         const w = e.cpu;
-        const busy = ((perMessage(w, 'ns') * w.messages) / ((w.to.at - w.from.at) * 1e6) / os.cpus().length) * 100;
+        const busy = (grown(w, 'ns') / ((w.to.at - w.from.at) * 1e6) / os.cpus().length) * 100;
         console.log(`| ${e.rate} | ${CPU_COLUMNS.map((c) => (perMessage(w, 'ns', [c]) / 1000).toFixed(1)).join(' | ')} | ${(perMessage(w, 'ns') / 1000).toFixed(1)} | ${busy.toFixed(0)}% |`);
       }
       console.log('\nContext switches per message in the same windows, by thread (voluntary and involuntary, from /proc: each is a');
@@ -472,9 +472,16 @@ interface CpuWindow {
   messages: number;
 }
 
-/** How much `k` (CPU ns or context switches) grew per message over the window, summed over `columns` (all threads by default). */
-function perMessage(w: CpuWindow, k: 'ns' | 'switches', columns: readonly (typeof CPU_COLUMNS)[number][] = CPU_COLUMNS): number {
-  return columns.reduce((sum, c) => sum + w.to[k][c] - w.from[k][c], 0) / Math.max(1, w.messages);
+type CpuColumns = readonly (typeof CPU_COLUMNS)[number][];
+
+/** How much `k` (CPU ns or context switches) grew over the window, summed over `columns` (all threads by default). */
+function grown(w: CpuWindow, k: 'ns' | 'switches', columns: CpuColumns = CPU_COLUMNS): number {
+  return columns.reduce((sum, c) => sum + w.to[k][c] - w.from[k][c], 0);
+}
+
+/** The same, per message sent in the window. */
+function perMessage(w: CpuWindow, k: 'ns' | 'switches', columns: CpuColumns = CPU_COLUMNS): number {
+  return grown(w, k, columns) / Math.max(1, w.messages);
 }
 
 /** A latency floor's numbers: its round trips, and the CPU they took (the same window the end-to-end case uses). */
