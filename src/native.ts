@@ -19,6 +19,18 @@ export interface PartitionOptions {
   directIo?: boolean;
   /** Recovery checks the whole last segment, not from its newest index entry on. */
   fullScan?: boolean;
+  /** Bytes at the log's end whose idempotent batches takeProducerBatches() returns (default 0: none). */
+  producerScanBytes?: number;
+  /** At most this many of them, the newest (default 65,536). */
+  producerScanBatches?: number;
+}
+
+/** The idempotent batches an open found at the log's end. */
+export interface ProducerBatches {
+  /** [producerId, baseSequence, recordCount, baseOffset] per batch, oldest first. */
+  batches: Float64Array;
+  /** Why the scan stopped early (a bad batch header), if it did; what it found before stays. */
+  error?: string;
 }
 
 export interface PartitionInfo {
@@ -58,6 +70,8 @@ export interface NativeEngine {
   info(p: NativePartition): PartitionInfo;
   /** [startOffset, endOffset] into `out` (length >= 2), without building an object. */
   offsets(p: NativePartition, out: Float64Array): void;
+  /** What the open's scan found (producerScanBytes); empty after the first call. */
+  takeProducerBatches(p: NativePartition): ProducerBatches;
   closePartition(p: NativePartition): void;
   close(): void;
 }

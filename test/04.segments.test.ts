@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Broker, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
-import { openBroker, partitionDir, segmentFiles, sleep, tmpDir } from './helpers';
+import { expectCode, openBroker, partitionDir, segmentFiles, sleep, tmpDir } from './helpers';
 
 async function readAll(b: Broker, topic: string, p: number, from = 0): Promise<Message[]> {
   const out: Message[] = [];
@@ -388,6 +388,77 @@ describe('Segments, index, retention and recovery', () => {
     const all = await readAll(b, 't', 0);
     assert.deepEqual(all.map((m) => m.offset), Array.from({ length: part.endOffset }, (_, i) => i));
     assert.equal((await b.producer().send('t', { value: 'z', partition: 0 })).offset, part.endOffset);
+    await b.close();
+  });
+
+  it("a reopened broker still recognises an idempotent producer's retries: the table is refilled from the log", async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    const pid = 2 ** 40 + 7;
+    const batches: Buffer[] = [];
+    const offsets: number[] = [];
+    let seq = 0;
+    for (let i = 0; i < 60; i++) {
+      const recs = Array.from({ length: 1 + (i % 3) }, (_, k) => ({ value: `b${i}-${k}-` + 'x'.repeat(300) }));
+      const batch = sealBatch(encodeBatch(recs, { producerId: pid, baseSequence: seq }));
+      seq += recs.length;
+      batches.push(batch);
+      offsets.push((await b.publishBatch('t', batch, 0)).baseOffset);
+      if (i % 10 === 0) await b.producer().send('t', { value: `plain-${i}`, partition: 0 }); // not idempotent: skipped
+    }
+    await b.close();
+    assert.ok(segmentFiles(dir, 't', 0).length >= 4, 'the producer\'s batches span segments');
+    const endOf = async (x: Broker) => (await x.describeTopic('t')).partitions[0]!.endOffset;
+
+    b = await openBroker({ dir });
+    const end = await endOf(b);
+    for (let i = 0; i < 60; i++) {
+      const r = await b.publishBatch('t', batches[i]!, 0);
+      assert.deepEqual([r.duplicate, r.baseOffset], [true, offsets[i]], `retry of batch ${i}`);
+    }
+    assert.equal(await endOf(b), end, 'no retry was written again');
+    // The producer goes on where it left off; a gap is still refused.
+    const next = await b.publishBatch('t', sealBatch(encodeBatch([{ value: 'next' }], { producerId: pid, baseSequence: seq })), 0);
+    assert.deepEqual([next.duplicate, next.baseOffset], [false, end]);
+    await expectCode(b.publishBatch('t', sealBatch(encodeBatch([{ value: 'gap' }], { producerId: pid, baseSequence: seq + 5 })), 0), 'OUT_OF_ORDER_SEQUENCE');
+    await b.close();
+
+    // A small window: the newest batches keep their offsets; an older retry is known
+    // to be old (offset -1) and still not written.
+    b = await openBroker({ dir, producerStateScanBytes: 4096 });
+    const r59 = await b.publishBatch('t', batches[59]!, 0);
+    assert.deepEqual([r59.duplicate, r59.baseOffset], [true, offsets[59]]);
+    const r0 = await b.publishBatch('t', batches[0]!, 0);
+    assert.deepEqual([r0.duplicate, r0.baseOffset], [true, -1]);
+    assert.equal(await endOf(b), end + 1);
+    await b.close();
+
+    // A bad header in an old segment: the broker opens, warns, and the newer
+    // segments still refill the table.
+    const first = segmentFiles(dir, 't', 0)[0]!;
+    const fd = fs.openSync(first, 'r+');
+    fs.writeSync(fd, Buffer.alloc(4), 0, 4, 0); // the first batch's magic
+    fs.closeSync(fd);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      b = await openBroker({ dir });
+      await sleep(10); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.ok(warnings.some((w) => w.includes('t/0') && w.includes('no valid batch header')), `warnings: ${warnings.join(' | ')}`);
+    const again = await b.publishBatch('t', batches[59]!, 0);
+    assert.deepEqual([again.duplicate, again.baseOffset], [true, offsets[59]]);
+    await b.close();
+
+    // 0: the table starts empty, so a retry is written again.
+    b = await openBroker({ dir, producerStateScanBytes: 0 });
+    const fresh = await b.publishBatch('t', batches[59]!, 0);
+    assert.deepEqual([fresh.duplicate, fresh.baseOffset], [false, end + 1]);
+    await expectCode(openBroker({ dir: tmpDir(), producerStateScanBytes: -1 }), 'INVALID_ARGUMENT');
     await b.close();
   });
 

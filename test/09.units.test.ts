@@ -101,6 +101,29 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     assert.ok(kept !== NEW && (await kept.duplicate!).baseOffset === 5000, 'the most recent producer is kept');
   });
 
+  it('idempotence table: restore() takes batches found in the log, oldest first, under the same bounds', async () => {
+    const t = new IdempotenceTable('t/0', 2);
+    // [producerId, baseSequence, recordCount, baseOffset]: producer 7 has 70 batches (64 kept), then 8 and 9.
+    const rows: number[] = [];
+    for (let i = 0; i < 70; i++) rows.push(7, i * 2, 2, 100 + i * 2);
+    rows.push(8, 0, 1, 500, 9, 5, 3, 600);
+    t.restore(Float64Array.from(rows));
+    const nine = t.check(9, 5, 3);
+    assert.ok(nine !== NEW && (await nine.duplicate!).baseOffset === 600);
+    assert.equal(t.check(9, 8, 1), NEW, "producer 9's next batch");
+    const eight = t.check(8, 0, 1);
+    assert.ok(eight !== NEW && (await eight.duplicate!).baseOffset === 500);
+    // At most 2 producers: 7, the least recent, was dropped, so its batch is new again.
+    assert.equal(t.check(7, 138, 2), NEW);
+    const u = new IdempotenceTable('t/1');
+    u.restore(Float64Array.from(rows.slice(0, 70 * 4)));
+    const last = u.check(7, 138, 2);
+    assert.ok(last !== NEW && (await last.duplicate!).baseOffset === 238);
+    const oldest = u.check(7, 0, 2); // 70 restored, 64 remembered
+    assert.ok(oldest !== NEW && oldest.duplicate === null);
+    assert.throws(() => u.check(7, 150, 1), { code: 'OUT_OF_ORDER_SEQUENCE' });
+  });
+
   it('idempotence table: a producer checked again becomes the most recent, so eviction takes the others first', () => {
     const t = new IdempotenceTable('t/0', 2);
     for (const pid of [1, 2]) {

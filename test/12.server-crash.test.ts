@@ -6,19 +6,31 @@ import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
 import { readOffsetsFile } from '../src/broker/offsets_file';
 import { connect, type Client } from '../src/client';
+import { encodeBatch, sealBatch } from '../src';
 import { sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 describe('Server crash and shutdown', function () {
   this.timeout(240_000);
   const procs: ServerProcess[] = [];
-  afterEach(() => procs.splice(0).forEach((p) => p.child.kill('SIGKILL')));
+  // Clients too: one left open by a failed assertion would keep reconnecting and mocha
+  // (which does not force an exit) from ending.
+  const clients: Client[] = [];
+  const connected = async (address: string) => {
+    const c = await connect(address);
+    clients.push(c);
+    return c;
+  };
+  afterEach(async () => {
+    procs.splice(0).forEach((p) => p.child.kill('SIGKILL'));
+    await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  });
 
   /** A server child on `dir` (reaped after the test) with topic 't', and a client. */
   async function serverWithTopic(dir: string): Promise<{ srv: ServerProcess; client: Client }> {
     const srv = await spawnServer(dir);
     procs.push(srv);
-    const client = await connect(srv.address);
+    const client = await connected(srv.address);
     await client.createTopic('t');
     return { srv, client };
   }
@@ -40,7 +52,7 @@ describe('Server crash and shutdown', function () {
     let srv = await spawnServer(dir);
     procs.push(srv);
     const port = srv.port;
-    const client = await connect(srv.address);
+    const client = await connected(srv.address);
     await client.createTopic('load', { partitions: 3 });
     const producer = client.producer({ maxInFlight: 32, deliveryTimeoutMs: 60_000 });
     const acked: Array<{ key: string; value: string }> = [];
@@ -107,6 +119,13 @@ describe('Server crash and shutdown', function () {
     // every acked publish is readable at its offset with its value
     const log = await readAllValues(client, 'load');
     for (const a of acked) assert.equal(log.get(a.key), a.value, `acked ${a.value} at ${a.key}`);
+    // ...and once only: the producer (idempotent by default) resent what had no ack
+    // when the server died, and the restarted server knew the batches that had
+    // reached the disk from its log.
+    const copies = new Map<string, number>();
+    for (const v of log.values()) copies.set(v, (copies.get(v) ?? 0) + 1);
+    const twice = [...copies].filter(([, n]) => n > 1).map(([v]) => v);
+    assert.deepEqual(twice.slice(0, 5), [], `${twice.length} values are in the log more than once`);
 
     // every message in the log reaches the group (at least once)
     const deadline = Date.now() + 60_000;
@@ -130,6 +149,41 @@ describe('Server crash and shutdown', function () {
     assert.deepEqual(notRedelivered.slice(0, 5), [], `${notRedelivered.length} of ${owed.length} messages past the committed offsets [${committed.join(',')}] were not delivered again after the restart`);
     await consumer.close();
     await consuming;
+    await client.close();
+  });
+
+  it("SIGKILL, restart: a retry of a batch written before the kill is answered with its original offsets, not written again", async () => {
+    const dir = tmpDir();
+    let { srv, client } = await serverWithTopic(dir);
+    const publish = (address: string, batch: Buffer) => {
+      const raw = new grpc.Client(address, grpc.credentials.createInsecure());
+      const d = brokerService.publish!;
+      return new Promise<{ base_offset: unknown; duplicate: boolean }>((resolve, reject) =>
+        raw.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, { topic: 't', partition: 0, batch }, (e, res) => {
+          raw.close();
+          if (e) reject(e);
+          else resolve(res as { base_offset: unknown; duplicate: boolean });
+        }),
+      );
+    };
+    const pid = 987_654_321;
+    const batches = [0, 2, 4].map((seq) => sealBatch(encodeBatch([{ value: `s${seq}` }, { value: `s${seq + 1}` }], { producerId: pid, baseSequence: seq })));
+    const first: number[] = [];
+    for (const b of batches) first.push(Number((await publish(srv.address, b)).base_offset));
+    await client.producer({ idempotent: false }).send('t', { value: 'plain', partition: 0 });
+    await client.close();
+    srv.child.kill('SIGKILL');
+    await srv.exited;
+    srv = await spawnServer(dir);
+    procs.push(srv);
+    client = await connected(srv.address);
+    for (let i = batches.length - 1; i >= 0; i--) {
+      const r = await publish(srv.address, batches[i]!);
+      assert.deepEqual([r.duplicate, Number(r.base_offset)], [true, first[i]], `retry of batch ${i}`);
+    }
+    const next = await publish(srv.address, sealBatch(encodeBatch([{ value: 's6' }], { producerId: pid, baseSequence: 6 })));
+    assert.deepEqual([next.duplicate, Number(next.base_offset)], [false, 7]);
+    assert.equal((await client.describeTopic('t')).partitions[0]!.endOffset, 8);
     await client.close();
   });
 
@@ -203,7 +257,7 @@ describe('Server crash and shutdown', function () {
 
       const again = await spawnServer(dir);
       procs.push(again);
-      const c2 = await connect(again.address);
+      const c2 = await connected(again.address);
       const end = (await c2.describeTopic('t')).partitions[0]!.endOffset;
       // Exactly the acked records: every publish the server took before it stopped
       // reading was written and its ack sent before the exit. (A server that exited at

@@ -92,6 +92,9 @@ class PartitionWrap : public Napi::ObjectWrap<PartitionWrap> {
   }
   explicit PartitionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PartitionWrap>(info) {}
   std::shared_ptr<PartitionLog> log;
+  // Found by the open's scan of the log's tail; handed to JS once (takeProducerBatches).
+  std::vector<ProducerBatch> producer_batches;
+  std::string producer_scan_error;  // why the scan stopped early, if it did
 };
 
 PartitionWrap* UnwrapPartition(Napi::Env env, Napi::Value v) {
@@ -111,12 +114,24 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
  public:
   using OnOpen = std::function<void(const std::shared_ptr<PartitionLog>&)>;
   // `owner` (the engine's JS object) is held until OnOK, so `on_open` can use it.
-  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, Napi::Object owner, OnOpen on_open)
-      : Napi::AsyncWorker(env, "uringmq.openPartition"), cfg_(std::move(cfg)), owner_(Napi::Persistent(owner)), on_open_(std::move(on_open)) {
+  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, uint64_t scan_bytes, size_t scan_batches, Napi::Object owner, OnOpen on_open)
+      : Napi::AsyncWorker(env, "uringmq.openPartition"),
+        cfg_(std::move(cfg)),
+        scan_bytes_(scan_bytes),
+        scan_batches_(scan_batches),
+        owner_(Napi::Persistent(owner)),
+        on_open_(std::move(on_open)) {
     if (napi_create_promise(env, &deferred_, &promise_) != napi_ok) throw Napi::Error::New(env, "cannot create a promise");
   }
   napi_value Promise() { return promise_; }
-  void Execute() override { status_ = PartitionLog::Open(cfg_, &log_); }
+  void Execute() override {
+    status_ = PartitionLog::Open(cfg_, &log_);
+    if (!status_.ok()) return;
+    // Not fatal: a bad header there fails reads of it too, and only retried batches
+    // need what it would have said. The broker warns.
+    Status scan = log_->RecentProducerBatches(scan_bytes_, scan_batches_, &producer_batches_);
+    if (!scan.ok()) scan_error_ = scan.message;
+  }
   void OnOK() override {
     napi_env env = Env();
     napi_value v;
@@ -127,6 +142,8 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
     PartitionWrap* w = nullptr;
     if (napi_unwrap(env, v, reinterpret_cast<void**>(&w)) != napi_ok || !w) return;
     w->log = log_;
+    w->producer_batches = std::move(producer_batches_);
+    w->producer_scan_error = std::move(scan_error_);
     on_open_(log_);
     Settle(env, deferred_, true, v);
   }
@@ -134,6 +151,10 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
 
  private:
   PartitionConfig cfg_;
+  const uint64_t scan_bytes_;
+  const size_t scan_batches_;
+  std::vector<ProducerBatch> producer_batches_;
+  std::string scan_error_;
   Napi::ObjectReference owner_;
   OnOpen on_open_;
   napi_deferred deferred_ = nullptr;
@@ -225,6 +246,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceMethod<&EngineWrap::ReadCachedInto>("readCachedInto"),
                            InstanceMethod<&EngineWrap::Info>("info"),
                            InstanceMethod<&EngineWrap::Offsets>("offsets"),
+                           InstanceMethod<&EngineWrap::TakeProducerBatches>("takeProducerBatches"),
                            InstanceMethod<&EngineWrap::ClosePartition>("closePartition"),
                            InstanceMethod<&EngineWrap::Close>("close"),
                        });
@@ -404,9 +426,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (cfg.segment_bytes < 4096 || cfg.segment_bytes > (1ull << 30))
       ThrowInvalid(env, "segmentBytes must be between 4096 and 1 GiB");
     if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");
+    const int64_t scan_bytes = GetInt(env, o, "producerScanBytes", 0);
+    const int64_t scan_batches = GetInt(env, o, "producerScanBatches", 65536);
+    if (scan_bytes < 0 || scan_batches < 0) ThrowInvalid(env, "producerScanBytes and producerScanBatches must be >= 0");
     // Registered with the engine as soon as it is open, so its timers (retention,
     // idle memory) run whether or not anything is ever appended to it.
-    auto* w = new OpenPartitionWorker(env, std::move(cfg), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
+    auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), static_cast<size_t>(scan_batches), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
       if (!tsfn_released_ && shared_->engine) shared_->engine->Register(log);
       directory_->Add(log);
     });
@@ -562,6 +587,30 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     out[0] = static_cast<double>(start);
     out[1] = static_cast<double>(end);
     return env.Undefined();
+  }
+
+  // takeProducerBatches(partition) → { batches: Float64Array of [producerId,
+  // baseSequence, recordCount, baseOffset] per batch, oldest first; error?: string
+  // when the scan stopped at a bad header }. Empty after the first call.
+  Napi::Value TakeProducerBatches(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    std::vector<ProducerBatch> v;
+    v.swap(pw->producer_batches);
+    std::string error;
+    error.swap(pw->producer_scan_error);
+    Napi::Float64Array out = Napi::Float64Array::New(env, v.size() * 4);
+    for (size_t i = 0; i < v.size(); i++) {
+      // The JS codec reads an int64 field as a double too (src/codec/record_batch.ts).
+      out[4 * i] = static_cast<double>(v[i].producer_id);
+      out[4 * i + 1] = v[i].base_sequence;
+      out[4 * i + 2] = v[i].record_count;
+      out[4 * i + 3] = static_cast<double>(v[i].base_offset);
+    }
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("batches", out);
+    if (!error.empty()) r.Set("error", error);
+    return r;
   }
 
   // The caller has waited for the partition's pending appends.

@@ -927,6 +927,77 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
   return Status::Ok();
 }
 
+Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entries, std::vector<ProducerBatch>* out) {
+  out->clear();
+  if (max_bytes == 0 || max_entries == 0) return Status::Ok();
+  struct Span {
+    std::shared_ptr<Segment> seg;
+    int64_t from;
+    int64_t size;
+  };
+  std::vector<Span> spans;  // newest segment first
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    uint64_t need = max_bytes;
+    for (size_t i = segments_.size(); i-- > 0 && need > 0;) {
+      const std::shared_ptr<Segment>& seg = segments_[i];
+      const int64_t size = static_cast<int64_t>(seg->size);
+      if (size == 0) continue;
+      int64_t from = 0;
+      if (static_cast<uint64_t>(size) > need) {
+        // Start at a batch boundary: the sparse-index entry at or before the window.
+        const int64_t want = size - static_cast<int64_t>(need);
+        const auto& idx = seg->index;
+        auto ie = std::upper_bound(idx.begin(), idx.end(), want,
+                                   [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
+        if (ie != idx.begin()) from = (ie - 1)->position;
+        need = 0;
+      } else {
+        need -= static_cast<uint64_t>(size);
+      }
+      spans.push_back({seg, from, size});
+    }
+  }
+  auto keep_newest = [&] {
+    if (out->size() > max_entries) out->erase(out->begin(), out->end() - static_cast<std::ptrdiff_t>(max_entries));
+  };
+  // Bytes below a segment's size never change, so the headers are read unlocked.
+  Status first_error = Status::Ok();
+  for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+    // One segment's file at a time, and a closed one opened only for this walk: the
+    // window can span more segments than the bound on open files, and the walk
+    // should not count as reads in that bound's LRU order.
+    std::shared_ptr<ReadFd> file;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      file = it->seg->file;
+    }
+    if (!file) {
+      int fd = open(it->seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        if (first_error.ok()) first_error = SysError("open", it->seg->log_path, -1, errno);
+        continue;
+      }
+      file = std::make_shared<ReadFd>(fd);
+    }
+    HeaderReader hr(*it->seg, file->fd, it->size);
+    BatchHeader h;
+    for (int64_t pos = it->from; pos < it->size; pos += h.length) {
+      Status s = hr.At(pos, &h);
+      if (!s.ok()) {
+        // The rest of this segment cannot be walked; newer segments still can.
+        if (first_error.ok()) first_error = s;
+        break;
+      }
+      if (h.producer_id <= 0 || h.base_sequence < 0) continue;
+      out->push_back({h.producer_id, h.base_sequence, h.record_count, h.base_offset});
+      if (out->size() >= 2 * max_entries) keep_newest();  // in halves, not per batch
+    }
+  }
+  keep_newest();
+  return first_error;
+}
+
 void PartitionLog::Offsets(int64_t* start, int64_t* end) {
   std::lock_guard<std::mutex> lk(mu_);
   *start = start_offset_;

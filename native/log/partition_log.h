@@ -41,6 +41,15 @@ struct PartitionConfig {
   bool full_scan = false;
 };
 
+// An idempotent producer's batch as the log holds it: what the broker's duplicate
+// table needs to answer a retry of it after a restart (src/broker/idempotence.ts).
+struct ProducerBatch {
+  int64_t producer_id;
+  int32_t base_sequence;
+  uint32_t record_count;
+  int64_t base_offset;
+};
+
 struct IndexEntry {
   uint32_t rel_offset;
   uint32_t position;
@@ -174,6 +183,13 @@ class PartitionLog {
   // [start, end]; an empty plan at the end. Batch CRCs are not checked here: the
   // bytes never pass through this process (the client checks them).
   Status PlanFetch(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out);
+  // The idempotent batches (producer id > 0, sequence >= 0) among the newest
+  // max_bytes of the log, oldest first; at most max_entries, the newest kept. Reads
+  // batch headers only, from the index entry at or before where the window starts
+  // (so up to one index interval more), across segment boundaries. A bad header
+  // (bytes the recovery did not check) ends the walk of its segment only: the error
+  // is returned and *out holds what the rest of the window gave.
+  Status RecentProducerBatches(uint64_t max_bytes, size_t max_entries, std::vector<ProducerBatch>* out);
 
  private:
   explicit PartitionLog(const PartitionConfig& cfg) : cfg_(cfg) {}

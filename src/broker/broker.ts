@@ -59,6 +59,14 @@ export interface BrokerOptions {
   tailCacheBytes?: number;
   /** false forces buffered writes + fdatasync instead of O_DIRECT (default true). */
   directIo?: boolean;
+  /**
+   * How much of each partition's newest data (bytes) the open reads to refill the
+   * idempotent-producer table, so a producer's retry of a batch written before a
+   * restart is still answered as a duplicate (default 16 MiB; 0: start empty). Only
+   * batch headers are read; the cost is this many bytes per partition at worst (a
+   * log of one-record batches), one 8 KiB read per batch at best.
+   */
+  producerStateScanBytes?: number;
   /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
   testIoDelayMs?: number;
   /** @internal Test hook: the io_uring backend's first submission or wait fails. */
@@ -175,6 +183,7 @@ export class Broker {
   private readonly maxPendingBytes: number;
   private readonly tailCacheBytes: number;
   private readonly directIo: boolean;
+  private readonly producerStateScanBytes: number;
   /** The last run crashed without `sync`: recovery checks whole last segments (see state.json). */
   private fullScan = false;
   /** @internal encode buffers, reused once their append completes */
@@ -183,7 +192,12 @@ export class Broker {
   readonly activeProducers = new Set<Producer>();
 
   private constructor(
-    opts: Required<Pick<BrokerOptions, 'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'writeHighWaterBytes' | 'maxQueuedBytes'>>,
+    opts: Required<
+      Pick<
+        BrokerOptions,
+        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes'
+      >
+    >,
     engine: NativeEngine,
     lock: { release(): void },
   ) {
@@ -196,6 +210,7 @@ export class Broker {
     this.maxPendingBytes = opts.maxPendingBytes;
     this.tailCacheBytes = opts.tailCacheBytes;
     this.directIo = opts.directIo;
+    this.producerStateScanBytes = opts.producerStateScanBytes;
     this.engine = engine;
     this.lock = lock;
   }
@@ -215,6 +230,7 @@ export class Broker {
       opts.maxRecordBytes === undefined ? Math.min(MiB, maxBatchBytes - 1024) : positiveInt(opts.maxRecordBytes, 'maxRecordBytes (at most maxBatchBytes - 1024)', maxBatchBytes - 1024);
     const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
     const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
+    const producerStateScanBytes = opts.producerStateScanBytes === undefined ? 16 * MiB : nonNegInt(opts.producerStateScanBytes, 'producerStateScanBytes');
     const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
     const writeHighWaterBytes =
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
@@ -236,7 +252,18 @@ export class Broker {
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
       broker = new Broker(
-        { dir, durability, maxRecordBytes, maxBatchBytes, maxPendingBytes, tailCacheBytes, directIo: opts.directIo ?? true, writeHighWaterBytes, maxQueuedBytes },
+        {
+          dir,
+          durability,
+          maxRecordBytes,
+          maxBatchBytes,
+          maxPendingBytes,
+          tailCacheBytes,
+          directIo: opts.directIo ?? true,
+          writeHighWaterBytes,
+          maxQueuedBytes,
+          producerStateScanBytes,
+        },
         engine,
         lock,
       );
@@ -295,12 +322,19 @@ export class Broker {
           tailCacheBytes: this.tailCacheBytes,
           directIo: this.directIo,
           fullScan: this.fullScan,
+          producerScanBytes: this.producerStateScanBytes,
+          producerScanBatches: IdempotenceTable.MAX_ENTRIES,
         })
         .catch((e: unknown) => {
           for (const ps of t.partitions) this.engine.closePartition(ps.native);
           throw fromNative(e);
         });
-      t.partitions.push(new PartitionState(t, p, native));
+      const ps = new PartitionState(t, p, native);
+      const found = this.engine.takeProducerBatches(native);
+      ps.idempotence.restore(found.batches);
+      if (found.error !== undefined)
+        process.emitWarning(`${ps.label}: the idempotent-producer table was refilled from the log around a bad batch header (${found.error})`, 'UringmqWarning');
+      t.partitions.push(ps);
     }
     if (register) this.topics.set(cfg.name, t);
     return t;

@@ -9,7 +9,11 @@
  * (base offset -1). Sequence numbers run modulo 2^31, as the client numbers them.
  * Bounded: at most `maxProducers` producer ids and `maxEntries` remembered batches
  * per partition, least recently used producers dropped first. The table lives in
- * memory: after a broker restart a producer's first batch is accepted as new.
+ * memory; a broker that opens a partition refills it from the idempotent batches in
+ * the newest part of its log (restore()), whose headers hold producer id, sequence
+ * and offsets: a retry of a batch that reached the disk before a crash, its ack lost
+ * with the connection, is then still recognised. (Kafka rebuilds its producer state
+ * from the log the same way.)
  */
 import { UringmqError } from '../errors';
 import type { AppendResult } from './broker';
@@ -20,7 +24,8 @@ const SEQ_MOD = 2 ** 31;
 interface Entry {
   baseSequence: number;
   count: number;
-  result: Promise<AppendResult>;
+  /** The append's outcome; a plain result for a batch found in the log by restore(). */
+  result: Promise<AppendResult> | AppendResult;
 }
 
 /**
@@ -28,7 +33,7 @@ interface Entry {
  * the original's result (null: older than remembered, its offsets unknown).
  */
 export const NEW = 'new';
-export type IdempotenceVerdict = typeof NEW | { duplicate: Promise<AppendResult> | null };
+export type IdempotenceVerdict = typeof NEW | { duplicate: Promise<AppendResult> | AppendResult | null };
 
 export class IdempotenceTable {
   // Map iteration order is insertion order: re-inserting on use makes it an LRU.
@@ -36,10 +41,12 @@ export class IdempotenceTable {
   private entries = 0;
   /** The producer checked last: the only one, with one producer per partition, and then no LRU re-insert is needed. */
   private recent = -1;
+  /** The default bound on remembered batches per partition, and so on what restore() is given. */
+  static readonly MAX_ENTRIES = 65_536;
   constructor(
     private readonly label: string,
     private readonly maxProducers = 10_000,
-    private readonly maxEntries = 65_536,
+    private readonly maxEntries = IdempotenceTable.MAX_ENTRIES,
   ) {}
 
   check(producerId: number, baseSequence: number, count: number): IdempotenceVerdict {
@@ -72,7 +79,7 @@ export class IdempotenceTable {
    * calls forget() if that append fails, so a retry is taken as new (no handler per
    * batch here: at 10k batches/s a `catch` each was a measurable part of the garbage).
    */
-  record(producerId: number, baseSequence: number, count: number, result: Promise<AppendResult>): void {
+  record(producerId: number, baseSequence: number, count: number, result: Promise<AppendResult> | AppendResult): void {
     let list = this.producers.get(producerId);
     if (!list) {
       if (this.producers.size >= this.maxProducers) this.dropLeastRecent();
@@ -86,6 +93,18 @@ export class IdempotenceTable {
       this.entries--;
     }
     while (this.entries > this.maxEntries && this.producers.size > 1) this.dropLeastRecent();
+  }
+
+  /**
+   * Remembers batches the log already holds, oldest first, as [producerId,
+   * baseSequence, recordCount, baseOffset] quadruples (NativeEngine.takeProducerBatches):
+   * the same bounds apply as to batches recorded while running.
+   */
+  restore(batches: Float64Array): void {
+    for (let i = 0; i + 3 < batches.length; i += 4) {
+      const count = batches[i + 2]!;
+      this.record(batches[i]!, batches[i + 1]!, count, { baseOffset: batches[i + 3]!, count });
+    }
   }
 
   /** Drops a recorded batch whose append failed: its retry is a new batch. */

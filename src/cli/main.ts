@@ -49,6 +49,8 @@ interface ServeConfig {
   maxQueuedBytes?: number;
   /** the largest RecordBatch the broker takes (BrokerOptions) */
   maxBatchBytes?: number;
+  /** newest bytes of each partition read at start to refill the idempotent-producer table (BrokerOptions) */
+  producerStateScanBytes?: number;
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
@@ -76,6 +78,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   writeHighWaterBytes: 'number',
   maxBatchBytes: 'number',
   maxQueuedBytes: 'number',
+  producerStateScanBytes: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
   logLevel: 'string',
@@ -124,6 +127,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.writeHighWaterBytes = envInt('URINGMQ_WRITE_HIGH_WATER_BYTES') ?? cfg.writeHighWaterBytes;
   cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
   cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
+  cfg.producerStateScanBytes = envInt('URINGMQ_PRODUCER_STATE_SCAN_BYTES') ?? cfg.producerStateScanBytes;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
@@ -155,6 +159,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     writeHighWaterBytes: cfg.writeHighWaterBytes,
     maxQueuedBytes: cfg.maxQueuedBytes,
     maxBatchBytes: cfg.maxBatchBytes,
+    producerStateScanBytes: cfg.producerStateScanBytes,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
@@ -259,6 +264,7 @@ export function program(): Command {
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
+    .option('--producer-state-scan-bytes <n>', "newest bytes of each partition read at start to recognise producers' retries (default 16 MiB)", int('producer-state-scan-bytes'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')
