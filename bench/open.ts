@@ -1,14 +1,13 @@
 /**
- * What the idempotent-producer scan adds to Broker.open: the open reads the batch
- * headers of the newest `producerStateScanBytes` of each partition to refill the
- * duplicate table (src/broker/idempotence.ts). Compared, in the same run, with the
+ * What the idempotent-producer scan adds to Broker.open: the open reads the
+ * idempotent batches among the newest `producerStateScanBytes` of each partition
+ * (checking their CRCs) to refill the duplicate table (src/broker/idempotence.ts). Compared, in the same run, with the
  * open of the same data directory with the scan off (0), which is the floor.
  *
  *   npm run bench:open [-- --mib 24 --dir /path/on/the/disk --repeat 3]
  *
  * Two logs of one partition each, written by one idempotent producer: one record
- * per batch (the scan's worst case: every byte of the window is read) and 1000
- * records per batch. Each open is timed with the page cache warm and, when this
+ * per batch and 1000 records per batch (the scan reads the whole window of both). Each open is timed with the page cache warm and, when this
  * process may write /proc/sys/vm/drop_caches (root), cold. Prints the median of
  * --repeat opens per cell.
  */

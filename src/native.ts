@@ -21,15 +21,17 @@ export interface PartitionOptions {
   fullScan?: boolean;
   /** Bytes at the log's end whose idempotent batches takeProducerBatches() returns (default 0: none). */
   producerScanBytes?: number;
-  /** At most this many of them, the newest (default 65,536). */
+  /** At most this many of them, the newest (default 65,536)... */
   producerScanBatches?: number;
+  /** ...and at most this many of each producer, its newest (default 64). */
+  producerScanPerProducer?: number;
 }
 
 /** The idempotent batches an open found at the log's end. */
 export interface ProducerBatches {
   /** [producerId, baseSequence, recordCount, baseOffset] per batch, oldest first. */
   batches: Float64Array;
-  /** Why the scan stopped early (a bad batch header), if it did; what it found before stays. */
+  /** Why part of the window was not used (a bad batch, an unreadable file), if so; what is returned is the part after it. */
   error?: string;
 }
 

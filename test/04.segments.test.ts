@@ -434,11 +434,20 @@ describe('Segments, index, retention and recovery', () => {
     assert.equal(await endOf(b), end + 1);
     await b.close();
 
-    // A bad header in an old segment: the broker opens, warns, and the newer
-    // segments still refill the table.
-    const first = segmentFiles(dir, 't', 0)[0]!;
-    const fd = fs.openSync(first, 'r+');
-    fs.writeSync(fd, Buffer.alloc(4), 0, 4, 0); // the first batch's magic
+    // An unreadable batch in the segment holding the producer's newest batch ('next'
+    // at offset `end`), with newer segments after it: the broker opens and warns, and
+    // forgets what came before the bad batch too. Keeping the older batches would make
+    // it expect a sequence from before 'next' and refuse the producer's next batch as
+    // out of order.
+    b = await openBroker({ dir });
+    const p = b.producer();
+    for (let i = 0; i < 40; i++) await p.send('t', { value: `plain-after-${i}-` + 'y'.repeat(400), partition: 0 });
+    const endAfter = await endOf(b);
+    await b.close();
+    const holding = segmentFiles(dir, 't', 0).filter((f) => Number(path.basename(f, '.log')) <= end).pop()!;
+    assert.notEqual(holding, segmentFiles(dir, 't', 0).pop(), 'newer segments follow');
+    const fd = fs.openSync(holding, 'r+');
+    fs.writeSync(fd, Buffer.alloc(4), 0, 4, 0); // the segment's first batch's magic
     fs.closeSync(fd);
     const warnings: string[] = [];
     const onWarning = (w: Error) => void warnings.push(w.message);
@@ -449,15 +458,15 @@ describe('Segments, index, retention and recovery', () => {
     } finally {
       process.off('warning', onWarning);
     }
-    assert.ok(warnings.some((w) => w.includes('t/0') && w.includes('no valid batch header')), `warnings: ${warnings.join(' | ')}`);
-    const again = await b.publishBatch('t', batches[59]!, 0);
-    assert.deepEqual([again.duplicate, again.baseOffset], [true, offsets[59]]);
+    assert.ok(warnings.some((w) => w.includes('t/0') && w.includes('no valid batch at byte 0')), `warnings: ${warnings.join(' | ')}`);
+    const after = await b.publishBatch('t', sealBatch(encodeBatch([{ value: 'after' }], { producerId: pid, baseSequence: seq + 1 })), 0);
+    assert.deepEqual([after.duplicate, after.baseOffset], [false, endAfter]);
     await b.close();
 
     // 0: the table starts empty, so a retry is written again.
     b = await openBroker({ dir, producerStateScanBytes: 0 });
     const fresh = await b.publishBatch('t', batches[59]!, 0);
-    assert.deepEqual([fresh.duplicate, fresh.baseOffset], [false, end + 1]);
+    assert.deepEqual([fresh.duplicate, fresh.baseOffset], [false, endAfter + 1]);
     await expectCode(openBroker({ dir: tmpDir(), producerStateScanBytes: -1 }), 'INVALID_ARGUMENT');
     await b.close();
   });

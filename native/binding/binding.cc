@@ -114,11 +114,13 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
  public:
   using OnOpen = std::function<void(const std::shared_ptr<PartitionLog>&)>;
   // `owner` (the engine's JS object) is held until OnOK, so `on_open` can use it.
-  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, uint64_t scan_bytes, size_t scan_batches, Napi::Object owner, OnOpen on_open)
+  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, uint64_t scan_bytes, size_t scan_batches, size_t scan_per_producer, Napi::Object owner,
+                      OnOpen on_open)
       : Napi::AsyncWorker(env, "uringmq.openPartition"),
         cfg_(std::move(cfg)),
         scan_bytes_(scan_bytes),
         scan_batches_(scan_batches),
+        scan_per_producer_(scan_per_producer),
         owner_(Napi::Persistent(owner)),
         on_open_(std::move(on_open)) {
     if (napi_create_promise(env, &deferred_, &promise_) != napi_ok) throw Napi::Error::New(env, "cannot create a promise");
@@ -127,9 +129,9 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
   void Execute() override {
     status_ = PartitionLog::Open(cfg_, &log_);
     if (!status_.ok()) return;
-    // Not fatal: a bad header there fails reads of it too, and only retried batches
+    // Not fatal: a bad batch there fails reads of it too, and only retried batches
     // need what it would have said. The broker warns.
-    Status scan = log_->RecentProducerBatches(scan_bytes_, scan_batches_, &producer_batches_);
+    Status scan = log_->RecentProducerBatches(scan_bytes_, scan_batches_, scan_per_producer_, &producer_batches_);
     if (!scan.ok()) scan_error_ = scan.message;
   }
   void OnOK() override {
@@ -153,6 +155,7 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
   PartitionConfig cfg_;
   const uint64_t scan_bytes_;
   const size_t scan_batches_;
+  const size_t scan_per_producer_;
   std::vector<ProducerBatch> producer_batches_;
   std::string scan_error_;
   Napi::ObjectReference owner_;
@@ -428,10 +431,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");
     const int64_t scan_bytes = GetInt(env, o, "producerScanBytes", 0);
     const int64_t scan_batches = GetInt(env, o, "producerScanBatches", 65536);
-    if (scan_bytes < 0 || scan_batches < 0) ThrowInvalid(env, "producerScanBytes and producerScanBatches must be >= 0");
+    const int64_t scan_per_producer = GetInt(env, o, "producerScanPerProducer", 64);
+    if (scan_bytes < 0 || scan_batches < 0 || scan_per_producer < 0)
+      ThrowInvalid(env, "producerScanBytes, producerScanBatches and producerScanPerProducer must be >= 0");
     // Registered with the engine as soon as it is open, so its timers (retention,
     // idle memory) run whether or not anything is ever appended to it.
-    auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), static_cast<size_t>(scan_batches), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
+    auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), static_cast<size_t>(scan_batches), static_cast<size_t>(scan_per_producer), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
       if (!tsfn_released_ && shared_->engine) shared_->engine->Register(log);
       directory_->Add(log);
     });
@@ -591,7 +596,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   // takeProducerBatches(partition) → { batches: Float64Array of [producerId,
   // baseSequence, recordCount, baseOffset] per batch, oldest first; error?: string
-  // when the scan stopped at a bad header }. Empty after the first call.
+  // when the scan met a bad batch or an unreadable file }. Empty after the first call.
   Napi::Value TakeProducerBatches(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     PartitionWrap* pw = UnwrapPartition(env, info[0]);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <unordered_map>
 
 #include "common/clock.h"
 #include "log/crc32c.h"
@@ -927,9 +928,10 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
   return Status::Ok();
 }
 
-Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entries, std::vector<ProducerBatch>* out) {
+Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entries, size_t per_producer,
+                                           std::vector<ProducerBatch>* out) {
   out->clear();
-  if (max_bytes == 0 || max_entries == 0) return Status::Ok();
+  if (max_bytes == 0 || max_entries == 0 || per_producer == 0) return Status::Ok();
   struct Span {
     std::shared_ptr<Segment> seg;
     int64_t from;
@@ -958,12 +960,27 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entrie
       spans.push_back({seg, from, size});
     }
   }
+  // Keeps what the broker's table would: the newest per_producer batches of each
+  // producer, at most max_entries in all (oldest first, as found).
   auto keep_newest = [&] {
-    if (out->size() > max_entries) out->erase(out->begin(), out->end() - static_cast<std::ptrdiff_t>(max_entries));
+    std::unordered_map<int64_t, size_t> kept_of;
+    std::vector<ProducerBatch> kept;
+    for (auto it = out->rbegin(); it != out->rend() && kept.size() < max_entries; ++it)
+      if (kept_of[it->producer_id]++ < per_producer) kept.push_back(*it);
+    std::reverse(kept.begin(), kept.end());
+    out->swap(kept);
   };
-  // Bytes below a segment's size never change, so the headers are read unlocked.
+  // Bytes below a segment's size never change, so they are read unlocked.
   Status first_error = Status::Ok();
+  auto fail = [&](Status s) {
+    // What was found before the gap is dropped: a producer whose newer batches are
+    // in the gap would be taken to stop before it, and its next batch refused as out
+    // of order. Newer segments still count; a producer unknown here starts afresh.
+    if (first_error.ok()) first_error = std::move(s);
+    out->clear();
+  };
   for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+    const Segment& seg = *it->seg;
     // One segment's file at a time, and a closed one opened only for this walk: the
     // window can span more segments than the bound on open files, and the walk
     // should not count as reads in that bound's LRU order.
@@ -973,25 +990,32 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entrie
       file = it->seg->file;
     }
     if (!file) {
-      int fd = open(it->seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+      int fd = open(seg.log_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) {
-        if (first_error.ok()) first_error = SysError("open", it->seg->log_path, -1, errno);
+        fail(SysError("open", seg.log_path, -1, errno));
         continue;
       }
       file = std::make_shared<ReadFd>(fd);
     }
-    HeaderReader hr(*it->seg, file->fd, it->size);
-    BatchHeader h;
-    for (int64_t pos = it->from; pos < it->size; pos += h.length) {
-      Status s = hr.At(pos, &h);
-      if (!s.ok()) {
-        // The rest of this segment cannot be walked; newer segments still can.
-        if (first_error.ok()) first_error = s;
-        break;
+    FileScanner sc(file->fd, it->size);
+    int err = 0;
+    for (int64_t pos = it->from; pos < it->size;) {
+      BatchHeader h;
+      const uint8_t* p = sc.Ensure(pos, batch::kHeaderSize, &err);
+      bool ok = p && PeekHeader(p, batch::kHeaderSize, &h);
+      // An idempotent batch counts only whole: its CRC covers the producer fields,
+      // and recovery checked only the bytes after each segment's newest index entry.
+      if (ok && h.producer_id > 0 && h.base_sequence >= 0) ok = (p = sc.Ensure(pos, h.length, &err)) && BatchCrcOk(p, h);
+      if (!ok) {
+        fail(err ? SysError("pread", seg.log_path, pos, err)
+                 : Status::Error(Code::kCorruptBatch, "no valid batch at byte " + std::to_string(pos) + " of " + seg.log_path));
+        break;  // the rest of this segment cannot be walked
       }
-      if (h.producer_id <= 0 || h.base_sequence < 0) continue;
-      out->push_back({h.producer_id, h.base_sequence, h.record_count, h.base_offset});
-      if (out->size() >= 2 * max_entries) keep_newest();  // in halves, not per batch
+      if (h.producer_id > 0 && h.base_sequence >= 0) {
+        out->push_back({h.producer_id, h.base_sequence, h.record_count, h.base_offset});
+        if (out->size() >= 2 * max_entries) keep_newest();  // a bound on the memory, in halves
+      }
+      pos += h.length;
     }
   }
   keep_newest();

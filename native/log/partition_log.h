@@ -184,12 +184,13 @@ class PartitionLog {
   // bytes never pass through this process (the client checks them).
   Status PlanFetch(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out);
   // The idempotent batches (producer id > 0, sequence >= 0) among the newest
-  // max_bytes of the log, oldest first; at most max_entries, the newest kept. Reads
-  // batch headers only, from the index entry at or before where the window starts
-  // (so up to one index interval more), across segment boundaries. A bad header
-  // (bytes the recovery did not check) ends the walk of its segment only: the error
-  // is returned and *out holds what the rest of the window gave.
-  Status RecentProducerBatches(uint64_t max_bytes, size_t max_entries, std::vector<ProducerBatch>* out);
+  // max_bytes of the log, oldest first: the newest per_producer of each producer,
+  // at most max_entries in all. Reads from the index entry at or before where the
+  // window starts (up to one index interval and one batch more), across segment
+  // boundaries, and checks each such batch's CRC. A bad batch or an unreadable file
+  // ends the walk of its segment and drops what was found before it (the result is
+  // always a gapless newest part of the log); the error is returned.
+  Status RecentProducerBatches(uint64_t max_bytes, size_t max_entries, size_t per_producer, std::vector<ProducerBatch>* out);
 
  private:
   explicit PartitionLog(const PartitionConfig& cfg) : cfg_(cfg) {}

@@ -62,9 +62,9 @@ export interface BrokerOptions {
   /**
    * How much of each partition's newest data (bytes) the open reads to refill the
    * idempotent-producer table, so a producer's retry of a batch written before a
-   * restart is still answered as a duplicate (default 16 MiB; 0: start empty). Only
-   * batch headers are read; the cost is this many bytes per partition at worst (a
-   * log of one-record batches), one 8 KiB read per batch at best.
+   * restart is still answered as a duplicate (default 16 MiB; 0: start empty). At
+   * most this many bytes are read per partition: every idempotent batch (its CRC
+   * is checked) and the other batches' headers.
    */
   producerStateScanBytes?: number;
   /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
@@ -324,6 +324,7 @@ export class Broker {
           fullScan: this.fullScan,
           producerScanBytes: this.producerStateScanBytes,
           producerScanBatches: IdempotenceTable.MAX_ENTRIES,
+          producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
         })
         .catch((e: unknown) => {
           for (const ps of t.partitions) this.engine.closePartition(ps.native);
@@ -333,7 +334,11 @@ export class Broker {
       const found = this.engine.takeProducerBatches(native);
       ps.idempotence.restore(found.batches);
       if (found.error !== undefined)
-        process.emitWarning(`${ps.label}: the idempotent-producer table was refilled from the log around a bad batch header (${found.error})`, 'UringmqWarning');
+        process.emitWarning(
+          `${ps.label}: the idempotent-producer table was refilled only from the log after a part it could not read (${found.error}); ` +
+            "retries of producers' batches from before it are taken as new",
+          'UringmqWarning',
+        );
       t.partitions.push(ps);
     }
     if (register) this.topics.set(cfg.name, t);

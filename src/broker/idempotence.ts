@@ -43,6 +43,8 @@ export class IdempotenceTable {
   private recent = -1;
   /** The default bound on remembered batches per partition, and so on what restore() is given. */
   static readonly MAX_ENTRIES = 65_536;
+  /** Batches remembered per producer (and partition). */
+  static readonly KEEP_BATCHES = KEEP_BATCHES;
   constructor(
     private readonly label: string,
     private readonly maxProducers = 10_000,
