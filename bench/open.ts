@@ -6,8 +6,10 @@
  *
  *   npm run bench:open [-- --mib 24 --dir /path/on/the/disk --repeat 3]
  *
- * Two logs of one partition each, written by one idempotent producer: one record
- * per batch and 1000 records per batch (the scan reads the whole window of both). Each open is timed with the page cache warm and, when this
+ * Three data directories, each of one topic written by idempotent producers: one
+ * partition of --mib MiB of one-record batches; the same of 1000-record batches (the
+ * scan reads the whole window of both); 64 partitions of 2 MiB of one-record
+ * batches (the broker opens a topic's partitions four at a time). Each open is timed with the page cache warm and, when this
  * process may write /proc/sys/vm/drop_caches (root), cold. Prints the median of
  * --repeat opens per cell.
  */
@@ -23,23 +25,26 @@ const BASE = arg('dir', path.join(process.cwd(), '.bench-data'));
 const REPEAT = Number(arg('repeat', '3'));
 const SCAN = 16 * MiB;
 
-async function writeLog(dir: string, recordsPerBatch: number): Promise<{ batches: number; bytes: number }> {
+/** A topic of `partitions`, each holding `mib` MiB of batches of one idempotent producer. */
+async function writeLog(dir: string, recordsPerBatch: number, partitions: number, mib: number): Promise<{ batches: number; bytes: number }> {
   const b = await Broker.open({ dir, durability: 'none' });
-  await b.createTopic('t');
+  await b.createTopic('t', { partitions });
   const value = 'x'.repeat(100);
-  let seq = 0;
   let batches = 0;
-  const inflight: Array<Promise<unknown>> = [];
-  while ((await b.describeTopic('t')).partitions[0]!.bytes < LOG_MIB * MiB) {
-    for (let i = 0; i < 256; i++) {
-      const recs = Array.from({ length: recordsPerBatch }, () => ({ value }));
-      inflight.push(b.publishBatch('t', sealBatch(encodeBatch(recs, { producerId: 4242, baseSequence: seq })), 0));
-      seq = (seq + recordsPerBatch) % 2 ** 31;
-      batches++;
+  for (let p = 0; p < partitions; p++) {
+    let seq = 0;
+    const inflight: Array<Promise<unknown>> = [];
+    while ((await b.describeTopic('t')).partitions[p]!.bytes < mib * MiB) {
+      for (let i = 0; i < 256; i++) {
+        const recs = Array.from({ length: recordsPerBatch }, () => ({ value }));
+        inflight.push(b.publishBatch('t', sealBatch(encodeBatch(recs, { producerId: 4242 + p, baseSequence: seq })), p));
+        seq = (seq + recordsPerBatch) % 2 ** 31;
+        batches++;
+      }
+      await Promise.all(inflight.splice(0));
     }
-    await Promise.all(inflight.splice(0));
   }
-  const bytes = (await b.describeTopic('t')).partitions[0]!.bytes;
+  const bytes = (await b.describeTopic('t')).partitions.reduce((n, x) => n + x.bytes, 0);
   await b.close();
   return { batches, bytes };
 }
@@ -68,14 +73,19 @@ async function main(): Promise<void> {
   fs.mkdirSync(BASE, { recursive: true });
   const root = fs.mkdtempSync(path.join(BASE, 'open-'));
   const caches = canDropCaches() ? [false, true] : [false];
-  console.log(`Broker.open of one partition, ${LOG_MIB} MiB log, scan window ${SCAN / MiB} MiB; median of ${REPEAT}; ${new Date().toISOString()}`);
+  console.log(`Broker.open, scan window ${SCAN / MiB} MiB per partition; median of ${REPEAT}; ${new Date().toISOString()}`);
   if (caches.length === 1) console.log('(cold-cache rows skipped: /proc/sys/vm/drop_caches is not writable)');
   console.log('\n| log | batches in log | cache | open, scan off (floor) ms | open, scan on ms | added ms |');
   console.log('|---|---:|---|---:|---:|---:|');
   try {
-    for (const perBatch of [1, 1000]) {
-      const dir = path.join(root, `per-batch-${perBatch}`);
-      const { batches, bytes } = await writeLog(dir, perBatch);
+    const cases = [
+      { perBatch: 1, partitions: 1, mib: LOG_MIB },
+      { perBatch: 1000, partitions: 1, mib: LOG_MIB },
+      { perBatch: 1, partitions: 64, mib: 2 }, // many partitions: they open four at a time
+    ];
+    for (const { perBatch, partitions, mib } of cases) {
+      const dir = path.join(root, `per-batch-${perBatch}-x${partitions}`);
+      const { batches, bytes } = await writeLog(dir, perBatch, partitions, mib);
       for (const cold of caches) {
         const off: number[] = [];
         const on: number[] = [];
@@ -91,7 +101,7 @@ async function main(): Promise<void> {
         }
         const [a, b] = [median(off), median(on)];
         console.log(
-          `| ${perBatch} record${perBatch > 1 ? 's' : ''}/batch, ${(bytes / MiB).toFixed(1)} MiB | ${batches} | ${cold ? 'cold' : 'warm'} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b - a).toFixed(1)} |`,
+          `| ${partitions > 1 ? `${partitions} partitions, ` : ''}${perBatch} record${perBatch > 1 ? 's' : ''}/batch, ${(bytes / MiB).toFixed(1)} MiB | ${batches} | ${cold ? 'cold' : 'warm'} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b - a).toFixed(1)} |`,
         );
       }
     }

@@ -36,10 +36,20 @@ export interface OpenLoopResult {
   sent: number;
 }
 
+/**
+ * Messages due in [start, end). `end - start` can come out a hair under the span it
+ * was made from (start + 300 - start is 299.99999999997 for some starts), which
+ * floor() would turn into one message fewer: the tolerance is far below one message
+ * and far above that rounding.
+ */
+function scheduledCount(start: number, end: number, perMs: number): number {
+  return Math.max(0, Math.floor((end - start) * perMs + 1e-6));
+}
+
 export function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   if (o.precise) return preciseOpenLoop(o);
   const perMs = o.rate / 1000;
-  const total = Math.max(0, Math.floor((o.end - o.start) * perMs));
+  const total = scheduledCount(o.start, o.end, perMs);
   const canSend = o.canSend ?? (() => true);
   const stopped = o.stopped ?? (() => false);
   let sent = 0;
@@ -72,7 +82,7 @@ const MIN_TICK_NS = 50_000;
 /** openLoop woken by a native timerfd ticker (see `precise`). */
 function preciseOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const perMs = o.rate / 1000;
-  const total = Math.max(0, Math.floor((o.end - o.start) * perMs));
+  const total = scheduledCount(o.start, o.end, perMs);
   const canSend = o.canSend ?? (() => true);
   const stopped = o.stopped ?? (() => false);
   let sent = 0;

@@ -155,6 +155,8 @@ interface QueuedAppend {
 const MiB = 1 << 20;
 const DEFAULT_SEGMENT_BYTES = 128 * MiB;
 const MAX_PARTITIONS = 4096;
+/** Partition opens of one topic in flight at once (see openTopic). */
+const PARTITION_OPENS_AT_ONCE = 4;
 const NATIVE_MAX_BATCH_BYTES = 64 * MiB;
 
 export class Broker {
@@ -311,38 +313,57 @@ export class Broker {
   /** Opens a topic's partitions; `register`: make it visible (createTopic does that once topic.json is durable). */
   private async openTopic(cfg: TopicConfig, tdir: string, register = true): Promise<TopicState> {
     const t = new TopicState(cfg, tdir);
-    for (let p = 0; p < cfg.partitions; p++) {
-      const pdir = path.join(tdir, String(p));
-      await fs.mkdir(pdir, { recursive: true });
-      const native = await this.engine
-        .openPartition(pdir, `${cfg.name}/${p}`, {
-          segmentBytes: cfg.segmentBytes,
-          retentionBytes: cfg.retention.maxBytes ?? -1,
-          retentionMs: cfg.retention.maxAgeMs ?? -1,
-          tailCacheBytes: this.tailCacheBytes,
-          directIo: this.directIo,
-          fullScan: this.fullScan,
-          producerScanBytes: this.producerStateScanBytes,
-          producerScanBatches: IdempotenceTable.MAX_ENTRIES,
-          producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
-        })
-        .catch((e: unknown) => {
-          for (const ps of t.partitions) this.engine.closePartition(ps.native);
-          throw fromNative(e);
-        });
-      const ps = new PartitionState(t, p, native);
-      const found = this.engine.takeProducerBatches(native);
-      ps.idempotence.restore(found.batches);
-      if (found.error !== undefined)
-        process.emitWarning(
-          `${ps.label}: the idempotent-producer table was refilled only from the log after a part it could not read (${found.error}); ` +
-            "retries of producers' batches from before it are taken as new",
-          'UringmqWarning',
-        );
-      t.partitions.push(ps);
+    // A few at a time: each open recovers its log and reads its newest bytes on the
+    // libuv pool (4 threads by default), so a topic of many partitions opens in a
+    // fraction of the time one after another took.
+    const opened: Array<PartitionState | undefined> = new Array<PartitionState | undefined>(cfg.partitions);
+    let failure: { error: unknown } | null = null;
+    let next = 0;
+    const opener = async (): Promise<void> => {
+      while (failure === null && next < cfg.partitions) {
+        const p = next++;
+        try {
+          opened[p] = await this.openPartition(t, p);
+        } catch (e) {
+          failure ??= { error: e };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARTITION_OPENS_AT_ONCE, cfg.partitions) }, opener));
+    if (failure !== null) {
+      for (const ps of opened) if (ps) this.engine.closePartition(ps.native);
+      throw fromNative((failure as { error: unknown }).error);
     }
+    t.partitions = opened as PartitionState[];
     if (register) this.topics.set(cfg.name, t);
     return t;
+  }
+
+  private async openPartition(t: TopicState, p: number): Promise<PartitionState> {
+    const cfg = t.config;
+    const pdir = path.join(t.dir, String(p));
+    await fs.mkdir(pdir, { recursive: true });
+    const native = await this.engine.openPartition(pdir, `${cfg.name}/${p}`, {
+      segmentBytes: cfg.segmentBytes,
+      retentionBytes: cfg.retention.maxBytes ?? -1,
+      retentionMs: cfg.retention.maxAgeMs ?? -1,
+      tailCacheBytes: this.tailCacheBytes,
+      directIo: this.directIo,
+      fullScan: this.fullScan,
+      producerScanBytes: this.producerStateScanBytes,
+      producerScanBatches: IdempotenceTable.MAX_ENTRIES,
+      producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
+    });
+    const ps = new PartitionState(t, p, native);
+    const found = this.engine.takeProducerBatches(native);
+    ps.idempotence.restore(found.batches);
+    if (found.error !== undefined)
+      process.emitWarning(
+        `${ps.label}: the idempotent-producer table was refilled only from the log after a part it could not read (${found.error}); ` +
+          "retries of producers' batches from before it are taken as new",
+        'UringmqWarning',
+      );
+    return ps;
   }
 
   private assertOpen(): void {
