@@ -185,6 +185,14 @@ describe('Server crash and shutdown', function () {
     assert.deepEqual([next.duplicate, Number(next.base_offset)], [false, 7]);
     assert.equal((await client.describeTopic('t')).partitions[0]!.endOffset, 8);
     await client.close();
+    // With the scan off (the flag reaches the broker), the table starts empty: the
+    // same retry is written again.
+    srv.child.kill('SIGKILL');
+    await srv.exited;
+    srv = await spawnServer(dir, 0, ['--producer-state-scan-bytes', '0']);
+    procs.push(srv);
+    const again = await publish(srv.address, batches[2]!);
+    assert.deepEqual([again.duplicate, Number(again.base_offset)], [false, 8]);
   });
 
   it('SIGTERM answers long-polling Fetches at once instead of waiting out their max_wait_ms', async () => {

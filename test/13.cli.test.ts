@@ -160,6 +160,7 @@ describe('CLI', function () {
       [{ permitWithoutStream: 'yes' }, /INVALID_ARGUMENT: setting "permitWithoutStream" .* must be a boolean/],
       [{ logLevel: 'loud' }, /INVALID_ARGUMENT: logLevel must be one of/],
       [{ fetchPort: 70000 }, /INVALID_ARGUMENT: fetchPort must be an integer between 0 and 65535/],
+      [{ producerStateScanBytes: -1 }, /INVALID_ARGUMENT: producerStateScanBytes must be a non-negative integer, got -1/],
     ];
     for (const [settings, err] of bad) {
       fs.writeFileSync(cfg, JSON.stringify(settings));
