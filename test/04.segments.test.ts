@@ -419,7 +419,8 @@ describe('Segments, index, retention and recovery', () => {
     }
     assert.equal(await endOf(b), end, 'no retry was written again');
     // The producer goes on where it left off; a gap is still refused.
-    const next = await b.publishBatch('t', sealBatch(encodeBatch([{ value: 'next' }], { producerId: pid, baseSequence: seq })), 0);
+    const nextBatch = sealBatch(encodeBatch([{ value: 'next' }], { producerId: pid, baseSequence: seq }));
+    const next = await b.publishBatch('t', Buffer.from(nextBatch), 0);
     assert.deepEqual([next.duplicate, next.baseOffset], [false, end]);
     await expectCode(b.publishBatch('t', sealBatch(encodeBatch([{ value: 'gap' }], { producerId: pid, baseSequence: seq + 5 })), 0), 'OUT_OF_ORDER_SEQUENCE');
     await b.close();
@@ -434,11 +435,12 @@ describe('Segments, index, retention and recovery', () => {
     assert.equal(await endOf(b), end + 1);
     await b.close();
 
-    // An unreadable batch in the segment holding the producer's newest batch ('next'
-    // at offset `end`), with newer segments after it: the broker opens and warns, and
-    // forgets what came before the bad batch too. Keeping the older batches would make
-    // it expect a sequence from before 'next' and refuse the producer's next batch as
-    // out of order.
+    // A flipped bit in the producer's newest batch ('next', at offset `end`), with
+    // newer segments after it: recovery does not check those bytes (it resumes at
+    // each segment's newest index entry), the scan does. The broker opens and warns,
+    // forgets 'next' (its CRC fails: its producer fields cannot be trusted) and what
+    // came before it too: keeping the older batches would make it expect a sequence
+    // from before 'next' and refuse the producer's next batch as out of order.
     b = await openBroker({ dir });
     const p = b.producer();
     for (let i = 0; i < 40; i++) await p.send('t', { value: `plain-after-${i}-` + 'y'.repeat(400), partition: 0 });
@@ -446,8 +448,11 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
     const holding = segmentFiles(dir, 't', 0).filter((f) => Number(path.basename(f, '.log')) <= end).pop()!;
     assert.notEqual(holding, segmentFiles(dir, 't', 0).pop(), 'newer segments follow');
+    const bytes = fs.readFileSync(holding);
+    let at = 0;
+    while (Number(bytes.readBigInt64LE(at + 8)) !== end) at += bytes.readUInt32LE(at + 4);
     const fd = fs.openSync(holding, 'r+');
-    fs.writeSync(fd, Buffer.alloc(4), 0, 4, 0); // the segment's first batch's magic
+    fs.writeSync(fd, Buffer.from([bytes[at + 70]! ^ 0x10]), 0, 1, at + 70); // inside its record
     fs.closeSync(fd);
     const warnings: string[] = [];
     const onWarning = (w: Error) => void warnings.push(w.message);
@@ -458,16 +463,75 @@ describe('Segments, index, retention and recovery', () => {
     } finally {
       process.off('warning', onWarning);
     }
-    assert.ok(warnings.some((w) => w.includes('t/0') && w.includes('no valid batch at byte 0')), `warnings: ${warnings.join(' | ')}`);
+    assert.ok(warnings.some((w) => w.includes('t/0') && w.includes(`no valid batch at byte ${at} `)), `warnings: ${warnings.join(' | ')}`);
+    const rewritten = await b.publishBatch('t', Buffer.from(nextBatch), 0);
+    assert.deepEqual([rewritten.duplicate, rewritten.baseOffset], [false, endAfter], "'next' is written again");
     const after = await b.publishBatch('t', sealBatch(encodeBatch([{ value: 'after' }], { producerId: pid, baseSequence: seq + 1 })), 0);
-    assert.deepEqual([after.duplicate, after.baseOffset], [false, endAfter]);
+    assert.deepEqual([after.duplicate, after.baseOffset], [false, endAfter + 1]);
     await b.close();
 
     // 0: the table starts empty, so a retry is written again.
     b = await openBroker({ dir, producerStateScanBytes: 0 });
     const fresh = await b.publishBatch('t', batches[59]!, 0);
-    assert.deepEqual([fresh.duplicate, fresh.baseOffset], [false, endAfter + 1]);
+    assert.deepEqual([fresh.duplicate, fresh.baseOffset], [false, endAfter + 2]);
     await expectCode(openBroker({ dir: tmpDir(), producerStateScanBytes: -1 }), 'INVALID_ARGUMENT');
+    await b.close();
+  });
+
+  it('the producer-state scan checks the CRC of a batch larger than its read window (256 KiB) piece by piece', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('big');
+    const batch = sealBatch(encodeBatch([{ value: Buffer.alloc(700_000, 7) }, { value: Buffer.alloc(300_000, 9) }], { producerId: 5150, baseSequence: 0 }));
+    const first = await b.publishBatch('big', batch, 0);
+    await b.close();
+    b = await openBroker({ dir });
+    const retry = await b.publishBatch('big', batch, 0);
+    assert.deepEqual([retry.duplicate, retry.baseOffset], [true, first.baseOffset]);
+    await b.close();
+  });
+
+  it('the producer-state scan forgets what came before a part it cannot read, so a producer is never taken to stop there', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('q', { segmentBytes: 8192 });
+    const pid = 31337;
+    const offsetsOf: number[] = [];
+    const qBatch = (seq: number) => sealBatch(encodeBatch([{ value: `q${seq}-` + 'z'.repeat(200) }], { producerId: pid, baseSequence: seq }));
+    const plain = b.producer();
+    const filler = async () => {
+      for (let i = 0; i < 40; i++) await plain.send('q', { value: 'f'.repeat(500), partition: 0 }); // ~20 KB: segments roll
+    };
+    for (let seq = 0; seq < 5; seq++) offsetsOf.push((await b.publishBatch('q', qBatch(seq), 0)).baseOffset);
+    await filler();
+    for (let seq = 5; seq < 10; seq++) offsetsOf.push((await b.publishBatch('q', qBatch(seq), 0)).baseOffset);
+    await filler();
+    await b.close();
+    // The segment holding the second group's first batch loses its first batch's
+    // magic: the scan cannot walk that segment, which holds the producer's newest
+    // batches (seq 5 on), while the first group sits in an older one.
+    const segs = segmentFiles(dir, 'q', 0);
+    const base = (f: string) => Number(path.basename(f, '.log'));
+    const second = segs.filter((f) => base(f) <= offsetsOf[5]!).pop()!;
+    assert.ok(base(second) > offsetsOf[4]!, 'the groups are in different segments');
+    const fd = fs.openSync(second, 'r+');
+    fs.writeSync(fd, Buffer.alloc(4), 0, 4, 0);
+    fs.closeSync(fd);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      b = await openBroker({ dir });
+      await sleep(10);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.ok(warnings.some((w) => w.includes('q/0') && w.includes('no valid batch at byte 0 ')), `warnings: ${warnings.join(' | ')}`);
+    // Had the first group been kept, the table would expect seq 5 and refuse seq 10
+    // as out of order; the producer is unknown instead, and goes on.
+    const end = (await b.describeTopic('q')).partitions[0]!.endOffset;
+    const r = await b.publishBatch('q', qBatch(10), 0);
+    assert.deepEqual([r.duplicate, r.baseOffset], [false, end]);
     await b.close();
   });
 
