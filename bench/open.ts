@@ -1,17 +1,19 @@
 /**
  * What the idempotent-producer scan adds to Broker.open: the open reads the
  * idempotent batches among the newest `producerStateScanBytes` of each partition
- * (checking their CRCs) to refill the duplicate table (src/broker/idempotence.ts). Compared, in the same run, with the
- * open of the same data directory with the scan off (0), which is the floor.
+ * (checking their CRCs) to refill the duplicate table (src/broker/idempotence.ts).
+ * Compared, in the same run, with the open of the same data directory with the
+ * scan off (0), which is the floor.
  *
  *   npm run bench:open [-- --mib 24 --dir /path/on/the/disk --repeat 3]
  *
  * Three data directories, each of one topic written by idempotent producers: one
  * partition of --mib MiB of one-record batches; the same of 1000-record batches (the
  * scan reads the whole window of both); 64 partitions of 2 MiB of one-record
- * batches (the broker opens a topic's partitions four at a time). Each open is timed with the page cache warm and, when this
- * process may write /proc/sys/vm/drop_caches (root), cold. Prints the median of
- * --repeat opens per cell.
+ * batches (the broker opens a topic's partitions four at a time). Each open is
+ * timed with the page cache warm and, when this process may write
+ * /proc/sys/vm/drop_caches (root), cold. Prints the median of --repeat opens per
+ * cell.
  */
 import { execSync } from 'node:child_process';
 import * as fs from 'node:fs';
