@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Broker, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
-import { expectCode, openBroker, partitionDir, segmentFiles, sleep, tmpDir } from './helpers';
+import { expectCode, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, tmpDir } from './helpers';
 
 async function readAll(b: Broker, topic: string, p: number, from = 0): Promise<Message[]> {
   const out: Message[] = [];
@@ -239,9 +239,7 @@ describe('Segments, index, retention and recovery', () => {
     // of an unsynced write lies before the newest index entry, lost.
     assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')), { clean: true, durability });
     fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify({ clean: false, durability }));
-    const fd = fs.openSync(segmentFiles(dir, 't', 0)[0]!, 'r+');
-    fs.writeSync(fd, Buffer.alloc(4096), 0, 4096, 32768);
-    fs.closeSync(fd);
+    overwriteAt(segmentFiles(dir, 't', 0)[0]!, 32768, Buffer.alloc(4096));
     b = await openBroker({ dir, durability });
     const end = b.partitionInfo(b.partitionState('t', 0)).endOffset;
     assert.ok(end > 0 && end < 200, `end offset ${end}`);
@@ -328,9 +326,7 @@ describe('Segments, index, retention and recovery', () => {
     const firstLen = data.readUInt32LE(4);
     const torn = Buffer.from(data.subarray(0, firstLen));
     torn.writeUInt32LE(100, 8); // the offset it would have had
-    const fd = fs.openSync(seg, 'r+');
-    fs.writeSync(fd, torn.subarray(0, firstLen >> 1), 0, firstLen >> 1, end);
-    fs.closeSync(fd);
+    overwriteAt(seg, end, torn.subarray(0, firstLen >> 1));
 
     b = await Broker.open({ dir });
     assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 100);
@@ -353,9 +349,7 @@ describe('Segments, index, retention and recovery', () => {
     const data = fs.readFileSync(seg);
     let pos = 0;
     for (let i = 0; i < 5; i++) pos += data.readUInt32LE(pos + 4); // start of the 6th batch (offset 50)
-    const fd = fs.openSync(seg, 'r+');
-    fs.writeSync(fd, Buffer.from([data[pos + 100]! ^ 0x10]), 0, 1, pos + 100);
-    fs.closeSync(fd);
+    overwriteAt(seg, pos + 100, Buffer.from([data[pos + 100]! ^ 0x10]));
     b = await Broker.open({ dir });
     // Recovery scans only from the last index entry; older bytes are checked on read.
     assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 100);
@@ -451,18 +445,10 @@ describe('Segments, index, retention and recovery', () => {
     const bytes = fs.readFileSync(holding);
     let at = 0;
     while (Number(bytes.readBigInt64LE(at + 8)) !== end) at += bytes.readUInt32LE(at + 4);
-    const fd = fs.openSync(holding, 'r+');
-    fs.writeSync(fd, Buffer.from([bytes[at + 70]! ^ 0x10]), 0, 1, at + 70); // inside its record
-    fs.closeSync(fd);
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => void warnings.push(w.message);
-    process.on('warning', onWarning);
-    try {
-      b = await openBroker({ dir });
-      await sleep(10); // warnings are emitted on the next tick
-    } finally {
-      process.off('warning', onWarning);
-    }
+    overwriteAt(holding, at + 70, Buffer.from([bytes[at + 70]! ^ 0x10])); // inside its record
+    const reopened = await openBrokerWithWarnings({ dir });
+    b = reopened.broker;
+    const warnings = reopened.warnings;
     assert.ok(warnings.some((w) => w.includes('t/0') && w.includes(`no valid batch at byte ${at} `)), `warnings: ${warnings.join(' | ')}`);
     const rewritten = await b.publishBatch('t', Buffer.from(nextBatch), 0);
     assert.deepEqual([rewritten.duplicate, rewritten.baseOffset], [false, endAfter], "'next' is written again");
@@ -514,18 +500,10 @@ describe('Segments, index, retention and recovery', () => {
     const base = (f: string) => Number(path.basename(f, '.log'));
     const second = segs.filter((f) => base(f) <= offsetsOf[5]!).pop()!;
     assert.ok(base(second) > offsetsOf[4]!, 'the groups are in different segments');
-    const fd = fs.openSync(second, 'r+');
-    fs.writeSync(fd, Buffer.alloc(4), 0, 4, 0);
-    fs.closeSync(fd);
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => void warnings.push(w.message);
-    process.on('warning', onWarning);
-    try {
-      b = await openBroker({ dir });
-      await sleep(10);
-    } finally {
-      process.off('warning', onWarning);
-    }
+    overwriteAt(second, 0, Buffer.alloc(4));
+    const reopened = await openBrokerWithWarnings({ dir });
+    b = reopened.broker;
+    const warnings = reopened.warnings;
     assert.ok(warnings.some((w) => w.includes('q/0') && w.includes('no valid batch at byte 0 ')), `warnings: ${warnings.join(' | ')}`);
     // Had the first group been kept, the table would expect seq 5 and refuse seq 10
     // as out of order; the producer is unknown instead, and goes on.

@@ -75,3 +75,27 @@ export async function startServer(opts: Partial<ServerOptions> & { dir?: string;
     },
   };
 }
+
+/** Writes `bytes` over `file` at byte `pos` (a torn or corrupted log, made by hand). */
+export function overwriteAt(file: string, pos: number, bytes: Uint8Array): void {
+  const fd = fs.openSync(file, 'r+');
+  try {
+    fs.writeSync(fd, bytes, 0, bytes.length, pos);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Opens a broker and returns it with the process warnings its open emitted. */
+export async function openBrokerWithWarnings(opts: Partial<BrokerOptions> = {}): Promise<{ broker: Broker; warnings: string[] }> {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => void warnings.push(w.message);
+  process.on('warning', onWarning);
+  try {
+    const broker = await openBroker(opts);
+    await sleep(10); // process.emitWarning delivers on a later tick
+    return { broker, warnings };
+  } finally {
+    process.off('warning', onWarning);
+  }
+}

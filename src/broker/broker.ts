@@ -317,22 +317,22 @@ export class Broker {
     // libuv pool (4 threads by default), so a topic of many partitions opens in a
     // fraction of the time one after another took.
     const opened: Array<PartitionState | undefined> = new Array<PartitionState | undefined>(cfg.partitions);
-    let failure: { error: unknown } | null = null;
+    const errors: unknown[] = [];
     let next = 0;
     const opener = async (): Promise<void> => {
-      while (failure === null && next < cfg.partitions) {
+      while (errors.length === 0 && next < cfg.partitions) {
         const p = next++;
         try {
           opened[p] = await this.openPartition(t, p);
         } catch (e) {
-          failure ??= { error: e };
+          errors.push(e);
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARTITION_OPENS_AT_ONCE, cfg.partitions) }, opener));
-    if (failure !== null) {
+    if (errors.length > 0) {
       for (const ps of opened) if (ps) this.engine.closePartition(ps.native);
-      throw fromNative((failure as { error: unknown }).error);
+      throw fromNative(errors[0]);
     }
     t.partitions = opened as PartitionState[];
     if (register) this.topics.set(cfg.name, t);
