@@ -3,9 +3,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile } from '../src/broker/offsets_file';
-import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
+import { Broker, crc32c, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
 import { openBroker, sleep, startServer, tmpDir } from './helpers';
 import type { Client } from '../src/client';
+
+/** A group state of committed offsets only: nothing delivered past them. */
+const snap = (committed: number[]) => ({ committed, next: [...committed], ranges: [] });
 
 /** The first n messages of a fresh iterator, each handled by onMsg (ack by default); fails after timeoutMs. */
 async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 20_000): Promise<ConsumedMessage[]> {
@@ -215,6 +218,58 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c2.close();
     });
 
+    it('after a restart, what was acked above the committed offset does not come again; what was not comes marked, its count carried on', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: String(i) })));
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300 });
+      // 3 and 7 go unacked: delivered once, then again after their deadline.
+      const got = await take(c, 12, (m) => {
+        if (m.offset !== 3 && m.offset !== 7) m.ack();
+      });
+      assert.deepEqual(got.slice(10).map((m) => [m.offset, m.deliveryCount]), [[3, 2], [7, 2]]);
+      await sleep(150); // the group's state written (every 20 ms)
+      await c.close();
+      await stop();
+      await start();
+      await producer().send('t', { value: 'new' });
+      const c2 = consumer({ topic: 't', group: 'g', from: 'latest' });
+      const again = await take(c2, 3);
+      assert.deepEqual(
+        again.map((m) => [m.offset, m.deliveryCount, m.redelivered]),
+        [[3, 3, true], [7, 3, true], [10, 1, false]],
+        'an acked message came again, a count started over, or a fresh one was counted',
+      );
+      const until = Date.now() + 5000;
+      while ((await broker.describeTopic('t')).groups[0]?.committed[0] !== 11 && Date.now() < until) await sleep(20);
+      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 11);
+      await c2.close();
+    });
+
+    it('maxDeliveries counts the deliveries before a restart too: a poison message reaches the dead-letter topic on time', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', [{ value: 'poison' }, { value: 'fine' }]);
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 3 });
+      const got = await take(c, 3, (m) => {
+        if (m.value.toString() === 'fine') m.ack();
+        else if (m.deliveryCount === 1) m.nack();
+        // its second delivery is never acked
+      });
+      assert.deepEqual(got.filter((m) => m.offset === 0).map((m) => m.deliveryCount), [1, 2]);
+      await sleep(150);
+      await c.close();
+      await stop();
+      await start();
+      await producer().send('t', { value: 'after' });
+      const c2 = consumer({ topic: 't', group: 'g', from: 'latest', maxDeliveries: 3 });
+      const after = await take(c2, 2, (m) => (m.value.toString() === 'poison' ? m.nack() : m.ack()));
+      assert.deepEqual(after.map((m) => [m.value.toString(), m.deliveryCount]), [['poison', 3], ['after', 1]]);
+      const dl = await deadLetters('t.dlq');
+      assert.equal(dl.length, 1);
+      assert.equal(dl[0]!.value.toString(), 'poison');
+      assert.equal(dl[0]!.headers['x-uringmq-delivery-count']!.toString(), '3');
+      await c2.close();
+    });
+
     it('rejects acks for offsets never delivered (FAILED_PRECONDITION)', async () => {
       await broker.createTopic('t');
       await producer().send('t', { value: 'a' });
@@ -384,7 +439,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await take(c, 50);
     await c.close();
     await broker.close(); // writes the offsets; the reopened broker has no group in memory
-    assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.offsets, [50]);
+    assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.committed, [50]);
     broker = await openBroker({ dir });
     await broker.deleteTopic('t'); // before anything touches a group: no group coordinator yet
     assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offs')), false, 'the offsets of a group not in memory outlived its topic');
@@ -422,7 +477,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
       await sleep(Math.random() * 10);
       await broker.groups.commitOffset('g', 't', 1, 3);
       try {
-        if ((await readOffsetsFile(file))?.offsets.length !== 2) torn++;
+        if ((await readOffsetsFile(file))?.committed.length !== 2) torn++;
       } catch {
         torn++;
       }
@@ -627,9 +682,58 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     for (let g = 0; g < 5; g++) assert.deepEqual(await broker.groups.committedOffsets(`g${g}`, 't'), [g === 4 ? 9 : 10], `group g${g}`);
   });
 
+  it('a group acking around more gaps than its file holds keeps the lowest; after a restart nothing unacked is lost, the rest comes afresh', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 3000 }, (_, i) => ({ value: String(i) })));
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 5000 });
+    await take(c, 3000, (m) => m.offset % 2 === 1 && m.ack()); // 1500 acked ranges of one offset each
+    await c.close();
+    await broker.close();
+    const state = (await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))!;
+    const cut = state.next[0]!;
+    assert.equal(state.ranges.length, 1025, 'the file holds maxStateRanges(1) ranges');
+    assert.ok(cut < 3000 && state.ranges.every((r) => r.deliveries === 0 && r.to <= cut), `next ${cut}`);
+    broker = await openBroker({ dir });
+    const c2 = broker.consumer({ topic: 't', group: 'g', maxUnacked: 5000 });
+    const redelivered = Array.from({ length: 3000 }, (_, i) => i).filter((o) => o < cut && o % 2 === 0);
+    const fresh = Array.from({ length: 3000 - cut }, (_, i) => cut + i);
+    const got = await take(c2, redelivered.length + fresh.length);
+    assert.deepEqual(got.filter((m) => m.redelivered).map((m) => m.offset), redelivered);
+    assert.deepEqual(got.filter((m) => !m.redelivered).map((m) => m.offset), fresh);
+    await c2.close();
+  });
+
+  it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 2', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    for (const partition of [0, 1]) await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${partition}-${i}` })), { partition });
+    await broker.close();
+    // As version 1 wrote it: magic, version, sequence, count, CRC, the offsets; two 4 KiB slots.
+    const slot = Buffer.alloc(4096);
+    slot.write('UMQO', 0, 'latin1');
+    slot.writeUInt32LE(1, 4);
+    slot.writeDoubleLE(7, 8);
+    slot.writeUInt32LE(2, 16);
+    slot.writeDoubleLE(6, 24);
+    slot.writeDoubleLE(9, 32);
+    slot.writeUInt32LE(crc32c(slot.subarray(24, 40), crc32c(slot.subarray(8, 20))), 20);
+    const file = path.join(dir, 'groups', 'g', 't.offs');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, Buffer.concat([slot, Buffer.alloc(4096)]));
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 7, version: 1, committed: [6, 9], next: [6, 9], ranges: [] });
+    broker = await openBroker({ dir });
+    const c = broker.consumer({ topic: 't', group: 'g' });
+    const got = await take(c, 5);
+    assert.deepEqual(got.map((m) => m.value.toString()).sort(), ['v0-6', 'v0-7', 'v0-8', 'v0-9', 'v1-9']);
+    assert.ok(got.every((m) => !m.redelivered));
+    await c.close();
+    const until = Date.now() + 5000;
+    while ((await readOffsetsFile(file))?.version !== 2 && Date.now() < until) await sleep(20);
+    assert.deepEqual(await readOffsetsFile(file).then((r) => r && [r.version, r.committed]), [2, [10, 10]]);
+  });
+
   it('creating a topic removes offsets an earlier topic of the name left (a delete that crashed before removing them)', async () => {
     const stale = path.join(dir, 'groups', 'g', 't.offs');
-    await (await OffsetsFile.open(stale, [40])).file.close();
+    await (await OffsetsFile.open(stale, snap([40]))).file.close();
     await broker.createTopic('t');
     assert.equal(fs.existsSync(stale), false);
     const p = broker.producer();
@@ -642,38 +746,66 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
 
 describe('Committed-offsets file: two slots written in place', function () {
   this.timeout(20_000);
-  const size = (n: number) => 2 * Math.ceil((24 + 8 * n) / 4096) * 4096;
+  const size = (n: number) => 2 * Math.ceil((32 + 16 * n + 24 * (1024 + n)) / 4096) * 4096;
+  /** What a file's read gives back, without the format version. */
+  const read = async (file: string) => {
+    const r = await readOffsetsFile(file);
+    return r && { sequence: r.sequence, offsets: r.committed };
+  };
 
   it('each write overwrites the older slot; the newest valid snapshot is read back, after a reopen too', async () => {
     const file = path.join(tmpDir(), 'g', 't.offs');
-    const { file: out, created } = await OffsetsFile.open(file, [5, -1, 7]);
+    const { file: out, created } = await OffsetsFile.open(file, snap([5, -1, 7]));
     assert.equal(created, true);
     assert.equal(fs.statSync(file).size, size(3));
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 1, offsets: [5, -1, 7] });
-    await out.write([6, 0, 7]);
-    await out.write([9, 2, 7]);
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 3, offsets: [9, 2, 7] });
+    assert.deepEqual(await read(file), { sequence: 1, offsets: [5, -1, 7] });
+    await out.write(snap([6, 0, 7]));
+    await out.write(snap([9, 2, 7]));
+    assert.deepEqual(await read(file), { sequence: 3, offsets: [9, 2, 7] });
     await out.close();
-    const again = await OffsetsFile.open(file, [0, 0, 0]);
+    const again = await OffsetsFile.open(file, snap([0, 0, 0]));
     assert.equal(again.created, false, 'an existing file is opened, not replaced');
-    await again.file.write([10, 2, 7]);
+    await again.file.write(snap([10, 2, 7]));
     await again.file.close();
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 4, offsets: [10, 2, 7] });
+    assert.deepEqual(await read(file), { sequence: 4, offsets: [10, 2, 7] });
     assert.equal(fs.statSync(file).size, size(3), 'the file never grows');
     assert.equal(await readOffsetsFile(path.join(path.dirname(file), 'none.offs')), null);
   });
 
+  it('holds per partition how far the group was delivered, and acked and counted ranges; a write covers only the blocks it fills', async () => {
+    const file = path.join(tmpDir(), 't.offs');
+    const state = {
+      committed: [5, -1],
+      next: [900, -1],
+      ranges: Array.from({ length: 300 }, (_, i) => ({ partition: 0, from: 10 + 2 * i, to: 11 + 2 * i, deliveries: i % 3 === 0 ? 0 : 2 + (i % 5) })),
+    };
+    const { file: out } = await OffsetsFile.open(file, snap([0, -1]));
+    await out.write(state); // slot 1: 32 + 32 + 300 × 24 bytes, two blocks
+    await out.close();
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 2, ...state });
+    const slot = size(2) / 2;
+    const bytes = fs.readFileSync(file);
+    assert.ok(bytes.subarray(slot + 8192, 2 * slot).every((b) => b === 0), 'a write went past the blocks its snapshot fills');
+    const again = await OffsetsFile.open(file, snap([0, -1]));
+    await assert.rejects(
+      again.file.write({ ...state, ranges: Array.from({ length: 1027 }, (_, i) => ({ partition: 0, from: i, to: i + 1, deliveries: 0 })) }),
+      (e: Error & { code?: string }) => e.code === 'INTERNAL',
+    );
+    await again.file.close();
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 2, ...state }, 'a refused write changed the file');
+  });
+
   it('a torn newest slot falls back to the one before it; with both torn the read is an IO_ERROR naming the file', async () => {
     const file = path.join(tmpDir(), 't.offs');
-    const { file: out } = await OffsetsFile.open(file, [1, 1]);
-    await out.write([2, 2]); // sequence 2, slot 1
-    await out.write([3, 3]); // sequence 3, slot 0
+    const { file: out } = await OffsetsFile.open(file, snap([1, 1]));
+    await out.write(snap([2, 2])); // sequence 2, slot 1
+    await out.write(snap([3, 3])); // sequence 3, slot 0
     await out.close();
     const half = size(2) / 2;
     const bytes = fs.readFileSync(file);
-    bytes[24] = bytes[24]! ^ 0xff; // an offset of slot 0 changed under its CRC: a torn write
+    bytes[32] = bytes[32]! ^ 0xff; // a committed offset of slot 0 changed under its CRC: a torn write
     fs.writeFileSync(file, bytes);
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, offsets: [2, 2] });
+    assert.deepEqual(await read(file), { sequence: 2, offsets: [2, 2] });
     bytes[half + 30] = bytes[half + 30]! ^ 0xff;
     fs.writeFileSync(file, bytes);
     await assert.rejects(readOffsetsFile(file), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && e.message.includes(file));
@@ -683,14 +815,14 @@ describe('Committed-offsets file: two slots written in place', function () {
 
   it('a file holding another partition count (an earlier topic of the name) is replaced whole', async () => {
     const file = path.join(tmpDir(), 't.offs');
-    const first = await OffsetsFile.open(file, [1, 2]);
-    await first.file.write([3, 4]);
+    const first = await OffsetsFile.open(file, snap([1, 2]));
+    await first.file.write(snap([3, 4]));
     await first.file.close();
-    const again = await OffsetsFile.open(file, [0, 0, 0]);
+    const again = await OffsetsFile.open(file, snap([0, 0, 0]));
     assert.equal(again.created, true);
-    await again.file.write([5, 5, 5]);
+    await again.file.write(snap([5, 5, 5]));
     await again.file.close();
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, offsets: [5, 5, 5] });
+    assert.deepEqual(await read(file), { sequence: 2, offsets: [5, 5, 5] });
     assert.equal(fs.statSync(file).size, size(3));
   });
 
@@ -717,7 +849,7 @@ describe('Committed-offsets file: two slots written in place', function () {
       const until = Date.now() + 5000;
       while (fs.existsSync(legacy) && Date.now() < until) await sleep(20);
       assert.equal(fs.existsSync(legacy), false, 'the JSON file outlived the first write of the new one');
-      assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.offsets, [10, 10]);
+      assert.deepEqual((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.committed, [10, 10]);
     } finally {
       await broker.close();
     }

@@ -3,14 +3,17 @@
  * embedded consumer and the gRPC server.
  *
  * Per (group, topic) the coordinator keeps, for every partition:
- *   committed   every offset below it is acked; stored durably in
- *               <dir>/groups/<group>/<topic>.offs (coalesced writes, in place:
- *               see offsets_file.ts)
+ *   committed   every offset below it is acked
  *   next        the next offset never delivered before
  *   acked       acked offsets at or above `committed` (a RangeSet)
  *   inflight    delivered, not yet acked: ranges with a deadline, a delivery count and
  *               the member they went to
  *   redeliver   offsets whose deadline passed or that were nacked, due at `notBefore`
+ * committed, next, acked and the delivery counts above 1 are stored durably in
+ * <dir>/groups/<group>/<topic>.offs (coalesced writes, in place: see offsets_file.ts).
+ * After a restart every offset in [committed, next) not acked is redelivered, marked
+ * as such, with its count carried on, so a restart neither repeats what was acked
+ * nor keeps a poison message from the dead-letter topic.
  * Members share the topic's partitions (round-robin over members sorted by id),
  * rebalanced whenever one joins, leaves, misses its session timeout, or stalls (lets
  * its ack deadline pass without acking anything: its partitions go to the others
@@ -28,7 +31,7 @@ import { UringmqError, invalid } from '../errors';
 import { decodeBatches, readBatchSpan, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
-import { OFFSETS_SUFFIX, OffsetsFile, readOffsetsFile } from './offsets_file';
+import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
 import { BufferPool } from '../codec/buffer_pool';
 import { positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { FlowController, resolveFlowOptions, type ConsumerFeedback, type FlowOptions, type FlowSnapshot } from '../flow/controller';
@@ -85,6 +88,8 @@ interface Redelivery {
   offset: number;
   deliveryCount: number; // deliveries so far
   notBefore: number;
+  /** Read back from the group's file at load: unacked when the broker stopped. */
+  restored?: true;
 }
 
 class PartitionGroupState {
@@ -98,6 +103,10 @@ class PartitionGroupState {
   resets = 0;
   /** The next read, started while the previous delivery travels (at most one per partition). */
   readAhead: { from: number; raw: Promise<Buffer | null> } | null = null;
+  /** Redeliveries taken from `redeliver` while their records are read: still unacked, and in the snapshot. */
+  redelivering: Redelivery[] | null = null;
+  /** Offsets on their way to the dead-letter topic → deliveries so far: still unacked, and in the snapshot. */
+  readonly deadLettering = new Map<number, number>();
   constructor(readonly index: number) {}
 }
 
@@ -105,6 +114,12 @@ const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 512, maxDeliveries: 5, ses
 const MIN_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
 const MAX_REDELIVERIES_PER_PASS = 256;
+/**
+ * Unacked offsets a partition's state may bring back from the group's file; past it
+ * (only a damaged file could hold more) the partition restarts at its committed offset
+ * as files without delivery state do. Members hold at most maxUnacked (≤ 1,000,000) each.
+ */
+const MAX_RESTORED_UNACKED = 1 << 22;
 
 /** A group with no members is dropped from memory after this long (reloaded from its file on the next join). */
 const IDLE_GROUP_MS = 60_000;
@@ -409,22 +424,24 @@ export class GroupCoordinator {
       p = (async () => {
         const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
         const t = this.broker.topicState(topic);
-        const saved = (await savedOffsets(file, legacyFile, t.partitions.length)) ?? [];
+        const saved = await savedState(file, legacyFile, t.partitions.length);
+        const now = Date.now();
         const parts = t.partitions.map((ps, i) => {
           const st = new PartitionGroupState(i);
           const info = this.broker.partitionInfo(ps);
           let start: number;
-          const s = saved[i];
+          const s = saved?.committed[i];
           if (typeof s === 'number' && s >= 0) start = s;
           else if (from === 'earliest') start = info.startOffset;
           else if (from === 'latest' || from === undefined) start = info.endOffset;
           else start = from.offset;
           start = Math.min(Math.max(start, info.startOffset), info.endOffset);
           st.committed = st.next = start;
+          if (saved && typeof s === 'number' && s >= 0) restoreDeliveries(st, saved, info.endOffset, now);
           return st;
         });
         const gs = new GroupState(group, topic, parts, file, legacyFile);
-        gs.dirty = saved.length !== parts.length;
+        gs.dirty = !saved;
         this.groups.set(k, gs);
         this.loading.delete(k);
         return gs;
@@ -510,7 +527,7 @@ export class GroupCoordinator {
       for (let off = a; off < b; off++) {
         if (off < ps.committed) continue;
         r.member.unacked--;
-        if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, off, r.deliveryCount, r.member.opts.deadLetterTopic, reason);
+        if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, off, r.deliveryCount, r.member.opts.deadLetterTopic, `not acked within the deadline (${reason})`);
         else ps.redeliver.push({ offset: off, deliveryCount: r.deliveryCount, notBefore: now });
       }
     }
@@ -562,7 +579,7 @@ export class GroupCoordinator {
       }
     }
     if (ps.redeliver.length) ps.redeliver = ps.redeliver.filter((e) => e.offset < from || e.offset >= to);
-    ps.acked.add(from, to);
+    if (ps.acked.add(from, to) > 0) this.changed(gs);
     // Drop the touched ranges that are now fully acked.
     for (let k = j - 1; k >= lo; k--) {
       const r = inf[k]!;
@@ -590,8 +607,7 @@ export class GroupCoordinator {
     ps.acked.removeBelow(start);
     ps.committed = start;
     if (ps.next < start) ps.next = start;
-    gs.dirty = true;
-    this.scheduleFlush(gs);
+    this.changed(gs);
     this.advance(gs, ps);
   }
 
@@ -617,9 +633,14 @@ export class GroupCoordinator {
     if (f && f[0] <= ps.committed && f[1] > ps.committed) {
       ps.committed = f[1];
       ps.acked.removeBelow(ps.committed);
-      gs.dirty = true;
-      this.scheduleFlush(gs);
+      this.changed(gs);
     }
+  }
+
+  /** The group's state on disk is behind: a write follows within 20 ms. */
+  private changed(gs: GroupState): void {
+    gs.dirty = true;
+    this.scheduleFlush(gs);
   }
 
   /** @internal */
@@ -641,16 +662,19 @@ export class GroupCoordinator {
     ps.inflight.splice(i, 1, ...pieces);
     r.member.unacked = Math.max(0, r.member.unacked - 1);
     const now = Date.now();
-    if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked');
+    if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked too many times');
     else ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs });
     if (delayMs === 0) ps.owner?.wake();
   }
 
+  /** Moves a message to the dead-letter topic; `reason` goes in its x-uringmq-reason header. */
   private async deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): Promise<void> {
     gs.busy++;
+    ps.deadLettering.set(offset, deliveries);
     try {
       await this.moveToDeadLetter(gs, ps, offset, deliveries, dlq, reason);
     } finally {
+      ps.deadLettering.delete(offset);
       gs.busy--;
     }
   }
@@ -663,7 +687,7 @@ export class GroupCoordinator {
       if (rec) {
         await this.ensureTopic(dlq);
         const headers: Record<string, Buffer | string> = { ...rec.headers };
-        headers['x-uringmq-reason'] = reason === 'nacked' ? 'nacked too many times' : `not acked within the deadline (${reason})`;
+        headers['x-uringmq-reason'] = reason;
         headers['x-uringmq-delivery-count'] = String(deliveries);
         headers['x-uringmq-original-topic'] = gs.topic;
         headers['x-uringmq-original-partition'] = String(ps.index);
@@ -684,6 +708,7 @@ export class GroupCoordinator {
     // Moved: it counts as acked for the group.
     if (offset >= ps.committed && !ps.acked.has(offset)) {
       ps.acked.add(offset, offset + 1);
+      this.changed(gs);
       this.advance(gs, ps);
     }
   }
@@ -782,6 +807,7 @@ export class GroupCoordinator {
     m.bytesPerRecord = Math.max(16, Math.round((m.bytesPerRecord * 3 + pos / Math.max(1, n)) / 4));
     this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
     ps.next = to;
+    this.changed(m.state);
     m.unacked += n;
     m.credits -= n;
     m.flow.bucket.take(n);
@@ -838,6 +864,15 @@ export class GroupCoordinator {
     for (const e of ps.redeliver) (e.notBefore <= now && due.length < allowance ? due : rest).push(e);
     if (due.length === 0) return false;
     ps.redeliver = rest;
+    ps.redelivering = due;
+    try {
+      return await this.redeliver(m, ps, native, due);
+    } finally {
+      ps.redelivering = null;
+    }
+  }
+
+  private async redeliver(m: GroupMember, ps: PartitionGroupState, native: PartitionState, due: Redelivery[]): Promise<boolean> {
     due.sort((a, b) => a.offset - b.offset);
     const out: RedeliveredRecord[] = [];
     const info = this.broker.partitionOffsets(native);
@@ -849,6 +884,14 @@ export class GroupCoordinator {
         const e = due[i]!;
         if (e.offset < ps.committed || ps.acked.has(e.offset)) { // (skipRetained put committed at or past the start)
           i++;
+          continue;
+        }
+        if (e.deliveryCount >= m.opts.maxDeliveries) {
+          // Delivered as often as this member allows already: before a restart, or to
+          // a member that allowed more. Another delivery would go past the limit.
+          const reason = e.restored ? 'not acked before the broker restarted' : `delivered ${e.deliveryCount} times without an ack`;
+          void this.deadLetter(m.state, ps, e.offset, e.deliveryCount, m.opts.deadLetterTopic, reason);
+          due.splice(i, 1);
           continue;
         }
         const raw = await this.broker.readRaw(native, e.offset, 1 << 20);
@@ -881,6 +924,7 @@ export class GroupCoordinator {
     if (out.length === 0) return true;
     const deadline = Date.now() + m.opts.ackDeadlineMs;
     for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
+    this.changed(m.state); // the counts went up
     m.unacked += out.length;
     m.credits -= out.length;
     m.flow.bucket.take(out.length);
@@ -949,18 +993,18 @@ export class GroupCoordinator {
     const write = async () => {
       if (!gs.dirty || gs.deleted || gs.retired) return;
       gs.dirty = false;
-      const committed = gs.parts.map((p) => p.committed);
+      const snap = snapshot(gs);
       try {
         if (gs.out) {
           this.openFiles.delete(gs); // to the most recently written end
           this.openFiles.add(gs);
-          await gs.out.write(committed);
+          await gs.out.write(snap);
         } else {
           await this.makeRoomForOffsetsFile(gs);
-          const { file, created } = await OffsetsFile.open(gs.file, committed);
+          const { file, created } = await OffsetsFile.open(gs.file, snap);
           gs.out = file;
           this.openFiles.add(gs);
-          if (!created) await file.write(committed);
+          if (!created) await file.write(snap);
           await fs.rm(gs.legacyFile, { force: true });
         }
       } catch (e) {
@@ -1022,7 +1066,7 @@ export class GroupCoordinator {
     let saved: number[] | null = null;
     try {
       const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
-      saved = await savedOffsets(file, legacyFile, t.partitions.length);
+      saved = (await savedState(file, legacyFile, t.partitions.length))?.committed ?? null;
     } catch {
       // unreadable: reported as none here; joining the group reports the error
     }
@@ -1102,15 +1146,107 @@ function offsetsFiles(groupDir: string, topic: string): { file: string; legacyFi
 }
 
 /**
- * A group's committed offsets for a topic of `count` partitions, from its file, else
- * from an older version's JSON; null when it has none. IO_ERROR when they cannot be read.
+ * A group's state for a topic of `count` partitions, from its file, else the committed
+ * offsets from an older version's JSON; null when it has none. IO_ERROR when it cannot
+ * be read.
  */
-async function savedOffsets(file: string, legacyFile: string, count: number): Promise<number[] | null> {
+async function savedState(file: string, legacyFile: string, count: number): Promise<GroupSnapshot | null> {
   const current = await readOffsetsFile(file);
   // Topics never change their partition count: a file of another count is left from an
   // earlier topic of the name, not this one's (the group's first write replaces it).
-  if (current) return current.offsets.length === count ? current.offsets : null;
-  return readLegacyOffsets(legacyFile);
+  if (current) return current.committed.length === count ? current : null;
+  const legacy = await readLegacyOffsets(legacyFile);
+  if (!legacy || legacy.length !== count) return null;
+  return { committed: legacy, next: [...legacy], ranges: [] };
+}
+
+/**
+ * Brings back a partition's deliveries from its saved state: every offset in
+ * [committed, next) not acked is due for redelivery now, with the count it had.
+ * `st.committed` is the saved one moved into the log's bounds; what the log no longer
+ * holds (retention, or an end lost with unsynced data) is left out.
+ */
+function restoreDeliveries(st: PartitionGroupState, saved: GroupSnapshot, endOffset: number, now: number): void {
+  const p = st.index;
+  const lo = st.committed;
+  const hi = Math.min(saved.next[p] ?? lo, endOffset);
+  if (!(hi > lo) || !Number.isSafeInteger(hi)) return;
+  const counts = new Map<number, number>();
+  for (const r of saved.ranges) {
+    if (r.partition !== p || !(r.to > r.from)) continue;
+    const a = Math.max(r.from, lo);
+    const b = Math.min(r.to, hi);
+    if (a >= b) continue;
+    if (r.deliveries === 0) st.acked.add(a, b);
+    else if (r.deliveries >= 2 && b - a <= MAX_RESTORED_UNACKED) for (let o = a; o < b; o++) counts.set(o, r.deliveries);
+  }
+  const unacked = hi - lo - st.acked.countIn(lo, hi);
+  if (unacked > MAX_RESTORED_UNACKED) {
+    st.acked.clear(); // a file no broker would write: start over at the committed offset
+    return;
+  }
+  for (const [a, b] of st.acked.gapsIn(lo, hi))
+    for (let o = a; o < b; o++) st.redeliver.push({ offset: o, deliveryCount: counts.get(o) ?? 1, notBefore: now, restored: true });
+  st.next = hi;
+}
+
+/**
+ * The group's state to write: per partition committed and next, its acked ranges and
+ * its unacked offsets delivered more than once. A snapshot holds at most
+ * maxStateRanges ranges, shared fairly among the partitions; a partition over its share
+ * keeps its lowest ranges and writes `next` as the start of the first one left out,
+ * so after a restart what lies past it is delivered afresh (at least once; its counts
+ * start over) rather than taken as acked.
+ */
+function snapshot(gs: GroupState): GroupSnapshot {
+  const committed = gs.parts.map((ps) => ps.committed);
+  const next = gs.parts.map((ps) => ps.next);
+  const per = gs.parts.map(partitionRanges);
+  const cap = maxStateRanges(gs.parts.length);
+  if (per.reduce((n, r) => n + r.length, 0) > cap) {
+    const quota = fairShares(per.map((r) => r.length), cap);
+    per.forEach((r, i) => {
+      if (r.length > quota[i]!) {
+        next[i] = r[quota[i]!]!.from;
+        r.length = quota[i]!;
+      }
+    });
+  }
+  return { committed, next, ranges: per.flat() };
+}
+
+/** One partition's acked ranges and its unacked offsets delivered more than once (merged into ranges of one count), in offset order. */
+function partitionRanges(ps: PartitionGroupState): StateRange[] {
+  const counts = new Map<number, number>();
+  const note = (offset: number, deliveries: number): void => {
+    if (deliveries < 2 || offset < ps.committed || offset >= ps.next || ps.acked.has(offset)) return;
+    counts.set(offset, Math.max(deliveries, counts.get(offset) ?? 0));
+  };
+  for (const r of ps.inflight) if (r.deliveryCount >= 2) for (let o = r.from; o < r.to; o++) note(o, r.deliveryCount);
+  for (const e of ps.redeliver) note(e.offset, e.deliveryCount);
+  for (const e of ps.redelivering ?? []) note(e.offset, e.deliveryCount);
+  for (const [o, n] of ps.deadLettering) note(o, n);
+  const out: StateRange[] = [];
+  for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
+  let last: StateRange | null = null;
+  for (const o of [...counts.keys()].sort((a, b) => a - b)) {
+    const n = counts.get(o)!;
+    if (last && last.to === o && last.deliveries === n) last.to++;
+    else out.push((last = { partition: ps.index, from: o, to: o + 1, deliveries: n }));
+  }
+  return out.sort((a, b) => a.from - b.from);
+}
+
+/** Splits `cap` among needs: none gets more than it needs, and the rest is shared evenly. */
+function fairShares(needs: number[], cap: number): number[] {
+  const order = needs.map((_, i) => i).sort((a, b) => needs[a]! - needs[b]!);
+  const quota = needs.map(() => 0);
+  let left = cap;
+  order.forEach((i, k) => {
+    quota[i] = Math.min(needs[i]!, Math.floor(left / (order.length - k)));
+    left -= quota[i]!;
+  });
+  return quota;
 }
 
 /** Committed offsets as versions before the .offs file wrote them (JSON); null when that file does not exist. */

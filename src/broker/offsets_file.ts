@@ -1,7 +1,11 @@
 /**
- * A group's committed offsets for one topic: <dir>/groups/<group>/<topic>.offs.
+ * A group's state for one topic: <dir>/groups/<group>/<topic>.offs. Per partition the
+ * committed offset and how far the group was delivered, and between the two which
+ * offsets were acked and how often the unacked ones were delivered, so that a restart
+ * neither redelivers what was acked above the committed offset nor resets the count
+ * that sends a message to the dead-letter topic.
  *
- * A group that acks writes them every 20 ms, so a write has to be cheap. The file holds
+ * A group that acks writes it every 20 ms, so a write has to be cheap. The file holds
  * two slots, each a whole snapshot with a sequence number and a CRC; a write overwrites
  * the older slot in place through a descriptor opened with O_DSYNC and kept open: one
  * write and the disk's cache flush, no fsync, rename or directory sync. (Writing a temp
@@ -10,12 +14,21 @@
  * fails its CRC and the other slot, one snapshot older, is read instead: the group
  * redelivers a little more after the crash, never less. The file itself is created
  * whole (temp file, fsync, rename, directory fsync), so it never exists half-made, and
- * its blocks are allocated then: later writes change no metadata the sync has to wait for.
+ * its blocks are allocated then: later writes change no metadata the sync has to wait
+ * for. A write covers only the 4 KiB blocks its snapshot fills, usually one.
  *
- * Slot layout, little-endian, each slot padded to a multiple of 4096 bytes:
- *   0 magic "UMQO" · 4 version u32 (1) · 8 sequence f64 · 16 count u32 · 20 crc32c u32
- *   24 count × f64 committed offset (-1: none)
- * The CRC covers bytes 8..20 and 24..24 + 8 × count.
+ * Slot layout, little-endian; a slot holds up to maxStateRanges(count) ranges and is
+ * padded to a multiple of 4096 bytes:
+ *   0 magic "UMQO" · 4 version u32 (2) · 8 sequence f64 · 16 count u32 · 20 crc32c u32
+ *   24 ranges u32 · 28 zero u32
+ *   32 count × { committed f64 (-1: none), next f64 }
+ *   then ranges × { partition u32, deliveries u32, from f64, to f64 }
+ * `next` is the first offset never delivered. A range lies in [committed, next) of its
+ * partition: deliveries 0 means acked; n ≥ 2 means delivered n times and not acked.
+ * Every other offset in [committed, next) was delivered once and not acked.
+ * The CRC covers bytes 8..20 and 24 to the end of the ranges.
+ * Version 1 (committed offsets only, 24-byte header, 8 bytes per partition) is still
+ * read; its first write replaces the file with version 2.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -24,45 +37,108 @@ import { crc32c } from '../native';
 import { writeFileDurable } from './topic_store';
 
 const MAGIC = 0x4f514d55; // "UMQO" read as a little-endian u32
-const VERSION = 1;
-const HEADER = 24;
+const VERSION = 2;
+const HEADER = 32;
+const PARTITION_BYTES = 16;
+const RANGE_BYTES = 24;
 const BLOCK = 4096;
+const V1_HEADER = 24;
 
 /** Five characters at most: a topic name (up to 249) plus the suffix must fit the file system's 255-byte names. */
 export const OFFSETS_SUFFIX = '.offs';
 
-/** Bytes of one slot for `count` partitions. */
-function slotBytes(count: number): number {
-  return Math.ceil((HEADER + 8 * count) / BLOCK) * BLOCK;
+/** An acked range (deliveries 0) or an unacked one delivered `deliveries` (≥ 2) times, in [committed, next) of its partition. */
+export interface StateRange {
+  partition: number;
+  from: number;
+  to: number;
+  deliveries: number;
 }
 
-function encodeSlot(sequence: number, offsets: readonly number[]): Buffer {
-  const b = Buffer.alloc(slotBytes(offsets.length));
+/** What a group's file holds for one topic. */
+export interface GroupSnapshot {
+  /** Per partition; -1: none. */
+  committed: number[];
+  /** Per partition: the first offset never delivered (at least committed). */
+  next: number[];
+  /** Sorted by partition, then offset; disjoint. */
+  ranges: StateRange[];
+}
+
+/**
+ * Ranges a snapshot of `count` partitions may hold: the slot's fixed size. About one
+ * 24-byte range per unacked gap; past it the group keeps fewer (see groups.ts).
+ */
+export function maxStateRanges(count: number): number {
+  return 1024 + count;
+}
+
+/** Bytes of one slot for `count` partitions. */
+function slotBytes(count: number): number {
+  return Math.ceil((HEADER + PARTITION_BYTES * count + RANGE_BYTES * maxStateRanges(count)) / BLOCK) * BLOCK;
+}
+
+function encodeSlot(sequence: number, s: GroupSnapshot): Buffer {
+  const count = s.committed.length;
+  if (s.next.length !== count) throw new UringmqError('INTERNAL', `group snapshot of ${count} committed offsets and ${s.next.length} next offsets`);
+  if (s.ranges.length > maxStateRanges(count)) throw new UringmqError('INTERNAL', `group snapshot of ${s.ranges.length} ranges; at most ${maxStateRanges(count)} fit`);
+  const end = HEADER + PARTITION_BYTES * count + RANGE_BYTES * s.ranges.length;
+  const b = Buffer.alloc(Math.ceil(end / BLOCK) * BLOCK);
   b.writeUInt32LE(MAGIC, 0);
   b.writeUInt32LE(VERSION, 4);
   b.writeDoubleLE(sequence, 8);
-  b.writeUInt32LE(offsets.length, 16);
-  offsets.forEach((o, i) => b.writeDoubleLE(o, HEADER + 8 * i));
-  b.writeUInt32LE(crc32c(b.subarray(HEADER, HEADER + 8 * offsets.length), crc32c(b.subarray(8, 20))), 20);
+  b.writeUInt32LE(count, 16);
+  b.writeUInt32LE(s.ranges.length, 24);
+  for (let i = 0; i < count; i++) {
+    b.writeDoubleLE(s.committed[i]!, HEADER + PARTITION_BYTES * i);
+    b.writeDoubleLE(s.next[i]!, HEADER + PARTITION_BYTES * i + 8);
+  }
+  let pos = HEADER + PARTITION_BYTES * count;
+  for (const r of s.ranges) {
+    b.writeUInt32LE(r.partition, pos);
+    b.writeUInt32LE(r.deliveries, pos + 4);
+    b.writeDoubleLE(r.from, pos + 8);
+    b.writeDoubleLE(r.to, pos + 16);
+    pos += RANGE_BYTES;
+  }
+  b.writeUInt32LE(crc32c(b.subarray(24, end), crc32c(b.subarray(8, 20))), 20);
   return b;
 }
 
 /** A slot's snapshot, or null when it is not a whole, valid one (torn, zeroed, foreign). */
-function decodeSlot(b: Buffer): { sequence: number; offsets: number[] } | null {
-  if (b.length < HEADER || b.readUInt32LE(0) !== MAGIC || b.readUInt32LE(4) !== VERSION) return null;
+function decodeSlot(b: Buffer): ({ sequence: number; version: number } & GroupSnapshot) | null {
+  if (b.length < V1_HEADER || b.readUInt32LE(0) !== MAGIC) return null;
+  const version = b.readUInt32LE(4);
   const count = b.readUInt32LE(16);
-  if (HEADER + 8 * count > b.length) return null;
-  if (crc32c(b.subarray(HEADER, HEADER + 8 * count), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) return null;
-  const offsets: number[] = [];
-  for (let i = 0; i < count; i++) offsets.push(b.readDoubleLE(HEADER + 8 * i));
-  return { sequence: b.readDoubleLE(8), offsets };
+  if (version === 1) {
+    if (V1_HEADER + 8 * count > b.length) return null;
+    if (crc32c(b.subarray(V1_HEADER, V1_HEADER + 8 * count), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) return null;
+    const committed: number[] = [];
+    for (let i = 0; i < count; i++) committed.push(b.readDoubleLE(V1_HEADER + 8 * i));
+    return { sequence: b.readDoubleLE(8), version, committed, next: [...committed], ranges: [] };
+  }
+  if (version !== VERSION || b.length < HEADER) return null;
+  const n = b.readUInt32LE(24);
+  const end = HEADER + PARTITION_BYTES * count + RANGE_BYTES * n;
+  if (end > b.length) return null;
+  if (crc32c(b.subarray(24, end), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) return null;
+  const committed: number[] = [];
+  const next: number[] = [];
+  for (let i = 0; i < count; i++) {
+    committed.push(b.readDoubleLE(HEADER + PARTITION_BYTES * i));
+    next.push(b.readDoubleLE(HEADER + PARTITION_BYTES * i + 8));
+  }
+  const ranges: StateRange[] = [];
+  for (let pos = HEADER + PARTITION_BYTES * count; pos < end; pos += RANGE_BYTES)
+    ranges.push({ partition: b.readUInt32LE(pos), deliveries: b.readUInt32LE(pos + 4), from: b.readDoubleLE(pos + 8), to: b.readDoubleLE(pos + 16) });
+  return { sequence: b.readDoubleLE(8), version, committed, next, ranges };
 }
 
 /**
- * The newest valid snapshot of an offsets file and its sequence number; null when the
- * file does not exist. IO_ERROR when it exists and neither slot is valid.
+ * The newest valid snapshot of a group's file, its sequence number and format version;
+ * null when the file does not exist. IO_ERROR when it exists and neither slot is valid.
  */
-export async function readOffsetsFile(file: string): Promise<{ sequence: number; offsets: number[] } | null> {
+export async function readOffsetsFile(file: string): Promise<({ sequence: number; version: number } & GroupSnapshot) | null> {
   let b: Buffer;
   try {
     b = await fs.readFile(file);
@@ -72,46 +148,50 @@ export async function readOffsetsFile(file: string): Promise<{ sequence: number;
   }
   const half = b.length / 2;
   const slots = Number.isInteger(half) && half % BLOCK === 0 && half > 0 ? [decodeSlot(b.subarray(0, half)), decodeSlot(b.subarray(half))] : [];
-  let best: { sequence: number; offsets: number[] } | null = null;
+  let best: ({ sequence: number; version: number } & GroupSnapshot) | null = null;
   for (const s of slots) if (s && (!best || s.sequence > best.sequence)) best = s;
   if (!best) throw new UringmqError('IO_ERROR', `corrupt committed offsets ${file}: no valid snapshot in its ${b.length} bytes`);
   return best;
 }
 
-/** Writes snapshots of one group's committed offsets for one topic; one write at a time (the caller chains them). */
+/** Writes snapshots of one group's state for one topic; one write at a time (the caller chains them). */
 export class OffsetsFile {
   private constructor(
     readonly file: string,
     private fh: fs.FileHandle,
     private sequence: number,
     private readonly slot: number,
+    private readonly count: number,
   ) {}
 
   /**
-   * Opens `file` for writing; when it does not exist, or holds another partition count
-   * (left from an earlier topic of the name: a topic's count never changes), creates it
-   * afresh holding `initial` (`created` says so). Its count is `initial.length`.
+   * Opens `file` for writing; when it does not exist, holds another partition count
+   * (left from an earlier topic of the name: a topic's count never changes) or an older
+   * format version, creates it afresh holding `initial` (`created` says so). Its count
+   * is `initial.committed.length`.
    */
-  static async open(file: string, initial: readonly number[]): Promise<{ file: OffsetsFile; created: boolean }> {
-    const count = initial.length;
-    let have = await readOffsetsFile(file);
-    if (have && have.offsets.length !== count) have = null;
-    const created = !have;
-    if (!have) {
+  static async open(file: string, initial: GroupSnapshot): Promise<{ file: OffsetsFile; created: boolean }> {
+    const count = initial.committed.length;
+    const have = await readOffsetsFile(file);
+    let sequence = 1;
+    const created = !have || have.committed.length !== count || have.version !== VERSION;
+    if (created) {
       await fs.mkdir(path.dirname(file), { recursive: true });
       // Slot 1 starts zeroed (invalid): the file's first in-place write goes there.
-      await writeFileDurable(file, Buffer.concat([encodeSlot(1, initial), Buffer.alloc(slotBytes(count))]));
-      have = { sequence: 1, offsets: [...initial] };
-    }
+      const first = encodeSlot(1, initial);
+      const whole = Buffer.alloc(2 * slotBytes(count));
+      first.copy(whole, 0);
+      await writeFileDurable(file, whole);
+    } else sequence = have.sequence;
     const fh = await fs.open(file, fs.constants.O_WRONLY | fs.constants.O_DSYNC);
-    return { file: new OffsetsFile(file, fh, have.sequence, slotBytes(count)), created };
+    return { file: new OffsetsFile(file, fh, sequence, slotBytes(count), count), created };
   }
 
-  /** Makes `offsets` the file's newest snapshot, durably, overwriting the older slot. */
-  async write(offsets: readonly number[]): Promise<void> {
+  /** Makes `s` the file's newest snapshot, durably, overwriting the older slot. */
+  async write(s: GroupSnapshot): Promise<void> {
+    if (s.committed.length !== this.count) throw new UringmqError('INTERNAL', `group state ${this.file}: ${s.committed.length} partitions do not fit its slots`);
     const next = this.sequence + 1;
-    const b = encodeSlot(next, offsets);
-    if (b.length !== this.slot) throw new UringmqError('INTERNAL', `committed offsets ${this.file}: ${offsets.length} partitions do not fit its slots`);
+    const b = encodeSlot(next, s);
     // Sequence n lives in slot (n + 1) % 2: the file is created with 1 in slot 0.
     const { bytesWritten } = await this.fh.write(b, 0, b.length, ((next + 1) % 2) * this.slot);
     if (bytesWritten !== b.length) throw new UringmqError('IO_ERROR', `short write of committed offsets ${this.file}: ${bytesWritten} of ${b.length} bytes`);

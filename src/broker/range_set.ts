@@ -82,6 +82,11 @@ export class RangeSet {
     return added;
   }
 
+  /** The ranges, in order. */
+  ranges(): Array<[number, number]> {
+    return this.starts.map((s, i) => [s, this.ends[i]!]);
+  }
+
   /** Drops everything below x. */
   removeBelow(x: number): void {
     let k = 0;
