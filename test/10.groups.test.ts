@@ -222,9 +222,11 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await broker.createTopic('t');
       await producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: String(i) })));
       const c = consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300 });
-      // 3 and 7 go unacked: delivered once, then again after their deadline.
+      // 3 and 7 go unacked: delivered once, then again after their deadline; then 3
+      // waits for its ack and 7 for its redelivery a minute later.
       const got = await take(c, 12, (m) => {
         if (m.offset !== 3 && m.offset !== 7) m.ack();
+        else if (m.offset === 7 && m.deliveryCount === 2) m.nack({ delayMs: 60_000 });
       });
       assert.deepEqual(got.slice(10).map((m) => [m.offset, m.deliveryCount]), [[3, 2], [7, 2]]);
       await sleep(150); // the group's state written (every 20 ms)
