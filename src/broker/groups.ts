@@ -92,12 +92,75 @@ interface Redelivery {
   restored?: true;
 }
 
+/**
+ * A partition's redeliveries: those due in arrival order, taken from the front, and
+ * those waiting out a nack's delay. A member that leaves or a restart can put a whole
+ * window here (up to maxUnacked, a million), and a pass takes at most a few hundred:
+ * taking them must not cost the length of the queue each time.
+ */
+class RedeliveryQueue {
+  private ready: Redelivery[] = [];
+  private head = 0;
+  private delayed: Redelivery[] = [];
+
+  get length(): number {
+    return this.ready.length - this.head + this.delayed.length;
+  }
+
+  push(e: Redelivery, now: number): void {
+    (e.notBefore <= now ? this.ready : this.delayed).push(e);
+  }
+
+  /** Whether any is due at `now` (moving those whose delay ran out to the due ones). */
+  hasDue(now: number): boolean {
+    if (this.delayed.length && this.delayed.some((e) => e.notBefore <= now)) {
+      const still: Redelivery[] = [];
+      for (const e of this.delayed) (e.notBefore <= now ? this.ready : still).push(e);
+      this.delayed = still;
+    }
+    return this.ready.length > this.head;
+  }
+
+  /** Takes up to `max` due ones, oldest first. */
+  takeDue(now: number, max: number): Redelivery[] {
+    if (!this.hasDue(now)) return [];
+    const out = this.ready.slice(this.head, this.head + max);
+    this.head += out.length;
+    if (this.head === this.ready.length) {
+      this.ready = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.head);
+      this.head = 0;
+    }
+    return out;
+  }
+
+  /** Keeps only those `keep` accepts. */
+  retain(keep: (e: Redelivery) => boolean): void {
+    this.ready = this.ready.slice(this.head).filter(keep);
+    this.head = 0;
+    this.delayed = this.delayed.filter(keep);
+  }
+
+  clear(): void {
+    this.ready = [];
+    this.head = 0;
+    this.delayed = [];
+  }
+
+  forEach(f: (e: Redelivery) => void): void {
+    for (let i = this.head; i < this.ready.length; i++) f(this.ready[i]!);
+    for (const e of this.delayed) f(e);
+  }
+}
+
 class PartitionGroupState {
   committed = 0;
   next = 0;
   readonly acked = new RangeSet();
   inflight: Inflight[] = [];
-  redeliver: Redelivery[] = [];
+  readonly redeliver = new RedeliveryQueue();
   owner: GroupMember | null = null;
   /** Bumped by commitOffset (a rewind or skip drops in-flight state): reads under way are stale. */
   resets = 0;
@@ -528,7 +591,7 @@ export class GroupCoordinator {
         if (off < ps.committed) continue;
         r.member.unacked--;
         if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, off, r.deliveryCount, r.member.opts.deadLetterTopic, `not acked within the deadline (${reason})`);
-        else ps.redeliver.push({ offset: off, deliveryCount: r.deliveryCount, notBefore: now });
+        else ps.redeliver.push({ offset: off, deliveryCount: r.deliveryCount, notBefore: now }, now);
       }
     }
     if (r.member.unacked < 0) r.member.unacked = 0;
@@ -578,7 +641,6 @@ export class GroupCoordinator {
         if (r.member !== m && r.member.canDeliver()) r.member.wake();
       }
     }
-    if (ps.redeliver.length) ps.redeliver = ps.redeliver.filter((e) => e.offset < from || e.offset >= to);
     if (ps.acked.add(from, to) > 0) this.changed(gs);
     // Drop the touched ranges that are now fully acked.
     for (let k = j - 1; k >= lo; k--) {
@@ -603,7 +665,7 @@ export class GroupCoordinator {
       if (r.to > start) keep.push(r.from < start ? { ...r, from: start } : r);
     }
     ps.inflight = keep;
-    if (ps.redeliver.length) ps.redeliver = ps.redeliver.filter((e) => e.offset >= start);
+    if (ps.redeliver.length) ps.redeliver.retain((e) => e.offset >= start);
     ps.acked.removeBelow(start);
     ps.committed = start;
     if (ps.next < start) ps.next = start;
@@ -663,7 +725,7 @@ export class GroupCoordinator {
     r.member.unacked = Math.max(0, r.member.unacked - 1);
     const now = Date.now();
     if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked too many times');
-    else ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs });
+    else ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs }, now);
     if (delayMs === 0) ps.owner?.wake();
   }
 
@@ -702,7 +764,7 @@ export class GroupCoordinator {
       // one is not acked either, the DLQ is tried again. The DLQ is created again
       // then, in case it was deleted.
       this.dlqReady.delete(dlq);
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: Date.now() + 1000 });
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: Date.now() + 1000 }, Date.now());
       return;
     }
     // Moved: it counts as acked for the group.
@@ -859,11 +921,9 @@ export class GroupCoordinator {
     if (ps.redeliver.length === 0) return false;
     const now = Date.now();
     const allowance = Math.min(m.allowance(), MAX_REDELIVERIES_PER_PASS);
-    const due: Redelivery[] = [];
-    const rest: Redelivery[] = [];
-    for (const e of ps.redeliver) (e.notBefore <= now && due.length < allowance ? due : rest).push(e);
+    if (allowance <= 0) return false;
+    const due = ps.redeliver.takeDue(now, allowance);
     if (due.length === 0) return false;
-    ps.redeliver = rest;
     ps.redelivering = due;
     try {
       return await this.redeliver(m, ps, native, due);
@@ -894,7 +954,10 @@ export class GroupCoordinator {
           due.splice(i, 1);
           continue;
         }
-        const raw = await this.broker.readRaw(native, e.offset, 1 << 20);
+        // About as much as the offsets still due span (a window put back whole after a
+        // restart spans them densely): decoding a MiB of records for a few is waste.
+        const span = due[due.length - 1]!.offset - e.offset + 1;
+        const raw = await this.broker.readRaw(native, e.offset, Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(span * m.bytesPerRecord * 1.25))));
         const recs = decodeBatches(raw, e.offset);
         if (recs.length === 0) {
           i++;
@@ -905,18 +968,19 @@ export class GroupCoordinator {
         while (i < due.length && due[i]!.offset <= lastRead) {
           const d = due[i++]!;
           const r = byOffset.get(d.offset);
-          if (r) out.push({ ...r, partition: ps.index, deliveryCount: d.deliveryCount + 1 }); // acked ones are dropped below
+          // (a literal, not a spread: this runs for every redelivered record)
+          if (r) out.push({ offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: r.headers, partition: ps.index, deliveryCount: d.deliveryCount + 1 }); // acked ones are dropped below
         }
       }
     } catch (e) {
       // A read failed: they stay due, for whoever owns the partition next.
-      ps.redeliver.push(...due);
+      for (const d of due) ps.redeliver.push(d, Date.now());
       throw e;
     }
     if (ps.resets !== resets) return false; // commitOffset moved the partition while we read: these are void
     if (!m.alive || ps.owner !== m) {
       // Rebalanced while reading: put them back for the new owner.
-      ps.redeliver.push(...due);
+      for (const d of due) ps.redeliver.push(d, Date.now());
       return false;
     }
     // Acks that landed during the reads above.
@@ -968,7 +1032,7 @@ export class GroupCoordinator {
         }
       }
       for (const m of stalled) this.stall(m, now);
-      for (const ps of gs.parts) if (ps.redeliver.length && ps.redeliver.some((e) => e.notBefore <= now)) ps.owner?.wake();
+      for (const ps of gs.parts) if (ps.redeliver.length && ps.redeliver.hasDue(now)) ps.owner?.wake();
     }
   }
 
@@ -1048,7 +1112,7 @@ export class GroupCoordinator {
     const ps = gs.parts[partition]!;
     for (const r of ps.inflight) r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
     ps.inflight = [];
-    ps.redeliver = [];
+    ps.redeliver.clear();
     ps.acked.clear();
     ps.resets++;
     ps.committed = ps.next = offset;
@@ -1186,7 +1250,7 @@ function restoreDeliveries(st: PartitionGroupState, saved: GroupSnapshot, endOff
     return;
   }
   for (const [a, b] of st.acked.gapsIn(lo, hi))
-    for (let o = a; o < b; o++) st.redeliver.push({ offset: o, deliveryCount: counts.get(o) ?? 1, notBefore: now, restored: true });
+    for (let o = a; o < b; o++) st.redeliver.push({ offset: o, deliveryCount: counts.get(o) ?? 1, notBefore: now, restored: true }, now);
   st.next = hi;
 }
 
@@ -1223,7 +1287,7 @@ function partitionRanges(ps: PartitionGroupState): StateRange[] {
     counts.set(offset, Math.max(deliveries, counts.get(offset) ?? 0));
   };
   for (const r of ps.inflight) if (r.deliveryCount >= 2) for (let o = r.from; o < r.to; o++) note(o, r.deliveryCount);
-  for (const e of ps.redeliver) note(e.offset, e.deliveryCount);
+  ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount));
   for (const e of ps.redelivering ?? []) note(e.offset, e.deliveryCount);
   for (const [o, n] of ps.deadLettering) note(o, n);
   const out: StateRange[] = [];
