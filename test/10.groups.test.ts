@@ -7,6 +7,12 @@ import { Broker, crc32c, type ConsumedMessage, type GroupConsumerApi, type Group
 import { openBroker, sleep, startServer, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
+/** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
+function deadLetteringSizes(b: Broker): number[] {
+  const groups = (b.groups as unknown as { groups: Map<string, { parts: Array<{ deadLettering: Map<number, number> }> }> }).groups;
+  return [...groups.values()].flatMap((g) => g.parts.map((p) => p.deadLettering.size));
+}
+
 /** A group state of committed offsets only: nothing delivered past them. */
 const snap = (committed: number[]) => ({ committed, next: [...committed], ranges: [] });
 
@@ -702,6 +708,33 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const got = await take(c2, redelivered.length + fresh.length);
     assert.deepEqual(got.filter((m) => m.redelivered).map((m) => m.offset), redelivered);
     assert.deepEqual(got.filter((m) => !m.redelivered).map((m) => m.offset), fresh);
+    await c2.close();
+  });
+
+  it('after a restart, a whole window already delivered maxDeliveries times goes to the dead-letter topic, a few moves at a time', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 300 }, (_, i) => ({ value: String(i) })));
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 1000 });
+    await take(c, 300, () => undefined);
+    await c.close();
+    await broker.close();
+    broker = await openBroker({ dir });
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, ...deadLetteringSizes(broker))), 1);
+    const c2 = broker.consumer({ topic: 't', group: 'g', maxDeliveries: 1 });
+    const got: number[] = [];
+    void take(c2, 1, (m) => got.push(m.offset), 5000).catch(() => undefined);
+    try {
+      const until = Date.now() + 20_000;
+      while ((await broker.describeTopic('t')).groups[0]?.committed[0] !== 300 && Date.now() < until) await sleep(20);
+    } finally {
+      clearInterval(watch);
+    }
+    assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 300);
+    const dl = await broker.read('t.dlq', 0, 0, { maxBytes: 1 << 24 });
+    assert.deepEqual(dl.map((m) => Number(m.headers['x-uringmq-original-offset']!.toString())).sort((a, b) => a - b), Array.from({ length: 300 }, (_, i) => i));
+    assert.deepEqual(got, [], 'a message past maxDeliveries was delivered');
+    assert.ok(most > 0 && most <= 64, `${most} moves at once`);
     await c2.close();
   });
 

@@ -201,7 +201,7 @@ describe('Server crash and shutdown', function () {
   it('SIGKILL, restart: the group neither repeats what was acked nor forgets how often the rest was delivered', async () => {
     const dir = tmpDir();
     let { srv, client } = await serverWithTopic(dir);
-    await client.producer().sendBatch('t', [{ value: 'poison' }, { value: 'slow' }, { value: 'done' }]);
+    await client.producer().sendBatch('t', [{ value: 'slow' }, { value: 'poison' }, { value: 'done' }]);
     const opts = { topic: 't', group: 'g', from: 'earliest' as const, maxDeliveries: 2 };
     /** Messages of a consumer as [value, deliveryCount, redelivered], until `n` came or 10 s passed. */
     const receive = async (c: ReturnType<Client['consumer']>, n: number, onMsg: (m: { value: Buffer; deliveryCount: number; ack(): void; nack(): void }) => void) => {
@@ -222,7 +222,7 @@ describe('Server crash and shutdown', function () {
       else if (v === 'poison' && m.deliveryCount === 1) m.nack();
       // 'slow' and the poison's second delivery stay unacked
     });
-    assert.deepEqual(before, [['poison', 1, false], ['slow', 1, false], ['done', 1, false], ['poison', 2, true]]);
+    assert.deepEqual(before, [['slow', 1, false], ['poison', 1, false], ['done', 1, false], ['poison', 2, true]]);
     await sleep(200); // the group's state written (every 20 ms)
     srv.child.kill('SIGKILL');
     await srv.exited;
@@ -232,13 +232,14 @@ describe('Server crash and shutdown', function () {
     client = await connected(srv.address);
     await client.producer().send('t', { value: 'after' });
     const after = await receive(client.consumer(opts), 2, (m) => m.ack());
-    assert.deepEqual(after, [['slow', 2, true], ['after', 1, false]], "'done' came again, or a count started over");
+    // (The poison message shares a read with 'slow': its count is checked all the same.)
+    assert.deepEqual(after, [['slow', 2, true], ['after', 1, false]], "'done' came again, the poison message a third time, or a count started over");
     const until = Date.now() + 10_000; // the move to the dead-letter topic runs on its own
     while (!(await client.listTopics()).includes('t.dlq') && Date.now() < until) await sleep(50);
     const dlq = await client.fetch('t.dlq', 0, 0, { maxWaitMs: 5000 });
     assert.deepEqual(
       dlq.map((m) => [m.value.toString(), m.headers['x-uringmq-delivery-count']?.toString(), m.headers['x-uringmq-reason']?.toString()]),
-      [['poison', '2', 'not acked before the broker restarted']],
+      [['poison', '2', 'delivered 2 times without an ack']],
     );
   });
 

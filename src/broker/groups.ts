@@ -88,8 +88,6 @@ interface Redelivery {
   offset: number;
   deliveryCount: number; // deliveries so far
   notBefore: number;
-  /** Read back from the group's file at load: unacked when the broker stopped. */
-  restored?: true;
 }
 
 /**
@@ -102,21 +100,35 @@ class RedeliveryQueue {
   private ready: Redelivery[] = [];
   private head = 0;
   private delayed: Redelivery[] = [];
+  /** The earliest notBefore among the delayed ones: until then none is due. */
+  private delayedUntil = Infinity;
 
   get length(): number {
     return this.ready.length - this.head + this.delayed.length;
   }
 
   push(e: Redelivery, now: number): void {
-    (e.notBefore <= now ? this.ready : this.delayed).push(e);
+    if (e.notBefore <= now) this.ready.push(e);
+    else {
+      this.delayed.push(e);
+      if (e.notBefore < this.delayedUntil) this.delayedUntil = e.notBefore;
+    }
   }
 
   /** Whether any is due at `now` (moving those whose delay ran out to the due ones). */
   hasDue(now: number): boolean {
-    if (this.delayed.length && this.delayed.some((e) => e.notBefore <= now)) {
+    if (this.delayedUntil <= now) {
       const still: Redelivery[] = [];
-      for (const e of this.delayed) (e.notBefore <= now ? this.ready : still).push(e);
+      let until = Infinity;
+      for (const e of this.delayed) {
+        if (e.notBefore <= now) this.ready.push(e);
+        else {
+          still.push(e);
+          if (e.notBefore < until) until = e.notBefore;
+        }
+      }
       this.delayed = still;
+      this.delayedUntil = until;
     }
     return this.ready.length > this.head;
   }
@@ -141,12 +153,14 @@ class RedeliveryQueue {
     this.ready = this.ready.slice(this.head).filter(keep);
     this.head = 0;
     this.delayed = this.delayed.filter(keep);
+    this.delayedUntil = this.delayed.reduce((t, e) => Math.min(t, e.notBefore), Infinity);
   }
 
   clear(): void {
     this.ready = [];
     this.head = 0;
     this.delayed = [];
+    this.delayedUntil = Infinity;
   }
 
   forEach(f: (e: Redelivery) => void): void {
@@ -166,8 +180,10 @@ class PartitionGroupState {
   resets = 0;
   /** The next read, started while the previous delivery travels (at most one per partition). */
   readAhead: { from: number; raw: Promise<Buffer | null> } | null = null;
-  /** Redeliveries taken from `redeliver` while their records are read: still unacked, and in the snapshot. */
-  redelivering: Redelivery[] | null = null;
+  /** Redeliveries taken from `redeliver` while their records are read (by this owner, and a previous one still reading): still unacked, and in the snapshot. */
+  readonly redelivering = new Set<Redelivery[]>();
+  /** An ack may have left fully acked ranges in `inflight`: the sweep drops them (see ack()). */
+  inflightAcked = false;
   /** Offsets on their way to the dead-letter topic → deliveries so far: still unacked, and in the snapshot. */
   readonly deadLettering = new Map<number, number>();
   constructor(readonly index: number) {}
@@ -177,6 +193,8 @@ const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 512, maxDeliveries: 5, ses
 const MIN_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
 const MAX_REDELIVERIES_PER_PASS = 256;
+/** Moves to the dead-letter topic under way at once per partition (each holds a read batch). */
+const MAX_DEAD_LETTER_MOVES = 64;
 /**
  * Unacked offsets a partition's state may bring back from the group's file; past it
  * (only a damaged file could hold more) the partition restarts at its committed offset
@@ -199,6 +217,8 @@ class GroupState {
   writing: Promise<void> = Promise.resolve();
   /** Its topic was deleted: nothing may write the offsets file again. */
   deleted = false;
+  /** How long the last snapshot took to build, ms: writes are spaced to keep that a small share of the time. */
+  snapshotMs = 0;
   /** When the last member left (for dropping idle groups). */
   idleSince = Date.now();
   /** Offset writes and dead-letter moves under way: an idle group is kept until they are done. */
@@ -489,6 +509,12 @@ export class GroupCoordinator {
         const t = this.broker.topicState(topic);
         const saved = await savedState(file, legacyFile, t.partitions.length);
         const now = Date.now();
+        const rangesOf = new Map<number, StateRange[]>();
+        for (const r of saved?.ranges ?? []) {
+          const list = rangesOf.get(r.partition);
+          if (list) list.push(r);
+          else rangesOf.set(r.partition, [r]);
+        }
         const parts = t.partitions.map((ps, i) => {
           const st = new PartitionGroupState(i);
           const info = this.broker.partitionInfo(ps);
@@ -500,7 +526,7 @@ export class GroupCoordinator {
           else start = from.offset;
           start = Math.min(Math.max(start, info.startOffset), info.endOffset);
           st.committed = st.next = start;
-          if (saved && typeof s === 'number' && s >= 0) restoreDeliveries(st, saved, info.endOffset, now);
+          if (saved && typeof s === 'number' && s >= 0) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], info.endOffset, now);
           return st;
         });
         const gs = new GroupState(group, topic, parts, file, legacyFile);
@@ -590,7 +616,7 @@ export class GroupCoordinator {
       for (let off = a; off < b; off++) {
         if (off < ps.committed) continue;
         r.member.unacked--;
-        if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, off, r.deliveryCount, r.member.opts.deadLetterTopic, `not acked within the deadline (${reason})`);
+        if (r.deliveryCount >= r.member.opts.maxDeliveries) this.deadLetter(gs, ps, off, r.deliveryCount, r.member.opts.deadLetterTopic, `not acked within the deadline (${reason})`);
         else ps.redeliver.push({ offset: off, deliveryCount: r.deliveryCount, notBefore: now }, now);
       }
     }
@@ -641,11 +667,12 @@ export class GroupCoordinator {
         if (r.member !== m && r.member.canDeliver()) r.member.wake();
       }
     }
-    if (ps.acked.add(from, to) > 0) this.changed(gs);
-    // Drop the touched ranges that are now fully acked.
-    for (let k = j - 1; k >= lo; k--) {
-      const r = inf[k]!;
-      if (ps.acked.countIn(r.from, r.to) === r.to - r.from) inf.splice(k, 1);
+    if (ps.acked.add(from, to) > 0) {
+      this.changed(gs);
+      // Ranges now fully acked stay until the sweep drops them all in one pass: a
+      // splice per ack costs the length of the array, and after a restart or a
+      // member's leave a window comes back as one range per message.
+      ps.inflightAcked = true;
     }
     if (m.canDeliver()) m.wake();
     this.advance(gs, ps);
@@ -658,6 +685,7 @@ export class GroupCoordinator {
    * counts given back (acks for them could no longer be counted).
    */
   private skipRetained(gs: GroupState, ps: PartitionGroupState, start: number): void {
+    dropAckedInflight(ps);
     const keep: Inflight[] = [];
     for (const r of ps.inflight) {
       const cut = Math.min(r.to, start);
@@ -724,24 +752,34 @@ export class GroupCoordinator {
     ps.inflight.splice(i, 1, ...pieces);
     r.member.unacked = Math.max(0, r.member.unacked - 1);
     const now = Date.now();
-    if (r.deliveryCount >= r.member.opts.maxDeliveries) void this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked too many times');
+    if (r.deliveryCount >= r.member.opts.maxDeliveries) this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked too many times');
     else ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs }, now);
     if (delayMs === 0) ps.owner?.wake();
   }
 
-  /** Moves a message to the dead-letter topic; `reason` goes in its x-uringmq-reason header. */
-  private async deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): Promise<void> {
+  /**
+   * Moves a message to the dead-letter topic; `reason` goes in its x-uringmq-reason
+   * header. At most MAX_DEAD_LETTER_MOVES run at once per partition (each reads the
+   * message's batch): past that the message waits in the redelivery queue, from
+   * which redeliver() moves it once a move finishes.
+   */
+  private deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): boolean {
+    if (ps.deadLettering.size >= MAX_DEAD_LETTER_MOVES || ps.deadLettering.has(offset)) {
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: 0 }, Date.now());
+      return false;
+    }
     gs.busy++;
     ps.deadLettering.set(offset, deliveries);
-    try {
-      await this.moveToDeadLetter(gs, ps, offset, deliveries, dlq, reason);
-    } finally {
+    void this.moveToDeadLetter(gs, ps, offset, deliveries, dlq, reason).finally(() => {
       ps.deadLettering.delete(offset);
       gs.busy--;
-    }
+      ps.owner?.wake();
+    });
+    return true;
   }
 
   private async moveToDeadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): Promise<void> {
+    const resets = ps.resets;
     try {
       const t = this.broker.topicState(gs.topic);
       const raw = await this.broker.readRaw(t.partitions[ps.index]!, offset, 1);
@@ -758,17 +796,18 @@ export class GroupCoordinator {
         await this.broker.producer().send(dlq, { key: rec.key, value: rec.value, headers, timestamp: rec.timestamp });
       }
     } catch (e) {
-      if (this.closed || this.broker.closed) return;
+      if (this.closed || this.broker.closed || ps.resets !== resets) return;
       // The DLQ write failed: keep the message for another attempt rather than lose it.
-      // Its next delivery counts as one more (and is marked redelivered); when that
-      // one is not acked either, the DLQ is tried again. The DLQ is created again
-      // then, in case it was deleted.
+      // A second later it is taken from the redelivery queue and, delivered as often
+      // as allowed already, goes for the DLQ again (created again, in case it was
+      // deleted).
       this.dlqReady.delete(dlq);
       ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: Date.now() + 1000 }, Date.now());
       return;
     }
-    // Moved: it counts as acked for the group.
-    if (offset >= ps.committed && !ps.acked.has(offset)) {
+    // Moved: it counts as acked for the group (unless commitOffset rewound or skipped
+    // the partition meanwhile: its state starts over, and this move is not part of it).
+    if (ps.resets === resets && offset >= ps.committed && offset < ps.next && !ps.acked.has(offset)) {
       ps.acked.add(offset, offset + 1);
       this.changed(gs);
       this.advance(gs, ps);
@@ -922,13 +961,24 @@ export class GroupCoordinator {
     const now = Date.now();
     const allowance = Math.min(m.allowance(), MAX_REDELIVERIES_PER_PASS);
     if (allowance <= 0) return false;
-    const due = ps.redeliver.takeDue(now, allowance);
-    if (due.length === 0) return false;
-    ps.redelivering = due;
+    const taken = ps.redeliver.takeDue(now, allowance);
+    if (taken.length === 0) return false;
+    // Acked meanwhile (acks leave the queue alone), or delivered as often as this
+    // member allows already: after a restart, or by a member that allowed more.
+    const due: Redelivery[] = [];
+    let progress = false;
+    for (const e of taken) {
+      if (e.offset < ps.committed || ps.acked.has(e.offset)) progress = true;
+      else if (e.deliveryCount < m.opts.maxDeliveries) due.push(e);
+      else if (this.deadLetter(m.state, ps, e.offset, e.deliveryCount, m.opts.deadLetterTopic, `delivered ${e.deliveryCount} times without an ack`)) progress = true;
+      // (else back in the queue until a move finishes and wakes the owner)
+    }
+    if (due.length === 0) return progress;
+    ps.redelivering.add(due);
     try {
       return await this.redeliver(m, ps, native, due);
     } finally {
-      ps.redelivering = null;
+      ps.redelivering.delete(due);
     }
   }
 
@@ -944,14 +994,6 @@ export class GroupCoordinator {
         const e = due[i]!;
         if (e.offset < ps.committed || ps.acked.has(e.offset)) { // (skipRetained put committed at or past the start)
           i++;
-          continue;
-        }
-        if (e.deliveryCount >= m.opts.maxDeliveries) {
-          // Delivered as often as this member allows already: before a restart, or to
-          // a member that allowed more. Another delivery would go past the limit.
-          const reason = e.restored ? 'not acked before the broker restarted' : `delivered ${e.deliveryCount} times without an ack`;
-          void this.deadLetter(m.state, ps, e.offset, e.deliveryCount, m.opts.deadLetterTopic, reason);
-          due.splice(i, 1);
           continue;
         }
         // About as much as the offsets still due span (a window put back whole after a
@@ -974,7 +1016,7 @@ export class GroupCoordinator {
       }
     } catch (e) {
       // A read failed: they stay due, for whoever owns the partition next.
-      for (const d of due) ps.redeliver.push(d, Date.now());
+      if (ps.resets === resets) for (const d of due) ps.redeliver.push(d, Date.now());
       throw e;
     }
     if (ps.resets !== resets) return false; // commitOffset moved the partition while we read: these are void
@@ -1019,6 +1061,7 @@ export class GroupCoordinator {
       }
       const stalled = new Set<GroupMember>();
       for (const ps of gs.parts) {
+        dropAckedInflight(ps); // before deadlines: an acked range must not make its member look stalled
         if (ps.inflight.some((r) => r.deadline <= now)) {
           const keep: Inflight[] = [];
           for (const r of ps.inflight) {
@@ -1038,7 +1081,9 @@ export class GroupCoordinator {
 
   private scheduleFlush(gs: GroupState): void {
     if (gs.flushing || gs.deleted || gs.retired) return;
-    gs.flushing = new Promise<void>((resolve) => setTimeout(resolve, 20))
+    // Every 20 ms; a snapshot that took long to build (a window of hundreds of
+    // thousands held unacked) spaces the writes to keep it under a tenth of the time.
+    gs.flushing = new Promise<void>((resolve) => setTimeout(resolve, Math.max(20, 10 * gs.snapshotMs)))
       .then(() => this.flush(gs))
       .catch(() => undefined) // still dirty: the next flush retries; acks are redelivered, never lost
       .finally(() => {
@@ -1057,7 +1102,9 @@ export class GroupCoordinator {
     const write = async () => {
       if (!gs.dirty || gs.deleted || gs.retired) return;
       gs.dirty = false;
+      const t0 = performance.now();
       const snap = snapshot(gs);
+      gs.snapshotMs = performance.now() - t0;
       try {
         if (gs.out) {
           this.openFiles.delete(gs); // to the most recently written end
@@ -1110,6 +1157,7 @@ export class GroupCoordinator {
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
     const gs = await this.load(group, topic, 'latest');
     const ps = gs.parts[partition]!;
+    dropAckedInflight(ps);
     for (const r of ps.inflight) r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
     ps.inflight = [];
     ps.redeliver.clear();
@@ -1230,28 +1278,37 @@ async function savedState(file: string, legacyFile: string, count: number): Prom
  * `st.committed` is the saved one moved into the log's bounds; what the log no longer
  * holds (retention, or an end lost with unsynced data) is left out.
  */
-function restoreDeliveries(st: PartitionGroupState, saved: GroupSnapshot, endOffset: number, now: number): void {
-  const p = st.index;
-  const lo = st.committed;
-  const hi = Math.min(saved.next[p] ?? lo, endOffset);
+function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readonly StateRange[], endOffset: number, now: number): void {
+  let lo = st.committed;
+  const hi = Math.min(next, endOffset);
   if (!(hi > lo) || !Number.isSafeInteger(hi)) return;
-  const counts = new Map<number, number>();
-  for (const r of saved.ranges) {
-    if (r.partition !== p || !(r.to > r.from)) continue;
+  for (const r of ranges) {
     const a = Math.max(r.from, lo);
     const b = Math.min(r.to, hi);
-    if (a >= b) continue;
-    if (r.deliveries === 0) st.acked.add(a, b);
-    else if (r.deliveries >= 2 && b - a <= MAX_RESTORED_UNACKED) for (let o = a; o < b; o++) counts.set(o, r.deliveries);
+    if (r.deliveries === 0 && a < b) st.acked.add(a, b);
+  }
+  // Acked from the committed offset on (retention moved it up to such a range): it moves on.
+  const f = st.acked.first();
+  if (f && f[0] <= lo) {
+    st.committed = lo = f[1];
+    st.acked.removeBelow(lo);
   }
   const unacked = hi - lo - st.acked.countIn(lo, hi);
   if (unacked > MAX_RESTORED_UNACKED) {
     st.acked.clear(); // a file no broker would write: start over at the committed offset
     return;
   }
+  const counts = new Map<number, number>();
+  for (const r of ranges) {
+    if (r.deliveries < 2) continue;
+    const a = Math.max(r.from, lo);
+    const b = Math.min(r.to, hi);
+    if (b - a > unacked) continue; // more than is unacked: not a file a broker wrote
+    for (let o = a; o < b; o++) if (!st.acked.has(o)) counts.set(o, r.deliveries);
+  }
+  st.next = Math.max(hi, lo);
   for (const [a, b] of st.acked.gapsIn(lo, hi))
-    for (let o = a; o < b; o++) st.redeliver.push({ offset: o, deliveryCount: counts.get(o) ?? 1, notBefore: now, restored: true }, now);
-  st.next = hi;
+    for (let o = a; o < b; o++) st.redeliver.push({ offset: o, deliveryCount: counts.get(o) ?? 1, notBefore: now }, now);
 }
 
 /**
@@ -1288,7 +1345,7 @@ function partitionRanges(ps: PartitionGroupState): StateRange[] {
   };
   for (const r of ps.inflight) if (r.deliveryCount >= 2) for (let o = r.from; o < r.to; o++) note(o, r.deliveryCount);
   ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount));
-  for (const e of ps.redelivering ?? []) note(e.offset, e.deliveryCount);
+  for (const due of ps.redelivering) for (const e of due) note(e.offset, e.deliveryCount);
   for (const [o, n] of ps.deadLettering) note(o, n);
   const out: StateRange[] = [];
   for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
@@ -1299,6 +1356,19 @@ function partitionRanges(ps: PartitionGroupState): StateRange[] {
     else out.push((last = { partition: ps.index, from: o, to: o + 1, deliveries: n }));
   }
   return out.sort((a, b) => a.from - b.from);
+}
+
+/**
+ * Drops the in-flight ranges acks have fully covered (or that lie below the committed
+ * offset), which ack() leaves for this one pass over the array.
+ */
+function dropAckedInflight(ps: PartitionGroupState): void {
+  if (!ps.inflightAcked) return;
+  ps.inflightAcked = false;
+  ps.inflight = ps.inflight.filter((r) => {
+    const from = Math.max(r.from, ps.committed);
+    return from < r.to && ps.acked.countIn(from, r.to) < r.to - from;
+  });
 }
 
 /** Splits `cap` among needs: none gets more than it needs, and the rest is shared evenly. */
