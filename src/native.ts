@@ -21,6 +21,8 @@ export interface PartitionOptions {
   fullScan?: boolean;
   /** Bytes at the log's end whose idempotent batches takeProducerBatches() returns (default 0: none). */
   producerScanBytes?: number;
+  /** Instead of that window: every batch ending after this offset (a producer-state snapshot covers the rest; default -1: none). */
+  producerScanFrom?: number;
   /** At most this many of them, the newest (default 65,536)... */
   producerScanBatches?: number;
   /** ...and at most this many of each producer, its newest (default 64). */

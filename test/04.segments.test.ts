@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Broker, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
-import { expectCode, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, tmpDir } from './helpers';
+import { dropProducerSnapshot, expectCode, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, tmpDir } from './helpers';
 
 async function readAll(b: Broker, topic: string, p: number, from = 0): Promise<Message[]> {
   const out: Message[] = [];
@@ -419,8 +419,10 @@ describe('Segments, index, retention and recovery', () => {
     await expectCode(b.publishBatch('t', sealBatch(encodeBatch([{ value: 'gap' }], { producerId: pid, baseSequence: seq + 5 })), 0), 'OUT_OF_ORDER_SEQUENCE');
     await b.close();
 
-    // A small window: the newest batches keep their offsets; an older retry is known
-    // to be old (offset -1) and still not written.
+    // A small window and no snapshot (a crash before the first): the newest batches
+    // keep their offsets; an older retry is known to be old (offset -1) and still not
+    // written.
+    dropProducerSnapshot(dir, 't');
     b = await openBroker({ dir, producerStateScanBytes: 4096 });
     const r59 = await b.publishBatch('t', batches[59]!, 0);
     assert.deepEqual([r59.duplicate, r59.baseOffset], [true, offsets[59]]);
@@ -446,6 +448,7 @@ describe('Segments, index, retention and recovery', () => {
     let at = 0;
     while (Number(bytes.readBigInt64LE(at + 8)) !== end) at += bytes.readUInt32LE(at + 4);
     overwriteAt(holding, at + 70, Buffer.from([bytes[at + 70]! ^ 0x10])); // inside its record
+    dropProducerSnapshot(dir, 't'); // the scan reads the window (the snapshot would cover 'next')
     const reopened = await openBrokerWithWarnings({ dir });
     b = reopened.broker;
     const warnings = reopened.warnings;
@@ -471,6 +474,7 @@ describe('Segments, index, retention and recovery', () => {
     const batch = sealBatch(encodeBatch([{ value: Buffer.alloc(700_000, 7) }, { value: Buffer.alloc(300_000, 9) }], { producerId: 5150, baseSequence: 0 }));
     const first = await b.publishBatch('big', batch, 0);
     await b.close();
+    dropProducerSnapshot(dir, 'big');
     b = await openBroker({ dir });
     const retry = await b.publishBatch('big', batch, 0);
     assert.deepEqual([retry.duplicate, retry.baseOffset], [true, first.baseOffset]);
@@ -501,6 +505,7 @@ describe('Segments, index, retention and recovery', () => {
     const second = segs.filter((f) => base(f) <= offsetsOf[5]!).pop()!;
     assert.ok(base(second) > offsetsOf[4]!, 'the groups are in different segments');
     overwriteAt(second, 0, Buffer.alloc(4));
+    dropProducerSnapshot(dir, 'q');
     const reopened = await openBrokerWithWarnings({ dir });
     b = reopened.broker;
     const warnings = reopened.warnings;
@@ -511,6 +516,94 @@ describe('Segments, index, retention and recovery', () => {
     const r = await b.publishBatch('q', qBatch(10), 0);
     assert.deepEqual([r.duplicate, r.baseOffset], [false, end]);
     await b.close();
+  });
+
+  describe('producer-state snapshots', () => {
+    const value = 'v'.repeat(300);
+    const idem = (pid: number, seq: number) => sealBatch(encodeBatch([{ value: `${pid}-${seq}-${value}` }], { producerId: pid, baseSequence: seq }));
+    const filler = async (b: Broker, bytes: number) => {
+      const p = b.producer();
+      for (let n = 0; n < bytes; n += 500) await p.send('t', { value: 'f'.repeat(500), partition: 0 });
+    };
+
+    it('a clean restart keeps the whole table: a retry from far behind the scan window is answered with its offsets', async () => {
+      const dir = tmpDir();
+      let b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      await b.createTopic('t');
+      const first = await b.publishBatch('t', idem(77, 0), 0);
+      await filler(b, 40_000); // ten windows past it
+      await b.close();
+      b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      const retry = await b.publishBatch('t', idem(77, 0), 0);
+      assert.deepEqual([retry.duplicate, retry.baseOffset], [true, first.baseOffset]);
+      await b.close();
+      // Without the snapshot the window does not reach it: written again.
+      dropProducerSnapshot(dir, 't');
+      b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      const again = await b.publishBatch('t', idem(77, 0), 0);
+      assert.equal(again.duplicate, false);
+      await b.close();
+    });
+
+    it('a snapshot naming batches past the log (its tail lost) leaves them out', async () => {
+      const dir = tmpDir();
+      const b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      await b.createTopic('t');
+      await b.publishBatch('t', idem(3, 0), 0);
+      const image = tmpDir(); // the log as a crash left it: without what follows
+      fs.cpSync(dir, image, { recursive: true });
+      const lost = await b.publishBatch('t', idem(3, 1), 0);
+      await b.close(); // its snapshot names `lost`
+      fs.copyFileSync(path.join(partitionDir(dir, 't', 0), 'producers.snap'), path.join(partitionDir(image, 't', 0), 'producers.snap'));
+      const c = await openBroker({ dir: image, producerStateScanBytes: 4096 });
+      const end = (await c.describeTopic('t')).partitions[0]!.endOffset;
+      assert.equal(end, lost.baseOffset);
+      const r = await c.publishBatch('t', idem(3, 1), 0);
+      assert.deepEqual([r.duplicate, r.baseOffset], [false, end], 'a batch the snapshot names past the log was taken as written');
+      await c.close();
+    });
+
+    it('after a crash: the snapshot covers what lies before it, the log after it, both beyond the window', async () => {
+      const dir = tmpDir();
+      const b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      b.snapshotIntervalMs = 0;
+      await b.createTopic('t');
+      const ps = b.topicState('t').partitions[0]!;
+      const a0 = await b.publishBatch('t', idem(1, 0), 0);
+      await filler(b, 6000);
+      await ps.snapshotting;
+      b.snapshotIntervalMs = 1e9;
+      const c0 = await b.publishBatch('t', idem(2, 0), 0);
+      await filler(b, 40_000);
+      const crashed = tmpDir();
+      fs.cpSync(dir, crashed, { recursive: true });
+      await b.close();
+      const c = await openBroker({ dir: crashed, producerStateScanBytes: 4096 });
+      const ra = await c.publishBatch('t', idem(1, 0), 0);
+      const rc = await c.publishBatch('t', idem(2, 0), 0);
+      assert.deepEqual([ra.duplicate, ra.baseOffset, rc.duplicate, rc.baseOffset], [true, a0.baseOffset, true, c0.baseOffset]);
+      await c.close();
+    });
+
+    it('a damaged snapshot is reported and the window read instead', async () => {
+      const dir = tmpDir();
+      let b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      await b.createTopic('t');
+      await b.publishBatch('t', idem(9, 0), 0);
+      await filler(b, 40_000);
+      const near = await b.publishBatch('t', idem(9, 1), 0);
+      await b.close();
+      const snap = path.join(partitionDir(dir, 't', 0), 'producers.snap');
+      overwriteAt(snap, 30, Buffer.from([fs.readFileSync(snap)[30]! ^ 1]));
+      const reopened = await openBrokerWithWarnings({ dir, producerStateScanBytes: 4096 });
+      b = reopened.broker;
+      assert.ok(reopened.warnings.some((w) => w.includes('t/0') && w.includes('corrupt producer-state snapshot')), `warnings: ${reopened.warnings.join(' | ')}`);
+      const r = await b.publishBatch('t', idem(9, 1), 0);
+      assert.deepEqual([r.duplicate, r.baseOffset], [true, near.baseOffset], 'the window still holds the newest batch');
+      const old = await b.publishBatch('t', idem(9, 0), 0);
+      assert.deepEqual([old.duplicate, old.baseOffset], [true, -1], 'an older one is known to be old, its offsets not');
+      await b.close();
+    });
   });
 
   it('removes a topic whose creation never finished', async () => {

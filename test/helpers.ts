@@ -40,6 +40,11 @@ export function partitionDir(dir: string, topic: string, p: number): string {
   return path.join(dir, 'topics', topic, String(p));
 }
 
+/** Removes a partition's producer-state snapshot, as if the broker had crashed before writing one: its open reads the log's window instead. */
+export function dropProducerSnapshot(dir: string, topic: string, p = 0): void {
+  fs.rmSync(path.join(partitionDir(dir, topic, p), 'producers.snap'), { force: true });
+}
+
 export function segmentFiles(dir: string, topic: string, p: number, ext = '.log'): string[] {
   const pd = partitionDir(dir, topic, p);
   return fs.readdirSync(pd).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(pd, f));

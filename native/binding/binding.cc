@@ -114,11 +114,12 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
  public:
   using OnOpen = std::function<void(const std::shared_ptr<PartitionLog>&)>;
   // `owner` (the engine's JS object) is held until OnOK, so `on_open` can use it.
-  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, uint64_t scan_bytes, size_t scan_batches, size_t scan_per_producer, Napi::Object owner,
-                      OnOpen on_open)
+  OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, uint64_t scan_bytes, int64_t scan_from, size_t scan_batches, size_t scan_per_producer,
+                      Napi::Object owner, OnOpen on_open)
       : Napi::AsyncWorker(env, "uringmq.openPartition"),
         cfg_(std::move(cfg)),
         scan_bytes_(scan_bytes),
+        scan_from_(scan_from),
         scan_batches_(scan_batches),
         scan_per_producer_(scan_per_producer),
         owner_(Napi::Persistent(owner)),
@@ -131,7 +132,7 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
     if (!status_.ok()) return;
     // Not fatal: a bad batch there fails reads of it too, and only retried batches
     // need what it would have said. The broker warns.
-    Status scan = log_->RecentProducerBatches(scan_bytes_, scan_batches_, scan_per_producer_, &producer_batches_);
+    Status scan = log_->RecentProducerBatches(scan_bytes_, scan_from_, scan_batches_, scan_per_producer_, &producer_batches_);
     if (!scan.ok()) scan_error_ = scan.message;
   }
   void OnOK() override {
@@ -154,6 +155,7 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
  private:
   PartitionConfig cfg_;
   const uint64_t scan_bytes_;
+  const int64_t scan_from_;
   const size_t scan_batches_;
   const size_t scan_per_producer_;
   std::vector<ProducerBatch> producer_batches_;
@@ -430,13 +432,15 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       ThrowInvalid(env, "segmentBytes must be between 4096 and 1 GiB");
     if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");
     const int64_t scan_bytes = GetInt(env, o, "producerScanBytes", 0);
+    const int64_t scan_from = GetInt(env, o, "producerScanFrom", -1);
     const int64_t scan_batches = GetInt(env, o, "producerScanBatches", 65536);
     const int64_t scan_per_producer = GetInt(env, o, "producerScanPerProducer", 64);
     if (scan_bytes < 0 || scan_batches < 0 || scan_per_producer < 0)
       ThrowInvalid(env, "producerScanBytes, producerScanBatches and producerScanPerProducer must be >= 0");
+    if (scan_from < -1) ThrowInvalid(env, "producerScanFrom must be an offset, or -1 for none");
     // Registered with the engine as soon as it is open, so its timers (retention,
     // idle memory) run whether or not anything is ever appended to it.
-    auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), static_cast<size_t>(scan_batches), static_cast<size_t>(scan_per_producer), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
+    auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), scan_from, static_cast<size_t>(scan_batches), static_cast<size_t>(scan_per_producer), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
       if (!tsfn_released_ && shared_->engine) shared_->engine->Register(log);
       directory_->Add(log);
     });

@@ -933,10 +933,10 @@ namespace {
 constexpr int64_t kCrcPiece = 256 * 1024;
 }  // namespace
 
-Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entries, size_t per_producer,
+Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offset, size_t max_entries, size_t per_producer,
                                            std::vector<ProducerBatch>* out) {
   out->clear();
-  if (max_bytes == 0 || max_entries == 0 || per_producer == 0) return Status::Ok();
+  if ((max_bytes == 0 && from_offset < 0) || max_entries == 0 || per_producer == 0) return Status::Ok();
   struct Span {
     std::shared_ptr<Segment> seg;
     int64_t from;
@@ -945,7 +945,26 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entrie
   std::vector<Span> spans;  // newest segment first
   {
     std::lock_guard<std::mutex> lk(mu_);
-    uint64_t need = max_bytes;
+    if (from_offset >= 0) {
+      for (size_t i = segments_.size(); i-- > 0;) {
+        const std::shared_ptr<Segment>& seg = segments_[i];
+        const int64_t size = static_cast<int64_t>(seg->size);
+        if (seg->next_offset <= from_offset) break;  // this one and the older ones end before it
+        if (size == 0) continue;
+        int64_t from = 0;
+        if (seg->base_offset < from_offset) {
+          // Start at a batch boundary: the sparse-index entry at or before from_offset.
+          const uint64_t rel = static_cast<uint64_t>(from_offset - seg->base_offset);
+          const auto& idx = seg->index;
+          auto ie = std::upper_bound(idx.begin(), idx.end(), rel,
+                                     [](uint64_t r, const IndexEntry& e) { return r < e.rel_offset; });
+          if (ie != idx.begin()) from = (ie - 1)->position;
+        }
+        spans.push_back({seg, from, size});
+        if (seg->base_offset <= from_offset) break;
+      }
+    }
+    uint64_t need = from_offset >= 0 ? 0 : max_bytes;
     for (size_t i = segments_.size(); i-- > 0 && need > 0;) {
       const std::shared_ptr<Segment>& seg = segments_[i];
       const int64_t size = static_cast<int64_t>(seg->size);
@@ -1027,7 +1046,7 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, size_t max_entrie
                  : Status::Error(Code::kCorruptBatch, "no valid batch at byte " + std::to_string(pos) + " of " + seg.log_path));
         break;  // the rest of this segment cannot be walked
       }
-      if (h.producer_id > 0 && h.base_sequence >= 0) {
+      if (h.producer_id > 0 && h.base_sequence >= 0 && h.base_offset + h.record_count > from_offset) {
         out->push_back({h.producer_id, h.base_sequence, h.record_count, h.base_offset});
         if (out->size() >= 2 * max_entries) keep_newest();  // a bound on the memory, in halves
       }

@@ -190,7 +190,10 @@ class PartitionLog {
   // boundaries, and checks each such batch's CRC. A bad batch or an unreadable file
   // ends the walk of its segment and drops what was found before it (the result is
   // always a gapless newest part of the log); the error is returned.
-  Status RecentProducerBatches(uint64_t max_bytes, size_t max_entries, size_t per_producer, std::vector<ProducerBatch>* out);
+  // With from_offset >= 0 the walk covers every batch that ends after from_offset
+  // instead of a byte window (the broker's producer-state snapshot holds the rest).
+  Status RecentProducerBatches(uint64_t max_bytes, int64_t from_offset, size_t max_entries, size_t per_producer,
+                               std::vector<ProducerBatch>* out);
 
  private:
   explicit PartitionLog(const PartitionConfig& cfg) : cfg_(cfg) {}

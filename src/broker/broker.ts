@@ -19,6 +19,7 @@ import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
 import { IdempotenceTable, NEW } from './idempotence';
+import { readProducerSnapshot, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
 import { FetchServer, type FetchServerOptions } from '../fetch/server';
@@ -131,8 +132,16 @@ export class PartitionState {
   readonly idempotence: IdempotenceTable;
   readonly dataWaiters = new Set<() => void>();
   idleWaiters: Array<() => void> = [];
+  /** Bytes appended since the last producer-state snapshot was taken (or since the open). */
+  sinceSnapshot = 0;
+  lastSnapshotAt = 0;
+  /** A snapshot being written (one at a time). */
+  snapshotting: Promise<void> | null = null;
   constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {
     this.idempotence = new IdempotenceTable(`${topic.name}/${index}`);
+  }
+  get dir(): string {
+    return path.join(this.topic.dir, String(this.index));
   }
   get label(): string {
     return `${this.topic.name}/${this.index}`;
@@ -186,6 +195,8 @@ export class Broker {
   private readonly tailCacheBytes: number;
   private readonly directIo: boolean;
   private readonly producerStateScanBytes: number;
+  /** @internal Least time between two producer-state snapshots of a partition while running (tests shorten it). */
+  snapshotIntervalMs = 1000;
   /** The last run crashed without `sync`: recovery checks whole last segments (see state.json). */
   private fullScan = false;
   /** @internal encode buffers, reused once their append completes */
@@ -343,6 +354,14 @@ export class Broker {
     const cfg = t.config;
     const pdir = path.join(t.dir, String(p));
     await fs.mkdir(pdir, { recursive: true });
+    let snap: ProducerSnapshot | null = null;
+    if (this.producerStateScanBytes > 0) {
+      try {
+        snap = await readProducerSnapshot(pdir);
+      } catch (e) {
+        process.emitWarning(`${cfg.name}/${p}: ${(e as Error).message}; the idempotent-producer table is refilled from the newest part of the log only`, 'UringmqWarning');
+      }
+    }
     const native = await this.engine.openPartition(pdir, `${cfg.name}/${p}`, {
       segmentBytes: cfg.segmentBytes,
       retentionBytes: cfg.retention.maxBytes ?? -1,
@@ -351,11 +370,17 @@ export class Broker {
       directIo: this.directIo,
       fullScan: this.fullScan,
       producerScanBytes: this.producerStateScanBytes,
+      producerScanFrom: snap ? snap.offset : -1,
       producerScanBatches: IdempotenceTable.MAX_ENTRIES,
       producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
     });
     const ps = new PartitionState(t, p, native);
     const found = this.engine.takeProducerBatches(native);
+    // The snapshot first (older), then what the log holds after it. A batch the
+    // snapshot names past the log's end was lost with an unsynced tail: left out. A
+    // bad spot in the log after the snapshot drops the snapshot too (as it drops the
+    // batches before the spot).
+    if (snap && found.error === undefined) ps.idempotence.restore(batchesBelow(snap.batches, this.partitionOffsets(ps).endOffset));
     ps.idempotence.restore(found.batches);
     if (found.error !== undefined)
       process.emitWarning(
@@ -364,6 +389,43 @@ export class Broker {
         'UringmqWarning',
       );
     return ps;
+  }
+
+  /**
+   * Writes the partition's producer-state snapshot (producer_snapshot.ts): on close
+   * (`closing`), and while running once producerStateScanBytes more were appended, at
+   * most once a second (so the log an open reads after a crash stays short).
+   */
+  private snapshotProducers(ps: PartitionState, closing: boolean): Promise<void> {
+    if (ps.snapshotting) return closing ? ps.snapshotting.then(() => this.snapshotProducers(ps, true)) : ps.snapshotting;
+    const now = Date.now();
+    if (ps.topic.deleted || (!closing && (this.state !== 'open' || now - ps.lastSnapshotAt < this.snapshotIntervalMs))) return Promise.resolve();
+    ps.lastSnapshotAt = now;
+    // Every batch appended from here on lands at or past this end and past every
+    // batch already in the table: the snapshot's offset, from which the log is read.
+    this.engine.offsets(ps.native, this.offsetScratch);
+    const endOffset = this.offsetScratch[1]!;
+    ps.sinceSnapshot = 0;
+    const run = (async () => {
+      const { batches, end } = await ps.idempotence.settled();
+      await writeProducerSnapshot(ps.dir, { offset: Math.max(endOffset, end), batches });
+    })()
+      .catch((e: unknown) => {
+        ps.sinceSnapshot = Math.max(ps.sinceSnapshot, 1); // try again (at close at the latest)
+        if (this.topics.get(ps.topic.name) === ps.topic) process.emitWarning(`${ps.label}: ${(e as Error).message}`, 'UringmqWarning');
+      })
+      .finally(() => {
+        ps.snapshotting = null;
+      });
+    ps.snapshotting = run;
+    return run;
+  }
+
+  /** At close: a snapshot of every partition appended to since its last one, a few at a time. */
+  private async snapshotAllProducers(): Promise<void> {
+    if (this.producerStateScanBytes === 0) return;
+    const todo = [...this.topics.values()].flatMap((t) => t.partitions).filter((ps) => ps.sinceSnapshot > 0 || ps.snapshotting);
+    for (let i = 0; i < todo.length; i += 16) await Promise.all(todo.slice(i, i + 16).map((ps) => this.snapshotProducers(ps, true)));
   }
 
   private assertOpen(): void {
@@ -459,6 +521,7 @@ export class Broker {
         this.refuse(q, gone);
       }
       await Promise.all(t.partitions.map((ps) => this.partitionIdle(ps)));
+      await Promise.all(t.partitions.map((ps) => ps.snapshotting)); // none lands in the directory after it moved
       for (const ps of t.partitions) {
         this.engine.closePartition(ps.native);
         this.notifyData(ps);
@@ -754,6 +817,8 @@ export class Broker {
    * the core computes its CRC; otherwise the core verifies the CRC it carries.
    */
   appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number, pooled = false): Promise<AppendResult> {
+    ps.sinceSnapshot += batch.length;
+    if (ps.sinceSnapshot >= this.producerStateScanBytes && this.producerStateScanBytes > 0) this.snapshotProducers(ps, false);
     return new Promise<AppendResult>((resolve, reject) => {
       if (this.state === 'closed') return reject(new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`));
       const q: QueuedAppend = { ps, batch, pooled, seal, count, resolve, reject };
@@ -883,6 +948,7 @@ export class Broker {
       for (const p of [...this.activeProducers]) p.flushAll();
       await this.adminChain.catch(() => undefined);
       await this.allIdle();
+      await this.snapshotAllProducers();
       this.engine.close(); // the I/O thread syncs what is dirty before it stops
       // Their files close now, not when the garbage collector gets to the wrappers.
       for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.closePartition(ps.native);
@@ -897,6 +963,13 @@ export class Broker {
 }
 
 const STATE_FILE = 'state.json';
+
+/** The quadruples of `batches` (as IdempotenceTable.restore() takes them) whose batch ends at or below `end`. */
+function batchesBelow(batches: Float64Array, end: number): Float64Array {
+  const out: number[] = [];
+  for (let i = 0; i + 3 < batches.length; i += 4) if (batches[i + 3]! + batches[i + 2]! <= end) out.push(batches[i]!, batches[i + 1]!, batches[i + 2]!, batches[i + 3]!);
+  return out.length === batches.length ? batches : Float64Array.from(out);
+}
 
 /**
  * Reads how the previous run on `dir` ended and marks this one as running. True when

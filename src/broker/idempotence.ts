@@ -9,11 +9,13 @@
  * (base offset -1). Sequence numbers run modulo 2^31, as the client numbers them.
  * Bounded: at most `maxProducers` producer ids and `maxEntries` remembered batches
  * per partition, least recently used producers dropped first. The table lives in
- * memory; a broker that opens a partition refills it from the idempotent batches in
- * the newest part of its log (restore()), whose headers hold producer id, sequence
- * and offsets: a retry of a batch that reached the disk before a crash, its ack lost
- * with the connection, is then still recognised. (Kafka rebuilds its producer state
- * from the log the same way.)
+ * memory and in a snapshot file (producer_snapshot.ts) written at close and as the
+ * partition grows; a broker that opens a partition refills it from the snapshot and
+ * from the idempotent batches of the log after it (restore()), whose headers hold
+ * producer id, sequence and offsets: a retry of a batch that reached the disk before
+ * a crash, its ack lost with the connection, is then still recognised. Without a
+ * snapshot the newest producerStateScanBytes of the log are read. (Kafka rebuilds its
+ * producer state from snapshots and the log the same way.)
  */
 import { UringmqError } from '../errors';
 import type { AppendResult } from './broker';
@@ -107,6 +109,31 @@ export class IdempotenceTable {
       const count = batches[i + 2]!;
       this.record(batches[i]!, batches[i + 1]!, count, { baseOffset: batches[i + 3]!, count });
     }
+  }
+
+  /**
+   * What the table holds once every recorded append has settled, as restore() takes
+   * it (least recently used producer first, each producer's batches oldest first),
+   * and where the newest of them ends: for a snapshot (producer_snapshot.ts). Batches
+   * whose append failed are left out, as forget() drops them.
+   */
+  async settled(): Promise<{ batches: Float64Array; end: number }> {
+    const ids: number[] = [];
+    const entries: Entry[] = [];
+    for (const [id, list] of this.producers)
+      for (const e of list) {
+        ids.push(id);
+        entries.push(e);
+      }
+    const results = await Promise.all(entries.map((e) => Promise.resolve(e.result).catch(() => null)));
+    const out: number[] = [];
+    let end = 0;
+    results.forEach((r, i) => {
+      if (!r) return;
+      out.push(ids[i]!, entries[i]!.baseSequence, entries[i]!.count, r.baseOffset);
+      end = Math.max(end, r.baseOffset + r.count);
+    });
+    return { batches: Float64Array.from(out), end };
   }
 
   /** Drops a recorded batch whose append failed: its retry is a new batch. */

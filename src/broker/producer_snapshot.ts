@@ -1,0 +1,90 @@
+/**
+ * A partition's idempotent-producer table on disk: <partition dir>/producers.snap.
+ *
+ * The broker refills the table (idempotence.ts) when it opens a partition. From the log
+ * alone it can read only a window at the end (producerStateScanBytes), so a retry of a
+ * batch older than the window would be written again. The snapshot holds the table as
+ * it was, and the open reads the log only from the snapshot's offset on: the table
+ * comes back whole however far back a producer's last batch lies. (Kafka writes its
+ * producer-state snapshots the same way, at segment rolls and on shutdown.) The broker
+ * writes one at close, and while it runs once `producerStateScanBytes` more reached
+ * the partition (at most once a second), so after a crash the log is read from a
+ * snapshot that is that recent.
+ *
+ * Written whole (temp file, fsync, rename, directory fsync): it never exists half-made.
+ * Layout, little-endian:
+ *   0 magic "UMQP" · 4 version u32 (1) · 8 offset f64 · 16 count u32 · 20 crc32c u32
+ *   24 count × { producerId f64, baseSequence f64, recordCount f64, baseOffset f64 }
+ * `offset`: every idempotent batch that starts below it and was in the table is here;
+ * the log is read from there. Entries are in the table's order (least recently used
+ * producer first, each producer's batches oldest first), so restoring them in order
+ * rebuilds the same table. The CRC covers bytes 8..20 and the entries.
+ */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { UringmqError } from '../errors';
+import { crc32c } from '../native';
+import { writeFileDurable } from './topic_store';
+
+const MAGIC = 0x50514d55; // "UMQP" read as a little-endian u32
+const VERSION = 1;
+const HEADER = 24;
+const ENTRY = 32;
+
+export const PRODUCER_SNAPSHOT_FILE = 'producers.snap';
+
+export interface ProducerSnapshot {
+  /** The log is read from this offset on; the entries cover what lies below it. */
+  offset: number;
+  /** [producerId, baseSequence, recordCount, baseOffset] quadruples, as IdempotenceTable.restore() takes them. */
+  batches: Float64Array;
+}
+
+function encode(s: ProducerSnapshot): Buffer {
+  const n = s.batches.length / 4;
+  const b = Buffer.alloc(HEADER + ENTRY * n);
+  b.writeUInt32LE(MAGIC, 0);
+  b.writeUInt32LE(VERSION, 4);
+  b.writeDoubleLE(s.offset, 8);
+  b.writeUInt32LE(n, 16);
+  // (Float64Array is little-endian here: the broker runs on x86-64 only.)
+  Buffer.from(s.batches.buffer, s.batches.byteOffset, s.batches.byteLength).copy(b, HEADER);
+  b.writeUInt32LE(crc32c(b.subarray(HEADER), crc32c(b.subarray(8, 20))), 20);
+  return b;
+}
+
+/** Writes the partition's snapshot in `dir`, replacing the one before. */
+export async function writeProducerSnapshot(dir: string, s: ProducerSnapshot): Promise<void> {
+  const file = path.join(dir, PRODUCER_SNAPSHOT_FILE);
+  try {
+    await writeFileDurable(file, encode(s));
+  } catch (e) {
+    throw new UringmqError('IO_ERROR', `cannot write the producer-state snapshot ${file}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The partition's snapshot in `dir`; null when there is none. IO_ERROR when it cannot
+ * be read or is not whole (the broker then reads the log's window instead).
+ */
+export async function readProducerSnapshot(dir: string): Promise<ProducerSnapshot | null> {
+  const file = path.join(dir, PRODUCER_SNAPSHOT_FILE);
+  let b: Buffer;
+  try {
+    b = await fs.readFile(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new UringmqError('IO_ERROR', `cannot read the producer-state snapshot ${file}: ${(e as Error).message}`);
+  }
+  const bad = (why: string) => new UringmqError('IO_ERROR', `corrupt producer-state snapshot ${file}: ${why}`);
+  if (b.length < HEADER || b.readUInt32LE(0) !== MAGIC) throw bad('not a snapshot');
+  if (b.readUInt32LE(4) !== VERSION) throw bad(`version ${b.readUInt32LE(4)}`);
+  const n = b.readUInt32LE(16);
+  if (b.length !== HEADER + ENTRY * n) throw bad(`${b.length} bytes for ${n} entries`);
+  if (crc32c(b.subarray(HEADER), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) throw bad('CRC mismatch');
+  const offset = b.readDoubleLE(8);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw bad(`offset ${offset}`);
+  const batches = new Float64Array(4 * n);
+  new Uint8Array(batches.buffer).set(b.subarray(HEADER));
+  return { offset, batches };
+}
