@@ -1,9 +1,11 @@
 /**
- * What the idempotent-producer scan adds to Broker.open: the open reads the
- * idempotent batches among the newest `producerStateScanBytes` of each partition
- * (checking their CRCs) to refill the duplicate table (src/broker/idempotence.ts).
- * Compared, in the same run, with the open of the same data directory with the
- * scan off (0), which is the floor.
+ * What refilling the idempotent-producer table (src/broker/idempotence.ts) adds to
+ * Broker.open. After a clean close the open reads the partition's snapshot
+ * (producers.snap) and the log after it, which is nothing. Without a snapshot (a crash
+ * before the first) it reads the idempotent batches among the newest
+ * `producerStateScanBytes` of each partition, checking their CRCs. Both compared, in
+ * the same run, with the open of the same data directory with the table off (0),
+ * which is the floor.
  *
  *   npm run bench:open [-- --mib 24 --dir /path/on/the/disk --repeat 3]
  *
@@ -19,6 +21,7 @@ import { execSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Broker, encodeBatch, sealBatch } from '../src';
+import { PRODUCER_SNAPSHOT_FILE } from '../src/broker/producer_snapshot';
 import { arg } from './args';
 
 const MiB = 1 << 20;
@@ -60,7 +63,25 @@ function canDropCaches(): boolean {
   }
 }
 
-async function openMs(dir: string, scan: number, cold: boolean): Promise<number> {
+/** The partitions' snapshots: taken away for the window's opens, put back for the snapshot's. */
+function snapshots(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const tdir = path.join(dir, 'topics', 't');
+  for (const p of fs.readdirSync(tdir)) {
+    const f = path.join(tdir, p, PRODUCER_SNAPSHOT_FILE);
+    if (fs.existsSync(f)) out.set(f, fs.readFileSync(f));
+  }
+  return out;
+}
+
+type Mode = 'off' | 'snapshot' | 'window';
+
+async function openMs(dir: string, mode: Mode, saved: Map<string, Buffer>, cold: boolean): Promise<number> {
+  for (const [f, bytes] of saved) {
+    if (mode === 'window') fs.rmSync(f, { force: true });
+    else fs.writeFileSync(f, bytes);
+  }
+  const scan = mode === 'off' ? 0 : SCAN;
   if (cold) execSync('sync && echo 3 > /proc/sys/vm/drop_caches');
   const t0 = process.hrtime.bigint();
   const b = await Broker.open({ dir, producerStateScanBytes: scan });
@@ -77,8 +98,8 @@ async function main(): Promise<void> {
   const caches = canDropCaches() ? [false, true] : [false];
   console.log(`Broker.open, scan window ${SCAN / MiB} MiB per partition; median of ${REPEAT}; ${new Date().toISOString()}`);
   if (caches.length === 1) console.log('(cold-cache rows skipped: /proc/sys/vm/drop_caches is not writable)');
-  console.log('\n| log | batches in log | cache | open, scan off (floor) ms | open, scan on ms | added ms |');
-  console.log('|---|---:|---|---:|---:|---:|');
+  console.log('\n| log | batches in log | cache | table off (floor) ms | from the snapshot ms | added ms | from the window (no snapshot) ms | added ms |');
+  console.log('|---|---:|---|---:|---:|---:|---:|---:|');
   try {
     const cases = [
       { perBatch: 1, partitions: 1, mib: LOG_MIB },
@@ -88,22 +109,21 @@ async function main(): Promise<void> {
     for (const { perBatch, partitions, mib } of cases) {
       const dir = path.join(root, `per-batch-${perBatch}-x${partitions}`);
       const { batches, bytes } = await writeLog(dir, perBatch, partitions, mib);
+      const saved = snapshots(dir);
+      if (saved.size !== partitions) throw new Error(`${saved.size} snapshots for ${partitions} partitions`);
       for (const cold of caches) {
-        const off: number[] = [];
-        const on: number[] = [];
+        const ms: Record<Mode, number[]> = { off: [], snapshot: [], window: [] };
+        const modes: Mode[] = ['off', 'snapshot', 'window'];
         for (let i = 0; i < REPEAT; i++) {
-          // Alternate which goes first, so neither always meets the cache the other left.
-          if (i % 2 === 0) {
-            off.push(await openMs(dir, 0, cold));
-            on.push(await openMs(dir, SCAN, cold));
-          } else {
-            on.push(await openMs(dir, SCAN, cold));
-            off.push(await openMs(dir, 0, cold));
+          // Rotate which goes first, so none always meets the cache another left.
+          for (let k = 0; k < modes.length; k++) {
+            const mode = modes[(i + k) % modes.length]!;
+            ms[mode].push(await openMs(dir, mode, saved, cold));
           }
         }
-        const [a, b] = [median(off), median(on)];
+        const [a, s, w] = [median(ms.off), median(ms.snapshot), median(ms.window)];
         console.log(
-          `| ${partitions > 1 ? `${partitions} partitions, ` : ''}${perBatch} record${perBatch > 1 ? 's' : ''}/batch, ${(bytes / MiB).toFixed(1)} MiB | ${batches} | ${cold ? 'cold' : 'warm'} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b - a).toFixed(1)} |`,
+          `| ${partitions > 1 ? `${partitions} partitions, ` : ''}${perBatch} record${perBatch > 1 ? 's' : ''}/batch, ${(bytes / MiB).toFixed(1)} MiB | ${batches} | ${cold ? 'cold' : 'warm'} | ${a.toFixed(1)} | ${s.toFixed(1)} | ${(s - a).toFixed(1)} | ${w.toFixed(1)} | ${(w - a).toFixed(1)} |`,
         );
       }
     }

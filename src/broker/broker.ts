@@ -61,11 +61,14 @@ export interface BrokerOptions {
   /** false forces buffered writes + fdatasync instead of O_DIRECT (default true). */
   directIo?: boolean;
   /**
-   * How much of each partition's newest data (bytes) the open reads to refill the
-   * idempotent-producer table, so a producer's retry of a batch written before a
-   * restart is still answered as a duplicate (default 16 MiB; 0: start empty). At
-   * most this many bytes are read per partition: every idempotent batch (its CRC
-   * is checked) and the other batches' headers.
+   * The idempotent-producer table survives restarts, so a producer's retry of a batch
+   * written before one is still answered as a duplicate: each partition's table is
+   * written to a snapshot at close and whenever this many bytes more were appended
+   * (at most once a second), and an open reads the snapshot and the log after it.
+   * Without a snapshot (a crash before the first, or a damaged one) the open reads
+   * this many of the partition's newest bytes instead: every idempotent batch (its
+   * CRC is checked) and the other batches' headers. Default 16 MiB; 0: no snapshots,
+   * and tables start empty.
    */
   producerStateScanBytes?: number;
   /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
