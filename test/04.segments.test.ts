@@ -553,6 +553,7 @@ describe('Segments, index, retention and recovery', () => {
       const image = tmpDir(); // the log as a crash left it: without what follows
       fs.cpSync(dir, image, { recursive: true });
       const lost = await b.publishBatch('t', idem(3, 1), 0);
+      await filler(b, 2000); // the snapshot's offset further on
       await b.close(); // its snapshot names `lost`
       fs.copyFileSync(path.join(partitionDir(dir, 't', 0), 'producers.snap'), path.join(partitionDir(image, 't', 0), 'producers.snap'));
       const c = await openBroker({ dir: image, producerStateScanBytes: 4096 });
@@ -560,7 +561,16 @@ describe('Segments, index, retention and recovery', () => {
       assert.equal(end, lost.baseOffset);
       const r = await c.publishBatch('t', idem(3, 1), 0);
       assert.deepEqual([r.duplicate, r.baseOffset], [false, end], 'a batch the snapshot names past the log was taken as written');
+      // That snapshot was replaced at the open: after another crash, a batch written
+      // below its offset is found all the same.
+      const other = await c.publishBatch('t', idem(4, 0), 0);
+      const image2 = tmpDir();
+      fs.cpSync(image, image2, { recursive: true });
       await c.close();
+      const d = await openBroker({ dir: image2, producerStateScanBytes: 4096 });
+      const r2 = await d.publishBatch('t', idem(4, 0), 0);
+      assert.deepEqual([r2.duplicate, r2.baseOffset], [true, other.baseOffset]);
+      await d.close();
     });
 
     it('after a crash: the snapshot covers what lies before it, the log after it, both beyond the window', async () => {

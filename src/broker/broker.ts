@@ -383,8 +383,13 @@ export class Broker {
     // snapshot names past the log's end was lost with an unsynced tail: left out. A
     // bad spot in the log after the snapshot drops the snapshot too (as it drops the
     // batches before the spot).
-    if (snap && found.error === undefined) ps.idempotence.restore(batchesBelow(snap.batches, this.partitionOffsets(ps).endOffset));
+    const { endOffset } = this.partitionOffsets(ps);
+    if (snap && found.error === undefined) ps.idempotence.restore(batchesBelow(snap.batches, endOffset));
     ps.idempotence.restore(found.batches);
+    // A snapshot from past the log's end (a power cut took an unsynced tail) is
+    // replaced now: new batches land below its offset, where a later open, reading
+    // the log only from there, would miss them.
+    if (snap && snap.offset > endOffset) await this.snapshotProducers(ps, true);
     if (found.error !== undefined)
       process.emitWarning(
         `${ps.label}: the idempotent-producer table was refilled only from the log after a part it could not read (${found.error}); ` +
