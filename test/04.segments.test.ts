@@ -595,6 +595,47 @@ describe('Segments, index, retention and recovery', () => {
       await c.close();
     });
 
+    it('a snapshot further back than 64 windows is not used: the open reads the newest 64 windows only, and says so', async () => {
+      const dir = tmpDir();
+      const b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      b.snapshotIntervalMs = 0;
+      await b.createTopic('t');
+      const ps = b.topicState('t').partitions[0]!;
+      await b.publishBatch('t', idem(1, 0), 0);
+      await filler(b, 6000);
+      await ps.snapshotting; // holds producer 1
+      b.snapshotIntervalMs = 1e9;
+      await filler(b, 300_000); // more than 64 × 4 KiB after it
+      const c0 = await b.publishBatch('t', idem(2, 0), 0);
+      const crashed = tmpDir();
+      fs.cpSync(dir, crashed, { recursive: true });
+      await b.close();
+      const reopened = await openBrokerWithWarnings({ dir: crashed, producerStateScanBytes: 4096 });
+      const c = reopened.broker;
+      assert.ok(reopened.warnings.some((w) => w.includes('t/0') && w.includes('is longer than 262144 bytes')), `warnings: ${reopened.warnings.join(' | ')}`);
+      const rc = await c.publishBatch('t', idem(2, 0), 0);
+      assert.deepEqual([rc.duplicate, rc.baseOffset], [true, c0.baseOffset]);
+      const ra = await c.publishBatch('t', idem(1, 0), 0);
+      assert.equal(ra.duplicate, false, 'the snapshot before the gap was used');
+      await c.close();
+    });
+
+    it('a run with the table off removes the snapshot: a later run does not trust one nobody kept up to date', async () => {
+      const dir = tmpDir();
+      let b = await openBroker({ dir });
+      await b.createTopic('t');
+      await b.publishBatch('t', idem(5, 0), 0);
+      await b.close();
+      const snap = path.join(partitionDir(dir, 't', 0), 'producers.snap');
+      assert.ok(fs.existsSync(snap));
+      fs.writeFileSync(path.join(partitionDir(dir, 't', 0), '.tmp-1-1'), 'left by a crash');
+      b = await openBroker({ dir, producerStateScanBytes: 0 });
+      assert.ok(!fs.existsSync(snap), 'the snapshot outlived a run with the table off');
+      assert.deepEqual(fs.readdirSync(partitionDir(dir, 't', 0)).filter((f) => f.startsWith('.tmp-')), [], 'a temp file a crash left is still there');
+      await b.close();
+      assert.ok(!fs.existsSync(snap), 'a run with the table off wrote one');
+    });
+
     it('a damaged snapshot is reported and the window read instead', async () => {
       const dir = tmpDir();
       let b = await openBroker({ dir, producerStateScanBytes: 4096 });

@@ -943,9 +943,11 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
     int64_t size;
   };
   std::vector<Span> spans;  // newest segment first
+  bool capped = false;
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (from_offset >= 0) {
+      uint64_t total = 0;
       for (size_t i = segments_.size(); i-- > 0;) {
         const std::shared_ptr<Segment>& seg = segments_[i];
         const int64_t size = static_cast<int64_t>(seg->size);
@@ -961,10 +963,16 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
           if (ie != idx.begin()) from = (ie - 1)->position;
         }
         spans.push_back({seg, from, size});
+        total += static_cast<uint64_t>(size - from);
         if (seg->base_offset <= from_offset) break;
       }
+      if (total > max_bytes) {
+        // Too far back to read at every open: the newest max_bytes, like a log without a snapshot.
+        spans.clear();
+        capped = true;
+      }
     }
-    uint64_t need = from_offset >= 0 ? 0 : max_bytes;
+    uint64_t need = from_offset >= 0 && !capped ? 0 : max_bytes;
     for (size_t i = segments_.size(); i-- > 0 && need > 0;) {
       const std::shared_ptr<Segment>& seg = segments_[i];
       const int64_t size = static_cast<int64_t>(seg->size);
@@ -1054,6 +1062,9 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
     }
   }
   keep_newest();
+  if (capped && first_error.ok())
+    return Status::Error(Code::kUnavailable, "the log after offset " + std::to_string(from_offset) + " is longer than " +
+                                                 std::to_string(max_bytes) + " bytes; read the newest " + std::to_string(max_bytes));
   return first_error;
 }
 

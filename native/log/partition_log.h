@@ -191,7 +191,9 @@ class PartitionLog {
   // ends the walk of its segment and drops what was found before it (the result is
   // always a gapless newest part of the log); the error is returned.
   // With from_offset >= 0 the walk covers every batch that ends after from_offset
-  // instead of a byte window (the broker's producer-state snapshot holds the rest).
+  // instead of a byte window (the broker's producer-state snapshot holds the rest),
+  // unless that is more than max_bytes: then it walks the newest max_bytes and says
+  // so in the returned error (what came before is not known).
   Status RecentProducerBatches(uint64_t max_bytes, int64_t from_offset, size_t max_entries, size_t per_producer,
                                std::vector<ProducerBatch>* out);
 

@@ -19,7 +19,7 @@ import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
 import { IdempotenceTable, NEW } from './idempotence';
-import { readProducerSnapshot, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
+import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
 import { FetchServer, type FetchServerOptions } from '../fetch/server';
@@ -137,7 +137,8 @@ export class PartitionState {
   idleWaiters: Array<() => void> = [];
   /** Bytes appended since the last producer-state snapshot was taken (or since the open). */
   sinceSnapshot = 0;
-  lastSnapshotAt = 0;
+  /** No snapshot while running before this time (Date.now()): at most one per snapshotIntervalMs. */
+  nextSnapshotAt = 0;
   /** A snapshot being written (one at a time). */
   snapshotting: Promise<void> | null = null;
   constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {
@@ -357,6 +358,7 @@ export class Broker {
     const cfg = t.config;
     const pdir = path.join(t.dir, String(p));
     await fs.mkdir(pdir, { recursive: true });
+    await removeSnapshotTemps(pdir);
     let snap: ProducerSnapshot | null = null;
     if (this.producerStateScanBytes > 0) {
       try {
@@ -364,7 +366,7 @@ export class Broker {
       } catch (e) {
         process.emitWarning(`${cfg.name}/${p}: ${(e as Error).message}; the idempotent-producer table is refilled from the newest part of the log only`, 'UringmqWarning');
       }
-    }
+    } else await removeProducerSnapshot(pdir); // not kept up to date by this run: a later one must not trust it
     const native = await this.engine.openPartition(pdir, `${cfg.name}/${p}`, {
       segmentBytes: cfg.segmentBytes,
       retentionBytes: cfg.retention.maxBytes ?? -1,
@@ -372,7 +374,8 @@ export class Broker {
       tailCacheBytes: this.tailCacheBytes,
       directIo: this.directIo,
       fullScan: this.fullScan,
-      producerScanBytes: this.producerStateScanBytes,
+      // After a snapshot: everything since it, up to a bound on what an open reads.
+      producerScanBytes: snap ? this.producerStateScanBytes * SCAN_AFTER_SNAPSHOT_FACTOR : this.producerStateScanBytes,
       producerScanFrom: snap ? snap.offset : -1,
       producerScanBatches: IdempotenceTable.MAX_ENTRIES,
       producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
@@ -389,14 +392,28 @@ export class Broker {
     // A snapshot from past the log's end (a power cut took an unsynced tail) is
     // replaced now: new batches land below its offset, where a later open, reading
     // the log only from there, would miss them.
-    if (snap && snap.offset > endOffset) await this.snapshotProducers(ps, true);
+    if (snap && snap.offset > endOffset) await this.replaceStaleSnapshot(ps);
     if (found.error !== undefined)
       process.emitWarning(
-        `${ps.label}: the idempotent-producer table was refilled only from the log after a part it could not read (${found.error}); ` +
+        `${ps.label}: the idempotent-producer table was refilled only from the newest part of the log (${found.error}); ` +
           "retries of producers' batches from before it are taken as new",
         'UringmqWarning',
       );
     return ps;
+  }
+
+  /**
+   * At open: writes the partition's snapshot afresh, or else removes it; the open
+   * fails when neither works (a later open would trust what no longer holds).
+   */
+  private async replaceStaleSnapshot(ps: PartitionState): Promise<void> {
+    try {
+      const { batches, end } = await ps.idempotence.settled();
+      await writeProducerSnapshot(ps.dir, { offset: Math.max(this.partitionOffsets(ps).endOffset, end), batches });
+    } catch (e) {
+      process.emitWarning(`${ps.label}: ${String((e as Error).message ?? e)}; removing the snapshot instead`, 'UringmqWarning');
+      await removeProducerSnapshot(ps.dir);
+    }
   }
 
   /**
@@ -406,9 +423,8 @@ export class Broker {
    */
   private snapshotProducers(ps: PartitionState, closing: boolean): Promise<void> {
     if (ps.snapshotting) return closing ? ps.snapshotting.then(() => this.snapshotProducers(ps, true)) : ps.snapshotting;
-    const now = Date.now();
-    if (ps.topic.deleted || (!closing && (this.state !== 'open' || now - ps.lastSnapshotAt < this.snapshotIntervalMs))) return Promise.resolve();
-    ps.lastSnapshotAt = now;
+    if (ps.topic.deleted) return Promise.resolve();
+    ps.nextSnapshotAt = Date.now() + this.snapshotIntervalMs;
     // Every batch appended from here on lands at or past this end and past every
     // batch already in the table: the snapshot's offset, from which the log is read.
     this.engine.offsets(ps.native, this.offsetScratch);
@@ -420,7 +436,7 @@ export class Broker {
     })()
       .catch((e: unknown) => {
         ps.sinceSnapshot = Math.max(ps.sinceSnapshot, 1); // try again (at close at the latest)
-        if (this.topics.get(ps.topic.name) === ps.topic) process.emitWarning(`${ps.label}: ${(e as Error).message}`, 'UringmqWarning');
+        if (!ps.topic.deleted) process.emitWarning(`${ps.label}: ${e instanceof Error ? e.message : String(e)}`, 'UringmqWarning');
       })
       .finally(() => {
         ps.snapshotting = null;
@@ -662,10 +678,11 @@ export class Broker {
         return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
       }
       const result = this.appendBatch(ps, batch, false, meta.recordCount, pooled);
-      ps.idempotence.record(meta.producerId, meta.baseSequence, meta.recordCount, result);
+      const entry = ps.idempotence.record(meta.producerId, meta.baseSequence, meta.recordCount, result);
       let r: AppendResult;
       try {
         r = await result;
+        entry.result = r; // settled: a snapshot takes it as it is (IdempotenceTable.settled)
       } catch (e) {
         ps.idempotence.forget(meta.producerId, meta.baseSequence); // not written: a retry is new
         throw e;
@@ -826,7 +843,8 @@ export class Broker {
    */
   appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number, pooled = false): Promise<AppendResult> {
     ps.sinceSnapshot += batch.length;
-    if (ps.sinceSnapshot >= this.producerStateScanBytes && this.producerStateScanBytes > 0) this.snapshotProducers(ps, false);
+    if (ps.sinceSnapshot >= this.producerStateScanBytes && this.producerStateScanBytes > 0 && !ps.snapshotting && this.state === 'open' && Date.now() >= ps.nextSnapshotAt)
+      void this.snapshotProducers(ps, false);
     return new Promise<AppendResult>((resolve, reject) => {
       if (this.state === 'closed') return reject(new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`));
       const q: QueuedAppend = { ps, batch, pooled, seal, count, resolve, reject };
@@ -971,6 +989,13 @@ export class Broker {
 }
 
 const STATE_FILE = 'state.json';
+
+/**
+ * After a crash, an open reads the log written since the partition's last snapshot, up
+ * to this many times producerStateScanBytes (1 GiB by default); past that, the newest
+ * that much only (the snapshot's entries are then dropped: what lay between is not known).
+ */
+const SCAN_AFTER_SNAPSHOT_FACTOR = 64;
 
 /** The quadruples of `batches` (as IdempotenceTable.restore() takes them) whose batch ends at or below `end`. */
 function batchesBelow(batches: Float64Array, end: number): Float64Array {

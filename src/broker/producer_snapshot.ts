@@ -24,7 +24,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError } from '../errors';
 import { crc32c } from '../native';
-import { writeFileDurable } from './topic_store';
+import { fsyncDir, writeFileDurable } from './topic_store';
 
 const MAGIC = 0x50514d55; // "UMQP" read as a little-endian u32
 const VERSION = 1;
@@ -47,8 +47,7 @@ function encode(s: ProducerSnapshot): Buffer {
   b.writeUInt32LE(VERSION, 4);
   b.writeDoubleLE(s.offset, 8);
   b.writeUInt32LE(n, 16);
-  // (Float64Array is little-endian here: the broker runs on x86-64 only.)
-  Buffer.from(s.batches.buffer, s.batches.byteOffset, s.batches.byteLength).copy(b, HEADER);
+  for (let i = 0; i < 4 * n; i++) b.writeDoubleLE(s.batches[i]!, HEADER + 8 * i);
   b.writeUInt32LE(crc32c(b.subarray(HEADER), crc32c(b.subarray(8, 20))), 20);
   return b;
 }
@@ -61,6 +60,26 @@ export async function writeProducerSnapshot(dir: string, s: ProducerSnapshot): P
   } catch (e) {
     throw new UringmqError('IO_ERROR', `cannot write the producer-state snapshot ${file}: ${(e as Error).message}`);
   }
+}
+
+/**
+ * Removes the partition's snapshot, durably: a run that does not keep it up to date
+ * (the table off) must not leave one a later run would trust.
+ */
+export async function removeProducerSnapshot(dir: string): Promise<void> {
+  const file = path.join(dir, PRODUCER_SNAPSHOT_FILE);
+  try {
+    await fs.rm(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new UringmqError('IO_ERROR', `cannot remove the producer-state snapshot ${file}: ${(e as Error).message}`);
+  }
+  await fsyncDir(dir);
+}
+
+/** Removes temp files snapshot writes a crash interrupted (writeFileDurable names them `.tmp-*`). */
+export async function removeSnapshotTemps(dir: string): Promise<void> {
+  for (const f of await fs.readdir(dir)) if (f.startsWith('.tmp-')) await fs.rm(path.join(dir, f), { force: true });
 }
 
 /**
@@ -85,6 +104,13 @@ export async function readProducerSnapshot(dir: string): Promise<ProducerSnapsho
   const offset = b.readDoubleLE(8);
   if (!Number.isSafeInteger(offset) || offset < 0) throw bad(`offset ${offset}`);
   const batches = new Float64Array(4 * n);
-  new Uint8Array(batches.buffer).set(b.subarray(HEADER));
+  for (let i = 0; i < 4 * n; i++) batches[i] = b.readDoubleLE(HEADER + 8 * i);
+  for (let i = 0; i < n; i++) {
+    const [id, seq, count, base] = batches.subarray(4 * i, 4 * i + 4);
+    const ok =
+      Number.isSafeInteger(id) && id! > 0 && Number.isInteger(seq) && seq! >= 0 && seq! < 2 ** 31 &&
+      Number.isInteger(count) && count! >= 1 && Number.isSafeInteger(base) && base! >= 0 && base! + count! <= offset;
+    if (!ok) throw bad(`entry ${i} is not a batch below offset ${offset}`);
+  }
   return { offset, batches };
 }
