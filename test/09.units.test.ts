@@ -153,19 +153,22 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
 
   it('the hand-written Delivery encoder matches protobufjs byte for byte, after the headroom asked for', () => {
     const raw = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
-    for (const [partition, from, to] of [
-      [0, 0, 1],
-      [3, 127, 128],
-      [200, 2 ** 40 + 5, 2 ** 40 + 900],
-      [7, 2 ** 53 - 10, 2 ** 53 - 1],
+    for (const [partition, from, to, count] of [
+      [0, 0, 1, 1],
+      [3, 127, 128, 1],
+      [200, 2 ** 40 + 5, 2 ** 40 + 900, 2],
+      [7, 2 ** 53 - 10, 2 ** 53 - 1, 300],
     ] as const) {
-      const theirs = Buffer.from(pb.SubscribeResponse.encode({ delivery: { partition, batches: raw, from_offset: from, to_offset: to } }).finish());
+      const theirs = Buffer.from(
+        pb.SubscribeResponse.encode({ delivery: { partition, batches: raw, from_offset: from, to_offset: to, delivery_count: count > 1 ? count : 0 } }).finish(),
+      );
       for (const headroom of [0, 5]) {
-        const mine = encodeDeliveryResponse(headroom, partition, raw, from, to);
+        const mine = encodeDeliveryResponse(headroom, partition, raw, from, to, count);
         assert.equal(mine.length, headroom + theirs.length);
-        assert.deepEqual(mine.subarray(headroom), theirs, `partition ${partition}, [${from}, ${to}), headroom ${headroom}`);
+        assert.deepEqual(mine.subarray(headroom), theirs, `partition ${partition}, [${from}, ${to}), count ${count}, headroom ${headroom}`);
         const back = pb.SubscribeResponse.decode(mine.subarray(headroom));
         assert.equal(Number(back.delivery!.to_offset), to);
+        assert.equal(back.delivery!.delivery_count || 1, count);
       }
       const other = encodeSubscribeResponse(5, { assignment: { member_id: 'm', generation: 3, partitions: [0, 2] } });
       assert.deepEqual(pb.SubscribeResponse.decode(other.subarray(5)).assignment!.partitions, [0, 2]);

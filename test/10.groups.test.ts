@@ -253,6 +253,25 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c2.close();
     });
 
+    it('after a restart a window held unacked comes again as whole batches, each message once, in order, counted', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 600 }, (_, i) => ({ value: String(i) })));
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 1000 });
+      await take(c, 600, (m) => m.offset >= 500 && m.ack()); // 0..499 held unacked
+      await sleep(150);
+      await c.close();
+      await stop();
+      await start();
+      const c2 = consumer({ topic: 't', group: 'g', maxUnacked: 1000 });
+      const got = await take(c2, 500);
+      assert.deepEqual(got.map((m) => m.offset), Array.from({ length: 500 }, (_, i) => i));
+      assert.ok(got.every((m) => m.deliveryCount === 2 && m.redelivered && m.value.toString() === String(m.offset)));
+      const until = Date.now() + 5000;
+      while ((await broker.describeTopic('t')).groups[0]?.committed[0] !== 600 && Date.now() < until) await sleep(20);
+      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 600);
+      await c2.close();
+    });
+
     it('maxDeliveries counts the deliveries before a restart too: a poison message reaches the dead-letter topic on time', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', [{ value: 'poison' }, { value: 'fine' }]);
@@ -736,6 +755,38 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.deepEqual(got, [], 'a message past maxDeliveries was delivered');
     assert.ok(most > 0 && most <= 64, `${most} moves at once`);
     await c2.close();
+  });
+
+  it('a run of redeliveries goes to the sink as whole batches with its count; a short one as records', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 300 }, (_, i) => ({ value: String(i) })));
+    await broker.producer().sendBatch('t', Array.from({ length: 300 }, (_, i) => ({ value: String(300 + i) })));
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 1000 });
+    // 0..299 held; of 300..599 all but 400 and 401 acked (a run too short for batches)
+    await take(c, 600, (m) => m.offset >= 300 && m.offset !== 400 && m.offset !== 401 && m.ack());
+    await sleep(150);
+    await c.close();
+    await broker.close();
+    broker = await openBroker({ dir });
+    const batches: Array<[number, number, number]> = [];
+    const records: Array<[number, number]> = [];
+    const member = await broker.groups.join({ topic: 't', group: 'g', maxUnacked: 1000 }, {
+      deliverBatches: (_p, _raw, from, to, count) => batches.push([from, to, count ?? 1]),
+      deliverRecords: (rs) => records.push(...rs.map((r) => [r.offset, r.deliveryCount] as [number, number])),
+      assign: () => undefined,
+      end: () => undefined,
+    });
+    const until = Date.now() + 10_000;
+    const delivered = () => batches.reduce((n, [f, t]) => n + t - f, 0) + records.length;
+    while (delivered() < 302 && Date.now() < until) await sleep(20);
+    assert.deepEqual(records, [[400, 2], [401, 2]]);
+    assert.ok(batches.every(([, , count]) => count === 2), JSON.stringify(batches));
+    const covered = new Set<number>();
+    for (const [f, t] of batches) for (let o = f; o < t; o++) covered.add(o);
+    assert.equal(covered.size, 300);
+    assert.equal(batches.reduce((n, [f, t]) => n + t - f, 0), 300, 'an offset went out twice');
+    assert.ok([...covered].every((o) => o < 300), 'a batch delivered past the run');
+    member.leave();
   });
 
   it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 2', async () => {

@@ -84,17 +84,17 @@ export class GroupMessage implements ConsumedMessage {
  * The messages of records [from, to) in raw batches, for one partition. The array is
  * sized up front: grown by push it was a tenth of a consumer's decode time.
  */
-export function groupMessages(raw: Buffer, from: number, to: number, acker: Acker, topic: string, partition: number): GroupMessage[] {
+export function groupMessages(raw: Buffer, from: number, to: number, acker: Acker, topic: string, partition: number, deliveryCount = 1): GroupMessage[] {
   const out = new Array<GroupMessage>(Math.max(0, to - from));
   let n = 0;
   decodeEach(raw, from, to, (o, ts, k, v, h) => {
-    out[n++] = new GroupMessage(acker, topic, partition, o, ts, k, v, h, 1);
+    out[n++] = new GroupMessage(acker, topic, partition, o, ts, k, v, h, deliveryCount);
   });
   if (n !== out.length) out.length = n;
   return out;
 }
 
-type Chunk = ({ kind: 'batches'; partition: number; raw: Buffer; from: number; to: number } | { kind: 'records'; records: RedeliveredRecord[] }) & { arrived: number };
+type Chunk = ({ kind: 'batches'; partition: number; raw: Buffer; from: number; to: number; deliveryCount: number } | { kind: 'records'; records: RedeliveredRecord[] }) & { arrived: number };
 
 export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private readonly chunks: Chunk[] = [];
@@ -121,8 +121,8 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   // ---- DeliverySink (called by the coordinator) ----
-  deliverBatches(partition: number, raw: Buffer, from: number, to: number): void {
-    this.chunks.push({ kind: 'batches', partition, raw, from, to, arrived: performance.now() });
+  deliverBatches(partition: number, raw: Buffer, from: number, to: number, deliveryCount = 1): void {
+    this.chunks.push({ kind: 'batches', partition, raw, from, to, deliveryCount, arrived: performance.now() });
     this.notify();
   }
   deliverRecords(records: RedeliveredRecord[]): void {
@@ -170,7 +170,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     const topic = this.opts.topic;
     if (c.kind === 'records')
       return c.records.map((r) => new GroupMessage(acker, topic, r.partition, r.offset, r.timestamp, r.key, r.value, r.headers, r.deliveryCount));
-    return groupMessages(c.raw, c.from, c.to, acker, topic, c.partition);
+    return groupMessages(c.raw, c.from, c.to, acker, topic, c.partition, c.deliveryCount);
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {

@@ -67,8 +67,11 @@ export interface DeliverySink {
    * serializes it): the coordinator then reads into pooled buffers it reuses.
    */
   readonly copiesBatches?: boolean;
-  /** Fresh messages: whole batches; only offsets in [from, to) belong to this delivery. */
-  deliverBatches(partition: number, raw: Buffer, from: number, to: number): void;
+  /**
+   * Whole batches; only offsets in [from, to) belong to this delivery. Fresh messages,
+   * or (deliveryCount > 1) a run redelivered together, each delivered that often.
+   */
+  deliverBatches(partition: number, raw: Buffer, from: number, to: number, deliveryCount?: number): void;
   /** Redeliveries (deliveryCount > 1), as decoded records. */
   deliverRecords(records: RedeliveredRecord[]): void;
   assign(partitions: number[], generation: number, memberId: string): void;
@@ -148,6 +151,18 @@ class RedeliveryQueue {
     return out;
   }
 
+  /** Puts taken ones back at the front, in their order: they go first next time. */
+  putBack(entries: Redelivery[]): void {
+    if (entries.length === 0) return;
+    if (this.head >= entries.length) {
+      this.head -= entries.length;
+      for (let i = 0; i < entries.length; i++) this.ready[this.head + i] = entries[i]!;
+    } else {
+      this.ready = entries.concat(this.ready.slice(this.head));
+      this.head = 0;
+    }
+  }
+
   /** Keeps only those `keep` accepts. */
   retain(keep: (e: Redelivery) => boolean): void {
     this.ready = this.ready.slice(this.head).filter(keep);
@@ -193,6 +208,8 @@ const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 512, maxDeliveries: 5, ses
 const MIN_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
 const MAX_REDELIVERIES_PER_PASS = 256;
+/** Consecutive redeliveries of one count from which they go as whole batches, not decoded records. */
+const MIN_BATCHED_REDELIVERY = 32;
 /** Moves to the dead-letter topic under way at once per partition (each holds a read batch). */
 const MAX_DEAD_LETTER_MOVES = 64;
 /**
@@ -974,12 +991,69 @@ export class GroupCoordinator {
       // (else back in the queue until a move finishes and wakes the owner)
     }
     if (due.length === 0) return progress;
+    due.sort((a, b) => a.offset - b.offset);
+    // A run of consecutive offsets delivered equally often (a window put back whole,
+    // after a restart or a member's leave) goes as whole batches, the way fresh
+    // messages do: decoding each record and sending it on its own was 6× slower.
+    let run = 1;
+    while (run < due.length && due[run]!.offset === due[run - 1]!.offset + 1 && due[run]!.deliveryCount === due[0]!.deliveryCount) run++;
+    const batched = run >= MIN_BATCHED_REDELIVERY;
+    if (batched && run < due.length) ps.redeliver.putBack(due.splice(run));
     ps.redelivering.add(due);
     try {
-      return await this.redeliver(m, ps, native, due);
+      return await (batched ? this.redeliverRun(m, ps, native, due) : this.redeliver(m, ps, native, due));
     } finally {
       ps.redelivering.delete(due);
     }
+  }
+
+  /** Redelivers `run` (consecutive offsets, one count) as whole batches. */
+  private async redeliverRun(m: GroupMember, ps: PartitionGroupState, native: PartitionState, run: Redelivery[]): Promise<boolean> {
+    const from = run[0]!.offset;
+    const end = run[run.length - 1]!.offset + 1;
+    const count = run[0]!.deliveryCount + 1;
+    const info = this.broker.partitionOffsets(native);
+    if (ps.committed < info.startOffset) this.skipRetained(m.state, ps, info.startOffset);
+    const resets = ps.resets;
+    const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil((end - from) * m.bytesPerRecord * 1.25)));
+    let raw: Buffer;
+    try {
+      raw = await this.read(m, native, from, readBytes);
+    } catch (e) {
+      if (ps.resets === resets) ps.redeliver.putBack(run); // still due, for whoever owns the partition next
+      throw e;
+    }
+    const release = () => m.sink.copiesBatches && this.readPool.release(raw);
+    if (ps.resets !== resets) {
+      release(); // commitOffset moved the partition while we read: these are void
+      return false;
+    }
+    if (!m.alive || ps.owner !== m || raw.length === 0 || ps.committed > from || ps.acked.countIn(from, end) > 0) {
+      // Rebalanced, retained or acked in part while reading: back to the queue, whose
+      // next pass leaves out what is acked by now.
+      ps.redeliver.putBack(run);
+      release();
+      return ps.owner === m && m.alive && raw.length > 0;
+    }
+    let pos = 0;
+    let to = from;
+    const span = this.span;
+    while (pos < raw.length && to < end) {
+      readBatchSpan(raw, pos, span);
+      to = Math.min(span.nextOffset, end);
+      pos += span.length;
+    }
+    if (to < end) ps.redeliver.putBack(run.slice(to - from)); // past what was read: the next pass
+    const n = to - from;
+    this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: count, member: m });
+    this.changed(m.state); // the counts went up
+    m.unacked += n;
+    m.credits -= n;
+    m.flow.bucket.take(n);
+    m.flow.onDelivered(n);
+    m.sink.deliverBatches(ps.index, raw.subarray(0, pos), from, to, count);
+    release();
+    return true;
   }
 
   private async redeliver(m: GroupMember, ps: PartitionGroupState, native: PartitionState, due: Redelivery[]): Promise<boolean> {
@@ -1343,11 +1417,14 @@ function partitionRanges(ps: PartitionGroupState): StateRange[] {
     if (deliveries < 2 || offset < ps.committed || offset >= ps.next || ps.acked.has(offset)) return;
     counts.set(offset, Math.max(deliveries, counts.get(offset) ?? 0));
   };
-  for (const r of ps.inflight) if (r.deliveryCount >= 2) for (let o = r.from; o < r.to; o++) note(o, r.deliveryCount);
   ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount));
   for (const due of ps.redelivering) for (const e of due) note(e.offset, e.deliveryCount);
   for (const [o, n] of ps.deadLettering) note(o, n);
   const out: StateRange[] = [];
+  // In-flight ranges (a run redelivered whole is one) as ranges, less what is acked.
+  for (const r of ps.inflight)
+    if (r.deliveryCount >= 2)
+      for (const [from, to] of ps.acked.gapsIn(Math.max(r.from, ps.committed), Math.min(r.to, ps.next))) out.push({ partition: ps.index, from, to, deliveries: r.deliveryCount });
   for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
   let last: StateRange | null = null;
   for (const o of [...counts.keys()].sort((a, b) => a - b)) {

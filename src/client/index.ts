@@ -1016,7 +1016,18 @@ export class RemoteProducer implements ProducerApi {
 
 // ------------------------------------------------------------------------------------
 /** A delivery: raw batches decoded lazily when the app gets to it, or decoded records. */
-type Chunk = { partition: number; raw?: Buffer; from?: number; to?: number; records: DecodedRecord[]; deliveryCounts: number[] | null; session: number; arrived: number };
+type Chunk = {
+  partition: number;
+  raw?: Buffer;
+  from?: number;
+  to?: number;
+  /** of the records of `raw` in [from, to) */
+  rawDeliveryCount?: number;
+  records: DecodedRecord[];
+  deliveryCounts: number[] | null;
+  session: number;
+  arrived: number;
+};
 
 
 export class RemoteConsumer implements GroupConsumerApi {
@@ -1108,7 +1119,17 @@ export class RemoteConsumer implements GroupConsumerApi {
       if (!d) return;
       const partition = d.partition ?? 0;
       if (d.batches && d.batches.length)
-        this.chunks.push({ partition, raw: d.batches as Buffer, from: Number(d.from_offset), to: Number(d.to_offset), records: [], deliveryCounts: null, session, arrived: performance.now() });
+        this.chunks.push({
+          partition,
+          raw: d.batches as Buffer,
+          from: Number(d.from_offset),
+          to: Number(d.to_offset),
+          rawDeliveryCount: d.delivery_count || 1,
+          records: [],
+          deliveryCounts: null,
+          session,
+          arrived: performance.now(),
+        });
       if (d.records && d.records.length) {
         const recs: DecodedRecord[] = d.records.map((r) => ({
           offset: Number(r.offset),
@@ -1240,7 +1261,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session), nack: (p, o, d) => this.sendNack(p, o, d, session) };
     const p = c.partition;
     if (c.raw) {
-      return groupMessages(c.raw, c.from!, c.to!, acker, topic, p);
+      return groupMessages(c.raw, c.from!, c.to!, acker, topic, p, c.rawDeliveryCount ?? 1);
     }
     return c.records.map((r, i) => new GroupMessage(acker, topic, p, r.offset, r.timestamp, r.key, r.value, r.headers, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
   }

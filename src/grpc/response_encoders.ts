@@ -14,14 +14,15 @@ import { pb, type uringmq } from './proto';
 type Uint64 = NonNullable<uringmq.v1.PublishResponse.$Properties['sequence']>;
 
 /**
- * SubscribeResponse { delivery { partition, batches, from_offset, to_offset } } after
+ * SubscribeResponse { delivery { partition, batches, from_offset, to_offset, delivery_count } } after
  * `headroom` spare bytes, straight from the bytes read off the log: one copy into the
  * message, done before it is handed to the transport, so the read buffer can go back
  * to its pool at once. protobufjs would serialize later (grpc-js queues writes) from
  * a buffer we could not reuse, into a fresh buffer of its own.
  */
-export function encodeDeliveryResponse(headroom: number, partition: number, batches: Buffer, from: number, to: number): Buffer {
-  const inner = fieldSize(partition) + 1 + uvarintSize(batches.length) + batches.length + fieldSize(from) + fieldSize(to);
+export function encodeDeliveryResponse(headroom: number, partition: number, batches: Buffer, from: number, to: number, deliveryCount = 1): Buffer {
+  const count = deliveryCount > 1 ? deliveryCount : 0; // a first delivery leaves it out
+  const inner = fieldSize(partition) + 1 + uvarintSize(batches.length) + batches.length + fieldSize(from) + fieldSize(to) + fieldSize(count);
   const out = Buffer.allocUnsafe(headroom + 1 + uvarintSize(inner) + inner);
   let pos = headroom;
   out[pos++] = 0x12; // SubscribeResponse.delivery = 2, length-delimited
@@ -31,7 +32,8 @@ export function encodeDeliveryResponse(headroom: number, partition: number, batc
   pos = writeUvarint(out, pos, batches.length);
   pos += batches.copy(out, pos);
   pos = putField(out, pos, 0x18, from); // Delivery.from_offset = 3, varint
-  putField(out, pos, 0x20, to); // Delivery.to_offset = 4, varint
+  pos = putField(out, pos, 0x20, to); // Delivery.to_offset = 4, varint
+  putField(out, pos, 0x30, count); // Delivery.delivery_count = 6, varint
   return out;
 }
 

@@ -498,17 +498,17 @@ export class BrokerServer {
     this.streams.add(handle);
     const sink: DeliverySink = {
       copiesBatches: true, // serialized (copied) before deliverBatches returns
-      deliverBatches: (partition, raw, from, to) => {
+      deliverBatches: (partition, raw, from, to, deliveryCount = 1) => {
         if (done) return;
         if (plain) {
           const records: uringmq.v1.ConsumedRecord.$Properties[] = [];
           decodeEach(raw, from, to, (offset, timestamp, key, value, headers) =>
-            records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, 1)),
+            records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, deliveryCount)),
           );
           // Serialized here: the records are views of `raw`, whose pooled buffer is
           // reused once this returns (copiesBatches).
           io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: from, to_offset: to, records } }));
-        } else io.send(encodeDeliveryResponse(headroom, partition, raw, from, to));
+        } else io.send(encodeDeliveryResponse(headroom, partition, raw, from, to, deliveryCount));
       },
       deliverRecords: (records: RedeliveredRecord[]) => {
         if (done) return;

@@ -2214,6 +2214,9 @@ export namespace uringmq {
             /** Delivery records. */
             records: uringmq.v1.ConsumedRecord.$Properties[];
 
+            /** Delivery delivery_count. */
+            delivery_count: number;
+
             /**
              * Encodes the specified Delivery message. Does not implicitly {@link uringmq.v1.Delivery.verify|verify} messages.
              * @param message Delivery message or plain object to encode
@@ -2259,6 +2262,9 @@ export namespace uringmq {
 
                 /** Delivery records */
                 records?: (uringmq.v1.ConsumedRecord.$Properties[]|null);
+
+                /** Delivery delivery_count */
+                delivery_count?: (number|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

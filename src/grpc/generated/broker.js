@@ -5659,6 +5659,7 @@ $root.uringmq = (function() {
              * @property {number|Long|null} [from_offset] Delivery from_offset
              * @property {number|Long|null} [to_offset] Delivery to_offset
              * @property {Array.<uringmq.v1.ConsumedRecord.$Properties>|null} [records] Delivery records
+             * @property {number|null} [delivery_count] Delivery delivery_count
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -5732,6 +5733,14 @@ $root.uringmq = (function() {
             Delivery.prototype.records = $util.emptyArray;
 
             /**
+             * Delivery delivery_count.
+             * @member {number} delivery_count
+             * @memberof uringmq.v1.Delivery
+             * @instance
+             */
+            Delivery.prototype.delivery_count = 0;
+
+            /**
              * Encodes the specified Delivery message. Does not implicitly {@link uringmq.v1.Delivery.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.Delivery
@@ -5758,6 +5767,8 @@ $root.uringmq = (function() {
                 if (message.records != null && message.records.length)
                     for (var i = 0; i < message.records.length; ++i)
                         $root.uringmq.v1.ConsumedRecord.encode(message.records[i], writer.uint32(/* id 5, wireType 2 =*/42).fork(), _depth + 1).ldelim();
+                if (message.delivery_count != null && $Object.hasOwnProperty.call(message, "delivery_count") && message.delivery_count !== 0)
+                    writer.uint32(/* id 6, wireType 0 =*/48).uint32(message.delivery_count);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -5844,6 +5855,15 @@ $root.uringmq = (function() {
                             if (!(message.records && message.records.length))
                                 message.records = [];
                             message.records.push($root.uringmq.v1.ConsumedRecord.decode(reader, reader.size(), $undefined, _depth + 1));
+                            continue;
+                        }
+                    case 6: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.delivery_count = value;
+                            else
+                                delete message.delivery_count;
                             continue;
                         }
                     }
