@@ -789,6 +789,65 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     member.leave();
   });
 
+  it('a run of redeliveries whose start retention took is skipped past, and the member stays', async () => {
+    await broker.createTopic('r', { segmentBytes: 8192, retention: { maxBytes: 32 * 1024 } });
+    const p = broker.producer();
+    const fill = async (n: number) => {
+      for (let i = 0; i < n; i += 50) await p.sendBatch('r', Array.from({ length: 50 }, (_, k) => ({ value: 'x'.repeat(40) + (i + k) })));
+    };
+    await fill(100);
+    const d1: Array<[number, number]> = [];
+    const sink = (got: Array<[number, number]>, end: (e?: unknown) => void) => ({
+      deliverBatches: (_p: number, _r: Buffer, f: number, t: number) => got.push([f, t]),
+      deliverRecords: (rs: Array<{ offset: number }>) => got.push(...rs.map((r) => [r.offset, r.offset + 1] as [number, number])),
+      assign: () => undefined,
+      end,
+    });
+    const m1 = await broker.groups.join({ topic: 'r', group: 'g', from: 'earliest', maxUnacked: 64 }, sink(d1, () => undefined), 64);
+    const until = Date.now() + 10_000;
+    while (d1.reduce((n, [f, t]) => n + t - f, 0) < 64 && Date.now() < until) await sleep(10);
+    await fill(2000);
+    while ((await broker.describeTopic('r')).partitions[0]!.startOffset <= 64 && Date.now() < until) await sleep(50);
+    const start = (await broker.describeTopic('r')).partitions[0]!.startOffset;
+    assert.ok(start > 64, `retention did not pass the run (start ${start})`);
+    m1.leave(); // 64 consecutive offsets below the log's start go back for redelivery
+    let ended: unknown = null;
+    const d2: Array<[number, number]> = [];
+    const m2 = await broker.groups.join({ topic: 'r', group: 'g', maxUnacked: 1000 }, sink(d2, (e) => (ended = e ?? 'ended')));
+    while (d2.length === 0 && ended === null && Date.now() < until) await sleep(20);
+    assert.equal(ended, null, 'the member was dropped');
+    assert.ok(d2[0]![0] >= start, `delivered from ${d2[0]![0]}, below the log's start ${start}`);
+    m2.leave();
+  });
+
+  it('redeliveries in flight one offset each are written as runs: the file keeps where the group was', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 1200 }, (_, i) => ({ value: String(i) })));
+    const d1: Array<[number, number]> = [];
+    const quiet = { deliverRecords: () => undefined, assign: () => undefined, end: () => undefined };
+    const m1 = await broker.groups.join(
+      { topic: 't', group: 'g', from: 'earliest', maxUnacked: 2000 },
+      { ...quiet, deliverBatches: (_p, _r, f, t) => d1.push([f, t]) },
+      2000,
+    );
+    const until = Date.now() + 10_000;
+    while (d1.reduce((n, [f, t]) => n + t - f, 0) < 1200 && Date.now() < until) await sleep(10);
+    for (let o = 0; o < 1200; o += 20) m1.ack(0, o, o + 1); // runs of 19: too short for batches
+    m1.leave();
+    const recs: number[] = [];
+    const m2 = await broker.groups.join(
+      { topic: 't', group: 'g', maxUnacked: 2000 },
+      { ...quiet, deliverBatches: () => undefined, deliverRecords: (rs) => recs.push(...rs.map((r) => r.offset)) },
+      2000,
+    );
+    while (recs.length < 1140 && Date.now() < until) await sleep(10);
+    await sleep(300); // written
+    const state = (await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))!;
+    assert.equal(state.next[0], 1200);
+    assert.ok(state.ranges.length <= 2 * 60 + 1, `${state.ranges.length} ranges`);
+    m2.leave();
+  });
+
   it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 2', async () => {
     await broker.createTopic('t', { partitions: 2 });
     for (const partition of [0, 1]) await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${partition}-${i}` })), { partition });

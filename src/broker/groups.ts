@@ -1014,6 +1014,11 @@ export class GroupCoordinator {
     const count = run[0]!.deliveryCount + 1;
     const info = this.broker.partitionOffsets(native);
     if (ps.committed < info.startOffset) this.skipRetained(m.state, ps, info.startOffset);
+    if (ps.committed > from) {
+      // Retention took the run's start: the log no longer holds it (a read would fail).
+      ps.redeliver.putBack(run.filter((e) => e.offset >= ps.committed));
+      return true;
+    }
     const resets = ps.resets;
     const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil((end - from) * m.bytesPerRecord * 1.25)));
     let raw: Buffer;
@@ -1029,8 +1034,8 @@ export class GroupCoordinator {
       return false;
     }
     if (!m.alive || ps.owner !== m || raw.length === 0 || ps.committed > from || ps.acked.countIn(from, end) > 0) {
-      // Rebalanced, retained or acked in part while reading: back to the queue, whose
-      // next pass leaves out what is acked by now.
+      // Rebalanced, or acked (or retained) in part while reading: back to the queue,
+      // whose next pass leaves out what is acked by now.
       ps.redeliver.putBack(run);
       release();
       return ps.owner === m && m.alive && raw.length > 0;
@@ -1043,8 +1048,14 @@ export class GroupCoordinator {
       to = Math.min(span.nextOffset, end);
       pos += span.length;
     }
-    if (to < end) ps.redeliver.putBack(run.slice(to - from)); // past what was read: the next pass
     const n = to - from;
+    if (pos > 8 * n * Math.max(m.bytesPerRecord, 128)) {
+      // A short run inside large batches: sending the batches would cost far more than
+      // the records. Those go alone instead.
+      release();
+      return this.redeliver(m, ps, native, run);
+    }
+    if (to < end) ps.redeliver.putBack(run.slice(to - from)); // past what was read: the next pass
     this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: count, member: m });
     this.changed(m.state); // the counts went up
     m.unacked += n;
@@ -1432,7 +1443,16 @@ function partitionRanges(ps: PartitionGroupState): StateRange[] {
     if (last && last.to === o && last.deliveries === n) last.to++;
     else out.push((last = { partition: ps.index, from: o, to: o + 1, deliveries: n }));
   }
-  return out.sort((a, b) => a.from - b.from);
+  out.sort((a, b) => a.from - b.from);
+  // Adjacent ranges of one count as one (redeliveries as records are in flight one
+  // offset each): the file holds a bounded number of ranges.
+  const merged: StateRange[] = [];
+  for (const r of out) {
+    const prev = merged[merged.length - 1];
+    if (prev && prev.to === r.from && prev.deliveries === r.deliveries) prev.to = r.to;
+    else merged.push({ ...r });
+  }
+  return merged;
 }
 
 /**
