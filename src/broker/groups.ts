@@ -151,6 +151,24 @@ class RedeliveryQueue {
     return out;
   }
 
+  /** Takes, up to `max`, the due ones at the front that go on from `offset` (the next offset, and so on) with `deliveryCount`. */
+  takeRunAfter(offset: number, deliveryCount: number, max: number): Redelivery[] {
+    const out: Redelivery[] = [];
+    let next = offset + 1;
+    while (out.length < max && this.head < this.ready.length) {
+      const e = this.ready[this.head]!;
+      if (e.offset !== next || e.deliveryCount !== deliveryCount) break;
+      out.push(e);
+      this.head++;
+      next++;
+    }
+    if (this.head === this.ready.length) {
+      this.ready = [];
+      this.head = 0;
+    }
+    return out;
+  }
+
   /** Puts taken ones back at the front, in their order: they go first next time. */
   putBack(entries: Redelivery[]): void {
     if (entries.length === 0) return;
@@ -999,6 +1017,12 @@ export class GroupCoordinator {
     while (run < due.length && due[run]!.offset === due[run - 1]!.offset + 1 && due[run]!.deliveryCount === due[0]!.deliveryCount) run++;
     const batched = run >= MIN_BATCHED_REDELIVERY;
     if (batched && run < due.length) ps.redeliver.putBack(due.splice(run));
+    else if (batched) {
+      // The run may go on in the queue: as far as the member may take and one read holds.
+      const last = due[due.length - 1]!;
+      const most = Math.min(m.allowance(), Math.floor(MAX_READ_BYTES / Math.max(16, m.bytesPerRecord))) - due.length;
+      if (most > 0) for (const e of ps.redeliver.takeRunAfter(last.offset, last.deliveryCount, most)) due.push(e);
+    }
     ps.redelivering.add(due);
     try {
       return await (batched ? this.redeliverRun(m, ps, native, due) : this.redeliver(m, ps, native, due));
