@@ -1,10 +1,10 @@
 /**
  * What a restart costs a consumer group that held messages delivered and not acked.
  * The group's file keeps how far it was delivered (src/broker/offsets_file.ts), so after
- * the restart those messages come again through the redelivery path: decoded records,
- * marked redelivered, each with its delivery count. Compared, in the same run, with
- * the first delivery of the same messages (whole batches, the fastest path a group
- * has), which is the ceiling.
+ * the restart those messages come again through the redelivery queue: marked
+ * redelivered, each with its delivery count (runs of them as whole batches). Compared,
+ * in the same run, with the first delivery of the same messages (the fastest path a
+ * group has), which is the ceiling.
  *
  *   npm run bench:group-restart [-- --counts 20000,200000 --dir /path/on/the/disk --repeat 3]
  *
