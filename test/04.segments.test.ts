@@ -525,6 +525,25 @@ describe('Segments, index, retention and recovery', () => {
       const p = b.producer();
       for (let n = 0; n < bytes; n += 500) await p.send('t', { value: 'f'.repeat(500), partition: 0 });
     };
+    /** A copy of `dir` as a crash would leave it now (every acked append is synced). */
+    const crashImage = (dir: string) => {
+      const image = tmpDir();
+      fs.cpSync(dir, image, { recursive: true });
+      return image;
+    };
+    /** A broker (4 KiB window) whose partition's snapshot holds producer 1's first batch, `first`; it takes none after that one. */
+    const withOneSnapshot = async () => {
+      const dir = tmpDir();
+      const b = await openBroker({ dir, producerStateScanBytes: 4096 });
+      b.snapshotIntervalMs = 0;
+      await b.createTopic('t');
+      const ps = b.topicState('t').partitions[0]!;
+      const first = await b.publishBatch('t', idem(1, 0), 0);
+      await filler(b, 6000); // past producerStateScanBytes: a snapshot is taken
+      await ps.snapshotting;
+      b.snapshotIntervalMs = 1e9;
+      return { dir, b, first };
+    };
 
     it('a clean restart keeps the whole table: a retry from far behind the scan window is answered with its offsets', async () => {
       const dir = tmpDir();
@@ -550,8 +569,7 @@ describe('Segments, index, retention and recovery', () => {
       const b = await openBroker({ dir, producerStateScanBytes: 4096 });
       await b.createTopic('t');
       await b.publishBatch('t', idem(3, 0), 0);
-      const image = tmpDir(); // the log as a crash left it: without what follows
-      fs.cpSync(dir, image, { recursive: true });
+      const image = crashImage(dir); // without what follows
       const lost = await b.publishBatch('t', idem(3, 1), 0);
       await filler(b, 2000); // the snapshot's offset further on
       await b.close(); // its snapshot names `lost`
@@ -564,8 +582,7 @@ describe('Segments, index, retention and recovery', () => {
       // That snapshot was replaced at the open: after another crash, a batch written
       // below its offset is found all the same.
       const other = await c.publishBatch('t', idem(4, 0), 0);
-      const image2 = tmpDir();
-      fs.cpSync(image, image2, { recursive: true });
+      const image2 = crashImage(image);
       await c.close();
       const d = await openBroker({ dir: image2, producerStateScanBytes: 4096 });
       const r2 = await d.publishBatch('t', idem(4, 0), 0);
@@ -574,19 +591,10 @@ describe('Segments, index, retention and recovery', () => {
     });
 
     it('after a crash: the snapshot covers what lies before it, the log after it, both beyond the window', async () => {
-      const dir = tmpDir();
-      const b = await openBroker({ dir, producerStateScanBytes: 4096 });
-      b.snapshotIntervalMs = 0;
-      await b.createTopic('t');
-      const ps = b.topicState('t').partitions[0]!;
-      const a0 = await b.publishBatch('t', idem(1, 0), 0);
-      await filler(b, 6000);
-      await ps.snapshotting;
-      b.snapshotIntervalMs = 1e9;
+      const { dir, b, first: a0 } = await withOneSnapshot();
       const c0 = await b.publishBatch('t', idem(2, 0), 0);
       await filler(b, 40_000);
-      const crashed = tmpDir();
-      fs.cpSync(dir, crashed, { recursive: true });
+      const crashed = crashImage(dir);
       await b.close();
       const c = await openBroker({ dir: crashed, producerStateScanBytes: 4096 });
       const ra = await c.publishBatch('t', idem(1, 0), 0);
@@ -596,19 +604,10 @@ describe('Segments, index, retention and recovery', () => {
     });
 
     it('a snapshot further back than 64 windows is not used: the open reads the newest 64 windows only, and says so', async () => {
-      const dir = tmpDir();
-      const b = await openBroker({ dir, producerStateScanBytes: 4096 });
-      b.snapshotIntervalMs = 0;
-      await b.createTopic('t');
-      const ps = b.topicState('t').partitions[0]!;
-      await b.publishBatch('t', idem(1, 0), 0);
-      await filler(b, 6000);
-      await ps.snapshotting; // holds producer 1
-      b.snapshotIntervalMs = 1e9;
+      const { dir, b } = await withOneSnapshot();
       await filler(b, 300_000); // more than 64 × 4 KiB after it
       const c0 = await b.publishBatch('t', idem(2, 0), 0);
-      const crashed = tmpDir();
-      fs.cpSync(dir, crashed, { recursive: true });
+      const crashed = crashImage(dir);
       await b.close();
       const reopened = await openBrokerWithWarnings({ dir: crashed, producerStateScanBytes: 4096 });
       const c = reopened.broker;

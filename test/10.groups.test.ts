@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile } from '../src/broker/offsets_file';
 import { Broker, crc32c, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
-import { openBroker, sleep, startServer, tmpDir } from './helpers';
+import { openBroker, sleep, startServer, take, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
@@ -15,22 +15,6 @@ function deadLetteringSizes(b: Broker): number[] {
 
 /** A group state of committed offsets only: nothing delivered past them. */
 const snap = (committed: number[]) => ({ committed, next: [...committed], ranges: [] });
-
-/** The first n messages of a fresh iterator, each handled by onMsg (ack by default); fails after timeoutMs. */
-async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 20_000): Promise<ConsumedMessage[]> {
-  const out: ConsumedMessage[] = [];
-  if (n === 0) return out;
-  const it = c[Symbol.asyncIterator]();
-  const deadline = Date.now() + timeoutMs;
-  while (out.length < n) {
-    const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)]);
-    if (r === 'timeout') throw new Error(`got ${out.length} of ${n} messages`);
-    if (r.done) break;
-    out.push(r.value);
-    onMsg(r.value);
-  }
-  return out;
-}
 
 /** Runs the same group scenarios embedded and through gRPC: one interface. */
 for (const mode of ['embedded', 'grpc'] as const) {
@@ -71,6 +55,19 @@ for (const mode of ['embedded', 'grpc'] as const) {
       }
     }
     const producer = () => (client ? client.producer() : broker.producer());
+    /** Closes `c` once the group's state is written (every 20 ms), then restarts the broker. */
+    async function restartAfter(c: GroupConsumerApi): Promise<void> {
+      await sleep(150);
+      await c.close();
+      await stop();
+      await start();
+    }
+    /** Waits (up to `ms`) until the group's committed offset of partition 0 reads `offset`, and checks it does. */
+    async function committedReaches(offset: number, ms = 5000): Promise<void> {
+      const until = Date.now() + ms;
+      while ((await broker.describeTopic('t')).groups[0]?.committed[0] !== offset && Date.now() < until) await sleep(20);
+      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], offset);
+    }
 
     it('delivers every message once, in order per partition, and commits', async () => {
       await broker.createTopic('t', { partitions: 3 });
@@ -186,9 +183,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.equal(dl[0]!.headers['x-uringmq-original-offset']!.toString(), '0');
       assert.match(dl[0]!.headers['x-uringmq-reason']!.toString(), /nack/);
       // the poison message no longer holds the group back
-      const until = Date.now() + 10_000;
-      while ((await broker.describeTopic('t')).groups[0]!.committed[0] !== 2 && Date.now() < until) await sleep(20);
-      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 2);
+      await committedReaches(2, 10_000);
       await c.close();
     });
 
@@ -214,10 +209,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await take(c, 10, (m) => {
         if (m.offset < 6) m.ack();
       });
-      await sleep(150); // acks flushed and committed offsets written
-      await c.close();
-      await stop();
-      await start();
+      await restartAfter(c);
       const c2 = consumer({ topic: 't', group: 'g', from: 'latest' });
       const again = await take(c2, 4);
       assert.deepEqual(again.map((m) => m.offset), [6, 7, 8, 9]);
@@ -235,10 +227,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
         else if (m.offset === 7 && m.deliveryCount === 2) m.nack({ delayMs: 60_000 });
       });
       assert.deepEqual(got.slice(10).map((m) => [m.offset, m.deliveryCount]), [[3, 2], [7, 2]]);
-      await sleep(150); // the group's state written (every 20 ms)
-      await c.close();
-      await stop();
-      await start();
+      await restartAfter(c);
       await producer().send('t', { value: 'new' });
       const c2 = consumer({ topic: 't', group: 'g', from: 'latest' });
       const again = await take(c2, 3);
@@ -247,9 +236,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
         [[3, 3, true], [7, 3, true], [10, 1, false]],
         'an acked message came again, a count started over, or a fresh one was counted',
       );
-      const until = Date.now() + 5000;
-      while ((await broker.describeTopic('t')).groups[0]?.committed[0] !== 11 && Date.now() < until) await sleep(20);
-      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 11);
+      await committedReaches(11);
       await c2.close();
     });
 
@@ -258,17 +245,12 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await producer().sendBatch('t', Array.from({ length: 600 }, (_, i) => ({ value: String(i) })));
       const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 1000 });
       await take(c, 600, (m) => m.offset >= 500 && m.ack()); // 0..499 held unacked
-      await sleep(150);
-      await c.close();
-      await stop();
-      await start();
+      await restartAfter(c);
       const c2 = consumer({ topic: 't', group: 'g', maxUnacked: 1000 });
       const got = await take(c2, 500);
       assert.deepEqual(got.map((m) => m.offset), Array.from({ length: 500 }, (_, i) => i));
       assert.ok(got.every((m) => m.deliveryCount === 2 && m.redelivered && m.value.toString() === String(m.offset)));
-      const until = Date.now() + 5000;
-      while ((await broker.describeTopic('t')).groups[0]?.committed[0] !== 600 && Date.now() < until) await sleep(20);
-      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 600);
+      await committedReaches(600);
       await c2.close();
     });
 
@@ -282,10 +264,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
         // its second delivery is never acked
       });
       assert.deepEqual(got.filter((m) => m.offset === 0).map((m) => m.deliveryCount), [1, 2]);
-      await sleep(150);
-      await c.close();
-      await stop();
-      await start();
+      await restartAfter(c);
       await producer().send('t', { value: 'after' });
       const c2 = consumer({ topic: 't', group: 'g', from: 'latest', maxDeliveries: 3 });
       const after = await take(c2, 2, (m) => (m.value.toString() === 'poison' ? m.nack() : m.ack()));

@@ -6,8 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
 import { readOffsetsFile } from '../src/broker/offsets_file';
 import { connect, type Client } from '../src/client';
-import { encodeBatch, sealBatch } from '../src';
-import { sleep, tmpDir } from './helpers';
+import { encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi } from '../src';
+import { sleep, take, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 describe('Server crash and shutdown', function () {
@@ -203,19 +203,9 @@ describe('Server crash and shutdown', function () {
     let { srv, client } = await serverWithTopic(dir);
     await client.producer().sendBatch('t', [{ value: 'slow' }, { value: 'poison' }, { value: 'done' }]);
     const opts = { topic: 't', group: 'g', from: 'earliest' as const, maxDeliveries: 2 };
-    /** Messages of a consumer as [value, deliveryCount, redelivered], until `n` came or 10 s passed. */
-    const receive = async (c: ReturnType<Client['consumer']>, n: number, onMsg: (m: { value: Buffer; deliveryCount: number; ack(): void; nack(): void }) => void) => {
-      const out: Array<[string, number, boolean]> = [];
-      const it = c[Symbol.asyncIterator]();
-      const deadline = Date.now() + 10_000;
-      while (out.length < n) {
-        const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => null)]);
-        if (!r || r.done) break;
-        out.push([r.value.value.toString(), r.value.deliveryCount, r.value.redelivered]);
-        onMsg(r.value);
-      }
-      return out;
-    };
+    /** The first n messages of a consumer as [value, deliveryCount, redelivered]. */
+    const receive = async (c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void) =>
+      (await take(c, n, onMsg, 10_000)).map((m) => [m.value.toString(), m.deliveryCount, m.redelivered]);
     const before = await receive(client.consumer(opts), 4, (m) => {
       const v = m.value.toString();
       if (v === 'done') m.ack();

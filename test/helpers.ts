@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Broker, type BrokerOptions } from '../src';
+import { Broker, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi } from '../src';
 
 const made: string[] = [];
 
@@ -103,4 +103,20 @@ export async function openBrokerWithWarnings(opts: Partial<BrokerOptions> = {}):
   } finally {
     process.off('warning', onWarning);
   }
+}
+
+/** The first n messages of a fresh iterator, each handled by onMsg (ack by default); fails after timeoutMs. */
+export async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMessage) => void = (m) => m.ack(), timeoutMs = 20_000): Promise<ConsumedMessage[]> {
+  const out: ConsumedMessage[] = [];
+  if (n === 0) return out;
+  const it = c[Symbol.asyncIterator]();
+  const deadline = Date.now() + timeoutMs;
+  while (out.length < n) {
+    const r = await Promise.race([it.next(), sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)]);
+    if (r === 'timeout') throw new Error(`got ${out.length} of ${n} messages`);
+    if (r.done) break;
+    out.push(r.value);
+    onMsg(r.value);
+  }
+  return out;
 }

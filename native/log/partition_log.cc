@@ -953,15 +953,10 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
         const int64_t size = static_cast<int64_t>(seg->size);
         if (seg->next_offset <= from_offset) break;  // this one and the older ones end before it
         if (size == 0) continue;
-        int64_t from = 0;
-        if (seg->base_offset < from_offset) {
-          // Start at a batch boundary: the sparse-index entry at or before from_offset.
-          const uint64_t rel = static_cast<uint64_t>(from_offset - seg->base_offset);
-          const auto& idx = seg->index;
-          auto ie = std::upper_bound(idx.begin(), idx.end(), rel,
-                                     [](uint64_t r, const IndexEntry& e) { return r < e.rel_offset; });
-          if (ie != idx.begin()) from = (ie - 1)->position;
-        }
+        // From a batch boundary: the sparse-index entry at or before from_offset (the
+        // segment found is this one: every newer one starts past from_offset).
+        std::shared_ptr<Segment> holding;
+        const int64_t from = seg->base_offset < from_offset ? LocateLocked(from_offset, &holding) : 0;
         spans.push_back({seg, from, size});
         total += static_cast<uint64_t>(size - from);
         if (seg->base_offset <= from_offset) break;

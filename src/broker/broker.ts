@@ -408,8 +408,7 @@ export class Broker {
    */
   private async replaceStaleSnapshot(ps: PartitionState): Promise<void> {
     try {
-      const { batches, end } = await ps.idempotence.settled();
-      await writeProducerSnapshot(ps.dir, { offset: Math.max(this.partitionOffsets(ps).endOffset, end), batches });
+      await this.writeSnapshot(ps);
     } catch (e) {
       process.emitWarning(`${ps.label}: ${String((e as Error).message ?? e)}; removing the snapshot instead`, 'UringmqWarning');
       await removeProducerSnapshot(ps.dir);
@@ -425,15 +424,8 @@ export class Broker {
     if (ps.snapshotting) return closing ? ps.snapshotting.then(() => this.snapshotProducers(ps, true)) : ps.snapshotting;
     if (ps.topic.deleted) return Promise.resolve();
     ps.nextSnapshotAt = Date.now() + this.snapshotIntervalMs;
-    // Every batch appended from here on lands at or past this end and past every
-    // batch already in the table: the snapshot's offset, from which the log is read.
-    this.engine.offsets(ps.native, this.offsetScratch);
-    const endOffset = this.offsetScratch[1]!;
     ps.sinceSnapshot = 0;
-    const run = (async () => {
-      const { batches, end } = await ps.idempotence.settled();
-      await writeProducerSnapshot(ps.dir, { offset: Math.max(endOffset, end), batches });
-    })()
+    const run = this.writeSnapshot(ps)
       .catch((e: unknown) => {
         ps.sinceSnapshot = Math.max(ps.sinceSnapshot, 1); // try again (at close at the latest)
         if (!ps.topic.deleted) process.emitWarning(`${ps.label}: ${e instanceof Error ? e.message : String(e)}`, 'UringmqWarning');
@@ -443,6 +435,15 @@ export class Broker {
       });
     ps.snapshotting = run;
     return run;
+  }
+
+  /** Writes the partition's table as it is now (once the appends under way settle). */
+  private async writeSnapshot(ps: PartitionState): Promise<void> {
+    // Every batch appended from here on lands at or past this end and past every
+    // batch already in the table: the snapshot's offset, from which the log is read.
+    const { endOffset } = this.partitionOffsets(ps);
+    const { batches, end } = await ps.idempotence.settled();
+    await writeProducerSnapshot(ps.dir, { offset: Math.max(endOffset, end), batches });
   }
 
   /** At close: a snapshot of every partition appended to since its last one, a few at a time. */

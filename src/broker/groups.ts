@@ -226,6 +226,11 @@ const DEFAULTS = { ackDeadlineMs: 30_000, maxUnacked: 512, maxDeliveries: 5, ses
 const MIN_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 1024 * 1024; // bigger messages cost the client page faults to assemble
 const MAX_REDELIVERIES_PER_PASS = 256;
+
+/** Bytes to read for about `bytes` of records, within bounds. */
+function readSize(bytes: number): number {
+  return Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(bytes)));
+}
 /** Consecutive redeliveries of one count from which they go as whole batches, not decoded records. */
 const MIN_BATCHED_REDELIVERY = 32;
 /** Moves to the dead-letter topic under way at once per partition (each holds a read batch). */
@@ -348,6 +353,14 @@ export class GroupMember {
    */
   get refill(): number {
     return Math.max(1, Math.min(256, Math.floor(this.window / 4)));
+  }
+
+  /** @internal `n` more messages went out to it: they take credit, window and tokens. */
+  delivered(n: number): void {
+    this.unacked += n;
+    this.credits -= n;
+    this.flow.bucket.take(n);
+    this.flow.onDelivered(n);
   }
 
   /** Messages this member may be sent now: credit, window and tokens. */
@@ -487,6 +500,8 @@ export class GroupCoordinator {
   private readonly readPool = new BufferPool(16 * 1024 * 1024);
   /** readBatchSpan's answer, reused: the delivery loop is synchronous between the reads and the send. */
   private readonly span = { length: 0, nextOffset: 0 };
+  /** wholeBatches' answer, reused likewise. */
+  private readonly cut = { pos: 0, to: 0 };
 
   constructor(private readonly broker: Broker) {
     this.timer = setInterval(() => this.sweep(), 50);
@@ -918,7 +933,7 @@ export class GroupCoordinator {
     // Read about as much as the member may take: one large read instead of many
     // small serial ones (each costs a thread-pool round trip), within bounds.
     const want = m.allowance();
-    const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(want * m.bytesPerRecord)));
+    const readBytes = readSize(want * m.bytesPerRecord);
     const ahead = ps.readAhead;
     ps.readAhead = null;
     if (ahead && ahead.from !== from) void ahead.raw.then((b) => b && this.readPool.release(b));
@@ -930,24 +945,14 @@ export class GroupCoordinator {
       return false;
     }
     // Whole batches up to the allowance; the last one may be cut by `to`.
-    let pos = 0;
-    let to = from;
-    const span = this.span;
-    while (pos < raw.length && to - from < allowance) {
-      readBatchSpan(raw, pos, span);
-      to = Math.min(span.nextOffset, from + allowance); // nextOffset: exclusive
-      pos += span.length;
-    }
+    const { pos, to } = this.wholeBatches(raw, from, from + allowance);
     const slice = raw.subarray(0, pos);
     const n = to - from;
     m.bytesPerRecord = Math.max(16, Math.round((m.bytesPerRecord * 3 + pos / Math.max(1, n)) / 4));
     this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
     ps.next = to;
     this.changed(m.state);
-    m.unacked += n;
-    m.credits -= n;
-    m.flow.bucket.take(n);
-    m.flow.onDelivered(n);
+    m.delivered(n);
     m.sink.deliverBatches(ps.index, slice, from, to);
     if (m.sink.copiesBatches) this.readPool.release(raw); // copied: the buffer is free again
     // Overlap the next (thread-pool) read with this delivery's trip to the consumer.
@@ -956,6 +961,24 @@ export class GroupCoordinator {
       ps.readAhead = { from: to, raw: p };
     }
     return true;
+  }
+
+  /**
+   * The whole batches at the start of `raw` (read from `from`) that hold offsets below
+   * `end`: `pos` bytes of them, delivering up to `to` (at most `end`; the last batch
+   * may hold more).
+   */
+  private wholeBatches(raw: Buffer, from: number, end: number): { pos: number; to: number } {
+    const cut = this.cut;
+    const span = this.span;
+    cut.pos = 0;
+    cut.to = from;
+    while (cut.pos < raw.length && cut.to < end) {
+      readBatchSpan(raw, cut.pos, span);
+      cut.to = Math.min(span.nextOffset, end); // nextOffset: exclusive
+      cut.pos += span.length;
+    }
+    return cut;
   }
 
   /**
@@ -1044,7 +1067,7 @@ export class GroupCoordinator {
       return true;
     }
     const resets = ps.resets;
-    const readBytes = Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil((end - from) * m.bytesPerRecord * 1.25)));
+    const readBytes = readSize((end - from) * m.bytesPerRecord * 1.25);
     let raw: Buffer;
     try {
       raw = await this.read(m, native, from, readBytes);
@@ -1064,14 +1087,7 @@ export class GroupCoordinator {
       release();
       return ps.owner === m && m.alive && raw.length > 0;
     }
-    let pos = 0;
-    let to = from;
-    const span = this.span;
-    while (pos < raw.length && to < end) {
-      readBatchSpan(raw, pos, span);
-      to = Math.min(span.nextOffset, end);
-      pos += span.length;
-    }
+    const { pos, to } = this.wholeBatches(raw, from, end);
     const n = to - from;
     if (pos > 8 * n * Math.max(m.bytesPerRecord, 128)) {
       // A short run inside large batches: sending the batches would cost far more than
@@ -1082,10 +1098,7 @@ export class GroupCoordinator {
     if (to < end) ps.redeliver.putBack(run.slice(to - from)); // past what was read: the next pass
     this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: count, member: m });
     this.changed(m.state); // the counts went up
-    m.unacked += n;
-    m.credits -= n;
-    m.flow.bucket.take(n);
-    m.flow.onDelivered(n);
+    m.delivered(n);
     m.sink.deliverBatches(ps.index, raw.subarray(0, pos), from, to, count);
     release();
     return true;
@@ -1108,7 +1121,7 @@ export class GroupCoordinator {
         // About as much as the offsets still due span (a window put back whole after a
         // restart spans them densely): decoding a MiB of records for a few is waste.
         const span = due[due.length - 1]!.offset - e.offset + 1;
-        const raw = await this.broker.readRaw(native, e.offset, Math.min(MAX_READ_BYTES, Math.max(MIN_READ_BYTES, Math.ceil(span * m.bytesPerRecord * 1.25))));
+        const raw = await this.broker.readRaw(native, e.offset, readSize(span * m.bytesPerRecord * 1.25));
         const recs = decodeBatches(raw, e.offset);
         if (recs.length === 0) {
           i++;
@@ -1140,10 +1153,7 @@ export class GroupCoordinator {
     const deadline = Date.now() + m.opts.ackDeadlineMs;
     for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
     this.changed(m.state); // the counts went up
-    m.unacked += out.length;
-    m.credits -= out.length;
-    m.flow.bucket.take(out.length);
-    m.flow.onDelivered(out.length);
+    m.delivered(out.length);
     m.sink.deliverRecords(out);
     return true;
   }
@@ -1461,20 +1471,15 @@ function partitionRanges(ps: PartitionGroupState): StateRange[] {
     if (r.deliveryCount >= 2)
       for (const [from, to] of ps.acked.gapsIn(Math.max(r.from, ps.committed), Math.min(r.to, ps.next))) out.push({ partition: ps.index, from, to, deliveries: r.deliveryCount });
   for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
-  let last: StateRange | null = null;
-  for (const o of [...counts.keys()].sort((a, b) => a - b)) {
-    const n = counts.get(o)!;
-    if (last && last.to === o && last.deliveries === n) last.to++;
-    else out.push((last = { partition: ps.index, from: o, to: o + 1, deliveries: n }));
-  }
+  for (const [o, n] of counts) out.push({ partition: ps.index, from: o, to: o + 1, deliveries: n });
   out.sort((a, b) => a.from - b.from);
-  // Adjacent ranges of one count as one (redeliveries as records are in flight one
-  // offset each): the file holds a bounded number of ranges.
+  // Adjacent ranges of one count as one (queued redeliveries are one offset each, and
+  // so are those in flight as records): the file holds a bounded number of ranges.
   const merged: StateRange[] = [];
   for (const r of out) {
     const prev = merged[merged.length - 1];
     if (prev && prev.to === r.from && prev.deliveries === r.deliveries) prev.to = r.to;
-    else merged.push({ ...r });
+    else merged.push(r);
   }
   return merged;
 }
