@@ -237,8 +237,9 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
     // What a power cut can leave: state.json still says the run was going, and a block
     // of an unsynced write lies before the newest index entry, lost.
-    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')), { clean: true, durability });
-    fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify({ clean: false, durability }));
+    const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8'));
+    assert.deepEqual(state, { clean: true, durability, run: b.run });
+    fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify({ ...state, clean: false }));
     overwriteAt(segmentFiles(dir, 't', 0)[0]!, 32768, Buffer.alloc(4096));
     b = await openBroker({ dir, durability });
     const end = b.partitionInfo(b.partitionState('t', 0)).endOffset;

@@ -7,7 +7,9 @@ import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { MAX_CUTS, cutsAfter, readLogCuts, recordLogCut } from '../src/broker/log_cuts';
 import { Metadata, status } from '@grpc/grpc-js';
 import { CODE_TRAILER, fromServiceError, grpcCodeFor, toServiceError } from '../src/grpc/status';
 import { UringmqError, isErrorCode, type ErrorCode } from '../src/errors';
@@ -219,6 +221,44 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     many.forEach((m) => pool.release(m));
     assert.ok(pool.heldBytes <= 1 << 20);
     assert.equal(pool.acquire(10).length, 10); // small sizes are plain allocations
+  });
+});
+
+describe('Units: log cuts (where a power cut may have cut a topic\'s partitions)', () => {
+  it('state of a run is cut by the ends recorded in later runs only; of the current run by none; of an unknown later run by all', () => {
+    const cuts = [
+      { run: 10, ends: [100, 7] },
+      { run: 20, ends: [50, 9] },
+      { run: 30, ends: [80, 3] },
+    ];
+    assert.deepEqual(cutsAfter(cuts, 2, 0, 40), [50, 3]);
+    assert.deepEqual(cutsAfter(cuts, 2, 10, 40), [50, 3]);
+    assert.deepEqual(cutsAfter(cuts, 2, 20, 40), [80, 3]);
+    assert.deepEqual(cutsAfter(cuts, 2, 25, 40), [80, 3]);
+    assert.deepEqual(cutsAfter(cuts, 2, 30, 40), [Infinity, Infinity]);
+    assert.deepEqual(cutsAfter(cuts, 2, 30, 30), [Infinity, Infinity], 'state the current run wrote');
+    assert.deepEqual(cutsAfter(cuts, 2, 45, 40), [50, 3], 'a run the counter does not know: every cut');
+  });
+
+  it('keeps at most MAX_CUTS on disk, merging the oldest two under the newer run with the lower ends; a damaged file is an IO_ERROR', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uringmq-cuts-'));
+    try {
+      assert.deepEqual(await readLogCuts(dir, 1), []);
+      let cuts = await readLogCuts(dir, 1);
+      for (let run = 1; run <= MAX_CUTS + 2; run++) cuts = await recordLogCut(dir, cuts, run, [run === 2 ? 5 : 1000 + run]);
+      assert.equal(cuts.length, MAX_CUTS);
+      assert.deepEqual(cuts[0], { run: 3, ends: [5] }, 'runs 1 to 3 as one, at the lowest end');
+      assert.deepEqual(cuts[1], { run: 4, ends: [1004] });
+      assert.deepEqual(await readLogCuts(dir, 1), cuts);
+      // State of run 0 or 2 is cut by the merged entry (at run 3's end or lower): more
+      // is redelivered, nothing skipped; of run 3 not by it.
+      assert.deepEqual([0, 2, 3].map((w) => cutsAfter(cuts, 1, w, 100)[0]), [5, 5, 1004]);
+      await assert.rejects(readLogCuts(dir, 2), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && e.message.includes('2 partitions'));
+      fs.writeFileSync(path.join(dir, 'cuts.json'), '{"cuts": [');
+      await assert.rejects(readLogCuts(dir, 1), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && e.message.includes('cuts.json'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile } from '../src/broker/offsets_file';
-import { Broker, crc32c, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
-import { openBroker, sleep, startServer, take, tmpDir } from './helpers';
+import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
+import { openBroker, overwriteAt, segmentFiles, sleep, startServer, take, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
@@ -216,26 +216,39 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c2.close();
     });
 
-    it('after a restart, what was acked above the committed offset does not come again; what was not comes marked, its count carried on', async () => {
+    it('after a restart, what was acked above the committed offset does not come again; what was not comes marked, its count carried on, and a nack\'s delay kept', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: String(i) })));
       const c = consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300 });
       // 3 and 7 go unacked: delivered once, then again after their deadline; then 3
-      // waits for its ack and 7 for its redelivery a minute later.
+      // waits for its ack and 7 for its redelivery 2.5 s later. 5 is nacked with that
+      // delay at its first delivery.
+      const delayMs = 2500;
+      const due = new Map<number, number>();
       const got = await take(c, 12, (m) => {
-        if (m.offset !== 3 && m.offset !== 7) m.ack();
-        else if (m.offset === 7 && m.deliveryCount === 2) m.nack({ delayMs: 60_000 });
+        if (m.offset === 5) {
+          due.set(5, Date.now() + delayMs);
+          m.nack({ delayMs });
+        } else if (m.offset === 7 && m.deliveryCount === 2) {
+          due.set(7, Date.now() + delayMs);
+          m.nack({ delayMs });
+        } else if (m.offset !== 3 && m.offset !== 7) m.ack();
       });
       assert.deepEqual(got.slice(10).map((m) => [m.offset, m.deliveryCount]), [[3, 2], [7, 2]]);
       await restartAfter(c);
       await producer().send('t', { value: 'new' });
       const c2 = consumer({ topic: 't', group: 'g', from: 'latest' });
-      const again = await take(c2, 3);
+      const arrived = new Map<number, number>();
+      const again = await take(c2, 4, (m) => {
+        arrived.set(m.offset, Date.now());
+        m.ack();
+      });
       assert.deepEqual(
         again.map((m) => [m.offset, m.deliveryCount, m.redelivered]),
-        [[3, 3, true], [7, 3, true], [10, 1, false]],
-        'an acked message came again, a count started over, or a fresh one was counted',
+        [[3, 3, true], [10, 1, false], [5, 2, true], [7, 3, true]],
+        'an acked message came again, a count started over, a fresh one was counted, or a delay was cut short',
       );
+      for (const o of [5, 7]) assert.ok(arrived.get(o)! >= due.get(o)! - 20, `${o} came ${due.get(o)! - arrived.get(o)!} ms before its delay ran out`);
       await committedReaches(11);
       await c2.close();
     });
@@ -827,7 +840,31 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     m2.leave();
   });
 
-  it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 2', async () => {
+  it('3,000 nacks with a delay are written as a few ranges, not one each; after a restart all wait out their delay', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 3000 }, (_, i) => ({ value: String(i) })));
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 5000 });
+    const delayMs = 2000;
+    const until = Date.now() + delayMs;
+    await take(c, 3000, (m) => m.nack({ delayMs }));
+    await sleep(150);
+    await c.close();
+    await broker.close();
+    const state = (await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))!;
+    assert.deepEqual([state.committed, state.next], [[0], [3000]]);
+    assert.ok(state.ranges.length <= 5, `${state.ranges.length} ranges`);
+    assert.ok(state.ranges.every((r) => r.deliveries === 1 && r.notBefore! >= until));
+    assert.equal(state.ranges.reduce((n, r) => n + r.to - r.from, 0), 3000);
+    broker = await openBroker({ dir });
+    const c2 = broker.consumer({ topic: 't', group: 'g', maxUnacked: 5000 });
+    const got = await take(c2, 3000);
+    assert.ok(Date.now() >= until - 20, `came ${until - Date.now()} ms before the delay ran out`);
+    assert.deepEqual(got.map((m) => m.offset), Array.from({ length: 3000 }, (_, i) => i));
+    assert.ok(got.every((m) => m.deliveryCount === 2 && m.redelivered));
+    await c2.close();
+  });
+
+  it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 3', async () => {
     await broker.createTopic('t', { partitions: 2 });
     for (const partition of [0, 1]) await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${partition}-${i}` })), { partition });
     await broker.close();
@@ -843,7 +880,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const file = path.join(dir, 'groups', 'g', 't.offs');
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, Buffer.concat([slot, Buffer.alloc(4096)]));
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 7, version: 1, committed: [6, 9], next: [6, 9], ranges: [] });
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 7, version: 1, committed: [6, 9], next: [6, 9], ranges: [], run: 0 });
     broker = await openBroker({ dir });
     const c = broker.consumer({ topic: 't', group: 'g' });
     const got = await take(c, 5);
@@ -851,8 +888,60 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.ok(got.every((m) => !m.redelivered));
     await c.close();
     const until = Date.now() + 5000;
-    while ((await readOffsetsFile(file))?.version !== 2 && Date.now() < until) await sleep(20);
-    assert.deepEqual(await readOffsetsFile(file).then((r) => r && [r.version, r.committed]), [2, [10, 10]]);
+    while ((await readOffsetsFile(file))?.version !== 3 && Date.now() < until) await sleep(20);
+    assert.deepEqual(await readOffsetsFile(file).then((r) => r && [r.version, r.committed, r.run]), [3, [10, 10], broker.run]);
+  });
+
+  it('after a power cut took the log\'s unsynced tail, a group whose file names offsets past the new end gets what is written there since, after a later restart too', async () => {
+    await broker.close();
+    const durability = { intervalMs: 50 };
+    broker = await openBroker({ dir, durability });
+    await broker.createTopic('t');
+    for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), 0);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await take(c, 40);
+    await c.close();
+    const file = path.join(dir, 'groups', 'g', 't.offs');
+    const until = Date.now() + 5000;
+    while ((await readOffsetsFile(file))?.committed[0] !== 40 && Date.now() < until) await sleep(20);
+    const bytes = broker.partitionInfo(broker.partitionState('t', 0)).bytes;
+    await broker.close();
+    // What a power cut can leave: state.json says the run was going, the group's file
+    // (written O_DSYNC) says all 40 were acked, and the log's unsynced second half is gone.
+    const stateFile = path.join(dir, 'state.json');
+    fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
+    const seg = segmentFiles(dir, 't', 0)[0]!;
+    const cutAt = Math.floor(bytes / 2 / 4096) * 4096;
+    overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+    broker = await openBroker({ dir, durability });
+    const end = broker.partitionInfo(broker.partitionState('t', 0)).endOffset;
+    assert.ok(end > 0 && end < 40, `end offset ${end}`);
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'topics', 't', 'cuts.json'), 'utf8')), { cuts: [{ run: broker.run, ends: [end] }] });
+    const p = broker.producer();
+    for (let i = 0; i < 5; i++) await p.send('t', { value: `new${i}` });
+    // A clean restart before the group comes back: the cut is on disk, not only in memory.
+    await broker.close();
+    broker = await openBroker({ dir, durability });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    const c2 = broker.consumer({ topic: 't', group: 'g' });
+    const got = await take(c2, 5).finally(() => process.off('warning', onWarning));
+    assert.deepEqual(
+      got.map((m) => [m.offset, m.value.toString(), m.deliveryCount]),
+      Array.from({ length: 5 }, (_, i) => [end + i, `new${i}`, 1]),
+      'messages written over the lost tail were skipped',
+    );
+    assert.ok(warnings.some((w) => w.includes('group g on t') && w.includes('power cut')), warnings.join('; '));
+    await c2.close();
+    while ((await readOffsetsFile(file))?.committed[0] !== end + 5 && Date.now() < until + 5000) await sleep(20);
+    // Its state is now of a run after the cut, which no longer applies to it.
+    await broker.close();
+    broker = await openBroker({ dir, durability });
+    await broker.producer().send('t', { value: 'last' });
+    const c3 = broker.consumer({ topic: 't', group: 'g' });
+    assert.deepEqual((await take(c3, 1)).map((m) => m.value.toString()), ['last']);
+    await c3.close();
   });
 
   it('creating a topic removes offsets an earlier topic of the name left (a delete that crashed before removing them)', async () => {
@@ -870,7 +959,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
 
 describe('Committed-offsets file: two slots written in place', function () {
   this.timeout(20_000);
-  const size = (n: number) => 2 * Math.ceil((32 + 16 * n + 24 * (1024 + n)) / 4096) * 4096;
+  const size = (n: number) => 2 * Math.ceil((32 + 16 * n + 32 * (1024 + n)) / 4096) * 4096;
   /** What a file's read gives back, without the format version. */
   const read = async (file: string) => {
     const r = await readOffsetsFile(file);
@@ -896,27 +985,69 @@ describe('Committed-offsets file: two slots written in place', function () {
     assert.equal(await readOffsetsFile(path.join(path.dirname(file), 'none.offs')), null);
   });
 
-  it('holds per partition how far the group was delivered, and acked and counted ranges; a write covers only the blocks it fills', async () => {
+  it('holds per partition how far the group was delivered, acked, counted and delayed ranges, and the run that wrote it; a write covers only the blocks it fills', async () => {
     const file = path.join(tmpDir(), 't.offs');
     const state = {
       committed: [5, -1],
       next: [900, -1],
-      ranges: Array.from({ length: 300 }, (_, i) => ({ partition: 0, from: 10 + 2 * i, to: 11 + 2 * i, deliveries: i % 3 === 0 ? 0 : 2 + (i % 5) })),
+      ranges: Array.from({ length: 300 }, (_, i) => {
+        const r = { partition: 0, from: 10 + 2 * i, to: 11 + 2 * i, deliveries: i % 3 === 0 ? 0 : 1 + (i % 5) };
+        return r.deliveries === 1 || i % 7 === 0 ? { ...r, notBefore: 1_800_000_000_000 + i } : r;
+      }),
+      run: 1_790_000_123,
     };
     const { file: out } = await OffsetsFile.open(file, snap([0, -1]));
-    await out.write(state); // slot 1: 32 + 32 + 300 × 24 bytes, two blocks
+    await out.write(state); // slot 1: 32 + 32 + 300 × 32 bytes, three blocks
     await out.close();
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 2, ...state });
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 3, ...state });
     const slot = size(2) / 2;
     const bytes = fs.readFileSync(file);
-    assert.ok(bytes.subarray(slot + 8192, 2 * slot).every((b) => b === 0), 'a write went past the blocks its snapshot fills');
+    assert.ok(bytes.subarray(slot + 12288, 2 * slot).every((b) => b === 0), 'a write went past the blocks its snapshot fills');
     const again = await OffsetsFile.open(file, snap([0, -1]));
     await assert.rejects(
       again.file.write({ ...state, ranges: Array.from({ length: 1027 }, (_, i) => ({ partition: 0, from: i, to: i + 1, deliveries: 0 })) }),
       (e: Error & { code?: string }) => e.code === 'INTERNAL',
     );
     await again.file.close();
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 2, ...state }, 'a refused write changed the file');
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 3, ...state }, 'a refused write changed the file');
+  });
+
+  it('a version-2 file (24-byte ranges, no run) is read with no delays and run 0; opening it for writing replaces it with version 3', async () => {
+    const file = path.join(tmpDir(), 't.offs');
+    const slot = Buffer.alloc(4096);
+    slot.write('UMQO', 0, 'latin1');
+    slot.writeUInt32LE(2, 4);
+    slot.writeDoubleLE(9, 8);
+    slot.writeUInt32LE(1, 16);
+    slot.writeUInt32LE(2, 24);
+    slot.writeDoubleLE(4, 32); // committed
+    slot.writeDoubleLE(20, 40); // next
+    const ranges = [
+      [0, 0, 5, 8],
+      [0, 3, 9, 11],
+    ];
+    ranges.forEach(([partition, deliveries, from, to], i) => {
+      slot.writeUInt32LE(partition!, 48 + 24 * i);
+      slot.writeUInt32LE(deliveries!, 52 + 24 * i);
+      slot.writeDoubleLE(from!, 56 + 24 * i);
+      slot.writeDoubleLE(to!, 64 + 24 * i);
+    });
+    slot.writeUInt32LE(crc32c(slot.subarray(24, 96), crc32c(slot.subarray(8, 20))), 20);
+    fs.writeFileSync(file, Buffer.concat([slot, Buffer.alloc(4096)]));
+    const state = {
+      committed: [4],
+      next: [20],
+      ranges: [
+        { partition: 0, deliveries: 0, from: 5, to: 8 },
+        { partition: 0, deliveries: 3, from: 9, to: 11 },
+      ],
+    };
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 9, version: 2, run: 0, ...state });
+    const { file: out, created } = await OffsetsFile.open(file, { ...state, run: 5 });
+    await out.close();
+    assert.equal(created, true);
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 1, version: 3, run: 5, ...state });
+    assert.equal(fs.statSync(file).size, size(1));
   });
 
   it('a torn newest slot falls back to the one before it; with both torn the read is an IO_ERROR naming the file', async () => {

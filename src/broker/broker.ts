@@ -4,6 +4,7 @@
  *
  *   <dir>/.lock                      flock held while open
  *   <dir>/topics/<name>/topic.json   topic config (atomic writes)
+ *   <dir>/topics/<name>/cuts.json    partition ends where a power cut may have cut (log_cuts.ts)
  *   <dir>/topics/<name>/<p>/         segment files of partition p
  *   <dir>/trash/                     topics being deleted (emptied on open)
  */
@@ -19,6 +20,7 @@ import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
 import { IdempotenceTable, NEW } from './idempotence';
+import { cutsAfter, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
 import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
@@ -123,9 +125,15 @@ export class TopicState {
   deleted = false;
   roundRobin = 0;
   partitions: PartitionState[] = [];
+  /** The partitions' ends at opens that followed a stop which may have lost unsynced tails (log_cuts.ts). */
+  cuts: LogCut[] = [];
   constructor(readonly config: TopicConfig, readonly dir: string) {}
   get name(): string {
     return this.config.name;
+  }
+  /** Per partition, the offset past which state written in run `writtenIn` may name messages lost since (Infinity: none). */
+  cutsAfter(writtenIn: number, currentRun: number): number[] {
+    return cutsAfter(this.cuts, this.config.partitions, writtenIn, currentRun);
   }
 }
 
@@ -201,8 +209,10 @@ export class Broker {
   private readonly producerStateScanBytes: number;
   /** @internal Least time between two producer-state snapshots of a partition while running (tests shorten it). */
   snapshotIntervalMs = 1000;
-  /** The last run crashed without `sync`: recovery checks whole last segments (see state.json). */
+  /** The last run crashed without `sync`: recovery checks whole last segments, and a power cut may have cut tails (see state.json). */
   private fullScan = false;
+  /** @internal This run's number (state.json): increases from one open of the directory to the next. */
+  run = 0;
   /** @internal encode buffers, reused once their append completes */
   readonly batchPool = new BufferPool();
   /** @internal producers holding unsent records, flushed by close() */
@@ -285,7 +295,7 @@ export class Broker {
         lock,
       );
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
-      broker.fullScan = await startRun(dir, durability);
+      ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability));
       await broker.loadTopics();
       return broker;
     } catch (e) {
@@ -321,7 +331,11 @@ export class Broker {
         continue;
       }
       if (cfg.name !== ent.name) throw new UringmqError('IO_ERROR', `topic metadata in ${tdir} names "${cfg.name}"`);
-      await this.openTopic(cfg, tdir);
+      const t = await this.openTopic(cfg, tdir);
+      t.cuts = await readLogCuts(tdir, cfg.partitions);
+      // What the previous run served may have been cut here: where the logs end now is
+      // the most that state it wrote can be trusted with (log_cuts.ts).
+      if (this.fullScan) t.cuts = await recordLogCut(tdir, t.cuts, this.run, t.partitions.map((ps) => this.partitionInfo(ps).endOffset));
     }
   }
 
@@ -981,7 +995,7 @@ export class Broker {
       for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.closePartition(ps.native);
       this.state = 'closed';
       // A clean stop: the next open can trust the indexes. Without this file it checks.
-      await writeFileDurable(path.join(this.dir, STATE_FILE), JSON.stringify({ clean: true, durability: this.durability })).catch(() => undefined);
+      await writeFileDurable(path.join(this.dir, STATE_FILE), JSON.stringify({ clean: true, durability: this.durability, run: this.run })).catch(() => undefined);
       this.lock.release();
       for (const t of this.topics.values()) for (const ps of t.partitions) this.notifyData(ps);
     })();
@@ -1006,22 +1020,27 @@ function batchesBelow(batches: Float64Array, end: number): Float64Array {
 }
 
 /**
- * Reads how the previous run on `dir` ended and marks this one as running. True when
- * recovery must check whole last segments: the previous run did not stop cleanly and
- * did not use `sync` (or the directory has topics and no record of its last run).
+ * Reads how the previous run on `dir` ended and marks this one as running, under a run
+ * number higher than the previous one's. `fullScan` when the previous run did not stop
+ * cleanly and did not use `sync` (or the directory has topics and no record of its last
+ * run): recovery must check whole last segments, and a power cut may have cut tails.
  */
-async function startRun(dir: string, durability: Durability): Promise<boolean> {
+async function startRun(dir: string, durability: Durability): Promise<{ fullScan: boolean; run: number }> {
   const file = path.join(dir, STATE_FILE);
-  let prev: { clean?: unknown; durability?: unknown } | null = null;
+  let prev: { clean?: unknown; durability?: unknown; run?: unknown } | null = null;
   try {
-    prev = JSON.parse(await fs.readFile(file, 'utf8')) as { clean?: unknown; durability?: unknown };
+    prev = JSON.parse(await fs.readFile(file, 'utf8')) as { clean?: unknown; durability?: unknown; run?: unknown };
   } catch {
     prev = null; // none yet, or torn: check
   }
   const hasTopics = (await fs.readdir(path.join(dir, 'topics'))).length > 0;
   const trusted = prev !== null && (prev.clean === true || prev.durability === 'sync');
-  await writeFileDurable(file, JSON.stringify({ clean: false, durability }));
-  return hasTopics && !trusted;
+  // Seconds since 1970 at least: should state.json be lost, the next run still comes
+  // after every earlier one (unless the clock went back). Group files hold it as a u32.
+  const prevRun = typeof prev?.run === 'number' && Number.isSafeInteger(prev.run) ? prev.run : 0;
+  const run = Math.min(Math.max(prevRun + 1, Math.floor(Date.now() / 1000)), 0xffffffff);
+  await writeFileDurable(file, JSON.stringify({ clean: false, durability, run }));
+  return { fullScan: hasTopics && !trusted, run };
 }
 
 /** Header fields of a client batch, checked enough to route it; the core checks the rest. */

@@ -241,6 +241,10 @@ const MAX_DEAD_LETTER_MOVES = 64;
  * as files without delivery state do. Members hold at most maxUnacked (≤ 1,000,000) each.
  */
 const MAX_RESTORED_UNACKED = 1 << 22;
+/** The longest nack delay (nack() refuses more). */
+const MAX_NACK_DELAY_MS = 86_400_000;
+/** How much later than its nack asked a message may be redelivered after a restart, so that a run of nacks is one range in the file. */
+const MERGED_DELAY_SLACK_MS = 1000;
 
 /** A group with no members is dropped from memory after this long (reloaded from its file on the next join). */
 const IDLE_GROUP_MS = 60_000;
@@ -559,6 +563,10 @@ export class GroupCoordinator {
         const t = this.broker.topicState(topic);
         const saved = await savedState(file, legacyFile, t.partitions.length);
         const now = Date.now();
+        // Offsets past where a power cut may have cut the log since the file was
+        // written name messages that are gone: new ones have taken their offsets.
+        const cut = t.cutsAfter(saved?.run ?? 0, this.broker.run);
+        let cutShort = false;
         const rangesOf = new Map<number, StateRange[]>();
         for (const r of saved?.ranges ?? []) {
           const list = rangesOf.get(r.partition);
@@ -570,17 +578,25 @@ export class GroupCoordinator {
           const info = this.broker.partitionInfo(ps);
           let start: number;
           const s = saved?.committed[i];
-          if (typeof s === 'number' && s >= 0) start = s;
+          const bound = cut[i]!;
+          if (saved && typeof s === 'number' && s >= 0 && saved.next[i]! > bound) cutShort = true;
+          if (typeof s === 'number' && s >= 0) start = Math.min(s, bound);
           else if (from === 'earliest') start = info.startOffset;
           else if (from === 'latest' || from === undefined) start = info.endOffset;
           else start = from.offset;
           start = Math.min(Math.max(start, info.startOffset), info.endOffset);
           st.committed = st.next = start;
-          if (saved && typeof s === 'number' && s >= 0) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], info.endOffset, now);
+          if (saved && typeof s === 'number' && s >= 0) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], Math.min(info.endOffset, bound), now);
           return st;
         });
+        if (cutShort)
+          process.emitWarning(
+            `group ${group} on ${topic}: its state names offsets past where a power cut may have cut the log (per partition ${cut.join(', ')}); ` +
+              'what lies past there is delivered again',
+            'UringmqWarning',
+          );
         const gs = new GroupState(group, topic, parts, file, legacyFile);
-        gs.dirty = !saved;
+        gs.dirty = !saved || cutShort;
         this.groups.set(k, gs);
         this.loading.delete(k);
         return gs;
@@ -789,7 +805,7 @@ export class GroupCoordinator {
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     validateOffset(offset);
-    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 86_400_000) throw invalid('delayMs must be an integer between 0 and 86400000');
+    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS) throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}`);
     if (offset >= ps.next)
       throw new UringmqError('FAILED_PRECONDITION', `nack for offset ${offset} of ${gs.topic}/${partition}, which group ${gs.group} was never delivered`);
     if (offset < ps.committed || ps.acked.has(offset)) return; // already acked: nothing to do
@@ -1222,7 +1238,7 @@ export class GroupCoordinator {
       if (!gs.dirty || gs.deleted || gs.retired) return;
       gs.dirty = false;
       const t0 = performance.now();
-      const snap = snapshot(gs);
+      const snap = snapshot(gs, this.broker.run, Date.now());
       gs.snapshotMs = performance.now() - t0;
       try {
         if (gs.out) {
@@ -1393,9 +1409,10 @@ async function savedState(file: string, legacyFile: string, count: number): Prom
 
 /**
  * Brings back a partition's deliveries from its saved state: every offset in
- * [committed, next) not acked is due for redelivery now, with the count it had.
- * `st.committed` is the saved one moved into the log's bounds; what the log no longer
- * holds (retention, or an end lost with unsynced data) is left out.
+ * [committed, next) not acked is due for redelivery, with the count it had, now or when
+ * its nack's delay runs out. `st.committed` is the saved one moved into the log's bounds;
+ * what the log no longer holds (retention, or an end a power cut may have cut: `endOffset`
+ * is the lower of the log's end and that cut) is left out.
  */
 function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readonly StateRange[], endOffset: number, now: number): void {
   let lo = st.committed;
@@ -1417,31 +1434,37 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
     st.acked.clear(); // a file no broker would write: start over at the committed offset
     return;
   }
-  const counts = new Map<number, number>();
+  const counted = new Map<number, StateRange>();
   for (const r of ranges) {
-    if (r.deliveries < 2) continue;
+    if (r.deliveries < 1) continue;
     const a = Math.max(r.from, lo);
     const b = Math.min(r.to, hi);
     if (b - a > unacked) continue; // more than is unacked: not a file a broker wrote
-    for (let o = a; o < b; o++) if (!st.acked.has(o)) counts.set(o, r.deliveries);
+    for (let o = a; o < b; o++) if (!st.acked.has(o)) counted.set(o, r);
   }
   st.next = Math.max(hi, lo);
   for (const [a, b] of st.acked.gapsIn(lo, hi))
-    for (let o = a; o < b; o++) st.redeliver.push({ offset: o, deliveryCount: counts.get(o) ?? 1, notBefore: now }, now);
+    for (let o = a; o < b; o++) {
+      const r = counted.get(o);
+      // A delay no nack could have set (the clock went back) is cut to the longest one can.
+      const notBefore = r?.notBefore ? Math.min(r.notBefore, now + MAX_NACK_DELAY_MS) : now;
+      st.redeliver.push({ offset: o, deliveryCount: r?.deliveries ?? 1, notBefore }, now);
+    }
 }
 
 /**
- * The group's state to write: per partition committed and next, its acked ranges and
- * its unacked offsets delivered more than once. A snapshot holds at most
+ * The group's state to write in run `run`: per partition committed and next, its acked
+ * ranges, and its unacked offsets delivered more than once or waiting out a nack's
+ * delay at `now`. A snapshot holds at most
  * maxStateRanges ranges, shared fairly among the partitions; a partition over its share
  * keeps its lowest ranges and writes `next` as the start of the first one left out,
  * so after a restart what lies past it is delivered afresh (at least once; its counts
  * start over) rather than taken as acked.
  */
-function snapshot(gs: GroupState): GroupSnapshot {
+function snapshot(gs: GroupState, run: number, now: number): GroupSnapshot {
   const committed = gs.parts.map((ps) => ps.committed);
   const next = gs.parts.map((ps) => ps.next);
-  const per = gs.parts.map(partitionRanges);
+  const per = gs.parts.map((ps) => partitionRanges(ps, now));
   const cap = maxStateRanges(gs.parts.length);
   if (per.reduce((n, r) => n + r.length, 0) > cap) {
     const quota = fairShares(per.map((r) => r.length), cap);
@@ -1452,17 +1475,23 @@ function snapshot(gs: GroupState): GroupSnapshot {
       }
     });
   }
-  return { committed, next, ranges: per.flat() };
+  return { committed, next, ranges: per.flat(), run };
 }
 
-/** One partition's acked ranges and its unacked offsets delivered more than once (merged into ranges of one count), in offset order. */
-function partitionRanges(ps: PartitionGroupState): StateRange[] {
-  const counts = new Map<number, number>();
-  const note = (offset: number, deliveries: number): void => {
-    if (deliveries < 2 || offset < ps.committed || offset >= ps.next || ps.acked.has(offset)) return;
-    counts.set(offset, Math.max(deliveries, counts.get(offset) ?? 0));
+/**
+ * One partition's acked ranges and its unacked offsets delivered more than once or
+ * waiting out a nack's delay at `now`, in offset order; adjacent ones of one count (and
+ * delays less than a second apart, the later kept) merged into one range.
+ */
+function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
+  const counts = new Map<number, { deliveries: number; notBefore: number }>();
+  const note = (offset: number, deliveries: number, notBefore = 0): void => {
+    const delayed = notBefore > now;
+    if ((deliveries < 2 && !delayed) || offset < ps.committed || offset >= ps.next || ps.acked.has(offset)) return;
+    const had = counts.get(offset);
+    counts.set(offset, { deliveries: Math.max(deliveries, had?.deliveries ?? 0), notBefore: delayed ? Math.max(notBefore, had?.notBefore ?? 0) : (had?.notBefore ?? 0) });
   };
-  ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount));
+  ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount, e.notBefore));
   for (const due of ps.redelivering) for (const e of due) note(e.offset, e.deliveryCount);
   for (const [o, n] of ps.deadLettering) note(o, n);
   const out: StateRange[] = [];
@@ -1471,17 +1500,25 @@ function partitionRanges(ps: PartitionGroupState): StateRange[] {
     if (r.deliveryCount >= 2)
       for (const [from, to] of ps.acked.gapsIn(Math.max(r.from, ps.committed), Math.min(r.to, ps.next))) out.push({ partition: ps.index, from, to, deliveries: r.deliveryCount });
   for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
-  for (const [o, n] of counts) out.push({ partition: ps.index, from: o, to: o + 1, deliveries: n });
+  for (const [o, c] of counts) out.push(c.notBefore > 0 ? { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries, notBefore: c.notBefore } : { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries });
   out.sort((a, b) => a.from - b.from);
   // Adjacent ranges of one count as one (queued redeliveries are one offset each, and
   // so are those in flight as records): the file holds a bounded number of ranges.
+  // Delays merge too when close: a message may wait a little past its nack's delay.
   const merged: StateRange[] = [];
   for (const r of out) {
     const prev = merged[merged.length - 1];
-    if (prev && prev.to === r.from && prev.deliveries === r.deliveries) prev.to = r.to;
-    else merged.push(r);
+    if (prev && prev.to === r.from && prev.deliveries === r.deliveries && closeDelays(prev.notBefore ?? 0, r.notBefore ?? 0)) {
+      prev.to = r.to;
+      if (r.notBefore && r.notBefore > prev.notBefore!) prev.notBefore = r.notBefore;
+    } else merged.push(r);
   }
   return merged;
+}
+
+/** Whether two ranges' due times (0: at once) may merge into the later one. */
+function closeDelays(a: number, b: number): boolean {
+  return a === b || (a > 0 && b > 0 && Math.abs(a - b) <= MERGED_DELAY_SLACK_MS);
 }
 
 /**

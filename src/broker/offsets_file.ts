@@ -2,8 +2,8 @@
  * A group's state for one topic: <dir>/groups/<group>/<topic>.offs. Per partition the
  * committed offset and how far the group was delivered, and between the two which
  * offsets were acked and how often the unacked ones were delivered, so that a restart
- * neither redelivers what was acked above the committed offset nor resets the count
- * that sends a message to the dead-letter topic.
+ * neither redelivers what was acked above the committed offset, nor resets the count
+ * that sends a message to the dead-letter topic, nor cuts short a nack's delay.
  *
  * A group that acks writes it every 20 ms, so a write has to be cheap. The file holds
  * two slots, each a whole snapshot with a sequence number and a CRC; a write overwrites
@@ -19,16 +19,19 @@
  *
  * Slot layout, little-endian; a slot holds up to maxStateRanges(count) ranges and is
  * padded to a multiple of 4096 bytes:
- *   0 magic "UMQO" · 4 version u32 (2) · 8 sequence f64 · 16 count u32 · 20 crc32c u32
- *   24 ranges u32 · 28 zero u32
+ *   0 magic "UMQO" · 4 version u32 (3) · 8 sequence f64 · 16 count u32 · 20 crc32c u32
+ *   24 ranges u32 · 28 run u32 (the broker run that wrote it: state.json, log_cuts.ts)
  *   32 count × { committed f64 (-1: none), next f64 }
- *   then ranges × { partition u32, deliveries u32, from f64, to f64 }
+ *   then ranges × { partition u32, deliveries u32, from f64, to f64, notBefore f64 }
  * `next` is the first offset never delivered. A range lies in [committed, next) of its
- * partition: deliveries 0 means acked; n ≥ 2 means delivered n times and not acked.
- * Every other offset in [committed, next) was delivered once and not acked.
+ * partition: deliveries 0 means acked; n ≥ 1 means delivered n times and not acked,
+ * and due again not before `notBefore` (wall-clock ms; 0: at once) — n = 1 only with a
+ * delay (a nack's). Every other offset in [committed, next) was delivered once, not
+ * acked, and is due at once.
  * The CRC covers bytes 8..20 and 24 to the end of the ranges.
- * Version 1 (committed offsets only, 24-byte header, 8 bytes per partition) is still
- * read; its first write replaces the file with version 2.
+ * Version 2 (24-byte ranges without notBefore, run 0) and version 1 (committed offsets
+ * only, 24-byte header, 8 bytes per partition) are still read; their first write
+ * replaces the file with version 3.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -37,22 +40,28 @@ import { crc32c } from '../native';
 import { writeFileDurable } from './topic_store';
 
 const MAGIC = 0x4f514d55; // "UMQO" read as a little-endian u32
-const VERSION = 2;
+const VERSION = 3;
 const HEADER = 32;
 const PARTITION_BYTES = 16;
-const RANGE_BYTES = 24;
+const RANGE_BYTES = 32;
+const V2_RANGE_BYTES = 24;
 const BLOCK = 4096;
 const V1_HEADER = 24;
 
 /** Five characters at most: a topic name (up to 249) plus the suffix must fit the file system's 255-byte names. */
 export const OFFSETS_SUFFIX = '.offs';
 
-/** An acked range (deliveries 0) or an unacked one delivered `deliveries` (≥ 2) times, in [committed, next) of its partition. */
+/**
+ * An acked range (deliveries 0) or an unacked one delivered `deliveries` times and due
+ * again at `notBefore` (wall-clock ms; absent or 0: at once), in [committed, next) of its
+ * partition. One delivered once and due at once is not written: that is the default.
+ */
 export interface StateRange {
   partition: number;
   from: number;
   to: number;
   deliveries: number;
+  notBefore?: number;
 }
 
 /** What a group's file holds for one topic. */
@@ -63,6 +72,8 @@ export interface GroupSnapshot {
   next: number[];
   /** Sorted by partition, then offset; disjoint. */
   ranges: StateRange[];
+  /** The broker run that wrote it (0: unknown, before version 3); see log_cuts.ts. */
+  run?: number;
 }
 
 /**
@@ -89,6 +100,7 @@ function encodeSlot(sequence: number, s: GroupSnapshot): Buffer {
   b.writeDoubleLE(sequence, 8);
   b.writeUInt32LE(count, 16);
   b.writeUInt32LE(s.ranges.length, 24);
+  b.writeUInt32LE(s.run ?? 0, 28);
   for (let i = 0; i < count; i++) {
     b.writeDoubleLE(s.committed[i]!, HEADER + PARTITION_BYTES * i);
     b.writeDoubleLE(s.next[i]!, HEADER + PARTITION_BYTES * i + 8);
@@ -99,6 +111,7 @@ function encodeSlot(sequence: number, s: GroupSnapshot): Buffer {
     b.writeUInt32LE(r.deliveries, pos + 4);
     b.writeDoubleLE(r.from, pos + 8);
     b.writeDoubleLE(r.to, pos + 16);
+    b.writeDoubleLE(r.notBefore ?? 0, pos + 24);
     pos += RANGE_BYTES;
   }
   b.writeUInt32LE(crc32c(b.subarray(24, end), crc32c(b.subarray(8, 20))), 20);
@@ -115,11 +128,12 @@ function decodeSlot(b: Buffer): ({ sequence: number; version: number } & GroupSn
     if (crc32c(b.subarray(V1_HEADER, V1_HEADER + 8 * count), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) return null;
     const committed: number[] = [];
     for (let i = 0; i < count; i++) committed.push(b.readDoubleLE(V1_HEADER + 8 * i));
-    return { sequence: b.readDoubleLE(8), version, committed, next: [...committed], ranges: [] };
+    return { sequence: b.readDoubleLE(8), version, committed, next: [...committed], ranges: [], run: 0 };
   }
-  if (version !== VERSION || b.length < HEADER) return null;
+  if ((version !== 2 && version !== VERSION) || b.length < HEADER) return null;
   const n = b.readUInt32LE(24);
-  const end = HEADER + PARTITION_BYTES * count + RANGE_BYTES * n;
+  const rangeBytes = version === 2 ? V2_RANGE_BYTES : RANGE_BYTES;
+  const end = HEADER + PARTITION_BYTES * count + rangeBytes * n;
   if (end > b.length) return null;
   if (crc32c(b.subarray(24, end), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) return null;
   const committed: number[] = [];
@@ -129,9 +143,13 @@ function decodeSlot(b: Buffer): ({ sequence: number; version: number } & GroupSn
     next.push(b.readDoubleLE(HEADER + PARTITION_BYTES * i + 8));
   }
   const ranges: StateRange[] = [];
-  for (let pos = HEADER + PARTITION_BYTES * count; pos < end; pos += RANGE_BYTES)
-    ranges.push({ partition: b.readUInt32LE(pos), deliveries: b.readUInt32LE(pos + 4), from: b.readDoubleLE(pos + 8), to: b.readDoubleLE(pos + 16) });
-  return { sequence: b.readDoubleLE(8), version, committed, next, ranges };
+  for (let pos = HEADER + PARTITION_BYTES * count; pos < end; pos += rangeBytes) {
+    const r: StateRange = { partition: b.readUInt32LE(pos), deliveries: b.readUInt32LE(pos + 4), from: b.readDoubleLE(pos + 8), to: b.readDoubleLE(pos + 16) };
+    const notBefore = version === 2 ? 0 : b.readDoubleLE(pos + 24);
+    if (notBefore > 0) r.notBefore = notBefore;
+    ranges.push(r);
+  }
+  return { sequence: b.readDoubleLE(8), version, committed, next, ranges, run: version === 2 ? 0 : b.readUInt32LE(28) };
 }
 
 /**
