@@ -922,6 +922,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     // A clean restart before the group comes back: the cut is on disk, not only in memory.
     await broker.close();
     broker = await openBroker({ dir, durability });
+    assert.deepEqual(await broker.groups.committedOffsets('g', 't'), [end], 'committed offsets read from the file are cut too');
     const warnings: string[] = [];
     const onWarning = (w: Error) => void warnings.push(w.message);
     process.on('warning', onWarning);

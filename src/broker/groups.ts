@@ -1310,14 +1310,19 @@ export class GroupCoordinator {
     const t = this.broker.topicState(topic);
     const gs = this.groups.get(this.key(group, topic));
     if (gs) return gs.parts.map((p) => p.committed);
-    let saved: number[] | null = null;
+    let saved: GroupSnapshot | null = null;
     try {
       const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
-      saved = (await savedState(file, legacyFile, t.partitions.length))?.committed ?? null;
+      saved = await savedState(file, legacyFile, t.partitions.length);
     } catch {
       // unreadable: reported as none here; joining the group reports the error
     }
-    return t.partitions.map((_, i) => (typeof saved?.[i] === 'number' && saved[i]! >= 0 ? saved[i]! : -1));
+    // As the group's load would take them: not past where a power cut may have cut since.
+    const cut = t.cutsAfter(saved?.run ?? 0, this.broker.run);
+    return t.partitions.map((_, i) => {
+      const c = saved?.committed[i];
+      return typeof c === 'number' && c >= 0 ? Math.min(c, cut[i]!) : -1;
+    });
   }
 
   describe(topic: string): GroupDescription[] {
