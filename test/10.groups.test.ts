@@ -864,6 +864,47 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c2.close();
   });
 
+  it('a nack with a delay is written when it is the last change; after a clean restart the message still waits', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'a' });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const [m] = await take(c, 1, () => undefined);
+    await sleep(150); // the delivery's write is done
+    const due = Date.now() + 2000;
+    m!.nack({ delayMs: 2000 });
+    await sleep(150);
+    await c.close();
+    await broker.close();
+    broker = await openBroker({ dir });
+    const c2 = broker.consumer({ topic: 't', group: 'g' });
+    const [again] = await take(c2, 1);
+    assert.ok(Date.now() >= due - 20, `came ${due - Date.now()} ms before its delay ran out`);
+    assert.deepEqual([again!.offset, again!.deliveryCount], [0, 2]);
+    await c2.close();
+  });
+
+  it('nacks with delays 900 ms apart are not chained into one range: none is written due more than a second past its delay', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: String(i) })));
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const due = new Map<number, number>();
+    await take(c, 20, (m) => {
+      const delayMs = 60_000 + 900 * m.offset;
+      due.set(m.offset, Date.now() + delayMs);
+      m.nack({ delayMs });
+    });
+    await sleep(150);
+    await c.close();
+    await broker.close();
+    const state = (await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))!;
+    assert.ok(state.ranges.length < 20, `${state.ranges.length} ranges: none merged`);
+    for (const [o, d] of due) {
+      const r = state.ranges.find((x) => x.from <= o && o < x.to)!;
+      assert.ok(r.notBefore! >= d && r.notBefore! - d <= 1000 + 20, `${o} written due ${r.notBefore! - d} ms past its delay`);
+    }
+    broker = await openBroker({ dir });
+  });
+
   it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 3', async () => {
     await broker.createTopic('t', { partitions: 2 });
     for (const partition of [0, 1]) await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${partition}-${i}` })), { partition });
@@ -892,27 +933,33 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.deepEqual(await readOffsetsFile(file).then((r) => r && [r.version, r.committed, r.run]), [3, [10, 10], broker.run]);
   });
 
-  it('after a power cut took the log\'s unsynced tail, a group whose file names offsets past the new end gets what is written there since, after a later restart too', async () => {
+  /** A group g on t that acked all 40 messages of a run without sync, and then a power cut that took the log's second half. */
+  async function ackedThenCut(durability: { intervalMs: number }): Promise<void> {
     await broker.close();
-    const durability = { intervalMs: 50 };
     broker = await openBroker({ dir, durability });
     await broker.createTopic('t');
     for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), 0);
     const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
     await take(c, 40);
     await c.close();
-    const file = path.join(dir, 'groups', 'g', 't.offs');
     const until = Date.now() + 5000;
-    while ((await readOffsetsFile(file))?.committed[0] !== 40 && Date.now() < until) await sleep(20);
+    while ((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.committed[0] !== 40 && Date.now() < until) await sleep(20);
     const bytes = broker.partitionInfo(broker.partitionState('t', 0)).bytes;
     await broker.close();
-    // What a power cut can leave: state.json says the run was going, the group's file
-    // (written O_DSYNC) says all 40 were acked, and the log's unsynced second half is gone.
     const stateFile = path.join(dir, 'state.json');
     fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
     const seg = segmentFiles(dir, 't', 0)[0]!;
     const cutAt = Math.floor(bytes / 2 / 4096) * 4096;
     overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+  }
+
+  it('after a power cut took the log\'s unsynced tail, a group whose file names offsets past the new end gets what is written there since, after a later restart too', async () => {
+    // What a power cut can leave: state.json says the run was going, the group's file
+    // (written O_DSYNC) says all 40 were acked, and the log's unsynced second half is gone.
+    const durability = { intervalMs: 50 };
+    await ackedThenCut(durability);
+    const file = path.join(dir, 'groups', 'g', 't.offs');
+    const until = Date.now() + 5000;
     broker = await openBroker({ dir, durability });
     const end = broker.partitionInfo(broker.partitionState('t', 0)).endOffset;
     assert.ok(end > 0 && end < 40, `end offset ${end}`);
@@ -943,6 +990,35 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const c3 = broker.consumer({ topic: 't', group: 'g' });
     assert.deepEqual((await take(c3, 1)).map((m) => m.value.toString()), ['last']);
     await c3.close();
+  });
+
+  it('an open that fails after a power cut leaves the next open the same work: a sync open then still records the cut', async () => {
+    await ackedThenCut({ intervalMs: 50 });
+    const cuts = path.join(dir, 'topics', 't', 'cuts.json');
+    fs.mkdirSync(cuts); // unreadable: the open fails after its recovery
+    await assert.rejects(openBroker({ dir, durability: 'sync' }), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && e.message.includes('cuts.json'));
+    fs.rmdirSync(cuts);
+    broker = await openBroker({ dir, durability: 'sync' });
+    const end = broker.partitionInfo(broker.partitionState('t', 0)).endOffset;
+    assert.ok(end > 0 && end < 40, `end offset ${end}`);
+    await broker.producer().send('t', { value: 'new0' });
+    const c = broker.consumer({ topic: 't', group: 'g' });
+    assert.deepEqual((await take(c, 1)).map((m) => [m.offset, m.value.toString()]), [[end, 'new0']]);
+    await c.close();
+  });
+
+  it('without state.json the next run still comes after every run the cuts and group files name', async () => {
+    await ackedThenCut({ intervalMs: 50 });
+    broker = await openBroker({ dir, durability: { intervalMs: 50 } }); // records a cut
+    const c = broker.consumer({ topic: 't', group: 'g' }); // rewrites the group's file in this run
+    await sleep(150);
+    await c.close();
+    const run = broker.run;
+    await broker.close();
+    assert.equal((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))!.run, run);
+    fs.rmSync(path.join(dir, 'state.json'));
+    broker = await openBroker({ dir });
+    assert.equal(broker.run, run + 1);
   });
 
   it('creating a topic removes offsets an earlier topic of the name left (a delete that crashed before removing them)', async () => {

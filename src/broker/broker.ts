@@ -20,7 +20,8 @@ import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
 import { IdempotenceTable, NEW } from './idempotence';
-import { cutsAfter, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
+import { CUTS_FILE, cutsAfter, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
+import { OFFSETS_SUFFIX, readOffsetsFile } from './offsets_file';
 import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
@@ -297,6 +298,9 @@ export class Broker {
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
       ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability));
       await broker.loadTopics();
+      // Recovered and the cuts recorded: only now may a crash of this run be trusted
+      // as a `sync` one (until here state.json says the previous run's mode).
+      if (broker.fullScan) await writeFileDurable(path.join(dir, STATE_FILE), JSON.stringify({ clean: false, durability, run: broker.run }));
       return broker;
     } catch (e) {
       engine?.close();
@@ -1020,10 +1024,12 @@ function batchesBelow(batches: Float64Array, end: number): Float64Array {
 }
 
 /**
- * Reads how the previous run on `dir` ended and marks this one as running, under a run
- * number higher than the previous one's. `fullScan` when the previous run did not stop
- * cleanly and did not use `sync` (or the directory has topics and no record of its last
- * run): recovery must check whole last segments, and a power cut may have cut tails.
+ * Reads how the previous run on `dir` ended and marks this one as running, under the
+ * next run number. `fullScan` when the previous run did not stop cleanly and did not
+ * use `sync` (or the directory has topics and no record of its last run): recovery must
+ * check whole last segments, and a power cut may have cut tails. Then state.json keeps
+ * saying so (the previous run's mode) until the open has done both (see open()): a
+ * crash during it leaves the next open the same work.
  */
 async function startRun(dir: string, durability: Durability): Promise<{ fullScan: boolean; run: number }> {
   const file = path.join(dir, STATE_FILE);
@@ -1035,12 +1041,38 @@ async function startRun(dir: string, durability: Durability): Promise<{ fullScan
   }
   const hasTopics = (await fs.readdir(path.join(dir, 'topics'))).length > 0;
   const trusted = prev !== null && (prev.clean === true || prev.durability === 'sync');
-  // Seconds since 1970 at least: should state.json be lost, the next run still comes
-  // after every earlier one (unless the clock went back). Group files hold it as a u32.
-  const prevRun = typeof prev?.run === 'number' && Number.isSafeInteger(prev.run) ? prev.run : 0;
-  const run = Math.min(Math.max(prevRun + 1, Math.floor(Date.now() / 1000)), 0xffffffff);
-  await writeFileDurable(file, JSON.stringify({ clean: false, durability, run }));
-  return { fullScan: hasTopics && !trusted, run };
+  const fullScan = hasTopics && !trusted;
+  // Runs count up by one. Without a record of the last one, the next comes after every
+  // run the cuts and group files name (log_cuts.ts); group files hold it as a u32.
+  const prevRun = typeof prev?.run === 'number' && Number.isSafeInteger(prev.run) && prev.run >= 0 ? prev.run : await highestRecordedRun(dir);
+  const run = Math.min(prevRun + 1, 0xffffffff);
+  const during = fullScan ? { clean: false, durability: prev?.durability === undefined ? 'unknown' : prev.durability, run } : { clean: false, durability, run };
+  await writeFileDurable(file, JSON.stringify(during));
+  return { fullScan, run };
+}
+
+/** The highest run number the topics' cuts and the groups' files name (0: none); what cannot be read is left out. */
+async function highestRecordedRun(dir: string): Promise<number> {
+  let max = 0;
+  const list = (d: string) => fs.readdir(d, { withFileTypes: true }).catch(() => [] as import('node:fs').Dirent[]);
+  for (const t of await list(path.join(dir, 'topics'))) {
+    if (!t.isDirectory()) continue;
+    try {
+      const cuts = (JSON.parse(await fs.readFile(path.join(dir, 'topics', t.name, CUTS_FILE), 'utf8')) as { cuts?: Array<{ run?: unknown }> }).cuts ?? [];
+      for (const c of cuts) if (typeof c.run === 'number' && c.run > max) max = c.run;
+    } catch {
+      // none, or unreadable: its topic's open reports that
+    }
+  }
+  for (const g of await list(path.join(dir, 'groups'))) {
+    if (!g.isDirectory()) continue;
+    for (const f of await list(path.join(dir, 'groups', g.name))) {
+      if (!f.name.endsWith(OFFSETS_SUFFIX)) continue;
+      const run = await readOffsetsFile(path.join(dir, 'groups', g.name, f.name)).then((s) => s?.run ?? 0, () => 0);
+      if (run > max) max = run;
+    }
+  }
+  return max;
 }
 
 /** Header fields of a client batch, checked enough to route it; the core checks the rest. */

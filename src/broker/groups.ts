@@ -566,7 +566,7 @@ export class GroupCoordinator {
         // Offsets past where a power cut may have cut the log since the file was
         // written name messages that are gone: new ones have taken their offsets.
         const cut = t.cutsAfter(saved?.run ?? 0, this.broker.run);
-        let cutShort = false;
+        const cutShort: string[] = [];
         const rangesOf = new Map<number, StateRange[]>();
         for (const r of saved?.ranges ?? []) {
           const list = rangesOf.get(r.partition);
@@ -579,7 +579,7 @@ export class GroupCoordinator {
           let start: number;
           const s = saved?.committed[i];
           const bound = cut[i]!;
-          if (saved && typeof s === 'number' && s >= 0 && saved.next[i]! > bound) cutShort = true;
+          if (saved && typeof s === 'number' && s >= 0 && saved.next[i]! > bound) cutShort.push(`${i} at ${bound}`);
           if (typeof s === 'number' && s >= 0) start = Math.min(s, bound);
           else if (from === 'earliest') start = info.startOffset;
           else if (from === 'latest' || from === undefined) start = info.endOffset;
@@ -589,14 +589,14 @@ export class GroupCoordinator {
           if (saved && typeof s === 'number' && s >= 0) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], Math.min(info.endOffset, bound), now);
           return st;
         });
-        if (cutShort)
+        if (cutShort.length > 0)
           process.emitWarning(
-            `group ${group} on ${topic}: its state names offsets past where a power cut may have cut the log (per partition ${cut.join(', ')}); ` +
+            `group ${group} on ${topic}: its state names offsets past where a power cut may have cut the log (partition ${cutShort.join(', ')}); ` +
               'what lies past there is delivered again',
             'UringmqWarning',
           );
         const gs = new GroupState(group, topic, parts, file, legacyFile);
-        gs.dirty = !saved || cutShort;
+        gs.dirty = !saved || cutShort.length > 0;
         this.groups.set(k, gs);
         this.loading.delete(k);
         return gs;
@@ -819,7 +819,10 @@ export class GroupCoordinator {
     r.member.unacked = Math.max(0, r.member.unacked - 1);
     const now = Date.now();
     if (r.deliveryCount >= r.member.opts.maxDeliveries) this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked too many times');
-    else ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs }, now);
+    else {
+      ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs }, now);
+      if (delayMs > 0) this.changed(gs); // the file keeps the delay across a restart
+    }
     if (delayMs === 0) ps.owner?.wake();
   }
 
@@ -1509,21 +1512,32 @@ function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
   out.sort((a, b) => a.from - b.from);
   // Adjacent ranges of one count as one (queued redeliveries are one offset each, and
   // so are those in flight as records): the file holds a bounded number of ranges.
-  // Delays merge too when close: a message may wait a little past its nack's delay.
+  // Delays merge too while all of a range's lie within MERGED_DELAY_SLACK_MS: a
+  // message may wait that much past its nack's delay, never more.
   const merged: StateRange[] = [];
+  let earliest = 0; // the earliest due time in the last merged range
   for (const r of out) {
     const prev = merged[merged.length - 1];
-    if (prev && prev.to === r.from && prev.deliveries === r.deliveries && closeDelays(prev.notBefore ?? 0, r.notBefore ?? 0)) {
+    const due = r.notBefore ?? 0;
+    if (prev && prev.to === r.from && prev.deliveries === r.deliveries && closeDelays(prev.notBefore ?? 0, earliest, due)) {
       prev.to = r.to;
-      if (r.notBefore && r.notBefore > prev.notBefore!) prev.notBefore = r.notBefore;
-    } else merged.push(r);
+      if (due > prev.notBefore!) prev.notBefore = due;
+      if (due < earliest) earliest = due;
+    } else {
+      merged.push(r);
+      earliest = due;
+    }
   }
   return merged;
 }
 
-/** Whether two ranges' due times (0: at once) may merge into the later one. */
-function closeDelays(a: number, b: number): boolean {
-  return a === b || (a > 0 && b > 0 && Math.abs(a - b) <= MERGED_DELAY_SLACK_MS);
+/**
+ * Whether a range due at `due` (0: at once) may join one whose due times run from
+ * `earliest` to `latest`: both at once, or all delayed within MERGED_DELAY_SLACK_MS.
+ */
+function closeDelays(latest: number, earliest: number, due: number): boolean {
+  if (latest === 0 || due === 0) return latest === due;
+  return Math.max(latest, due) - Math.min(earliest, due) <= MERGED_DELAY_SLACK_MS;
 }
 
 /**
