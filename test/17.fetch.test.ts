@@ -10,13 +10,14 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { Broker } from '../src';
 import { connect } from '../src/client';
 import { FetchConnection } from '../src/client/fetch_consumer';
 import { crc32c } from '../src/native';
-import { decodeBatches, readBatchMeta } from '../src/codec/record_batch';
+import { decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src/codec/record_batch';
 import type { FetchServer } from '../src/fetch/server';
 import {
   DEFAULT_FETCH_PORT,
@@ -30,7 +31,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, openBroker, sleep, tmpDir } from './helpers';
+import { expectCode, openBroker, overwriteAt, segmentFiles, sleep, tmpDir } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -494,6 +495,57 @@ describe('fetch plane: consumers, groups and the server', () => {
       await server.stop(2000);
     }
     await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE'); // stopped with the broker
+  });
+
+  it('a FetchConsumer that outlives a power cut of the broker reads what producers wrote over the lost tail: its commit is refused (LOG_TRUNCATED) and it starts over from the cut', async () => {
+    const dir = tmpDir();
+    const durability = { intervalMs: 50 };
+    let broker = await openBroker({ dir, durability });
+    let server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fetchPort = (await broker.startFetchServer({ port: 0 })).port;
+    const { port } = server;
+    const client = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
+    await broker.createTopic('t');
+    for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), 0);
+    const c = client.consumer({ topic: 't', group: 'fg', from: 'earliest', transport: 'fetch', partitions: [0], maxWaitMs: 100, commitIntervalMs: 50 });
+    const seen = new Map<string, number>(); // value → offset
+    const loop = (async () => {
+      for await (const m of c) {
+        seen.set(m.value.toString().split('-')[0]!, m.offset);
+        m.ack();
+      }
+    })();
+    try {
+      const until = Date.now() + 10_000;
+      while (seen.size < 40 && Date.now() < until) await sleep(20);
+      while ((await broker.groups.committedOffsets('fg', 't'))[0] !== 40 && Date.now() < until) await sleep(20);
+      const bytes = broker.partitionInfo(broker.partitionState('t', 0)).bytes;
+      await server.stop(2000); // closes the broker too
+      // A power cut: the run was going, and the log's unsynced second half is gone.
+      const stateFile = path.join(dir, 'state.json');
+      fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
+      const seg = segmentFiles(dir, 't', 0)[0]!;
+      const cutAt = Math.floor(bytes / 2 / 4096) * 4096;
+      overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+      broker = await openBroker({ dir, durability });
+      const end = broker.partitionInfo(broker.partitionState('t', 0)).endOffset;
+      assert.ok(end > 0 && end < 40, `end offset ${end}`);
+      // More than the lost tail: the consumer's old position (40) is inside the new messages.
+      for (let i = 0; i < 30; i++) await broker.producer().send('t', { value: `new${i}` });
+      server = await BrokerServer.start({ broker, host: '127.0.0.1', port });
+      await broker.startFetchServer({ port: fetchPort });
+      const fresh = () => Array.from({ length: 30 }, (_, i) => `new${i}`).filter((v) => seen.get(v) !== end + Number(v.slice(3)));
+      const until2 = Date.now() + 15_000;
+      while (fresh().length > 0 && Date.now() < until2) await sleep(50);
+      assert.deepEqual(fresh(), [], 'messages written over the lost tail were skipped');
+      while ((await broker.groups.committedOffsets('fg', 't'))[0] !== end + 30 && Date.now() < until2) await sleep(20);
+      assert.deepEqual(await broker.groups.committedOffsets('fg', 't'), [end + 30]);
+    } finally {
+      await c.close();
+      await loop.catch(() => undefined);
+      await client.close();
+      await server.stop(2000);
+    }
   });
 
   it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {

@@ -1284,12 +1284,27 @@ export class GroupCoordinator {
   }
 
   /** Sets the group's committed offset of one partition (rewind or skip). */
-  async commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void> {
+  /**
+   * Sets a group's committed offset of one partition. `basedOnRun` (non-zero): the run
+   * of the committed offsets the caller started from (committedState()); LOG_TRUNCATED
+   * when a power cut may have cut the log below `offset` since (log_cuts.ts): the caller
+   * read messages that are gone, and new ones have their offsets.
+   */
+  async commitOffset(group: string, topic: string, partition: number, offset: number, basedOnRun = 0): Promise<void> {
     validateGroupName(group);
     const t = this.broker.topicState(topic);
     if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
       throw invalid(`partition ${String(partition)} does not exist in topic ${topic}`);
     validateOffset(offset);
+    if (!Number.isInteger(basedOnRun) || basedOnRun < 0) throw invalid(`run must be a non-negative integer, got ${String(basedOnRun)}`);
+    if (basedOnRun > 0) {
+      const cut = t.cutsAfter(basedOnRun, this.broker.run)[partition]!;
+      if (offset > cut)
+        throw new UringmqError(
+          'LOG_TRUNCATED',
+          `${topic}/${partition}: a power cut may have cut the log at offset ${cut} after run ${basedOnRun} (this is run ${this.broker.run}), below the offset ${offset} being committed; read the committed offsets again`,
+        );
+    }
     const info = this.broker.partitionInfo(t.partitions[partition]!);
     if (offset > info.endOffset)
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
@@ -1305,6 +1320,11 @@ export class GroupCoordinator {
     gs.dirty = true;
     await this.flush(gs);
     ps.owner?.wake();
+  }
+
+  /** Committed offset per partition (-1 where the group has none), and the run they were read in (for commitOffset's check). */
+  async committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }> {
+    return { offsets: await this.committedOffsets(group, topic), run: this.broker.run };
   }
 
   /** Committed offset per partition; -1 where the group has none. */

@@ -57,8 +57,8 @@ export interface FetchClientSide {
   readonly fetchAddress: string | undefined;
   readonly isClosed: boolean;
   describeTopic(name: string): Promise<{ partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
-  committedOffsets(group: string, topic: string): Promise<number[]>;
-  commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void>;
+  committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }>;
+  commitOffset(group: string, topic: string, partition: number, offset: number, run?: number): Promise<void>;
   forget(x: { close(): Promise<void> }): void;
   bidi(name: 'subscribe'): grpc.ClientDuplexStream<unknown, unknown>;
 }
@@ -222,6 +222,7 @@ interface Chunk {
   from: number;
   to: number;
   epoch: number;
+  generation: number;
 }
 
 interface PartitionState {
@@ -233,8 +234,12 @@ interface PartitionState {
   /** acked offsets at or above `processed` (acks out of order) */
   acked: RangeSet;
   committed: number;
-  /** bumped by a seek (nack): fetches and chunks of an older epoch are dropped */
+  /** the broker run `committed` was read in: commits carry it (see restart()) */
+  run: number;
+  /** bumped by a seek (nack) and a restart: fetches and chunks of an older epoch are dropped */
   epoch: number;
+  /** bumped by a restart: acks and nacks of messages read before it are dropped */
+  generation: number;
   buffered: number;
   wake: (() => void) | null;
   conn: FetchConnection | null;
@@ -341,9 +346,44 @@ export class FetchConsumer implements GroupConsumerApi {
     for (const s of this.parts.values()) {
       if (s.processed === s.committed) continue;
       const at = s.processed;
-      await this.client.commitOffset(this.group, this.topic, s.partition, at);
+      try {
+        await this.client.commitOffset(this.group, this.topic, s.partition, at, s.run);
+      } catch (e) {
+        if (!(e instanceof UringmqError && e.code === 'LOG_TRUNCATED')) throw e;
+        await this.restart(s);
+        continue;
+      }
       s.committed = at;
     }
+  }
+
+  /**
+   * A power cut took part of the partition's log since this consumer read its committed
+   * offset (the broker refused a commit): what it read past the cut is gone, and new
+   * messages have those offsets. It starts over from the group's committed offset, which
+   * the broker has moved back to the cut; what it read and acked since comes again.
+   */
+  private async restart(s: PartitionState): Promise<void> {
+    const [{ offsets, run }, d] = await Promise.all([this.client.committedState(this.group, this.topic), this.client.describeTopic(this.topic)]);
+    if (this.closed || s.revoked || this.parts.get(s.partition) !== s) return;
+    const c = offsets[s.partition] ?? -1;
+    const start = this.startOf(c, d.partitions.find((x) => x.partition === s.partition)!);
+    s.epoch++;
+    s.generation++;
+    s.position = s.processed = start;
+    s.acked.clear();
+    s.committed = c;
+    s.run = run;
+    for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === s.partition) this.chunks.splice(i, 1);
+    s.buffered = 0;
+    s.wake?.();
+  }
+
+  /** Where a partition starts: its committed offset (c ≥ 0), else `from`; within the log. */
+  private startOf(c: number, info: { startOffset: number; endOffset: number }): number {
+    const from = this.opts.from ?? 'latest';
+    const start = c >= 0 ? c : from === 'earliest' ? info.startOffset : from === 'latest' ? info.endOffset : from.offset;
+    return Math.min(Math.max(start, info.startOffset), info.endOffset);
   }
 
   async close(): Promise<void> {
@@ -389,15 +429,12 @@ export class FetchConsumer implements GroupConsumerApi {
     const d = await this.client.describeTopic(this.topic);
     const all = d.partitions.map((p) => p.partition);
     for (const p of list) if (!all.includes(p)) throw invalid(`partition ${p} does not exist in topic ${this.topic} (${all.length} partitions)`);
-    const committed = await this.client.committedOffsets(this.group, this.topic);
-    const from = this.opts.from ?? 'latest';
+    const { offsets: committed, run } = await this.client.committedState(this.group, this.topic);
     for (const p of list) {
       if (this.parts.has(p) || this.closed) continue;
-      const info = d.partitions.find((x) => x.partition === p)!;
       const c = committed[p] ?? -1;
-      let start = c >= 0 ? c : from === 'earliest' ? info.startOffset : from === 'latest' ? info.endOffset : from.offset;
-      start = Math.min(Math.max(start, info.startOffset), info.endOffset);
-      const s: PartitionState = { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, epoch: 0, buffered: 0, wake: null, conn: null };
+      const start = this.startOf(c, d.partitions.find((x) => x.partition === p)!);
+      const s: PartitionState = { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, run, epoch: 0, generation: 0, buffered: 0, wake: null, conn: null };
       this.parts.set(p, s);
       if (this.commitTimer) this.pumps.push(this.pump(s)); // running already: read it now
     }
@@ -525,7 +562,7 @@ export class FetchConsumer implements GroupConsumerApi {
         const to = this.checkBatches(data, s.partition, at);
         s.position = to;
         s.buffered++;
-        this.chunks.push({ partition: s.partition, raw: data, from: at, to, epoch });
+        this.chunks.push({ partition: s.partition, raw: data, from: at, to, epoch, generation: s.generation });
         this.notify();
       } catch (e) {
         const err = e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', String(e));
@@ -559,9 +596,9 @@ export class FetchConsumer implements GroupConsumerApi {
   }
 
   /** In-order acks just move the frontier; others wait in the RangeSet until it gets there. */
-  private ack(partition: number, offset: number): void {
+  private ack(partition: number, offset: number, generation: number): void {
     const s = this.parts.get(partition);
-    if (!s || offset < s.processed) return;
+    if (!s || offset < s.processed || generation !== s.generation) return;
     if (offset === s.processed) {
       s.processed++;
       const f = s.acked.first();
@@ -575,11 +612,11 @@ export class FetchConsumer implements GroupConsumerApi {
   }
 
   /** nack: the partition goes back to `offset` (after delayMs): it and everything after it come again. */
-  private seek(partition: number, offset: number, delayMs: number): void {
+  private seek(partition: number, offset: number, delayMs: number, generation: number): void {
     const s = this.parts.get(partition);
     if (!s) return;
     const apply = () => {
-      if (this.closed || offset >= s.position) return;
+      if (this.closed || offset >= s.position || generation !== s.generation) return;
       s.epoch++;
       s.position = offset;
       for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === partition) this.chunks.splice(i, 1);
@@ -594,7 +631,6 @@ export class FetchConsumer implements GroupConsumerApi {
     try {
       await this.init();
       for (const s of this.parts.values()) this.pumps.push(this.pump(s));
-      const acker: Acker = { ack: (p, o) => this.ack(p, o), nack: (p, o, d) => this.seek(p, o, d) };
       for (;;) {
         const c = this.chunks.shift();
         if (c) {
@@ -602,6 +638,8 @@ export class FetchConsumer implements GroupConsumerApi {
           if (!s || c.epoch !== s.epoch) continue; // taken away, or rewound
           s.buffered--;
           s.wake?.();
+          const g = c.generation;
+          const acker: Acker = { ack: (p, o) => this.ack(p, o, g), nack: (p, o, d) => this.seek(p, o, d, g) };
           const out = groupMessages(c.raw, c.from, c.to, acker, this.topic, c.partition);
           if (out.length === 0) continue;
           this.yieldedEpoch = c.epoch;

@@ -229,13 +229,23 @@ export class Client {
     return out;
   }
 
-  async commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void> {
-    await this.unary('commitOffset', { group, topic, partition, offset });
+  /**
+   * Sets a group's committed offset. `run` (optional): that of the committedState()
+   * this position was reached from; the broker then refuses with LOG_TRUNCATED an
+   * offset a power cut may have cut away since.
+   */
+  async commitOffset(group: string, topic: string, partition: number, offset: number, run = 0): Promise<void> {
+    await this.unary('commitOffset', { group, topic, partition, offset, run });
   }
 
   async committedOffsets(group: string, topic: string): Promise<number[]> {
+    return (await this.committedState(group, topic)).offsets;
+  }
+
+  /** Committed offsets per partition (-1: none) and the broker's run they were read in. */
+  async committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }> {
     const r = await this.unary<object, uringmq.v1.GetCommittedOffsetsResponse>('getCommittedOffsets', { group, topic });
-    return r.offsets.map(Number);
+    return { offsets: r.offsets.map(Number), run: r.run ?? 0 };
   }
 
   producer(opts: RemoteProducerOptions = {}): RemoteProducer {

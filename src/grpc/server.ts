@@ -265,10 +265,10 @@ export class BrokerServer {
       fetch: unary(async (req: Req<'FetchRequest'>) => this.fetch(req)),
       subscribe: (call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>) => this.subscribe(call),
       commitOffset: unary(async (req: Req<'CommitOffsetRequest'>) => {
-        await b.groups.commitOffset(req.group, req.topic, req.partition, Number(req.offset));
+        await b.groups.commitOffset(req.group, req.topic, req.partition, Number(req.offset), req.run ?? 0);
         return {};
       }),
-      getCommittedOffsets: unary(async (req: Req<'GetCommittedOffsetsRequest'>) => ({ offsets: await b.groups.committedOffsets(req.group, req.topic) })),
+      getCommittedOffsets: unary(async (req: Req<'GetCommittedOffsetsRequest'>) => await b.groups.committedState(req.group, req.topic)),
     };
   }
 

@@ -2387,6 +2387,9 @@ export namespace uringmq {
             /** CommitOffsetRequest offset. */
             offset: (number|Long);
 
+            /** CommitOffsetRequest run. */
+            run: number;
+
             /**
              * Encodes the specified CommitOffsetRequest message. Does not implicitly {@link uringmq.v1.CommitOffsetRequest.verify|verify} messages.
              * @param message CommitOffsetRequest message or plain object to encode
@@ -2429,6 +2432,9 @@ export namespace uringmq {
 
                 /** CommitOffsetRequest offset */
                 offset?: (number|Long|null);
+
+                /** CommitOffsetRequest run */
+                run?: (number|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];
@@ -2588,6 +2594,9 @@ export namespace uringmq {
             /** GetCommittedOffsetsResponse offsets. */
             offsets: (number|Long)[];
 
+            /** GetCommittedOffsetsResponse run. */
+            run: number;
+
             /**
              * Encodes the specified GetCommittedOffsetsResponse message. Does not implicitly {@link uringmq.v1.GetCommittedOffsetsResponse.verify|verify} messages.
              * @param message GetCommittedOffsetsResponse message or plain object to encode
@@ -2621,6 +2630,9 @@ export namespace uringmq {
 
                 /** GetCommittedOffsetsResponse offsets */
                 offsets?: ((number|Long)[]|null);
+
+                /** GetCommittedOffsetsResponse run */
+                run?: (number|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

@@ -6096,6 +6096,7 @@ $root.uringmq = (function() {
              * @property {string|null} [topic] CommitOffsetRequest topic
              * @property {number|null} [partition] CommitOffsetRequest partition
              * @property {number|Long|null} [offset] CommitOffsetRequest offset
+             * @property {number|null} [run] CommitOffsetRequest run
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -6160,6 +6161,14 @@ $root.uringmq = (function() {
             CommitOffsetRequest.prototype.offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
 
             /**
+             * CommitOffsetRequest run.
+             * @member {number} run
+             * @memberof uringmq.v1.CommitOffsetRequest
+             * @instance
+             */
+            CommitOffsetRequest.prototype.run = 0;
+
+            /**
              * Encodes the specified CommitOffsetRequest message. Does not implicitly {@link uringmq.v1.CommitOffsetRequest.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.CommitOffsetRequest
@@ -6183,6 +6192,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 3, wireType 0 =*/24).uint32(message.partition);
                 if (message.offset != null && $Object.hasOwnProperty.call(message, "offset") && (typeof message.offset === "object" ? message.offset.low || message.offset.high : message.offset !== 0))
                     writer.uint32(/* id 4, wireType 0 =*/32).int64(message.offset);
+                if (message.run != null && $Object.hasOwnProperty.call(message, "run") && message.run !== 0)
+                    writer.uint32(/* id 5, wireType 0 =*/40).uint32(message.run);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -6261,6 +6272,15 @@ $root.uringmq = (function() {
                                 message.offset = value;
                             else
                                 delete message.offset;
+                            continue;
+                        }
+                    case 5: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.run = value;
+                            else
+                                delete message.run;
                             continue;
                         }
                     }
@@ -6600,6 +6620,7 @@ $root.uringmq = (function() {
              * Properties of a GetCommittedOffsetsResponse.
              * @typedef {Object} uringmq.v1.GetCommittedOffsetsResponse.$Properties
              * @property {Array.<number|Long>|null} [offsets] GetCommittedOffsetsResponse offsets
+             * @property {number|null} [run] GetCommittedOffsetsResponse run
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -6641,6 +6662,14 @@ $root.uringmq = (function() {
             GetCommittedOffsetsResponse.prototype.offsets = $util.emptyArray;
 
             /**
+             * GetCommittedOffsetsResponse run.
+             * @member {number} run
+             * @memberof uringmq.v1.GetCommittedOffsetsResponse
+             * @instance
+             */
+            GetCommittedOffsetsResponse.prototype.run = 0;
+
+            /**
              * Encodes the specified GetCommittedOffsetsResponse message. Does not implicitly {@link uringmq.v1.GetCommittedOffsetsResponse.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.GetCommittedOffsetsResponse
@@ -6658,6 +6687,8 @@ $root.uringmq = (function() {
                     throw $Error("max depth exceeded");
                 if (message.offsets != null && message.offsets.length)
                     writer.uint32(/* id 1, wireType 2 =*/10).int64s(message.offsets);
+                if (message.run != null && $Object.hasOwnProperty.call(message, "run") && message.run !== 0)
+                    writer.uint32(/* id 2, wireType 0 =*/16).uint32(message.run);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -6682,7 +6713,7 @@ $root.uringmq = (function() {
                     _depth = 0;
                 if (_depth > $Reader.recursionLimit)
                     throw $Error("max depth exceeded");
-                var end, message;
+                var end, message, value;
                 if (length === $undefined)
                     end = reader.len;
                 else {
@@ -6714,6 +6745,15 @@ $root.uringmq = (function() {
                             if (!(message.offsets && message.offsets.length))
                                 message.offsets = [];
                             message.offsets.push(reader.int64());
+                            continue;
+                        }
+                    case 2: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.run = value;
+                            else
+                                delete message.run;
                             continue;
                         }
                     }
