@@ -905,6 +905,35 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     broker = await openBroker({ dir });
   });
 
+  it('a nack\'s delay does not grow with restarts: none is written due more than a second past it, after two restarts and rewrites', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    await broker.producer().sendBatch('t', Array.from({ length: 4 }, (_, i) => ({ value: String(i), partition: 0 })));
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const due = new Map<number, number>();
+    await take(c, 4, (m) => {
+      const delayMs = 60_000 + 500 * m.offset; // 0, +500, +1000, +1500: the first three merge
+      due.set(m.offset, Date.now() + delayMs);
+      m.nack({ delayMs });
+    });
+    await sleep(150);
+    await c.close();
+    for (let k = 0; k < 2; k++) {
+      await broker.close();
+      broker = await openBroker({ dir });
+      // A change elsewhere rewrites the file: a message on the other partition, acked.
+      await broker.producer().send('t', { value: 'x', partition: 1 });
+      const c2 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      await take(c2, 1);
+      await sleep(150);
+      await c2.close();
+    }
+    await broker.close();
+    const state = (await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))!;
+    const late = [...due].map(([o, d]) => state.ranges.find((r) => r.partition === 0 && r.from <= o && o < r.to)!.notBefore! - d);
+    assert.ok(late.every((ms) => ms >= 0 && ms <= 1000 + 20), `written due ${late.join(', ')} ms past the delays`);
+    broker = await openBroker({ dir });
+  });
+
   it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 3', async () => {
     await broker.createTopic('t', { partitions: 2 });
     for (const partition of [0, 1]) await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${partition}-${i}` })), { partition });
@@ -1007,8 +1036,11 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c.close();
   });
 
-  it('without state.json the next run still comes after every run the cuts and group files name', async () => {
+  it('without state.json the next run still comes after every run the cuts and group files name, runs ahead of the clock too', async () => {
     await ackedThenCut({ intervalMs: 50 });
+    // Runs ahead of the clock (many opens a second, or a clock put back since).
+    const stateFile = path.join(dir, 'state.json');
+    fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), run: Math.floor(Date.now() / 1000) + 100_000 }));
     broker = await openBroker({ dir, durability: { intervalMs: 50 } }); // records a cut
     const c = broker.consumer({ topic: 't', group: 'g' }); // rewrites the group's file in this run
     await sleep(150);
@@ -1016,7 +1048,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const run = broker.run;
     await broker.close();
     assert.equal((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))!.run, run);
-    fs.rmSync(path.join(dir, 'state.json'));
+    fs.rmSync(stateFile);
     broker = await openBroker({ dir });
     assert.equal(broker.run, run + 1);
   });

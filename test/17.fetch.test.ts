@@ -15,7 +15,7 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { Broker } from '../src';
 import { connect } from '../src/client';
-import { FetchConnection } from '../src/client/fetch_consumer';
+import { FetchConnection, FetchConsumer } from '../src/client/fetch_consumer';
 import { crc32c } from '../src/native';
 import { decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src/codec/record_batch';
 import type { FetchServer } from '../src/fetch/server';
@@ -497,7 +497,63 @@ describe('fetch plane: consumers, groups and the server', () => {
     await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE'); // stopped with the broker
   });
 
-  it('a FetchConsumer that outlives a power cut of the broker reads what producers wrote over the lost tail: its commit is refused (LOG_TRUNCATED) and it starts over from the cut', async () => {
+  for (const [fresh, how] of [
+    [30, 'its commit is refused (LOG_TRUNCATED)'],
+    [10, 'its fetch past the new end'],
+  ] as const) {
+    it(`a FetchConsumer that outlives a power cut of the broker reads the ${fresh} messages producers wrote over the lost tail: ${how} makes it start over from the cut`, async () => {
+      const dir = tmpDir();
+      const durability = { intervalMs: 50 };
+      let broker = await openBroker({ dir, durability });
+      let server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+      const fetchPort = (await broker.startFetchServer({ port: 0 })).port;
+      const { port } = server;
+      const client = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
+      await broker.createTopic('t');
+      for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), 0);
+      const c = client.consumer({ topic: 't', group: 'fg', from: 'earliest', transport: 'fetch', partitions: [0], maxWaitMs: 100, commitIntervalMs: 50 });
+      const seen = new Map<string, number>(); // value → offset
+      const loop = (async () => {
+        for await (const m of c) {
+          seen.set(m.value.toString().split('-')[0]!, m.offset);
+          m.ack();
+        }
+      })();
+      try {
+        const until = Date.now() + 10_000;
+        while (seen.size < 40 && Date.now() < until) await sleep(20);
+        while ((await broker.groups.committedOffsets('fg', 't'))[0] !== 40 && Date.now() < until) await sleep(20);
+        const bytes = broker.partitionInfo(broker.partitionState('t', 0)).bytes;
+        await server.stop(2000); // closes the broker too
+        // A power cut: the run was going, and the log's unsynced second half is gone.
+        const stateFile = path.join(dir, 'state.json');
+        fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
+        const seg = segmentFiles(dir, 't', 0)[0]!;
+        const cutAt = Math.floor(bytes / 2 / 4096) * 4096;
+        overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+        broker = await openBroker({ dir, durability });
+        const end = broker.partitionInfo(broker.partitionState('t', 0)).endOffset;
+        assert.ok(end > 0 && end < 40, `end offset ${end}`);
+        // 30: past the consumer's old position (40), whose next commit is refused; 10: short of it.
+        for (let i = 0; i < fresh; i++) await broker.producer().send('t', { value: `new${i}` });
+        server = await BrokerServer.start({ broker, host: '127.0.0.1', port });
+        await broker.startFetchServer({ port: fetchPort });
+        const missed = () => Array.from({ length: fresh }, (_, i) => `new${i}`).filter((v) => seen.get(v) !== end + Number(v.slice(3)));
+        const until2 = Date.now() + 15_000;
+        while (missed().length > 0 && Date.now() < until2) await sleep(50);
+        assert.deepEqual(missed(), [], 'messages written over the lost tail were skipped');
+        while ((await broker.groups.committedOffsets('fg', 't'))[0] !== end + fresh && Date.now() < until2) await sleep(20);
+        assert.deepEqual(await broker.groups.committedOffsets('fg', 't'), [end + fresh]);
+      } finally {
+        await c.close();
+        await loop.catch(() => undefined);
+        await client.close();
+        await server.stop(2000);
+      }
+    });
+  }
+
+  it('a partition taken from a FetchConsumer after a power cut is not committed past the cut: the member that gets it reads what was written over the lost tail', async () => {
     const dir = tmpDir();
     const durability = { intervalMs: 50 };
     let broker = await openBroker({ dir, durability });
@@ -505,47 +561,116 @@ describe('fetch plane: consumers, groups and the server', () => {
     const fetchPort = (await broker.startFetchServer({ port: 0 })).port;
     const { port } = server;
     const client = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
-    await broker.createTopic('t');
-    for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), 0);
-    const c = client.consumer({ topic: 't', group: 'fg', from: 'earliest', transport: 'fetch', partitions: [0], maxWaitMs: 100, commitIntervalMs: 50 });
-    const seen = new Map<string, number>(); // value → offset
+    const client2 = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
+    await broker.createTopic('t', { partitions: 2 });
+    for (const p of [0, 1]) for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), p);
+    // Group member (no `partitions`); commits only when told to (and on assignment/revoke/close).
+    const a = client.consumer({ topic: 't', group: 'fg', from: 'earliest', transport: 'fetch', maxWaitMs: 100, commitIntervalMs: 3_600_000 });
+    const seen = [new Map<string, number>(), new Map<string, number>()];
+    let openGate!: () => void;
+    const gate = new Promise<void>((r) => (openGate = r));
     const loop = (async () => {
-      for await (const m of c) {
-        seen.set(m.value.toString().split('-')[0]!, m.offset);
+      for await (const m of a) {
+        const v = m.value.toString().split('-')[0]!;
+        seen[m.partition]!.set(v, m.offset);
+        if (v.startsWith('new')) await gate; // the app is slow with the first new messages
         m.ack();
       }
     })();
+    let b: FetchConsumer | undefined;
+    let loopB: Promise<void> | undefined;
     try {
       const until = Date.now() + 10_000;
-      while (seen.size < 40 && Date.now() < until) await sleep(20);
-      while ((await broker.groups.committedOffsets('fg', 't'))[0] !== 40 && Date.now() < until) await sleep(20);
-      const bytes = broker.partitionInfo(broker.partitionState('t', 0)).bytes;
-      await server.stop(2000); // closes the broker too
-      // A power cut: the run was going, and the log's unsynced second half is gone.
+      while (seen[0]!.size + seen[1]!.size < 80 && Date.now() < until) await sleep(20);
+      await sleep(100);
+      await a.commit();
+      assert.deepEqual(await broker.groups.committedOffsets('fg', 't'), [40, 40]);
+      const bytes = [0, 1].map((p) => broker.partitionInfo(broker.partitionState('t', p)).bytes);
+      await server.stop(2000);
       const stateFile = path.join(dir, 'state.json');
       fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
-      const seg = segmentFiles(dir, 't', 0)[0]!;
-      const cutAt = Math.floor(bytes / 2 / 4096) * 4096;
-      overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+      for (const p of [0, 1]) {
+        const seg = segmentFiles(dir, 't', p)[0]!;
+        const cutAt = Math.floor(bytes[p]! / 2 / 4096) * 4096;
+        overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+      }
       broker = await openBroker({ dir, durability });
-      const end = broker.partitionInfo(broker.partitionState('t', 0)).endOffset;
-      assert.ok(end > 0 && end < 40, `end offset ${end}`);
-      // More than the lost tail: the consumer's old position (40) is inside the new messages.
-      for (let i = 0; i < 30; i++) await broker.producer().send('t', { value: `new${i}` });
+      const ends = [0, 1].map((p) => broker.partitionInfo(broker.partitionState('t', p)).endOffset);
+      assert.ok(ends.every((e) => e > 10 && e < 40), `ends ${ends}`);
+      for (const p of [0, 1]) for (let i = 0; i < 30; i++) await broker.producer().send('t', { value: `new${i}`, partition: p });
       server = await BrokerServer.start({ broker, host: '127.0.0.1', port });
       await broker.startFetchServer({ port: fetchPort });
-      const fresh = () => Array.from({ length: 30 }, (_, i) => `new${i}`).filter((v) => seen.get(v) !== end + Number(v.slice(3)));
-      const until2 = Date.now() + 15_000;
-      while (fresh().length > 0 && Date.now() < until2) await sleep(50);
-      assert.deepEqual(fresh(), [], 'messages written over the lost tail were skipped');
-      while ((await broker.groups.committedOffsets('fg', 't'))[0] !== end + 30 && Date.now() < until2) await sleep(20);
-      assert.deepEqual(await broker.groups.committedOffsets('fg', 't'), [end + 30]);
+      // A rejoins (its assignment's commit has nothing to commit: processed == committed == 40).
+      const until1 = Date.now() + 10_000;
+      while (Date.now() < until1) {
+        const d = await client2.describeTopic('t').catch(() => null);
+        if (d?.groups.find((g) => g.group === 'fg')?.members.length === 1 && a.assignment.length === 2) break;
+        await sleep(50);
+      }
+      await sleep(500);
+      openGate(); // A acks what it read at 40.. (new messages; those at ends..39 it skipped)
+      await sleep(300);
+      // B joins: A loses a partition and commits it on revoke.
+      b = client2.consumer({ topic: 't', group: 'fg', transport: 'fetch', maxWaitMs: 100, commitIntervalMs: 50 });
+      loopB = (async () => {
+        for await (const m of b!) {
+          seen[m.partition]!.set(m.value.toString().split('-')[0]!, m.offset);
+          m.ack();
+        }
+      })();
+      await sleep(1500);
+      await a.commit(); // A's kept partition: refused, restarted from the cut (fine)
+      const fresh = (p: number) => Array.from({ length: 30 }, (_, i) => `new${i}`).filter((v) => seen[p]!.get(v) !== ends[p]! + Number(v.slice(3)));
+      const until2 = Date.now() + 8_000;
+      while ((fresh(0).length > 0 || fresh(1).length > 0) && Date.now() < until2) await sleep(50);
+      assert.deepEqual([fresh(0), fresh(1)], [[], []], 'messages written over the lost tail were skipped');
     } finally {
-      await c.close();
+      await a.close();
+      await b?.close();
       await loop.catch(() => undefined);
+      await loopB?.catch(() => undefined);
       await client.close();
+      await client2.close();
       await server.stop(2000);
     }
+  });
+
+  it('a FetchConsumer drops the acks of messages it read before it lost a partition, when it gets the partition back', async () => {
+    const commits: Array<[number, number, number | undefined]> = [];
+    let run = 1;
+    let committed = 0;
+    const fake = {
+      address: '127.0.0.1:1', token: undefined, fetchAddress: '127.0.0.1:1', isClosed: false,
+      describeTopic: async () => ({ partitions: [{ partition: 0, startOffset: 0, endOffset: 40 }] }),
+      committedState: async () => ({ offsets: [committed], run }),
+      commitOffset: async (_g: string, _t: string, p: number, o: number, r?: number) => { commits.push([p, o, r]); committed = o; },
+      forget: () => undefined,
+      bidi: () => { throw new Error('unused'); },
+    };
+    // Internals, driven by hand: no server behind the fake client.
+    const c = new FetchConsumer(fake as never, { topic: 't', group: 'g', transport: 'fetch', partitions: [0] }) as unknown as {
+      parts: Map<number, { generation: number; processed: number }>;
+      addPartitions(list: number[]): Promise<void>;
+      revoke(p: number): Promise<void>;
+      ack(p: number, o: number, generation: number): void;
+      commit(): Promise<void>;
+    };
+    await c.addPartitions([0]); // committed 0, run 1
+    // run() hands the app a chunk of offsets 0..39 with this acker (fetch_consumer.ts run()):
+    const g = c.parts.get(0)!.generation;
+    const acker = { ack: (p: number, o: number) => c.ack(p, o, g) };
+    // Power cut: run 2, the log cut at 20, the group's committed offset is 0. A rebalance
+    // takes the partition away (nothing processed: no commit) and gives it back.
+    run = 2;
+    await c.revoke(0);
+    await c.addPartitions([0]);
+    assert.equal(c.parts.get(0)!.processed, 0);
+    // The app now acks the old (lost) messages 20..39 it was still working on, then 0..19.
+    for (let o = 20; o < 40; o++) acker.ack(0, o);
+    for (let o = 0; o < 20; o++) acker.ack(0, o);
+    await c.commit();
+    // Offsets 20..39 now hold new messages this consumer has not processed.
+    assert.deepEqual(commits, [], `committed ${JSON.stringify(commits)}: stale acks counted`);
   });
 
   it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {

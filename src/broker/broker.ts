@@ -1042,10 +1042,13 @@ async function startRun(dir: string, durability: Durability): Promise<{ fullScan
   const hasTopics = (await fs.readdir(path.join(dir, 'topics'))).length > 0;
   const trusted = prev !== null && (prev.clean === true || prev.durability === 'sync');
   const fullScan = hasTopics && !trusted;
-  // Runs count up by one. Without a record of the last one, the next comes after every
-  // run the cuts and group files name (log_cuts.ts); group files hold it as a u32.
+  // Runs count up, at least to the seconds since 1970: should state.json be lost, the
+  // next run still comes after the earlier ones, those that left no trace too. Without
+  // that record it also comes after every run the cuts and group files name
+  // (log_cuts.ts), in case runs had got ahead of the clock. Group files hold it as a u32.
   const prevRun = typeof prev?.run === 'number' && Number.isSafeInteger(prev.run) && prev.run >= 0 ? prev.run : await highestRecordedRun(dir);
-  const run = Math.min(prevRun + 1, 0xffffffff);
+  const seconds = Math.floor(Date.now() / 1000);
+  const run = Math.min(Math.max(prevRun + 1, seconds < 0xf0000000 ? seconds : 0), 0xffffffff);
   const during = fullScan ? { clean: false, durability: prev?.durability === undefined ? 'unknown' : prev.durability, run } : { clean: false, durability, run };
   await writeFileDurable(file, JSON.stringify(during));
   return { fullScan, run };

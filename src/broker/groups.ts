@@ -91,6 +91,8 @@ interface Redelivery {
   offset: number;
   deliveryCount: number; // deliveries so far
   notBefore: number;
+  /** notBefore came from the group's file, maybe from a merged range (partitionRanges): it merges again only with an equal one, so a delay does not grow with each restart */
+  restored?: true;
 }
 
 /**
@@ -1475,8 +1477,8 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
     for (let o = a; o < b; o++) {
       const r = counted.get(o);
       // A delay no nack could have set (the clock went back) is cut to the longest one can.
-      const notBefore = r?.notBefore ? Math.min(r.notBefore, now + MAX_NACK_DELAY_MS) : now;
-      st.redeliver.push({ offset: o, deliveryCount: r?.deliveries ?? 1, notBefore }, now);
+      if (r?.notBefore) st.redeliver.push({ offset: o, deliveryCount: r.deliveries, notBefore: Math.min(r.notBefore, now + MAX_NACK_DELAY_MS), restored: true }, now);
+      else st.redeliver.push({ offset: o, deliveryCount: r?.deliveries ?? 1, notBefore: now }, now);
     }
 }
 
@@ -1512,51 +1514,65 @@ function snapshot(gs: GroupState, run: number, now: number): GroupSnapshot {
  * delays less than a second apart, the later kept) merged into one range.
  */
 function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
-  const counts = new Map<number, { deliveries: number; notBefore: number }>();
-  const note = (offset: number, deliveries: number, notBefore = 0): void => {
+  const counts = new Map<number, { deliveries: number; notBefore: number; restored: boolean }>();
+  const note = (offset: number, deliveries: number, notBefore = 0, restored = false): void => {
     const delayed = notBefore > now;
     if ((deliveries < 2 && !delayed) || offset < ps.committed || offset >= ps.next || ps.acked.has(offset)) return;
     const had = counts.get(offset);
-    counts.set(offset, { deliveries: Math.max(deliveries, had?.deliveries ?? 0), notBefore: delayed ? Math.max(notBefore, had?.notBefore ?? 0) : (had?.notBefore ?? 0) });
+    counts.set(offset, {
+      deliveries: Math.max(deliveries, had?.deliveries ?? 0),
+      notBefore: delayed ? Math.max(notBefore, had?.notBefore ?? 0) : (had?.notBefore ?? 0),
+      restored: (delayed && restored) || (had?.restored ?? false),
+    });
   };
-  ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount, e.notBefore));
+  ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount, e.notBefore, e.restored));
   for (const due of ps.redelivering) for (const e of due) note(e.offset, e.deliveryCount);
   for (const [o, n] of ps.deadLettering) note(o, n);
-  const out: StateRange[] = [];
+  const out: Array<StateRange & { restored?: boolean }> = [];
   // In-flight ranges (a run redelivered whole is one) as ranges, less what is acked.
   for (const r of ps.inflight)
     if (r.deliveryCount >= 2)
       for (const [from, to] of ps.acked.gapsIn(Math.max(r.from, ps.committed), Math.min(r.to, ps.next))) out.push({ partition: ps.index, from, to, deliveries: r.deliveryCount });
   for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
-  for (const [o, c] of counts) out.push(c.notBefore > 0 ? { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries, notBefore: c.notBefore } : { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries });
+  for (const [o, c] of counts)
+    out.push(
+      c.notBefore > 0
+        ? { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries, notBefore: c.notBefore, restored: c.restored }
+        : { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries },
+    );
   out.sort((a, b) => a.from - b.from);
   // Adjacent ranges of one count as one (queued redeliveries are one offset each, and
   // so are those in flight as records): the file holds a bounded number of ranges.
   // Delays merge too while all of a range's lie within MERGED_DELAY_SLACK_MS: a
-  // message may wait that much past its nack's delay, never more.
-  const merged: StateRange[] = [];
+  // message may wait that much past its nack's delay, never more. A due time read
+  // back from the file may already be such a merge's: it joins only an equal one.
+  const merged: Array<StateRange & { restored?: boolean }> = [];
   let earliest = 0; // the earliest due time in the last merged range
   for (const r of out) {
     const prev = merged[merged.length - 1];
     const due = r.notBefore ?? 0;
-    if (prev && prev.to === r.from && prev.deliveries === r.deliveries && closeDelays(prev.notBefore ?? 0, earliest, due)) {
+    const exact = !!(r.restored || prev?.restored);
+    if (prev && prev.to === r.from && prev.deliveries === r.deliveries && closeDelays(prev.notBefore ?? 0, earliest, due, exact)) {
       prev.to = r.to;
       if (due > prev.notBefore!) prev.notBefore = due;
       if (due < earliest) earliest = due;
+      if (r.restored) prev.restored = true;
     } else {
       merged.push(r);
       earliest = due;
     }
   }
+  for (const r of merged) delete r.restored; // not part of the file
   return merged;
 }
 
 /**
  * Whether a range due at `due` (0: at once) may join one whose due times run from
- * `earliest` to `latest`: both at once, or all delayed within MERGED_DELAY_SLACK_MS.
+ * `earliest` to `latest`: both at once, or all delayed within MERGED_DELAY_SLACK_MS
+ * (`exact`: all equal).
  */
-function closeDelays(latest: number, earliest: number, due: number): boolean {
-  if (latest === 0 || due === 0) return latest === due;
+function closeDelays(latest: number, earliest: number, due: number, exact: boolean): boolean {
+  if (latest === 0 || due === 0 || exact) return latest === due && earliest === due;
   return Math.max(latest, due) - Math.min(earliest, due) <= MERGED_DELAY_SLACK_MS;
 }
 

@@ -328,6 +328,9 @@ export class FetchConsumer implements GroupConsumerApi {
   }
 
   private yieldedEpoch = 0;
+  /** Counters for PartitionState.epoch and .generation: each value is used once. */
+  private epochs = 0;
+  private generations = 0;
 
   batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw invalid('a consumer can be iterated once');
@@ -368,8 +371,8 @@ export class FetchConsumer implements GroupConsumerApi {
     if (this.closed || s.revoked || this.parts.get(s.partition) !== s) return;
     const c = offsets[s.partition] ?? -1;
     const start = this.startOf(c, d.partitions.find((x) => x.partition === s.partition)!);
-    s.epoch++;
-    s.generation++;
+    s.epoch = ++this.epochs;
+    s.generation = ++this.generations;
     s.position = s.processed = start;
     s.acked.clear();
     s.committed = c;
@@ -434,7 +437,9 @@ export class FetchConsumer implements GroupConsumerApi {
       if (this.parts.has(p) || this.closed) continue;
       const c = committed[p] ?? -1;
       const start = this.startOf(c, d.partitions.find((x) => x.partition === p)!);
-      const s: PartitionState = { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, run, epoch: 0, generation: 0, buffered: 0, wake: null, conn: null };
+      // Epochs and generations fresh to this consumer: chunks and acks of an earlier time
+      // it held the partition do not match.
+      const s: PartitionState = { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, run, epoch: ++this.epochs, generation: ++this.generations, buffered: 0, wake: null, conn: null };
       this.parts.set(p, s);
       if (this.commitTimer) this.pumps.push(this.pump(s)); // running already: read it now
     }
@@ -452,7 +457,8 @@ export class FetchConsumer implements GroupConsumerApi {
     s.conn?.close();
     s.wake?.();
     for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === p) this.chunks.splice(i, 1);
-    if (s.processed !== s.committed && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed).catch(() => undefined);
+    // With the run: past a power cut's cut the broker refuses it, and its offset stays at the cut.
+    if (s.processed !== s.committed && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run).catch(() => undefined);
     this.parts.delete(p);
     this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
   }
@@ -546,6 +552,15 @@ export class FetchConsumer implements GroupConsumerApi {
         if (this.closed || epoch !== s.epoch) continue; // a seek happened meanwhile
         if (header.error !== 0) {
           const name = fetchErrorName(header.error);
+          if (name === 'OFFSET_OUT_OF_RANGE' && at > header.highWatermark) {
+            // Past the end: the log got shorter (a power cut took its tail, or the topic
+            // was made again), and new messages may lie below us: start over from the
+            // group's committed offset, which the broker has moved back to the cut.
+            const r = this.committing.then(() => this.restart(s));
+            this.committing = r.catch(() => undefined);
+            await r.catch(() => sleep(100));
+            continue;
+          }
           if (name === 'OFFSET_OUT_OF_RANGE') {
             // Retention removed what we had not read (or the topic was recreated):
             // those messages are gone; go on from the nearest end.
@@ -617,7 +632,7 @@ export class FetchConsumer implements GroupConsumerApi {
     if (!s) return;
     const apply = () => {
       if (this.closed || offset >= s.position || generation !== s.generation) return;
-      s.epoch++;
+      s.epoch = ++this.epochs;
       s.position = offset;
       for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === partition) this.chunks.splice(i, 1);
       s.buffered = 0;
