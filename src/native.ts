@@ -57,13 +57,16 @@ export interface NativeEngine {
   readonly backend: 'io_uring' | 'thread';
   readonly backendNote: string;
   readonly pending: number;
+  /** Sync passes (fdatasync of every dirty file) the I/O thread has run. */
+  readonly syncPasses: number;
   openPartition(dir: string, label: string, opts: PartitionOptions): Promise<NativePartition>;
   /**
    * Queues a batch for the I/O thread, which validates it (computing its CRC when
    * `seal`), assigns offsets and reports through onComplete. False when the ring is
    * full (retry after a completion). `batch` must stay alive until its completion.
+   * `sync`: complete only once on disk, whatever the durability mode.
    */
-  append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean): boolean;
+  append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean, sync?: boolean): boolean;
   read(p: NativePartition, offset: number, maxBytes: number): Promise<Buffer>;
   /** The same from the tail cache, synchronously; undefined when not cached. */
   readCached(p: NativePartition, offset: number, maxBytes: number): Buffer | undefined;

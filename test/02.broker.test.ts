@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import { Broker, type Message } from '../src';
-import { openBroker, sleep, tmpDir } from './helpers';
+import { Broker, encodeBatch, sealBatch, type Message } from '../src';
+import { expectCode, openBroker, sleep, tmpDir } from './helpers';
 
 describe('Broker: topics, produce, read, consume', () => {
   let broker: Broker;
@@ -11,6 +11,23 @@ describe('Broker: topics, produce, read, consume', () => {
     broker = await openBroker({ dir });
   });
   afterEach(async () => broker.close());
+
+  it('publishBatch({ sync: true }) is on disk before it resolves, whatever the durability mode; other appends in \'none\' are not synced', async () => {
+    const b = await openBroker({ durability: 'none' });
+    try {
+      await b.createTopic('t');
+      const batch = () => sealBatch(encodeBatch([{ value: 'x' }]));
+      const before = b.syncPasses;
+      for (let i = 0; i < 5; i++) await b.publishBatch('t', batch(), 0);
+      await b.producer().send('t', { value: 'y', partition: 0 });
+      assert.equal(b.syncPasses, before, 'an append in none mode was synced');
+      await b.publishBatch('t', batch(), 0, { sync: true });
+      assert.equal(b.syncPasses, before + 1);
+      await expectCode(b.publishBatch('t', batch(), 0, { sync: 'yes' as never }), 'INVALID_ARGUMENT');
+    } finally {
+      await b.close();
+    }
+  });
 
   it('reports its I/O backend', () => {
     assert.ok(broker.ioBackend === 'io_uring' || broker.ioBackend === 'thread');

@@ -538,6 +538,21 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     for (const [, count, redelivered] of bs.slice(1)) assert.ok(count > 1 && redelivered, `a redelivery of b came as ${count}, redelivered=${redelivered}`);
   });
 
+  it('with durability none, a message moved to the dead-letter topic is synced before the group counts it as handled', async () => {
+    await broker.close();
+    broker = await openBroker({ dir, durability: 'none' });
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'poison' });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1 });
+    const before = broker.syncPasses;
+    await take(c, 1, (m) => m.nack());
+    const until = Date.now() + 10_000;
+    while ((await broker.read('t.dlq', 0, 0).catch(() => [])).length === 0 && Date.now() < until) await sleep(20);
+    assert.equal((await broker.read('t.dlq', 0, 0))[0]!.value.toString(), 'poison');
+    assert.ok(broker.syncPasses > before, 'the move was not synced');
+    await c.close();
+  });
+
   it('refuses dead-letter topics that cannot work, at join', async () => {
     await broker.createTopic('t');
     const bad = async (o: Partial<GroupConsumerOptions>, code: string) => {

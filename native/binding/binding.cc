@@ -243,6 +243,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceAccessor<&EngineWrap::Backend>("backend"),
                            InstanceAccessor<&EngineWrap::BackendNote>("backendNote"),
                            InstanceAccessor<&EngineWrap::Pending>("pending"),
+                           InstanceAccessor<&EngineWrap::SyncPasses>("syncPasses"),
                            InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
                            InstanceMethod<&EngineWrap::Append>("append"),
                            InstanceMethod<&EngineWrap::Read>("read"),
@@ -400,6 +401,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value BackendNote(const Napi::CallbackInfo& info) {
     return Napi::String::New(info.Env(), shared_->engine ? shared_->engine->backend_note() : "");
   }
+  Napi::Value SyncPasses(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->sync_passes()) : 0);
+  }
   Napi::Value Pending(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(pending_));
   }
@@ -481,6 +485,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     r.data = buf.Data();
     r.len = buf.ByteLength();
     r.mode = seal ? CrcMode::kSeal : CrcMode::kVerify;
+    r.sync = info.Length() > 4 && info[4].ToBoolean().Value();
     r.partition = pw->log;
     if (!engine->Submit(std::move(r))) return Napi::Boolean::New(env, false);
     if (pending_++ == 0 && !referenced_) {

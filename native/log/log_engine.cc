@@ -131,11 +131,13 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   std::vector<std::shared_ptr<PartitionLog>> touched;
   std::vector<int64_t> bases(reqs.size(), -1);
   std::vector<Status> rejected(reqs.size());
+  bool want_sync = false;
 
   for (size_t i = 0; i < reqs.size(); i++) {
     IoRequest& r = reqs[i];
     PartitionLog* p = r.partition.get();
     if (p->failed.load(std::memory_order_acquire)) continue;
+    want_sync = want_sync || r.sync;
     Status s = p->Stage(r.data, r.len, r.mode, &bases[i]);
     if (!s.ok()) {
       if (s.code == Code::kCorruptBatch) rejected[i] = s;  // this batch only
@@ -180,6 +182,9 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     Status s = p->Publish(now);
     if (!s.ok()) p->Fail(s);
   }
+  // A batch that asked to be on disk before it completes: sync now (a failed sync
+  // fences its partition, and the completions below report that).
+  if (want_sync && !sync_mode && !dirty_.empty()) SyncDirty();
 
   for (size_t i = 0; i < reqs.size(); i++) {
     IoRequest& r = reqs[i];
@@ -208,6 +213,7 @@ void LogEngine::SyncPartitions(It begin, It end) {
     owner.resize(syncs.size(), it->get());
   }
   backend_->RunSyncs(syncs);  // all files at once: io_uring syncs them in parallel
+  sync_passes_.fetch_add(1, std::memory_order_relaxed);
   for (size_t i = 0; i < syncs.size(); i++)
     if (syncs[i].error) owner[i]->Fail(SysError("fdatasync", *syncs[i].path, -1, syncs[i].error));
   for (It it = begin; it != end; ++it) (*it)->MarkSynced();

@@ -33,6 +33,10 @@ struct IoRequest {
   const uint8_t* data = nullptr;
   size_t len = 0;
   CrcMode mode = CrcMode::kVerify;
+  // Complete only once on disk, whatever the durability mode: the cycle that writes it
+  // syncs every dirty partition before reporting (a dead-letter move counts its message
+  // as handled only then).
+  bool sync = false;
 };
 
 struct Completion {
@@ -64,6 +68,8 @@ class LogEngine {
   const char* backend_name() const { return backend_->name(); }
   const std::string& backend_note() const { return backend_note_; }
   size_t ring_capacity() const { return ring_.capacity(); }
+  // Any thread. How many sync passes (fdatasync of every dirty file) have run.
+  uint64_t sync_passes() const { return sync_passes_.load(std::memory_order_relaxed); }
 
   // JS thread. False when the ring is full: the caller retries after completions.
   bool Submit(IoRequest&& r);
@@ -101,6 +107,7 @@ class LogEngine {
   std::unordered_set<std::shared_ptr<PartitionLog>> dirty_;
   int64_t last_sync_ms_ = 0;
   int64_t last_retention_ms_ = 0;
+  std::atomic<uint64_t> sync_passes_{0};  // written by the I/O thread, read by any
 };
 
 }  // namespace uringmq

@@ -169,6 +169,8 @@ interface QueuedAppend {
   /** batch came from this.batchPool and goes back to it on completion */
   pooled: boolean;
   seal: boolean;
+  /** on disk before it completes, whatever the durability mode */
+  sync: boolean;
   count: number;
   resolve: (r: AppendResult) => void;
   reject: (e: Error) => void;
@@ -653,12 +655,19 @@ export class Broker {
    * (A variant that passed grpc-js's buffer on and copied only batches that must wait
    * was measured in bench:grpc A/B runs on 2026-11-30 and reverted: it saved the main
    * thread ~18 ns per record and cost the GC threads ~27.)
+   *
+   * `sync` (default false): resolve only once the batch is on disk, whatever the
+   * broker's durability mode (with `sync` it always is). Its write cycle syncs every
+   * file with unsynced writes, so this is for the occasional batch that must not be
+   * lost to a power cut (the broker's dead-letter moves), not for every one.
    */
-  async publishBatch(topic: string, batch: Buffer, partition?: number, opts: { copy?: boolean } = {}): Promise<PublishResult> {
+  async publishBatch(topic: string, batch: Buffer, partition?: number, opts: { copy?: boolean; sync?: boolean } = {}): Promise<PublishResult> {
     this.assertOpen();
     const t = this.topicState(topic);
     if (!Buffer.isBuffer(batch)) throw new UringmqError('CORRUPT_BATCH', 'a RecordBatch must be a Buffer');
     if (opts === null || typeof opts !== 'object') throw invalid('publishBatch options must be an object');
+    if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`publishBatch option sync must be a boolean, got ${String(opts.sync)}`);
+    const sync = opts.sync === true && this.durability !== 'sync';
     const queued = this.queuedBytes;
     if (queued > 0 && queued + batch.length > this.maxQueuedBytes)
       throw new UringmqError('RESOURCE_EXHAUSTED', `the write queue is full (${queued} bytes waiting for the disk, limit ${this.maxQueuedBytes}); retry later`);
@@ -696,7 +705,7 @@ export class Broker {
         const r = v.duplicate ? await v.duplicate : { baseOffset: -1, count: meta.recordCount };
         return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
       }
-      const result = this.appendBatch(ps, batch, false, meta.recordCount, pooled);
+      const result = this.appendBatch(ps, batch, false, meta.recordCount, pooled, sync);
       const entry = ps.idempotence.record(meta.producerId, meta.baseSequence, meta.recordCount, result);
       let r: AppendResult;
       try {
@@ -708,8 +717,13 @@ export class Broker {
       }
       return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: false };
     }
-    const r = await this.appendBatch(ps, batch, false, meta.recordCount, pooled);
+    const r = await this.appendBatch(ps, batch, false, meta.recordCount, pooled, sync);
     return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: false };
+  }
+
+  /** @internal Sync passes the I/O thread has run (fdatasync of every file with unsynced writes). */
+  get syncPasses(): number {
+    return this.engine.syncPasses;
   }
 
   /** Bytes accepted for writing and not yet durable (with the I/O thread, or waiting for room there). */
@@ -860,13 +874,13 @@ export class Broker {
    * @internal Hands a batch to the engine. `seal`: the batch came from our codec and
    * the core computes its CRC; otherwise the core verifies the CRC it carries.
    */
-  appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number, pooled = false): Promise<AppendResult> {
+  appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number, pooled = false, sync = false): Promise<AppendResult> {
     ps.sinceSnapshot += batch.length;
     if (ps.sinceSnapshot >= this.producerStateScanBytes && this.producerStateScanBytes > 0 && !ps.snapshotting && this.state === 'open' && Date.now() >= ps.nextSnapshotAt)
       void this.snapshotProducers(ps, false);
     return new Promise<AppendResult>((resolve, reject) => {
       if (this.state === 'closed') return reject(new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`));
-      const q: QueuedAppend = { ps, batch, pooled, seal, count, resolve, reject };
+      const q: QueuedAppend = { ps, batch, pooled, seal, sync, count, resolve, reject };
       if (this.waiting.length > 0 || (this.pendingBytes > 0 && this.pendingBytes + batch.length > this.maxPendingBytes) || !this.submit(q)) {
         this.waiting.push(q);
         this.waitingBytes += batch.length;
@@ -883,7 +897,7 @@ export class Broker {
     const id = this.nextId++;
     let taken: boolean;
     try {
-      taken = this.engine.append(q.ps.native, q.batch, id, q.seal);
+      taken = this.engine.append(q.ps.native, q.batch, id, q.seal, q.sync);
     } catch (e) {
       this.refuse(q, fromNative(e));
       return true;

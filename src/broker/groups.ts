@@ -28,7 +28,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, invalid } from '../errors';
-import { decodeBatches, readBatchSpan, type DecodedRecord } from '../codec/record_batch';
+import { decodeBatches, encodeBatch, readBatchSpan, sealBatch, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
 import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
@@ -864,7 +864,10 @@ export class GroupCoordinator {
         headers['x-uringmq-original-partition'] = String(ps.index);
         headers['x-uringmq-original-offset'] = String(offset);
         headers['x-uringmq-group'] = gs.group;
-        await this.broker.producer().send(dlq, { key: rec.key, value: rec.value, headers, timestamp: rec.timestamp });
+        // On disk before the message counts as handled, in every durability mode: the
+        // group's file (written O_DSYNC) is about to say so.
+        const batch = sealBatch(encodeBatch([{ key: rec.key, value: rec.value, headers, timestamp: rec.timestamp }]));
+        await this.broker.publishBatch(dlq, batch, undefined, { copy: false, sync: true });
       }
     } catch (e) {
       if (this.closed || this.broker.closed || ps.resets !== resets) return;
