@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile } from '../src/broker/offsets_file';
-import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
-import { openBroker, overwriteAt, segmentFiles, sleep, startServer, take, tmpDir } from './helpers';
+import { Broker, crc32c, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
+import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
@@ -982,7 +982,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await broker.close();
     broker = await openBroker({ dir, durability });
     await broker.createTopic('t');
-    for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), 0);
+    await publishOld(broker, 't', 0);
     const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
     await take(c, 40);
     await c.close();
@@ -990,11 +990,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     while ((await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.committed[0] !== 40 && Date.now() < until) await sleep(20);
     const bytes = broker.partitionInfo(broker.partitionState('t', 0)).bytes;
     await broker.close();
-    const stateFile = path.join(dir, 'state.json');
-    fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
-    const seg = segmentFiles(dir, 't', 0)[0]!;
-    const cutAt = Math.floor(bytes / 2 / 4096) * 4096;
-    overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+    powerCut(dir, 't', [bytes]);
   }
 
   it('after a power cut took the log\'s unsynced tail, a group whose file names offsets past the new end gets what is written there since, after a later restart too', async () => {

@@ -10,14 +10,13 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { Broker } from '../src';
 import { connect } from '../src/client';
 import { FetchConnection, FetchConsumer } from '../src/client/fetch_consumer';
 import { crc32c } from '../src/native';
-import { decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src/codec/record_batch';
+import { decodeBatches, readBatchMeta } from '../src/codec/record_batch';
 import type { FetchServer } from '../src/fetch/server';
 import {
   DEFAULT_FETCH_PORT,
@@ -31,7 +30,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, openBroker, overwriteAt, segmentFiles, sleep, tmpDir } from './helpers';
+import { expectCode, openBroker, powerCut, publishOld, sleep, tmpDir } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -510,7 +509,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       const { port } = server;
       const client = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
       await broker.createTopic('t');
-      for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), 0);
+      await publishOld(broker, 't', 0);
       const c = client.consumer({ topic: 't', group: 'fg', from: 'earliest', transport: 'fetch', partitions: [0], maxWaitMs: 100, commitIntervalMs: 50 });
       const seen = new Map<string, number>(); // value → offset
       const loop = (async () => {
@@ -525,12 +524,7 @@ describe('fetch plane: consumers, groups and the server', () => {
         while ((await broker.groups.committedOffsets('fg', 't'))[0] !== 40 && Date.now() < until) await sleep(20);
         const bytes = broker.partitionInfo(broker.partitionState('t', 0)).bytes;
         await server.stop(2000); // closes the broker too
-        // A power cut: the run was going, and the log's unsynced second half is gone.
-        const stateFile = path.join(dir, 'state.json');
-        fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
-        const seg = segmentFiles(dir, 't', 0)[0]!;
-        const cutAt = Math.floor(bytes / 2 / 4096) * 4096;
-        overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+        powerCut(dir, 't', [bytes]);
         broker = await openBroker({ dir, durability });
         const end = broker.partitionInfo(broker.partitionState('t', 0)).endOffset;
         assert.ok(end > 0 && end < 40, `end offset ${end}`);
@@ -563,7 +557,7 @@ describe('fetch plane: consumers, groups and the server', () => {
     const client = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
     const client2 = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
     await broker.createTopic('t', { partitions: 2 });
-    for (const p of [0, 1]) for (let i = 0; i < 40; i++) await broker.publishBatch('t', sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), p);
+    for (const p of [0, 1]) await publishOld(broker, 't', p);
     // Group member (no `partitions`); commits only when told to (and on assignment/revoke/close).
     const a = client.consumer({ topic: 't', group: 'fg', from: 'earliest', transport: 'fetch', maxWaitMs: 100, commitIntervalMs: 3_600_000 });
     const seen = [new Map<string, number>(), new Map<string, number>()];
@@ -587,13 +581,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       assert.deepEqual(await broker.groups.committedOffsets('fg', 't'), [40, 40]);
       const bytes = [0, 1].map((p) => broker.partitionInfo(broker.partitionState('t', p)).bytes);
       await server.stop(2000);
-      const stateFile = path.join(dir, 'state.json');
-      fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
-      for (const p of [0, 1]) {
-        const seg = segmentFiles(dir, 't', p)[0]!;
-        const cutAt = Math.floor(bytes[p]! / 2 / 4096) * 4096;
-        overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
-      }
+      powerCut(dir, 't', bytes);
       broker = await openBroker({ dir, durability });
       const ends = [0, 1].map((p) => broker.partitionInfo(broker.partitionState('t', p)).endOffset);
       assert.ok(ends.every((e) => e > 10 && e < 40), `ends ${ends}`);

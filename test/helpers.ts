@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Broker, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi } from '../src';
+import { Broker, encodeBatch, sealBatch, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi } from '../src';
 
 const made: string[] = [];
 
@@ -79,6 +79,26 @@ export async function startServer(opts: Partial<ServerOptions> & { dir?: string;
       await server.stop(2000);
     },
   };
+}
+
+/** Appends 40 batches of one ~510-byte record (`old0-xxx…`) to a partition: a log a power cut can take half of (powerCut). */
+export async function publishOld(b: Broker, topic: string, partition: number): Promise<void> {
+  for (let i = 0; i < 40; i++) await b.publishBatch(topic, sealBatch(encodeBatch([{ value: `old${i}-${'x'.repeat(500)}` }])), partition);
+}
+
+/**
+ * Leaves `dir` (its broker closed) as a power cut would after a run without `sync`:
+ * state.json says the run was going, and each partition of `topic` lost the unsynced
+ * second half of the `bytes[p]` it held (read before the close), zeros in its place.
+ */
+export function powerCut(dir: string, topic: string, bytes: readonly number[]): void {
+  const stateFile = path.join(dir, 'state.json');
+  fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), clean: false }));
+  bytes.forEach((n, p) => {
+    const seg = segmentFiles(dir, topic, p)[0]!;
+    const cutAt = Math.floor(n / 2 / 4096) * 4096;
+    overwriteAt(seg, cutAt, Buffer.alloc(fs.statSync(seg).size - cutAt));
+  });
 }
 
 /** Writes `bytes` over `file` at byte `pos` (a torn or corrupted log, made by hand). */

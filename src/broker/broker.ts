@@ -20,7 +20,7 @@ import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
 import { IdempotenceTable, NEW } from './idempotence';
-import { CUTS_FILE, cutsAfter, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
+import { cutsAfter, highestCutRun, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
 import { OFFSETS_SUFFIX, readOffsetsFile } from './offsets_file';
 import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
@@ -1072,15 +1072,7 @@ async function startRun(dir: string, durability: Durability): Promise<{ fullScan
 async function highestRecordedRun(dir: string): Promise<number> {
   let max = 0;
   const list = (d: string) => fs.readdir(d, { withFileTypes: true }).catch(() => [] as import('node:fs').Dirent[]);
-  for (const t of await list(path.join(dir, 'topics'))) {
-    if (!t.isDirectory()) continue;
-    try {
-      const cuts = (JSON.parse(await fs.readFile(path.join(dir, 'topics', t.name, CUTS_FILE), 'utf8')) as { cuts?: Array<{ run?: unknown }> }).cuts ?? [];
-      for (const c of cuts) if (typeof c.run === 'number' && c.run > max) max = c.run;
-    } catch {
-      // none, or unreadable: its topic's open reports that
-    }
-  }
+  for (const t of await list(path.join(dir, 'topics'))) if (t.isDirectory()) max = Math.max(max, await highestCutRun(path.join(dir, 'topics', t.name)));
   for (const g of await list(path.join(dir, 'groups'))) {
     if (!g.isDirectory()) continue;
     for (const f of await list(path.join(dir, 'groups', g.name))) {

@@ -580,15 +580,16 @@ export class GroupCoordinator {
           const info = this.broker.partitionInfo(ps);
           let start: number;
           const s = saved?.committed[i];
+          const resumes = saved !== null && typeof s === 'number' && s >= 0;
           const bound = cut[i]!;
-          if (saved && typeof s === 'number' && s >= 0 && saved.next[i]! > bound) cutShort.push(`${i} at ${bound}`);
-          if (typeof s === 'number' && s >= 0) start = Math.min(s, bound);
+          if (resumes && saved.next[i]! > bound) cutShort.push(`${i} at ${bound}`);
+          if (resumes) start = Math.min(s, bound);
           else if (from === 'earliest') start = info.startOffset;
           else if (from === 'latest' || from === undefined) start = info.endOffset;
           else start = from.offset;
           start = Math.min(Math.max(start, info.startOffset), info.endOffset);
           st.committed = st.next = start;
-          if (saved && typeof s === 'number' && s >= 0) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], Math.min(info.endOffset, bound), now);
+          if (resumes) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], Math.min(info.endOffset, bound), now);
           return st;
         });
         if (cutShort.length > 0)
@@ -1288,9 +1289,8 @@ export class GroupCoordinator {
     await out?.close().catch(() => undefined); // written durably already: nothing to lose in a failed close
   }
 
-  /** Sets the group's committed offset of one partition (rewind or skip). */
   /**
-   * Sets a group's committed offset of one partition. `basedOnRun` (non-zero): the run
+   * Sets a group's committed offset of one partition (rewind or skip). `basedOnRun` (non-zero): the run
    * of the committed offsets the caller started from (committedState()); LOG_TRUNCATED
    * when a power cut may have cut the log below `offset` since (log_cuts.ts): the caller
    * read messages that are gone, and new ones have their offsets.
@@ -1565,8 +1565,7 @@ function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
       earliest = due;
     }
   }
-  for (const r of merged) delete r.restored; // not part of the file
-  return merged;
+  return merged; // `restored` is not written: encodeSlot takes the StateRange fields only
 }
 
 /**

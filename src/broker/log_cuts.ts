@@ -61,6 +61,16 @@ export async function readLogCuts(topicDir: string, partitions: number): Promise
   return cuts as LogCut[];
 }
 
+/** The highest run a topic's cuts name; 0 when it has none or they cannot be read (the topic's open reports that). */
+export async function highestCutRun(topicDir: string): Promise<number> {
+  try {
+    const cuts = (JSON.parse(await fs.readFile(path.join(topicDir, CUTS_FILE), 'utf8')) as { cuts?: Array<{ run?: unknown }> }).cuts ?? [];
+    return Math.max(0, ...cuts.map((c) => (typeof c.run === 'number' ? c.run : 0)));
+  } catch {
+    return 0;
+  }
+}
+
 /** Adds the cut of `run` (its ends at open) to `cuts` and writes the file durably; returns the new list. */
 export async function recordLogCut(topicDir: string, cuts: readonly LogCut[], run: number, ends: number[]): Promise<LogCut[]> {
   const out = [...cuts, { run, ends }];

@@ -222,7 +222,8 @@ interface Chunk {
   from: number;
   to: number;
   epoch: number;
-  generation: number;
+  /** acks and nacks of its messages: those of the partition's generation when it was fetched */
+  acker: Acker;
 }
 
 interface PartitionState {
@@ -240,6 +241,8 @@ interface PartitionState {
   epoch: number;
   /** bumped by a restart: acks and nacks of messages read before it are dropped */
   generation: number;
+  /** the acker of this generation, which chunks fetched now hand their messages */
+  acker: Acker;
   buffered: number;
   wake: (() => void) | null;
   conn: FetchConnection | null;
@@ -371,15 +374,35 @@ export class FetchConsumer implements GroupConsumerApi {
     if (this.closed || s.revoked || this.parts.get(s.partition) !== s) return;
     const c = offsets[s.partition] ?? -1;
     const start = this.startOf(c, d.partitions.find((x) => x.partition === s.partition)!);
-    s.epoch = ++this.epochs;
-    s.generation = ++this.generations;
-    s.position = s.processed = start;
+    this.newGeneration(s);
+    s.processed = start;
     s.acked.clear();
     s.committed = c;
     s.run = run;
-    for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === s.partition) this.chunks.splice(i, 1);
+    this.rewind(s, start);
+  }
+
+  /** Acks and nacks of messages read before now no longer count for `s`. */
+  private newGeneration(s: PartitionState): void {
+    s.generation = ++this.generations;
+    s.acker = this.ackerOf(s.generation);
+  }
+
+  private ackerOf(generation: number): Acker {
+    return { ack: (p, o) => this.ack(p, o, generation), nack: (p, o, d) => this.seek(p, o, d, generation) };
+  }
+
+  /** `s` is fetched again from `offset`: fetches under way and chunks not yet handed out are dropped. */
+  private rewind(s: PartitionState, offset: number): void {
+    s.epoch = ++this.epochs;
+    s.position = offset;
+    this.dropChunks(s.partition);
     s.buffered = 0;
     s.wake?.();
+  }
+
+  private dropChunks(partition: number): void {
+    for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === partition) this.chunks.splice(i, 1);
   }
 
   /** Where a partition starts: its committed offset (c ≥ 0), else `from`; within the log. */
@@ -439,7 +462,21 @@ export class FetchConsumer implements GroupConsumerApi {
       const start = this.startOf(c, d.partitions.find((x) => x.partition === p)!);
       // Epochs and generations fresh to this consumer: chunks and acks of an earlier time
       // it held the partition do not match.
-      const s: PartitionState = { partition: p, position: start, processed: start, acked: new RangeSet(), committed: c >= 0 ? c : -1, run, epoch: ++this.epochs, generation: ++this.generations, buffered: 0, wake: null, conn: null };
+      const generation = ++this.generations;
+      const s: PartitionState = {
+        partition: p,
+        position: start,
+        processed: start,
+        acked: new RangeSet(),
+        committed: c >= 0 ? c : -1,
+        run,
+        epoch: ++this.epochs,
+        generation,
+        acker: this.ackerOf(generation),
+        buffered: 0,
+        wake: null,
+        conn: null,
+      };
       this.parts.set(p, s);
       if (this.commitTimer) this.pumps.push(this.pump(s)); // running already: read it now
     }
@@ -456,7 +493,7 @@ export class FetchConsumer implements GroupConsumerApi {
     s.revoked = true;
     s.conn?.close();
     s.wake?.();
-    for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === p) this.chunks.splice(i, 1);
+    this.dropChunks(p);
     // With the run: past a power cut's cut the broker refuses it, and its offset stays at the cut.
     if (s.processed !== s.committed && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run).catch(() => undefined);
     this.parts.delete(p);
@@ -577,7 +614,7 @@ export class FetchConsumer implements GroupConsumerApi {
         const to = this.checkBatches(data, s.partition, at);
         s.position = to;
         s.buffered++;
-        this.chunks.push({ partition: s.partition, raw: data, from: at, to, epoch, generation: s.generation });
+        this.chunks.push({ partition: s.partition, raw: data, from: at, to, epoch, acker: s.acker });
         this.notify();
       } catch (e) {
         const err = e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', String(e));
@@ -632,11 +669,7 @@ export class FetchConsumer implements GroupConsumerApi {
     if (!s) return;
     const apply = () => {
       if (this.closed || offset >= s.position || generation !== s.generation) return;
-      s.epoch = ++this.epochs;
-      s.position = offset;
-      for (let i = this.chunks.length - 1; i >= 0; i--) if (this.chunks[i]!.partition === partition) this.chunks.splice(i, 1);
-      s.buffered = 0;
-      s.wake?.();
+      this.rewind(s, offset);
     };
     if (delayMs > 0) setTimeout(apply, delayMs).unref();
     else apply();
@@ -653,9 +686,7 @@ export class FetchConsumer implements GroupConsumerApi {
           if (!s || c.epoch !== s.epoch) continue; // taken away, or rewound
           s.buffered--;
           s.wake?.();
-          const g = c.generation;
-          const acker: Acker = { ack: (p, o) => this.ack(p, o, g), nack: (p, o, d) => this.seek(p, o, d, g) };
-          const out = groupMessages(c.raw, c.from, c.to, acker, this.topic, c.partition);
+          const out = groupMessages(c.raw, c.from, c.to, c.acker, this.topic, c.partition);
           if (out.length === 0) continue;
           this.yieldedEpoch = c.epoch;
           yield out;
