@@ -2,6 +2,9 @@ import { strict as assert } from 'node:assert';
 import { crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { validateBatch } from '../src/native';
 import { readBatchSpan } from '../src/codec/record_batch';
+import { BufferPool } from '../src/codec/buffer_pool';
+import { finishRequest, prepareBatch } from '../src/client/publish_request';
+import { pb } from '../src/grpc/proto';
 
 const sealed = (): Buffer => {
   const b = encodeBatch([{ value: 'x' }]);
@@ -242,6 +245,23 @@ describe('RecordBatch codec', () => {
       }
       const ok = sealBatch(encodeBatch([rec(2 ** 52 - 2), rec(2 ** 52 - 1)]));
       validateBatch(ok);
+    }
+  });
+
+  it("the client's hand-built PublishRequest decodes as protobufjs reads it, with and without sync, at the largest field values", () => {
+    const pool = new BufferPool(1 << 20);
+    for (const [seq, topic, partition, producer, sync] of [
+      [1, 't', 0, null, false],
+      [Number.MAX_SAFE_INTEGER, 'x'.repeat(249), 2 ** 32 - 1, { producerId: 2 ** 52 - 1, baseSequence: 2 ** 31 - 1 }, true],
+      [300, 'ü-topic', 7, null, true],
+    ] as const) {
+      const prep = prepareBatch(pool, topic, [{ key: 'k', value: 'v' }, { value: 'w' }]);
+      const req = pb.PublishRequest.decode(finishRequest(prep, seq, topic, partition, producer, sync));
+      assert.deepEqual([Number(req.sequence), req.topic, req.partition, req.sync], [seq, topic, partition, sync]);
+      const meta = readBatchMeta(Buffer.from(req.batch));
+      assert.equal(meta.recordCount, 2);
+      if (producer) assert.deepEqual([meta.producerId, meta.baseSequence], [producer.producerId, producer.baseSequence]);
+      assert.deepEqual(decodeBatches(Buffer.from(req.batch), 0).map((r) => r.value.toString()), ['v', 'w']);
     }
   });
 });

@@ -12,7 +12,7 @@ describe('Broker: topics, produce, read, consume', () => {
   });
   afterEach(async () => broker.close());
 
-  it('publishBatch({ sync: true }) is on disk before it resolves, whatever the durability mode; other appends in \'none\' are not synced', async () => {
+  it('publishBatch({ sync: true }) and a producer({ sync: true }) are on disk before they resolve, whatever the durability mode; other appends in \'none\' are not synced', async () => {
     const b = await openBroker({ durability: 'none' });
     try {
       await b.createTopic('t');
@@ -24,6 +24,13 @@ describe('Broker: topics, produce, read, consume', () => {
       await b.publishBatch('t', batch(), 0, { sync: true });
       assert.equal(b.syncPasses, before + 1);
       await expectCode(b.publishBatch('t', batch(), 0, { sync: 'yes' as never }), 'INVALID_ARGUMENT');
+      // A producer made with sync: every batch it sends is synced before it resolves.
+      const syncing = b.producer({ sync: true });
+      await syncing.send('t', { value: 'z', partition: 0 });
+      assert.equal(b.syncPasses, before + 2);
+      await syncing.sendBatch('t', [{ value: 'z1' }, { value: 'z2' }], { partition: 0 });
+      assert.equal(b.syncPasses, before + 3);
+      assert.throws(() => b.producer({ sync: 1 as never }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
     } finally {
       await b.close();
     }

@@ -620,3 +620,45 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     assert.deepEqual(got.map((m) => m.offset), Array.from({ length: got.length }, (_, i) => i));
   });
 });
+
+describe('gRPC: a per-batch sync on a broker run without it', function () {
+  this.timeout(60_000);
+  let r: Running;
+  let raw: grpc.Client;
+  beforeEach(async () => {
+    r = await startServer({ brokerOptions: { durability: 'none' } });
+    raw = rawClient(r.address);
+    await r.client.createTopic('t', { partitions: 2 });
+  });
+  afterEach(async () => {
+    raw.close();
+    await r.stop();
+  });
+
+  it("a producer with sync: true is acked only after a sync pass, one per batch; other producers' batches make none", async () => {
+    const plain = r.client.producer();
+    const syncing = r.client.producer({ sync: true });
+    const before = r.broker.syncPasses;
+    for (let i = 0; i < 3; i++) await plain.sendBatch('t', [{ value: `p${i}` }], { partition: 0 });
+    await plain.send('t', { value: 'p', partition: 1 });
+    assert.equal(r.broker.syncPasses, before, 'a batch without sync was synced');
+    for (let i = 0; i < 3; i++) await syncing.sendBatch('t', [{ value: `s${i}` }], { partition: i % 2 });
+    assert.equal(r.broker.syncPasses, before + 3);
+    const sent = await syncing.send('t', { value: 'one', partition: 1 });
+    assert.equal(r.broker.syncPasses, before + 4);
+    assert.equal((await r.client.fetch('t', 1, sent.offset))[0]!.value.toString(), 'one');
+    assert.throws(() => r.client.producer({ sync: 'yes' as never }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
+  });
+
+  it('PublishRequest.sync from a plain client: plain records and a RecordBatch, each synced before its answer', async () => {
+    const before = r.broker.syncPasses;
+    await unary(raw, 'publish', { sequence: 1, topic: 't', partition: 0, records: [{ value: Buffer.from('a') }] });
+    assert.equal(r.broker.syncPasses, before);
+    await unary(raw, 'publish', { sequence: 2, topic: 't', partition: 0, records: [{ value: Buffer.from('b') }], sync: true });
+    assert.equal(r.broker.syncPasses, before + 1);
+    await unary(raw, 'publish', { sequence: 3, topic: 't', partition: 1, batch: sealBatch(encodeBatch([{ value: 'c' }])), sync: true });
+    assert.equal(r.broker.syncPasses, before + 2);
+    const got = await r.client.fetch('t', 0, 0);
+    assert.deepEqual(got.map((m) => m.value.toString()), ['a', 'b']);
+  });
+});

@@ -16,6 +16,11 @@ export interface ProducerOptions {
   /** A batch of send()s is cut when it reaches this many bytes (default 1 MiB).
    *  sendBatch() is one batch whatever this says, up to the broker's maxBatchBytes. */
   maxBatchBytes?: number;
+  /** Every send resolves only once its batch is on disk, whatever the broker's
+   *  durability mode (default false: as the broker's mode says). For the records that
+   *  must survive a power cut on a broker opened with `none` or `{ intervalMs }`; each
+   *  of these batches makes the I/O thread sync every file with unsynced writes. */
+  sync?: boolean;
 }
 
 export interface ProducerRecord extends RecordInput {
@@ -66,6 +71,8 @@ export class Producer implements ProducerApi {
   // Keyless records rotate through partitions in the topic's own round-robin order.
   private readonly partitioner = new StickyPartitioner((topic, n) => this.broker.topicState(topic).roundRobin++ % n);
   private readonly alloc: (size: number) => Buffer;
+  /** ProducerOptions.sync, and the broker's writes are not synced anyway. */
+  private readonly sync: boolean;
 
   /** @internal use broker.producer() */
   constructor(private readonly broker: Broker, opts: ProducerOptions) {
@@ -74,6 +81,8 @@ export class Producer implements ProducerApi {
       throw invalid('lingerMs must be an integer between 0 and 60000');
     this.lingerMs = opts.lingerMs ?? 0;
     this.maxBatchBytes = opts.maxBatchBytes === undefined ? Math.min(MiB, broker.maxBatchBytes) : positiveInt(opts.maxBatchBytes, "maxBatchBytes (at most the broker's)", broker.maxBatchBytes);
+    if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`producer option sync must be a boolean, got ${String(opts.sync)}`);
+    this.sync = opts.sync === true && broker.durability !== 'sync';
     const pool = broker.batchPool;
     this.alloc = (size) => pool.acquire(size);
   }
@@ -154,7 +163,7 @@ export class Producer implements ProducerApi {
       if (prior) this.flushAcc(prior);
       const pooled = batch === null;
       batch ??= encodeBatch(records, { alloc: this.alloc });
-      const p = this.broker.appendBatch(ps, batch, true, n, pooled).then((r) => ({ partition, baseOffset: r.baseOffset, count: n }));
+      const p = this.broker.appendBatch(ps, batch, true, n, pooled, this.sync).then((r) => ({ partition, baseOffset: r.baseOffset, count: n }));
       this.track(p);
       return p;
     } catch (e) {
@@ -211,7 +220,7 @@ export class Producer implements ProducerApi {
       for (const w of waiters) w.reject(e as Error);
       return;
     }
-    const p = this.broker.appendBatch(ps, batch, true, records.length, true).then(
+    const p = this.broker.appendBatch(ps, batch, true, records.length, true, this.sync).then(
       (r) => {
         for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve({ partition: ps.index, offset: r.baseOffset + i });
       },

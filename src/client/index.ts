@@ -56,6 +56,13 @@ export interface RemoteProducerOptions {
   maxInFlight?: number;
   /** Producer id + sequence numbers so retries never duplicate (default true). */
   idempotent?: boolean;
+  /**
+   * Every batch is acknowledged only once it is on disk, whatever the broker's
+   * durability mode (default false: as the broker's mode says). For the producer whose
+   * records must survive a power cut on a broker run with `none` or `{ intervalMs }`;
+   * each of its batches makes the broker sync every file with unsynced writes.
+   */
+  sync?: boolean;
   /** Give up on a batch after this long (default 120 s). */
   deliveryTimeoutMs?: number;
   /**
@@ -434,6 +441,8 @@ export class RemoteProducer implements ProducerApi {
   private readonly lingerMs: number;
   private readonly maxBatchBytes: number;
   private readonly maxInFlight: number;
+  /** Every batch asks the broker to be on disk before its ack (RemoteProducerOptions.sync). */
+  private readonly sync: boolean;
   private readonly deliveryTimeoutMs: number;
   private readonly producerId: number;
   private readonly sequences = new Map<string, number>();
@@ -496,6 +505,8 @@ export class RemoteProducer implements ProducerApi {
     this.maxBufferedBytes = opts.maxBufferedBytes === undefined ? 32 * MiB : positiveInt(opts.maxBufferedBytes, 'maxBufferedBytes');
     // 52 random bits: unique enough across producers of one broker, a safe integer.
     this.producerId = opts.idempotent === false ? 0 : newProducerId();
+    if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`producer option sync must be a boolean, got ${String(opts.sync)}`);
+    this.sync = opts.sync === true;
   }
 
   /**
@@ -751,7 +762,7 @@ export class RemoteProducer implements ProducerApi {
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
     const producerId = this.producerIdFor(key);
-    const msg = finishRequest(prep, seq, topic, partition, producerId ? { producerId, baseSequence } : null);
+    const msg = finishRequest(prep, seq, topic, partition, producerId ? { producerId, baseSequence } : null, this.sync);
     if (producerId) this.sequences.set(key, (baseSequence + prep.count) % 2 ** 31);
     return new Promise((resolve, reject) => {
       // Settled means sent and answered (or given up): the request buffer is reused.

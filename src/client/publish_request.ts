@@ -1,6 +1,6 @@
 /**
  * Serialized uringmq.v1.PublishRequest { sequence = 1, topic = 2, partition = 3,
- * batch = 4 } built around a RecordBatch in two steps, without protobufjs:
+ * batch = 4, sync = 8 } built around a RecordBatch in two steps, without protobufjs:
  *
  * - prepareBatch, when the app calls send/sendBatch: encodes (and checks) the
  *   records into a pooled buffer, leaving room in front for the request's fields;
@@ -25,10 +25,10 @@ export interface PreparedBatch {
 
 /**
  * Most bytes the fields before the batch take (four tags, the topic, and varints:
- * seq ≤ 2^53), and the gRPC prefix in front of them.
+ * seq ≤ 2^53; and `sync`, tag and value), and the gRPC prefix in front of them.
  */
 function roomFor(topicBytes: number): number {
-  return GRPC_PREFIX_BYTES + 4 + 8 + uvarintSize(topicBytes) + topicBytes + 5 + 5;
+  return GRPC_PREFIX_BYTES + 4 + 8 + uvarintSize(topicBytes) + topicBytes + 5 + 5 + 2;
 }
 
 /** Encodes records for `topic` (shape errors name "<what>, record i"). */
@@ -57,12 +57,12 @@ export function maxRequestBytes(p: PreparedBatch): number {
  * The request's bytes: a view of prepared.buf, valid until that goes back to the pool,
  * with at least GRPC_PREFIX_BYTES of it free in front.
  */
-export function finishRequest(p: PreparedBatch, seq: number, topic: string, partition: number, producer: { producerId: number; baseSequence: number } | null): Buffer {
+export function finishRequest(p: PreparedBatch, seq: number, topic: string, partition: number, producer: { producerId: number; baseSequence: number } | null, sync = false): Buffer {
   const batch = p.buf.subarray(p.start, p.end);
   if (producer) stampProducer(batch, producer.producerId, producer.baseSequence);
   sealBatch(batch);
   const topicBytes = Buffer.byteLength(topic);
-  const head = 1 + uvarintSize(seq) + 1 + uvarintSize(topicBytes) + topicBytes + 1 + uvarintSize(partition) + 1 + uvarintSize(batch.length);
+  const head = 1 + uvarintSize(seq) + 1 + uvarintSize(topicBytes) + topicBytes + 1 + uvarintSize(partition) + (sync ? 2 : 0) + 1 + uvarintSize(batch.length);
   const from = p.start - head;
   const msg = p.buf;
   let pos = from;
@@ -73,6 +73,10 @@ export function finishRequest(p: PreparedBatch, seq: number, topic: string, part
   pos += msg.write(topic, pos, 'utf8');
   msg[pos++] = 0x18;
   pos = writeUvarint(msg, pos, partition);
+  if (sync) {
+    msg[pos++] = 0x40; // field 8, varint
+    msg[pos++] = 1;
+  }
   msg[pos++] = 0x22;
   pos = writeUvarint(msg, pos, batch.length);
   if (pos !== p.start) throw new Error(`uringmq bug: PublishRequest fields end at ${pos}, batch starts at ${p.start}`);

@@ -278,7 +278,8 @@ export class BrokerServer {
     const hasRecords = req.records && req.records.length > 0;
     if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
     const partition = req.partition ?? undefined;
-    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy });
+    const sync = req.sync === true;
+    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
     try {
@@ -295,7 +296,7 @@ export class BrokerServer {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.broker.publishBatch(req.topic, batch, partition, { copy: false }); // built here: nobody else holds it
+    return this.broker.publishBatch(req.topic, batch, partition, { copy: false, sync }); // built here: nobody else holds it
   }
 
   /** PublishStream through grpc-js (the calls routeDirectStreams leaves to it, or all). */

@@ -971,6 +971,9 @@ export namespace uringmq {
             /** PublishRequest base_sequence. */
             base_sequence: number;
 
+            /** PublishRequest sync. */
+            sync: boolean;
+
             /**
              * Encodes the specified PublishRequest message. Does not implicitly {@link uringmq.v1.PublishRequest.verify|verify} messages.
              * @param message PublishRequest message or plain object to encode
@@ -1022,6 +1025,9 @@ export namespace uringmq {
 
                 /** PublishRequest base_sequence */
                 base_sequence?: (number|null);
+
+                /** PublishRequest sync */
+                sync?: (boolean|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

@@ -2406,6 +2406,7 @@ $root.uringmq = (function() {
              * @property {Array.<uringmq.v1.Record.$Properties>|null} [records] PublishRequest records
              * @property {number|Long|null} [producer_id] PublishRequest producer_id
              * @property {number|null} [base_sequence] PublishRequest base_sequence
+             * @property {boolean|null} [sync] PublishRequest sync
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -2494,6 +2495,14 @@ $root.uringmq = (function() {
              */
             PublishRequest.prototype.base_sequence = 0;
 
+            /**
+             * PublishRequest sync.
+             * @member {boolean} sync
+             * @memberof uringmq.v1.PublishRequest
+             * @instance
+             */
+            PublishRequest.prototype.sync = false;
+
             // OneOf field names bound to virtual getters and setters
             var $oneOfFields;
 
@@ -2534,6 +2543,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 6, wireType 0 =*/48).int64(message.producer_id);
                 if (message.base_sequence != null && $Object.hasOwnProperty.call(message, "base_sequence") && message.base_sequence !== 0)
                     writer.uint32(/* id 7, wireType 0 =*/56).int32(message.base_sequence);
+                if (message.sync != null && $Object.hasOwnProperty.call(message, "sync") && message.sync !== false)
+                    writer.uint32(/* id 8, wireType 0 =*/64).bool(message.sync);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -2636,6 +2647,15 @@ $root.uringmq = (function() {
                                 message.base_sequence = value;
                             else
                                 delete message.base_sequence;
+                            continue;
+                        }
+                    case 8: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.bool())
+                                message.sync = value;
+                            else
+                                delete message.sync;
                             continue;
                         }
                     }
