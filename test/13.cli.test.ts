@@ -11,8 +11,8 @@ import { sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
-const run = (args: string[], input?: string) => {
-  const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, ...args], { input, encoding: 'utf8', timeout: 60_000 });
+const run = (args: string[], input?: string, env?: Record<string, string>) => {
+  const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, ...args], { input, encoding: 'utf8', timeout: 60_000, env: env ? { ...process.env, ...env } : undefined });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 
@@ -161,11 +161,24 @@ describe('CLI', function () {
       [{ logLevel: 'loud' }, /INVALID_ARGUMENT: logLevel must be one of/],
       [{ fetchPort: 70000 }, /INVALID_ARGUMENT: fetchPort must be an integer between 0 and 65535/],
       [{ producerStateScanBytes: -1 }, /INVALID_ARGUMENT: producerStateScanBytes must be a non-negative integer, got -1/],
+      [{ durability: -5 }, /INVALID_ARGUMENT: setting "durability" in .*: durability is 'sync', 'none' or a sync interval in ms/],
     ];
     for (const [settings, err] of bad) {
       fs.writeFileSync(cfg, JSON.stringify(settings));
       const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'data')]);
       assert.equal(r.code, 2, `${JSON.stringify(settings)}: ${r.err}`);
+      assert.match(r.err, err);
+    }
+    // The environment's values are checked as strictly, and the variable is named.
+    const badEnv: Array<[Record<string, string>, RegExp]> = [
+      [{ URINGMQ_PORT: 'abc' }, /INVALID_ARGUMENT: URINGMQ_PORT must be a non-negative integer, got "abc"/],
+      [{ URINGMQ_DURABILITY: 'bogus' }, /INVALID_ARGUMENT: URINGMQ_DURABILITY: durability is 'sync', 'none'/],
+      [{ URINGMQ_FETCH: 'no' }, /INVALID_ARGUMENT: URINGMQ_FETCH must be 1, 0, true or false, got "no"/],
+      [{ URINGMQ_PERMIT_WITHOUT_STREAM: 'maybe' }, /INVALID_ARGUMENT: URINGMQ_PERMIT_WITHOUT_STREAM must be 1, 0, true or false/],
+    ];
+    for (const [env, err] of badEnv) {
+      const r = run(['serve', '--dir', path.join(dir, 'data')], undefined, env);
+      assert.equal(r.code, 2, `${JSON.stringify(env)}: ${r.err}`);
       assert.match(r.err, err);
     }
   });

@@ -31,6 +31,15 @@ function parseDurability(v: string): Durability {
   throw new InvalidArgumentError("durability is 'sync', 'none' or a sync interval in ms");
 }
 
+/** A value's parse error (commander's type, for flags) as INVALID_ARGUMENT naming where it came from. */
+function named<T>(where: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw new UringmqError('INVALID_ARGUMENT', `${where}: ${(e as Error).message}`);
+  }
+}
+
 interface ServeConfig {
   dir: string;
   host: string;
@@ -102,20 +111,34 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
     if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new UringmqError('INVALID_ARGUMENT', `config file ${file} must hold a JSON object`);
     for (const [k, v] of Object.entries(j)) {
       fileKeys.add(k);
+      const where = `setting "${k}" in ${file}`;
       const type = FILE_SETTINGS[k];
       if (!type) throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
       // The type here; ranges where the value is used (BrokerServer, Broker.open).
       if (type === 'durability' ? typeof v !== 'string' && typeof v !== 'number' && (v === null || typeof v !== 'object') : typeof v !== type)
-        throw new UringmqError('INVALID_ARGUMENT', `setting "${k}" in ${file} must be a ${type === 'durability' ? "'sync', 'none' or a number of ms" : type}, got ${JSON.stringify(v)}`);
-      (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? parseDurability(String(v)) : v;
+        throw new UringmqError('INVALID_ARGUMENT', `${where} must be a ${type === 'durability' ? "'sync', 'none' or a number of ms" : type}, got ${JSON.stringify(v)}`);
+      (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? named(where, () => parseDurability(String(v))) : v;
     }
   }
   const env = process.env;
-  const envInt = (k: string) => (env[k] !== undefined && env[k] !== '' ? int(k)(env[k]!) : undefined);
+  const envInt = (k: string): number | undefined => {
+    const v = env[k];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 0) throw new UringmqError('INVALID_ARGUMENT', `${k} must be a non-negative integer, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  const envBool = (k: string): boolean | undefined => {
+    const v = env[k];
+    if (v === undefined || v === '') return undefined;
+    if (v === '1' || v === 'true') return true;
+    if (v === '0' || v === 'false') return false;
+    throw new UringmqError('INVALID_ARGUMENT', `${k} must be 1, 0, true or false, got ${JSON.stringify(v)}`);
+  };
   if (env.URINGMQ_DIR) cfg.dir = env.URINGMQ_DIR;
   if (env.URINGMQ_HOST) cfg.host = env.URINGMQ_HOST;
   cfg.port = envInt('URINGMQ_PORT') ?? cfg.port;
-  if (env.URINGMQ_DURABILITY) cfg.durability = parseDurability(env.URINGMQ_DURABILITY);
+  if (env.URINGMQ_DURABILITY) cfg.durability = named('URINGMQ_DURABILITY', () => parseDurability(env.URINGMQ_DURABILITY!));
   if (env.URINGMQ_IO_BACKEND) cfg.ioBackend = env.URINGMQ_IO_BACKEND as ServeConfig['ioBackend'];
   if (env.URINGMQ_LOG_LEVEL) cfg.logLevel = env.URINGMQ_LOG_LEVEL;
   cfg.keepaliveTimeMs = envInt('URINGMQ_KEEPALIVE_TIME_MS') ?? cfg.keepaliveTimeMs;
@@ -131,9 +154,9 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
-  if (env.URINGMQ_FETCH === '0' || env.URINGMQ_FETCH === 'false') cfg.fetch = false;
+  cfg.fetch = envBool('URINGMQ_FETCH') ?? cfg.fetch;
   if (env.URINGMQ_AUTH_TOKEN) cfg.authToken = env.URINGMQ_AUTH_TOKEN;
-  if (env.URINGMQ_PERMIT_WITHOUT_STREAM) cfg.permitWithoutStream = env.URINGMQ_PERMIT_WITHOUT_STREAM !== '0' && env.URINGMQ_PERMIT_WITHOUT_STREAM !== 'false';
+  cfg.permitWithoutStream = envBool('URINGMQ_PERMIT_WITHOUT_STREAM') ?? cfg.permitWithoutStream;
   // Flags carry the same names as the file's settings (those without a flag stay undefined).
   for (const k of Object.keys(FILE_SETTINGS))
     if (k !== 'fetch' && flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
