@@ -387,6 +387,35 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(err2.code, grpc.status.FAILED_PRECONDITION);
   });
 
+  it('credit granted a little at a time is used as it comes, with messages still unacked (not only once all are acked)', async () => {
+    await r.client.producer().sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `c${i}` })), { partition: 0 });
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    let err: grpc.ServiceError | null = null;
+    s.on('error', (e: grpc.ServiceError) => (err = e));
+    const got: number[] = [];
+    s.on('data', (res: { delivery?: { from_offset?: unknown; to_offset?: unknown } }) => {
+      const dl = res.delivery;
+      if (dl) for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) got.push(o);
+    });
+    const waitFor = async (n: number) => {
+      const until = Date.now() + 5000;
+      while (got.length < n && !err && Date.now() < until) await sleep(20);
+      assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+      assert.deepEqual(got, Array.from({ length: n }, (_, i) => i));
+    };
+    // A client that buffers 2 messages and never acks here: only credit lets more through.
+    s.write({ subscribe: { topic: 't', group: 'trickle', from: pb.StartFrom.EARLIEST, initial_credit: 2, ack_deadline_ms: 60_000 } });
+    await waitFor(2);
+    s.write({ credit: 3 });
+    await waitFor(5);
+    s.write({ credit: 1 });
+    await waitFor(6);
+    await sleep(200);
+    assert.equal(got.length, 6, 'delivered past the credit granted');
+    s.end();
+  });
+
   it('a consumer whose server is gone reconnects with backoff, not in a loop', async () => {
     const own = await startServer();
     const port = own.server.port;

@@ -288,6 +288,8 @@ let memberSeq = 0;
 export class GroupMember {
   readonly id: string;
   credits: number;
+  /** The most credit the member has held: the size of the buffer it says it has (see refill). */
+  private peakCredits: number;
   unacked = 0;
   lastSeen = Date.now();
   /** last ack, nack or credit: a member that lets its ack deadline pass without any is stalled */
@@ -316,6 +318,7 @@ export class GroupMember {
   ) {
     this.id = idHint ?? `${process.pid.toString(36)}-${Date.now().toString(36)}-${(memberSeq++).toString(36)}`;
     this.credits = initialCredit;
+    this.peakCredits = initialCredit;
     this.flow = new FlowController(resolveFlowOptions(flowOpts, opts.maxUnacked));
   }
 
@@ -330,6 +333,7 @@ export class GroupMember {
   credit(n: number): void {
     if (!Number.isInteger(n) || n < 0) throw invalid('credit must be a non-negative integer');
     this.credits = Math.min(this.credits + n, 1 << 30);
+    if (this.credits > this.peakCredits) this.peakCredits = this.credits;
     this.progress();
     if (this.credits >= this.refill) this.wake();
   }
@@ -356,9 +360,12 @@ export class GroupMember {
   /**
    * Deliveries resume only once this many credits and window slots are free (or
    * nothing is unacked): one message acked must not trigger a read for one message.
+   * A quarter of the window, and of the most credit the member has held: a client
+   * that buffers 10 messages and returns credit as it handles them must not wait
+   * for credit it never grants (it would get messages only each time it drained).
    */
   get refill(): number {
-    return Math.max(1, Math.min(256, Math.floor(this.window / 4)));
+    return Math.max(1, Math.min(256, Math.floor(this.window / 4), Math.floor(this.peakCredits / 4)));
   }
 
   /** @internal `n` more messages went out to it: they take credit, window and tokens. */
