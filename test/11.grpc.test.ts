@@ -97,6 +97,13 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(Number((await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch: next })).base_offset), 2);
     const gap = sealBatch(encodeBatch([{ value: 'd' }], { producerId: 12345, baseSequence: 9 }));
     await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: gap }), grpc.status.FAILED_PRECONDITION, 'OUT_OF_ORDER_SEQUENCE');
+    // The request's producer fields are for plain records: with a batch they must match
+    // its header (then the retry is recognised as above) or be 0, never be ignored.
+    const unstamped = sealBatch(encodeBatch([{ value: 'e' }]));
+    const se = await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: unstamped, producer_id: 777, base_sequence: 0 }), grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
+    assert.match(se.details, /must be those of the batch's header \(-1, -1\) or 0/);
+    const same = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch: next, producer_id: 12345, base_sequence: 2 });
+    assert.deepEqual([same.duplicate, Number(same.base_offset)], [true, 2]);
     assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 3);
   });
 
@@ -254,6 +261,10 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await expectStatus(unary(raw, 'publish', { topic: 'nope', records: [{ value: Buffer.from('x') }] }), grpc.status.NOT_FOUND, 'TOPIC_NOT_FOUND');
     await expectStatus(unary(raw, 'describeTopic', { name: 'nope' }), grpc.status.NOT_FOUND);
     await expectStatus(unary(raw, 'createTopic', { name: '../evil' }), grpc.status.INVALID_ARGUMENT, 'INVALID_TOPIC_NAME');
+    // A name no topic can have is named as such on every call, not reported missing.
+    await expectStatus(unary(raw, 'publish', { topic: '../evil', records: [{ value: Buffer.from('x') }] }), grpc.status.INVALID_ARGUMENT, 'INVALID_TOPIC_NAME');
+    await expectStatus(unary(raw, 'fetch', { topic: 'bad name!', partition: 0, offset: 0 }), grpc.status.INVALID_ARGUMENT, 'INVALID_TOPIC_NAME');
+    await expectStatus(unary(raw, 'describeTopic', { name: '' }), grpc.status.INVALID_ARGUMENT, 'INVALID_TOPIC_NAME');
     await expectStatus(unary(raw, 'createTopic', { name: 't' }), grpc.status.ALREADY_EXISTS, 'TOPIC_EXISTS');
     await expectStatus(unary(raw, 'fetch', { topic: 't', partition: 0, offset: 99 }), grpc.status.OUT_OF_RANGE, 'OFFSET_OUT_OF_RANGE');
     await expectStatus(unary(raw, 'fetch', { topic: 't', partition: 9, offset: 0 }), grpc.status.INVALID_ARGUMENT);

@@ -120,7 +120,7 @@ describe('CLI', function () {
   it('serve reads a config file and environment, and rejects unknown settings and values of the wrong type or range', async () => {
     const dir = tmpDir();
     const cfg = path.join(dir, 'uringmq.json');
-    fs.writeFileSync(cfg, JSON.stringify({ durability: 'none', keepaliveTimeMs: 20000, maxConcurrentStreams: 2 }));
+    fs.writeFileSync(cfg, JSON.stringify({ durability: 'none', keepaliveTimeMs: 20000, maxConcurrentStreams: 2, maxRecordBytes: 40_000 }));
     process.env.URINGMQ_MAX_MESSAGE_BYTES = '65536';
     try {
       srv = await spawnServer(path.join(dir, 'data'), 0, ['--config', cfg]);
@@ -138,6 +138,10 @@ describe('CLI', function () {
       assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
       assert.match(e!.message, /maxMessageBytes is 65536/);
       assert.equal((await p.send('t', { value: 'small' })).offset, 0);
+      // maxRecordBytes from the file: a 50 KB record fits the message limit, not the record limit.
+      const big = await p.send('t', { value: Buffer.alloc(50_000) }).then(() => null, (x: UringmqError) => x);
+      assert.equal(big?.code, 'RECORD_TOO_LARGE', big?.message);
+      assert.match(big!.message, /maxRecordBytes 40000/);
       // maxConcurrentStreams from the file: the producer's PublishStream is one, one
       // Subscribe fits, the next is refused.
       const first = openSubscribe(raw, 't');
@@ -161,6 +165,7 @@ describe('CLI', function () {
       [{ logLevel: 'loud' }, /INVALID_ARGUMENT: logLevel must be one of/],
       [{ fetchPort: 70000 }, /INVALID_ARGUMENT: fetchPort must be an integer between 0 and 65535/],
       [{ producerStateScanBytes: -1 }, /INVALID_ARGUMENT: producerStateScanBytes must be a non-negative integer, got -1/],
+      [{ maxRecordBytes: 0 }, /INVALID_ARGUMENT: maxRecordBytes/],
       [{ durability: -5 }, /INVALID_ARGUMENT: setting "durability" in .*: durability is 'sync', 'none' or a sync interval in ms/],
     ];
     for (const [settings, err] of bad) {

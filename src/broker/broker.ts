@@ -754,8 +754,9 @@ export class Broker {
   topicState(name: string): TopicState {
     if (typeof name !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
     const t = this.topics.get(name);
-    if (!t) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${name} does not exist`);
-    return t;
+    if (t) return t;
+    validateTopicName(name); // a name no topic can have is INVALID_TOPIC_NAME, not just missing
+    throw new UringmqError('TOPIC_NOT_FOUND', `topic ${name} does not exist`);
   }
 
   /** @internal */

@@ -58,6 +58,8 @@ interface ServeConfig {
   maxQueuedBytes?: number;
   /** the largest RecordBatch the broker takes (BrokerOptions) */
   maxBatchBytes?: number;
+  /** the largest encoded record the broker takes (BrokerOptions) */
+  maxRecordBytes?: number;
   /** newest bytes of each partition read at start to refill the idempotent-producer table (BrokerOptions) */
   producerStateScanBytes?: number;
   tlsCert?: string;
@@ -86,6 +88,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxConcurrentStreams: 'number',
   writeHighWaterBytes: 'number',
   maxBatchBytes: 'number',
+  maxRecordBytes: 'number',
   maxQueuedBytes: 'number',
   producerStateScanBytes: 'number',
   tlsCert: 'string',
@@ -150,6 +153,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.writeHighWaterBytes = envInt('URINGMQ_WRITE_HIGH_WATER_BYTES') ?? cfg.writeHighWaterBytes;
   cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
   cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
+  cfg.maxRecordBytes = envInt('URINGMQ_MAX_RECORD_BYTES') ?? cfg.maxRecordBytes;
   cfg.producerStateScanBytes = envInt('URINGMQ_PRODUCER_STATE_SCAN_BYTES') ?? cfg.producerStateScanBytes;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
@@ -182,6 +186,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     writeHighWaterBytes: cfg.writeHighWaterBytes,
     maxQueuedBytes: cfg.maxQueuedBytes,
     maxBatchBytes: cfg.maxBatchBytes,
+    maxRecordBytes: cfg.maxRecordBytes,
     producerStateScanBytes: cfg.producerStateScanBytes,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
@@ -287,6 +292,7 @@ export function program(): Command {
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
+    .option('--max-record-bytes <n>', 'largest encoded record accepted (default 1 MiB; at most --max-batch-bytes - 1024)', int('max-record-bytes'))
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')

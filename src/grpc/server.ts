@@ -279,7 +279,20 @@ export class BrokerServer {
     if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
     const partition = req.partition ?? undefined;
     const sync = req.sync === true;
-    if (hasBatch) return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
+    if (hasBatch) {
+      // A RecordBatch's idempotence is in its header; the request's fields would be
+      // ignored, so a client that sets them otherwise expects what it would not get.
+      const pid = Number(req.producer_id || 0);
+      const seq = req.base_sequence || 0;
+      if ((pid !== 0 || seq !== 0) && req.batch.length >= 64) {
+        const b = req.batch as Buffer;
+        const hpid = Number(b.readBigInt64LE(48));
+        const hseq = b.readInt32LE(56);
+        if (pid !== hpid || seq !== hseq)
+          return Promise.reject(invalid(`producer_id ${pid} and base_sequence ${seq} of a PublishRequest with a batch must be those of the batch's header (${hpid}, ${hseq}) or 0: a RecordBatch carries its own (docs/FORMAT.md)`));
+      }
+      return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
+    }
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
     try {
