@@ -709,7 +709,7 @@ export class GroupCoordinator {
     if (to > ps.next)
       throw new UringmqError(
         'FAILED_PRECONDITION',
-        `ack for offsets up to ${to - 1} of ${gs.topic}/${partition}, but group ${gs.group} was only delivered up to ${ps.next - 1}`,
+        `ack of [${from}, ${to}) on ${gs.topic}/${partition} names offsets never delivered to group ${gs.group} (${ps.next === 0 ? 'nothing of that partition delivered yet' : `delivered so far: offsets below ${ps.next}`})`,
       );
     return ps;
   }

@@ -6,6 +6,7 @@
  * `uringmq-code` trailer; one bad request never affects another.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
@@ -217,7 +218,9 @@ export class BrokerServer {
     for (const cancel of [...this.longPolls]) cancel();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
+        const sessions = this.openSessions();
         this.server.forceShutdown();
+        for (const s of sessions) if (!s.destroyed) s.destroy();
         resolve();
       }, graceMs);
       this.server.tryShutdown(() => {
@@ -227,6 +230,24 @@ export class BrokerServer {
     });
     await this.broker.close();
     this.log?.info('uringmq stopped');
+  }
+
+  /**
+   * The server's HTTP/2 connections. grpc-js's forceShutdown destroys only those it
+   * tracks for channelz, which this server turns off, so a call still open at the end
+   * of the grace (a publish the disk never answers) would keep its connection, and
+   * the client waiting on it, after stop() returned. grpc-js keeps the connections
+   * per listener in a private map; if that changes, this finds none (as before).
+   */
+  private openSessions(): http2.ServerHttp2Session[] {
+    const out: http2.ServerHttp2Session[] = [];
+    const servers = (this.server as unknown as { http2Servers?: unknown }).http2Servers;
+    if (!(servers instanceof Map)) return out;
+    for (const entry of servers.values()) {
+      const sessions = (entry as { sessions?: unknown } | null)?.sessions;
+      if (sessions instanceof Set) for (const s of sessions) if (typeof (s as { destroy?: unknown }).destroy === 'function') out.push(s as http2.ServerHttp2Session);
+    }
+    return out;
   }
 
   private handlers(): grpc.UntypedServiceImplementation {
@@ -677,7 +698,7 @@ interface StreamHandle {
 }
 
 function unauthenticated(): UringmqError {
-  return new UringmqError('UNAUTHENTICATED', 'missing or wrong auth token (connect with { token })');
+  return new UringmqError('UNAUTHENTICATED', 'missing or wrong auth token: send metadata `authorization: Bearer <token>` (the Node client: connect(address, { token }))');
 }
 
 function publishResponse(req: { sequence: number | { low: number } }, r: PublishResult): uringmq.v1.PublishResponse.$Properties {
