@@ -104,6 +104,11 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.match(se.details, /must be those of the batch's header \(-1, -1\) or 0/);
     const same = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch: next, producer_id: 12345, base_sequence: 2 });
     assert.deepEqual([same.duplicate, Number(same.base_offset)], [true, 2]);
+    // proto3 reads an unset field as 0: the header's id alone is accepted too.
+    const idOnly = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch: next, producer_id: 12345 });
+    assert.deepEqual([idOnly.duplicate, Number(idOnly.base_offset)], [true, 2]);
+    // A damaged batch is CORRUPT_BATCH with the fields set as without them.
+    await expectStatus(unary(raw, 'publish', { topic: 't', partition: 0, batch: Buffer.alloc(80, 7), producer_id: 5 }), grpc.status.INVALID_ARGUMENT, 'CORRUPT_BATCH');
     assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 3);
   });
 

@@ -177,6 +177,9 @@ describe('CLI', function () {
     // The environment's values are checked as strictly, and the variable is named.
     const badEnv: Array<[Record<string, string>, RegExp]> = [
       [{ URINGMQ_PORT: 'abc' }, /INVALID_ARGUMENT: URINGMQ_PORT must be a non-negative integer, got "abc"/],
+      [{ URINGMQ_PORT: ' ' }, /INVALID_ARGUMENT: URINGMQ_PORT must be a non-negative integer, got " "/],
+      [{ URINGMQ_MAX_BATCH_BYTES: '0x100000' }, /INVALID_ARGUMENT: URINGMQ_MAX_BATCH_BYTES must be a non-negative integer/],
+      [{ URINGMQ_PRODUCER_STATE_SCAN_BYTES: '1e3' }, /INVALID_ARGUMENT: URINGMQ_PRODUCER_STATE_SCAN_BYTES must be a non-negative integer/],
       [{ URINGMQ_DURABILITY: 'bogus' }, /INVALID_ARGUMENT: URINGMQ_DURABILITY: durability is 'sync', 'none'/],
       [{ URINGMQ_FETCH: 'no' }, /INVALID_ARGUMENT: URINGMQ_FETCH must be 1, 0, true or false, got "no"/],
       [{ URINGMQ_PERMIT_WITHOUT_STREAM: 'maybe' }, /INVALID_ARGUMENT: URINGMQ_PERMIT_WITHOUT_STREAM must be 1, 0, true or false/],

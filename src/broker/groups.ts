@@ -709,7 +709,7 @@ export class GroupCoordinator {
     if (to > ps.next)
       throw new UringmqError(
         'FAILED_PRECONDITION',
-        `ack of [${from}, ${to}) on ${gs.topic}/${partition} names offsets never delivered to group ${gs.group} (${ps.next === 0 ? 'nothing of that partition delivered yet' : `delivered so far: offsets below ${ps.next}`})`,
+        `ack of [${from}, ${to}) on ${gs.topic}/${partition} names offsets never delivered to group ${gs.group} (the next it would be delivered there is ${ps.next})`,
       );
     return ps;
   }

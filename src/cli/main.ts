@@ -18,8 +18,11 @@ import { addBenchCommands } from '../bench/cli';
 
 const DEFAULT_DIR = './uringmq-data';
 
+/** Decimal digits only: Number() would also take '', ' ', '0x10' and '1e3'. */
+const DIGITS = /^[0-9]+$/;
+
 const int = (name: string) => (v: string) => {
-  const n = Number(v);
+  const n = DIGITS.test(v) ? Number(v) : NaN;
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
   return n;
 };
@@ -127,7 +130,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const envInt = (k: string): number | undefined => {
     const v = env[k];
     if (v === undefined || v === '') return undefined;
-    const n = Number(v);
+    const n = DIGITS.test(v) ? Number(v) : NaN;
     if (!Number.isSafeInteger(n) || n < 0) throw new UringmqError('INVALID_ARGUMENT', `${k} must be a non-negative integer, got ${JSON.stringify(v)}`);
     return n;
   };

@@ -14,6 +14,7 @@ import { decodeEach, encodeBatch, sealBatch, type DecodedRecord, type RecordInpu
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord } from '../broker/validate';
+import { validateBatch } from '../native';
 import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
@@ -303,13 +304,20 @@ export class BrokerServer {
     if (hasBatch) {
       // A RecordBatch's idempotence is in its header; the request's fields would be
       // ignored, so a client that sets them otherwise expects what it would not get.
+      // Each field is checked alone (proto3 cannot tell 0 from unset), and only in a
+      // batch that checks out: a damaged one is CORRUPT_BATCH, as without the fields.
       const pid = Number(req.producer_id || 0);
       const seq = req.base_sequence || 0;
-      if ((pid !== 0 || seq !== 0) && req.batch.length >= 64) {
+      if (pid !== 0 || seq !== 0) {
         const b = req.batch as Buffer;
+        try {
+          validateBatch(b);
+        } catch (e) {
+          return Promise.reject(e);
+        }
         const hpid = Number(b.readBigInt64LE(48));
         const hseq = b.readInt32LE(56);
-        if (pid !== hpid || seq !== hseq)
+        if ((pid !== 0 && pid !== hpid) || (seq !== 0 && seq !== hseq))
           return Promise.reject(invalid(`producer_id ${pid} and base_sequence ${seq} of a PublishRequest with a batch must be those of the batch's header (${hpid}, ${hseq}) or 0: a RecordBatch carries its own (docs/FORMAT.md)`));
       }
       return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
