@@ -31,6 +31,18 @@ describe('Broker: topics, produce, read, consume', () => {
       await syncing.sendBatch('t', [{ value: 'z1' }, { value: 'z2' }], { partition: 0 });
       assert.equal(b.syncPasses, before + 3);
       assert.throws(() => b.producer({ sync: 1 as never }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
+      // A retry with sync of a batch first sent without: answered as a duplicate, and
+      // only once a sync pass made the original durable. So is one older than remembered.
+      const idem = (seq: number) => sealBatch(encodeBatch([{ value: `i${seq}` }], { producerId: 4242, baseSequence: seq }));
+      const first = await b.publishBatch('t', idem(0), 0);
+      const retry = await b.publishBatch('t', idem(0), 0, { sync: true });
+      assert.deepEqual([retry.duplicate, retry.baseOffset], [true, first.baseOffset]);
+      assert.equal(b.syncPasses, before + 4);
+      for (let i = 1; i <= 70; i++) await b.publishBatch('t', idem(i), 0);
+      assert.equal(b.syncPasses, before + 4);
+      const old = await b.publishBatch('t', idem(0), 0, { sync: true });
+      assert.deepEqual([old.duplicate, old.baseOffset], [true, -1]);
+      assert.equal(b.syncPasses, before + 5);
     } finally {
       await b.close();
     }

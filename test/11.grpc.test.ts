@@ -720,5 +720,12 @@ describe('gRPC: a per-batch sync on a broker run without it', function () {
     assert.equal(r.broker.syncPasses, before + 2);
     const got = await r.client.fetch('t', 0, 0);
     assert.deepEqual(got.map((m) => m.value.toString()), ['a', 'b']);
+    // A retry with sync of a batch first sent without: a duplicate, answered after a sync pass.
+    const idem = sealBatch(encodeBatch([{ value: 'd' }], { producerId: 99, baseSequence: 0 }));
+    await unary(raw, 'publish', { sequence: 4, topic: 't', partition: 0, batch: idem });
+    assert.equal(r.broker.syncPasses, before + 2);
+    const retry = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { sequence: 5, topic: 't', partition: 0, batch: idem, sync: true });
+    assert.deepEqual([retry.duplicate, Number(retry.base_offset)], [true, 2]);
+    assert.equal(r.broker.syncPasses, before + 3);
   });
 });

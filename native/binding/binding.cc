@@ -475,8 +475,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (buf.ByteLength() > max_batch_bytes_)
       throw MakeError(env, Code::kRecordTooLarge, "batch of " + std::to_string(buf.ByteLength()) + " bytes for " + log->label() +
                                                     " exceeds maxBatchBytes " + std::to_string(max_batch_bytes_));
+    const bool sync = info.Length() > 4 && info[4].ToBoolean().Value();
+    // An empty batch with `sync` writes nothing: its cycle's sync pass makes everything
+    // written before it durable (a `sync` retry answered as a duplicate waits for it).
+    const bool barrier = buf.ByteLength() == 0 && sync;
     BatchHeader h;
-    if (!PeekHeader(buf.Data(), buf.ByteLength(), &h) || h.length != buf.ByteLength())
+    if (!barrier && (!PeekHeader(buf.Data(), buf.ByteLength(), &h) || h.length != buf.ByteLength()))
       throw MakeError(env, Code::kCorruptBatch, "corrupt record batch for " + log->label() +
                                                     ": bad magic, version or batchLength (" + std::to_string(buf.ByteLength()) + " bytes given)");
     IoRequest r;
@@ -485,7 +489,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     r.data = buf.Data();
     r.len = buf.ByteLength();
     r.mode = seal ? CrcMode::kSeal : CrcMode::kVerify;
-    r.sync = info.Length() > 4 && info[4].ToBoolean().Value();
+    r.sync = sync;
     r.partition = pw->log;
     if (!engine->Submit(std::move(r))) return Napi::Boolean::New(env, false);
     if (pending_++ == 0 && !referenced_) {

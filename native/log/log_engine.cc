@@ -138,6 +138,7 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     PartitionLog* p = r.partition.get();
     if (p->failed.load(std::memory_order_acquire)) continue;
     want_sync = want_sync || r.sync;
+    if (r.len == 0) continue;  // a sync barrier: nothing to stage
     Status s = p->Stage(r.data, r.len, r.mode, &bases[i]);
     if (!s.ok()) {
       if (s.code == Code::kCorruptBatch) rejected[i] = s;  // this batch only
@@ -191,7 +192,7 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     PartitionLog* p = r.partition.get();
     if (!rejected[i].ok()) {
       done.push_back({r.id, rejected[i].code, -1, rejected[i].message});
-    } else if (bases[i] >= 0 && !p->failed.load()) {
+    } else if ((bases[i] >= 0 || r.len == 0) && !p->failed.load()) {
       done.push_back({r.id, Code::kOk, bases[i], {}});
     } else {
       done.push_back({r.id, Code::kIoError, -1,

@@ -35,7 +35,8 @@ struct IoRequest {
   CrcMode mode = CrcMode::kVerify;
   // Complete only once on disk, whatever the durability mode: the cycle that writes it
   // syncs every dirty partition before reporting (a dead-letter move counts its message
-  // as handled only then).
+  // as handled only then). With len 0 it is a barrier: nothing is written, and it
+  // completes once everything written before it is durable.
   bool sync = false;
 };
 

@@ -177,6 +177,8 @@ interface QueuedAppend {
 }
 
 const MiB = 1 << 20;
+/** With `sync`, an append of nothing: it completes once everything written before it is on disk. */
+const EMPTY_BATCH = Buffer.alloc(0);
 const DEFAULT_SEGMENT_BYTES = 128 * MiB;
 const MAX_PARTITIONS = 4096;
 /** Partition opens of one topic in flight at once (see openTopic). */
@@ -703,6 +705,8 @@ export class Broker {
       if (v !== NEW) {
         if (pooled) this.batchPool.release(batch);
         const r = v.duplicate ? await v.duplicate : { baseOffset: -1, count: meta.recordCount };
+        // Its first attempt may not have asked for a sync: this one did.
+        if (sync) await this.appendBatch(ps, EMPTY_BATCH, false, 0, false, true);
         return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
       }
       const result = this.appendBatch(ps, batch, false, meta.recordCount, pooled, sync);
@@ -950,7 +954,7 @@ export class Broker {
       ps.pending--;
       if (codes[i] === 0) {
         p.resolve({ baseOffset: bases[i]!, count: p.count });
-        touched.add(ps);
+        if (p.count > 0) touched.add(ps); // a sync barrier brings no data
       } else {
         const err = errors?.[i];
         p.reject(fromNative(Object.assign(new Error(err?.message ?? 'append failed'), { code: err?.code ?? 'IO_ERROR' })));
