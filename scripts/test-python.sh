@@ -59,7 +59,7 @@ protoc -I proto --python_out="$STUBS" --grpc_python_out="$STUBS" \
   --plugin=protoc-gen-grpc_python="$(command -v grpc_python_plugin)" proto/uringmq/v1/broker.proto
 
 PORT=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-node dist/src/cli/main.js serve --dir "$DATA" --host 127.0.0.1 --port "$PORT" --no-fetch \
+node dist/src/cli/main.js serve --dir "$DATA" --host 127.0.0.1 --port "$PORT" --no-fetch --no-metrics \
   --log-level warn >"$DATA.log" 2>&1 &
 SERVER_PID=$!
 

@@ -16,3 +16,5 @@ export type { ErrorCode } from './errors';
 export { encodeBatch, sealBatch, decodeBatches, readBatchMeta } from './codec/record_batch';
 export type { RecordInput, DecodedRecord, BatchMeta } from './codec/record_batch';
 export { probeIoUring, crc32c } from './native';
+export { metricsRegistry, MetricsServer } from './metrics';
+export type { MetricsOptions, MetricsServerOptions } from './metrics';

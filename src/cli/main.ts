@@ -15,6 +15,7 @@ import { BrokerServer, type ServerOptions } from '../grpc/server';
 import { connect, type Client } from '../client';
 import { UringmqError } from '../errors';
 import { addBenchCommands } from '../bench/cli';
+import { MetricsServer, metricsRegistry } from '../metrics';
 
 const DEFAULT_DIR = './uringmq-data';
 
@@ -73,6 +74,9 @@ interface ServeConfig {
   fetchPort: number;
   /** shared secret for gRPC calls and fetch hellos */
   authToken?: string;
+  /** Prometheus metrics and health on their own HTTP port (0: any free one), or off */
+  metrics: boolean;
+  metricsPort: number;
 }
 
 /** The settings a config file may hold, with their JSON types. */
@@ -100,11 +104,13 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   fetch: 'boolean',
   fetchPort: 'number',
   authToken: 'string',
+  metrics: 'boolean',
+  metricsPort: 'number',
 };
 
 /** defaults < config file < environment < flags */
 function serveConfig(flags: Record<string, unknown>): ServeConfig {
-  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: 50052 };
+  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: 50052, metrics: true, metricsPort: 9464 };
   const file = (flags.config as string | undefined) ?? process.env.URINGMQ_CONFIG;
   const fileKeys = new Set<string>();
   if (file) {
@@ -162,16 +168,23 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
   cfg.fetch = envBool('URINGMQ_FETCH') ?? cfg.fetch;
+  cfg.metricsPort = envInt('URINGMQ_METRICS_PORT') ?? cfg.metricsPort;
+  cfg.metrics = envBool('URINGMQ_METRICS') ?? cfg.metrics;
   if (env.URINGMQ_AUTH_TOKEN) cfg.authToken = env.URINGMQ_AUTH_TOKEN;
   cfg.permitWithoutStream = envBool('URINGMQ_PERMIT_WITHOUT_STREAM') ?? cfg.permitWithoutStream;
   // Flags carry the same names as the file's settings (those without a flag stay undefined).
   for (const k of Object.keys(FILE_SETTINGS))
-    if (k !== 'fetch' && flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
+    if (k !== 'fetch' && k !== 'metrics' && flags[k] !== undefined) (cfg as unknown as Record<string, unknown>)[k] = flags[k];
   if (flags.fetch === false) cfg.fetch = false; // commander sets `fetch: true` unless --no-fetch
+  if (flags.metrics === false) cfg.metrics = false;
   // An ephemeral gRPC port (tests, scripts) gets an ephemeral fetch port too, unless
   // one was given: a fixed default would collide between such servers.
   const fetchPortSet = flags.fetchPort !== undefined || (env.URINGMQ_FETCH_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('fetchPort'));
   if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
+  const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('metricsPort'));
+  if (cfg.port === 0 && !metricsPortSet) cfg.metricsPort = 0;
+  if (!Number.isInteger(cfg.metricsPort) || cfg.metricsPort < 0 || cfg.metricsPort > 65535)
+    throw new UringmqError('INVALID_ARGUMENT', `metricsPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.metricsPort)}`);
   if (!Number.isInteger(cfg.fetchPort) || cfg.fetchPort < 0 || cfg.fetchPort > 65535)
     throw new UringmqError('INVALID_ARGUMENT', `fetchPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.fetchPort)}`);
   if (!Object.hasOwn(pino.levels.values, cfg.logLevel) && cfg.logLevel !== 'silent')
@@ -219,6 +232,16 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       throw new UringmqError('UNAVAILABLE', `cannot start the fetch plane on ${cfg.host}:${cfg.fetchPort}: ${(e as Error).message} (--fetch-port, or --no-fetch)`);
     }
   }
+  let metrics: MetricsServer | null = null;
+  if (cfg.metrics) {
+    try {
+      metrics = await MetricsServer.start(broker, metricsRegistry(broker, { server }), { host: cfg.host, port: cfg.metricsPort });
+      log.info({ address: `${cfg.host}:${metrics.port}`, paths: ['/metrics', '/healthz'] }, 'metrics listening');
+    } catch (e) {
+      await server.stop(1000);
+      throw new UringmqError('UNAVAILABLE', `cannot serve metrics on ${cfg.host}:${cfg.metricsPort}: ${(e as Error).message} (--metrics-port, or --no-metrics)`);
+    }
+  }
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signals++;
@@ -227,7 +250,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       process.exit(1);
     }
     log.info({ signal: sig }, 'shutting down: finishing in-flight publishes, syncing');
-    server.stop().then(
+    Promise.all([server.stop(), metrics?.close()]).then(
       () => process.exit(0),
       (e) => {
         log.error({ err: e }, 'shutdown failed');
@@ -240,7 +263,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   // Machine-readable line for scripts and tests that start the server with port 0.
-  process.stdout.write(`${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port, ...(fetchPort !== undefined ? { fetchPort } : {}) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port, ...(fetchPort !== undefined ? { fetchPort } : {}), ...(metrics ? { metricsPort: metrics.port } : {}) })}\n`,
+  );
 }
 
 interface Target {
@@ -302,6 +327,8 @@ export function program(): Command {
     .option('--log-level <level>', 'pino log level (default info)')
     .option('--fetch-port <port>', 'native fetch plane port, 0 for any free one (default 50052)', int('fetch-port'))
     .option('--no-fetch', 'do not start the native fetch plane')
+    .option('--metrics-port <port>', 'Prometheus metrics (GET /metrics) and health (GET /healthz) port, 0 for any free one (default 9464)', int('metrics-port'))
+    .option('--no-metrics', 'do not serve metrics')
     .option('--auth-token <token>', 'shared secret clients must present (gRPC metadata and fetch hello)')
     .action(async (o: Record<string, unknown>) => serve({ ...o, ioBackend: o.ioBackend }));
 

@@ -207,6 +207,11 @@ export class BrokerServer {
     }
   }
 
+  /** PublishStream and Subscribe calls open now. */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
   /**
    * Graceful stop: refuse new calls, end Subscribe streams (their unacked messages
    * stay for the next consumer), let in-flight publishes finish, then close the

@@ -1,0 +1,165 @@
+/**
+ * Prometheus metrics of a broker, and of its gRPC server when there is one: a
+ * prom-client registry whose values are read from the broker when scraped, so the
+ * publish and delivery paths count nothing extra (rates come from the offsets:
+ * `rate(uringmq_partition_end_offset[1m])` is the publish rate in records/s).
+ * `startMetricsServer` serves it on GET /metrics, with GET /healthz, over node:http.
+ */
+import * as http from 'node:http';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Broker } from '../broker/broker';
+import type { BrokerServer } from '../grpc/server';
+import { UringmqError } from '../errors';
+
+export interface MetricsOptions {
+  /** The gRPC server in front of the broker: adds its open streams. */
+  server?: BrokerServer;
+  /** Node's own process metrics (heap, GC, event-loop delay, fds; default true). */
+  processMetrics?: boolean;
+}
+
+/** A registry of `broker`'s metrics (one per broker: the names are the same for each). */
+export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Registry {
+  const registry = new Registry();
+  if (opts.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'uringmq_' });
+  const registers = [registry];
+  // prom-client reads all metrics of a scrape at once, each after its collect(): they
+  // all wait on one pass over the broker (each scrape describes every topic once). The
+  // gauges are reset first, so a deleted topic or a gone group leaves no series behind.
+  let pass: Promise<void> | null = null;
+  const collect = (): Promise<void> =>
+    (pass ??= collectBroker().finally(() => {
+      pass = null;
+    }));
+  const topics = new Gauge({ name: 'uringmq_topics', help: 'Topics', registers, collect });
+  const partition = ['topic', 'partition'] as const;
+  const startOffset = new Gauge({ name: 'uringmq_partition_start_offset', help: 'Oldest offset still in the log (retention moves it)', labelNames: partition, registers, collect });
+  const endOffset = new Gauge({ name: 'uringmq_partition_end_offset', help: 'Offset the next record gets: its rate is the publish rate', labelNames: partition, registers, collect });
+  const bytes = new Gauge({ name: 'uringmq_partition_bytes', help: 'Bytes of the partition on disk', labelNames: partition, registers, collect });
+  const segments = new Gauge({ name: 'uringmq_partition_segments', help: 'Segment files of the partition', labelNames: partition, registers, collect });
+  const group = ['group', 'topic', 'partition'] as const;
+  const committed = new Gauge({ name: 'uringmq_group_committed_offset', help: 'Offset below which the group acked everything (-1: none yet)', labelNames: group, registers, collect });
+  const lag = new Gauge({ name: 'uringmq_group_lag', help: 'Messages of the partition the group has not acked', labelNames: group, registers, collect });
+  const members = new Gauge({ name: 'uringmq_group_members', help: 'Members of the group on the topic', labelNames: ['group', 'topic'], registers, collect });
+  const unacked = new Gauge({ name: 'uringmq_group_unacked', help: 'Messages delivered to the members and not yet acked', labelNames: ['group', 'topic'], registers, collect });
+  const stalled = new Gauge({ name: 'uringmq_group_stalled_members', help: 'Members that let an ack deadline pass without acking (their partitions went to others)', labelNames: ['group', 'topic'], registers, collect });
+  const queued = new Gauge({ name: 'uringmq_write_queue_bytes', help: 'Bytes accepted for writing and not yet durable', registers, collect });
+  let seenSyncs = 0;
+  const syncs = new Counter({
+    name: 'uringmq_sync_passes_total',
+    help: 'Sync passes of the I/O thread (fdatasync of every file with unsynced writes; none in sync mode, where each write is durable)',
+    registers,
+    collect() {
+      const now = broker.closed ? seenSyncs : broker.syncPasses;
+      if (now > seenSyncs) this.inc(now - seenSyncs);
+      seenSyncs = now;
+    },
+  });
+  void syncs;
+  const info = new Gauge({ name: 'uringmq_info', help: 'The broker: I/O backend and durability mode (value 1)', labelNames: ['io_backend', 'durability'], registers, collect });
+  const up = new Gauge({ name: 'uringmq_up', help: '1 while the broker is open', registers, collect });
+  const streams = opts.server ? new Gauge({ name: 'uringmq_grpc_open_streams', help: 'PublishStream and Subscribe calls open on the gRPC server', registers, collect }) : null;
+
+  const perTopic = [startOffset, endOffset, bytes, segments, committed, lag, members, unacked, stalled];
+  const collectBroker = async (): Promise<void> => {
+    for (const g of perTopic) g.reset();
+    up.set(broker.closed ? 0 : 1);
+    info.reset();
+    if (broker.closed) {
+      topics.set(0);
+      queued.set(0);
+      return;
+    }
+    const d = broker.durability;
+    info.set({ io_backend: broker.ioBackend, durability: typeof d === 'string' ? d : `interval_${d.intervalMs}ms` }, 1);
+    queued.set(broker.queuedBytes);
+    if (streams) streams.set(opts.server!.openStreams);
+    const names = await broker.listTopics();
+    topics.set(names.length);
+    for (const name of names) {
+      let t;
+      try {
+        t = await broker.describeTopic(name);
+      } catch (e) {
+        if (e instanceof UringmqError && (e.code === 'TOPIC_NOT_FOUND' || e.code === 'BROKER_CLOSED')) continue; // deleted or closed meanwhile
+        throw e;
+      }
+      for (const p of t.partitions) {
+        const l = { topic: name, partition: String(p.partition) };
+        startOffset.set(l, p.startOffset);
+        endOffset.set(l, p.endOffset);
+        bytes.set(l, p.bytes);
+        segments.set(l, p.segments);
+      }
+      for (const g of t.groups) {
+        const gl = { group: g.group, topic: name };
+        members.set(gl, g.members.length);
+        unacked.set(gl, g.members.reduce((n, m) => n + m.unacked, 0));
+        stalled.set(gl, g.members.filter((m) => m.stalled).length);
+        g.committed.forEach((c, i) => committed.set({ ...gl, partition: String(i) }, c));
+        g.lag.forEach((n, i) => lag.set({ ...gl, partition: String(i) }, n));
+      }
+    }
+  };
+  return registry;
+}
+
+export interface MetricsServerOptions {
+  host?: string;
+  /** 0: any free port (default 9464, the port Prometheus exporters of this kind use). */
+  port?: number;
+}
+
+/** GET /metrics and /healthz on their own port; owned by the main thread. */
+export class MetricsServer {
+  private constructor(
+    private readonly http: http.Server,
+    readonly port: number,
+  ) {}
+
+  static async start(broker: Broker, registry: Registry, opts: MetricsServerOptions = {}): Promise<MetricsServer> {
+    const host = opts.host ?? '127.0.0.1';
+    const port = opts.port ?? 9464;
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UringmqError('INVALID_ARGUMENT', `metrics port must be an integer between 0 and 65535, got ${JSON.stringify(port)}`);
+    const srv = http.createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET, HEAD' }).end();
+        return;
+      }
+      if (path === '/healthz') {
+        const ok = !broker.closed;
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'closed\n');
+        return;
+      }
+      if (path !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics or /healthz\n');
+        return;
+      }
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        (e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${e.message}\n`),
+      );
+    });
+    // A scrape is small: a client that holds a connection open must not keep stop() waiting.
+    srv.keepAliveTimeout = 5000;
+    srv.headersTimeout = 10_000;
+    srv.requestTimeout = 10_000;
+    await new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(port, host, () => {
+        srv.off('error', reject);
+        resolve();
+      });
+    });
+    return new MetricsServer(srv, (srv.address() as { port: number }).port);
+  }
+
+  /** Stops listening and closes every connection. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.http.close(() => resolve());
+      this.http.closeAllConnections();
+    });
+  }
+}

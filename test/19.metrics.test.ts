@@ -1,0 +1,126 @@
+/**
+ * Prometheus metrics (src/metrics): the registry read from a broker, the HTTP server
+ * for /metrics and /healthz, and `uringmq serve` exposing both on its own port.
+ */
+import { strict as assert } from 'node:assert';
+import * as http from 'node:http';
+import type { Broker } from '../src';
+import { MetricsServer, metricsRegistry } from '../src/metrics';
+import { openBroker, sleep, tmpDir } from './helpers';
+import { spawnServer, type ServerProcess } from './fixtures/server_process';
+
+function get(port: number, path: string, method = 'GET'): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+    });
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error('timed out')));
+    req.end();
+  });
+}
+
+/** The value of one series in Prometheus text, or undefined when absent. */
+function value(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('metrics', function () {
+  this.timeout(60_000);
+  let broker: Broker | null = null;
+  afterEach(async () => {
+    await broker?.close();
+    broker = null;
+  });
+
+  it('the registry reads offsets, bytes, group lag and commits from the broker; deleted topics and a closed broker leave no stale series', async () => {
+    broker = await openBroker({ durability: 'none' });
+    const registry = metricsRegistry(broker, { processMetrics: false });
+    await broker.createTopic('t', { partitions: 2 });
+    const p = broker.producer();
+    await p.sendBatch('t', Array.from({ length: 5 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+    await p.send('t', { value: 'other', partition: 1 });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    let seen = 0;
+    for await (const m of c) {
+      if (m.partition === 0 && m.offset < 3) m.ack();
+      if (++seen === 6) break;
+    }
+    let text = '';
+    const until = Date.now() + 5000;
+    do {
+      text = await registry.metrics();
+      if (value(text, 'uringmq_group_committed_offset{group="g",topic="t",partition="0"}') === 3) break;
+      await sleep(20);
+    } while (Date.now() < until);
+    assert.equal(value(text, 'uringmq_partition_end_offset{topic="t",partition="0"}'), 5);
+    assert.equal(value(text, 'uringmq_partition_end_offset{topic="t",partition="1"}'), 1);
+    assert.equal(value(text, 'uringmq_partition_start_offset{topic="t",partition="0"}'), 0);
+    assert.ok(value(text, 'uringmq_partition_bytes{topic="t",partition="0"}')! > 0);
+    assert.equal(value(text, 'uringmq_group_committed_offset{group="g",topic="t",partition="0"}'), 3);
+    assert.equal(value(text, 'uringmq_group_lag{group="g",topic="t",partition="0"}'), 2);
+    assert.equal(value(text, 'uringmq_group_lag{group="g",topic="t",partition="1"}'), 1);
+    assert.equal(value(text, 'uringmq_topics'), 1);
+    assert.equal(value(text, 'uringmq_up'), 1);
+    assert.equal(value(text, `uringmq_info{io_backend="${broker.ioBackend}",durability="none"}`), 1);
+    assert.equal(value(text, 'uringmq_sync_passes_total'), 0, 'durability none makes no sync pass here');
+    await broker.producer({ sync: true }).send('t', { value: 'synced', partition: 1 });
+    assert.equal(value(await registry.metrics(), 'uringmq_sync_passes_total'), 1);
+    await broker.deleteTopic('t');
+    text = await registry.metrics();
+    assert.ok(!text.includes('topic="t"'), 'a deleted topic kept its series');
+    assert.equal(value(text, 'uringmq_topics'), 0);
+    await broker.close();
+    text = await registry.metrics();
+    assert.equal(value(text, 'uringmq_up'), 0);
+  });
+
+  it('MetricsServer serves /metrics and /healthz, refuses other paths and methods, and closes', async () => {
+    broker = await openBroker();
+    const registry = metricsRegistry(broker);
+    const srv = await MetricsServer.start(broker, registry, { port: 0 });
+    try {
+      const m = await get(srv.port, '/metrics');
+      assert.equal(m.status, 200);
+      assert.match(m.type, /^text\/plain; version=0\.0\.4/);
+      assert.equal(value(m.body, 'uringmq_up'), 1);
+      assert.match(m.body, /^uringmq_nodejs_heap_size_total_bytes /m, 'process metrics missing');
+      assert.deepEqual(await get(srv.port, '/healthz').then((r) => [r.status, r.body]), [200, 'ok\n']);
+      assert.equal((await get(srv.port, '/nope')).status, 404);
+      assert.equal((await get(srv.port, '/metrics', 'POST')).status, 405);
+      await broker.close();
+      broker = null;
+      assert.equal((await get(srv.port, '/healthz')).status, 503);
+    } finally {
+      await srv.close();
+    }
+    await assert.rejects(get(srv.port, '/metrics'), /ECONNREFUSED/);
+    await assert.rejects(MetricsServer.start({} as Broker, registry, { port: 70_000 }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
+  });
+
+  it('uringmq serve exposes metrics on its own port (any free one with --port 0), with its open streams; --no-metrics turns it off', async () => {
+    const dir = tmpDir();
+    let srv: ServerProcess | null = await spawnServer(dir, 0);
+    try {
+      const port = Number(/"metricsPort":(\d+)/.exec(srv.logs())?.[1]);
+      assert.ok(port > 0, srv.logs());
+      const m = await get(port, '/metrics');
+      assert.equal(m.status, 200);
+      assert.equal(value(m.body, 'uringmq_grpc_open_streams'), 0);
+      assert.equal((await get(port, '/healthz')).status, 200);
+      srv.child.kill('SIGTERM');
+      assert.equal((await srv.exited).code, 0);
+      srv = await spawnServer(dir, 0, ['--no-metrics']);
+      assert.ok(!/metricsPort/.test(srv.logs()), srv.logs());
+    } finally {
+      if (srv && srv.child.exitCode === null) {
+        srv.child.kill('SIGTERM');
+        await srv.exited;
+      }
+    }
+  });
+});
