@@ -74,7 +74,14 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     info.set({ io_backend: broker.ioBackend, durability: typeof d === 'string' ? d : `interval_${d.intervalMs}ms` }, 1);
     queued.set(broker.queuedBytes);
     if (streams) streams.set(opts.server!.openStreams);
-    const names = await broker.listTopics();
+    let names: string[];
+    try {
+      names = await broker.listTopics();
+    } catch (e) {
+      if (!(e instanceof UringmqError && e.code === 'BROKER_CLOSED')) throw e;
+      up.set(0); // closed since the check above
+      return;
+    }
     topics.set(names.length);
     for (const name of names) {
       let t;
@@ -141,7 +148,9 @@ export class MetricsServer {
         (e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${e.message}\n`),
       );
     });
-    // A scrape is small: a client that holds a connection open must not keep stop() waiting.
+    // A scrape is small: a client that holds a connection open must not keep stop()
+    // waiting, and a flood of scrapers must not take the broker's main thread.
+    srv.maxConnections = 32;
     srv.keepAliveTimeout = 5000;
     srv.headersTimeout = 10_000;
     srv.requestTimeout = 10_000;
