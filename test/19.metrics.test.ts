@@ -70,6 +70,16 @@ describe('metrics', function () {
     assert.equal(value(text, 'uringmq_sync_passes_total'), 0, 'durability none makes no sync pass here');
     await broker.producer({ sync: true }).send('t', { value: 'synced', partition: 1 });
     assert.equal(value(await registry.metrics(), 'uringmq_sync_passes_total'), 1);
+    // The group's consumer is gone and the group leaves memory: its lag still shows,
+    // from its state file (end offset minus committed), so an alert on it keeps firing.
+    broker.groups.idleGroupMs = 50;
+    const gone = Date.now() + 5000;
+    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < gone) await sleep(20);
+    assert.deepEqual((await broker.describeTopic('t')).groups, []);
+    text = await registry.metrics();
+    assert.equal(value(text, 'uringmq_group_lag{group="g",topic="t",partition="0"}'), 2);
+    assert.equal(value(text, 'uringmq_group_committed_offset{group="g",topic="t",partition="0"}'), 3);
+    assert.equal(value(text, 'uringmq_group_members{group="g",topic="t"}'), 0);
     await broker.deleteTopic('t');
     text = await registry.metrics();
     assert.ok(!text.includes('topic="t"'), 'a deleted topic kept its series');
@@ -116,6 +126,29 @@ describe('metrics', function () {
       assert.equal((await srv.exited).code, 0);
       srv = await spawnServer(dir, 0, ['--no-metrics']);
       assert.ok(!/metricsPort/.test(srv.logs()), srv.logs());
+      srv.child.kill('SIGTERM');
+      await srv.exited;
+      // The default port taken by another program: a warning, and the broker serves.
+      const holder = http.createServer();
+      const held = await new Promise<boolean>((resolve) => {
+        holder.once('error', () => resolve(false)); // taken already: the same case
+        holder.listen(9464, '127.0.0.1', () => resolve(true));
+      });
+      try {
+        const free = await new Promise<number>((resolve) => {
+          const s = http.createServer().listen(0, '127.0.0.1', () => {
+            const p = (s.address() as { port: number }).port;
+            s.close(() => resolve(p));
+          });
+        });
+        srv = await spawnServer(dir, free, [], { defaultMetricsPort: true });
+        assert.ok(!/"metricsPort"/.test(srv.logs()), srv.logs());
+        const until = Date.now() + 5000;
+        while (!/cannot serve metrics on 127\.0\.0\.1:9464/.test(srv.logs()) && Date.now() < until) await sleep(20);
+        assert.match(srv.logs(), /cannot serve metrics on 127\.0\.0\.1:9464/);
+      } finally {
+        if (held) holder.close();
+      }
     } finally {
       if (srv && srv.child.exitCode === null) {
         srv.child.kill('SIGTERM');

@@ -1360,6 +1360,33 @@ export class GroupCoordinator {
     });
   }
 
+  /**
+   * Groups of `topic` with a state file and not in memory (no member since the broker
+   * started, or idle past idleGroupMs), with their committed offsets (-1: none): what
+   * metrics report for a group whose consumers are gone. Reads each such file.
+   */
+  async savedGroups(topic: string): Promise<Array<{ group: string; committed: number[] }>> {
+    let dirs: import('node:fs').Dirent[];
+    try {
+      dirs = await fs.readdir(this.dir, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw new UringmqError('IO_ERROR', `cannot list ${this.dir}: ${(e as Error).message}`);
+    }
+    const out: Array<{ group: string; committed: number[] }> = [];
+    for (const d of dirs) {
+      if (!d.isDirectory() || this.groups.has(this.key(d.name, topic))) continue;
+      const { file, legacyFile } = offsetsFiles(path.join(this.dir, d.name), topic);
+      if (!(await exists(file)) && !(await exists(legacyFile))) continue;
+      try {
+        out.push({ group: d.name, committed: await this.committedOffsets(d.name, topic) });
+      } catch {
+        // an invalid name (a directory not made by a group) or the topic gone meanwhile
+      }
+    }
+    return out;
+  }
+
   describe(topic: string): GroupDescription[] {
     const out: GroupDescription[] = [];
     const t = this.broker.topicState(topic);
@@ -1644,5 +1671,14 @@ export async function removeGroupOffsets(groupsDir: string, topic: string): Prom
         throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${file}: ${(e as Error).message}`);
       }
     }
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
   }
 }

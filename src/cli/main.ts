@@ -77,6 +77,8 @@ interface ServeConfig {
   /** Prometheus metrics and health on their own HTTP port (0: any free one), or off */
   metrics: boolean;
   metricsPort: number;
+  /** metricsPort was given (flag, environment or file), not the default */
+  metricsPortSet?: boolean;
 }
 
 /** The settings a config file may hold, with their JSON types. */
@@ -183,6 +185,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
   const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('metricsPort'));
   if (cfg.port === 0 && !metricsPortSet) cfg.metricsPort = 0;
+  cfg.metricsPortSet = metricsPortSet;
   if (!Number.isInteger(cfg.metricsPort) || cfg.metricsPort < 0 || cfg.metricsPort > 65535)
     throw new UringmqError('INVALID_ARGUMENT', `metricsPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.metricsPort)}`);
   if (!Number.isInteger(cfg.fetchPort) || cfg.fetchPort < 0 || cfg.fetchPort > 65535)
@@ -238,8 +241,14 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       metrics = await MetricsServer.start(broker, metricsRegistry(broker, { server }), { host: cfg.host, port: cfg.metricsPort });
       log.info({ address: `${cfg.host}:${metrics.port}`, paths: ['/metrics', '/healthz'] }, 'metrics listening');
     } catch (e) {
-      await server.stop(1000);
-      throw new UringmqError('UNAVAILABLE', `cannot serve metrics on ${cfg.host}:${cfg.metricsPort}: ${(e as Error).message} (--metrics-port, or --no-metrics)`);
+      const why = `cannot serve metrics on ${cfg.host}:${cfg.metricsPort}: ${(e as Error).message} (--metrics-port, or --no-metrics)`;
+      // The default port may be another program's (9464 is a common exporter port):
+      // without metrics the broker still serves. A port asked for is a setting to keep.
+      if (cfg.metricsPortSet) {
+        await server.stop(1000);
+        throw new UringmqError('UNAVAILABLE', why);
+      }
+      log.warn(why);
     }
   }
   let signals = 0;

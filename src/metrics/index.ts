@@ -18,10 +18,16 @@ export interface MetricsOptions {
   processMetrics?: boolean;
 }
 
+/** Node's process metrics: one set per process (prom-client starts an event-loop monitor and a GC observer for them that never stop). */
+let processRegistry: Registry | null = null;
+
 /** A registry of `broker`'s metrics (one per broker: the names are the same for each). */
 export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Registry {
   const registry = new Registry();
-  if (opts.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'uringmq_' });
+  if (opts.processMetrics !== false && !processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'uringmq_' });
+  }
   const registers = [registry];
   // prom-client reads all metrics of a scrape at once, each after its collect(): they
   // all wait on one pass over the broker (each scrape describes every topic once). The
@@ -38,12 +44,12 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const bytes = new Gauge({ name: 'uringmq_partition_bytes', help: 'Bytes of the partition on disk', labelNames: partition, registers, collect });
   const segments = new Gauge({ name: 'uringmq_partition_segments', help: 'Segment files of the partition', labelNames: partition, registers, collect });
   const group = ['group', 'topic', 'partition'] as const;
-  const committed = new Gauge({ name: 'uringmq_group_committed_offset', help: 'Offset below which the group acked everything (-1: none yet)', labelNames: group, registers, collect });
-  const lag = new Gauge({ name: 'uringmq_group_lag', help: 'Messages of the partition the group has not acked', labelNames: group, registers, collect });
+  const committed = new Gauge({ name: 'uringmq_group_committed_offset', help: 'Offset below which the group acked everything (where it started, before any ack)', labelNames: group, registers, collect });
+  const lag = new Gauge({ name: 'uringmq_group_lag', help: 'Messages of the partition the group has not acked (for a group with no member in memory: end offset minus committed)', labelNames: group, registers, collect });
   const members = new Gauge({ name: 'uringmq_group_members', help: 'Members of the group on the topic', labelNames: ['group', 'topic'], registers, collect });
   const unacked = new Gauge({ name: 'uringmq_group_unacked', help: 'Messages delivered to the members and not yet acked', labelNames: ['group', 'topic'], registers, collect });
   const stalled = new Gauge({ name: 'uringmq_group_stalled_members', help: 'Members that let an ack deadline pass without acking (their partitions went to others)', labelNames: ['group', 'topic'], registers, collect });
-  const queued = new Gauge({ name: 'uringmq_write_queue_bytes', help: 'Bytes accepted for writing and not yet durable', registers, collect });
+  const queued = new Gauge({ name: 'uringmq_write_queue_bytes', help: 'Bytes accepted for writing and not yet written (with durability sync: not yet durable)', registers, collect });
   let seenSyncs = 0;
   const syncs = new Counter({
     name: 'uringmq_sync_passes_total',
@@ -68,6 +74,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     if (broker.closed) {
       topics.set(0);
       queued.set(0);
+      streams?.set(0);
       return;
     }
     const d = broker.durability;
@@ -106,14 +113,29 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
         g.committed.forEach((c, i) => committed.set({ ...gl, partition: String(i) }, c));
         g.lag.forEach((n, i) => lag.set({ ...gl, partition: String(i) }, n));
       }
+      // Groups whose consumers are gone still have a lag, and an alert on it must not
+      // go quiet when they leave: read from their state files.
+      for (const g of await broker.groups.savedGroups(name)) {
+        const gl = { group: g.group, topic: name };
+        members.set(gl, 0);
+        unacked.set(gl, 0);
+        stalled.set(gl, 0);
+        g.committed.forEach((c, i) => {
+          const p = t.partitions[i];
+          if (c < 0 || !p) return; // never committed there: no position to measure from
+          const at = Math.max(c, p.startOffset);
+          committed.set({ ...gl, partition: String(i) }, at);
+          lag.set({ ...gl, partition: String(i) }, Math.max(0, p.endOffset - at));
+        });
+      }
     }
   };
-  return registry;
+  return processRegistry && opts.processMetrics !== false ? Registry.merge([processRegistry, registry]) : registry;
 }
 
 export interface MetricsServerOptions {
   host?: string;
-  /** 0: any free port (default 9464, the port Prometheus exporters of this kind use). */
+  /** 0: any free port (default 9464). */
   port?: number;
 }
 
@@ -128,7 +150,24 @@ export class MetricsServer {
     const host = opts.host ?? '127.0.0.1';
     const port = opts.port ?? 9464;
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UringmqError('INVALID_ARGUMENT', `metrics port must be an integer between 0 and 65535, got ${JSON.stringify(port)}`);
-    const srv = http.createServer((req, res) => {
+    // A scrape describes every topic on the main thread: scrapes within a second (two
+    // Prometheus servers, a dashboard) share one.
+    let last: { at: number; text: Promise<string> } | null = null;
+    const scrape = (): Promise<string> => {
+      const now = Date.now();
+      if (!last || now - last.at >= 1000) {
+        const text = registry.metrics();
+        const entry = { at: now, text };
+        last = entry;
+        text.catch(() => {
+          if (last === entry) last = null; // a failed scrape is not served again
+        });
+      }
+      return last.text;
+    };
+    // Timeouts are checked every connectionsCheckingInterval (30 s by default): a few
+    // clients sending half a request would otherwise hold every slot that long.
+    const srv = http.createServer({ connectionsCheckingInterval: 1000, headersTimeout: 5000, requestTimeout: 5000 }, (req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, HEAD' }).end();
@@ -143,7 +182,7 @@ export class MetricsServer {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics or /healthz\n');
         return;
       }
-      registry.metrics().then(
+      scrape().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
         (e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${e.message}\n`),
       );
@@ -152,8 +191,6 @@ export class MetricsServer {
     // waiting, and a flood of scrapers must not take the broker's main thread.
     srv.maxConnections = 32;
     srv.keepAliveTimeout = 5000;
-    srv.headersTimeout = 10_000;
-    srv.requestTimeout = 10_000;
     await new Promise<void>((resolve, reject) => {
       srv.once('error', reject);
       srv.listen(port, host, () => {
