@@ -1361,9 +1361,9 @@ export class GroupCoordinator {
   }
 
   /**
-   * Groups of `topic` with a state file and not in memory (no member since the broker
-   * started, or idle past idleGroupMs), with their committed offsets (-1: none): what
-   * metrics report for a group whose consumers are gone. Reads each such file.
+   * Groups of `topic` not in memory (no member since the broker started, or idle past
+   * idleGroupMs) that committed on it, with their committed offsets (-1: none there):
+   * what metrics report for a group whose consumers are gone. Reads each group's file.
    */
   async savedGroups(topic: string): Promise<Array<{ group: string; committed: number[] }>> {
     let dirs: import('node:fs').Dirent[];
@@ -1376,13 +1376,13 @@ export class GroupCoordinator {
     const out: Array<{ group: string; committed: number[] }> = [];
     for (const d of dirs) {
       if (!d.isDirectory() || this.groups.has(this.key(d.name, topic))) continue;
-      const { file, legacyFile } = offsetsFiles(path.join(this.dir, d.name), topic);
-      if (!(await exists(file)) && !(await exists(legacyFile))) continue;
+      let committed: number[];
       try {
-        out.push({ group: d.name, committed: await this.committedOffsets(d.name, topic) });
+        committed = await this.committedOffsets(d.name, topic); // all -1 without a file
       } catch {
-        // an invalid name (a directory not made by a group) or the topic gone meanwhile
+        continue; // an invalid name (a directory not made by a group) or the topic gone meanwhile
       }
+      if (committed.some((c) => c >= 0)) out.push({ group: d.name, committed });
     }
     return out;
   }
@@ -1671,14 +1671,5 @@ export async function removeGroupOffsets(groupsDir: string, topic: string): Prom
         throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${file}: ${(e as Error).message}`);
       }
     }
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.access(file);
-    return true;
-  } catch {
-    return false;
   }
 }

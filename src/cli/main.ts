@@ -19,14 +19,18 @@ import { MetricsServer, metricsRegistry } from '../metrics';
 
 const DEFAULT_DIR = './uringmq-data';
 
-/** Decimal digits only: Number() would also take '', ' ', '0x10' and '1e3'. */
-const DIGITS = /^[0-9]+$/;
+/** A non-negative integer written in decimal digits, else NaN: Number() would also take '', ' ', '0x10' and '1e3'. */
+const count = (v: string): number => (/^[0-9]+$/.test(v) && Number.isSafeInteger(Number(v)) ? Number(v) : NaN);
 
 const int = (name: string) => (v: string) => {
-  const n = DIGITS.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+  const n = count(v);
+  if (Number.isNaN(n)) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
   return n;
 };
+
+function checkPort(name: string, v: unknown): void {
+  if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 65535) throw new UringmqError('INVALID_ARGUMENT', `${name} must be an integer between 0 and 65535, got ${JSON.stringify(v)}`);
+}
 
 function parseDurability(v: string): Durability {
   if (v === 'sync' || v === 'none') return v;
@@ -138,8 +142,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const envInt = (k: string): number | undefined => {
     const v = env[k];
     if (v === undefined || v === '') return undefined;
-    const n = DIGITS.test(v) ? Number(v) : NaN;
-    if (!Number.isSafeInteger(n) || n < 0) throw new UringmqError('INVALID_ARGUMENT', `${k} must be a non-negative integer, got ${JSON.stringify(v)}`);
+    const n = count(v);
+    if (Number.isNaN(n)) throw new UringmqError('INVALID_ARGUMENT', `${k} must be a non-negative integer, got ${JSON.stringify(v)}`);
     return n;
   };
   const envBool = (k: string): boolean | undefined => {
@@ -186,10 +190,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('metricsPort'));
   if (cfg.port === 0 && !metricsPortSet) cfg.metricsPort = 0;
   cfg.metricsPortSet = metricsPortSet;
-  if (!Number.isInteger(cfg.metricsPort) || cfg.metricsPort < 0 || cfg.metricsPort > 65535)
-    throw new UringmqError('INVALID_ARGUMENT', `metricsPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.metricsPort)}`);
-  if (!Number.isInteger(cfg.fetchPort) || cfg.fetchPort < 0 || cfg.fetchPort > 65535)
-    throw new UringmqError('INVALID_ARGUMENT', `fetchPort must be an integer between 0 and 65535, got ${JSON.stringify(cfg.fetchPort)}`);
+  checkPort('metricsPort', cfg.metricsPort);
+  checkPort('fetchPort', cfg.fetchPort);
   if (!Object.hasOwn(pino.levels.values, cfg.logLevel) && cfg.logLevel !== 'silent')
     throw new UringmqError('INVALID_ARGUMENT', `logLevel must be one of ${[...Object.keys(pino.levels.values), 'silent'].join(', ')}, got ${JSON.stringify(cfg.logLevel)}`);
   return cfg;

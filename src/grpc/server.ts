@@ -10,11 +10,10 @@ import type * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
-import { decodeEach, encodeBatch, sealBatch, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { decodeEach, encodeBatch, readBatchMeta, sealBatch, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord } from '../broker/validate';
-import { validateBatch } from '../native';
 import { pb, type uringmq } from './proto';
 import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
@@ -310,20 +309,14 @@ export class BrokerServer {
       // A RecordBatch's idempotence is in its header; the request's fields would be
       // ignored, so a client that sets them otherwise expects what it would not get.
       // Each field is checked alone (proto3 cannot tell 0 from unset), and only in a
-      // batch that checks out: a damaged one is CORRUPT_BATCH, as without the fields.
+      // batch whose frame checks out: a damaged one is CORRUPT_BATCH from publishBatch,
+      // as without the fields (its CRC is the core's to check, on the I/O thread).
       const pid = Number(req.producer_id || 0);
       const seq = req.base_sequence || 0;
       if (pid !== 0 || seq !== 0) {
-        const b = req.batch as Buffer;
-        try {
-          validateBatch(b);
-        } catch (e) {
-          return Promise.reject(e);
-        }
-        const hpid = Number(b.readBigInt64LE(48));
-        const hseq = b.readInt32LE(56);
-        if ((pid !== 0 && pid !== hpid) || (seq !== 0 && seq !== hseq))
-          return Promise.reject(invalid(`producer_id ${pid} and base_sequence ${seq} of a PublishRequest with a batch must be those of the batch's header (${hpid}, ${hseq}) or 0: a RecordBatch carries its own (docs/FORMAT.md)`));
+        const h = framedMeta(req.batch as Buffer);
+        if (h && ((pid !== 0 && pid !== h.producerId) || (seq !== 0 && seq !== h.baseSequence)))
+          return Promise.reject(invalid(`producer_id ${pid} and base_sequence ${seq} of a PublishRequest with a batch must be those of the batch's header (${h.producerId}, ${h.baseSequence}) or 0: a RecordBatch carries its own (docs/FORMAT.md)`));
       }
       return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
     }
@@ -708,6 +701,16 @@ function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h
 
 interface StreamHandle {
   shutdown(): void;
+}
+
+/** The header of the one batch `b` holds, or null when its frame does not check out (magic, length). */
+function framedMeta(b: Buffer): BatchMeta | null {
+  try {
+    const m = readBatchMeta(b);
+    return m.length === b.length ? m : null;
+  } catch {
+    return null;
+  }
 }
 
 function unauthenticated(): UringmqError {

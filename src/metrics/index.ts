@@ -3,7 +3,7 @@
  * prom-client registry whose values are read from the broker when scraped, so the
  * publish and delivery paths count nothing extra (rates come from the offsets:
  * `rate(uringmq_partition_end_offset[1m])` is the publish rate in records/s).
- * `startMetricsServer` serves it on GET /metrics, with GET /healthz, over node:http.
+ * `MetricsServer` serves it on GET /metrics, with GET /healthz, over node:http.
  */
 import * as http from 'node:http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
@@ -51,7 +51,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const stalled = new Gauge({ name: 'uringmq_group_stalled_members', help: 'Members that let an ack deadline pass without acking (their partitions went to others)', labelNames: ['group', 'topic'], registers, collect });
   const queued = new Gauge({ name: 'uringmq_write_queue_bytes', help: 'Bytes accepted for writing and not yet written (with durability sync: not yet durable)', registers, collect });
   let seenSyncs = 0;
-  const syncs = new Counter({
+  new Counter({
     name: 'uringmq_sync_passes_total',
     help: 'Sync passes of the I/O thread (fdatasync of every file with unsynced writes; none in sync mode, where each write is durable)',
     registers,
@@ -61,7 +61,6 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
       seenSyncs = now;
     },
   });
-  void syncs;
   const info = new Gauge({ name: 'uringmq_info', help: 'The broker: I/O backend and durability mode (value 1)', labelNames: ['io_backend', 'durability'], registers, collect });
   const up = new Gauge({ name: 'uringmq_up', help: '1 while the broker is open', registers, collect });
   const streams = opts.server ? new Gauge({ name: 'uringmq_grpc_open_streams', help: 'PublishStream and Subscribe calls open on the gRPC server', registers, collect }) : null;
