@@ -5,8 +5,11 @@
 import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { Broker } from '../src';
+import * as grpc from '@grpc/grpc-js';
 import { MetricsServer, metricsRegistry } from '../src/metrics';
-import { openBroker, sleep, tmpDir } from './helpers';
+import { pb } from '../src/grpc/proto';
+import { brokerService } from '../src/grpc/service';
+import { expectCode, openBroker, sleep, startServer, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; type: string; body: string }> {
@@ -88,6 +91,78 @@ describe('metrics', function () {
     text = await registry.metrics();
     assert.equal(value(text, 'uringmq_up'), 0);
   });
+
+  for (const directStreams of [true, false]) {
+    it(`counts gRPC requests by method and code, their latency, and how streams end (${directStreams ? 'streams on node:http2' : 'all calls through grpc-js'})`, async () => {
+      const s = await startServer({ directStreams, brokerOptions: { maxRecordBytes: 1024 } });
+      try {
+        const registry = metricsRegistry(s.broker, { server: s.server, processMetrics: false });
+        await s.client.createTopic('t', { partitions: 1 });
+        await expectCode(s.client.createTopic('t', { partitions: 1 }), 'TOPIC_EXISTS');
+        await expectCode(s.client.describeTopic('missing'), 'TOPIC_NOT_FOUND');
+        const p = s.client.producer({ lingerMs: 0 });
+        await p.sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+        await p.sendBatch('t', [{ value: 'c' }]);
+        // A batch the server refuses (its record limit is below the client's).
+        await expectCode(p.send('t', { value: Buffer.alloc(2048) }), 'RECORD_TOO_LARGE');
+        await s.client.createTopic('gone', { partitions: 1 });
+        await s.client.deleteTopic('gone');
+        await p.close();
+        const c = s.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+        let n = 0;
+        for await (const m of c) {
+          m.ack();
+          if (++n === 3) break;
+        }
+        let text = '';
+        const until = Date.now() + 5000;
+        do {
+          text = await registry.metrics();
+          const subs = (value(text, 'uringmq_grpc_streams_ended_total{method="Subscribe",code="OK"}') ?? 0) + (value(text, 'uringmq_grpc_streams_ended_total{method="Subscribe",code="CANCELLED"}') ?? 0);
+          if (subs === 1 && value(text, 'uringmq_grpc_streams_ended_total{method="PublishStream",code="OK"}') === 1) break;
+          await sleep(20);
+        } while (Date.now() < until);
+        assert.equal(value(text, 'uringmq_grpc_requests_total{method="CreateTopic",code="OK"}'), 2);
+        assert.equal(value(text, 'uringmq_grpc_requests_total{method="CreateTopic",code="TOPIC_EXISTS"}'), 1);
+        assert.equal(value(text, 'uringmq_grpc_requests_total{method="DescribeTopic",code="TOPIC_NOT_FOUND"}'), 1);
+        assert.equal(value(text, 'uringmq_grpc_requests_total{method="DeleteTopic",code="OK"}'), 1);
+        assert.equal(value(text, 'uringmq_grpc_requests_total{method="PublishStream",code="OK"}'), 2, text);
+        assert.equal(value(text, 'uringmq_grpc_requests_total{method="PublishStream",code="RECORD_TOO_LARGE"}'), 1, text);
+        assert.equal(value(text, 'uringmq_grpc_request_duration_seconds_count{method="PublishStream"}'), 3);
+        assert.equal(value(text, 'uringmq_grpc_request_duration_seconds_bucket{le="+Inf",method="PublishStream"}'), 3);
+        assert.ok(value(text, 'uringmq_grpc_request_duration_seconds_sum{method="PublishStream"}')! > 0);
+        assert.equal(value(text, 'uringmq_grpc_streams_ended_total{method="PublishStream",code="OK"}'), 1, text);
+        const subs0 = { ok: value(text, 'uringmq_grpc_streams_ended_total{method="Subscribe",code="OK"}') ?? 0, cancelled: value(text, 'uringmq_grpc_streams_ended_total{method="Subscribe",code="CANCELLED"}') ?? 0 };
+        assert.equal(subs0.ok + subs0.cancelled, 1, text);
+        // A stream that fails counts with its code; one the client cancels as CANCELLED.
+        const raw = new grpc.Client(s.address, grpc.credentials.createInsecure());
+        try {
+          const d = brokerService.subscribe!;
+          const bad = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+          bad.write({ credit: 5 }); // before `subscribe`
+          const err = await new Promise<grpc.ServiceError>((resolve) => bad.on('error', resolve));
+          assert.equal(err.code, grpc.status.FAILED_PRECONDITION);
+          const cancelled = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+          cancelled.on('error', () => undefined);
+          cancelled.write({ subscribe: { topic: 't', group: 'h', from: pb.StartFrom.EARLIEST } });
+          await new Promise((resolve) => cancelled.once('data', resolve)); // joined
+          cancelled.cancel();
+          const until2 = Date.now() + 5000;
+          do {
+            text = await registry.metrics();
+            if (value(text, 'uringmq_grpc_streams_ended_total{method="Subscribe",code="CANCELLED"}') === subs0.cancelled + 1) break;
+            await sleep(20);
+          } while (Date.now() < until2);
+          assert.equal(value(text, 'uringmq_grpc_streams_ended_total{method="Subscribe",code="FAILED_PRECONDITION"}'), 1, text);
+          assert.equal(value(text, 'uringmq_grpc_streams_ended_total{method="Subscribe",code="CANCELLED"}'), subs0.cancelled + 1, text);
+        } finally {
+          raw.close();
+        }
+      } finally {
+        await s.stop();
+      }
+    });
+  }
 
   it('MetricsServer serves /metrics and /healthz, refuses other paths and methods, and closes', async () => {
     broker = await openBroker();

@@ -73,6 +73,8 @@ export interface DirectStreamOptions {
   pool: BufferPool;
   openPublish: Opener<uringmq.v1.PublishRequest>;
   openSubscribe: Opener<uringmq.v1.SubscribeRequest>;
+  /** Each call's end, once: 'OK', the uringmq code it failed with, or CANCELLED when the client went first. */
+  ended?: (method: string, code: string) => void;
 }
 
 /** How one of the two calls is read. */
@@ -122,7 +124,7 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
     stream.once('error', () => undefined);
     if (typeof s.onStreamOpened === 'function') s.onStreamOpened.call(server, stream);
     try {
-      serveRaw(stream, headers, kind as CallKind<unknown>, opts.maxMessageBytes);
+      serveRaw(stream, headers, kind as CallKind<unknown>, opts.maxMessageBytes, opts.ended);
     } catch {
       // A stream reset or a session closing between the checks and a respond():
       // this call is over, and an exception here would reach the http2 server's emit.
@@ -147,8 +149,8 @@ function takes(headers: http2.IncomingHttpHeaders): boolean {
   );
 }
 
-function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, kind: CallKind<Req>, maxMessageBytes: number): void {
-  const call = new Http2StreamCall(stream, maxMessageBytes);
+function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, kind: CallKind<Req>, maxMessageBytes: number, ended?: (method: string, code: string) => void): void {
+  const call = new Http2StreamCall(stream, maxMessageBytes, ended ? (code) => ended(kind.name, code) : null);
   const auth = headers.authorization;
   const handler = kind.open(Array.isArray(auth) ? auth[0] : auth, call);
   if (handler instanceof UringmqError) return call.fail(handler);
@@ -190,9 +192,13 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
     }
   });
   stream.on('end', () => {
-    if (call.over) return;
-    if (reader.midMessage) return call.fail(new UringmqError('INTERNAL', 'the client ended the stream inside a message'));
-    handler.end();
+    // A reset ends the readable side too, before 'aborted' and 'close' say it was one:
+    // looked at a turn later, so a cancelled call goes as gone, not as a clean end.
+    setImmediate(() => {
+      if (call.over || stream.aborted || stream.destroyed) return;
+      if (reader.midMessage) return call.fail(new UringmqError('INTERNAL', 'the client ended the stream inside a message'));
+      handler.end();
+    });
   });
 }
 
@@ -206,6 +212,8 @@ class Http2StreamCall implements StreamCallIO {
   constructor(
     private readonly stream: http2.ServerHttp2Stream,
     private readonly maxMessageBytes: number,
+    /** Told the call's end once: 'OK', a uringmq code, or CANCELLED. */
+    private readonly ended: ((code: string) => void) | null,
   ) {}
 
   /** Response headers: the status and content type, and `extra`. */
@@ -243,21 +251,25 @@ class Http2StreamCall implements StreamCallIO {
   }
 
   end(): void {
-    this.close({ 'grpc-status': '0' });
+    this.close({ 'grpc-status': '0' }, 'OK');
   }
 
   fail(e: unknown): void {
     const se = toServiceError(e);
-    this.close({ 'grpc-status': String(se.code), 'grpc-message': encodeURI(se.details), [CODE_TRAILER]: String(se.metadata.get(CODE_TRAILER)[0] ?? 'INTERNAL') });
+    const code = String(se.metadata.get(CODE_TRAILER)[0] ?? 'INTERNAL');
+    this.close({ 'grpc-status': String(se.code), 'grpc-message': encodeURI(se.details), [CODE_TRAILER]: code }, code);
   }
 
+  /** The stream is closed (reset, connection gone, or after this side's status). */
   closed(): void {
+    if (!this.over) this.ended?.('CANCELLED');
     this.over = true;
   }
 
-  private close(trailers: http2.OutgoingHttpHeaders): void {
+  private close(trailers: http2.OutgoingHttpHeaders, code: string): void {
     if (this.over) return;
     this.over = true;
+    this.ended?.(code);
     if (this.stream.destroyed) return;
     if (!this.responded) {
       // Trailers-only: the status in the one HEADERS frame.

@@ -21,6 +21,20 @@ import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from '
 import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 
 type V1 = typeof uringmq.v1;
+
+/**
+ * What the metrics see of the calls (src/metrics installs one per server): plain
+ * callbacks, so this module does not depend on prom-client and costs nothing without.
+ * `code` is the uringmq error code, or 'OK'.
+ */
+export interface CallObserver {
+  /** A unary call, or one PublishStream batch, answered after `seconds`. */
+  request(method: string, code: string, seconds: number): void;
+  /** A PublishStream or Subscribe call ended, or was refused at its start. */
+  streamEnded(method: string, code: string): void;
+}
+
+const codeOf = (e: unknown): string => (e instanceof UringmqError ? e.code : 'INTERNAL');
 /** A decoded request message of the given type. */
 type Req<K extends keyof V1> = InstanceType<Extract<V1[K], new (...a: never[]) => unknown>>;
 
@@ -102,6 +116,8 @@ export class BrokerServer {
   private readonly longPolls = new Set<() => void>();
   private stopping = false;
   private readonly authToken: Buffer | null;
+  /** Set by metricsRegistry (the latest one made for this server). */
+  callObserver: CallObserver | null = null;
   port = 0;
 
   private constructor(opts: ServerOptions) {
@@ -152,6 +168,7 @@ export class BrokerServer {
         pool: this.broker.batchPool,
         openPublish: (authorization, io) => this.openPublishCall(authorization, io),
         openSubscribe: (authorization, io) => this.openSubscribeCall(authorization, io),
+        ended: (method, code) => this.callObserver?.streamEnded(method, code),
       });
       if (!routed) this.log?.warn('PublishStream and Subscribe stay on grpc-js (its internals changed)');
     }
@@ -258,18 +275,23 @@ export class BrokerServer {
   private handlers(): grpc.UntypedServiceImplementation {
     const b = this.broker;
     const unary =
-      <Q, R>(fn: (req: Q, call: grpc.ServerUnaryCall<Q, R>) => Promise<R>) =>
+      <Q, R>(method: string, fn: (req: Q, call: grpc.ServerUnaryCall<Q, R>) => Promise<R>) =>
       (call: grpc.ServerUnaryCall<Q, R>, cb: grpc.sendUnaryData<R>) => {
-        if (!this.authorized(call.metadata.get('authorization')[0])) return cb(toServiceError(unauthenticated()));
-        if (isMalformed(call.request)) return cb(toServiceError(invalid(call.request.$malformed)));
-        fn(call.request, call).then(
-          (r) => cb(null, r),
-          (e) => cb(toServiceError(e)),
-        );
+        const start = performance.now();
+        const fail = (e: unknown) => {
+          this.callObserver?.request(method, codeOf(e), (performance.now() - start) / 1000);
+          cb(toServiceError(e));
+        };
+        if (!this.authorized(call.metadata.get('authorization')[0])) return fail(unauthenticated());
+        if (isMalformed(call.request)) return fail(invalid(call.request.$malformed));
+        fn(call.request, call).then((r) => {
+          this.callObserver?.request(method, 'OK', (performance.now() - start) / 1000);
+          cb(null, r);
+        }, fail);
       };
 
     return {
-      createTopic: unary(async (req: Req<'CreateTopicRequest'>) => {
+      createTopic: unary('CreateTopic', async (req: Req<'CreateTopicRequest'>) => {
         const retention: { maxBytes?: number; maxAgeMs?: number } = {};
         if (req.retention?.max_bytes) retention.maxBytes = Number(req.retention.max_bytes);
         if (req.retention?.max_age_ms) retention.maxAgeMs = Number(req.retention.max_age_ms);
@@ -280,21 +302,21 @@ export class BrokerServer {
         });
         return topicInfo(d);
       }),
-      deleteTopic: unary(async (req: Req<'DeleteTopicRequest'>) => {
+      deleteTopic: unary('DeleteTopic', async (req: Req<'DeleteTopicRequest'>) => {
         await b.deleteTopic(req.name);
         return {};
       }),
-      listTopics: unary(async () => ({ names: await b.listTopics() })),
-      describeTopic: unary(async (req: Req<'DescribeTopicRequest'>) => topicInfo(await b.describeTopic(req.name))),
-      publish: unary(async (req: Req<'PublishRequest'>) => publishResponse(req, await this.publish(req))),
+      listTopics: unary('ListTopics', async () => ({ names: await b.listTopics() })),
+      describeTopic: unary('DescribeTopic', async (req: Req<'DescribeTopicRequest'>) => topicInfo(await b.describeTopic(req.name))),
+      publish: unary('Publish', async (req: Req<'PublishRequest'>) => publishResponse(req, await this.publish(req))),
       publishStream: (call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>) => this.publishStream(call),
-      fetch: unary(async (req: Req<'FetchRequest'>) => this.fetch(req)),
+      fetch: unary('Fetch', async (req: Req<'FetchRequest'>) => this.fetch(req)),
       subscribe: (call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>) => this.subscribe(call),
-      commitOffset: unary(async (req: Req<'CommitOffsetRequest'>) => {
+      commitOffset: unary('CommitOffset', async (req: Req<'CommitOffsetRequest'>) => {
         await b.groups.commitOffset(req.group, req.topic, req.partition, Number(req.offset), req.run ?? 0);
         return {};
       }),
-      getCommittedOffsets: unary(async (req: Req<'GetCommittedOffsetsRequest'>) => await b.groups.committedState(req.group, req.topic)),
+      getCommittedOffsets: unary('GetCommittedOffsets', async (req: Req<'GetCommittedOffsetsRequest'>) => await b.groups.committedState(req.group, req.topic)),
     };
   }
 
@@ -342,6 +364,7 @@ export class BrokerServer {
   /** PublishStream through grpc-js (the calls routeDirectStreams leaves to it, or all). */
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
     const send = responseSender(call);
+    const ended = this.streamEnd('PublishStream');
     const io: PublishCallIO = {
       headroom: 0,
       pause: () => call.pause(),
@@ -351,9 +374,13 @@ export class BrokerServer {
         if (!call.destroyed && !call.writableEnded) send(res as unknown as uringmq.v1.PublishResponse.$Properties);
       },
       end: () => {
+        ended('OK');
         if (!call.writableEnded && !call.destroyed) call.end();
       },
-      fail: (e) => call.emit('error', toServiceError(e)),
+      fail: (e) => {
+        ended(codeOf(e));
+        call.emit('error', toServiceError(e));
+      },
     };
     const auth = call.metadata.get('authorization')[0];
     const h = this.openPublishCall(auth, io);
@@ -361,7 +388,7 @@ export class BrokerServer {
     const md = new grpc.Metadata();
     md.set(MAX_MESSAGE_HEADER, String(this.maxMessageBytes));
     call.sendMetadata(md);
-    feedHandler(call, h, io);
+    feedHandler(call, h, io, () => ended('CANCELLED'));
   }
 
   /**
@@ -421,16 +448,20 @@ export class BrokerServer {
           if (this.broker.overHighWater) waitForDisk();
         }
         const sequence = req.sequence;
+        const observer = this.callObserver;
+        const start = observer ? performance.now() : 0;
         // An owned buffer is nobody else's until the append settles: no copy, and it
         // goes back to the pool then (the I/O thread is done with it by settlement).
         this.publish(req, owned === null).then(
           (r) => {
             if (owned) pool.release(owned);
+            observer?.request('PublishStream', 'OK', (performance.now() - start) / 1000);
             answer(publishAnswer(io.headroom, sequence, r));
           },
           (e: unknown) => {
             if (owned) pool.release(owned);
             const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', String(e));
+            observer?.request('PublishStream', err.code, (performance.now() - start) / 1000);
             answer(publishAnswer(io.headroom, sequence, { code: err.code, message: err.message, retry_after_ms: err.code === 'RESOURCE_EXHAUSTED' ? 100 : 0 }));
           },
         );
@@ -478,6 +509,7 @@ export class BrokerServer {
 
   /** Subscribe through grpc-js (the calls routeDirectStreams leaves to it, or all). */
   private subscribe(call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>): void {
+    const ended = this.streamEnd('Subscribe');
     const io: SubscribeCallIO = {
       headroom: 0,
       pause: () => call.pause(),
@@ -487,13 +519,17 @@ export class BrokerServer {
         if (!call.destroyed && !call.writableEnded) call.write(res as unknown as uringmq.v1.SubscribeResponse.$Properties);
       },
       end: () => {
+        ended('OK');
         if (!call.writableEnded && !call.destroyed) call.end();
       },
-      fail: (e) => call.emit('error', toServiceError(e)),
+      fail: (e) => {
+        ended(codeOf(e));
+        call.emit('error', toServiceError(e));
+      },
     };
     const h = this.openSubscribeCall(call.metadata.get('authorization')[0], io);
     if (h instanceof UringmqError) return io.fail(h);
-    feedHandler(call, h, io);
+    feedHandler(call, h, io, () => ended('CANCELLED'));
   }
 
   /**
@@ -669,6 +705,16 @@ export class BrokerServer {
     };
   }
 
+  /** Tells the observer, once, how a grpc-js streaming call ended. */
+  private streamEnd(method: string): (code: string) => void {
+    let told = false;
+    return (code) => {
+      if (told) return;
+      told = true;
+      this.callObserver?.streamEnded(method, code);
+    };
+  }
+
   /** Why a new call is refused (auth token, shutdown, the stream limit), or null. */
   private admit(authorization: string | Buffer | undefined): UringmqError | null {
     if (!this.authorized(authorization)) return unauthenticated();
@@ -686,7 +732,7 @@ export class BrokerServer {
 }
 
 /** Hands a grpc-js streaming call's requests and its end to the transport-neutral handler. */
-function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h: StreamCallHandler<Q>, io: StreamCallIO): void {
+function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h: StreamCallHandler<Q>, io: StreamCallIO, cancelled: () => void): void {
   call.on('data', (req: Q | Malformed) => {
     if (isMalformed(req)) {
       h.gone();
@@ -694,9 +740,14 @@ function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h
     }
     h.request(req, null);
   });
-  call.on('end', () => h.end());
-  call.on('error', () => h.gone());
-  call.on('cancelled', () => h.gone());
+  // As on the direct path: a cancelled call's 'end' comes before its 'cancelled'.
+  call.on('end', () => setImmediate(() => call.cancelled || h.end()));
+  const gone = () => {
+    cancelled(); // unless the call's status was already given
+    h.gone();
+  };
+  call.on('error', gone);
+  call.on('cancelled', gone);
 }
 
 interface StreamHandle {

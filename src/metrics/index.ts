@@ -2,17 +2,20 @@
  * Prometheus metrics of a broker, and of its gRPC server when there is one: a
  * prom-client registry whose values are read from the broker when scraped, so the
  * publish and delivery paths count nothing extra (rates come from the offsets:
- * `rate(uringmq_partition_end_offset[1m])` is the publish rate in records/s).
+ * `rate(uringmq_partition_end_offset[1m])` is the publish rate in records/s). The one
+ * exception is the gRPC server's per-request counter and latency histogram: one
+ * observation per unary call or PublishStream batch (about half a microsecond), none
+ * per record or delivery.
  * `MetricsServer` serves it on GET /metrics, with GET /healthz, over node:http.
  */
 import * as http from 'node:http';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Broker } from '../broker/broker';
 import type { BrokerServer } from '../grpc/server';
 import { UringmqError } from '../errors';
 
 export interface MetricsOptions {
-  /** The gRPC server in front of the broker: adds its open streams. */
+  /** The gRPC server in front of the broker: adds its open streams and per-request counts and latencies (only the latest registry made for a server gets the latter). */
   server?: BrokerServer;
   /** Node's own process metrics (heap, GC, event-loop delay, fds; default true). */
   processMetrics?: boolean;
@@ -64,6 +67,28 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const info = new Gauge({ name: 'uringmq_info', help: 'The broker: I/O backend and durability mode (value 1)', labelNames: ['io_backend', 'durability'], registers, collect });
   const up = new Gauge({ name: 'uringmq_up', help: '1 while the broker is open', registers, collect });
   const streams = opts.server ? new Gauge({ name: 'uringmq_grpc_open_streams', help: 'PublishStream and Subscribe calls open on the gRPC server', registers, collect }) : null;
+  if (opts.server) {
+    // Counted as they happen (a scrape cannot read them back): a handful of methods
+    // times the uringmq error codes bounds the series.
+    const requests = new Counter({ name: 'uringmq_grpc_requests_total', help: 'gRPC requests answered: unary calls, and each batch of a PublishStream; code is OK or the uringmq error code', labelNames: ['method', 'code'], registers });
+    const duration = new Histogram({
+      name: 'uringmq_grpc_request_duration_seconds',
+      help: 'Time from a request (unary call or PublishStream batch) arriving to its answer; with durability sync a publish is answered once durable',
+      labelNames: ['method'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    const ended = new Counter({ name: 'uringmq_grpc_streams_ended_total', help: 'PublishStream and Subscribe calls ended (or refused at their start); code is OK, the uringmq error code, or CANCELLED when the client went first', labelNames: ['method', 'code'], registers });
+    opts.server.callObserver = {
+      request(method, code, seconds) {
+        requests.inc({ method, code });
+        duration.observe({ method }, seconds);
+      },
+      streamEnded(method, code) {
+        ended.inc({ method, code });
+      },
+    };
+  }
 
   const perTopic = [startOffset, endOffset, bytes, segments, committed, lag, members, unacked, stalled];
   const collectBroker = async (): Promise<void> => {
