@@ -248,6 +248,21 @@ describe('RecordBatch codec', () => {
     }
   });
 
+  it('a varint past 64 bits (a 10th byte above 1) is CORRUPT_BATCH to the core and an error to the decoder, not a length with its top bits dropped', () => {
+    // One record whose length is 8 written in 10 bytes with a 10th byte of 2: a decoder
+    // that drops the excess reads 8, one that keeps it 8 + 2^64. The core took it (CRC
+    // sound), and no consumer could read the batch back (found by fuzzing the server).
+    const fuzzed = Buffer.from('55514d42520000000000000000000000993a22f90100400001000000000000000068e5cf8b0100000068e5cf8b010000ffffffffffffffffffffffff00000000888080808080808080020000000002686900', 'hex');
+    assert.throws(() => validateBatch(fuzzed), (e: Error & { code?: string }) => e.code === 'CORRUPT_BATCH', 'the core took a length past 64 bits');
+    assert.throws(() => decodeBatches(fuzzed, 0), /varint past 64 bits/);
+    // The same length in 10 bytes with a 10th byte of 0 is overlong but exact: both agree.
+    const overlong = Buffer.from(fuzzed);
+    overlong[64 + 9] = 0; // the record starts after the 64-byte header
+    sealBatch(overlong);
+    assert.equal(validateBatch(overlong).recordCount, 1);
+    assert.deepEqual(decodeBatches(overlong, 0).map((r) => r.value.toString()), ['hi']);
+  });
+
   it("the client's hand-built PublishRequest decodes as protobufjs reads it, with and without sync, at the largest field values", () => {
     const pool = new BufferPool(1 << 20);
     for (const [seq, topic, partition, producer, sync] of [

@@ -72,6 +72,8 @@ def _get_uvarint(buf, pos, end):
             raise ValueError("truncated uvarint")
         b = buf[pos]
         pos += 1
+        if i == 9 and b > 1:
+            raise ValueError("uvarint past 64 bits")
         result |= (b & 0x7F) << (7 * i)
         if not b & 0x80:
             return result, pos

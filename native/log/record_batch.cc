@@ -7,7 +7,10 @@
 namespace uringmq {
 namespace {
 
-// Unsigned LEB128. Returns false on overrun or more than 10 bytes.
+// Unsigned LEB128. Returns false on overrun, more than 10 bytes, or a value past 64
+// bits (a 10th byte above 1): dropping those bits would accept a length that every
+// other decoder (JavaScript's, the format's own definition) reads differently, and
+// write a batch no consumer can read.
 inline bool ReadUvarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
   // One byte is the common case (lengths and deltas of small records); the loop
   // below cost about half of the I/O thread's validation time in perf.
@@ -19,6 +22,7 @@ inline bool ReadUvarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
   for (int shift = 0; shift < 70; shift += 7) {
     if (p >= end) return false;
     uint8_t b = *p++;
+    if (shift == 63 && b > 1) return false;
     result |= static_cast<uint64_t>(b & 0x7f) << shift;
     if (!(b & 0x80)) {
       *v = result;

@@ -432,6 +432,7 @@ class Cursor {
     for (let i = 0; i < 10; i++) {
       if (this.pos >= this.end) throw new Error('varint runs past the batch');
       const b = this.buf[this.pos++]!;
+      if (i === 9 && b > 1) throw new Error('varint past 64 bits');
       result += (b & 0x7f) * mul;
       if (b < 0x80) return result;
       mul *= 128;
