@@ -588,6 +588,46 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   });
 
+  for (const directStreams of [true, false]) {
+    it(`a request that cannot be read ends the stream only after the batches before it are acked: none is written unacked (${directStreams ? 'node:http2' : 'grpc-js'} path)`, async () => {
+      await withTopic({ directStreams }, async (r) => {
+        const good = (i: number) => framed(pb.PublishRequest.encode({ sequence: i, topic: 't', partition: 0, records: [{ value: Buffer.from(`good${i}`) }] }).finish());
+        const tails: Array<[string, Buffer, number]> = [['malformed', framed(Buffer.from([0x0f])), grpc.status.INVALID_ARGUMENT]]; // field 1, wire type 7: not protobuf
+        // grpc-js drops a message cut short at the end (status OK) and ends an oversize call itself.
+        if (directStreams) tails.push(['cut short', good(9).subarray(0, 8), grpc.status.INTERNAL]);
+        let written = 0;
+        for (const [name, tail, code] of tails) {
+          const session = http2.connect(`http://${r.address}`);
+          try {
+            const st = session.request(PLAIN_HEADERS);
+            const acked: number[] = [];
+            const reader = new GrpcFrameReader(1 << 20, { side: 'client' });
+            st.on('data', (c: Buffer) => {
+              for (const m of reader.push(c)) {
+                const res = pb.PublishResponse.decode(m);
+                if (!res.error) acked.push(Number(res.sequence));
+              }
+            });
+            const status = new Promise<string | undefined>((resolve) => {
+              let got: string | undefined;
+              st.on('response', (h) => (got ??= h['grpc-status'] as string | undefined));
+              st.on('trailers', (h) => (got = h['grpc-status'] as string | undefined));
+              st.on('close', () => resolve(got));
+            });
+            st.end(Buffer.concat([good(1), good(2), good(3), tail])); // one DATA frame
+            assert.equal(await status, String(code), name);
+            const end = (await r.client.describeTopic('t')).partitions[0]!.endOffset;
+            assert.deepEqual(acked.sort(), [1, 2, 3], `${name}: every batch written is acked before the status (log grew by ${end - written})`);
+            assert.equal(end - written, 3, name);
+            written = end;
+          } finally {
+            session.close();
+          }
+        }
+      });
+    });
+  }
+
   it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {
     await withTopic({ maxConcurrentStreams: 3 }, async (r) => {
       const session = http2.connect(`http://${r.address}`);

@@ -54,6 +54,13 @@ export interface StreamCallHandler<Req> {
   request(req: Req, owned: Buffer | null): void;
   /** The client sent its last request. */
   end(): void;
+  /**
+   * A request that cannot be read (malformed, over the size limit, cut off): nothing
+   * more is read, and the call ends with this error's status once the requests before
+   * it are answered (a PublishStream's earlier batches may be written already: their
+   * acks must reach the client, or its retry would write them twice).
+   */
+  abort(e: unknown): void;
   /** The call is gone (reset, connection lost, or ended by this side): nothing more can be sent. */
   gone(): void;
 }
@@ -167,13 +174,18 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
   call.respond(kind.headers);
   const pool = kind.pool;
   const reader = new GrpcFrameReader(maxMessageBytes, pool ? { side: 'server', alloc: (n) => pool.acquire(n) } : { side: 'server' });
+  let aborted = false;
+  const abort = (e: unknown) => {
+    aborted = true;
+    handler.abort(e);
+  };
   stream.on('data', (chunk: Buffer) => {
-    if (call.over) return; // failed: what the client still sends is dropped
+    if (call.over || aborted) return; // failed: what the client still sends is dropped
     let messages: Buffer[];
     try {
       messages = reader.push(chunk);
     } catch (e) {
-      return call.fail(e);
+      return abort(e);
     }
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
@@ -182,7 +194,7 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
         req = kind.decode(m);
       } catch (e) {
         if (pool) for (let j = i; j < messages.length; j++) pool.release(messages[j]!);
-        return call.fail(new UringmqError('INVALID_ARGUMENT', `malformed ${kind.name} request: ${(e as Error).message}`));
+        return abort(new UringmqError('INVALID_ARGUMENT', `malformed ${kind.name} request: ${(e as Error).message}`));
       }
       if (call.over) {
         pool?.release(m);
@@ -195,8 +207,8 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
     // A reset ends the readable side too, before 'aborted' and 'close' say it was one:
     // looked at a turn later, so a cancelled call goes as gone, not as a clean end.
     setImmediate(() => {
-      if (call.over || stream.aborted || stream.destroyed) return;
-      if (reader.midMessage) return call.fail(new UringmqError('INTERNAL', 'the client ended the stream inside a message'));
+      if (call.over || aborted || stream.aborted || stream.destroyed) return;
+      if (reader.midMessage) return abort(new UringmqError('INTERNAL', 'the client ended the stream inside a message'));
       handler.end();
     });
   });

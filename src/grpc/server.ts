@@ -403,6 +403,8 @@ export class BrokerServer {
     let inflight = 0;
     let ended = false;
     let paused = false;
+    /** Set by abort(): the status the call ends with once its batches are answered. */
+    let failure: unknown = null;
     const handle: StreamHandle = {
       shutdown: () => {
         // Stop reading; in-flight batches finish, then the stream ends.
@@ -412,9 +414,13 @@ export class BrokerServer {
       },
     };
     this.streams.add(handle);
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
       this.streams.delete(handle);
-      io.end();
+      if (failure !== null) io.fail(failure);
+      else io.end();
     };
     let awaitingDisk = false;
     const waitForDisk = () => {
@@ -470,7 +476,16 @@ export class BrokerServer {
         ended = true;
         if (inflight === 0) finish();
       },
-      gone: () => this.streams.delete(handle),
+      abort: (e) => {
+        io.pause();
+        failure ??= e;
+        ended = true;
+        if (inflight === 0) finish();
+      },
+      gone: () => {
+        finished = true;
+        this.streams.delete(handle);
+      },
     };
   }
 
@@ -698,6 +713,7 @@ export class BrokerServer {
         }
       },
       end: () => handle.shutdown(),
+      abort: (e) => fail(e), // acks not yet applied come again as redeliveries
       gone: () => {
         done = true;
         cleanup();
@@ -733,15 +749,17 @@ export class BrokerServer {
 
 /** Hands a grpc-js streaming call's requests and its end to the transport-neutral handler. */
 function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h: StreamCallHandler<Q>, io: StreamCallIO, cancelled: () => void): void {
+  let aborted = false;
   call.on('data', (req: Q | Malformed) => {
+    if (aborted) return;
     if (isMalformed(req)) {
-      h.gone();
-      return io.fail(invalid(req.$malformed));
+      aborted = true;
+      return h.abort(invalid(req.$malformed));
     }
     h.request(req, null);
   });
   // As on the direct path: a cancelled call's 'end' comes before its 'cancelled'.
-  call.on('end', () => setImmediate(() => call.cancelled || h.end()));
+  call.on('end', () => setImmediate(() => call.cancelled || aborted || h.end()));
   const gone = () => {
     cancelled(); // unless the call's status was already given
     h.gone();
