@@ -51,10 +51,10 @@ def ensure_topic(stub, name):
 
 
 def publish(stub):
-    # An idempotent producer has an id > 0 and numbers its records from 0. A retry of the
-    # same bytes is answered `duplicate` with the original offsets, not written twice,
-    # so retrying on UNAVAILABLE is safe.
-    producer_id = random.randrange(1, 1 << 62)
+    # An idempotent producer has an id from 1 to 2^53-1 and numbers its records from 0.
+    # A retry of the same bytes is answered `duplicate` with the original offsets, not
+    # written twice, so retrying on UNAVAILABLE is safe.
+    producer_id = random.randrange(1, 1 << 53)
     batch = encode_batch([Record(b"order %d" % i, key=b"customer-%d" % (i % 2),
                                  headers={"source": b"example.py"}) for i in range(3)],
                          producer_id=producer_id, base_sequence=0)

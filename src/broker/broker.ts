@@ -11,7 +11,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, fromNative, invalid } from '../errors';
-import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
+import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, checkBatchProducerId, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
@@ -19,7 +19,7 @@ import { positiveInt, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
-import { IdempotenceTable, NEW } from './idempotence';
+import { IdempotenceTable, NEW, type IdempotenceVerdict } from './idempotence';
 import { cutsAfter, highestCutRun, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
 import { OFFSETS_SUFFIX, readOffsetsFile } from './offsets_file';
 import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
@@ -701,10 +701,27 @@ export class Broker {
       pooled = true;
     }
     if (meta.producerId > 0 && meta.baseSequence >= 0) {
-      const v = ps.idempotence.check(meta.producerId, meta.baseSequence, meta.recordCount);
-      if (v !== NEW) {
+      // A retry of a batch whose first attempt is in flight waits for its outcome: a
+      // duplicate if it was written; if it failed, the table (told so) decides again:
+      // new if nothing of this producer was taken after it, else out of order.
+      for (;;) {
+        let v: IdempotenceVerdict;
+        try {
+          v = ps.idempotence.check(meta.producerId, meta.baseSequence, meta.recordCount);
+        } catch (e) {
+          if (pooled) this.batchPool.release(batch);
+          throw e;
+        }
+        if (v === NEW) break;
+        let r: AppendResult | null;
+        try {
+          r = await v.duplicate;
+        } catch {
+          ps.idempotence.failed(meta.producerId, v.entry!);
+          continue;
+        }
         if (pooled) this.batchPool.release(batch);
-        const r = v.duplicate ? await v.duplicate : { baseOffset: -1, count: meta.recordCount };
+        r ??= { baseOffset: -1, count: meta.recordCount };
         // Its first attempt may not have asked for a sync: this one did.
         if (sync) await this.appendBatch(ps, EMPTY_BATCH, false, 0, false, true);
         return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
@@ -716,7 +733,8 @@ export class Broker {
         r = await result;
         entry.result = r; // settled: a snapshot takes it as it is (IdempotenceTable.settled)
       } catch (e) {
-        ps.idempotence.forget(meta.producerId, meta.baseSequence); // not written: a retry is new
+        // Not written: its retry is new, or out of order once a later batch was taken.
+        ps.idempotence.failed(meta.producerId, entry);
         throw e;
       }
       return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: false };
@@ -1095,6 +1113,7 @@ function peekBatch(b: Buffer): { recordCount: number; producerId: number; baseSe
     throw new UringmqError('CORRUPT_BATCH', `not a RecordBatch: bad magic or batchLength (${Buffer.isBuffer(b) ? b.length : 0} bytes given)`);
   const meta = readBatchMeta(b);
   if (meta.recordCount < 1) throw new UringmqError('CORRUPT_BATCH', 'a RecordBatch needs at least one record');
+  checkBatchProducerId(b);
   return meta;
 }
 

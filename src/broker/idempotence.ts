@@ -16,6 +16,17 @@
  * a crash, its ack lost with the connection, is then still recognised. Without a
  * snapshot the newest producerStateScanBytes of the log are read. (Kafka rebuilds its
  * producer state from snapshots and the log the same way.)
+ *
+ * The core verifies a batch (CRC, record structure) on its I/O thread, after check()
+ * has let it through, so a producer's later batches are taken, pipelined, before an
+ * earlier one is known to be sound. One that then fails leaves a hole: while nothing
+ * after it was taken the producer may send it again (it is its expected sequence once
+ * more), but once a later batch was, it can no longer be written in order, and its
+ * retry is refused with OUT_OF_ORDER_SEQUENCE, never answered as a duplicate: a
+ * duplicate answer says the batch is in the log. Holes outlive the window of 64 (as
+ * few as there are failures, merged past KEEP_BATCHES), so an old retry answered as a
+ * duplicate was written. They live in memory only: after a restart, a hole the
+ * snapshot did not see is forgotten.
  */
 import { UringmqError } from '../errors';
 import type { AppendResult } from './broker';
@@ -28,18 +39,30 @@ export interface Entry {
   count: number;
   /** The append's outcome; a plain result for a batch found in the log by restore(). */
   result: Promise<AppendResult> | AppendResult;
+  /** Its append failed (failed()): it is not in the log. */
+  failed?: boolean;
 }
 
 /**
  * What check() says of a batch: NEW (write it, then record() it), or a duplicate with
- * the original's result (null: older than remembered, its offsets unknown).
+ * the original's result (null: older than remembered, its offsets unknown) and entry
+ * (absent for null). A result still a promise may yet fail: the caller then calls
+ * failed() with the entry and asks check() again.
  */
 export const NEW = 'new';
-export type IdempotenceVerdict = typeof NEW | { duplicate: Promise<AppendResult> | AppendResult | null };
+export type IdempotenceVerdict = typeof NEW | { duplicate: Promise<AppendResult> | AppendResult | null; entry?: Entry };
+
+/** True if `seq` lies in the `count` sequences from `base`, modulo 2^31. */
+const within = (seq: number, base: number, count: number): boolean => (seq - base + SEQ_MOD) % SEQ_MOD < count;
 
 export class IdempotenceTable {
   // Map iteration order is insertion order: re-inserting on use makes it an LRU.
   private readonly producers = new Map<number, Entry[]>();
+  /**
+   * Per producer, failed batches older than its window that later batches were taken
+   * past (see the file comment); usually none, so kept apart from `producers`.
+   */
+  private readonly holes = new Map<number, Entry[]>();
   private entries = 0;
   /** The producer checked last: the only one, with one producer per partition, and then no LRU re-insert is needed. */
   private recent = -1;
@@ -60,15 +83,21 @@ export class IdempotenceTable {
       this.touch(producerId, entries);
       for (const e of entries) {
         if (e.baseSequence !== baseSequence) continue;
+        if (e.failed) throw this.lostInOrder(producerId, baseSequence);
         if (e.count !== count)
           throw new UringmqError('OUT_OF_ORDER_SEQUENCE', `producer ${producerId} reused sequence ${baseSequence} on ${this.label} for a batch of a different size`);
-        return { duplicate: e.result };
+        return { duplicate: e.result, entry: e };
       }
       const last = entries[entries.length - 1]!;
       const expected = (last.baseSequence + last.count) % SEQ_MOD;
       // Serial-number comparison: up to 2^30 behind `expected` is an old batch, ahead is a gap.
       const ahead = (baseSequence - expected + SEQ_MOD) % SEQ_MOD;
-      if (ahead >= SEQ_MOD / 2) return { duplicate: null }; // older than we remember
+      if (ahead >= SEQ_MOD / 2) {
+        // Older than we remember: written, unless it is a hole.
+        const holes = this.holes.get(producerId);
+        if (holes) for (const h of holes) if (within(baseSequence, h.baseSequence, h.count)) throw this.lostInOrder(producerId, baseSequence);
+        return { duplicate: null };
+      }
       if (ahead > 0)
         throw new UringmqError(
           'OUT_OF_ORDER_SEQUENCE',
@@ -80,8 +109,8 @@ export class IdempotenceTable {
 
   /**
    * Remembers a batch check() called NEW, with the result of its append. The caller
-   * calls forget() if that append fails, so a retry is taken as new (no handler per
-   * batch here: at 10k batches/s a `catch` each was a measurable part of the garbage).
+   * calls failed() if that append fails (no handler per batch here: at 10k batches/s
+   * a `catch` each was a measurable part of the garbage).
    */
   record(producerId: number, baseSequence: number, count: number, result: Promise<AppendResult> | AppendResult): Entry {
     let list = this.producers.get(producerId);
@@ -94,8 +123,9 @@ export class IdempotenceTable {
     list.push(entry);
     this.entries++;
     if (list.length > KEEP_BATCHES) {
-      list.shift();
+      const out = list.shift()!;
       this.entries--;
+      if (out.failed) this.addHole(producerId, out);
     }
     while (this.entries > this.maxEntries && this.producers.size > 1) this.dropLeastRecent();
     return entry;
@@ -117,7 +147,7 @@ export class IdempotenceTable {
    * What the table holds once every recorded append has settled, as restore() takes
    * it (least recently used producer first, each producer's batches oldest first),
    * and where the newest of them ends: for a snapshot (producer_snapshot.ts). Batches
-   * whose append failed are left out, as forget() drops them.
+   * whose append failed are left out: the log does not hold them.
    */
   async settled(): Promise<{ batches: Float64Array; end: number }> {
     const ids: number[] = [];
@@ -130,9 +160,9 @@ export class IdempotenceTable {
     // The broker puts each append's result in its entry once it settles, so only the
     // few still under way are awaited (a promise and a handler each for a full table
     // of 65,536 took up to 0.1 s of the event loop).
-    const results = entries.map((e) => (e.result instanceof Promise ? null : e.result));
+    const results = entries.map((e) => (e.failed || e.result instanceof Promise ? null : e.result));
     const waiting: number[] = [];
-    entries.forEach((e, i) => e.result instanceof Promise && waiting.push(i));
+    entries.forEach((e, i) => !e.failed && e.result instanceof Promise && waiting.push(i));
     if (waiting.length) {
       const got = await Promise.all(waiting.map((i) => (entries[i]!.result as Promise<AppendResult>).catch(() => null)));
       waiting.forEach((i, k) => (results[i] = got[k]!));
@@ -141,7 +171,7 @@ export class IdempotenceTable {
     let n = 0;
     let end = 0;
     results.forEach((r, i) => {
-      if (!r) return; // its append failed: forget() drops it too
+      if (!r) return; // its append failed
       const at = 4 * n++;
       out[at] = ids[i]!;
       out[at + 1] = entries[i]!.baseSequence;
@@ -152,14 +182,53 @@ export class IdempotenceTable {
     return { batches: out.subarray(0, 4 * n), end };
   }
 
-  /** Drops a recorded batch whose append failed: its retry is a new batch. */
-  forget(producerId: number, baseSequence: number): void {
-    const l = this.producers.get(producerId);
-    const i = l ? l.findIndex((e) => e.baseSequence === baseSequence) : -1;
-    if (i >= 0) {
-      l!.splice(i, 1);
+  /**
+   * A recorded batch's append failed. While no later batch of its producer was taken
+   * it is dropped, with the failed ones before it back to the last that was not: the
+   * producer's expected sequence is the first of them again, and its retry is new.
+   * Otherwise it stays, marked, as a hole. Idempotent: the caller of publishBatch that
+   * recorded it and a retry waiting on it may both report it.
+   */
+  failed(producerId: number, entry: Entry): void {
+    if (entry.failed) return;
+    entry.failed = true;
+    const list = this.producers.get(producerId);
+    if (!list) return; // the producer was dropped: nothing of it is known
+    if (!list.includes(entry)) {
+      // Shifted out of the window while in flight: KEEP_BATCHES were taken after it.
+      this.addHole(producerId, entry);
+      return;
+    }
+    while (list.length > 0 && list[list.length - 1]!.failed) {
+      list.pop();
       this.entries--;
     }
+  }
+
+  /** failed() for the batch recorded with `baseSequence`, if it is still remembered. */
+  forget(producerId: number, baseSequence: number): void {
+    const e = this.producers.get(producerId)?.find((x) => x.baseSequence === baseSequence);
+    if (e) this.failed(producerId, e);
+  }
+
+  private addHole(producerId: number, entry: Entry): void {
+    let holes = this.holes.get(producerId);
+    if (!holes) this.holes.set(producerId, (holes = []));
+    holes.push(entry);
+    if (holes.length > KEEP_BATCHES) {
+      // Bounded by merging the two oldest: the written batches between them become
+      // refused too (OUT_OF_ORDER_SEQUENCE), never a hole taken for a duplicate.
+      const [a, b] = holes.splice(0, 2) as [Entry, Entry];
+      const count = (b.baseSequence + b.count - a.baseSequence + SEQ_MOD) % SEQ_MOD;
+      holes.unshift({ baseSequence: a.baseSequence, count, result: a.result, failed: true });
+    }
+  }
+
+  private lostInOrder(producerId: number, baseSequence: number): UringmqError {
+    return new UringmqError(
+      'OUT_OF_ORDER_SEQUENCE',
+      `producer ${producerId} sent sequence ${baseSequence} to ${this.label} again: its first attempt failed and a later batch of this producer was written after it, so it can no longer be written in order`,
+    );
   }
 
   /** Makes the producer the most recently used (a no-op when it already is). */
@@ -173,6 +242,7 @@ export class IdempotenceTable {
   private dropLeastRecent(): void {
     const [id, list] = this.producers.entries().next().value!;
     this.producers.delete(id);
+    this.holes.delete(id);
     this.entries -= list.length;
     if (id === this.recent) this.recent = -1;
   }

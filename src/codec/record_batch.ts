@@ -194,6 +194,7 @@ function headersSize(h: unknown, opts: EncodeOptions, i: number): number {
 export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions = {}): Buffer {
   const n = records.length;
   if (n === 0) throw new RangeError('a batch needs at least one record');
+  if (opts.producerId !== undefined) checkProducerId(opts.producerId);
   if (scratchBody.length < n && n <= SCRATCH_KEEP) {
     const cap = Math.min(SCRATCH_KEEP, Math.max(n, scratchBody.length * 2));
     scratchBody = new Int32Array(cap);
@@ -321,8 +322,36 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
   return buf;
 }
 
+/**
+ * The largest producer id: the broker keys its idempotence table by a JS number, so a
+ * larger id would share a key with its neighbours and one producer's batches would be
+ * taken for another's retries.
+ */
+export const MAX_PRODUCER_ID = Number.MAX_SAFE_INTEGER;
+
+function producerIdError(got: string) {
+  return invalid(`producer id ${got} is out of range: an idempotent producer's id is 1 to ${MAX_PRODUCER_ID} (2^53-1), 0 or -1 for none (docs/FORMAT.md)`);
+}
+
+function checkProducerId(id: number): void {
+  if (!Number.isSafeInteger(id) || id < -1) throw producerIdError(String(id));
+}
+
+/**
+ * Refuses (INVALID_ARGUMENT) a batch whose header's producer id is outside
+ * -1..MAX_PRODUCER_ID. Judged on the raw high 32 bits: readBatchMeta's number rounds
+ * ids past 2^53, so 2^53+1 would read as 2^53.
+ */
+export function checkBatchProducerId(buf: Buffer, pos = 0): void {
+  const hi = buf.readInt32LE(pos + 52);
+  const lo = buf.readUInt32LE(pos + 48);
+  if ((hi >= 0 && hi < 0x20_0000) || (hi === -1 && lo === 0xffff_ffff)) return;
+  throw producerIdError((BigInt(hi) * 2n ** 32n + BigInt(lo)).toString());
+}
+
 /** Sets an encoded batch's producer id and base sequence (before sealBatch: the CRC covers them). */
 export function stampProducer(batch: Buffer, producerId: number, baseSequence: number): void {
+  checkProducerId(producerId);
   writeI64(batch, 48, producerId);
   batch.writeInt32LE(baseSequence, 56);
 }

@@ -1,0 +1,142 @@
+import { strict as assert } from 'node:assert';
+import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
+import { IdempotenceTable, NEW } from '../src/broker/idempotence';
+import { stampProducer } from '../src/codec/record_batch';
+import { expectCode, openBroker } from './helpers';
+
+const PID = 4242;
+const batch = (seq: number, pid = PID) => sealBatch(encodeBatch([{ value: `seq${seq}` }], { producerId: pid, baseSequence: seq }));
+/** The same batch with its CRC damaged: the core refuses it on its I/O thread, after the broker took its sequence. */
+const damaged = (seq: number, pid = PID) => {
+  const b = batch(seq, pid);
+  b[16]! ^= 0xff;
+  return b;
+};
+const values = async (b: Broker) => (await b.read('t', 0, 0)).map((m) => String(m.value));
+
+describe('Idempotent producers: failed appends and producer ids', () => {
+  let b: Broker;
+  beforeEach(async () => {
+    b = await openBroker();
+    await b.createTopic('t');
+  });
+  afterEach(async () => b.close());
+
+  it('a retry of a batch whose append failed after a later batch of its producer was taken is OUT_OF_ORDER_SEQUENCE, not a duplicate, even past the window', async () => {
+    // Pipelined: seq 1 is taken while seq 0 is still unverified.
+    const first = b.publishBatch('t', damaged(0), 0);
+    const second = b.publishBatch('t', batch(1), 0);
+    await expectCode(first, 'CORRUPT_BATCH');
+    assert.equal((await second).duplicate, false);
+    const e = await expectCode(b.publishBatch('t', batch(0), 0), 'OUT_OF_ORDER_SEQUENCE');
+    assert.match(e.message, /can no longer be written in order/);
+    assert.deepEqual(await values(b), ['seq1']);
+    // Still refused once 64 later batches pushed it out of the remembered window.
+    for (let i = 2; i < 80; i++) await b.publishBatch('t', batch(i), 0);
+    await expectCode(b.publishBatch('t', batch(0), 0), 'OUT_OF_ORDER_SEQUENCE');
+    // A batch that was written is still answered as an old duplicate.
+    const old = await b.publishBatch('t', batch(1), 0);
+    assert.deepEqual([old.duplicate, old.baseOffset], [true, -1]);
+    assert.equal((await values(b)).includes('seq0'), false);
+  });
+
+  it('a retry of a failed batch that nothing of its producer followed is written', async () => {
+    await expectCode(b.publishBatch('t', damaged(0), 0), 'CORRUPT_BATCH');
+    const retry = await b.publishBatch('t', batch(0), 0);
+    assert.deepEqual([retry.duplicate, retry.baseOffset], [false, 0]);
+    const next = await b.publishBatch('t', batch(1), 0);
+    assert.deepEqual([next.duplicate, next.baseOffset], [false, 1]);
+    // Two failed in a row: the producer expects the first of them again.
+    const f2 = b.publishBatch('t', damaged(2), 0);
+    const f3 = b.publishBatch('t', damaged(3), 0);
+    await expectCode(f2, 'CORRUPT_BATCH');
+    await expectCode(f3, 'CORRUPT_BATCH');
+    await expectCode(b.publishBatch('t', batch(3), 0), 'OUT_OF_ORDER_SEQUENCE'); // 2 is missing
+    assert.equal((await b.publishBatch('t', batch(2), 0)).duplicate, false);
+    assert.equal((await b.publishBatch('t', batch(3), 0)).duplicate, false);
+    assert.deepEqual(await values(b), ['seq0', 'seq1', 'seq2', 'seq3']);
+  });
+
+  it('a retry sent while the first attempt is in flight waits for it: a duplicate if it was written, written if it failed, out of order if a later batch was taken', async () => {
+    // The first attempt fails, nothing followed: the retry is written, once.
+    const bad = b.publishBatch('t', damaged(0), 0);
+    const retry = b.publishBatch('t', batch(0), 0);
+    const again = b.publishBatch('t', batch(0), 0);
+    await expectCode(bad, 'CORRUPT_BATCH');
+    const [r, a] = await Promise.all([retry, again]);
+    assert.deepEqual([r.duplicate, r.baseOffset], [false, 0]);
+    assert.deepEqual([a.duplicate, a.baseOffset], [true, 0]);
+    // The first attempt is written: the retry is its duplicate.
+    const good = b.publishBatch('t', batch(1), 0);
+    const dup = b.publishBatch('t', batch(1), 0);
+    assert.deepEqual([(await good).baseOffset, (await dup).duplicate, (await dup).baseOffset], [1, true, 1]);
+    // The first attempt fails after seq 3 was taken: the retry cannot go in order.
+    const bad2 = b.publishBatch('t', damaged(2), 0);
+    const retry2 = b.publishBatch('t', batch(2), 0);
+    const three = b.publishBatch('t', batch(3), 0);
+    await expectCode(bad2, 'CORRUPT_BATCH');
+    await expectCode(retry2, 'OUT_OF_ORDER_SEQUENCE');
+    assert.equal((await three).duplicate, false);
+    assert.deepEqual(await values(b), ['seq0', 'seq1', 'seq3']);
+  });
+
+  it('producer ids past 2^53-1 or below -1 in a batch header are refused with INVALID_ARGUMENT before anything is written', async () => {
+    const withId = (id: bigint, value: string) => {
+      const x = encodeBatch([{ value }], { producerId: 1, baseSequence: 0 });
+      x.writeBigInt64LE(id, 48);
+      return sealBatch(x);
+    };
+    // 2^53 and 2^53+1 are one number to JavaScript: taken, one would be the other's duplicate.
+    for (const id of [2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n, -2n, -(2n ** 63n)]) {
+      const e = await expectCode(b.publishBatch('t', withId(id, `id ${id}`), 0), 'INVALID_ARGUMENT');
+      assert.ok(e instanceof UringmqError);
+      assert.match(e.message, new RegExp(`producer id ${id} .*9007199254740991`));
+    }
+    assert.deepEqual(await values(b), []);
+    const top = await b.publishBatch('t', withId(2n ** 53n - 1n, 'top'), 0);
+    const none = await b.publishBatch('t', withId(-1n, 'none'), 0);
+    const zero = await b.publishBatch('t', withId(0n, 'zero'), 0);
+    assert.deepEqual([top.baseOffset, none.baseOffset, zero.baseOffset], [0, 1, 2]);
+    assert.equal((await b.publishBatch('t', withId(2n ** 53n - 1n, 'top'), 0)).duplicate, true);
+  });
+
+  it('encodeBatch and stampProducer refuse an unsafe producer id with INVALID_ARGUMENT, not a RangeError', () => {
+    for (const id of [2 ** 53, 2 ** 63 - 1, -2, 1.5, Number.NaN, Infinity]) {
+      assert.throws(() => encodeBatch([{ value: 'x' }], { producerId: id, baseSequence: 0 }), (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && /2\^53-1/.test(e.message), String(id));
+      const x = encodeBatch([{ value: 'x' }]);
+      assert.throws(() => stampProducer(x, id, 0), (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT', String(id));
+    }
+    for (const id of [-1, 0, 1, 2 ** 53 - 1]) assert.equal(encodeBatch([{ value: 'x' }], { producerId: id, baseSequence: 0 }).readBigInt64LE(48), BigInt(id));
+  });
+
+  it('idempotence table: a failed batch is a hole once a later one was taken, kept past the window and bounded by merging', () => {
+    const t = new IdempotenceTable('t/0');
+    const ok = (base: number) => Promise.resolve({ baseOffset: base, count: 1 });
+    const rejected = () => {
+      const p = Promise.reject(new Error('corrupt'));
+      p.catch(() => undefined);
+      return p;
+    };
+    // Seq 0 in flight when 64 more are taken: shifted out of the window, then failed.
+    const e0 = t.record(1, 0, 1, rejected());
+    for (let i = 1; i <= 64; i++) t.record(1, i, 1, ok(i));
+    t.failed(1, e0);
+    assert.throws(() => t.check(1, 0, 1), { code: 'OUT_OF_ORDER_SEQUENCE' });
+    const written = t.check(1, 1, 1);
+    assert.ok(written !== NEW && written.duplicate !== null);
+    // 70 holes, one after each written batch: at most 64 kept, the oldest merged, so
+    // every failed one is still refused (and none answered as a duplicate).
+    let seq = 65;
+    const holes: number[] = [];
+    for (let i = 0; i < 70; i++) {
+      const e = t.record(1, seq, 1, rejected());
+      t.record(1, seq + 1, 1, ok(seq + 1));
+      t.failed(1, e);
+      holes.push(seq);
+      seq += 2;
+    }
+    for (let i = 0; i < 64; i++) t.record(1, seq++, 1, ok(seq));
+    for (const h of holes) assert.throws(() => t.check(1, h, 1), { code: 'OUT_OF_ORDER_SEQUENCE' }, `hole ${h}`);
+    assert.equal(t.check(1, seq, 1), NEW);
+  });
+});
