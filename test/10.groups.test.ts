@@ -1077,6 +1077,128 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
   });
 });
 
+describe('Consumer groups: a member acks and nacks only what was delivered to it', function () {
+  this.timeout(60_000);
+  let broker: Broker;
+  beforeEach(async () => {
+    broker = await openBroker({ dir: tmpDir() });
+  });
+  afterEach(async () => broker.close());
+
+  /** A sink that records each delivery as [from, to, deliveryCount] (records one each). */
+  function recorder(got: Array<[number, number, number]>) {
+    return {
+      deliverBatches: (_p: number, _r: Buffer, f: number, t: number, n = 1) => got.push([f, t, n]),
+      deliverRecords: (rs: Array<{ offset: number; deliveryCount: number }>) => got.push(...rs.map((r) => [r.offset, r.offset + 1, r.deliveryCount] as [number, number, number])),
+      assign: () => undefined,
+      end: () => undefined,
+    };
+  }
+  const count = (got: Array<[number, number, number]>) => got.reduce((n, [f, t]) => n + t - f, 0);
+  async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!cond() && Date.now() < end) await sleep(10);
+    assert.ok(cond(), `timed out waiting for ${what}`);
+  }
+  const committed = async () => (await broker.groups.committedOffsets('g', 't'))[0];
+
+  it('refuses (FAILED_PRECONDITION) a member\'s acks and nacks of messages delivered to another member, applying none; they come again when that member leaves', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 100 }, (_, i) => ({ value: `m${i}` })));
+    const d1: Array<[number, number, number]> = [];
+    const d2: Array<[number, number, number]> = [];
+    const m1 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 100, ackDeadlineMs: 60_000 }, recorder(d1), 100, 'a-m1');
+    await until(() => count(d1) === 100, 'the first member\'s delivery');
+    const m2 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 }, recorder(d2), 512, 'b-m2');
+    assert.deepEqual(m2.partitions, []);
+    const refused = (f: () => void, offsets: RegExp) =>
+      assert.throws(f, (e: Error & { code?: string }) => e.code === 'FAILED_PRECONDITION' && offsets.test(e.message) && e.message.includes('a-m1') && e.message.includes('b-m2'));
+    refused(() => m2.checkAck(0, 0, 100), /\[0, 100\)/);
+    refused(() => m2.ack(0, 0, 100), /\[0, 100\)/);
+    refused(() => m2.ack(0, 99, 100), /\[99, 100\)/);
+    refused(() => m2.nack(0, 5), /\[5, 6\)/);
+    assert.throws(() => m2.ack(0, 100, 101), { code: 'FAILED_PRECONDITION' }); // never delivered at all
+    await sleep(100);
+    assert.equal(await committed(), 0);
+    assert.equal(m1.unacked, 100);
+    assert.equal(m2.unacked, 0);
+    assert.equal(count(d2), 0, 'the nack was taken: the message went out again');
+    m1.leave(); // without acking: all 100 are redelivered, to m2
+    await until(() => count(d2) === 100, 'the redeliveries');
+    assert.ok(d2.every(([, , n]) => n === 2));
+    assert.deepEqual(new Set(d2.flatMap(([f, t]) => Array.from({ length: t - f }, (_, i) => f + i))).size, 100);
+    m1.ack(0, 0, 100); // its app acks after it left: not an error, and m2's delivery is what counts
+    assert.equal(await committed(), 0);
+    m2.ack(0, 0, 100);
+    assert.equal(await committed(), 100);
+    m2.leave();
+  });
+
+  it('a member\'s own acks span several deliveries and redeliveries, also after a rebalance took its partition; repeated ones are ignored; one reaching into another member\'s delivery is refused whole', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 12; i++) await p.sendBatch('t', Array.from({ length: 5 }, (_, k) => ({ value: `m${i * 5 + k}` })));
+    const d1: Array<[number, number, number]> = [];
+    const d2: Array<[number, number, number]> = [];
+    const m1 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 100, ackDeadlineMs: 60_000 }, recorder(d1), 10, 'b-m1');
+    await until(() => count(d1) === 10, 'the first delivery');
+    m1.credit(10);
+    await until(() => count(d1) === 20, 'the second delivery');
+    m1.credit(10);
+    await until(() => count(d1) === 30, 'the third delivery');
+    assert.ok(d1.length >= 3, `${d1.length} deliveries`);
+    m1.nack(0, 7);
+    m1.credit(10);
+    await until(() => d1.some(([f, , n]) => f === 7 && n === 2), 'the redelivery of 7');
+    await sleep(50);
+    const held = Math.max(...d1.map(([, t]) => t)); // the credit brought fresh ones too
+    // m2 sorts first: the partition moves to it; m1 still holds [0, held) unacked.
+    const m2 = await broker.groups.join({ topic: 't', group: 'g', maxUnacked: 100, ackDeadlineMs: 60_000 }, recorder(d2), 10, 'a-m2');
+    assert.deepEqual(m1.partitions, []);
+    await until(() => count(d2) === 10, 'the new owner\'s delivery');
+    assert.deepEqual(d2[0]!.slice(0, 2), [held, held + 10]);
+    const theirs = new RegExp(`\\[${held}, ${held + 10}\\)`);
+    assert.throws(() => m1.ack(0, 0, held + 10), (e: Error & { code?: string }) => e.code === 'FAILED_PRECONDITION' && theirs.test(e.message) && e.message.includes('a-m2'));
+    assert.equal(await committed(), 0, 'part of a refused ack was applied');
+    assert.equal(m1.unacked, held);
+    m1.ack(0, 0, held); // several fresh deliveries and a redelivered record, one range
+    assert.equal(await committed(), held);
+    assert.equal(m1.unacked, 0);
+    m1.ack(0, 0, held); // again: already acked by it, ignored
+    m1.ack(0, 10, 20);
+    m1.nack(0, 5);
+    m2.ack(0, 20, held + 10); // below the committed offset: ignored; the rest its own
+    assert.equal(await committed(), held + 10);
+    assert.equal(m2.unacked, 0);
+    m1.leave();
+    m2.leave();
+  });
+
+  it('a late ack of messages taken back from a stalled member is ignored once another member holds them: it neither commits them nor fails', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
+    const d1: Array<[number, number, number]> = [];
+    const d2: Array<[number, number, number]> = [];
+    const m1 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300 }, recorder(d1), 100, 'a-m1');
+    await until(() => count(d1) === 10, 'the first delivery');
+    const m2 = await broker.groups.join({ topic: 't', group: 'g', ackDeadlineMs: 60_000 }, recorder(d2), 100, 'b-m2');
+    assert.deepEqual(m2.partitions, []);
+    // m1 lets its deadline pass: stalled, its partition and its messages go to m2.
+    await until(() => count(d2) === 10, 'the redelivery to the second member');
+    assert.ok(m1.stalled);
+    m1.ack(0, 0, 10); // late: m2 holds them now
+    m1.nack(0, 3);
+    await sleep(100);
+    assert.equal(await committed(), 0, 'a stale ack committed messages another member holds');
+    assert.equal(m2.unacked, 10);
+    assert.throws(() => m1.ack(0, 0, 11), { code: 'FAILED_PRECONDITION' }); // 10 was never delivered
+    m2.ack(0, 0, 10);
+    assert.equal(await committed(), 10);
+    m1.leave();
+    m2.leave();
+  });
+});
+
 describe('Committed-offsets file: two slots written in place', function () {
   this.timeout(20_000);
   const size = (n: number) => 2 * Math.ceil((32 + 16 * n + 32 * (1024 + n)) / 4096) * 4096;

@@ -297,6 +297,13 @@ export class GroupMember {
   stalled = false;
   alive = true;
   partitions: number[] = [];
+  /**
+   * @internal Per partition: offsets delivered to this member and taken back unacked
+   * (deadline, stall, its nack, commitOffset), at or above the committed offset when
+   * last pruned. Its late acks of them are taken while nobody else holds them and
+   * ignored once someone does; acks of offsets never delivered to it are refused.
+   */
+  readonly released = new Map<number, RangeSet>();
   /** running estimate, to size reads to the member's allowance */
   bytesPerRecord = 256;
   readonly flow: FlowController;
@@ -399,7 +406,13 @@ export class GroupMember {
     return false;
   }
 
-  /** Acks [from, to) of a partition. FAILED_PRECONDITION for offsets never delivered. */
+  /**
+   * Acks [from, to) of a partition. Every offset must be outstanding to this member
+   * (delivered to it, not yet acked), already acked (ignored), or delivered to it before
+   * and taken back (deadline, stall, nack): taken as an ack while it waits for
+   * redelivery, ignored once another member holds it. FAILED_PRECONDITION for anything
+   * else (never delivered to it: to another member, or not at all), with nothing applied.
+   */
   ack(partition: number, from: number, to: number): void {
     this.progress();
     this.coord.ack(this, partition, from, to);
@@ -689,6 +702,7 @@ export class GroupCoordinator {
   /** Moves the unacked offsets of an inflight range to redelivery (or the DLQ). */
   private expire(gs: GroupState, ps: PartitionGroupState, r: Inflight, now: number, reason: string): void {
     for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) {
+      this.release(r.member, ps, a, b);
       for (let off = a; off < b; off++) {
         if (off < ps.committed) continue;
         r.member.unacked--;
@@ -706,12 +720,31 @@ export class GroupCoordinator {
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to <= from)
       throw invalid(`ack range [${from}, ${to}) is not a valid offset range`);
-    if (to > ps.next)
-      throw new UringmqError(
-        'FAILED_PRECONDITION',
-        `ack of [${from}, ${to}) on ${gs.topic}/${partition} names offsets never delivered to group ${gs.group} (the next it would be delivered there is ${ps.next})`,
-      );
+    const released = m.released.get(partition);
+    if (to > ps.next) {
+      // Past what the group was delivered: refused, unless this member was delivered
+      // them before a commitOffset rewound the partition (a late ack: ignored).
+      const a = Math.max(from, ps.next);
+      const bad = uncovered(released, a, to);
+      if (bad)
+        throw new UringmqError(
+          'FAILED_PRECONDITION',
+          `ack of [${from}, ${to}) on ${gs.topic}/${partition} by member ${m.id} names offsets [${bad[0]}, ${bad[1]}) never delivered to group ${gs.group} (the next it would be delivered there is ${ps.next})`,
+        );
+    }
+    const bad = notOutstanding(m, ps, released, Math.max(from, ps.committed), Math.min(to, ps.next));
+    if (bad) throw notDeliveredTo(m, ps, `ack of [${from}, ${to})`, bad);
     return ps;
+  }
+
+  /** Notes that member m no longer holds the unacked offsets of [from, to) it was delivered (see GroupMember.released). */
+  private release(m: GroupMember, ps: PartitionGroupState, from: number, to: number): void {
+    from = Math.max(from, ps.committed);
+    if (from >= to) return; // (also for a member that left: an ack from its app after that is not an error)
+    pruneReleased(m, ps);
+    let set = m.released.get(ps.index);
+    if (!set) m.released.set(ps.index, (set = new RangeSet()));
+    set.add(from, to);
   }
 
   /** @internal */
@@ -719,31 +752,36 @@ export class GroupCoordinator {
     const gs = m.state;
     const ps = this.checkAck(m, partition, from, to);
     from = Math.max(from, ps.committed);
+    to = Math.min(to, ps.next); // past it: late acks of a rewound partition's, ignored (checked above)
     if (from >= to) return;
     // Inflight ranges are disjoint and sorted, so the ones this ack touches are found
     // by binary search: acking stays O(log n) however large the window.
+    // checkAck passed, so every unacked offset of [from, to) is outstanding to m (acked
+    // here), held by another member after m had it (ignored: that delivery counts), or
+    // taken back from m and held by nobody (waiting for redelivery: acked here).
     const inf = ps.inflight;
-    let lo = 0;
-    let hi = inf.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (inf[mid]!.to > from) hi = mid;
-      else lo = mid + 1;
-    }
-    let j = lo;
+    let j = firstInflight(inf, from);
     const now = Date.now();
-    for (; j < inf.length && inf[j]!.from < to; j++) {
-      const r = inf[j]!;
-      const a = Math.max(r.from, from);
+    let added = 0;
+    let cur = from;
+    for (; cur < to; j++) {
+      const r = j < inf.length && inf[j]!.from < to ? inf[j]! : null;
+      const gapEnd = r ? Math.max(cur, r.from) : to;
+      if (cur < gapEnd) added += ps.acked.add(cur, gapEnd); // m's, taken back: nobody holds them
+      if (!r) break;
+      const a = Math.max(r.from, cur);
       const b = Math.min(r.to, to);
-      const newly = b - a - ps.acked.countIn(a, b);
-      if (newly > 0) {
-        r.member.unacked = Math.max(0, r.member.unacked - newly);
-        r.member.flow.onAcked(newly, now - (r.deadline - r.member.opts.ackDeadlineMs));
-        if (r.member !== m && r.member.canDeliver()) r.member.wake();
+      if (r.member === m) {
+        const newly = ps.acked.add(a, b);
+        if (newly > 0) {
+          added += newly;
+          m.unacked = Math.max(0, m.unacked - newly);
+          m.flow.onAcked(newly, now - (r.deadline - m.opts.ackDeadlineMs));
+        }
       }
+      cur = b;
     }
-    if (ps.acked.add(from, to) > 0) {
+    if (added > 0) {
       this.changed(gs);
       // Ranges now fully acked stay until the sweep drops them all in one pass: a
       // splice per ack costs the length of the array, and after a restart or a
@@ -752,6 +790,7 @@ export class GroupCoordinator {
     }
     if (m.canDeliver()) m.wake();
     this.advance(gs, ps);
+    pruneReleased(m, ps);
   }
 
   /**
@@ -816,16 +855,26 @@ export class GroupCoordinator {
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     validateOffset(offset);
     if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS) throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}`);
-    if (offset >= ps.next)
-      throw new UringmqError('FAILED_PRECONDITION', `nack for offset ${offset} of ${gs.topic}/${partition}, which group ${gs.group} was never delivered`);
+    const released = m.released.get(partition);
+    if (offset >= ps.next) {
+      if (released?.has(offset)) return; // delivered to m before a commitOffset rewound the partition
+      throw new UringmqError('FAILED_PRECONDITION', `nack for offset ${offset} of ${gs.topic}/${partition} by member ${m.id}, which group ${gs.group} was never delivered`);
+    }
     if (offset < ps.committed || ps.acked.has(offset)) return; // already acked: nothing to do
-    const i = ps.inflight.findIndex((r) => r.from <= offset && offset < r.to);
-    if (i < 0) return; // already expired and queued for redelivery
-    const r = ps.inflight[i]!;
+    const i = firstInflight(ps.inflight, offset);
+    const r = ps.inflight[i];
+    if (!r || r.from > offset || r.member !== m) {
+      // Not outstanding to m: fine if m had it before (its deadline passed, or it
+      // nacked it already: it is queued for redelivery or with another member).
+      const bad = notOutstanding(m, ps, released, offset, offset + 1);
+      if (bad) throw notDeliveredTo(m, ps, `nack of offset ${offset}`, bad);
+      return;
+    }
     const pieces: Inflight[] = [];
     if (r.from < offset) pieces.push({ ...r, to: offset });
     if (offset + 1 < r.to) pieces.push({ ...r, from: offset + 1 });
     ps.inflight.splice(i, 1, ...pieces);
+    this.release(m, ps, offset, offset + 1);
     r.member.unacked = Math.max(0, r.member.unacked - 1);
     const now = Date.now();
     if (r.deliveryCount >= r.member.opts.maxDeliveries) this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked too many times');
@@ -1323,7 +1372,10 @@ export class GroupCoordinator {
     const gs = await this.load(group, topic, 'latest');
     const ps = gs.parts[partition]!;
     dropAckedInflight(ps);
-    for (const r of ps.inflight) r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
+    for (const r of ps.inflight) {
+      r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
+      for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) this.release(r.member, ps, a, b); // their late acks are not errors
+    }
     ps.inflight = [];
     ps.redeliver.clear();
     ps.acked.clear();
@@ -1623,6 +1675,92 @@ function dropAckedInflight(ps: PartitionGroupState): void {
     const from = Math.max(r.from, ps.committed);
     return from < r.to && ps.acked.countIn(from, r.to) < r.to - from;
   });
+}
+
+/** Index of the first in-flight range (sorted, disjoint) that ends after `offset`. */
+function firstInflight(inf: readonly Inflight[], offset: number): number {
+  let lo = 0;
+  let hi = inf.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (inf[mid]!.to > offset) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** The first part of [from, to) not in `set` (undefined: none), or null when `set` holds it all. */
+function uncovered(set: RangeSet | undefined, from: number, to: number): [number, number] | null {
+  if (from >= to) return null;
+  if (!set) return [from, to];
+  if (set.countIn(from, to) === to - from) return null;
+  return set.gapsIn(from, to)[0]!;
+}
+
+interface NotOutstanding {
+  from: number;
+  to: number;
+  /** The member they are outstanding to, or null (queued for redelivery, being read or moved to the dead-letter topic). */
+  holder: GroupMember | null;
+}
+
+/**
+ * The first offsets of [from, to) (within [committed, next)) member m may not ack or
+ * nack, or null: unacked offsets neither outstanding to m nor in `released` (m's own
+ * taken back). Walks the in-flight ranges [from, to) overlaps and the acked ranges in
+ * its gaps: ranges, never offsets one by one.
+ */
+function notOutstanding(m: GroupMember, ps: PartitionGroupState, released: RangeSet | undefined, from: number, to: number): NotOutstanding | null {
+  const inf = ps.inflight;
+  let cur = from;
+  for (let j = firstInflight(inf, from); cur < to; j++) {
+    const r = j < inf.length && inf[j]!.from < to ? inf[j]! : null;
+    const gapEnd = r ? Math.max(cur, r.from) : to;
+    if (cur < gapEnd) {
+      const bad = unackedNotIn(ps, released, cur, gapEnd);
+      if (bad) return { from: bad[0], to: bad[1], holder: null };
+    }
+    if (!r) break;
+    const a = Math.max(r.from, cur);
+    const b = Math.min(r.to, to);
+    if (r.member !== m) {
+      const bad = unackedNotIn(ps, released, a, b);
+      if (bad) return { from: bad[0], to: bad[1], holder: r.member };
+    }
+    cur = b;
+  }
+  return null;
+}
+
+/** The first unacked offsets of [from, to) not in `released`, or null. */
+function unackedNotIn(ps: PartitionGroupState, released: RangeSet | undefined, from: number, to: number): [number, number] | null {
+  if (ps.acked.countIn(from, to) === to - from) return null;
+  for (const [a, b] of ps.acked.gapsIn(from, to)) {
+    const bad = uncovered(released, a, b);
+    if (bad) return bad;
+  }
+  return null;
+}
+
+function notDeliveredTo(m: GroupMember, ps: PartitionGroupState, what: string, bad: NotOutstanding): UringmqError {
+  const gs = m.state;
+  const where = bad.holder
+    ? `they are outstanding to member ${bad.holder.id}`
+    : 'they are waiting for redelivery or being moved to the dead-letter topic';
+  return new UringmqError(
+    'FAILED_PRECONDITION',
+    `${what} on ${gs.topic}/${ps.index} by member ${m.id} of group ${gs.group} names offsets [${bad.from}, ${bad.to}) never delivered to this member (${where}): a member may ack or nack only messages delivered to it`,
+  );
+}
+
+/** Drops what lies below the committed offset from m's taken-back offsets of the partition. */
+function pruneReleased(m: GroupMember, ps: PartitionGroupState): void {
+  const set = m.released.get(ps.index);
+  if (!set) return;
+  const f = set.first();
+  if (!f || f[0] >= ps.committed) return;
+  set.removeBelow(ps.committed);
+  if (set.rangeCount === 0) m.released.delete(ps.index);
 }
 
 /** Splits `cap` among needs: none gets more than it needs, and the rest is shared evenly. */
