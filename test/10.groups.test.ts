@@ -1064,6 +1064,80 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.equal(broker.run, run + 1);
   });
 
+  it("a group's committed offsets unused for groupRetentionMs are removed, with its emptied directory; a group in memory or used recently keeps them; a member joining later starts from its `from`", async () => {
+    await broker.createTopic('t');
+    await broker.createTopic('u');
+    const p = broker.producer();
+    for (let i = 0; i < 5; i++) await p.send('t', { value: `m${i}` });
+    await p.send('u', { value: 'x' });
+    broker.groups.idleGroupMs = 50;
+    for (const g of ['old', 'recent', 'both']) {
+      const c = broker.consumer({ topic: 't', group: g, from: 'earliest' });
+      await take(c, 5);
+      await c.close();
+    }
+    const cu = broker.consumer({ topic: 'u', group: 'both', from: 'earliest' });
+    await take(cu, 1);
+    await cu.close();
+    const file = (g: string, t = 't') => path.join(dir, 'groups', g, `${t}.offs`);
+    const until = Date.now() + 5000;
+    while ((await broker.describeTopic('t')).groups.length + (await broker.describeTopic('u')).groups.length > 0 && Date.now() < until) await sleep(20);
+    // Written an hour ago: the files' mtime is when each group last committed.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    for (const f of [file('old'), file('both')]) fs.utimesSync(f, hourAgo, hourAgo);
+    // A group back in memory keeps its file however old.
+    const live = broker.consumer({ topic: 't', group: 'old', from: 'earliest' });
+    await sleep(100);
+    assert.deepEqual(await broker.groups.expireGroups(60_000), ['both/t']);
+    await live.close();
+    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(20);
+    fs.utimesSync(file('old'), hourAgo, hourAgo);
+    assert.deepEqual(await broker.groups.expireGroups(60_000), ['old/t']);
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'old')), false, 'an emptied group directory stays');
+    assert.equal(fs.existsSync(file('recent')), true);
+    assert.equal(fs.existsSync(file('both', 'u')), true, "a group's other topic keeps its offsets");
+    // Expired: a member joining starts from its `from`, as a new group does.
+    const again = broker.consumer({ topic: 't', group: 'old', from: 'earliest' });
+    assert.deepEqual((await take(again, 5)).map((m) => m.offset), [0, 1, 2, 3, 4]);
+    await again.close();
+    assert.deepEqual(await broker.groups.expireGroups(60_000), []);
+  });
+
+  it('groupRetentionMs: the broker removes unused committed offsets on its own; deleting a topic leaves no empty group directory', async () => {
+    await broker.close();
+    broker = await openBroker({ dir, groupRetentionMs: 1500 });
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'a' });
+    broker.groups.idleGroupMs = 50;
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await take(c, 1);
+    await c.close();
+    const f = path.join(dir, 'groups', 'g', 't.offs');
+    const until = Date.now() + 10_000;
+    while (!fs.existsSync(f) && Date.now() < until) await sleep(10);
+    assert.equal(fs.existsSync(f), true);
+    while (fs.existsSync(path.join(dir, 'groups', 'g')) && Date.now() < until) await sleep(100);
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g')), false, 'the unused group was not removed');
+    const c2 = broker.consumer({ topic: 't', group: 'h', from: 'earliest' });
+    await take(c2, 1);
+    await c2.close();
+    await broker.deleteTopic('t');
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'h')), false, 'deleting the topic left the group directory');
+    await assert.rejects(openBroker({ dir: tmpDir(), groupRetentionMs: -1 }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
+  });
+
+  it("a dead-letter topic the broker creates keeps its source topic's retention and segment size", async () => {
+    await broker.createTopic('t', { segmentBytes: 1 << 20, retention: { maxBytes: 4 << 20, maxAgeMs: 3_600_000 } });
+    await broker.producer().send('t', { value: 'poison' });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1 });
+    await take(c, 1, (m) => m.nack());
+    const until = Date.now() + 10_000;
+    while (!(await broker.listTopics()).includes('t.dlq') && Date.now() < until) await sleep(20);
+    const d = await broker.describeTopic('t.dlq');
+    assert.deepEqual([d.segmentBytes, d.retention], [1 << 20, { maxBytes: 4 << 20, maxAgeMs: 3_600_000 }]);
+    await c.close();
+  });
+
   it('creating a topic removes offsets an earlier topic of the name left (a delete that crashed before removing them)', async () => {
     const stale = path.join(dir, 'groups', 'g', 't.offs');
     await (await OffsetsFile.open(stale, snap([40]))).file.close();

@@ -74,6 +74,13 @@ export interface BrokerOptions {
    * and tables start empty.
    */
   producerStateScanBytes?: number;
+  /**
+   * How long a consumer group's committed offsets on a topic are kept once the group
+   * has had no member there and committed nothing (default 7 days, as Kafka's
+   * offsets.retention.minutes; 0: forever). Then its file is removed (checked every
+   * tenth of this, at most hourly), and a member joining later starts from its `from`.
+   */
+  groupRetentionMs?: number;
   /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
   testIoDelayMs?: number;
   /** @internal Test hook: the io_uring backend's first submission or wait fails. */
@@ -263,6 +270,7 @@ export class Broker {
     const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
     const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
     const producerStateScanBytes = opts.producerStateScanBytes === undefined ? 16 * MiB : nonNegInt(opts.producerStateScanBytes, 'producerStateScanBytes');
+    const groupRetentionMs = opts.groupRetentionMs === undefined ? 7 * 86_400_000 : nonNegInt(opts.groupRetentionMs, 'groupRetentionMs');
     const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
     const writeHighWaterBytes =
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
@@ -305,12 +313,31 @@ export class Broker {
       // Recovered and the cuts recorded: only now may a crash of this run be trusted
       // as a `sync` one (until here state.json says the previous run's mode).
       if (broker.fullScan) await writeFileDurable(path.join(dir, STATE_FILE), JSON.stringify({ clean: false, durability, run: broker.run }));
+      if (groupRetentionMs > 0) broker.expireGroupsEvery(groupRetentionMs);
       return broker;
     } catch (e) {
       engine?.close();
       lock.release();
       throw fromNative(e);
     }
+  }
+
+  private groupExpiryTimer: NodeJS.Timeout | null = null;
+
+  /** Removes groups' committed offsets unused for `retentionMs` (GroupCoordinator.expireGroups), checking every tenth of it, at most hourly. */
+  private expireGroupsEvery(retentionMs: number): void {
+    const every = Math.max(1000, Math.min(3_600_000, Math.floor(retentionMs / 10)));
+    const run = () => {
+      this.groupExpiryTimer = null;
+      if (this.state !== 'open') return;
+      this.groups.expireGroups(retentionMs).then(
+        () => undefined,
+        (e: unknown) => process.emitWarning(`expiring consumer groups' committed offsets: ${e instanceof Error ? e.message : String(e)}`, 'UringmqWarning'),
+      ).finally(() => {
+        if (this.state === 'open') this.groupExpiryTimer = setTimeout(run, every).unref();
+      });
+    };
+    this.groupExpiryTimer = setTimeout(run, every).unref();
   }
 
   /** The I/O backend in use. */
@@ -1025,6 +1052,7 @@ export class Broker {
     this.state = 'closing';
     this.releaseWritable(); // held-back sends go on, and meet BROKER_CLOSED
     this.closePromise = (async () => {
+      if (this.groupExpiryTimer) clearTimeout(this.groupExpiryTimer);
       for (const f of [...this.fetchServers]) f.close();
       await this.groupCoordinator?.close();
       for (const p of [...this.activeProducers]) p.flushAll();

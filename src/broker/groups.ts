@@ -516,6 +516,8 @@ export class GroupCoordinator {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
+  /** (group, topic) keys whose committed offsets expireGroups() is removing: load() waits for it. */
+  private readonly expiring = new Map<string, Promise<void>>();
   /** @internal How long a group without members stays in memory (tests shorten it). */
   idleGroupMs = IDLE_GROUP_MS;
   /** @internal How many offsets files stay open for writing at most (tests shorten it). */
@@ -578,6 +580,8 @@ export class GroupCoordinator {
     const k = this.key(group, topic);
     const have = this.groups.get(k);
     if (have) return Promise.resolve(have);
+    const expiring = this.expiring.get(k);
+    if (expiring) return expiring.then(() => this.load(group, topic, from));
     let p = this.loading.get(k);
     if (!p) {
       p = (async () => {
@@ -913,7 +917,7 @@ export class GroupCoordinator {
       const raw = await this.broker.readRaw(t.partitions[ps.index]!, offset, 1);
       const rec = decodeBatches(raw, offset).find((r) => r.offset === offset);
       if (rec) {
-        await this.ensureTopic(dlq);
+        await this.ensureTopic(dlq, gs.topic);
         const headers: Record<string, Buffer | string> = { ...rec.headers };
         headers['x-uringmq-reason'] = reason;
         headers['x-uringmq-delivery-count'] = String(deliveries);
@@ -945,10 +949,12 @@ export class GroupCoordinator {
     }
   }
 
-  private ensureTopic(name: string): Promise<void> {
+  /** Creates the dead-letter topic `name` if missing, with the retention and segment size of `source` (whose messages it keeps). */
+  private ensureTopic(name: string, source: string): Promise<void> {
     let p = this.dlqReady.get(name);
     if (!p) {
-      p = this.broker.createTopic(name, { partitions: 1 }).then(
+      const cfg = this.broker.topicState(source).config;
+      p = this.broker.createTopic(name, { partitions: 1, segmentBytes: cfg.segmentBytes, retention: { ...cfg.retention } }).then(
         () => undefined,
         (e: UringmqError) => {
           if (e.code !== 'TOPIC_EXISTS') {
@@ -1439,6 +1445,59 @@ export class GroupCoordinator {
     return out;
   }
 
+  /**
+   * Removes, per group and topic, the committed offsets of groups that have had no
+   * member there (none in memory) and committed nothing for `retentionMs` (the file's
+   * mtime: every commit writes it), and group directories left empty; as Kafka's
+   * offsets.retention.minutes, so names used once do not keep their files (72 KiB
+   * each) forever. A member joining later starts from its `from`. Returns the
+   * removed "group/topic" pairs.
+   */
+  async expireGroups(retentionMs: number, now = Date.now()): Promise<string[]> {
+    const removed: string[] = [];
+    let dirs: import('node:fs').Dirent[];
+    try {
+      dirs = await fs.readdir(this.dir, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return removed;
+      throw new UringmqError('IO_ERROR', `cannot list ${this.dir}: ${(e as Error).message}`);
+    }
+    for (const d of dirs) {
+      if (!d.isDirectory() || this.closed) continue;
+      const groupDir = path.join(this.dir, d.name);
+      let names: string[];
+      try {
+        names = await fs.readdir(groupDir);
+      } catch {
+        continue; // removed meanwhile
+      }
+      for (const name of names) {
+        const topic = name.endsWith(OFFSETS_SUFFIX) ? name.slice(0, -OFFSETS_SUFFIX.length) : name.endsWith('.json') ? name.slice(0, -'.json'.length) : null;
+        if (topic === null) continue; // a temp file of a write under way
+        const k = this.key(d.name, topic);
+        const file = path.join(groupDir, name);
+        let mtime: number;
+        try {
+          mtime = (await fs.stat(file)).mtimeMs;
+        } catch {
+          continue;
+        }
+        // Checked after the await: a join may have started meanwhile.
+        if (now - mtime <= retentionMs || this.groups.has(k) || this.loading.has(k) || this.expiring.has(k) || this.closed) continue;
+        const done = fs.rm(file, { force: true }).finally(() => this.expiring.delete(k));
+        this.expiring.set(k, done.then(() => undefined, () => undefined));
+        try {
+          await done;
+          removed.push(`${d.name}/${topic}`);
+        } catch (e) {
+          throw new UringmqError('IO_ERROR', `cannot remove expired committed offsets ${file}: ${(e as Error).message}`);
+        }
+      }
+      await removeIfEmpty(groupDir);
+    }
+    return removed;
+  }
+
   describe(topic: string): GroupDescription[] {
     const out: GroupDescription[] = [];
     const t = this.broker.topicState(topic);
@@ -1475,6 +1534,7 @@ export class GroupCoordinator {
    * a crash in between must not bring the topic back without its groups' offsets.
    */
   async topicDeleted(topic: string): Promise<void> {
+    this.dlqReady.delete(topic); // a dead-letter topic: made again when next needed
     for (const [k, gs] of [...this.groups]) {
       if (gs.topic !== topic) continue;
       this.groups.delete(k);
@@ -1809,5 +1869,15 @@ export async function removeGroupOffsets(groupsDir: string, topic: string): Prom
         throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${file}: ${(e as Error).message}`);
       }
     }
+    await removeIfEmpty(path.join(groupsDir, g.name)); // a group of that topic alone leaves no directory behind
+  }
+}
+
+/** Removes a group's directory once no topic's offsets are left in it (a group creating one meanwhile makes it again: OffsetsFile.open). */
+async function removeIfEmpty(dir: string): Promise<void> {
+  try {
+    await fs.rmdir(dir);
+  } catch {
+    // not empty, or gone already
   }
 }

@@ -194,12 +194,21 @@ export class OffsetsFile {
     let sequence = 1;
     const created = !have || have.committed.length !== count || have.version !== VERSION;
     if (created) {
-      await fs.mkdir(path.dirname(file), { recursive: true });
       // Slot 1 starts zeroed (invalid): the file's first in-place write goes there.
       const first = encodeSlot(1, initial);
       const whole = Buffer.alloc(2 * slotBytes(count));
       first.copy(whole, 0);
-      await writeFileDurable(file, whole);
+      for (let attempt = 1; ; attempt++) {
+        await fs.mkdir(path.dirname(file), { recursive: true });
+        try {
+          await writeFileDurable(file, whole);
+          break;
+        } catch (e) {
+          // The group's directory was removed as empty (a topic deleted, offsets
+          // expired) between the mkdir and the write: made again.
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw e;
+        }
+      }
     } else sequence = have.sequence;
     const fh = await fs.open(file, fs.constants.O_WRONLY | fs.constants.O_DSYNC);
     return { file: new OffsetsFile(file, fh, sequence, slotBytes(count), count), created };

@@ -70,6 +70,7 @@ interface ServeConfig {
   maxRecordBytes?: number;
   /** newest bytes of each partition read at start to refill the idempotent-producer table (BrokerOptions) */
   producerStateScanBytes?: number;
+  groupRetentionMs?: number;
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
@@ -104,6 +105,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxRecordBytes: 'number',
   maxQueuedBytes: 'number',
   producerStateScanBytes: 'number',
+  groupRetentionMs: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
   logLevel: 'string',
@@ -170,6 +172,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
   cfg.maxRecordBytes = envInt('URINGMQ_MAX_RECORD_BYTES') ?? cfg.maxRecordBytes;
   cfg.producerStateScanBytes = envInt('URINGMQ_PRODUCER_STATE_SCAN_BYTES') ?? cfg.producerStateScanBytes;
+  cfg.groupRetentionMs = envInt('URINGMQ_GROUP_RETENTION_MS') ?? cfg.groupRetentionMs;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
@@ -209,6 +212,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     maxBatchBytes: cfg.maxBatchBytes,
     maxRecordBytes: cfg.maxRecordBytes,
     producerStateScanBytes: cfg.producerStateScanBytes,
+    groupRetentionMs: cfg.groupRetentionMs,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
@@ -333,6 +337,7 @@ export function program(): Command {
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
     .option('--max-record-bytes <n>', 'largest encoded record accepted (default 1 MiB; at most --max-batch-bytes - 1024)', int('max-record-bytes'))
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))
+    .option('--group-retention-ms <ms>', "how long a consumer group's committed offsets on a topic are kept once it has no member there and commits nothing (default 7 days; 0: forever)", int('group-retention-ms'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')
