@@ -1103,6 +1103,30 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.deepEqual(await broker.groups.expireGroups(60_000), []);
   });
 
+  it("retention counts from when the group left memory, not from its last commit: a member connected to a quiet topic for longer keeps the group's offsets", async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    await p.send('t', { value: 'a' });
+    broker.groups.idleGroupMs = 50;
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await take(c, 1);
+    const file = path.join(dir, 'groups', 'g', 't.offs');
+    const until = Date.now() + 5000;
+    while (!fs.existsSync(file) && Date.now() < until) await sleep(10);
+    await sleep(100); // the ack's write landed
+    // Its last commit was 8 days ago; the member stayed connected all that time.
+    const old = new Date(Date.now() - 8 * 86_400_000);
+    fs.utimesSync(file, old, old);
+    await c.close();
+    await p.send('t', { value: 'published-while-down' });
+    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(20);
+    await sleep(50); // the touch as it left memory
+    assert.deepEqual(await broker.groups.expireGroups(7 * 86_400_000), []);
+    const again = broker.consumer({ topic: 't', group: 'g', from: 'latest' });
+    assert.deepEqual((await take(again, 1)).map((m) => m.value.toString()), ['published-while-down']);
+    await again.close();
+  });
+
   it('groupRetentionMs: the broker removes unused committed offsets on its own; deleting a topic leaves no empty group directory', async () => {
     await broker.close();
     broker = await openBroker({ dir, groupRetentionMs: 1500 });

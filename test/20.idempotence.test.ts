@@ -80,6 +80,29 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     assert.deepEqual(await values(b), ['seq0', 'seq1', 'seq3']);
   });
 
+  it('a retry of a batch pushed out of the window while its append is under way waits for it: out of order once it fails, a duplicate with its offsets once written', async () => {
+    // 64 later batches taken behind a damaged seq 0, then a sound retry of it: it must
+    // not be taken for an old, written batch (it was answered duplicate, offset -1,
+    // and then the first attempt failed: found by a review).
+    const first = b.publishBatch('t', damaged(0), 0);
+    first.catch(() => undefined);
+    const later: Array<Promise<unknown>> = [];
+    for (let i = 1; i <= IdempotenceTable.KEEP_BATCHES; i++) later.push(b.publishBatch('t', batch(i), 0));
+    await expectCode(b.publishBatch('t', batch(0), 0), 'OUT_OF_ORDER_SEQUENCE');
+    await expectCode(first, 'CORRUPT_BATCH');
+    await Promise.all(later);
+    assert.equal((await values(b)).includes('seq0'), false);
+    // A sound one pushed out while under way: its retry gets its real offsets.
+    const pid = PID + 1;
+    const sound = b.publishBatch('t', batch(0, pid), 0);
+    const more: Array<Promise<unknown>> = [];
+    for (let i = 1; i <= IdempotenceTable.KEEP_BATCHES; i++) more.push(b.publishBatch('t', batch(i, pid), 0));
+    const retry = await b.publishBatch('t', batch(0, pid), 0);
+    const orig = await sound;
+    await Promise.all(more);
+    assert.deepEqual([retry.duplicate, retry.baseOffset], [true, orig.baseOffset]);
+  });
+
   it('producer ids past 2^53-1 or below -1 in a batch header are refused with INVALID_ARGUMENT before anything is written', async () => {
     const withId = (id: bigint, value: string) => {
       const x = encodeBatch([{ value }], { producerId: 1, baseSequence: 0 });

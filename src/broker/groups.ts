@@ -516,7 +516,7 @@ export class GroupCoordinator {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
-  /** (group, topic) keys whose committed offsets expireGroups() is removing: load() waits for it. */
+  /** (group, topic) keys whose committed-offsets file is being removed (expireGroups) or touched (a group leaving memory): load() waits, expireGroups() skips them. */
   private readonly expiring = new Map<string, Promise<void>>();
   /** @internal How long a group without members stays in memory (tests shorten it). */
   idleGroupMs = IDLE_GROUP_MS;
@@ -1256,6 +1256,15 @@ export class GroupCoordinator {
         this.groups.delete(k);
         gs.retired = true; // a late ack of a message it delivered changes nothing on disk
         void this.closeOffsetsFile(gs); // no write is under way (busy is 0)
+        // Retention (expireGroups) counts from the file's mtime, which only commits move:
+        // a member connected to a quiet topic for longer must not make it old. Until
+        // the touch lands, a join waits and the expiry skips the group.
+        const now = new Date();
+        const touched = fs.utimes(gs.file, now, now).then(
+          () => undefined,
+          () => undefined, // never written: nothing to keep
+        );
+        this.expiring.set(k, touched.finally(() => this.expiring.delete(k)));
         continue;
       }
       for (const m of [...gs.members.values()]) {

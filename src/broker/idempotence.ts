@@ -25,13 +25,16 @@
  * retry is refused with OUT_OF_ORDER_SEQUENCE, never answered as a duplicate: a
  * duplicate answer says the batch is in the log. Holes outlive the window of 64 (as
  * few as there are failures, merged past KEEP_BATCHES), so an old retry answered as a
- * duplicate was written. They live in memory only: after a restart, a hole the
- * snapshot did not see is forgotten.
+ * duplicate was written. They live in memory only: after a restart every hole is
+ * forgotten (the snapshot holds written batches only), and a retry of one is then
+ * taken for an old, written batch.
  */
 import { UringmqError } from '../errors';
 import type { AppendResult } from './broker';
 
 const KEEP_BATCHES = 64;
+/** Batches of one producer kept past its window while their appends are under way (see leftInFlight). */
+const MAX_LEFT_IN_FLIGHT = 4096;
 const SEQ_MOD = 2 ** 31;
 
 export interface Entry {
@@ -63,6 +66,13 @@ export class IdempotenceTable {
    * past (see the file comment); usually none, so kept apart from `producers`.
    */
   private readonly holes = new Map<number, Entry[]>();
+  /**
+   * Per producer, batches pushed out of its window while their append was still in
+   * flight (more than KEEP_BATCHES pipelined): a retry of one waits for its outcome
+   * instead of being taken for an old, written batch. Settled ones are pruned as new
+   * ones come; at most MAX_LEFT_IN_FLIGHT.
+   */
+  private readonly leftInFlight = new Map<number, Entry[]>();
   private entries = 0;
   /** The producer checked last: the only one, with one producer per partition, and then no LRU re-insert is needed. */
   private recent = -1;
@@ -93,7 +103,16 @@ export class IdempotenceTable {
       // Serial-number comparison: up to 2^30 behind `expected` is an old batch, ahead is a gap.
       const ahead = (baseSequence - expected + SEQ_MOD) % SEQ_MOD;
       if (ahead >= SEQ_MOD / 2) {
-        // Older than we remember: written, unless it is a hole.
+        // Older than the window: its append may still be under way ...
+        const out = this.leftInFlight.get(producerId);
+        if (out)
+          for (const e of out) {
+            if (e.baseSequence !== baseSequence || e.failed) continue;
+            if (e.count !== count)
+              throw new UringmqError('OUT_OF_ORDER_SEQUENCE', `producer ${producerId} reused sequence ${baseSequence} on ${this.label} for a batch of a different size`);
+            return { duplicate: e.result, entry: e };
+          }
+        // ... else it was written, unless it is a hole.
         const holes = this.holes.get(producerId);
         if (holes) for (const h of holes) if (within(baseSequence, h.baseSequence, h.count)) throw this.lostInOrder(producerId, baseSequence);
         return { duplicate: null };
@@ -126,6 +145,7 @@ export class IdempotenceTable {
       const out = list.shift()!;
       this.entries--;
       if (out.failed) this.addHole(producerId, out);
+      else if (out.result instanceof Promise) this.keepInFlight(producerId, out);
     }
     while (this.entries > this.maxEntries && this.producers.size > 1) this.dropLeastRecent();
     return entry;
@@ -196,6 +216,9 @@ export class IdempotenceTable {
     if (!list) return; // the producer was dropped: nothing of it is known
     if (!list.includes(entry)) {
       // Shifted out of the window while in flight: KEEP_BATCHES were taken after it.
+      const out = this.leftInFlight.get(producerId);
+      const i = out ? out.indexOf(entry) : -1;
+      if (i >= 0) out!.splice(i, 1);
       this.addHole(producerId, entry);
       return;
     }
@@ -209,6 +232,18 @@ export class IdempotenceTable {
   forget(producerId: number, baseSequence: number): void {
     const e = this.producers.get(producerId)?.find((x) => x.baseSequence === baseSequence);
     if (e) this.failed(producerId, e);
+  }
+
+  private keepInFlight(producerId: number, entry: Entry): void {
+    let out = this.leftInFlight.get(producerId);
+    if (!out) this.leftInFlight.set(producerId, (out = []));
+    else if (out.length >= KEEP_BATCHES) {
+      // Settled ones need no keeping: written (their result is in the entry) or failed (a hole now).
+      const still = out.filter((e) => !e.failed && e.result instanceof Promise);
+      out.length = 0;
+      out.push(...still.slice(-(MAX_LEFT_IN_FLIGHT - 1)));
+    }
+    out.push(entry);
   }
 
   private addHole(producerId: number, entry: Entry): void {
@@ -243,6 +278,7 @@ export class IdempotenceTable {
     const [id, list] = this.producers.entries().next().value!;
     this.producers.delete(id);
     this.holes.delete(id);
+    this.leftInFlight.delete(id);
     this.entries -= list.length;
     if (id === this.recent) this.recent = -1;
   }
