@@ -76,7 +76,8 @@ export interface BrokerOptions {
   producerStateScanBytes?: number;
   /**
    * How long a consumer group's committed offsets on a topic are kept once the group
-   * has had no member there and committed nothing (default 7 days, as Kafka's
+   * has had no member there (counted from when it left memory, a minute after its last
+   * member, or its last commit if later; wall-clock time) (default 7 days, as Kafka's
    * offsets.retention.minutes; 0: forever). Then its file is removed (checked every
    * tenth of this, at most hourly), and a member joining later starts from its `from`.
    */

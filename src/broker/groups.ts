@@ -1456,8 +1456,9 @@ export class GroupCoordinator {
 
   /**
    * Removes, per group and topic, the committed offsets of groups that have had no
-   * member there (none in memory) and committed nothing for `retentionMs` (the file's
-   * mtime: every commit writes it), and group directories left empty; as Kafka's
+   * member there (none in memory) for `retentionMs` (the file's mtime: every commit
+   * writes it, and a group leaving memory touches it), and group directories left
+   * empty; as Kafka's
    * offsets.retention.minutes, so names used once do not keep their files (72 KiB
    * each) forever. A member joining later starts from its `from`. Returns the
    * removed "group/topic" pairs.
