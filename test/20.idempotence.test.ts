@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
 import { IdempotenceTable, NEW } from '../src/broker/idempotence';
 import { stampProducer } from '../src/codec/record_batch';
-import { expectCode, openBroker } from './helpers';
+import { dropProducerSnapshot, expectCode, openBroker, tmpDir } from './helpers';
 
 const PID = 4242;
 const batch = (seq: number, pid = PID) => sealBatch(encodeBatch([{ value: `seq${seq}` }], { producerId: pid, baseSequence: seq }));
@@ -101,6 +101,47 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     const orig = await sound;
     await Promise.all(more);
     assert.deepEqual([retry.duplicate, retry.baseOffset], [true, orig.baseOffset]);
+  });
+
+  it('holes outlive a restart: kept in the snapshot, found as gaps in the log after a crash; a hole nothing follows any more is let go', async () => {
+    const dir = tmpDir();
+    let c = await openBroker({ dir });
+    try {
+      await c.createTopic('t');
+      // Producer A: seq 1 fails between 0 and 2; producer B: seq 0 fails before 1 (a
+      // hole before its first batch, which only the snapshot can know).
+      const a0 = c.publishBatch('t', batch(0, 1), 0);
+      const a1 = c.publishBatch('t', damaged(1, 1), 0);
+      const a2 = c.publishBatch('t', batch(2, 1), 0);
+      const b0 = c.publishBatch('t', damaged(0, 2), 0);
+      const b1 = c.publishBatch('t', batch(1, 2), 0);
+      await a0;
+      await expectCode(a1, 'CORRUPT_BATCH');
+      await a2;
+      await expectCode(b0, 'CORRUPT_BATCH');
+      await b1;
+      await c.close();
+      // A clean restart: from the snapshot.
+      c = await openBroker({ dir });
+      await expectCode(c.publishBatch('t', batch(1, 1), 0), 'OUT_OF_ORDER_SEQUENCE');
+      await expectCode(c.publishBatch('t', batch(0, 2), 0), 'OUT_OF_ORDER_SEQUENCE');
+      assert.equal((await c.publishBatch('t', batch(0, 1), 0)).duplicate, true);
+      await c.close();
+      // As after a crash before any snapshot: the log's batches alone, where A's gap shows.
+      dropProducerSnapshot(dir, 't');
+      c = await openBroker({ dir });
+      await expectCode(c.publishBatch('t', batch(1, 1), 0), 'OUT_OF_ORDER_SEQUENCE');
+      assert.equal((await c.publishBatch('t', batch(2, 1), 0)).duplicate, true);
+      assert.deepEqual(await c.read('t', 0, 0).then((m) => m.map((r) => String(r.value))), ['seq0', 'seq2', 'seq1']);
+    } finally {
+      await c.close();
+    }
+    // A snapshot whose hole is the producer's last entry (what followed it was lost): the
+    // retry is new, as it would have been had the later batch never been taken.
+    const t = new IdempotenceTable('t/0');
+    t.restore(Float64Array.from([7, 0, 1, 0, 7, 1, 1, -1]));
+    t.restored();
+    assert.equal(t.check(7, 1, 1), NEW);
   });
 
   it('producer ids past 2^53-1 or below -1 in a batch header are refused with INVALID_ARGUMENT before anything is written', async () => {

@@ -439,6 +439,7 @@ export class Broker {
     const { endOffset } = this.partitionOffsets(ps);
     if (snap && found.error === undefined) ps.idempotence.restore(batchesBelow(snap.batches, endOffset));
     ps.idempotence.restore(found.batches);
+    ps.idempotence.restored();
     // A snapshot from past the log's end (a power cut took an unsynced tail) is
     // replaced now: new batches land below its offset, where a later open, reading
     // the log only from there, would miss them.
@@ -1082,10 +1083,11 @@ const STATE_FILE = 'state.json';
  */
 const SCAN_AFTER_SNAPSHOT_FACTOR = 64;
 
-/** The quadruples of `batches` (as IdempotenceTable.restore() takes them) whose batch ends at or below `end`. */
+/** The quadruples of `batches` (as IdempotenceTable.restore() takes them) whose batch ends at or below `end`, and the holes (baseOffset -1). */
 function batchesBelow(batches: Float64Array, end: number): Float64Array {
   const out: number[] = [];
-  for (let i = 0; i + 3 < batches.length; i += 4) if (batches[i + 3]! + batches[i + 2]! <= end) out.push(batches[i]!, batches[i + 1]!, batches[i + 2]!, batches[i + 3]!);
+  for (let i = 0; i + 3 < batches.length; i += 4)
+    if (batches[i + 3]! < 0 || batches[i + 3]! + batches[i + 2]! <= end) out.push(batches[i]!, batches[i + 1]!, batches[i + 2]!, batches[i + 3]!);
   return out.length === batches.length ? batches : Float64Array.from(out);
 }
 

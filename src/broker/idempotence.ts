@@ -25,9 +25,10 @@
  * retry is refused with OUT_OF_ORDER_SEQUENCE, never answered as a duplicate: a
  * duplicate answer says the batch is in the log. Holes outlive the window of 64 (as
  * few as there are failures, merged past KEEP_BATCHES), so an old retry answered as a
- * duplicate was written. They live in memory only: after a restart every hole is
- * forgotten (the snapshot holds written batches only), and a retry of one is then
- * taken for an old, written batch.
+ * duplicate was written. Snapshots keep them (baseOffset -1), and an open also finds
+ * them as gaps between a producer's batches in the log; a hole older than what an
+ * open reads back, or before a producer's first batch read back after a crash, is
+ * forgotten.
  */
 import { UringmqError } from '../errors';
 import type { AppendResult } from './broker';
@@ -92,8 +93,12 @@ export class IdempotenceTable {
     if (entries && entries.length > 0) {
       this.touch(producerId, entries);
       for (const e of entries) {
+        if (e.failed) {
+          // A hole restored from a gap may span several batches.
+          if (within(baseSequence, e.baseSequence, e.count)) throw this.lostInOrder(producerId, baseSequence);
+          continue;
+        }
         if (e.baseSequence !== baseSequence) continue;
-        if (e.failed) throw this.lostInOrder(producerId, baseSequence);
         if (e.count !== count)
           throw new UringmqError('OUT_OF_ORDER_SEQUENCE', `producer ${producerId} reused sequence ${baseSequence} on ${this.label} for a batch of a different size`);
         return { duplicate: e.result, entry: e };
@@ -158,47 +163,91 @@ export class IdempotenceTable {
    */
   restore(batches: Float64Array): void {
     for (let i = 0; i + 3 < batches.length; i += 4) {
+      const id = batches[i]!;
+      const seq = batches[i + 1]!;
       const count = batches[i + 2]!;
-      this.record(batches[i]!, batches[i + 1]!, count, { baseOffset: batches[i + 3]!, count });
+      const base = batches[i + 3]!;
+      // Sequences missing between two batches of a producer were never written (the
+      // broker takes a producer's batches in order): holes, as if their appends failed.
+      // This finds holes of a crash's last moments, which no snapshot saw.
+      const list = this.producers.get(id);
+      const last = list?.[list.length - 1];
+      // (Not after a hole: the snapshot puts holes from past the window first, and the
+      // written batches between them and the window are no gap.)
+      if (last && !last.failed) {
+        const expected = (last.baseSequence + last.count) % SEQ_MOD;
+        const gap = (seq - expected + SEQ_MOD) % SEQ_MOD;
+        if (gap > 0 && gap < SEQ_MOD / 2) this.record(id, expected, gap, { baseOffset: -1, count: gap }).failed = true;
+      }
+      const e = this.record(id, seq, count, { baseOffset: base, count });
+      if (base < 0) e.failed = true; // a hole the snapshot kept
+    }
+  }
+
+  /**
+   * After restore(): holes with nothing of their producer after them are not holes
+   * (a power cut took what followed them, or the snapshot ends there): their batch may
+   * be sent again as new, as failed() would have let it.
+   */
+  restored(): void {
+    for (const [id, list] of this.producers) {
+      while (list.length > 0 && list[list.length - 1]!.failed) {
+        list.pop();
+        this.entries--;
+      }
+      if (list.length === 0) {
+        this.producers.delete(id);
+        this.holes.delete(id);
+        if (this.recent === id) this.recent = -1;
+      }
     }
   }
 
   /**
    * What the table holds once every recorded append has settled, as restore() takes
-   * it (least recently used producer first, each producer's batches oldest first),
-   * and where the newest of them ends: for a snapshot (producer_snapshot.ts). Batches
-   * whose append failed are left out: the log does not hold them.
+   * it (least recently used producer first, each producer's holes past its window,
+   * then its batches, oldest first), and where the newest of them ends: for a snapshot
+   * (producer_snapshot.ts). Holes go with baseOffset -1; a batch whose append failed
+   * with nothing after it is left out (its retry is new).
    */
   async settled(): Promise<{ batches: Float64Array; end: number }> {
     const ids: number[] = [];
     const entries: Entry[] = [];
-    for (const [id, list] of this.producers)
+    for (const [id, list] of this.producers) {
+      for (const h of this.holes.get(id) ?? []) {
+        ids.push(id);
+        entries.push(h);
+      }
       for (const e of list) {
         ids.push(id);
         entries.push(e);
       }
+    }
     // The broker puts each append's result in its entry once it settles, so only the
     // few still under way are awaited (a promise and a handler each for a full table
     // of 65,536 took up to 0.1 s of the event loop).
-    const results = entries.map((e) => (e.failed || e.result instanceof Promise ? null : e.result));
+    const HOLE: AppendResult = { baseOffset: -1, count: 0 };
+    const results = entries.map((e) => (e.failed ? HOLE : e.result instanceof Promise ? null : e.result));
     const waiting: number[] = [];
     entries.forEach((e, i) => !e.failed && e.result instanceof Promise && waiting.push(i));
     if (waiting.length) {
       const got = await Promise.all(waiting.map((i) => (entries[i]!.result as Promise<AppendResult>).catch(() => null)));
-      waiting.forEach((i, k) => (results[i] = got[k]!));
+      // One that failed meanwhile is a hole now, or gone (failed() decides).
+      waiting.forEach((i, k) => (results[i] = got[k] ?? (entries[i]!.failed ? HOLE : null)));
     }
     const out = new Float64Array(4 * entries.length);
     let n = 0;
     let end = 0;
     results.forEach((r, i) => {
-      if (!r) return; // its append failed
+      if (!r) return;
       const at = 4 * n++;
       out[at] = ids[i]!;
       out[at + 1] = entries[i]!.baseSequence;
       out[at + 2] = entries[i]!.count;
       out[at + 3] = r.baseOffset;
-      end = Math.max(end, r.baseOffset + r.count);
+      if (r !== HOLE) end = Math.max(end, r.baseOffset + r.count);
     });
+    // Trailing holes are dropped at restore (restored()), so a snapshot may keep them.
     return { batches: out.subarray(0, 4 * n), end };
   }
 

@@ -16,7 +16,10 @@
  *   0 magic "UMQP" · 4 version u32 (1) · 8 offset f64 · 16 count u32 · 20 crc32c u32
  *   24 count × { producerId f64, baseSequence f64, recordCount f64, baseOffset f64 }
  * `offset`: every idempotent batch that starts below it and was in the table is here;
- * the log is read from there. Entries are in the table's order (least recently used
+ * the log is read from there. Version 2: an entry with baseOffset -1 is a hole, a
+ * batch whose append failed after a later one of its producer was taken (see
+ * idempotence.ts): a retry of it must stay refused after a restart. Version 1 files
+ * (no holes) are read as they are. Entries are in the table's order (least recently used
  * producer first, each producer's batches oldest first), so restoring them in order
  * rebuilds the same table. The CRC covers bytes 8..20 and the entries.
  */
@@ -27,7 +30,7 @@ import { crc32c } from '../native';
 import { fsyncDir, writeFileDurable } from './topic_store';
 
 const MAGIC = 0x50514d55; // "UMQP" read as a little-endian u32
-const VERSION = 1;
+const VERSION = 2;
 const HEADER = 24;
 const ENTRY = 32;
 
@@ -36,7 +39,7 @@ export const PRODUCER_SNAPSHOT_FILE = 'producers.snap';
 export interface ProducerSnapshot {
   /** The log is read from this offset on; the entries cover what lies below it. */
   offset: number;
-  /** [producerId, baseSequence, recordCount, baseOffset] quadruples, as IdempotenceTable.restore() takes them. */
+  /** [producerId, baseSequence, recordCount, baseOffset] quadruples, as IdempotenceTable.restore() takes them (baseOffset -1: a hole). */
   batches: Float64Array;
 }
 
@@ -97,7 +100,8 @@ export async function readProducerSnapshot(dir: string): Promise<ProducerSnapsho
   }
   const bad = (why: string) => new UringmqError('IO_ERROR', `corrupt producer-state snapshot ${file}: ${why}`);
   if (b.length < HEADER || b.readUInt32LE(0) !== MAGIC) throw bad('not a snapshot');
-  if (b.readUInt32LE(4) !== VERSION) throw bad(`version ${b.readUInt32LE(4)}`);
+  const version = b.readUInt32LE(4);
+  if (version !== VERSION && version !== 1) throw bad(`version ${version}`);
   const n = b.readUInt32LE(16);
   if (b.length !== HEADER + ENTRY * n) throw bad(`${b.length} bytes for ${n} entries`);
   if (crc32c(b.subarray(HEADER), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) throw bad('CRC mismatch');
@@ -107,9 +111,10 @@ export async function readProducerSnapshot(dir: string): Promise<ProducerSnapsho
   for (let i = 0; i < 4 * n; i++) batches[i] = b.readDoubleLE(HEADER + 8 * i);
   for (let i = 0; i < n; i++) {
     const [id, seq, count, base] = batches.subarray(4 * i, 4 * i + 4);
+    const hole = version >= 2 && base === -1;
     const ok =
       Number.isSafeInteger(id) && id! > 0 && Number.isInteger(seq) && seq! >= 0 && seq! < 2 ** 31 &&
-      Number.isInteger(count) && count! >= 1 && Number.isSafeInteger(base) && base! >= 0 && base! + count! <= offset;
+      Number.isInteger(count) && count! >= 1 && (hole ? count! < 2 ** 31 : Number.isSafeInteger(base) && base! >= 0 && base! + count! <= offset);
     if (!ok) throw bad(`entry ${i} is not a batch below offset ${offset}`);
   }
   return { offset, batches };
