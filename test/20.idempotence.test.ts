@@ -144,6 +144,21 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     assert.equal(t.check(7, 1, 1), NEW);
   });
 
+  it('when every remembered batch of a producer failed, it still expects the first of them: an older retry is not written again, a gap is refused', () => {
+    const t = new IdempotenceTable('t/0');
+    // Written 0..99, then the next 64 (a window's worth) all fail, a disk full say.
+    t.restore(Float64Array.from(Array.from({ length: 100 }, (_, i) => [9, i, 1, i]).flat()));
+    const pending = Array.from({ length: IdempotenceTable.KEEP_BATCHES }, (_, k) => {
+      assert.equal(t.check(9, 100 + k, 1), NEW);
+      return t.record(9, 100 + k, 1, new Promise<never>(() => undefined));
+    });
+    for (const e of pending) t.failed(9, e); // oldest first: holes, until the last empties the window
+    assert.equal(t.check(9, 100, 1), NEW);
+    assert.throws(() => t.check(9, 101, 1), { code: 'OUT_OF_ORDER_SEQUENCE' });
+    const old = t.check(9, 99, 1);
+    assert.ok(old !== NEW && old.duplicate === null, 'a written batch older than the window was taken as new');
+  });
+
   it('producer ids past 2^53-1 or below -1 in a batch header are refused with INVALID_ARGUMENT before anything is written', async () => {
     const withId = (id: bigint, value: string) => {
       const x = encodeBatch([{ value }], { producerId: 1, baseSequence: 0 });

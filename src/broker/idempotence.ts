@@ -37,6 +37,8 @@ const KEEP_BATCHES = 64;
 /** Batches of one producer kept past its window while their appends are under way (see leftInFlight). */
 const MAX_LEFT_IN_FLIGHT = 4096;
 const SEQ_MOD = 2 ** 31;
+/** The result of a marker entry (count 0: see failed()). */
+const NO_RECORDS: AppendResult = { baseOffset: -1, count: 0 };
 
 export interface Entry {
   baseSequence: number;
@@ -89,7 +91,6 @@ export class IdempotenceTable {
 
   check(producerId: number, baseSequence: number, count: number): IdempotenceVerdict {
     const entries = this.producers.get(producerId);
-    // (A list emptied by failed appends knows no sequence: the next batch is accepted.)
     if (entries && entries.length > 0) {
       this.touch(producerId, entries);
       for (const e of entries) {
@@ -219,6 +220,7 @@ export class IdempotenceTable {
         entries.push(h);
       }
       for (const e of list) {
+        if (e.count === 0) continue; // a marker (failed()): a restart forgets what it expected
         ids.push(id);
         entries.push(e);
       }
@@ -271,9 +273,17 @@ export class IdempotenceTable {
       this.addHole(producerId, entry);
       return;
     }
+    let earliest: Entry | null = null;
     while (list.length > 0 && list[list.length - 1]!.failed) {
-      list.pop();
+      earliest = list.pop()!;
       this.entries--;
+    }
+    if (list.length === 0 && earliest) {
+      // Every remembered batch failed: the producer still expects the first of them,
+      // and a retry of an older (written) batch must not be taken as new. A marker of
+      // no records keeps that sequence.
+      list.push({ baseSequence: earliest.baseSequence, count: 0, result: NO_RECORDS, failed: true });
+      this.entries++;
     }
   }
 
@@ -296,6 +306,7 @@ export class IdempotenceTable {
   }
 
   private addHole(producerId: number, entry: Entry): void {
+    if (entry.count === 0) return; // a marker: no sequence of its own
     let holes = this.holes.get(producerId);
     if (!holes) this.holes.set(producerId, (holes = []));
     holes.push(entry);
