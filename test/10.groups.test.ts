@@ -1295,6 +1295,26 @@ describe('Consumer groups: a member acks and nacks only what was delivered to it
     m1.leave();
     m2.leave();
   });
+  it('after commitOffset moved the partition, a late ack of what a member had before is ignored, even while that message waits for redelivery', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
+    const d1: Array<[number, number, number]> = [];
+    const d2: Array<[number, number, number]> = [];
+    // Credit for the 10 and no more: nothing comes to m1 after the rewind.
+    const m1 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 }, recorder(d1), 10, 'a-m1');
+    await until(() => count(d1) === 10, 'the first delivery');
+    await broker.groups.commitOffset('g', 't', 0, 0); // process them all again
+    m1.leave();
+    const m2 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 }, recorder(d2), 512, 'b-m2');
+    await until(() => count(d2) === 10, 'the delivery after the rewind');
+    m2.nack(0, 5, 60_000); // 5 waits for redelivery, held by nobody
+    m1.ack(0, 0, 10); // its app acks what it had before the rewind: ignored, not an error
+    m2.ack(0, 0, 5);
+    m2.ack(0, 6, 10);
+    await sleep(50);
+    assert.equal(await committed(), 5, 'a pre-rewind ack took message 5, which the rewind asked for again');
+    m2.leave();
+  });
 });
 
 describe('Committed-offsets file: two slots written in place', function () {

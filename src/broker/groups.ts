@@ -304,6 +304,12 @@ export class GroupMember {
    * ignored once someone does; acks of offsets never delivered to it are refused.
    */
   readonly released = new Map<number, RangeSet>();
+  /**
+   * @internal Per partition: offsets delivered to this member before a commitOffset
+   * rewound or skipped the partition. Its late acks of them are ignored (never
+   * applied: the rewind asked for them to be processed again), and not errors.
+   */
+  readonly voided = new Map<number, RangeSet>();
   /** running estimate, to size reads to the member's allowance */
   bytesPerRecord = 256;
   readonly flow: FlowController;
@@ -724,19 +730,19 @@ export class GroupCoordinator {
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to <= from)
       throw invalid(`ack range [${from}, ${to}) is not a valid offset range`);
-    const released = m.released.get(partition);
+    const allowed = [m.released.get(partition), m.voided.get(partition)];
     if (to > ps.next) {
       // Past what the group was delivered: refused, unless this member was delivered
       // them before a commitOffset rewound the partition (a late ack: ignored).
       const a = Math.max(from, ps.next);
-      const bad = uncovered(released, a, to);
+      const bad = uncovered(allowed, a, to);
       if (bad)
         throw new UringmqError(
           'FAILED_PRECONDITION',
           `ack of [${from}, ${to}) on ${gs.topic}/${partition} by member ${m.id} names offsets [${bad[0]}, ${bad[1]}) never delivered to group ${gs.group} (the next it would be delivered there is ${ps.next})`,
         );
     }
-    const bad = notOutstanding(m, ps, released, Math.max(from, ps.committed), Math.min(to, ps.next));
+    const bad = notOutstanding(m, ps, allowed, Math.max(from, ps.committed), Math.min(to, ps.next));
     if (bad) throw notDeliveredTo(m, ps, `ack of [${from}, ${to})`, bad);
     return ps;
   }
@@ -748,6 +754,13 @@ export class GroupCoordinator {
     pruneReleased(m, ps);
     let set = m.released.get(ps.index);
     if (!set) m.released.set(ps.index, (set = new RangeSet()));
+    set.add(from, to);
+  }
+
+  /** Notes that member m was delivered the unacked offsets of [from, to) before a commitOffset moved the partition (see GroupMember.voided). */
+  private voidOffsets(m: GroupMember, ps: PartitionGroupState, from: number, to: number): void {
+    let set = m.voided.get(ps.index);
+    if (!set) m.voided.set(ps.index, (set = new RangeSet()));
     set.add(from, to);
   }
 
@@ -771,7 +784,9 @@ export class GroupCoordinator {
     for (; cur < to; j++) {
       const r = j < inf.length && inf[j]!.from < to ? inf[j]! : null;
       const gapEnd = r ? Math.max(cur, r.from) : to;
-      if (cur < gapEnd) added += ps.acked.add(cur, gapEnd); // m's, taken back: nobody holds them
+      // m's, taken back: nobody holds them. But not those m had before a commitOffset
+      // moved the partition (unless it was delivered them again since).
+      if (cur < gapEnd) for (const [x, y] of applicable(m, partition, cur, gapEnd)) added += ps.acked.add(x, y);
       if (!r) break;
       const a = Math.max(r.from, cur);
       const b = Math.min(r.to, to);
@@ -859,9 +874,9 @@ export class GroupCoordinator {
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     validateOffset(offset);
     if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS) throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}`);
-    const released = m.released.get(partition);
+    const allowed = [m.released.get(partition), m.voided.get(partition)];
     if (offset >= ps.next) {
-      if (released?.has(offset)) return; // delivered to m before a commitOffset rewound the partition
+      if (!uncovered(allowed, offset, offset + 1)) return; // delivered to m before a commitOffset rewound the partition
       throw new UringmqError('FAILED_PRECONDITION', `nack for offset ${offset} of ${gs.topic}/${partition} by member ${m.id}, which group ${gs.group} was never delivered`);
     }
     if (offset < ps.committed || ps.acked.has(offset)) return; // already acked: nothing to do
@@ -870,7 +885,7 @@ export class GroupCoordinator {
     if (!r || r.from > offset || r.member !== m) {
       // Not outstanding to m: fine if m had it before (its deadline passed, or it
       // nacked it already: it is queued for redelivery or with another member).
-      const bad = notOutstanding(m, ps, released, offset, offset + 1);
+      const bad = notOutstanding(m, ps, allowed, offset, offset + 1);
       if (bad) throw notDeliveredTo(m, ps, `nack of offset ${offset}`, bad);
       return;
     }
@@ -1387,9 +1402,17 @@ export class GroupCoordinator {
     const gs = await this.load(group, topic, 'latest');
     const ps = gs.parts[partition]!;
     dropAckedInflight(ps);
+    // What the members were delivered before is void: their late acks of it are
+    // ignored, neither errors nor taken (the move asked for those messages again).
+    for (const m of gs.members.values()) {
+      const r = m.released.get(partition);
+      if (!r) continue;
+      for (const [a, b] of r.ranges()) this.voidOffsets(m, ps, a, b);
+      m.released.delete(partition);
+    }
     for (const r of ps.inflight) {
       r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
-      for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) this.release(r.member, ps, a, b); // their late acks are not errors
+      for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) this.voidOffsets(r.member, ps, a, b);
     }
     ps.inflight = [];
     ps.redeliver.clear();
@@ -1759,12 +1782,39 @@ function firstInflight(inf: readonly Inflight[], offset: number): number {
   return lo;
 }
 
-/** The first part of [from, to) not in `set` (undefined: none), or null when `set` holds it all. */
-function uncovered(set: RangeSet | undefined, from: number, to: number): [number, number] | null {
+/** The first part of [from, to) in none of `sets` (undefined ones hold nothing), or null when they hold it all. */
+function uncovered(sets: ReadonlyArray<RangeSet | undefined>, from: number, to: number): [number, number] | null {
   if (from >= to) return null;
-  if (!set) return [from, to];
-  if (set.countIn(from, to) === to - from) return null;
-  return set.gapsIn(from, to)[0]!;
+  let parts: Array<[number, number]> = [[from, to]];
+  for (const set of sets) {
+    if (!set) continue;
+    parts = parts.flatMap(([a, b]) => (set.countIn(a, b) === b - a ? [] : set.gapsIn(a, b)));
+    if (parts.length === 0) return null;
+  }
+  return parts[0]!;
+}
+
+/** The parts of [from, to) an ack by m may take as acked: all but those m had before a commitOffset moved the partition and not again since. */
+function applicable(m: GroupMember, partition: number, from: number, to: number): Array<[number, number]> {
+  const voided = m.voided.get(partition);
+  if (!voided || voided.countIn(from, to) === 0) return [[from, to]];
+  const released = m.released.get(partition);
+  const out = voided.gapsIn(from, to);
+  // Voided, but taken back from m again since (delivered to it after the move): m's.
+  if (released) for (const [a, b] of complement(voided.gapsIn(from, to), from, to)) out.push(...complement(released.gapsIn(a, b), a, b));
+  return out;
+}
+
+/** The parts of [from, to) outside `gaps` (sorted, disjoint, within it). */
+function complement(gaps: ReadonlyArray<[number, number]>, from: number, to: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let cur = from;
+  for (const [a, b] of gaps) {
+    if (a > cur) out.push([cur, a]);
+    cur = b;
+  }
+  if (cur < to) out.push([cur, to]);
+  return out;
 }
 
 interface NotOutstanding {
@@ -1780,21 +1830,21 @@ interface NotOutstanding {
  * taken back). Walks the in-flight ranges [from, to) overlaps and the acked ranges in
  * its gaps: ranges, never offsets one by one.
  */
-function notOutstanding(m: GroupMember, ps: PartitionGroupState, released: RangeSet | undefined, from: number, to: number): NotOutstanding | null {
+function notOutstanding(m: GroupMember, ps: PartitionGroupState, allowed: ReadonlyArray<RangeSet | undefined>, from: number, to: number): NotOutstanding | null {
   const inf = ps.inflight;
   let cur = from;
   for (let j = firstInflight(inf, from); cur < to; j++) {
     const r = j < inf.length && inf[j]!.from < to ? inf[j]! : null;
     const gapEnd = r ? Math.max(cur, r.from) : to;
     if (cur < gapEnd) {
-      const bad = unackedNotIn(ps, released, cur, gapEnd);
+      const bad = unackedNotIn(ps, allowed, cur, gapEnd);
       if (bad) return { from: bad[0], to: bad[1], holder: null };
     }
     if (!r) break;
     const a = Math.max(r.from, cur);
     const b = Math.min(r.to, to);
     if (r.member !== m) {
-      const bad = unackedNotIn(ps, released, a, b);
+      const bad = unackedNotIn(ps, allowed, a, b);
       if (bad) return { from: bad[0], to: bad[1], holder: r.member };
     }
     cur = b;
@@ -1802,11 +1852,11 @@ function notOutstanding(m: GroupMember, ps: PartitionGroupState, released: Range
   return null;
 }
 
-/** The first unacked offsets of [from, to) not in `released`, or null. */
-function unackedNotIn(ps: PartitionGroupState, released: RangeSet | undefined, from: number, to: number): [number, number] | null {
+/** The first unacked offsets of [from, to) in none of `allowed`, or null. */
+function unackedNotIn(ps: PartitionGroupState, allowed: ReadonlyArray<RangeSet | undefined>, from: number, to: number): [number, number] | null {
   if (ps.acked.countIn(from, to) === to - from) return null;
   for (const [a, b] of ps.acked.gapsIn(from, to)) {
-    const bad = uncovered(released, a, b);
+    const bad = uncovered(allowed, a, b);
     if (bad) return bad;
   }
   return null;
@@ -1823,14 +1873,16 @@ function notDeliveredTo(m: GroupMember, ps: PartitionGroupState, what: string, b
   );
 }
 
-/** Drops what lies below the committed offset from m's taken-back offsets of the partition. */
+/** Drops what lies below the committed offset from m's taken-back and voided offsets of the partition. */
 function pruneReleased(m: GroupMember, ps: PartitionGroupState): void {
-  const set = m.released.get(ps.index);
-  if (!set) return;
-  const f = set.first();
-  if (!f || f[0] >= ps.committed) return;
-  set.removeBelow(ps.committed);
-  if (set.rangeCount === 0) m.released.delete(ps.index);
+  for (const map of [m.released, m.voided]) {
+    const set = map.get(ps.index);
+    if (!set) continue;
+    const f = set.first();
+    if (!f || f[0] >= ps.committed) continue;
+    set.removeBelow(ps.committed);
+    if (set.rangeCount === 0) map.delete(ps.index);
+  }
 }
 
 /** Splits `cap` among needs: none gets more than it needs, and the rest is shared evenly. */
