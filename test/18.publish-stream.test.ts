@@ -628,6 +628,75 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   }
 
+  it('randomized: PublishStreams of sound and mutated requests, split into random chunks, leave exactly the acked records in the log and no stream open (seeded, 150 streams)', async () => {
+    await withTopic({}, async (r) => {
+      let seed = 0xfeed5;
+      const rnd = (n: number): number => {
+        seed = (seed + 0x6d2b79f5) | 0;
+        let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) % n;
+      };
+      const mutate = (b: Buffer): Buffer => {
+        const c = Buffer.from(b);
+        switch (rnd(3)) {
+          case 0:
+            if (c.length) c[rnd(c.length)]! ^= 1 << rnd(8);
+            return c;
+          case 1:
+            return c.subarray(0, rnd(c.length + 1));
+          default:
+            return Buffer.concat([c, Buffer.from([(rnd(16) << 3) | rnd(6), rnd(256), rnd(256)])]);
+        }
+      };
+      let acked = 0;
+      let n = 0;
+      for (let stream = 0; stream < 150; stream++) {
+        const reqs: Buffer[] = [];
+        for (let i = 0; i < 1 + rnd(8); i++) {
+          const value = Buffer.from(`v${n++}`);
+          const o = rnd(2)
+            ? { sequence: i + 1, topic: 't', partition: 0, records: [{ value }] }
+            : { sequence: i + 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value, key: rnd(2) ? 'k' : null }])) };
+          let body: Buffer = Buffer.from(pb.PublishRequest.encode(o).finish());
+          if (rnd(4) === 0) body = mutate(body);
+          reqs.push(framed(body));
+        }
+        const all = Buffer.concat(reqs);
+        const session = http2.connect(`http://${r.address}`);
+        session.on('error', () => undefined);
+        try {
+          const st = session.request(PLAIN_HEADERS);
+          st.on('error', () => undefined);
+          const reader = new GrpcFrameReader(1 << 20, { side: 'client' });
+          const done = new Promise<void>((resolve) => {
+            st.on('data', (c: Buffer) => {
+              try {
+                for (const m of reader.push(c)) if (!pb.PublishResponse.decode(m).error) acked++;
+              } catch {
+                // a cut-off answer at a reset: nothing acked in it
+              }
+            });
+            st.on('close', () => resolve());
+          });
+          for (let p = 0; p < all.length; ) {
+            const q = p + 1 + rnd(rnd(2) ? 8 : 2000);
+            st.write(all.subarray(p, q));
+            p = q;
+          }
+          st.end();
+          await done;
+        } finally {
+          session.close();
+        }
+      }
+      const end = (await r.client.describeTopic('t')).partitions[0]!.endOffset;
+      assert.equal(end, acked, `${end} records in the log, ${acked} acked`);
+      assert.ok(acked > 100, `only ${acked} acked: the run tested little`);
+      assert.equal(r.server.openStreams, 0);
+    });
+  });
+
   it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {
     await withTopic({ maxConcurrentStreams: 3 }, async (r) => {
       const session = http2.connect(`http://${r.address}`);
