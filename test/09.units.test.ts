@@ -63,9 +63,9 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     // a failed append is forgotten, so its retry is accepted as new
     const failed = Promise.reject(new Error('disk'));
     failed.catch(() => undefined);
-    t.record(7, 10, 1, failed);
+    const entry = t.record(7, 10, 1, failed);
     assert.ok(t.check(7, 10, 1) !== NEW, 'recorded: a duplicate until forgotten');
-    t.forget(7, 10);
+    t.failed(7, entry);
     assert.equal(t.check(7, 10, 1), NEW);
     // bounded: a fourth producer evicts the least recently used
     for (const pid of [1, 2, 3]) {

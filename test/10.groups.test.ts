@@ -1199,6 +1199,16 @@ describe('Consumer groups: a member acks and nacks only what was delivered to it
     assert.ok(cond(), `timed out waiting for ${what}`);
   }
   const committed = async () => (await broker.groups.committedOffsets('g', 't'))[0];
+  /** Topic t holding m0..m9, all delivered to member a-m1 of group g. */
+  async function tenDeliveredToFirst(ackDeadlineMs: number, credit: number) {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
+    const d1: Array<[number, number, number]> = [];
+    const d2: Array<[number, number, number]> = [];
+    const m1 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs }, recorder(d1), credit, 'a-m1');
+    await until(() => count(d1) === 10, 'the first delivery');
+    return { m1, d2 };
+  }
 
   it('refuses (FAILED_PRECONDITION) a member\'s acks and nacks of messages delivered to another member, applying none; they come again when that member leaves', async () => {
     await broker.createTopic('t');
@@ -1273,12 +1283,7 @@ describe('Consumer groups: a member acks and nacks only what was delivered to it
   });
 
   it('a late ack of messages taken back from a stalled member is ignored once another member holds them: it neither commits them nor fails', async () => {
-    await broker.createTopic('t');
-    await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
-    const d1: Array<[number, number, number]> = [];
-    const d2: Array<[number, number, number]> = [];
-    const m1 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300 }, recorder(d1), 100, 'a-m1');
-    await until(() => count(d1) === 10, 'the first delivery');
+    const { m1, d2 } = await tenDeliveredToFirst(300, 100);
     const m2 = await broker.groups.join({ topic: 't', group: 'g', ackDeadlineMs: 60_000 }, recorder(d2), 100, 'b-m2');
     assert.deepEqual(m2.partitions, []);
     // m1 lets its deadline pass: stalled, its partition and its messages go to m2.
@@ -1295,14 +1300,9 @@ describe('Consumer groups: a member acks and nacks only what was delivered to it
     m1.leave();
     m2.leave();
   });
+
   it('after commitOffset moved the partition, a late ack of what a member had before is ignored, even while that message waits for redelivery', async () => {
-    await broker.createTopic('t');
-    await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
-    const d1: Array<[number, number, number]> = [];
-    const d2: Array<[number, number, number]> = [];
-    // Credit for the 10 and no more: nothing comes to m1 after the rewind.
-    const m1 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 }, recorder(d1), 10, 'a-m1');
-    await until(() => count(d1) === 10, 'the first delivery');
+    const { m1, d2 } = await tenDeliveredToFirst(60_000, 10); // credit for the 10 and no more: nothing comes to m1 after the rewind
     await broker.groups.commitOffset('g', 't', 0, 0); // process them all again
     m1.leave();
     const m2 = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 }, recorder(d2), 512, 'b-m2');

@@ -523,7 +523,7 @@ export class GroupCoordinator {
   private closed = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
   /** (group, topic) keys whose committed-offsets file is being removed (expireGroups) or touched (a group leaving memory): load() waits, expireGroups() skips them. */
-  private readonly expiring = new Map<string, Promise<void>>();
+  private readonly fileBusy = new Map<string, Promise<void>>();
   /** @internal How long a group without members stays in memory (tests shorten it). */
   idleGroupMs = IDLE_GROUP_MS;
   /** @internal How many offsets files stay open for writing at most (tests shorten it). */
@@ -586,8 +586,8 @@ export class GroupCoordinator {
     const k = this.key(group, topic);
     const have = this.groups.get(k);
     if (have) return Promise.resolve(have);
-    const expiring = this.expiring.get(k);
-    if (expiring) return expiring.then(() => this.load(group, topic, from));
+    const busy = this.fileBusy.get(k);
+    if (busy) return busy.then(() => this.load(group, topic, from));
     let p = this.loading.get(k);
     if (!p) {
       p = (async () => {
@@ -752,16 +752,7 @@ export class GroupCoordinator {
     from = Math.max(from, ps.committed);
     if (from >= to) return; // (also for a member that left: an ack from its app after that is not an error)
     pruneReleased(m, ps);
-    let set = m.released.get(ps.index);
-    if (!set) m.released.set(ps.index, (set = new RangeSet()));
-    set.add(from, to);
-  }
-
-  /** Notes that member m was delivered the unacked offsets of [from, to) before a commitOffset moved the partition (see GroupMember.voided). */
-  private voidOffsets(m: GroupMember, ps: PartitionGroupState, from: number, to: number): void {
-    let set = m.voided.get(ps.index);
-    if (!set) m.voided.set(ps.index, (set = new RangeSet()));
-    set.add(from, to);
+    addRange(m.released, ps.index, from, to);
   }
 
   /** @internal */
@@ -779,6 +770,7 @@ export class GroupCoordinator {
     const inf = ps.inflight;
     let j = firstInflight(inf, from);
     const now = Date.now();
+    const voided = m.voided.get(partition);
     let added = 0;
     let cur = from;
     for (; cur < to; j++) {
@@ -786,7 +778,10 @@ export class GroupCoordinator {
       const gapEnd = r ? Math.max(cur, r.from) : to;
       // m's, taken back: nobody holds them. But not those m had before a commitOffset
       // moved the partition (unless it was delivered them again since).
-      if (cur < gapEnd) for (const [x, y] of applicable(m, partition, cur, gapEnd)) added += ps.acked.add(x, y);
+      if (cur < gapEnd) {
+        if (!voided) added += ps.acked.add(cur, gapEnd);
+        else for (const [x, y] of applicable(voided, m.released.get(partition), cur, gapEnd)) added += ps.acked.add(x, y);
+      }
       if (!r) break;
       const a = Math.max(r.from, cur);
       const b = Math.min(r.to, to);
@@ -1279,7 +1274,7 @@ export class GroupCoordinator {
           () => undefined,
           () => undefined, // never written: nothing to keep
         );
-        this.expiring.set(k, touched.finally(() => this.expiring.delete(k)));
+        this.fileBusy.set(k, touched.finally(() => this.fileBusy.delete(k)));
         continue;
       }
       for (const m of [...gs.members.values()]) {
@@ -1407,12 +1402,12 @@ export class GroupCoordinator {
     for (const m of gs.members.values()) {
       const r = m.released.get(partition);
       if (!r) continue;
-      for (const [a, b] of r.ranges()) this.voidOffsets(m, ps, a, b);
+      for (const [a, b] of r.ranges()) addRange(m.voided, partition, a, b);
       m.released.delete(partition);
     }
     for (const r of ps.inflight) {
       r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
-      for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) this.voidOffsets(r.member, ps, a, b);
+      for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) addRange(r.member.voided, partition, a, b);
     }
     ps.inflight = [];
     ps.redeliver.clear();
@@ -1516,9 +1511,9 @@ export class GroupCoordinator {
           continue;
         }
         // Checked after the await: a join may have started meanwhile.
-        if (now - mtime <= retentionMs || this.groups.has(k) || this.loading.has(k) || this.expiring.has(k) || this.closed) continue;
-        const done = fs.rm(file, { force: true }).finally(() => this.expiring.delete(k));
-        this.expiring.set(k, done.then(() => undefined, () => undefined));
+        if (now - mtime <= retentionMs || this.groups.has(k) || this.loading.has(k) || this.fileBusy.has(k) || this.closed) continue;
+        const done = fs.rm(file, { force: true }).finally(() => this.fileBusy.delete(k));
+        this.fileBusy.set(k, done.then(() => undefined, () => undefined));
         try {
           await done;
           removed.push(`${d.name}/${topic}`);
@@ -1794,11 +1789,9 @@ function uncovered(sets: ReadonlyArray<RangeSet | undefined>, from: number, to: 
   return parts[0]!;
 }
 
-/** The parts of [from, to) an ack by m may take as acked: all but those m had before a commitOffset moved the partition and not again since. */
-function applicable(m: GroupMember, partition: number, from: number, to: number): Array<[number, number]> {
-  const voided = m.voided.get(partition);
-  if (!voided || voided.countIn(from, to) === 0) return [[from, to]];
-  const released = m.released.get(partition);
+/** The parts of [from, to) a member's ack may take as acked: all but those it had before a commitOffset moved the partition (`voided`) and not again since (`released`). */
+function applicable(voided: RangeSet, released: RangeSet | undefined, from: number, to: number): Array<[number, number]> {
+  if (voided.countIn(from, to) === 0) return [[from, to]];
   const out = voided.gapsIn(from, to);
   // Voided, but taken back from m again since (delivered to it after the move): m's.
   if (released) for (const [a, b] of complement(voided.gapsIn(from, to), from, to)) out.push(...complement(released.gapsIn(a, b), a, b));
@@ -1871,6 +1864,13 @@ function notDeliveredTo(m: GroupMember, ps: PartitionGroupState, what: string, b
     'FAILED_PRECONDITION',
     `${what} on ${gs.topic}/${ps.index} by member ${m.id} of group ${gs.group} names offsets [${bad.from}, ${bad.to}) never delivered to this member (${where}): a member may ack or nack only messages delivered to it`,
   );
+}
+
+/** Adds [from, to) to the partition's set in `map`. */
+function addRange(map: Map<number, RangeSet>, partition: number, from: number, to: number): void {
+  let set = map.get(partition);
+  if (!set) map.set(partition, (set = new RangeSet()));
+  set.add(from, to);
 }
 
 /** Drops what lies below the committed offset from m's taken-back and voided offsets of the partition. */

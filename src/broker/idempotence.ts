@@ -37,8 +37,8 @@ const KEEP_BATCHES = 64;
 /** Batches of one producer kept past its window while their appends are under way (see leftInFlight). */
 const MAX_LEFT_IN_FLIGHT = 4096;
 const SEQ_MOD = 2 ** 31;
-/** The result of a marker entry (count 0: see failed()). */
-const NO_RECORDS: AppendResult = { baseOffset: -1, count: 0 };
+/** The result of what is not in the log: a hole, or a marker entry (count 0: see failed()). */
+const NOT_WRITTEN: AppendResult = { baseOffset: -1, count: 0 };
 
 export interface Entry {
   baseSequence: number;
@@ -57,6 +57,9 @@ export interface Entry {
  */
 export const NEW = 'new';
 export type IdempotenceVerdict = typeof NEW | { duplicate: Promise<AppendResult> | AppendResult | null; entry?: Entry };
+
+/** The sequence a producer's next batch after `e` starts at. */
+const nextSequence = (e: Entry): number => (e.baseSequence + e.count) % SEQ_MOD;
 
 /** True if `seq` lies in the `count` sequences from `base`, modulo 2^31. */
 const within = (seq: number, base: number, count: number): boolean => (seq - base + SEQ_MOD) % SEQ_MOD < count;
@@ -99,25 +102,16 @@ export class IdempotenceTable {
           if (within(baseSequence, e.baseSequence, e.count)) throw this.lostInOrder(producerId, baseSequence);
           continue;
         }
-        if (e.baseSequence !== baseSequence) continue;
-        if (e.count !== count)
-          throw new UringmqError('OUT_OF_ORDER_SEQUENCE', `producer ${producerId} reused sequence ${baseSequence} on ${this.label} for a batch of a different size`);
-        return { duplicate: e.result, entry: e };
+        if (e.baseSequence === baseSequence) return this.retryOf(producerId, e, count);
       }
-      const last = entries[entries.length - 1]!;
-      const expected = (last.baseSequence + last.count) % SEQ_MOD;
+      const expected = nextSequence(entries[entries.length - 1]!);
       // Serial-number comparison: up to 2^30 behind `expected` is an old batch, ahead is a gap.
       const ahead = (baseSequence - expected + SEQ_MOD) % SEQ_MOD;
       if (ahead >= SEQ_MOD / 2) {
         // Older than the window: its append may still be under way ...
         const out = this.leftInFlight.get(producerId);
         if (out)
-          for (const e of out) {
-            if (e.baseSequence !== baseSequence || e.failed) continue;
-            if (e.count !== count)
-              throw new UringmqError('OUT_OF_ORDER_SEQUENCE', `producer ${producerId} reused sequence ${baseSequence} on ${this.label} for a batch of a different size`);
-            return { duplicate: e.result, entry: e };
-          }
+          for (const e of out) if (e.baseSequence === baseSequence && !e.failed) return this.retryOf(producerId, e, count);
         // ... else it was written, unless it is a hole.
         const holes = this.holes.get(producerId);
         if (holes) for (const h of holes) if (within(baseSequence, h.baseSequence, h.count)) throw this.lostInOrder(producerId, baseSequence);
@@ -176,9 +170,9 @@ export class IdempotenceTable {
       // (Not after a hole: the snapshot puts holes from past the window first, and the
       // written batches between them and the window are no gap.)
       if (last && !last.failed) {
-        const expected = (last.baseSequence + last.count) % SEQ_MOD;
+        const expected = nextSequence(last);
         const gap = (seq - expected + SEQ_MOD) % SEQ_MOD;
-        if (gap > 0 && gap < SEQ_MOD / 2) this.record(id, expected, gap, { baseOffset: -1, count: gap }).failed = true;
+        if (gap > 0 && gap < SEQ_MOD / 2) this.record(id, expected, gap, NOT_WRITTEN).failed = true;
       }
       const e = this.record(id, seq, count, { baseOffset: base, count });
       if (base < 0) e.failed = true; // a hole the snapshot kept
@@ -228,14 +222,13 @@ export class IdempotenceTable {
     // The broker puts each append's result in its entry once it settles, so only the
     // few still under way are awaited (a promise and a handler each for a full table
     // of 65,536 took up to 0.1 s of the event loop).
-    const HOLE: AppendResult = { baseOffset: -1, count: 0 };
-    const results = entries.map((e) => (e.failed ? HOLE : e.result instanceof Promise ? null : e.result));
+    const results = entries.map((e) => (e.failed ? NOT_WRITTEN : e.result instanceof Promise ? null : e.result));
     const waiting: number[] = [];
     entries.forEach((e, i) => !e.failed && e.result instanceof Promise && waiting.push(i));
     if (waiting.length) {
       const got = await Promise.all(waiting.map((i) => (entries[i]!.result as Promise<AppendResult>).catch(() => null)));
       // One that failed meanwhile is a hole now, or gone (failed() decides).
-      waiting.forEach((i, k) => (results[i] = got[k] ?? (entries[i]!.failed ? HOLE : null)));
+      waiting.forEach((i, k) => (results[i] = got[k] ?? (entries[i]!.failed ? NOT_WRITTEN : null)));
     }
     const out = new Float64Array(4 * entries.length);
     let n = 0;
@@ -247,7 +240,7 @@ export class IdempotenceTable {
       out[at + 1] = entries[i]!.baseSequence;
       out[at + 2] = entries[i]!.count;
       out[at + 3] = r.baseOffset;
-      if (r !== HOLE) end = Math.max(end, r.baseOffset + r.count);
+      if (r !== NOT_WRITTEN) end = Math.max(end, r.baseOffset + r.count);
     });
     // Trailing holes are dropped at restore (restored()), so a snapshot may keep them.
     return { batches: out.subarray(0, 4 * n), end };
@@ -282,15 +275,9 @@ export class IdempotenceTable {
       // Every remembered batch failed: the producer still expects the first of them,
       // and a retry of an older (written) batch must not be taken as new. A marker of
       // no records keeps that sequence.
-      list.push({ baseSequence: earliest.baseSequence, count: 0, result: NO_RECORDS, failed: true });
+      list.push({ baseSequence: earliest.baseSequence, count: 0, result: NOT_WRITTEN, failed: true });
       this.entries++;
     }
-  }
-
-  /** failed() for the batch recorded with `baseSequence`, if it is still remembered. */
-  forget(producerId: number, baseSequence: number): void {
-    const e = this.producers.get(producerId)?.find((x) => x.baseSequence === baseSequence);
-    if (e) this.failed(producerId, e);
   }
 
   private keepInFlight(producerId: number, entry: Entry): void {
@@ -317,6 +304,13 @@ export class IdempotenceTable {
       const count = (b.baseSequence + b.count - a.baseSequence + SEQ_MOD) % SEQ_MOD;
       holes.unshift({ baseSequence: a.baseSequence, count, result: a.result, failed: true });
     }
+  }
+
+  /** A retry of the batch `e` holds: its result, or OUT_OF_ORDER_SEQUENCE when the sequence comes back with another size. */
+  private retryOf(producerId: number, e: Entry, count: number): IdempotenceVerdict {
+    if (e.count !== count)
+      throw new UringmqError('OUT_OF_ORDER_SEQUENCE', `producer ${producerId} reused sequence ${e.baseSequence} on ${this.label} for a batch of a different size`);
+    return { duplicate: e.result, entry: e };
   }
 
   private lostInOrder(producerId: number, baseSequence: number): UringmqError {

@@ -365,23 +365,7 @@ export class BrokerServer {
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
     const send = responseSender(call);
     const ended = this.streamEnd('PublishStream');
-    const io: PublishCallIO = {
-      headroom: 0,
-      pause: () => call.pause(),
-      resume: () => call.resume(),
-      send: (res) => {
-        // A Buffer is serialized already (brokerService's responseSerialize passes it on).
-        if (!call.destroyed && !call.writableEnded) send(res as unknown as uringmq.v1.PublishResponse.$Properties);
-      },
-      end: () => {
-        ended('OK');
-        if (!call.writableEnded && !call.destroyed) call.end();
-      },
-      fail: (e) => {
-        ended(codeOf(e));
-        call.emit('error', toServiceError(e));
-      },
-    };
+    const io: PublishCallIO = grpcJsCallIO(call, (res) => send(res as unknown as uringmq.v1.PublishResponse.$Properties), ended);
     const auth = call.metadata.get('authorization')[0];
     const h = this.openPublishCall(auth, io);
     if (h instanceof UringmqError) return io.fail(h);
@@ -525,23 +509,7 @@ export class BrokerServer {
   /** Subscribe through grpc-js (the calls routeDirectStreams leaves to it, or all). */
   private subscribe(call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>): void {
     const ended = this.streamEnd('Subscribe');
-    const io: SubscribeCallIO = {
-      headroom: 0,
-      pause: () => call.pause(),
-      resume: () => call.resume(),
-      send: (res) => {
-        // A Buffer is serialized already (brokerService's responseSerialize passes it on).
-        if (!call.destroyed && !call.writableEnded) call.write(res as unknown as uringmq.v1.SubscribeResponse.$Properties);
-      },
-      end: () => {
-        ended('OK');
-        if (!call.writableEnded && !call.destroyed) call.end();
-      },
-      fail: (e) => {
-        ended(codeOf(e));
-        call.emit('error', toServiceError(e));
-      },
-    };
+    const io: SubscribeCallIO = grpcJsCallIO(call, (res) => call.write(res as unknown as uringmq.v1.SubscribeResponse.$Properties), ended);
     const h = this.openSubscribeCall(call.metadata.get('authorization')[0], io);
     if (h instanceof UringmqError) return io.fail(h);
     feedHandler(call, h, io, () => ended('CANCELLED'));
@@ -745,6 +713,30 @@ export class BrokerServer {
     const got = typeof v === 'string' ? Buffer.from(v) : v;
     return got !== undefined && got.length === this.authToken.length && timingSafeEqual(got, this.authToken);
   }
+}
+
+/**
+ * A grpc-js streaming call as the transport-neutral handlers see it. `send` writes a
+ * serialized response (brokerService's responseSerialize passes a Buffer on); `ended`
+ * hears how the call ends.
+ */
+function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buffer) => void, ended: (code: string) => void): StreamCallIO {
+  return {
+    headroom: 0,
+    pause: () => call.pause(),
+    resume: () => call.resume(),
+    send: (res) => {
+      if (!call.destroyed && !call.writableEnded) send(res);
+    },
+    end: () => {
+      ended('OK');
+      if (!call.writableEnded && !call.destroyed) call.end();
+    },
+    fail: (e) => {
+      ended(codeOf(e));
+      call.emit('error', toServiceError(e));
+    },
+  };
 }
 
 /** Hands a grpc-js streaming call's requests and its end to the transport-neutral handler. */

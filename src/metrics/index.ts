@@ -4,8 +4,7 @@
  * publish and delivery paths count nothing extra (rates come from the offsets:
  * `rate(uringmq_partition_end_offset[1m])` is the publish rate in records/s). The one
  * exception is the gRPC server's per-request counter and latency histogram: one
- * observation per unary call or PublishStream batch (about half a microsecond), none
- * per record or delivery.
+ * observation per unary call or PublishStream batch, none per record or delivery.
  * `MetricsServer` serves it on GET /metrics, with GET /healthz, over node:http.
  */
 import * as http from 'node:http';
