@@ -2,7 +2,7 @@
  * gRPC broker throughput and latency, client and server in separate processes on
  * this machine, 100-byte records, durability 'sync' (override: --durability none).
  *
- *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-streams grpc-js]
+ *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-streams grpc-js] [--freeze-probe]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
@@ -29,6 +29,7 @@ import { brokerService } from '../src/grpc/service';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { nodeScriptArgs } from '../src/bench/node_script';
 import { arg, flag } from './args';
+import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
 
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
@@ -54,6 +55,12 @@ const SERVER_DEFAULTS = flag('server-node-defaults');
  */
 const SERVER_STREAMS = arg('server-streams', 'direct');
 if (SERVER_STREAMS !== 'direct' && SERVER_STREAMS !== 'grpc-js') throw new Error(`--server-streams takes direct or grpc-js, not ${SERVER_STREAMS}`);
+/**
+ * --freeze-probe: run bench/native/freeze_probe.cc beside each latency case (one
+ * real-time thread per CPU, waking every 2 ms) and print how often the VM itself was
+ * off the CPU during it. Off by default: the probe's own wake-ups are load.
+ */
+const FREEZE_PROBE = flag('freeze-probe');
 
 interface Row {
   name: string;
@@ -261,15 +268,24 @@ async function main(): Promise<void> {
     // cases this process (the measuring client) carries the GC aftermath of consuming
     // millions of messages, and its pauses showed as several ms at p99 (7 ms at 10k/s
     // in one run, 2.8 ms with the latency cases first, same code and hour).
-    const e2e: Array<E2e & { raw: Floor; h2: Floor; h2Durable: Floor; tcp: Floor; disk: Lat; diskBackToBack: Lat }> = [];
+    const e2e: Array<E2e & { raw: Floor; h2: Floor; h2Durable: Floor; tcp: Floor; disk: Lat; diskBackToBack: Lat; frozen: Freezes }> = [];
     for (const rate of only === 'throughput' ? [] : arg('rates', '1000,5000,10000').split(',').map(Number)) {
       const disk = await diskSyncLatency(dir, Math.min(rate, 1000), 3);
       const diskBackToBack = await diskSyncLatency(dir, 0, 1);
-      const tcp = await tcpRoundTrip(ports.tcp, rate, Math.max(3, SECONDS));
-      const raw = await rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS));
-      const h2 = await h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS));
-      const h2Durable = await h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS), true);
-      e2e.push({ ...(await endToEnd(client, rate, Math.max(3, SECONDS))), raw, h2, h2Durable, tcp, disk, diskBackToBack });
+      const frozen: Freezes = {};
+      const probed = async <T>(k: keyof Freezes, run: () => Promise<T>): Promise<T> => {
+        const probe = FREEZE_PROBE ? startFreezeProbe() : null;
+        try {
+          return await run();
+        } finally {
+          if (probe) frozen[k] = await probe.stop();
+        }
+      };
+      const tcp = await probed('tcp', () => tcpRoundTrip(ports.tcp, rate, Math.max(3, SECONDS)));
+      const raw = await probed('raw', () => rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS)));
+      const h2 = await probed('h2', () => h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS)));
+      const h2Durable = await probed('h2Durable', () => h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS), true));
+      e2e.push({ ...(await probed('e2e', () => endToEnd(client, rate, Math.max(3, SECONDS)))), raw, h2, h2Durable, tcp, disk, diskBackToBack, frozen });
     }
     if (only !== 'e2e') {
     // Ceiling: bare stream with one bytes message per 1000-record batch. The host's
@@ -419,6 +435,17 @@ async function main(): Promise<void> {
     console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare grpc-js stream round trip | bare node:http2 round trip | durable node:http2 round trip | TCP echo round trip | disk sync write | disk sync write, back to back |');
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.h2)} | ${f(e.h2Durable)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
+    if (e2e.some((e) => e.frozen.e2e)) {
+      const realtime = e2e.every((e) => Object.values(e.frozen).every((r) => r.realtime));
+      console.log('\nHost stops during each latency case (--freeze-probe): one thread per vCPU at real-time priority wakes every 2 ms;');
+      console.log('a wake-up more than 4 ms late means the VM itself was off the CPU. Count of those / the latest in ms / the share');
+      console.log('of them due within the busiest 20 ms of a 100 ms clock grid (~0.2 when they fall at random, near 1 when the host');
+      console.log(`stops the VM once per 100 ms period)${realtime ? '' : '. The probes could not get real-time priority (not root?): their lateness includes the guest\'s own scheduling'}:\n`);
+      console.log('| rate (msgs/s) | TCP echo | bare grpc-js stream | bare node:http2 | durable node:http2 | end to end through the broker |');
+      console.log('|---:|---:|---:|---:|---:|---:|');
+      const cell = (r: FreezeResult | undefined) => (r ? freezeCell(r) : '—');
+      for (const e of e2e) console.log(`| ${e.rate} | ${cell(e.frozen.tcp)} | ${cell(e.frozen.raw)} | ${cell(e.frozen.h2)} | ${cell(e.frozen.h2Durable)} | ${cell(e.frozen.e2e)} |`);
+    }
     if (e2e.some((e) => e.cpu)) {
       console.log('\nCPU time per message in the end-to-end cases, µs by thread (schedstat from the first measured send to the last;');
       console.log("the sender's wake-ups are the client main thread's), and how much of the 2 vCPUs they used:\n");
@@ -682,6 +709,9 @@ async function diskSyncLatency(dir: string, perSecond: number, seconds: number):
   }
   return lat(h);
 }
+
+/** What the freeze probe saw during each latency case (with --freeze-probe). */
+type Freezes = Partial<Record<'tcp' | 'raw' | 'h2' | 'h2Durable' | 'e2e', FreezeResult>>;
 
 interface E2e {
   rate: number;
