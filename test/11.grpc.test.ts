@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
+import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -7,6 +8,7 @@ import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
 import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
+import { metricsRegistry } from '../src/metrics';
 import { sleep, startServer, type Running } from './helpers';
 
 /** A bare grpc-js client using only the .proto messages: what another language would do. */
@@ -575,6 +577,55 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     const t0 = Date.now();
     await assert.rejects(p.send('t', { value: 'x' }), (e: { code?: string }) => e.code === 'UNAVAILABLE');
     assert.ok(Date.now() - t0 < 5000, 'rejected near its deadline');
+  });
+
+  it('connections past maxConnections are closed on arrival: the client gets UNAVAILABLE, open ones keep working, a new one gets in once one closes', async () => {
+    const s = await startServer({ maxConnections: 2 }); // its own client's channel is one
+    const extra: Array<{ close(): Promise<void> }> = [];
+    // A second connection: a bare HTTP/2 session (clients made with the same options
+    // in one process share grpc-js's connection, so connect() would not open one).
+    const session = http2.connect(`http://${s.address}`);
+    session.on('error', () => undefined);
+    try {
+      await new Promise((resolve) => session.once('connect', resolve));
+      const until = Date.now() + 5000;
+      while (s.server.openConnections < 2 && Date.now() < until) await sleep(10);
+      assert.equal(s.server.openConnections, 2);
+      // Options unlike the first client's: a connection of its own, refused.
+      const t0 = Date.now();
+      await assert.rejects(connect(s.address, { connectTimeoutMs: 1500, maxMessageBytes: 8 << 20 }), (e: unknown) => e instanceof UringmqError && e.code === 'UNAVAILABLE');
+      assert.ok(Date.now() - t0 < 10_000);
+      assert.ok(s.server.refusedConnections >= 1, `refused ${s.server.refusedConnections}`);
+      // A producer's stream needs a connection of its own: refused the same way, and
+      // the send fails with UNAVAILABLE once its delivery timeout is spent.
+      await s.client.createTopic('t', { partitions: 1 });
+      const p = s.client.producer({ lingerMs: 0, deliveryTimeoutMs: 1500 });
+      await assert.rejects(p.send('t', { value: 'x' }), (e: unknown) => e instanceof UringmqError && e.code === 'UNAVAILABLE');
+      await p.close().catch(() => undefined);
+      // The admitted connections still serve.
+      assert.deepEqual(await s.client.listTopics(), ['t']);
+      assert.ok(!session.destroyed);
+      const registry = metricsRegistry(s.broker, { server: s.server, processMetrics: false });
+      const text = await registry.metrics();
+      assert.match(text, /^uringmq_grpc_open_connections 2$/m);
+      const refused = Number(/^uringmq_grpc_connections_refused_total (\d+)$/m.exec(text)?.[1]);
+      assert.equal(refused, s.server.refusedConnections);
+      session.close();
+      while (s.server.openConnections > 1 && Date.now() < until + 5000) await sleep(10);
+      const c3 = await connect(s.address, { maxMessageBytes: 8 << 20 });
+      extra.push(c3);
+      assert.deepEqual(await c3.listTopics(), ['t']);
+      assert.equal((await s.broker.describeTopic('t')).partitions[0]!.endOffset, 0, 'nothing written by the refused producer');
+    } finally {
+      session.destroy();
+      for (const c of extra) await c.close();
+      await s.stop();
+    }
+  });
+
+  it('maxConnections outside 1..1000000 is refused at start', async () => {
+    for (const bad of [0, -1, 1.5, 2_000_000, '10' as unknown as number])
+      await assert.rejects(startServer({ maxConnections: bad }), (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && /maxConnections/.test(e.message));
   });
 
   it('stop() cuts a call still open when its grace ends: every connection is closed when it returns', async () => {

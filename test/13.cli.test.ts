@@ -166,6 +166,7 @@ describe('CLI', function () {
       [{ fetchPort: 70000 }, /INVALID_ARGUMENT: fetchPort must be an integer between 0 and 65535/],
       [{ producerStateScanBytes: -1 }, /INVALID_ARGUMENT: producerStateScanBytes must be a non-negative integer, got -1/],
       [{ maxRecordBytes: 0 }, /INVALID_ARGUMENT: maxRecordBytes/],
+      [{ maxConnections: 0 }, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/],
       [{ durability: -5 }, /INVALID_ARGUMENT: setting "durability" in .*: durability is 'sync', 'none' or a sync interval in ms/],
     ];
     for (const [settings, err] of bad) {

@@ -61,6 +61,7 @@ interface ServeConfig {
   maxConnectionAgeGraceMs?: number;
   maxMessageBytes?: number;
   maxConcurrentStreams?: number;
+  maxConnections?: number;
   /** write-queue backpressure (BrokerOptions) */
   writeHighWaterBytes?: number;
   maxQueuedBytes?: number;
@@ -100,6 +101,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxConnectionAgeGraceMs: 'number',
   maxMessageBytes: 'number',
   maxConcurrentStreams: 'number',
+  maxConnections: 'number',
   writeHighWaterBytes: 'number',
   maxBatchBytes: 'number',
   maxRecordBytes: 'number',
@@ -167,6 +169,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxConnectionAgeGraceMs = envInt('URINGMQ_MAX_CONNECTION_AGE_GRACE_MS') ?? cfg.maxConnectionAgeGraceMs;
   cfg.maxMessageBytes = envInt('URINGMQ_MAX_MESSAGE_BYTES') ?? cfg.maxMessageBytes;
   cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
+  cfg.maxConnections = envInt('URINGMQ_MAX_CONNECTIONS') ?? cfg.maxConnections;
   cfg.writeHighWaterBytes = envInt('URINGMQ_WRITE_HIGH_WATER_BYTES') ?? cfg.writeHighWaterBytes;
   cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
   cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
@@ -220,7 +223,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key');
     opts.tls = { cert: fs.readFileSync(cfg.tlsCert), key: fs.readFileSync(cfg.tlsKey) };
   }
-  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams'] as const)
+  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections'] as const)
     if (cfg[k] !== undefined) (opts as unknown as Record<string, unknown>)[k] = cfg[k];
   let server: BrokerServer;
   try {
@@ -334,6 +337,7 @@ export function program(): Command {
     .option('--max-connection-age-grace-ms <ms>', 'grace for calls on a recycled connection', int('max-connection-age-grace-ms'))
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
+    .option('--max-connections <n>', 'open client connections at most; more are closed on arrival (default 1024)', int('max-connections'))
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
     .option('--max-record-bytes <n>', 'largest encoded record accepted (default 1 MiB; at most --max-batch-bytes - 1024)', int('max-record-bytes'))
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))

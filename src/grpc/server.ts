@@ -60,6 +60,14 @@ export interface ServerOptions extends KeepaliveOptions {
   maxMessageBytes?: number;
   /** Streaming calls (PublishStream, Subscribe) open at once; more get RESOURCE_EXHAUSTED (default 1000). */
   maxConcurrentStreams?: number;
+  /**
+   * Client connections open at once (default 1024, as the fetch plane's); more are
+   * closed as they arrive, which a client sees as UNAVAILABLE. Each connection may
+   * hold up to its HTTP/2 window (64 MiB) of requests not yet read, so this also
+   * bounds that memory. A Node client uses one connection for its unary calls and
+   * one per producer stream and consumer.
+   */
+  maxConnections?: number;
   /** Batches in flight per PublishStream before the server stops reading it (default 256). */
   maxInFlightPerStream?: number;
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
@@ -108,6 +116,12 @@ export class BrokerServer {
   private readonly server: grpc.Server;
   private readonly log: Logger | undefined;
   private readonly maxStreams: number;
+  private readonly maxConnections: number;
+  private connectionsOpen = 0;
+  private connectionsRefused = 0;
+  /** Refusals not yet logged, and when the last warning went out (at most one per 10 s). */
+  private refusedUnlogged = 0;
+  private refusedLoggedAt = 0;
   private readonly maxInFlight: number;
   /** grpc-js's limit on each message this server sends (and receives). */
   private readonly maxMessageBytes: number;
@@ -135,6 +149,7 @@ export class BrokerServer {
     const MAX_MS = 2 ** 31 - 1; // grpc-js and Node timers take 32-bit milliseconds
     this.maxStreams = opt(opts.maxConcurrentStreams, 'maxConcurrentStreams', 1000, 1, 1_000_000);
     this.maxInFlight = opt(opts.maxInFlightPerStream, 'maxInFlightPerStream', 256, 1, 65_536);
+    this.maxConnections = opt(opts.maxConnections, 'maxConnections', 1024, 1, 1_000_000);
     if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || opts.authToken.length === 0)) throw invalid('authToken must be a non-empty string');
     if (opts.permitWithoutStream !== undefined && typeof opts.permitWithoutStream !== 'boolean') throw invalid(`permitWithoutStream must be true or false, got ${JSON.stringify(opts.permitWithoutStream)}`);
     if (opts.host !== undefined && (typeof opts.host !== 'string' || opts.host.length === 0)) throw invalid('host must be a non-empty string');
@@ -183,7 +198,7 @@ export class BrokerServer {
     const host = opts.host ?? '127.0.0.1';
     const addr = `${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 50051}`;
     s.port = await new Promise<number>((resolve, reject) => s.server.bindAsync(addr, creds, (err, port) => (err ? reject(err) : resolve(port))));
-    s.disableNagle();
+    s.tuneListeners();
     // Deliveries carry whole batches: one the broker takes (maxBatchBytes) but this
     // server cannot send would stall every reader of its partition.
     if (s.maxMessageBytes < s.broker.maxBatchBytes + 64 * 1024)
@@ -196,19 +211,28 @@ export class BrokerServer {
   }
 
   /**
-   * grpc-js sets TCP_NODELAY on client sockets but not on accepted ones, so small
-   * server writes (publish acks, single-message deliveries) can sit in Nagle's buffer
-   * until the peer's delayed ACK: tens of ms at p99. grpc-js has no option for it, so
-   * reach its http2 servers (a private field; if it moves, we only lose the tweak).
+   * What grpc-js has no option for, set on its http2 servers (a private field; if it
+   * moves, the server starts without these and says so).
+   * - TCP_NODELAY: grpc-js sets it on client sockets but not on accepted ones, so small
+   *   server writes (publish acks, single-message deliveries) can sit in Nagle's buffer
+   *   until the peer's delayed ACK: tens of ms at p99.
+   * - The connection cap: net.Server's own maxConnections, which closes a connection
+   *   past it before any HTTP/2 is spoken on it (the cheapest refusal there is).
    */
-  private disableNagle(): void {
+  private tuneListeners(): void {
     const servers = (this.server as unknown as { http2Servers?: Map<import('node:net').Server, unknown> }).http2Servers;
     if (!(servers instanceof Map)) {
-      this.log?.warn('cannot set TCP_NODELAY on accepted connections (grpc-js internals changed)');
+      this.log?.warn('cannot set TCP_NODELAY or the connection cap on accepted connections (grpc-js internals changed)');
       return;
     }
     for (const srv of servers.keys()) {
-      srv.on('connection', (sock: import('node:net').Socket) => sock.setNoDelay(true));
+      srv.maxConnections = this.maxConnections;
+      srv.on('drop', () => this.connectionRefused());
+      srv.on('connection', (sock: import('node:net').Socket) => {
+        sock.setNoDelay(true);
+        this.connectionsOpen++;
+        sock.once('close', () => this.connectionsOpen--);
+      });
       // HTTP/2's default 64 KiB receive window caps a publish stream at one window
       // per round trip; batches are ~100 KiB each, so widen it (per stream and per
       // connection). Same private-field caveat as above.
@@ -226,6 +250,26 @@ export class BrokerServer {
   /** PublishStream and Subscribe calls open now. */
   get openStreams(): number {
     return this.streams.size;
+  }
+
+  /** Client connections open now. */
+  get openConnections(): number {
+    return this.connectionsOpen;
+  }
+
+  /** Connections closed on arrival because maxConnections were open, since start. */
+  get refusedConnections(): number {
+    return this.connectionsRefused;
+  }
+
+  private connectionRefused(): void {
+    this.connectionsRefused++;
+    this.refusedUnlogged++;
+    const now = Date.now();
+    if (now - this.refusedLoggedAt < 10_000) return;
+    this.log?.warn({ refused: this.refusedUnlogged, maxConnections: this.maxConnections }, 'connections refused: maxConnections are open');
+    this.refusedLoggedAt = now;
+    this.refusedUnlogged = 0;
   }
 
   /**

@@ -67,6 +67,18 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const up = new Gauge({ name: 'uringmq_up', help: '1 while the broker is open', registers, collect });
   const streams = opts.server ? new Gauge({ name: 'uringmq_grpc_open_streams', help: 'PublishStream and Subscribe calls open on the gRPC server', registers, collect }) : null;
   if (opts.server) {
+    const server = opts.server;
+    new Gauge({ name: 'uringmq_grpc_open_connections', help: 'Client connections open on the gRPC server', registers, collect() { this.set(server.openConnections); } });
+    let seenRefused = 0;
+    new Counter({
+      name: 'uringmq_grpc_connections_refused_total',
+      help: 'Connections the gRPC server closed on arrival because maxConnections were open',
+      registers,
+      collect() {
+        if (server.refusedConnections > seenRefused) this.inc(server.refusedConnections - seenRefused);
+        seenRefused = server.refusedConnections;
+      },
+    });
     // Counted as they happen (a scrape cannot read them back): a handful of methods
     // times the uringmq error codes bounds the series.
     const requests = new Counter({ name: 'uringmq_grpc_requests_total', help: 'gRPC requests answered: unary calls, and each batch of a PublishStream; code is OK or the uringmq error code', labelNames: ['method', 'code'], registers });
