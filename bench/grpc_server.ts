@@ -24,7 +24,10 @@ async function main(): Promise<void> {
   const raw = new grpc.Server({ 'grpc.max_receive_message_length': 64 << 20, 'grpc.enable_channelz': 0 }) // as the broker's server;
   const id = (b: Buffer) => b;
   raw.addService(
-    { echo: { path: '/bench.Raw/Stream', requestStream: true, responseStream: true, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } },
+    {
+      echo: { path: '/bench.Raw/Stream', requestStream: true, responseStream: true, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id },
+      unary: { path: '/bench.Raw/Unary', requestStream: false, responseStream: false, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id },
+    },
     {
       echo: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
         // The ack echoes the message's first 16 bytes (latency probes put their
@@ -32,6 +35,8 @@ async function main(): Promise<void> {
         call.on('data', (m: Buffer) => call.write(m.subarray(0, 16)));
         call.on('end', () => call.end());
       },
+      // The same answer to a unary call: the ceiling of one record per call.
+      unary: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, call.request.subarray(0, 16)),
     },
   );
   const rawPort = await new Promise<number>((resolve, reject) =>
