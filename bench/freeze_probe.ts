@@ -31,15 +31,17 @@ export interface FreezeResult {
   writesOver4?: number;
 }
 
-const SOURCE = path.resolve(__dirname, '../../bench/native/freeze_probe.cc');
-const BINARY = path.resolve(__dirname, '../../build/freeze_probe');
+/** The repository: this file runs from bench/ (tsx) or dist/bench/ (compiled). */
+const ROOT = path.resolve(__dirname, fs.existsSync(path.join(__dirname, '..', 'package.json')) ? '..' : '../..');
+const SOURCE = path.join(ROOT, 'bench', 'native', 'freeze_probe.cc');
+const BINARY = path.join(ROOT, 'build', 'freeze_probe');
 
 /** The probe's path, built if missing or older than its source. */
 export function freezeProbe(): string {
   const stale = !fs.existsSync(BINARY) || fs.statSync(BINARY).mtimeMs < fs.statSync(SOURCE).mtimeMs;
   if (stale) {
     fs.mkdirSync(path.dirname(BINARY), { recursive: true });
-    execFileSync('g++', ['-std=c++17', '-O2', '-Wall', '-Wextra', '-Werror', '-pthread', SOURCE, '-o', BINARY], { stdio: 'inherit' });
+    execFileSync('g++', ['-std=c++17', '-O2', '-Wall', '-Wextra', '-pthread', SOURCE, '-o', BINARY], { stdio: 'inherit' });
   }
   return BINARY;
 }

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { tmpDir, expectCode } from './helpers';
 import { BenchAbortedError } from '../src/bench/breaker';
@@ -10,6 +11,7 @@ import { createTicker } from '../src/native';
 import { runBench, type RunOptions } from '../src/bench/runner';
 import type { BenchResults, Sample, StepResult } from '../src/bench/results';
 import { readWorkloadFile, resolveWorkload, type WorkloadInput } from '../src/bench/workload';
+import { freezeProbe, runFreezeProbe } from '../bench/freeze_probe';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
 
@@ -323,6 +325,26 @@ describe('bench harness (uringmq bench)', function () {
       t.start(Number(process.hrtime.bigint()) + 1e6, 1e6);`], { encoding: 'utf8', timeout: 10_000 });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim(), 'uncaught: tick threw');
+  });
+
+  it('freeze probe (bench:host): builds, wakes on every CPU, runs its write load and removes the file; bad arguments exit 2', function () {
+    this.timeout(120_000);
+    const dir = tmpDir();
+    const file = path.join(dir, 'probe.bin');
+    const r = runFreezeProbe(1, ['--spin', '1', '--write-rate', '200', '--file', file]);
+    assert.equal(r.cpus, os.cpus().length);
+    assert.equal(r.lateByCpu.length, r.cpus);
+    // 500 wake-ups a second on each CPU are due; far fewer means the probe is not waking.
+    assert.ok(r.wakeups >= 100 * r.cpus, `wake-ups ${r.wakeups}`);
+    assert.equal(r.bins.reduce((a, b) => a + b, 0), r.late);
+    assert.ok(r.writes! >= 20 && r.writes! <= 400, `writes ${r.writes}`);
+    assert.ok(r.writeP50! > 0 && r.writeP50! <= r.writeMax!);
+    assert.ok(!fs.existsSync(file), 'the write load removes its file');
+    for (const bad of [['--write-rate', '10'], ['--bogus'], ['--seconds']]) {
+      const res = spawnSync(freezeProbe(), bad, { encoding: 'utf8' });
+      assert.equal(res.status, 2, `${bad.join(' ')}: ${res.stderr}`);
+      assert.match(res.stderr, /^freeze_probe: /);
+    }
   });
 
   it('flamegraph: folds perf script output, naming JavaScript, addon, native and kernel frames', () => {
