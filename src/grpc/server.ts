@@ -217,7 +217,9 @@ export class BrokerServer {
    *   server writes (publish acks, single-message deliveries) can sit in Nagle's buffer
    *   until the peer's delayed ACK: tens of ms at p99.
    * - The connection cap: net.Server's own maxConnections, which closes a connection
-   *   past it before any HTTP/2 is spoken on it (the cheapest refusal there is).
+   *   past it before any HTTP/2 is spoken on it (the cheapest refusal there is). It
+   *   counts per listener, and grpc-js makes one per address a host name resolves to
+   *   ('localhost': 127.0.0.1 and ::1), so the total over all of them is checked too.
    */
   private tuneListeners(): void {
     const servers = (this.server as unknown as { http2Servers?: Map<import('node:net').Server, unknown> }).http2Servers;
@@ -229,6 +231,11 @@ export class BrokerServer {
       srv.maxConnections = this.maxConnections;
       srv.on('drop', () => this.connectionRefused());
       srv.on('connection', (sock: import('node:net').Socket) => {
+        if (this.connectionsOpen >= this.maxConnections) {
+          sock.destroy();
+          this.connectionRefused();
+          return;
+        }
         sock.setNoDelay(true);
         this.connectionsOpen++;
         sock.once('close', () => this.connectionsOpen--);
