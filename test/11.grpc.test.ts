@@ -592,9 +592,7 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       while (s.server.openConnections < 2 && Date.now() < until) await sleep(10);
       assert.equal(s.server.openConnections, 2);
       // Options unlike the first client's: a connection of its own, refused.
-      const t0 = Date.now();
       await assert.rejects(connect(s.address, { connectTimeoutMs: 1500, maxMessageBytes: 8 << 20 }), (e: unknown) => e instanceof UringmqError && e.code === 'UNAVAILABLE');
-      assert.ok(Date.now() - t0 < 10_000);
       assert.ok(s.server.refusedConnections >= 1, `refused ${s.server.refusedConnections}`);
       // A producer's stream needs a connection of its own: refused the same way, and
       // the send fails with UNAVAILABLE once its delivery timeout is spent.
@@ -606,10 +604,12 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       assert.deepEqual(await s.client.listTopics(), ['t']);
       assert.ok(!session.destroyed);
       const registry = metricsRegistry(s.broker, { server: s.server, processMetrics: false });
+      const refusedBefore = s.server.refusedConnections;
       const text = await registry.metrics();
       assert.match(text, /^uringmq_grpc_open_connections 2$/m);
       const refused = Number(/^uringmq_grpc_connections_refused_total (\d+)$/m.exec(text)?.[1]);
-      assert.equal(refused, s.server.refusedConnections);
+      // The producer's stream may still be retrying: between the counts before and after.
+      assert.ok(refused >= refusedBefore && refused <= s.server.refusedConnections, `${refusedBefore} ≤ ${refused} ≤ ${s.server.refusedConnections}`);
       session.close();
       while (s.server.openConnections > 1 && Date.now() < until + 5000) await sleep(10);
       const c3 = await connect(s.address, { maxMessageBytes: 8 << 20 });
@@ -620,6 +620,27 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       session.destroy();
       for (const c of extra) await c.close();
       await s.stop();
+    }
+  });
+
+  it('a connect() that fails closes its channel: no reconnecting in the background', async () => {
+    // A listener that takes each connection and closes it: every grpc-js reconnect shows here.
+    let accepted = 0;
+    const srv = net.createServer((sock) => {
+      accepted++;
+      sock.destroy();
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (srv.address() as net.AddressInfo).port;
+      await assert.rejects(connect(`127.0.0.1:${port}`, { connectTimeoutMs: 600 }), (e: unknown) => e instanceof UringmqError && e.code === 'UNAVAILABLE');
+      assert.ok(accepted >= 1);
+      await sleep(300); // an attempt already under way when it closed may still land
+      const after = accepted;
+      await sleep(2000); // grpc-js retries from 100 ms with backoff: several tries fit
+      assert.equal(accepted, after, 'the failed client kept reconnecting');
+    } finally {
+      srv.close();
     }
   });
 

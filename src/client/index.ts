@@ -92,7 +92,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function connect(address: string, opts: ConnectOptions = {}): Promise<Client> {
   if (typeof address !== 'string' || !address) throw invalid('connect(address) needs "host:port"');
   const c = new Client(address, opts);
-  await c.ready(opts.connectTimeoutMs ?? 10_000);
+  try {
+    await c.ready(opts.connectTimeoutMs ?? 10_000);
+  } catch (e) {
+    // Nobody holds the client: left open, its channel would keep reconnecting (with
+    // backoff, for good) to a server that refused or never answered.
+    await c.close();
+    throw e;
+  }
   return c;
 }
 
