@@ -1,7 +1,7 @@
 /**
  * Runs bench/native/freeze_probe.cc: one real-time thread per CPU that wakes every 2 ms
  * and records how late it was. A wake-up late by more than 4 ms on a thread nothing in
- * the guest outranks means the VM was off the CPU (see the .cc's header). Built with
+ * the guest outranks means its vCPU was off the CPU (see the .cc's header). Built with
  * g++ on first use into build/freeze_probe (g++ is already needed for the addon).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -14,15 +14,19 @@ export interface FreezeResult {
   /** Whether the probes got SCHED_FIFO (root or CAP_SYS_NICE); without it they measure the guest's scheduler too. */
   realtime: boolean;
   wakeups: number;
-  /** Wake-ups more than 4 ms late, over all CPUs. */
+  /** Wake-ups more than 4 ms late, over all CPUs (one per stop: the schedule restarts after it). */
   late: number;
   late8: number;
+  /** The first CPU's late wake-ups during which every other CPU's probe was late too: the whole VM stopped. */
+  together: number;
   /** Their lateness summed, ms. */
   lateMs: number;
   maxMs: number;
   lateByCpu: number[];
   /** Late wake-ups by where they were due on a 100 ms grid of CLOCK_MONOTONIC, in 10 ms bins. */
   bins: number[];
+  /** Whether the writes used O_DIRECT (the file system may refuse it). */
+  direct?: boolean;
   writes?: number;
   writeP50?: number;
   writeP99?: number;
@@ -41,7 +45,14 @@ export function freezeProbe(): string {
   const stale = !fs.existsSync(BINARY) || fs.statSync(BINARY).mtimeMs < fs.statSync(SOURCE).mtimeMs;
   if (stale) {
     fs.mkdirSync(path.dirname(BINARY), { recursive: true });
-    execFileSync('g++', ['-std=c++17', '-O2', '-Wall', '-Wextra', '-pthread', SOURCE, '-o', BINARY], { stdio: 'inherit' });
+    // Built beside it and renamed, so that two benches starting at once never run a half-written file.
+    const tmp = `${BINARY}.${process.pid}`;
+    try {
+      execFileSync('g++', ['-std=c++17', '-O2', '-Wall', '-Wextra', '-pthread', SOURCE, '-o', tmp], { stdio: 'inherit' });
+      fs.renameSync(tmp, BINARY);
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
   }
   return BINARY;
 }
@@ -66,14 +77,24 @@ export function startFreezeProbe(): { stop(): Promise<FreezeResult> } {
   const args = ['--until-eof'];
   const child = spawn(freezeProbe(), args, { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
+  let failure: Error | null = null;
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.stdin.on('error', () => undefined); // a probe that died already: its exit code says why
+  // 'close', not 'exit': by then stdout has been read to its end.
+  const closed = new Promise<number | null>((resolve) => {
+    child.once('error', (e) => {
+      failure = e;
+      resolve(null);
+    });
+    child.once('close', (code) => resolve(code));
+  });
   return {
     async stop() {
       child.stdin.end();
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      const code = await exited;
+      const code = await closed;
       clearTimeout(timer);
+      if (failure) throw new Error(`freeze_probe: ${(failure as Error).message}`);
       if (code !== 0) throw new Error(`freeze_probe exited with ${code}`);
       return parse(out, args);
     },
@@ -92,7 +113,7 @@ export function gridShare(r: FreezeResult): string {
   return (best / r.late).toFixed(2);
 }
 
-/** "count / longest ms / grid share" for a table cell. */
+/** "stops of every CPU at once / late wake-ups on any CPU / longest ms / grid share" for a table cell. */
 export function freezeCell(r: FreezeResult): string {
-  return `${r.late} / ${r.maxMs.toFixed(1)} / ${gridShare(r)}`;
+  return `${r.together} / ${r.late} / ${r.maxMs.toFixed(1)} / ${gridShare(r)}`;
 }

@@ -57,8 +57,8 @@ const SERVER_STREAMS = arg('server-streams', 'direct');
 if (SERVER_STREAMS !== 'direct' && SERVER_STREAMS !== 'grpc-js') throw new Error(`--server-streams takes direct or grpc-js, not ${SERVER_STREAMS}`);
 /**
  * --freeze-probe: run bench/native/freeze_probe.cc beside each latency case (one
- * real-time thread per CPU, waking every 2 ms) and print how often the VM itself was
- * off the CPU during it. Off by default: the probe's own wake-ups are load.
+ * real-time thread per CPU, waking every 2 ms) and print how often the host took a
+ * vCPU, or all of them, away during it. Off by default: the probe's own wake-ups are load.
  */
 const FREEZE_PROBE = flag('freeze-probe');
 
@@ -193,7 +193,9 @@ function rawUnary(port: number, msgBytes: number, concurrency: number, stop: () 
         counter++;
       }
     }),
-  ).then(() => c.close());
+  )
+    .then(() => undefined)
+    .finally(() => c.close());
 }
 
 /**
@@ -290,11 +292,15 @@ async function main(): Promise<void> {
       const frozen: Freezes = {};
       const probed = async <T>(k: keyof Freezes, run: () => Promise<T>): Promise<T> => {
         const probe = FREEZE_PROBE ? startFreezeProbe() : null;
+        let result: T;
         try {
-          return await run();
-        } finally {
-          if (probe) frozen[k] = await probe.stop();
+          result = await run();
+        } catch (e) {
+          await probe?.stop().catch(() => undefined); // the case's own error is the one to see
+          throw e;
         }
+        if (probe) frozen[k] = await probe.stop();
+        return result;
       };
       const tcp = await probed('tcp', () => tcpRoundTrip(ports.tcp, rate, Math.max(3, SECONDS)));
       const raw = await probed('raw', () => rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS)));
@@ -455,9 +461,9 @@ async function main(): Promise<void> {
     if (e2e.some((e) => e.frozen.e2e)) {
       const realtime = e2e.every((e) => Object.values(e.frozen).every((r) => r.realtime));
       console.log('\nHost stops during each latency case (--freeze-probe): one thread per vCPU at real-time priority wakes every 2 ms;');
-      console.log('a wake-up more than 4 ms late means the VM itself was off the CPU. Count of those / the latest in ms / the share');
-      console.log('of them due within the busiest 20 ms of a 100 ms clock grid (~0.2 when they fall at random, near 1 when the host');
-      console.log(`stops the VM once per 100 ms period)${realtime ? '' : '. The probes could not get real-time priority (not root?): their lateness includes the guest\'s own scheduling'}:\n`);
+      console.log('a wake-up more than 4 ms late means its vCPU was off the CPU. Stops of every vCPU at once (the whole VM) / late');
+      console.log('wake-ups on any vCPU / the latest in ms / the share of them due within the busiest 20 ms of a 100 ms clock grid');
+      console.log(`(~0.2 when they fall at random, near 1 when the host stops the VM once per 100 ms period)${realtime ? '' : '. The probes could not get real-time priority (not root?): their lateness includes the guest\'s own scheduling'}:\n`);
       console.log('| rate (msgs/s) | TCP echo | bare grpc-js stream | bare node:http2 | durable node:http2 | end to end through the broker |');
       console.log('|---:|---:|---:|---:|---:|---:|');
       const cell = (r: FreezeResult | undefined) => (r ? freezeCell(r) : '—');

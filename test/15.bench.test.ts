@@ -334,13 +334,17 @@ describe('bench harness (uringmq bench)', function () {
     const r = runFreezeProbe(1, ['--spin', '1', '--write-rate', '200', '--file', file]);
     assert.equal(r.cpus, os.cpus().length);
     assert.equal(r.lateByCpu.length, r.cpus);
-    // 500 wake-ups a second on each CPU are due; far fewer means the probe is not waking.
-    assert.ok(r.wakeups >= 100 * r.cpus, `wake-ups ${r.wakeups}`);
+    // 500 wake-ups a second on each CPU are due; a handful means the probe is not waking.
+    assert.ok(r.wakeups >= 10 * r.cpus, `wake-ups ${r.wakeups}`);
     assert.equal(r.bins.reduce((a, b) => a + b, 0), r.late);
-    assert.ok(r.writes! >= 20 && r.writes! <= 400, `writes ${r.writes}`);
+    assert.equal(r.lateByCpu.reduce((a, b) => a + b, 0), r.late);
+    assert.ok(r.together >= 0 && r.together <= r.lateByCpu[0]!);
+    assert.equal(typeof r.direct, 'boolean');
+    // 200 are due in the second; a paced writer never writes more.
+    assert.ok(r.writes! >= 1 && r.writes! <= 201, `writes ${r.writes}`);
     assert.ok(r.writeP50! > 0 && r.writeP50! <= r.writeMax!);
     assert.ok(!fs.existsSync(file), 'the write load removes its file');
-    for (const bad of [['--write-rate', '10'], ['--bogus'], ['--seconds']]) {
+    for (const bad of [['--write-rate', '10'], ['--bogus'], ['--seconds'], ['--seconds', 'abc'], ['--seconds', '-1'], ['--spin', '2x']]) {
       const res = spawnSync(freezeProbe(), bad, { encoding: 'utf8' });
       assert.equal(res.status, 2, `${bad.join(' ')}: ${res.stderr}`);
       assert.match(res.stderr, /^freeze_probe: /);
