@@ -232,6 +232,9 @@ export class BrokerServer {
       srv.on('drop', () => this.connectionRefused());
       srv.on('connection', (sock: import('node:net').Socket) => {
         if (this.connectionsOpen >= this.maxConnections) {
+          // Past one listener's own cap but not the server's: the HTTP/2 server's
+          // listener, registered first, has made a session on it already; it goes
+          // with the socket.
           sock.destroy();
           this.connectionRefused();
           return;
