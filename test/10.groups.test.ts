@@ -671,8 +671,16 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
       await c.close();
     }
     const until = Date.now() + 10_000;
-    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(50);
-    assert.equal((await broker.describeTopic('t')).groups.length, 0, 'idle groups stay in memory');
+    while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(50);
+    assert.equal(broker.groups.describe('t').length, 0, 'idle groups stay in memory');
+    // Out of memory, still described, from their files: no members, where they were.
+    const d = await broker.describeTopic('t');
+    assert.deepEqual(d.groups.map((g) => g.group), Array.from({ length: 20 }, (_, g) => `g${g}`).sort());
+    for (const g of d.groups) {
+      assert.deepEqual(g.members, []);
+      assert.deepEqual(g.committed, [5]);
+      assert.deepEqual(g.lag, [5]);
+    }
     const c = broker.consumer({ topic: 't', group: 'g3', from: 'earliest' });
     const got = await take(c, 5);
     assert.deepEqual(got.map((m) => m.offset), [5, 6, 7, 8, 9], 'resumes from the committed offset on disk');
@@ -703,8 +711,8 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
       await c.close();
     }
     const until = Date.now() + 10_000;
-    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(50);
-    assert.equal((await broker.describeTopic('t')).groups.length, 0, 'idle groups stay in memory');
+    while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(50);
+    assert.equal(broker.groups.describe('t').length, 0, 'idle groups stay in memory');
     assert.equal(openOffsFiles(), 0, 'a group dropped while idle left its offsets file open');
     try {
       held!.ack(); // the message of a consumer closed long ago, of a group no longer in memory
@@ -1081,7 +1089,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await cu.close();
     const file = (g: string, t = 't') => path.join(dir, 'groups', g, `${t}.offs`);
     const until = Date.now() + 5000;
-    while ((await broker.describeTopic('t')).groups.length + (await broker.describeTopic('u')).groups.length > 0 && Date.now() < until) await sleep(20);
+    while (broker.groups.describe('t').length + broker.groups.describe('u').length > 0 && Date.now() < until) await sleep(20);
     // Written an hour ago: the files' mtime is when each group last committed.
     const hourAgo = new Date(Date.now() - 3_600_000);
     for (const f of [file('old'), file('both')]) fs.utimesSync(f, hourAgo, hourAgo);
@@ -1090,7 +1098,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await sleep(100);
     assert.deepEqual(await broker.groups.expireGroups(60_000), ['both/t']);
     await live.close();
-    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(20);
+    while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(20);
     fs.utimesSync(file('old'), hourAgo, hourAgo);
     assert.deepEqual(await broker.groups.expireGroups(60_000), ['old/t']);
     assert.equal(fs.existsSync(path.join(dir, 'groups', 'old')), false, 'an emptied group directory stays');
@@ -1119,7 +1127,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     fs.utimesSync(file, old, old);
     await c.close();
     await p.send('t', { value: 'published-while-down' });
-    while ((await broker.describeTopic('t')).groups.length > 0 && Date.now() < until) await sleep(20);
+    while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(20);
     await sleep(50); // the touch as it left memory
     assert.deepEqual(await broker.groups.expireGroups(7 * 86_400_000), []);
     const again = broker.consumer({ topic: 't', group: 'g', from: 'latest' });

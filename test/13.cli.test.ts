@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError } from '../src';
@@ -71,6 +72,74 @@ describe('CLI', function () {
       assert.equal(run(['topics', 'list', ...target]).out.trim(), '');
     });
   }
+
+  /** Waits for a child's exit, killing it (and failing) after `ms`. */
+  const exitOf = (child: ChildProcess, ms: number): Promise<number | null> =>
+    new Promise((resolve, reject) => {
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      const t = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`no exit within ${ms} ms`));
+      }, ms);
+      child.once('exit', (code) => {
+        clearTimeout(t);
+        resolve(code);
+      });
+    });
+
+  it('serve keeps serving once its stdout reader is gone (EPIPE from its first line on), and still stops cleanly on SIGTERM', async () => {
+    // A free port from the OS, as the ports line that tells it will not be read.
+    const port = await new Promise<number>((resolve) => {
+      const l = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (l.address() as net.AddressInfo).port;
+        l.close(() => resolve(p));
+      });
+    });
+    const dir = path.join(tmpDir(), 'data');
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'serve', '--dir', dir, '--port', String(port), '--no-fetch', '--no-metrics', '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.destroy(); // every line it writes, logs included, now fails with EPIPE
+    srv = { child } as ServerProcess; // killed by afterEach if the test fails
+    let client: Awaited<ReturnType<typeof connect>> | null = null;
+    const until = Date.now() + 30_000;
+    while (!client && Date.now() < until) {
+      client = await connect(`127.0.0.1:${port}`, { connectTimeoutMs: 1000 }).catch(() => null);
+      if (!client) assert.equal(child.exitCode, null, `serve exited: ${stderr}`);
+    }
+    assert.ok(client, `serve never answered: ${stderr}`);
+    try {
+      await client.createTopic('t', { partitions: 1 });
+      const p = client.producer({ lingerMs: 0 });
+      await p.send('t', { value: 'after EPIPE' });
+      await p.close();
+      assert.equal((await client.describeTopic('t')).partitions[0]!.endOffset, 1);
+    } finally {
+      await client.close();
+    }
+    child.kill('SIGTERM');
+    assert.equal(await exitOf(child, 30_000), 0, stderr);
+    assert.doesNotMatch(stderr, /Error|EPIPE/);
+  });
+
+  it('consume ends with status 0 once its stdout reader is gone, without acking what it could not print', async () => {
+    const dir = path.join(tmpDir(), 'data');
+    assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);
+    assert.equal(run(['produce', 't', '--dir', dir], Array.from({ length: 2000 }, (_, i) => `line ${i} ${'x'.repeat(200)}`).join('\n')).code, 0);
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'consume', 't', '--group', 'g', '--from', 'earliest', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    // Read the first chunk, then go away: as `| head -1` does.
+    await new Promise((resolve) => child.stdout!.once('data', resolve));
+    child.stdout!.destroy();
+    assert.equal(await exitOf(child, 30_000), 0, stderr);
+    assert.doesNotMatch(stderr, /Error|EPIPE/);
+    // The data directory was closed cleanly, and not all 2000 were acked (the pipe holds
+    // 64 KiB, the lines ~210 bytes each): the group resumes where the reader stopped.
+    const again = run(['consume', 't', '--group', 'g', '--from', 'earliest', '--dir', dir, '--max', '1']);
+    assert.equal(again.code, 0, again.err);
+    assert.match(again.out, /^line \d+ x+\n$/);
+  });
 
   it('serve takes keepalive, connection age and the stream limit from the environment: it pings, refuses a stream past the limit, and sends GOAWAY at the age limit', async () => {
     const env: Record<string, string> = {

@@ -105,7 +105,12 @@ export interface PartitionDescription {
 
 export interface TopicDescription {
   name: string;
-  /** Consumer groups that have consumed this topic since the broker started. */
+  /**
+   * Consumer groups of this topic: those with members (or in memory), and those with
+   * none that have committed offsets on it in the data directory (members empty,
+   * generation 0; committed -1 where they never committed, with lag 0 there), until
+   * groupRetentionMs removes them.
+   */
   groups: GroupDescription[];
   partitions: PartitionDescription[];
   segmentBytes: number;
@@ -561,7 +566,27 @@ export class Broker {
 
   async describeTopic(name: string): Promise<TopicDescription> {
     this.assertOpen();
-    return this.describe(this.topicState(name));
+    this.topicState(name); // TOPIC_NOT_FOUND before reading any file
+    // Read first, described after: a group that joined meanwhile is listed live, once.
+    const saved = await this.groups.savedGroups(name);
+    this.assertOpen();
+    const d = this.describe(this.topicState(name));
+    const live = new Set(d.groups.map((g) => g.group));
+    for (const g of saved) {
+      if (live.has(g.group)) continue;
+      // Retention may have moved the log past an offset committed long ago: the group
+      // will read from the log's start, and its lag counts from there.
+      const committed = g.committed.map((c, i) => (c < 0 ? -1 : Math.max(c, d.partitions[i]?.startOffset ?? c)));
+      d.groups.push({
+        group: g.group,
+        generation: 0,
+        members: [],
+        committed,
+        lag: committed.map((c, i) => (c < 0 ? 0 : Math.max(0, (d.partitions[i]?.endOffset ?? c) - c))),
+      });
+    }
+    d.groups.sort((a, b) => (a.group < b.group ? -1 : 1));
+    return d;
   }
 
   private describe(t: TopicState): TopicDescription {

@@ -16,6 +16,7 @@ import { connect, type Client } from '../client';
 import { UringmqError } from '../errors';
 import { addBenchCommands } from '../bench/cli';
 import { MetricsServer, metricsRegistry } from '../metrics';
+import { logDestination } from './log_destination';
 
 const DEFAULT_DIR = './uringmq-data';
 
@@ -205,7 +206,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
 
 async function serve(flags: Record<string, unknown>): Promise<void> {
   const cfg = serveConfig(flags);
-  const log = pino({ level: cfg.logLevel, base: { service: 'uringmq' } });
+  const logs = logDestination();
+  const log = pino({ level: cfg.logLevel, base: { service: 'uringmq' } }, logs.stream);
   const broker = await Broker.open({
     dir: cfg.dir,
     durability: cfg.durability,
@@ -269,10 +271,10 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     }
     log.info({ signal: sig }, 'shutting down: finishing in-flight publishes, syncing');
     Promise.all([server.stop(), metrics?.close()]).then(
-      () => process.exit(0),
+      () => logs.close().then(() => process.exit(0)),
       (e) => {
         log.error({ err: e }, 'shutdown failed');
-        process.exit(1);
+        return logs.close().then(() => process.exit(1));
       },
     );
   };
@@ -284,6 +286,33 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   process.stdout.write(
     `${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port, ...(fetchPort !== undefined ? { fetchPort } : {}), ...(metrics ? { metricsPort: metrics.port } : {}) })}\n`,
   );
+}
+
+/**
+ * Once stdout's reader has gone (EPIPE: `uringmq consume … | head`), what prints stops
+ * and its command ends cleanly (status 0, as Unix tools do), where Node's default
+ * is an uncaught 'error' and a stack trace. `serve` goes on: only its ports line goes
+ * to process.stdout, and its logs stop by themselves (log_destination.ts).
+ */
+const stdoutClosedHooks = new Set<() => void>();
+let stdoutClosed = false;
+function watchStdout(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (stdoutClosed) return; // later writes fail too
+    if (e.code !== 'EPIPE') {
+      process.stderr.write(`uringmq: cannot write to stdout: ${e.message}\n`);
+      process.exit(2);
+    }
+    stdoutClosed = true;
+    for (const hook of stdoutClosedHooks) hook();
+  });
+}
+
+/** Prints one message; false once stdout can take no more (its write failed, reported synchronously for a pipe). */
+function print(line: string): boolean {
+  if (stdoutClosed) return false;
+  process.stdout.write(line);
+  return !process.stdout.destroyed;
 }
 
 interface Target {
@@ -448,11 +477,15 @@ export function program(): Command {
       if (o.transport === 'fetch' && (!o.group || !o.server)) throw new UringmqError('INVALID_ARGUMENT', '--transport fetch needs --group and --server');
       const t = await target(o);
       let n = 0;
+      let stopping = false;
       const stop = () => {
+        if (stopping) return;
+        stopping = true;
         void done(t).then(() => process.exit(0));
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
+      stdoutClosedHooks.add(stop);
       try {
         if (o.group) {
           const c = t.client
@@ -461,13 +494,14 @@ export function program(): Command {
               : t.client.consumer({ topic, group: o.group, from })
             : t.broker!.consumer({ topic, group: o.group, from });
           for await (const m of c) {
-            process.stdout.write(`${formatMessage(m, !!o.json)}\n`);
+            // Not printed, not acked: the group redelivers it to whoever reads next.
+            if (!print(`${formatMessage(m, !!o.json)}\n`)) break;
             m.ack();
             if (o.max !== undefined && ++n >= o.max) break;
           }
         } else if (t.broker) {
           for await (const m of t.broker.consumer({ topic, partition: o.partition, from })) {
-            process.stdout.write(`${formatMessage(m, !!o.json)}\n`);
+            if (!print(`${formatMessage(m, !!o.json)}\n`)) break;
             if (o.max !== undefined && ++n >= o.max) break;
           }
         } else {
@@ -481,7 +515,7 @@ export function program(): Command {
             for (let i = 0; i < parts.length; i++) {
               const msgs = await t.client!.fetch(topic, parts[i]!, pos[i]!, { maxWaitMs: parts.length === 1 ? 1000 : 100 });
               for (const m of msgs) {
-                process.stdout.write(`${formatMessage(m, !!o.json)}\n`);
+                if (!print(`${formatMessage(m, !!o.json)}\n`)) return;
                 pos[i] = m.offset + 1;
                 if (o.max !== undefined && ++n >= o.max) return;
               }
@@ -497,6 +531,7 @@ export function program(): Command {
 }
 
 if (require.main === module) {
+  watchStdout();
   program()
     .parseAsync(process.argv)
     .catch((e: unknown) => {

@@ -140,27 +140,17 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
         bytes.set(l, p.bytes);
         segments.set(l, p.segments);
       }
+      // Groups whose consumers are gone are listed too (from their offsets files): their
+      // lag still grows, and an alert on it must not go quiet when they leave.
       for (const g of t.groups) {
         const gl = { group: g.group, topic: name };
         members.set(gl, g.members.length);
         unacked.set(gl, g.members.reduce((n, m) => n + m.unacked, 0));
         stalled.set(gl, g.members.filter((m) => m.stalled).length);
-        g.committed.forEach((c, i) => committed.set({ ...gl, partition: String(i) }, c));
-        g.lag.forEach((n, i) => lag.set({ ...gl, partition: String(i) }, n));
-      }
-      // Groups whose consumers are gone still have a lag, and an alert on it must not
-      // go quiet when they leave: read from their state files.
-      for (const g of await broker.groups.savedGroups(name)) {
-        const gl = { group: g.group, topic: name };
-        members.set(gl, 0);
-        unacked.set(gl, 0);
-        stalled.set(gl, 0);
         g.committed.forEach((c, i) => {
-          const p = t.partitions[i];
-          if (c < 0 || !p) return; // never committed there: no position to measure from
-          const at = Math.max(c, p.startOffset);
-          committed.set({ ...gl, partition: String(i) }, at);
-          lag.set({ ...gl, partition: String(i) }, Math.max(0, p.endOffset - at));
+          if (c < 0) return; // never committed there: no position to measure from
+          committed.set({ ...gl, partition: String(i) }, c);
+          lag.set({ ...gl, partition: String(i) }, g.lag[i]!);
         });
       }
     }
