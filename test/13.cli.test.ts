@@ -240,10 +240,17 @@ describe('CLI', function () {
     ];
     for (const [settings, err] of bad) {
       fs.writeFileSync(cfg, JSON.stringify(settings));
-      const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'data')]);
+      const fresh = path.join(dir, 'never-made');
+      const r = run(['serve', '--config', cfg, '--port', '0', '--dir', fresh]);
       assert.equal(r.code, 2, `${JSON.stringify(settings)}: ${r.err}`);
       assert.match(r.err, err);
+      assert.ok(!fs.existsSync(fresh), `${JSON.stringify(settings)} made the data directory before it was refused`);
     }
+    // Out of range from a flag: the same error and status, nothing made.
+    const flagged = run(['serve', '--max-connections', '0', '--port', '0', '--dir', path.join(dir, 'never-made')]);
+    assert.equal(flagged.code, 2, flagged.err);
+    assert.match(flagged.err, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/);
+    assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
     // The environment's values are checked as strictly, and the variable is named.
     const badEnv: Array<[Record<string, string>, RegExp]> = [
       [{ URINGMQ_PORT: 'abc' }, /INVALID_ARGUMENT: URINGMQ_PORT must be a non-negative integer, got "abc"/],

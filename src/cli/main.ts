@@ -208,6 +208,23 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const cfg = serveConfig(flags);
   const logs = logDestination();
   const log = pino({ level: cfg.logLevel, base: { service: 'uringmq' } }, logs.stream);
+  // The server's settings and TLS files are checked before the data directory is
+  // opened (and perhaps created): a bad value leaves nothing behind.
+  const serverOpts: Omit<ServerOptions, 'broker'> = { host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
+  if (cfg.tlsCert || cfg.tlsKey) {
+    if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key');
+    const read = (file: string, what: string) => {
+      try {
+        return fs.readFileSync(file);
+      } catch (e) {
+        throw new UringmqError('INVALID_ARGUMENT', `cannot read the TLS ${what} ${file}: ${(e as Error).message}`);
+      }
+    };
+    serverOpts.tls = { cert: read(cfg.tlsCert, 'certificate'), key: read(cfg.tlsKey, 'key') };
+  }
+  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections'] as const)
+    if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
+  BrokerServer.checkOptions(serverOpts);
   const broker = await Broker.open({
     dir: cfg.dir,
     durability: cfg.durability,
@@ -220,13 +237,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     groupRetentionMs: cfg.groupRetentionMs,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
-  const opts: ServerOptions = { broker, host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
-  if (cfg.tlsCert || cfg.tlsKey) {
-    if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key');
-    opts.tls = { cert: fs.readFileSync(cfg.tlsCert), key: fs.readFileSync(cfg.tlsKey) };
-  }
-  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections'] as const)
-    if (cfg[k] !== undefined) (opts as unknown as Record<string, unknown>)[k] = cfg[k];
+  const opts: ServerOptions = { ...serverOpts, broker };
   let server: BrokerServer;
   try {
     server = await BrokerServer.start(opts);

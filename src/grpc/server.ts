@@ -111,6 +111,39 @@ function responseSender<T>(call: grpc.ServerDuplexStream<unknown, T>): (res: T) 
   return (res) => void call.write(res);
 }
 
+/**
+ * The server's numeric and typed settings, checked whatever set them (code, config
+ * file, environment): a string or a negative number would otherwise reach grpc-js or a
+ * comparison and quietly turn a limit off.
+ */
+function checkedOptions(opts: Omit<ServerOptions, 'broker'>) {
+  if (opts === null || typeof opts !== 'object') throw invalid('server options must be an object');
+  const opt = (v: number | undefined, name: string, dflt: number, min: number, max: number): number => {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalid(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const MAX_MS = 2 ** 31 - 1; // grpc-js and Node timers take 32-bit milliseconds
+  const c = {
+    maxStreams: opt(opts.maxConcurrentStreams, 'maxConcurrentStreams', 1000, 1, 1_000_000),
+    maxInFlight: opt(opts.maxInFlightPerStream, 'maxInFlightPerStream', 256, 1, 65_536),
+    maxConnections: opt(opts.maxConnections, 'maxConnections', 1024, 1, 1_000_000),
+    // At least 64 KiB (Fetch answers take maxMessageBytes - 4096); at most 256 MiB,
+    // four times the largest batch the log takes.
+    maxMessageBytes: opt(opts.maxMessageBytes, 'maxMessageBytes', 16 * MiB, 64 * 1024, 256 * MiB),
+    maxAge: opt(opts.maxConnectionAgeMs, 'maxConnectionAgeMs', 0, 0, MAX_MS),
+    maxAgeGrace: opt(opts.maxConnectionAgeGraceMs, 'maxConnectionAgeGraceMs', 0, 0, MAX_MS),
+    keepaliveTimeMs: opt(opts.keepaliveTimeMs, 'keepaliveTimeMs', 30_000, 1, MAX_MS),
+    keepaliveTimeoutMs: opt(opts.keepaliveTimeoutMs, 'keepaliveTimeoutMs', 10_000, 1, MAX_MS),
+  };
+  if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || opts.authToken.length === 0)) throw invalid('authToken must be a non-empty string');
+  if (opts.permitWithoutStream !== undefined && typeof opts.permitWithoutStream !== 'boolean') throw invalid(`permitWithoutStream must be true or false, got ${JSON.stringify(opts.permitWithoutStream)}`);
+  if (opts.host !== undefined && (typeof opts.host !== 'string' || opts.host.length === 0)) throw invalid('host must be a non-empty string');
+  opt(opts.port, 'port', 0, 0, 65_535);
+  if (opts.directStreams !== undefined && typeof opts.directStreams !== 'boolean') throw invalid(`directStreams must be true or false, got ${JSON.stringify(opts.directStreams)}`);
+  return c;
+}
+
 export class BrokerServer {
   readonly broker: Broker;
   private readonly server: grpc.Server;
@@ -134,38 +167,30 @@ export class BrokerServer {
   callObserver: CallObserver | null = null;
   port = 0;
 
+  /**
+   * Checks the settings alone, with the errors start() would give, so that a command
+   * line can refuse them before it opens (and creates) a data directory.
+   */
+  static checkOptions(opts: Omit<ServerOptions, 'broker'>): void {
+    checkedOptions(opts);
+  }
+
   private constructor(opts: ServerOptions) {
-    if (opts === null || typeof opts !== 'object') throw invalid('server options must be an object');
+    const c = checkedOptions(opts);
     this.broker = opts.broker;
     this.log = opts.logger;
-    // Checked here, whatever set them (code, config file, environment): a string or a
-    // negative number would otherwise reach grpc-js or a comparison and quietly turn a
-    // limit off.
-    const opt = (v: number | undefined, name: string, dflt: number, min: number, max: number): number => {
-      if (v === undefined) return dflt;
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalid(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(v)}`);
-      return v;
-    };
-    const MAX_MS = 2 ** 31 - 1; // grpc-js and Node timers take 32-bit milliseconds
-    this.maxStreams = opt(opts.maxConcurrentStreams, 'maxConcurrentStreams', 1000, 1, 1_000_000);
-    this.maxInFlight = opt(opts.maxInFlightPerStream, 'maxInFlightPerStream', 256, 1, 65_536);
-    this.maxConnections = opt(opts.maxConnections, 'maxConnections', 1024, 1, 1_000_000);
-    if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || opts.authToken.length === 0)) throw invalid('authToken must be a non-empty string');
-    if (opts.permitWithoutStream !== undefined && typeof opts.permitWithoutStream !== 'boolean') throw invalid(`permitWithoutStream must be true or false, got ${JSON.stringify(opts.permitWithoutStream)}`);
-    if (opts.host !== undefined && (typeof opts.host !== 'string' || opts.host.length === 0)) throw invalid('host must be a non-empty string');
-    opt(opts.port, 'port', 0, 0, 65_535);
+    this.maxStreams = c.maxStreams;
+    this.maxInFlight = c.maxInFlight;
+    this.maxConnections = c.maxConnections;
     this.authToken = opts.authToken === undefined ? null : Buffer.from(`Bearer ${opts.authToken}`);
-    // At least 64 KiB (Fetch answers take maxMessageBytes - 4096); at most 256 MiB,
-    // four times the largest batch the log takes.
-    const maxMsg = opt(opts.maxMessageBytes, 'maxMessageBytes', 16 * MiB, 64 * 1024, 256 * MiB);
+    const maxMsg = c.maxMessageBytes;
     this.maxMessageBytes = maxMsg;
-    const maxAge = opt(opts.maxConnectionAgeMs, 'maxConnectionAgeMs', 0, 0, MAX_MS);
-    const maxAgeGrace = opt(opts.maxConnectionAgeGraceMs, 'maxConnectionAgeGraceMs', 0, 0, MAX_MS);
+    const { maxAge, maxAgeGrace } = c;
     const channelOptions: grpc.ServerOptions = {
       'grpc.max_receive_message_length': maxMsg,
       'grpc.max_send_message_length': maxMsg,
-      'grpc.keepalive_time_ms': opt(opts.keepaliveTimeMs, 'keepaliveTimeMs', 30_000, 1, MAX_MS),
-      'grpc.keepalive_timeout_ms': opt(opts.keepaliveTimeoutMs, 'keepaliveTimeoutMs', 10_000, 1, MAX_MS),
+      'grpc.keepalive_time_ms': c.keepaliveTimeMs,
+      'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
       'grpc.keepalive_permit_without_calls': (opts.permitWithoutStream ?? true) ? 1 : 0,
       'grpc.http2.min_ping_interval_without_data_ms': 5_000,
       // Channelz (grpc-js's introspection service, which this server does not expose)
@@ -176,7 +201,6 @@ export class BrokerServer {
     if (maxAgeGrace) channelOptions['grpc.max_connection_age_grace_ms'] = maxAgeGrace;
     this.server = new grpc.Server(channelOptions);
     this.server.addService(brokerService, this.handlers());
-    if (opts.directStreams !== undefined && typeof opts.directStreams !== 'boolean') throw invalid(`directStreams must be true or false, got ${JSON.stringify(opts.directStreams)}`);
     if (opts.directStreams !== false) {
       const routed = routeDirectStreams(this.server, {
         maxMessageBytes: maxMsg,
