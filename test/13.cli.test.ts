@@ -56,6 +56,10 @@ describe('CLI', function () {
       assert.deepEqual(lines.map((l) => l.partition), [1, 1, 1]);
       const d = JSON.parse(run(['topics', 'describe', 'cli', ...target]).out);
       assert.equal(d.partitions[1].endOffset, 3);
+      // The group's consumer is gone; the group is still described, where it stopped.
+      const g = (d.groups as Array<{ group: string; committed: number[]; members: unknown[] }>).find((x) => x.group === 'g');
+      assert.ok(g, JSON.stringify(d.groups));
+      assert.equal(g.committed[1], 3);
       if (where === 'server') {
         // The same through the native fetch plane, as a member of another group.
         const fetchPort = Number(/"fetchPort":(\d+)/.exec(srv!.logs())![1]);
@@ -65,6 +69,11 @@ describe('CLI', function () {
       }
       r = run(['consume', 'cli', '--from', 'earliest', '--partition', '1', '--max', '2', ...target]);
       assert.deepEqual(r.out.trim().split('\n'), ['one', 'two']);
+      // An offset past a partition's end (partition 0 is empty) waits there, as on a
+      // data directory, rather than failing: the other partition is read meanwhile.
+      r = run(['consume', 'cli', '--from', '2', '--max', '1', ...target]);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, 'three\n');
       r = run(['topics', 'describe', 'nope', ...target]);
       assert.equal(r.code, 2);
       assert.match(r.err, /TOPIC_NOT_FOUND/);

@@ -17,6 +17,7 @@ import { UringmqError } from '../errors';
 import { addBenchCommands } from '../bench/cli';
 import { MetricsServer, metricsRegistry } from '../metrics';
 import { logDestination } from './log_destination';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const DEFAULT_DIR = './uringmq-data';
 
@@ -522,9 +523,21 @@ export function program(): Command {
             throw new UringmqError('INVALID_ARGUMENT', `partition ${o.partition} does not exist in topic ${topic} (${d.partitions.length} partitions)`);
           const parts = o.partition !== undefined ? [o.partition] : d.partitions.map((p) => p.partition);
           const pos = parts.map((p) => (from === 'earliest' ? d.partitions[p]!.startOffset : from === 'latest' ? d.partitions[p]!.endOffset : from.offset));
+          const maxWaitMs = parts.length === 1 ? 1000 : 100;
           for (;;) {
             for (let i = 0; i < parts.length; i++) {
-              const msgs = await t.client!.fetch(topic, parts[i]!, pos[i]!, { maxWaitMs: parts.length === 1 ? 1000 : 100 });
+              let msgs: Message[];
+              try {
+                msgs = await t.client!.fetch(topic, parts[i]!, pos[i]!, { maxWaitMs });
+              } catch (e) {
+                if (!(e instanceof UringmqError && e.code === 'OFFSET_OUT_OF_RANGE')) throw e;
+                // As the consumer on a data directory reads: from the log's start once
+                // retention passed the position, and not before the log reaches it.
+                const p = (await t.client!.describeTopic(topic)).partitions[parts[i]!]!;
+                if (pos[i]! < p.startOffset) pos[i] = p.startOffset;
+                else await sleep(maxWaitMs);
+                continue;
+              }
               for (const m of msgs) {
                 if (!print(`${formatMessage(m, !!o.json)}\n`)) return;
                 pos[i] = m.offset + 1;
