@@ -7,6 +7,7 @@ import * as http from 'node:http';
 import type { Broker } from '../src';
 import * as grpc from '@grpc/grpc-js';
 import { MetricsServer, metricsRegistry } from '../src/metrics';
+import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { expectCode, openBroker, sleep, startServer, tmpDir } from './helpers';
@@ -225,6 +226,39 @@ describe('metrics', function () {
         assert.match(srv.logs(), /cannot serve metrics on 127\.0\.0\.1:9464/);
       } finally {
         if (held) holder.close();
+      }
+      srv.child.kill('SIGTERM');
+      await srv.exited;
+      // The same for the fetch plane's default port (a second broker on this host):
+      // a warning, and gRPC serves without it. A port asked for is kept (exit 2).
+      const fetchHolder = http.createServer();
+      const fetchHeld = await new Promise<boolean>((resolve) => {
+        fetchHolder.once('error', () => resolve(false));
+        fetchHolder.listen(50052, '127.0.0.1', () => resolve(true));
+      });
+      try {
+        const free = await new Promise<number>((resolve) => {
+          const s = http.createServer().listen(0, '127.0.0.1', () => {
+            const p = (s.address() as { port: number }).port;
+            s.close(() => resolve(p));
+          });
+        });
+        srv = await spawnServer(dir, free, ['--no-metrics'], { defaultFetchPort: true });
+        assert.ok(!/"fetchPort"/.test(srv.logs()), srv.logs());
+        const until = Date.now() + 5000;
+        while (!/cannot start the fetch plane on 127\.0\.0\.1:50052.*serving without it/.test(srv.logs()) && Date.now() < until) await sleep(20);
+        assert.match(srv.logs(), /cannot start the fetch plane on 127\.0\.0\.1:50052.*serving without it/);
+        const client = await connect(srv.address);
+        try {
+          await client.createTopic('served');
+        } finally {
+          await client.close();
+        }
+        srv.child.kill('SIGTERM');
+        assert.equal((await srv.exited).code, 0);
+        await assert.rejects(spawnServer(dir, free, ['--no-metrics', '--fetch-port', '50052']), /cannot start the fetch plane on 127\.0\.0\.1:50052/);
+      } finally {
+        if (fetchHeld) fetchHolder.close();
       }
     } finally {
       if (srv && srv.child.exitCode === null) {

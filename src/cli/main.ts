@@ -87,6 +87,8 @@ interface ServeConfig {
   metricsPort: number;
   /** metricsPort was given (flag, environment or file), not the default */
   metricsPortSet?: boolean;
+  /** fetchPort was given (flag, environment or file), not the default */
+  fetchPortSet?: boolean;
 }
 
 /** The settings a config file may hold, with their JSON types. */
@@ -195,6 +197,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   // one was given: a fixed default would collide between such servers.
   const fetchPortSet = flags.fetchPort !== undefined || (env.URINGMQ_FETCH_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('fetchPort'));
   if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
+  cfg.fetchPortSet = fetchPortSet;
   const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('metricsPort'));
   if (cfg.port === 0 && !metricsPortSet) cfg.metricsPort = 0;
   cfg.metricsPortSet = metricsPortSet;
@@ -254,8 +257,15 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       fetchPort = f.port;
       log.info({ address: `${cfg.host}:${f.port}`, ioBackend: f.ioBackend, note: f.ioBackendNote }, 'fetch plane listening');
     } catch (e) {
-      await server.stop(1000);
-      throw new UringmqError('UNAVAILABLE', `cannot start the fetch plane on ${cfg.host}:${cfg.fetchPort}: ${(e as Error).message} (--fetch-port, or --no-fetch)`);
+      const why = `cannot start the fetch plane on ${cfg.host}:${cfg.fetchPort}: ${(e as Error).message} (--fetch-port, or --no-fetch)`;
+      // As with the metrics port below: the default port may be another broker's (a
+      // second one on this host), and gRPC serves every call without the fetch plane.
+      // A port asked for is a setting to keep.
+      if (cfg.fetchPortSet) {
+        await server.stop(1000);
+        throw new UringmqError('UNAVAILABLE', why);
+      }
+      log.warn(`${why}; serving without it`);
     }
   }
   let metrics: MetricsServer | null = null;
@@ -464,7 +474,7 @@ export function program(): Command {
         rl.close();
         await Promise.all(sends);
         await producer.flush();
-        process.stderr.write(`produced ${ok} messages to ${topic}\n`);
+        process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}\n`);
         if (failure) {
           const { line, err } = failure as { line: number; err: unknown };
           const e = err instanceof UringmqError ? err : new UringmqError('INTERNAL', String(err));
