@@ -598,7 +598,7 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       // the send fails with UNAVAILABLE once its delivery timeout is spent.
       await s.client.createTopic('t', { partitions: 1 });
       const p = s.client.producer({ lingerMs: 0, deliveryTimeoutMs: 1500 });
-      await assert.rejects(p.send('t', { value: 'x' }), (e: unknown) => e instanceof UringmqError && e.code === 'UNAVAILABLE');
+      await assert.rejects(p.send('t', { value: 'x' }), (e: unknown) => e instanceof UringmqError && e.code === 'UNAVAILABLE' && /the stream last failed with UNAVAILABLE/.test(e.message));
       await p.close().catch(() => undefined);
       // The admitted connections still serve.
       assert.deepEqual(await s.client.listTopics(), ['t']);
@@ -619,6 +619,25 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     } finally {
       session.destroy();
       for (const c of extra) await c.close();
+      await s.stop();
+    }
+  });
+
+  it('a send that times out because the server refuses its stream says why (RESOURCE_EXHAUSTED at the stream limit)', async () => {
+    const s = await startServer({ maxConcurrentStreams: 1 });
+    try {
+      await s.client.createTopic('t', { partitions: 1 });
+      const c = s.client.consumer({ topic: 't', group: 'g' }); // takes the one stream
+      const it = c[Symbol.asyncIterator]();
+      const first = it.next();
+      const until = Date.now() + 10_000;
+      while (s.server.openStreams < 1 && Date.now() < until) await sleep(10);
+      const p = s.client.producer({ lingerMs: 0, deliveryTimeoutMs: 1500 });
+      await assert.rejects(p.send('t', { value: 'x' }), (e: unknown) => e instanceof UringmqError && e.code === 'UNAVAILABLE' && /last failed with RESOURCE_EXHAUSTED/.test(e.message));
+      await p.close().catch(() => undefined);
+      await c.close();
+      void first.catch(() => undefined);
+    } finally {
       await s.stop();
     }
   });

@@ -492,6 +492,8 @@ export class RemoteProducer implements ProducerApi {
   private nextSeq = 1;
   private closed = false;
   private reconnecting = false;
+  /** Why its last stream ended or last batch was refused for now, until a batch is acked: named when a batch times out. */
+  private lastStreamError: UringmqError | null = null;
   /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
   private readonly pendingSends = new Set<Promise<unknown>>();
   private readonly accKeys = new Map<string, string[]>();
@@ -844,6 +846,7 @@ export class RemoteProducer implements ProducerApi {
       if (this.queue.length === 0) return;
       this.reconnecting = true;
       const fatal = err ? fromServiceError(err) : null;
+      if (fatal) this.lastStreamError = fatal;
       void sleep(Math.min(100 * 2 ** Math.min(again[0]?.attempts ?? 0, 6), 5000)).then(() => {
         this.reconnecting = false;
         if (fatal && !RETRYABLE.has(fatal.code)) {
@@ -921,6 +924,7 @@ export class RemoteProducer implements ProducerApi {
       const stale = this.staleError(b);
       if (stale) b.reject(stale);
       else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
+        this.lastStreamError = err;
         const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
         setTimeout(() => {
           this.queue.push(b);
@@ -930,6 +934,7 @@ export class RemoteProducer implements ProducerApi {
         return b.msg.length;
       } else this.giveUp(b, err, false);
     } else {
+      this.lastStreamError = null;
       b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
     }
     this.wakeCapacity();
@@ -992,7 +997,13 @@ export class RemoteProducer implements ProducerApi {
   }
 
   private timeoutError(b: OutBatch): UringmqError {
-    return new UringmqError('UNAVAILABLE', `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)`);
+    // Why the stream kept failing (a server at its stream limit, say) is the useful part.
+    const last = this.lastStreamError;
+    return new UringmqError(
+      'UNAVAILABLE',
+      `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)${last ? `; the stream last failed with ${last.code}: ${last.message}` : ''}`,
+      last ? { cause: last } : undefined,
+    );
   }
 
   /**
