@@ -24,8 +24,8 @@ export interface LogDestination {
   close(timeoutMs?: number): Promise<void>;
 }
 
-export function logDestination(fd = 1): LogDestination {
-  const stream = new SonicBoom({ fd, sync: false, maxLength: MAX_PENDING });
+export function logDestination(fd = 1, maxPending = MAX_PENDING): LogDestination {
+  const stream = new SonicBoom({ fd, sync: false, maxLength: maxPending });
   let dropped = 0;
   let droppedSaid = 0;
   let gone = false;
@@ -40,13 +40,20 @@ export function logDestination(fd = 1): LogDestination {
     };
   });
   // Said in the log itself once lines get through again: a 'drop' cannot be logged
-  // when it happens (the line saying so would be dropped too).
+  // when it happens (the line saying so would be dropped too). A notice that is
+  // dropped itself is neither counted nor taken as said.
   const origWrite = stream.write.bind(stream);
   stream.write = (line: string) => {
-    if (dropped > droppedSaid && !gone) {
-      const n = dropped - droppedSaid;
-      droppedSaid = dropped;
-      origWrite(`${JSON.stringify({ level: 40, time: Date.now(), service: 'uringmq', dropped: n, msg: 'log lines dropped: the log reader was too slow' })}\n`);
+    // Ended by close() (a second signal may still log): sonic-boom would throw.
+    if ((stream as unknown as { destroyed: boolean }).destroyed || gone) {
+      dropped++;
+      return true;
+    }
+    if (dropped > droppedSaid) {
+      const before = dropped;
+      origWrite(`${JSON.stringify({ level: 40, time: Date.now(), service: 'uringmq', dropped: before - droppedSaid, msg: 'log lines dropped: the log reader was too slow' })}\n`);
+      if (dropped === before) droppedSaid = before;
+      else dropped = before; // the notice did not fit: say it with the next line
     }
     return origWrite(line);
   };

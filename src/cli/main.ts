@@ -260,8 +260,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       const why = `cannot start the fetch plane on ${cfg.host}:${cfg.fetchPort}: ${(e as Error).message} (--fetch-port, or --no-fetch)`;
       // As with the metrics port below: the default port may be another broker's (a
       // second one on this host), and gRPC serves every call without the fetch plane.
-      // A port asked for is a setting to keep.
-      if (cfg.fetchPortSet) {
+      // A port asked for is a setting to keep, and any other failure is one to see.
+      const taken = /Address already in use|EADDRINUSE/.test((e as Error).message);
+      if (cfg.fetchPortSet || !taken) {
         await server.stop(1000);
         throw new UringmqError('UNAVAILABLE', why);
       }
@@ -330,11 +331,14 @@ function watchStdout(): void {
   });
 }
 
-/** Prints one message; false once stdout can take no more (its write failed, reported synchronously for a pipe). */
-function print(line: string): boolean {
-  if (stdoutClosed) return false;
-  process.stdout.write(line);
-  return !process.stdout.destroyed;
+/**
+ * Prints one message; resolves false once stdout takes no more. Waits for the write
+ * (on Linux a pipe's or a file's write is done, or has failed, by its callback), so
+ * that a message is acked only once it was printed.
+ */
+function print(line: string): Promise<boolean> {
+  if (stdoutClosed) return Promise.resolve(false);
+  return new Promise((resolve) => process.stdout.write(line, (e) => resolve(!e && !stdoutClosed)));
 }
 
 interface Target {
@@ -517,18 +521,18 @@ export function program(): Command {
             : t.broker!.consumer({ topic, group: o.group, from });
           for await (const m of c) {
             // Not printed, not acked: the group redelivers it to whoever reads next.
-            if (!print(`${formatMessage(m, !!o.json)}\n`)) break;
+            if (!(await print(`${formatMessage(m, !!o.json)}\n`))) break;
             m.ack();
             if (o.max !== undefined && ++n >= o.max) break;
           }
         } else if (t.broker) {
           for await (const m of t.broker.consumer({ topic, partition: o.partition, from })) {
-            if (!print(`${formatMessage(m, !!o.json)}\n`)) break;
+            if (!(await print(`${formatMessage(m, !!o.json)}\n`))) break;
             if (o.max !== undefined && ++n >= o.max) break;
           }
         } else {
           // Without a group over gRPC: fetch with long-poll, partition by partition.
-          const d = await t.client!.describeTopic(topic);
+          const d = await t.client!.describeTopic(topic, { groups: false });
           if (o.partition !== undefined && !d.partitions[o.partition])
             throw new UringmqError('INVALID_ARGUMENT', `partition ${o.partition} does not exist in topic ${topic} (${d.partitions.length} partitions)`);
           const parts = o.partition !== undefined ? [o.partition] : d.partitions.map((p) => p.partition);
@@ -543,13 +547,13 @@ export function program(): Command {
                 if (!(e instanceof UringmqError && e.code === 'OFFSET_OUT_OF_RANGE')) throw e;
                 // As the consumer on a data directory reads: from the log's start once
                 // retention passed the position, and not before the log reaches it.
-                const p = (await t.client!.describeTopic(topic)).partitions[parts[i]!]!;
+                const p = (await t.client!.describeTopic(topic, { groups: false })).partitions[parts[i]!]!;
                 if (pos[i]! < p.startOffset) pos[i] = p.startOffset;
                 else await sleep(maxWaitMs);
                 continue;
               }
               for (const m of msgs) {
-                if (!print(`${formatMessage(m, !!o.json)}\n`)) return;
+                if (!(await print(`${formatMessage(m, !!o.json)}\n`))) return;
                 pos[i] = m.offset + 1;
                 if (o.max !== undefined && ++n >= o.max) return;
               }

@@ -56,7 +56,7 @@ export interface FetchClientSide {
   readonly token: string | undefined;
   readonly fetchAddress: string | undefined;
   readonly isClosed: boolean;
-  describeTopic(name: string): Promise<{ partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
+  describeTopic(name: string, opts?: { groups?: boolean }): Promise<{ partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
   committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }>;
   commitOffset(group: string, topic: string, partition: number, offset: number, run?: number): Promise<void>;
   forget(x: { close(): Promise<void> }): void;
@@ -370,7 +370,7 @@ export class FetchConsumer implements GroupConsumerApi {
    * the broker has moved back to the cut; what it read and acked since comes again.
    */
   private async restart(s: PartitionState): Promise<void> {
-    const [{ offsets, run }, d] = await Promise.all([this.client.committedState(this.group, this.topic), this.client.describeTopic(this.topic)]);
+    const [{ offsets, run }, d] = await Promise.all([this.client.committedState(this.group, this.topic), this.client.describeTopic(this.topic, { groups: false })]);
     if (this.closed || s.revoked || this.parts.get(s.partition) !== s) return;
     const c = offsets[s.partition] ?? -1;
     const start = this.startOf(c, d.partitions.find((x) => x.partition === s.partition)!);
@@ -452,7 +452,7 @@ export class FetchConsumer implements GroupConsumerApi {
 
   /** Starts reading these partitions from the group's committed offsets. */
   private async addPartitions(list: readonly number[]): Promise<void> {
-    const d = await this.client.describeTopic(this.topic);
+    const d = await this.client.describeTopic(this.topic, { groups: false });
     const all = d.partitions.map((p) => p.partition);
     for (const p of list) if (!all.includes(p)) throw invalid(`partition ${p} does not exist in topic ${this.topic} (${all.length} partitions)`);
     const { offsets: committed, run } = await this.client.committedState(this.group, this.topic);

@@ -211,8 +211,9 @@ export class Client {
     return [...r.names];
   }
 
-  async describeTopic(name: string): Promise<TopicDescription> {
-    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name }));
+  /** As Broker.describeTopic: `groups: false` asks for partitions and offsets only (cheaper for the server). */
+  async describeTopic(name: string, opts: { groups?: boolean } = {}): Promise<TopicDescription> {
+    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }));
     this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now(), fresh: true });
     if (!this.staleTimer && !this.closed) {
       this.staleTimer = setInterval(() => {
@@ -311,7 +312,7 @@ export class Client {
   private lookupPartitions(topic: string): Promise<number> {
     let p = this.partitionLookups.get(topic);
     if (!p) {
-      p = this.describeTopic(topic)
+      p = this.describeTopic(topic, { groups: false })
         .then((d) => d.partitions.length)
         .finally(() => this.partitionLookups.delete(topic));
       this.partitionLookups.set(topic, p);
@@ -394,6 +395,8 @@ interface OutBatch {
   /** Rejects while the transport may still hold `msg`: the buffer is left to the GC, not reused. */
   abandon: (e: Error) => void;
   attempts: number;
+  /** Why its stream last failed or its last attempt was refused for now: named if it times out. */
+  lastError: UringmqError | null;
 }
 
 const newProducerId = (): number => Math.floor(Math.random() * 2 ** 52) + 1;
@@ -492,8 +495,6 @@ export class RemoteProducer implements ProducerApi {
   private nextSeq = 1;
   private closed = false;
   private reconnecting = false;
-  /** Why its last stream ended or last batch was refused for now, until a batch is acked: named when a batch times out. */
-  private lastStreamError: UringmqError | null = null;
   /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
   private readonly pendingSends = new Set<Promise<unknown>>();
   private readonly accKeys = new Map<string, string[]>();
@@ -794,6 +795,7 @@ export class RemoteProducer implements ProducerApi {
         },
         abandon: reject,
         attempts: 0,
+        lastError: null,
       };
       this.queue.push(b);
       this.pump();
@@ -846,7 +848,7 @@ export class RemoteProducer implements ProducerApi {
       if (this.queue.length === 0) return;
       this.reconnecting = true;
       const fatal = err ? fromServiceError(err) : null;
-      if (fatal) this.lastStreamError = fatal;
+      if (fatal) for (const b of this.queue) b.lastError = fatal;
       void sleep(Math.min(100 * 2 ** Math.min(again[0]?.attempts ?? 0, 6), 5000)).then(() => {
         this.reconnecting = false;
         if (fatal && !RETRYABLE.has(fatal.code)) {
@@ -924,7 +926,7 @@ export class RemoteProducer implements ProducerApi {
       const stale = this.staleError(b);
       if (stale) b.reject(stale);
       else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
-        this.lastStreamError = err;
+        b.lastError = err;
         const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
         setTimeout(() => {
           this.queue.push(b);
@@ -934,7 +936,6 @@ export class RemoteProducer implements ProducerApi {
         return b.msg.length;
       } else this.giveUp(b, err, false);
     } else {
-      this.lastStreamError = null;
       b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
     }
     this.wakeCapacity();
@@ -997,11 +998,11 @@ export class RemoteProducer implements ProducerApi {
   }
 
   private timeoutError(b: OutBatch): UringmqError {
-    // Why the stream kept failing (a server at its stream limit, say) is the useful part.
-    const last = this.lastStreamError;
+    // Why it kept failing (a server at its stream limit, say) is the useful part.
+    const last = b.lastError;
     return new UringmqError(
       'UNAVAILABLE',
-      `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)${last ? `; the stream last failed with ${last.code}: ${last.message}` : ''}`,
+      `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)${last ? `; it last failed with ${last.code}: ${last.message}` : ''}`,
       last ? { cause: last } : undefined,
     );
   }

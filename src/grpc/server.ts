@@ -385,7 +385,7 @@ export class BrokerServer {
         return {};
       }),
       listTopics: unary('ListTopics', async () => ({ names: await b.listTopics() })),
-      describeTopic: unary('DescribeTopic', async (req: Req<'DescribeTopicRequest'>) => topicInfo(await b.describeTopic(req.name))),
+      describeTopic: unary('DescribeTopic', async (req: Req<'DescribeTopicRequest'>) => topicInfo(await b.describeTopic(req.name, { groups: !req.skip_groups }))),
       publish: unary('Publish', async (req: Req<'PublishRequest'>) => publishResponse(req, await this.publish(req))),
       publishStream: (call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>) => this.publishStream(call),
       fetch: unary('Fetch', async (req: Req<'FetchRequest'>) => this.fetch(req)),

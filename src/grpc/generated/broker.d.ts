@@ -425,6 +425,9 @@ export namespace uringmq {
             /** DescribeTopicRequest name. */
             name: string;
 
+            /** DescribeTopicRequest skip_groups. */
+            skip_groups: boolean;
+
             /**
              * Encodes the specified DescribeTopicRequest message. Does not implicitly {@link uringmq.v1.DescribeTopicRequest.verify|verify} messages.
              * @param message DescribeTopicRequest message or plain object to encode
@@ -458,6 +461,9 @@ export namespace uringmq {
 
                 /** DescribeTopicRequest name */
                 name?: (string|null);
+
+                /** DescribeTopicRequest skip_groups */
+                skip_groups?: (boolean|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

@@ -966,6 +966,7 @@ $root.uringmq = (function() {
              * Properties of a DescribeTopicRequest.
              * @typedef {Object} uringmq.v1.DescribeTopicRequest.$Properties
              * @property {string|null} [name] DescribeTopicRequest name
+             * @property {boolean|null} [skip_groups] DescribeTopicRequest skip_groups
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -1006,6 +1007,14 @@ $root.uringmq = (function() {
             DescribeTopicRequest.prototype.name = "";
 
             /**
+             * DescribeTopicRequest skip_groups.
+             * @member {boolean} skip_groups
+             * @memberof uringmq.v1.DescribeTopicRequest
+             * @instance
+             */
+            DescribeTopicRequest.prototype.skip_groups = false;
+
+            /**
              * Encodes the specified DescribeTopicRequest message. Does not implicitly {@link uringmq.v1.DescribeTopicRequest.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.DescribeTopicRequest
@@ -1023,6 +1032,8 @@ $root.uringmq = (function() {
                     throw $Error("max depth exceeded");
                 if (message.name != null && $Object.hasOwnProperty.call(message, "name") && message.name !== "")
                     writer.uint32(/* id 1, wireType 2 =*/10).string(message.name);
+                if (message.skip_groups != null && $Object.hasOwnProperty.call(message, "skip_groups") && message.skip_groups !== false)
+                    writer.uint32(/* id 2, wireType 0 =*/16).bool(message.skip_groups);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -1074,6 +1085,15 @@ $root.uringmq = (function() {
                                 message.name = value;
                             else
                                 delete message.name;
+                            continue;
+                        }
+                    case 2: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.bool())
+                                message.skip_groups = value;
+                            else
+                                delete message.skip_groups;
                             continue;
                         }
                     }
