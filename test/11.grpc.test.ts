@@ -9,7 +9,7 @@ import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { metricsRegistry } from '../src/metrics';
-import { sleep, startServer, type Running } from './helpers';
+import { sleep, startServer, take, type Running } from './helpers';
 
 /** A bare grpc-js client using only the .proto messages: what another language would do. */
 function rawClient(address: string): grpc.Client {
@@ -59,17 +59,17 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await p.sendBatch('t', [{ value: 'a' }, { value: 'b' }], { partition: 0 });
     await p.close();
     const c = r.client.consumer({ topic: 't', group: 'gone', from: 'earliest' });
-    let n = 0;
-    for await (const m of c) {
-      m.ack();
-      if (++n === 2) break;
-    }
+    await take(c, 2);
+    await c.close();
     r.broker.groups.idleGroupMs = 50; // out of memory soon after its member left
     const until = Date.now() + 10_000;
     while (r.broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(20);
     assert.equal(r.broker.groups.describe('t').length, 0, 'the group stayed in memory');
     let d = await r.client.describeTopic('t');
-    while (d.groups[0]?.committed[0] !== 2 && Date.now() < until) d = await r.client.describeTopic('t');
+    while (d.groups[0]?.committed[0] !== 2 && Date.now() < until) {
+      await sleep(20);
+      d = await r.client.describeTopic('t');
+    }
     assert.deepEqual(d.groups, [{ group: 'gone', generation: 0, members: [], committed: [2, 0], lag: [0, 0] }]);
     assert.deepEqual((await r.client.describeTopic('t', { groups: false })).groups, []);
     assert.equal((await r.client.describeTopic('t', { groups: false })).partitions[0]!.endOffset, 2);

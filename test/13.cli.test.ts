@@ -2,13 +2,12 @@ import { strict as assert } from 'node:assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError } from '../src';
 import { connect } from '../src/client';
 import { brokerService } from '../src/grpc/service';
-import { sleep, tmpDir } from './helpers';
+import { freePort, sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
@@ -98,12 +97,7 @@ describe('CLI', function () {
 
   it('serve keeps serving once its stdout reader is gone (EPIPE from its first line on), and still stops cleanly on SIGTERM', async () => {
     // A free port from the OS, as the ports line that tells it will not be read.
-    const port = await new Promise<number>((resolve) => {
-      const l = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (l.address() as net.AddressInfo).port;
-        l.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const dir = path.join(tmpDir(), 'data');
     const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'serve', '--dir', dir, '--port', String(port), '--no-fetch', '--no-metrics', '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';

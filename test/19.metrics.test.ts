@@ -10,7 +10,7 @@ import { MetricsServer, metricsRegistry } from '../src/metrics';
 import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
-import { expectCode, openBroker, sleep, startServer, tmpDir } from './helpers';
+import { expectCode, freePort, holdPort, openBroker, sleep, startServer, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; type: string; body: string }> {
@@ -207,42 +207,23 @@ describe('metrics', function () {
       srv.child.kill('SIGTERM');
       await srv.exited;
       // The default port taken by another program: a warning, and the broker serves.
-      const holder = http.createServer();
-      const held = await new Promise<boolean>((resolve) => {
-        holder.once('error', () => resolve(false)); // taken already: the same case
-        holder.listen(9464, '127.0.0.1', () => resolve(true));
-      });
+      const metricsHold = await holdPort(9464);
       try {
-        const free = await new Promise<number>((resolve) => {
-          const s = http.createServer().listen(0, '127.0.0.1', () => {
-            const p = (s.address() as { port: number }).port;
-            s.close(() => resolve(p));
-          });
-        });
-        srv = await spawnServer(dir, free, [], { defaultMetricsPort: true });
+        srv = await spawnServer(dir, await freePort(), [], { defaultMetricsPort: true });
         assert.ok(!/"metricsPort"/.test(srv.logs()), srv.logs());
         const until = Date.now() + 5000;
         while (!/cannot serve metrics on 127\.0\.0\.1:9464/.test(srv.logs()) && Date.now() < until) await sleep(20);
         assert.match(srv.logs(), /cannot serve metrics on 127\.0\.0\.1:9464/);
       } finally {
-        if (held) holder.close();
+        metricsHold.release();
       }
       srv.child.kill('SIGTERM');
       await srv.exited;
       // The same for the fetch plane's default port (a second broker on this host):
       // a warning, and gRPC serves without it. A port asked for is kept (exit 2).
-      const fetchHolder = http.createServer();
-      const fetchHeld = await new Promise<boolean>((resolve) => {
-        fetchHolder.once('error', () => resolve(false));
-        fetchHolder.listen(50052, '127.0.0.1', () => resolve(true));
-      });
+      const fetchHold = await holdPort(50052);
       try {
-        const free = await new Promise<number>((resolve) => {
-          const s = http.createServer().listen(0, '127.0.0.1', () => {
-            const p = (s.address() as { port: number }).port;
-            s.close(() => resolve(p));
-          });
-        });
+        const free = await freePort();
         srv = await spawnServer(dir, free, ['--no-metrics'], { defaultFetchPort: true });
         assert.ok(!/"fetchPort"/.test(srv.logs()), srv.logs());
         const until = Date.now() + 5000;
@@ -258,7 +239,7 @@ describe('metrics', function () {
         assert.equal((await srv.exited).code, 0);
         await assert.rejects(spawnServer(dir, free, ['--no-metrics', '--fetch-port', '50052']), /cannot start the fetch plane on 127\.0\.0\.1:50052/);
       } finally {
-        if (fetchHeld) fetchHolder.close();
+        fetchHold.release();
       }
     } finally {
       if (srv && srv.child.exitCode === null) {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Broker, encodeBatch, sealBatch, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi } from '../src';
@@ -34,6 +35,26 @@ export async function expectCode(p: Promise<unknown> | (() => unknown), code: st
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A loopback port the OS had free a moment ago, for a child that must be told its port before it prints it. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const l = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (l.address() as net.AddressInfo).port;
+      l.close(() => resolve(p));
+    });
+  });
+}
+
+/** Listens on a fixed loopback port to keep it taken; `held` false when it was taken already (the same case for the test). */
+export async function holdPort(port: number): Promise<{ held: boolean; release(): void }> {
+  const l = net.createServer();
+  const held = await new Promise<boolean>((resolve) => {
+    l.once('error', () => resolve(false));
+    l.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  return { held, release: () => void (held && l.close()) };
+}
 
 /** The log files of one partition. */
 export function partitionDir(dir: string, topic: string, p: number): string {

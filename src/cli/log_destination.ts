@@ -30,15 +30,10 @@ export function logDestination(fd = 1, maxPending = MAX_PENDING): LogDestination
   let droppedSaid = 0;
   let gone = false;
   stream.on('drop', () => dropped++);
-  stream.on('error', () => {
-    // EPIPE: nobody reads any more. Anything else (EBADF, EIO): no better. Either
-    // way the lines have nowhere to go, and a broker must not stop for its logs.
-    gone = true;
-    stream.write = () => {
-      dropped++;
-      return true;
-    };
-  });
+  // EPIPE: nobody reads any more. Anything else (EBADF, EIO): no better. Either way
+  // the lines have nowhere to go (the write below drops them), and a broker must not
+  // stop for its logs.
+  stream.on('error', () => (gone = true));
   // Said in the log itself once lines get through again: a 'drop' cannot be logged
   // when it happens (the line saying so would be dropped too). A notice that is
   // dropped itself is neither counted nor taken as said.

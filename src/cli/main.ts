@@ -312,12 +312,11 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
 }
 
 /**
- * Once stdout's reader has gone (EPIPE: `uringmq consume … | head`), what prints stops
+ * Once stdout's reader has gone (EPIPE: `uringmq consume … | head`), print() says so
  * and its command ends cleanly (status 0, as Unix tools do), where Node's default
  * is an uncaught 'error' and a stack trace. `serve` goes on: only its ports line goes
  * to process.stdout, and its logs stop by themselves (log_destination.ts).
  */
-const stdoutClosedHooks = new Set<() => void>();
 let stdoutClosed = false;
 function watchStdout(): void {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -327,7 +326,6 @@ function watchStdout(): void {
       process.exit(2);
     }
     stdoutClosed = true;
-    for (const hook of stdoutClosedHooks) hook();
   });
 }
 
@@ -503,15 +501,11 @@ export function program(): Command {
       if (o.transport === 'fetch' && (!o.group || !o.server)) throw new UringmqError('INVALID_ARGUMENT', '--transport fetch needs --group and --server');
       const t = await target(o);
       let n = 0;
-      let stopping = false;
       const stop = () => {
-        if (stopping) return;
-        stopping = true;
         void done(t).then(() => process.exit(0));
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
-      stdoutClosedHooks.add(stop);
       try {
         if (o.group) {
           const c = t.client
