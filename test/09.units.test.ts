@@ -7,9 +7,6 @@ import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import * as fs from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
-import { logDestination } from '../src/cli/log_destination';
-import { sleep, tmpDir } from './helpers';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MAX_CUTS, cutsAfter, readLogCuts, recordLogCut } from '../src/broker/log_cuts';
@@ -345,42 +342,5 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
     // A UringmqError passes through unchanged.
     const e = new UringmqError('DIR_LOCKED', 'x');
     assert.equal(fromServiceError(e), e);
-  });
-});
-
-describe('serve log destination (src/cli/log_destination.ts)', function () {
-  this.timeout(30_000);
-
-  it('past its bound it drops lines, counts them, and says how many once the reader catches up: every line either arrives or is counted', async () => {
-    const dir = tmpDir();
-    const fifo = path.join(dir, 'log.fifo');
-    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-    // The reader, stopped once it has the FIFO open: the pipe (64 KiB) and then the
-    // destination's 4 KiB fill, and the rest must be dropped.
-    const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    reader.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    const fd = fs.openSync(fifo, 'w'); // returns once cat has opened its end
-    reader.kill('SIGSTOP');
-    const d = logDestination(fd, 4096);
-    const line = (o: object) => `${JSON.stringify({ ...o, pad: 'x'.repeat(80) })}\n`;
-    for (let i = 0; i < 1000; i++) d.stream.write(line({ i }));
-    assert.ok(d.dropped > 0, 'nothing dropped with a stopped reader');
-    reader.kill('SIGCONT');
-    // Lines keep coming until the notice got through (bounded: the reader is running).
-    let k = 0;
-    const until = Date.now() + 20_000;
-    while (!out.includes('"dropped"') && Date.now() < until) {
-      d.stream.write(line({ k: k++ }));
-      await sleep(50);
-    }
-    await d.close();
-    const exited = await new Promise<number | null>((resolve) => reader.once('close', resolve));
-    assert.equal(exited, 0);
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { dropped?: number });
-    const notices = lines.filter((l) => l.dropped !== undefined);
-    assert.ok(notices.length >= 1, 'no notice of the dropped lines');
-    assert.equal(notices.reduce((n, l) => n + l.dropped!, 0), d.dropped, 'the notices say every drop, once');
-    assert.equal(lines.length - notices.length + d.dropped, 1000 + k, 'a line neither arrived nor was counted');
   });
 });
