@@ -30,7 +30,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, openBroker, powerCut, publishOld, sleep, tmpDir } from './helpers';
+import { expectCode, freePort, openBroker, powerCut, publishOld, sleep, tmpDir } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -489,6 +489,17 @@ describe('fetch plane: consumers, groups and the server', () => {
         })(),
         'TOPIC_NOT_FOUND',
       );
+      // No fetch listener at the address: an error, not a consumer that looks idle for ever.
+      const nowhere = await freePort();
+      const t0 = Date.now();
+      const err = await expectCode(
+        (async () => {
+          for await (const _ of client.consumer({ topic: 'orders', group: 'g', transport: 'fetch', fetchAddress: `127.0.0.1:${nowhere}` })) break;
+        })(),
+        'UNAVAILABLE',
+      );
+      assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${nowhere}.*fetch listener`));
+      assert.ok(Date.now() - t0 < 10_000, 'refused at once, not after retries');
     } finally {
       await client.close();
       await server.stop(2000);

@@ -277,6 +277,7 @@ export class FetchConsumer implements GroupConsumerApi {
   private heartbeat: NodeJS.Timeout | null = null;
   private assigning: Promise<void> = Promise.resolve();
   private firstAssignment: (() => void) | null = null;
+  private spare: FetchConnection | null = null;
 
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
   constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
@@ -418,6 +419,8 @@ export class FetchConsumer implements GroupConsumerApi {
     if (this.commitTimer) clearInterval(this.commitTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.firstAssignment?.();
+    this.spare?.close();
+    this.spare = null;
     for (const s of this.parts.values()) {
       s.conn?.close();
       s.wake?.();
@@ -433,6 +436,14 @@ export class FetchConsumer implements GroupConsumerApi {
     this.client.forget(this);
   }
 
+  /** The connection init() checked the listener with, if still unused and open. */
+  private takeSpare(): FetchConnection | null {
+    const c = this.spare;
+    this.spare = null;
+    if (c?.closed) return null;
+    return c;
+  }
+
   private notify(): void {
     const w = this.wake;
     this.wake = null;
@@ -440,6 +451,19 @@ export class FetchConsumer implements GroupConsumerApi {
   }
 
   private async init(): Promise<void> {
+    // With no listener at the fetch address (the fetch plane off, a wrong port) the
+    // pumps' retries would look like an idle topic for ever: the first connection has
+    // to succeed. Later failures (a broker restarting) are retried.
+    try {
+      this.spare = await FetchConnection.open(this.host, this.port, this.client.token ?? '');
+      if (this.closed) this.takeSpare()?.close();
+    } catch (e) {
+      if (!(e instanceof UringmqError) || e.code !== 'UNAVAILABLE') throw e;
+      throw new UringmqError(
+        'UNAVAILABLE',
+        `${e.message}; a fetch consumer needs the broker's fetch listener (uringmq serve: --fetch-port, default ${DEFAULT_FETCH_PORT}) at that address (fetchAddress)`,
+      );
+    }
     if (this.opts.partitions) await this.addPartitions(this.opts.partitions);
     else await this.join();
     // A commit that fails for now (the server restarting) is retried with the next one.
@@ -581,7 +605,7 @@ export class FetchConsumer implements GroupConsumerApi {
         continue;
       }
       try {
-        s.conn ??= await FetchConnection.open(this.host, this.port, this.client.token ?? '');
+        s.conn ??= this.takeSpare() ?? (await FetchConnection.open(this.host, this.port, this.client.token ?? ''));
         const epoch = s.epoch;
         const at = s.position;
         const { header, data } = await s.conn.fetch(this.topic, s.partition, at, this.maxBytes, this.maxWaitMs);
