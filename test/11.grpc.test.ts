@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
+import * as dns from 'node:dns';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -9,7 +10,8 @@ import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { metricsRegistry } from '../src/metrics';
-import { sleep, startServer, take, type Running } from './helpers';
+import { openBroker, sleep, startServer, take, type Running } from './helpers';
+import { BrokerServer } from '../src/grpc/server';
 
 /** A bare grpc-js client using only the .proto messages: what another language would do. */
 function rawClient(address: string): grpc.Client {
@@ -683,6 +685,63 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       assert.ok(accepted - atReject <= 1, `the failed client kept reconnecting: ${accepted - atReject} more connections`);
     } finally {
       srv.close();
+    }
+  });
+
+  it('maxConnections counts over every listener of a host name with several addresses', async function () {
+    const v6 = net.createServer();
+    const hasV6 = await new Promise<boolean>((resolve) => v6.once('error', () => resolve(false)).listen(0, '::1', () => resolve(true)));
+    v6.close();
+    if (!hasV6) this.skip(); // no IPv6 loopback here
+    // grpc-js binds one listener per address a host name resolves to; no name here
+    // resolves to two loopback addresses, so one is made up for its resolver.
+    const name = 'two-loopbacks.uringmq.test';
+    const lookup = dns.promises.lookup;
+    (dns.promises as { lookup: unknown }).lookup = (host: string, o?: unknown) =>
+      host === name
+        ? Promise.resolve([
+            { address: '127.0.0.1', family: 4 },
+            { address: '::1', family: 6 },
+          ])
+        : (lookup as (h: string, o?: unknown) => Promise<unknown>)(host, o);
+    const broker = await openBroker();
+    let server: BrokerServer | undefined;
+    const sessions: http2.ClientHttp2Session[] = [];
+    const open = async (host: string): Promise<{ session: http2.ClientHttp2Session; closed: Promise<void> }> => {
+      const session = http2.connect(`http://${host}:${server!.port}`);
+      session.on('error', () => undefined);
+      sessions.push(session);
+      const closed = new Promise<void>((resolve) => session.once('close', () => resolve()));
+      await Promise.race([new Promise((resolve) => session.once('connect', resolve)), closed]);
+      return { session, closed };
+    };
+    const until = Date.now() + 10_000;
+    const settle = async (n: number) => {
+      while (server!.openConnections !== n && Date.now() < until) await sleep(10);
+      assert.equal(server!.openConnections, n);
+    };
+    try {
+      server = await BrokerServer.start({ broker, host: name, port: 0, maxConnections: 2 });
+      const listeners = (server as unknown as { server: { http2Servers: Map<net.Server, unknown> } }).server.http2Servers;
+      assert.deepEqual([...listeners.keys()].map((l) => (l.address() as net.AddressInfo).address).sort(), ['127.0.0.1', '::1']);
+      const a = await open('127.0.0.1');
+      await open('[::1]');
+      await settle(2);
+      // One connection on the IPv6 listener, under its own cap of 2: refused on the total.
+      const c = await open('[::1]');
+      assert.ok(await Promise.race([c.closed.then(() => true), sleep(5000).then(() => false)]), 'the third connection was closed on arrival');
+      assert.ok(server.refusedConnections >= 1, `refused ${server.refusedConnections}`);
+      await settle(2);
+      a.session.close();
+      await settle(1);
+      const d = await open('[::1]');
+      await settle(2);
+      assert.ok(!d.session.destroyed, 'a slot freed on one listener is taken on the other');
+    } finally {
+      (dns.promises as { lookup: unknown }).lookup = lookup;
+      for (const s of sessions) s.destroy();
+      await server?.stop(2000);
+      await broker.close();
     }
   });
 
