@@ -7,6 +7,8 @@ import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import * as fs from 'node:fs';
+import { spawn } from 'node:child_process';
+import { sleep } from './helpers';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MAX_CUTS, cutsAfter, readLogCuts, recordLogCut } from '../src/broker/log_cuts';
@@ -342,5 +344,55 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
     // A UringmqError passes through unchanged.
     const e = new UringmqError('DIR_LOCKED', 'x');
     assert.equal(fromServiceError(e), e);
+  });
+});
+
+describe('serve log destination (src/cli/log_destination.ts)', function () {
+  this.timeout(60_000);
+
+  it('past its bound it drops lines, counts them, and says how many once the reader catches up: every line either arrives or is counted', async () => {
+    // In a child whose stdout this test does not read until the child has written:
+    // a stalled log reader. (In this process a blocked write would hold one of libuv's
+    // pool threads, which the other tests need.)
+    const N = 20_000; // ~2 MiB: more than the socket buffer and the 4 KiB bound
+    const code = `
+      const { once } = require('node:events');
+      const { logDestination } = require(${JSON.stringify(path.join(__dirname, '../src/cli/log_destination'))});
+      const d = logDestination(1, 4096);
+      const line = (o) => JSON.stringify({ ...o, pad: 'x'.repeat(80) }) + '\\n';
+      for (let i = 0; i < ${N}; i++) d.stream.write(line({ i }));
+      const drained = once(d.stream, 'drain');
+      process.stderr.write('burst ' + d.dropped + '\\n');
+      process.stdin.once('data', async () => {
+        await drained; // everything the bound held got through: the notice fits now
+        d.stream.write(line({ last: true }));
+        await d.close(10000);
+        process.stderr.write('dropped ' + d.dropped + '\\n');
+        process.exit(0);
+      });`;
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', '-e', code], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    let out = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const until = Date.now() + 30_000;
+      while (!/burst \d+\n/.test(err) && child.exitCode === null && Date.now() < until) await sleep(20);
+      const burst = Number(/burst (\d+)\n/.exec(err)?.[1]);
+      assert.ok(burst > 0, `nothing dropped with a stalled reader: ${err}`);
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stdin!.write('go\n');
+      assert.equal(await Promise.race([exited, sleep(30_000).then(() => 'timeout')]), 0, err);
+      const dropped = Number(/dropped (\d+)\n/.exec(err)?.[1]);
+      const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { i?: number; last?: boolean; dropped?: number });
+      const notices = lines.filter((l) => l.dropped !== undefined);
+      assert.ok(notices.length >= 1, 'no notice of the dropped lines');
+      assert.equal(notices.reduce((n, l) => n + l.dropped!, 0), dropped, 'the notices say every drop, once');
+      assert.equal(lines.filter((l) => l.i !== undefined).length + dropped, N, 'a line neither arrived nor was counted');
+      assert.ok(lines[lines.length - 1]!.last, 'the line after the reader caught up arrived, after the notice');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    }
   });
 });
