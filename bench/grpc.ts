@@ -267,6 +267,7 @@ async function main(): Promise<void> {
     });
   });
   const rows: Row[] = [];
+  let disk: { publishBytes: number; before: number | string; after: number | string } | null = null;
   console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
   console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, PublishStream and Subscribe ${SERVER_STREAMS === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
   console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}; client (this process): ${process.execArgv.join(' ') || 'none'}`);
@@ -328,6 +329,9 @@ async function main(): Promise<void> {
     const bracketed = (before: number, after: number): Pick<Row, 'ceiling' | 'bracket'> => ({ ceiling: Math.max(before, after), bracket: [before, after] });
 
     // Client library, batches of 1000 via sendBatch, IN_FLIGHT of them outstanding.
+    // With `sync` every byte of it is a durable write: the disk's own durable
+    // sequential bandwidth, just before and after, is the other ceiling it has.
+    const diskBefore = await diskBandwidth(dir);
     const beforeBatched = await ceilingSample();
     const p = client.producer({ maxInFlight: IN_FLIGHT });
     const pubBatched = await timed(SECONDS, async (stop) => {
@@ -342,6 +346,7 @@ async function main(): Promise<void> {
     }, { name: `publish, sendBatch(${BATCH})`, recordsPerCount: 1 });
     const afterBatched = await ceilingSample();
     rows.push({ name: `publish, client library sendBatch(1000), ${IN_FLIGHT} in flight`, recPerSec: pubBatched, ...bracketed(beforeBatched, afterBatched) });
+    disk = { publishBytes: (pubBatched / BATCH) * batchBytes, before: diskBefore, after: await diskBandwidth(dir) };
 
     // Client library send() with its own batching (lingerMs 1).
     const p2 = client.producer({ lingerMs: 1, maxInFlight: 64 });
@@ -430,6 +435,16 @@ async function main(): Promise<void> {
     for (const r of rows) {
       const ceiling = r.ceiling ? `${fmt(r.ceiling)}${r.bracket ? ` (${fmt(r.bracket[0])} before, ${fmt(r.bracket[1])} after)` : ''}` : '—';
       console.log(`| ${r.name} | ${fmt(r.recPerSec)} | ${ceiling} | ${r.ceiling ? (r.recPerSec / r.ceiling).toFixed(2) : '—'} |`);
+    }
+    if (disk) {
+      const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB/s`;
+      const best = Math.max(...[disk.before, disk.after].filter((x): x is number => typeof x === 'number'));
+      const said = (x: number | string) => (typeof x === 'number' ? mb(x) : `— (${x})`);
+      console.log(
+        `\nDurable writes under the batched publish: ${mb(disk.publishBytes)} of batches went to the log with \`${DURABILITY}\`; the disk's own durable` +
+          `\nsequential write (dd, ${DISK_BLOCK >> 20} MiB blocks, O_DIRECT + O_DSYNC, ${DISK_BYTES >> 30} GiB) read ${said(disk.before)} before and ${said(disk.after)} after the case` +
+          (Number.isFinite(best) ? `: ${(disk.publishBytes / best).toFixed(2)}× the higher.` : '.'),
+      );
     }
     if (cpuRows.length) {
       console.log('\nCPU time per record in ns by thread (schedstat over each measured window; "other": GC, JIT and libuv threads),');
@@ -708,6 +723,34 @@ function tcpRoundTrip(port: number, rate: number, seconds: number): Promise<Floo
  * (perSecond 0) for `seconds`. Back to back the CPU never idles between writes; paced,
  * it does, and on this VM waking it for each completion is most of a write's tail.
  */
+const DISK_BLOCK = 4 << 20;
+const DISK_BYTES = 1 << 30;
+
+/**
+ * The disk's durable sequential write bandwidth in bytes/s: dd writing DISK_BYTES in
+ * DISK_BLOCK blocks with O_DIRECT and O_DSYNC, one at a time (as the log's cycles
+ * are). dd, because Node cannot allocate the page-aligned buffers O_DIRECT needs.
+ * A string says why it could not be measured (no dd, a file system without O_DIRECT).
+ */
+async function diskBandwidth(dir: string): Promise<number | string> {
+  const file = path.join(dir, 'disk-bandwidth.bin');
+  try {
+    const r = await new Promise<{ code: number | null; err: string }>((resolve) => {
+      const child = spawn('dd', ['if=/dev/zero', `of=${file}`, `bs=${DISK_BLOCK}`, `count=${DISK_BYTES / DISK_BLOCK}`, 'oflag=direct,dsync'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+      let err = '';
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      child.once('error', (e) => resolve({ code: -1, err: e.message }));
+      child.once('close', (code) => resolve({ code, err }));
+    });
+    // "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 1.31 s, 817 MB/s": bytes and seconds.
+    const m = /^(\d+) bytes.*copied, ([\d.]+) s/m.exec(r.err);
+    if (r.code !== 0 || !m) return `dd: ${r.err.trim().split('\n').pop() ?? `exit ${r.code}`}`;
+    return Number(m[1]) / Number(m[2]);
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
 async function diskSyncLatency(dir: string, perSecond: number, seconds: number): Promise<Lat> {
   const h = histogram();
   const file = path.join(dir, 'disk-latency.bin');
