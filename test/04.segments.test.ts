@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { DIR_FORMAT } from '../src/broker/broker';
 import { Broker, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
 import { dropProducerSnapshot, expectCode, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, tmpDir } from './helpers';
 
@@ -238,7 +239,7 @@ describe('Segments, index, retention and recovery', () => {
     // What a power cut can leave: state.json still says the run was going, and a block
     // of an unsynced write lies before the newest index entry, lost.
     const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8'));
-    assert.deepEqual(state, { clean: true, durability, run: b.run });
+    assert.deepEqual(state, { format: DIR_FORMAT, clean: true, durability, run: b.run });
     fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify({ ...state, clean: false }));
     overwriteAt(segmentFiles(dir, 't', 0)[0]!, 32768, Buffer.alloc(4096));
     b = await openBroker({ dir, durability });
@@ -249,6 +250,54 @@ describe('Segments, index, retention and recovery', () => {
     sealBatch(next);
     assert.equal((await b.publishBatch('t', next, 0)).baseOffset, end);
     await b.close();
+  });
+
+  it('refuses a data directory a newer release wrote (a higher directory format), changing nothing in it', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t');
+    await b.producer().send('t', { value: 'kept' });
+    const g = b.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    for await (const m of g) {
+      m.ack();
+      break;
+    }
+    await g.close();
+    await b.close();
+    const stateFile = path.join(dir, 'state.json');
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+    assert.equal(state.format, DIR_FORMAT);
+    // Every file's bytes and times, to see that the refused open left them alone.
+    const snapshot = () => {
+      const out: Record<string, string> = {};
+      const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+          const f = path.join(d, e.name);
+          if (e.isDirectory()) walk(f);
+          else if (e.name !== '.lock') out[path.relative(dir, f)] = `${fs.readFileSync(f).toString('base64')} ${fs.statSync(f).mtimeMs}`;
+        }
+      };
+      walk(dir);
+      return out;
+    };
+    for (const format of [DIR_FORMAT + 1, 'two', 0]) {
+      fs.writeFileSync(stateFile, JSON.stringify({ ...state, clean: false, format }));
+      fs.mkdirSync(path.join(dir, 'trash', 'x'), { recursive: true }); // an open empties trash/: not this one
+      const before = snapshot();
+      const e = await expectCode(openBroker({ dir }), 'FAILED_PRECONDITION');
+      assert.match(e.message, typeof format === 'number' && format > DIR_FORMAT ? /newer uringmq \(directory format 2; this version reads up to 1\)/ : /unknown directory format/);
+      assert.deepEqual(snapshot(), before, 'the refused open changed a file');
+      assert.ok(fs.existsSync(path.join(dir, 'trash', 'x')));
+    }
+    // Written by this format (or before the field existed): opens, and the data is there.
+    for (const format of [DIR_FORMAT, undefined]) {
+      fs.writeFileSync(stateFile, JSON.stringify({ ...state, format }));
+      b = await openBroker({ dir });
+      assert.deepEqual((await b.read('t', 0, 0)).map((m) => m.value.toString()), ['kept']);
+      assert.equal((await b.groups.committedOffsets('g', 't'))[0], 1);
+      await b.close();
+      assert.equal(JSON.parse(fs.readFileSync(stateFile, 'utf8')).format, DIR_FORMAT);
+    }
   });
 
   it('applies retention to partitions nobody appends to after a reopen', async () => {

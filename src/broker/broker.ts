@@ -313,12 +313,13 @@ export class Broker {
         engine,
         lock,
       );
+      await checkDirFormat(dir); // before anything in it is changed
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
       ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability));
       await broker.loadTopics();
       // Recovered and the cuts recorded: only now may a crash of this run be trusted
       // as a `sync` one (until here state.json says the previous run's mode).
-      if (broker.fullScan) await writeFileDurable(path.join(dir, STATE_FILE), JSON.stringify({ clean: false, durability, run: broker.run }));
+      if (broker.fullScan) await writeFileDurable(path.join(dir, STATE_FILE), stateJson({ clean: false, durability, run: broker.run }));
       if (groupRetentionMs > 0) broker.expireGroupsEvery(groupRetentionMs);
       return broker;
     } catch (e) {
@@ -1097,7 +1098,7 @@ export class Broker {
       for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.closePartition(ps.native);
       this.state = 'closed';
       // A clean stop: the next open can trust the indexes. Without this file it checks.
-      await writeFileDurable(path.join(this.dir, STATE_FILE), JSON.stringify({ clean: true, durability: this.durability, run: this.run })).catch(() => undefined);
+      await writeFileDurable(path.join(this.dir, STATE_FILE), stateJson({ clean: true, durability: this.durability, run: this.run })).catch(() => undefined);
       this.lock.release();
       for (const t of this.topics.values()) for (const ps of t.partitions) this.notifyData(ps);
     })();
@@ -1106,6 +1107,36 @@ export class Broker {
 }
 
 const STATE_FILE = 'state.json';
+
+/**
+ * The data directory's format: which files it holds and how they are laid out
+ * (docs/FORMAT.md, "On disk"). Raised when a release writes something an earlier one
+ * would misread (and so overwrite or drop: an offsets file of an unknown version reads
+ * as no file); a broker refuses a directory of a higher format before changing
+ * anything in it. Directories written before the field existed are format 1.
+ */
+export const DIR_FORMAT = 1;
+
+function stateJson(o: { clean: boolean; durability: unknown; run: number }): string {
+  return JSON.stringify({ format: DIR_FORMAT, ...o });
+}
+
+/** FAILED_PRECONDITION when state.json says a newer release wrote the directory. */
+async function checkDirFormat(dir: string): Promise<void> {
+  let format: unknown;
+  try {
+    format = (JSON.parse(await fs.readFile(path.join(dir, STATE_FILE), 'utf8')) as { format?: unknown }).format;
+  } catch {
+    return; // none yet, or torn: startRun() deals with it
+  }
+  if (format !== undefined && !(Number.isSafeInteger(format) && (format as number) >= 1))
+    throw new UringmqError('FAILED_PRECONDITION', `data directory ${dir}: state.json names an unknown directory format (${JSON.stringify(format)}); nothing in it was changed`);
+  if (typeof format === 'number' && format > DIR_FORMAT)
+    throw new UringmqError(
+      'FAILED_PRECONDITION',
+      `data directory ${dir} was written by a newer uringmq (directory format ${format}; this version reads up to ${DIR_FORMAT}): open it with that release or a later one; nothing in it was changed`,
+    );
+}
 
 /**
  * After a crash, an open reads the log written since the partition's last snapshot, up
@@ -1149,7 +1180,7 @@ async function startRun(dir: string, durability: Durability): Promise<{ fullScan
   const seconds = Math.floor(Date.now() / 1000);
   const run = Math.min(Math.max(prevRun + 1, seconds < 0xf0000000 ? seconds : 0), 0xffffffff);
   const during = fullScan ? { clean: false, durability: prev?.durability === undefined ? 'unknown' : prev.durability, run } : { clean: false, durability, run };
-  await writeFileDurable(file, JSON.stringify(during));
+  await writeFileDurable(file, stateJson(during));
   return { fullScan, run };
 }
 
