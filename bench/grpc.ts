@@ -331,7 +331,7 @@ async function main(): Promise<void> {
     // Client library, batches of 1000 via sendBatch, IN_FLIGHT of them outstanding.
     // With `sync` every byte of it is a durable write: the disk's own durable
     // sequential bandwidth, just before and after, is the other ceiling it has.
-    const diskBefore = await diskBandwidth(dir);
+    const diskBefore = DURABILITY === 'sync' ? await diskBandwidth(dir) : null;
     const beforeBatched = await ceilingSample();
     const p = client.producer({ maxInFlight: IN_FLIGHT });
     const pubBatched = await timed(SECONDS, async (stop) => {
@@ -346,7 +346,7 @@ async function main(): Promise<void> {
     }, { name: `publish, sendBatch(${BATCH})`, recordsPerCount: 1 });
     const afterBatched = await ceilingSample();
     rows.push({ name: `publish, client library sendBatch(1000), ${IN_FLIGHT} in flight`, recPerSec: pubBatched, ...bracketed(beforeBatched, afterBatched) });
-    disk = { publishBytes: (pubBatched / BATCH) * batchBytes, before: diskBefore, after: await diskBandwidth(dir) };
+    if (diskBefore !== null) disk = { publishBytes: (pubBatched / BATCH) * batchBytes, before: diskBefore, after: await diskBandwidth(dir) };
 
     // Client library send() with its own batching (lingerMs 1).
     const p2 = client.producer({ lingerMs: 1, maxInFlight: 64 });
@@ -716,13 +716,6 @@ function tcpRoundTrip(port: number, rate: number, seconds: number): Promise<Floo
   });
 }
 
-/**
- * Latency of the disk under the log's write pattern: each write rewrites the 4 KiB
- * block holding the end of the data (advancing 106 bytes, one record, per write) and
- * returns once it is durable (O_DSYNC), `perSecond` times a second, or back to back
- * (perSecond 0) for `seconds`. Back to back the CPU never idles between writes; paced,
- * it does, and on this VM waking it for each completion is most of a write's tail.
- */
 const DISK_BLOCK = 4 << 20;
 const DISK_BYTES = 1 << 30;
 
@@ -744,13 +737,20 @@ async function diskBandwidth(dir: string): Promise<number | string> {
     });
     // "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 1.31 s, 817 MB/s": bytes and seconds.
     const m = /^(\d+) bytes.*copied, ([\d.]+) s/m.exec(r.err);
-    if (r.code !== 0 || !m) return `dd: ${r.err.trim().split('\n').pop() ?? `exit ${r.code}`}`;
+    if (r.code !== 0 || !m) return `dd: ${r.err.trim().split('\n').pop() || `exit ${r.code}`}`;
     return Number(m[1]) / Number(m[2]);
   } finally {
     fs.rmSync(file, { force: true });
   }
 }
 
+/**
+ * Latency of the disk under the log's write pattern: each write rewrites the 4 KiB
+ * block holding the end of the data (advancing 106 bytes, one record, per write) and
+ * returns once it is durable (O_DSYNC), `perSecond` times a second, or back to back
+ * (perSecond 0) for `seconds`. Back to back the CPU never idles between writes; paced,
+ * it does, and on this VM waking it for each completion is most of a write's tail.
+ */
 async function diskSyncLatency(dir: string, perSecond: number, seconds: number): Promise<Lat> {
   const h = histogram();
   const file = path.join(dir, 'disk-latency.bin');

@@ -273,8 +273,13 @@ describe('Segments, index, retention and recovery', () => {
       const walk = (d: string) => {
         for (const e of fs.readdirSync(d, { withFileTypes: true })) {
           const f = path.join(d, e.name);
-          if (e.isDirectory()) walk(f);
-          else if (e.name !== '.lock') out[path.relative(dir, f)] = `${fs.readFileSync(f).toString('base64')} ${fs.statSync(f).mtimeMs}`;
+          if (e.isDirectory()) {
+            out[`${path.relative(dir, f)}/`] = 'dir';
+            walk(f);
+          } else if (e.name !== '.lock') {
+            // (.lock: the one file a refused open touches, saying who holds the directory)
+            out[path.relative(dir, f)] = `${fs.readFileSync(f).toString('base64')} ${fs.statSync(f).mtimeMs}`;
+          }
         }
       };
       walk(dir);
@@ -285,10 +290,15 @@ describe('Segments, index, retention and recovery', () => {
       fs.mkdirSync(path.join(dir, 'trash', 'x'), { recursive: true }); // an open empties trash/: not this one
       const before = snapshot();
       const e = await expectCode(openBroker({ dir }), 'FAILED_PRECONDITION');
-      assert.match(e.message, typeof format === 'number' && format > DIR_FORMAT ? /newer uringmq \(directory format 2; this version reads up to 1\)/ : /unknown directory format/);
+      assert.match(e.message, typeof format === 'number' && format > DIR_FORMAT ? /newer uringmq \(directory format 2; this version reads up to 1\).*nothing in the directory was changed but its lock file/ : /unknown directory format/);
       assert.deepEqual(snapshot(), before, 'the refused open changed a file');
       assert.ok(fs.existsSync(path.join(dir, 'trash', 'x')));
     }
+    // A directory holding nothing else: the refused open makes nothing in it (no topics/).
+    const bare = tmpDir();
+    fs.writeFileSync(path.join(bare, 'state.json'), JSON.stringify({ format: DIR_FORMAT + 1, clean: true, durability: 'sync', run: 1 }));
+    await expectCode(openBroker({ dir: bare }), 'FAILED_PRECONDITION');
+    assert.deepEqual(fs.readdirSync(bare).filter((n) => n !== '.lock'), ['state.json']);
     // Written by this format (or before the field existed): opens, and the data is there.
     for (const format of [DIR_FORMAT, undefined]) {
       fs.writeFileSync(stateFile, JSON.stringify({ ...state, format }));

@@ -354,15 +354,20 @@ describe('serve log destination (src/cli/log_destination.ts)', function () {
     // In a child whose stdout this test does not read until the child has written:
     // a stalled log reader. (In this process a blocked write would hold one of libuv's
     // pool threads, which the other tests need.)
-    const N = 20_000; // ~2 MiB: more than the socket buffer and the 4 KiB bound
+    // ~4 MB of lines against a 1 MiB bound: more than the bound and the socket's buffer
+    // (a few hundred KiB) together, so the writes stall and lines are dropped.
+    const N = 40_000;
     const code = `
       const { once } = require('node:events');
       const { logDestination } = require(${JSON.stringify(path.join(__dirname, '../src/cli/log_destination'))});
-      const d = logDestination(1, 4096);
+      const d = logDestination(1, 1 << 20);
       const line = (o) => JSON.stringify({ ...o, pad: 'x'.repeat(80) }) + '\\n';
       for (let i = 0; i < ${N}; i++) d.stream.write(line({ i }));
-      const drained = once(d.stream, 'drain');
-      process.stderr.write('burst ' + d.dropped + '\\n');
+      let drainedEarly = false;
+      const drained = once(d.stream, 'drain').then(() => (drainedEarly = true));
+      // Half a second for the writes to go as far as they can: with nobody reading,
+      // the bound cannot empty (it is larger than what the socket takes).
+      setTimeout(() => process.stderr.write('burst ' + d.dropped + ' ' + drainedEarly + '\\n'), 500);
       process.stdin.once('data', async () => {
         await drained; // everything the bound held got through: the notice fits now
         d.stream.write(line({ last: true }));
@@ -377,9 +382,10 @@ describe('serve log destination (src/cli/log_destination.ts)', function () {
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
       const until = Date.now() + 30_000;
-      while (!/burst \d+\n/.test(err) && child.exitCode === null && Date.now() < until) await sleep(20);
-      const burst = Number(/burst (\d+)\n/.exec(err)?.[1]);
-      assert.ok(burst > 0, `nothing dropped with a stalled reader: ${err}`);
+      while (!/burst \d+ \w+\n/.test(err) && child.exitCode === null && Date.now() < until) await sleep(20);
+      const m = /burst (\d+) (\w+)\n/.exec(err);
+      assert.ok(Number(m?.[1]) > 0, `nothing dropped with a stalled reader: ${err}`);
+      assert.equal(m?.[2], 'false', 'the writes did not stall: everything pending got out with nobody reading');
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       child.stdin!.write('go\n');
       assert.equal(await Promise.race([exited, sleep(30_000).then(() => 'timeout')]), 0, err);

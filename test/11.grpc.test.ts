@@ -697,14 +697,7 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     // resolves to two loopback addresses, so one is made up for its resolver.
     const name = 'two-loopbacks.uringmq.test';
     const lookup = dns.promises.lookup;
-    (dns.promises as { lookup: unknown }).lookup = (host: string, o?: unknown) =>
-      host === name
-        ? Promise.resolve([
-            { address: '127.0.0.1', family: 4 },
-            { address: '::1', family: 6 },
-          ])
-        : (lookup as (h: string, o?: unknown) => Promise<unknown>)(host, o);
-    const broker = await openBroker();
+    let broker: Awaited<ReturnType<typeof openBroker>> | undefined;
     let server: BrokerServer | undefined;
     const sessions: http2.ClientHttp2Session[] = [];
     const open = async (host: string): Promise<{ session: http2.ClientHttp2Session; closed: Promise<void> }> => {
@@ -715,12 +708,20 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       await Promise.race([new Promise((resolve) => session.once('connect', resolve)), closed]);
       return { session, closed };
     };
-    const until = Date.now() + 10_000;
     const settle = async (n: number) => {
+      const until = Date.now() + 10_000;
       while (server!.openConnections !== n && Date.now() < until) await sleep(10);
       assert.equal(server!.openConnections, n);
     };
     try {
+      (dns.promises as { lookup: unknown }).lookup = (host: string, o?: unknown) =>
+        host === name
+          ? Promise.resolve([
+              { address: '127.0.0.1', family: 4 },
+              { address: '::1', family: 6 },
+            ])
+          : (lookup as (h: string, o?: unknown) => Promise<unknown>)(host, o);
+      broker = await openBroker();
       server = await BrokerServer.start({ broker, host: name, port: 0, maxConnections: 2 });
       const listeners = (server as unknown as { server: { http2Servers: Map<net.Server, unknown> } }).server.http2Servers;
       assert.deepEqual([...listeners.keys()].map((l) => (l.address() as net.AddressInfo).address).sort(), ['127.0.0.1', '::1']);
@@ -729,7 +730,7 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       await settle(2);
       // One connection on the IPv6 listener, under its own cap of 2: refused on the total.
       const c = await open('[::1]');
-      assert.ok(await Promise.race([c.closed.then(() => true), sleep(5000).then(() => false)]), 'the third connection was closed on arrival');
+      assert.ok(await Promise.race([c.closed.then(() => true), sleep(10_000).then(() => false)]), 'the third connection was closed on arrival');
       assert.ok(server.refusedConnections >= 1, `refused ${server.refusedConnections}`);
       await settle(2);
       a.session.close();
@@ -741,7 +742,7 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       (dns.promises as { lookup: unknown }).lookup = lookup;
       for (const s of sessions) s.destroy();
       await server?.stop(2000);
-      await broker.close();
+      await broker?.close();
     }
   });
 

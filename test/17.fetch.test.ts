@@ -507,6 +507,30 @@ describe('fetch plane: consumers, groups and the server', () => {
     await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE'); // stopped with the broker
   });
 
+  it('a FetchConsumer started while the fetch listener is full waits for a slot (the listener answered: it is there)', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0, maxConnections: 1 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    const hog = await FetchConnection.open('127.0.0.1', fsrv.port);
+    try {
+      await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'RESOURCE_EXHAUSTED'); // full, as the consumer finds it
+      await client.createTopic('t', { partitions: 1 });
+      await client.producer().send('t', { value: 'x' });
+      const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', partitions: [0], maxWaitMs: 100 });
+      setTimeout(() => hog.close(), 500);
+      for await (const m of c) {
+        assert.equal(m.value.toString(), 'x');
+        break;
+      }
+    } finally {
+      hog.close();
+      await client.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   for (const [fresh, how] of [
     [30, 'its commit is refused (LOG_TRUNCATED)'],
     [10, 'its fetch past the new end'],

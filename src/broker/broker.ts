@@ -281,12 +281,17 @@ export class Broker {
     const writeHighWaterBytes =
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
     const dir = path.resolve(opts.dir);
-    await fs.mkdir(path.join(dir, 'topics'), { recursive: true }).catch((e: Error) => {
+    await fs.mkdir(dir, { recursive: true }).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
     });
     const lock = lockDir(dir);
     let engine: NativeEngine | null = null;
     try {
+      // Before anything in it is made or changed (but the lock file, which only says who holds it).
+      await checkDirFormat(dir);
+      await fs.mkdir(path.join(dir, 'topics'), { recursive: true }).catch((e: Error) => {
+        throw new UringmqError('IO_ERROR', `cannot create ${path.join(dir, 'topics')}: ${e.message}`);
+      });
       let broker: Broker | null = null;
       engine = createEngine({
         backend,
@@ -313,7 +318,6 @@ export class Broker {
         engine,
         lock,
       );
-      await checkDirFormat(dir); // before anything in it is changed
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
       ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability));
       await broker.loadTopics();
@@ -1130,11 +1134,11 @@ async function checkDirFormat(dir: string): Promise<void> {
     return; // none yet, or torn: startRun() deals with it
   }
   if (format !== undefined && !(Number.isSafeInteger(format) && (format as number) >= 1))
-    throw new UringmqError('FAILED_PRECONDITION', `data directory ${dir}: state.json names an unknown directory format (${JSON.stringify(format)}); nothing in it was changed`);
+    throw new UringmqError('FAILED_PRECONDITION', `data directory ${dir}: state.json names an unknown directory format (${JSON.stringify(format)}); nothing in the directory was changed but its lock file`);
   if (typeof format === 'number' && format > DIR_FORMAT)
     throw new UringmqError(
       'FAILED_PRECONDITION',
-      `data directory ${dir} was written by a newer uringmq (directory format ${format}; this version reads up to ${DIR_FORMAT}): open it with that release or a later one; nothing in it was changed`,
+      `data directory ${dir} was written by a newer uringmq (directory format ${format}; this version reads up to ${DIR_FORMAT}): open it with that release or a later one; nothing in the directory was changed but its lock file`,
     );
 }
 

@@ -87,6 +87,8 @@ export interface FetchConsumerOptions {
 }
 
 const MiB = 1 << 20;
+/** Errors FetchConnection.open() throws when a listener answered the handshake with a refusal. */
+const ANSWERED = new WeakSet<Error>();
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -152,7 +154,9 @@ export class FetchConnection {
     }
     if (conn.hello.error !== 0) {
       sock.destroy();
-      throw fetchError(conn.hello.error, `from ${where} at handshake`);
+      const e = fetchError(conn.hello.error, `from ${where} at handshake`);
+      ANSWERED.add(e);
+      throw e;
     }
     return conn;
   }
@@ -454,15 +458,24 @@ export class FetchConsumer implements GroupConsumerApi {
     // With no listener at the fetch address (the fetch plane off, a wrong port) the
     // pumps' retries would look like an idle topic for ever: the first connection has
     // to succeed. Later failures (a broker restarting) are retried.
+    // A listener that answers with a refusal is there: one for now (full, shutting
+    // down) is left to the pumps' retries, as later.
     try {
       this.spare = await FetchConnection.open(this.host, this.port, this.client.token ?? '');
-      if (this.closed) this.takeSpare()?.close();
     } catch (e) {
-      if (!(e instanceof UringmqError) || e.code !== 'UNAVAILABLE') throw e;
-      throw new UringmqError(
-        'UNAVAILABLE',
-        `${e.message}; a fetch consumer needs the broker's fetch listener (uringmq serve: --fetch-port, default ${DEFAULT_FETCH_PORT}) at that address (fetchAddress)`,
-      );
+      if (!(e instanceof UringmqError)) throw e;
+      if (ANSWERED.has(e)) {
+        if (!RETRYABLE.has(e.code)) throw e;
+      } else {
+        throw new UringmqError(
+          'UNAVAILABLE',
+          `${e.message}; a fetch consumer needs the broker's fetch listener (uringmq serve: --fetch-port, default ${DEFAULT_FETCH_PORT}) at that address (fetchAddress; the CLI's --fetch-address)`,
+        );
+      }
+    }
+    if (this.closed) {
+      this.takeSpare()?.close();
+      return;
     }
     if (this.opts.partitions) await this.addPartitions(this.opts.partitions);
     else await this.join();
