@@ -288,7 +288,8 @@ export class Broker {
     let engine: NativeEngine | null = null;
     try {
       // Before anything in it is made or changed (but the lock file, which only says who holds it).
-      await checkDirFormat(dir);
+      const prev = await readState(dir);
+      checkDirFormat(dir, prev);
       await fs.mkdir(path.join(dir, 'topics'), { recursive: true }).catch((e: Error) => {
         throw new UringmqError('IO_ERROR', `cannot create ${path.join(dir, 'topics')}: ${e.message}`);
       });
@@ -319,7 +320,7 @@ export class Broker {
         lock,
       );
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
-      ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability));
+      ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability, prev));
       await broker.loadTopics();
       // Recovered and the cuts recorded: only now may a crash of this run be trusted
       // as a `sync` one (until here state.json says the previous run's mode).
@@ -1125,14 +1126,20 @@ function stateJson(o: { clean: boolean; durability: unknown; run: number }): str
   return JSON.stringify({ format: DIR_FORMAT, ...o });
 }
 
-/** FAILED_PRECONDITION when state.json says a newer release wrote the directory. */
-async function checkDirFormat(dir: string): Promise<void> {
-  let format: unknown;
+/** What state.json says about the last run and the directory; null when there is none yet, or it is torn. */
+type DirState = { format?: unknown; clean?: unknown; durability?: unknown; run?: unknown };
+
+async function readState(dir: string): Promise<DirState | null> {
   try {
-    format = (JSON.parse(await fs.readFile(path.join(dir, STATE_FILE), 'utf8')) as { format?: unknown }).format;
+    return JSON.parse(await fs.readFile(path.join(dir, STATE_FILE), 'utf8')) as DirState;
   } catch {
-    return; // none yet, or torn: startRun() deals with it
+    return null; // none yet, or torn: startRun() checks
   }
+}
+
+/** FAILED_PRECONDITION when state.json says a newer release wrote the directory. */
+function checkDirFormat(dir: string, state: DirState | null): void {
+  const format = state?.format;
   if (format !== undefined && !(Number.isSafeInteger(format) && (format as number) >= 1))
     throw new UringmqError('FAILED_PRECONDITION', `data directory ${dir}: state.json names an unknown directory format (${JSON.stringify(format)}); nothing in the directory was changed but its lock file`);
   if (typeof format === 'number' && format > DIR_FORMAT)
@@ -1158,21 +1165,16 @@ function batchesBelow(batches: Float64Array, end: number): Float64Array {
 }
 
 /**
- * Reads how the previous run on `dir` ended and marks this one as running, under the
- * next run number. `fullScan` when the previous run did not stop cleanly and did not
- * use `sync` (or the directory has topics and no record of its last run): recovery must
- * check whole last segments, and a power cut may have cut tails. Then state.json keeps
+ * From how the previous run on `dir` ended (`prev`: its state.json as the open read it),
+ * marks this one as running, under the next run number. `fullScan` when the previous
+ * run did not stop cleanly and did not use `sync` (or the directory has topics and no
+ * record of its last run): recovery must check whole last segments, and a power cut
+ * may have cut tails. Then state.json keeps
  * saying so (the previous run's mode) until the open has done both (see open()): a
  * crash during it leaves the next open the same work.
  */
-async function startRun(dir: string, durability: Durability): Promise<{ fullScan: boolean; run: number }> {
+async function startRun(dir: string, durability: Durability, prev: DirState | null): Promise<{ fullScan: boolean; run: number }> {
   const file = path.join(dir, STATE_FILE);
-  let prev: { clean?: unknown; durability?: unknown; run?: unknown } | null = null;
-  try {
-    prev = JSON.parse(await fs.readFile(file, 'utf8')) as { clean?: unknown; durability?: unknown; run?: unknown };
-  } catch {
-    prev = null; // none yet, or torn: check
-  }
   const hasTopics = (await fs.readdir(path.join(dir, 'topics'))).length > 0;
   const trusted = prev !== null && (prev.clean === true || prev.durability === 'sync');
   const fullScan = hasTopics && !trusted;

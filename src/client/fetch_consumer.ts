@@ -281,7 +281,6 @@ export class FetchConsumer implements GroupConsumerApi {
   private heartbeat: NodeJS.Timeout | null = null;
   private assigning: Promise<void> = Promise.resolve();
   private firstAssignment: (() => void) | null = null;
-  private spare: FetchConnection | null = null;
 
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
   constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
@@ -423,8 +422,6 @@ export class FetchConsumer implements GroupConsumerApi {
     if (this.commitTimer) clearInterval(this.commitTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.firstAssignment?.();
-    this.spare?.close();
-    this.spare = null;
     for (const s of this.parts.values()) {
       s.conn?.close();
       s.wake?.();
@@ -440,14 +437,6 @@ export class FetchConsumer implements GroupConsumerApi {
     this.client.forget(this);
   }
 
-  /** The connection init() checked the listener with, if still unused and open. */
-  private takeSpare(): FetchConnection | null {
-    const c = this.spare;
-    this.spare = null;
-    if (c?.closed) return null;
-    return c;
-  }
-
   private notify(): void {
     const w = this.wake;
     this.wake = null;
@@ -456,12 +445,13 @@ export class FetchConsumer implements GroupConsumerApi {
 
   private async init(): Promise<void> {
     // With no listener at the fetch address (the fetch plane off, a wrong port) the
-    // pumps' retries would look like an idle topic for ever: the first connection has
-    // to succeed. Later failures (a broker restarting) are retried.
+    // pumps' retries would look like an idle topic for ever: one connection has to
+    // succeed first (closed again: each pump makes its own). Later failures (a broker
+    // restarting) are retried.
     // A listener that answers with a refusal is there: one for now (full, shutting
     // down) is left to the pumps' retries, as later.
     try {
-      this.spare = await FetchConnection.open(this.host, this.port, this.client.token ?? '');
+      (await FetchConnection.open(this.host, this.port, this.client.token ?? '')).close();
     } catch (e) {
       if (!(e instanceof UringmqError)) throw e;
       if (ANSWERED.has(e)) {
@@ -473,10 +463,7 @@ export class FetchConsumer implements GroupConsumerApi {
         );
       }
     }
-    if (this.closed) {
-      this.takeSpare()?.close();
-      return;
-    }
+    if (this.closed) return;
     if (this.opts.partitions) await this.addPartitions(this.opts.partitions);
     else await this.join();
     // A commit that fails for now (the server restarting) is retried with the next one.
@@ -618,7 +605,7 @@ export class FetchConsumer implements GroupConsumerApi {
         continue;
       }
       try {
-        s.conn ??= this.takeSpare() ?? (await FetchConnection.open(this.host, this.port, this.client.token ?? ''));
+        s.conn ??= await FetchConnection.open(this.host, this.port, this.client.token ?? '');
         const epoch = s.epoch;
         const at = s.position;
         const { header, data } = await s.conn.fetch(this.topic, s.partition, at, this.maxBytes, this.maxWaitMs);
