@@ -97,13 +97,18 @@ describe('Server crash and shutdown', function () {
 
     const until = Date.now() + 60_000;
     while ((acked.length < 200 || seenByGroup.size < 100) && Date.now() < until) await sleep(20);
-    await sleep(100 + Math.random() * 800); // past a flush of the group's offsets (every 20 ms)
+    // Kill only once the group's progress is on disk (its acks travel every 5 ms and
+    // its offsets are flushed every 20 ms, but a loaded machine, an ASan build, can
+    // take longer than a fixed pause), then at a random point of what follows.
+    const offsPath = path.join(dir, 'groups', 'g', 'load.offs');
+    while (!(await readOffsetsFile(offsPath).catch(() => null))?.committed.some((c) => c > 0) && Date.now() < until) await sleep(20);
+    await sleep(Math.random() * 800);
     const ackedBeforeKill = acked.length;
     srv.child.kill('SIGKILL');
     await srv.exited;
     // What the group had durably committed when the server died: everything from there
     // on must come again after the restart, acked before the kill or not.
-    const state = await readOffsetsFile(path.join(dir, 'groups', 'g', 'load.offs'));
+    const state = await readOffsetsFile(offsPath);
     const committed = state?.committed ?? [0, 0, 0];
     const ackedAbove = (p: number, off: number) => !!state?.ranges.some((r) => r.partition === p && r.deliveries === 0 && r.from <= off && off < r.to);
     await sleep(300);
