@@ -47,6 +47,7 @@ static_assert(kInCap >= fetchproto::kMaxRequestBytes, "input buffer holds a whol
 static_assert(kInCap >= fetchproto::kClientHelloFixed + fetchproto::kMaxTokenBytes, "input buffer holds a whole hello");
 constexpr size_t kPipeBytes = 1u << 20;  // splice chunk: one pipe's worth per round trip
 constexpr size_t kMaxPipes = 64;         // pipes (2 fds each) lent to responses at once
+constexpr int kPipeRetryMs = 50;           // retry of a pipe2 refused with no pipe lent out
 constexpr int64_t kLingerMs = 1000;      // after a final error reply, before closing
 constexpr int64_t kNoDeadline = INT64_MAX;
 
@@ -70,6 +71,10 @@ struct Conn {
 
   uint8_t in[kInCap];
   size_t in_len = 0;
+  // Where the receive in flight writes: in_len when it was issued. A reply finishing
+  // meanwhile consumes the requests before it, so its bytes may land above in_len.
+  size_t recv_base = 0;
+  bool recv_queued = false;  // epoll: a receive's result is queued, not yet handled
 
   // The request being answered.
   uint32_t corr = 0;
@@ -86,6 +91,8 @@ struct Conn {
   uint64_t mem_charged = 0;
 
   // --- FetchIo bookkeeping ---
+  // From issuing a receive until OnRecv has handled its result, not only until it
+  // completed: a second receive issued in between would write over the first's bytes.
   bool recv_busy = false;
   bool send_busy = false;
   int ops = 0;  // io_uring: submitted and not yet completed
@@ -273,6 +280,14 @@ class UringIo final : public FetchIo {
   bool Quiescent() const override { return !accept_busy_ && !accept_poll_busy_ && cancels_ == 0; }
 
   void Wait(int timeout_ms, std::vector<IoEvent>* out) override {
+    // Replies waiting for a pipe that pipe2 refused (EMFILE/ENFILE) while none was lent
+    // out: no GivePipe will come to serve them, so they are retried here, on a timer
+    // as paused accepts are, until descriptors come back (or their send deadline ends
+    // them). Their reply headers have gone out already.
+    if (!pipe_waiters_.empty() && pipes_lent_ == 0) {
+      ServePipeWaiters();
+      if (!pipe_waiters_.empty() && pipes_lent_ == 0) timeout_ms = std::min(timeout_ms, kPipeRetryMs);
+    }
     if (backlog_.empty()) {
       int rc = timeout_ms > 0 ? ring_->SubmitAndWaitTimeout(1, static_cast<int64_t>(timeout_ms) * 1000000)
                               : ring_->SubmitAndWait(0);
@@ -329,8 +344,9 @@ class UringIo final : public FetchIo {
     io_uring_sqe* sqe = Sqe(1);
     sqe->opcode = IORING_OP_RECV;
     sqe->fd = c->fd;
-    sqe->addr = reinterpret_cast<uint64_t>(c->in + c->in_len);
-    sqe->len = static_cast<uint32_t>(kInCap - c->in_len);
+    c->recv_base = c->in_len;
+    sqe->addr = reinterpret_cast<uint64_t>(c->in + c->recv_base);
+    sqe->len = static_cast<uint32_t>(kInCap - c->recv_base);
     sqe->user_data = Ud(c, kOpRecv);
     c->ops++;
   }
@@ -401,6 +417,10 @@ class UringIo final : public FetchIo {
     }
     c->pipe_r = c->pipe_w = -1;
     pipes_lent_--;
+    ServePipeWaiters();
+  }
+
+  void ServePipeWaiters() {
     while (!pipe_waiters_.empty()) {
       Conn* w = pipe_waiters_.front();
       if (!TakePipe(w)) break;
@@ -503,12 +523,10 @@ class UringIo final : public FetchIo {
     switch (op) {
       case kOpRecv:
         if (res == -EAGAIN) return SubmitPoll(c, false);
-        c->recv_busy = false;
         out->push_back({IoEvent::kRecv, c, res});
         return;
       case kOpPollIn:
         if (res < 0) {
-          c->recv_busy = false;
           out->push_back({IoEvent::kRecv, c, res});
           return;
         }
@@ -599,6 +617,7 @@ class EpollIo final : public FetchIo {
 
   void Recv(Conn* c) override {
     c->recv_busy = true;
+    c->recv_queued = false;
     TryRecv(c);
   }
 
@@ -639,7 +658,7 @@ class EpollIo final : public FetchIo {
         const uint32_t e = evs[i].events;
         if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
           c->readable = true;
-          if (c->recv_busy) TryRecv(c);
+          if (c->recv_busy && !c->recv_queued) TryRecv(c);
         }
         if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
           c->writable = true;
@@ -670,18 +689,19 @@ class EpollIo final : public FetchIo {
   void TryRecv(Conn* c) {
     while (c->readable) {
       if (watch_failed_) {
-        c->recv_busy = false;
+        c->recv_queued = true;
         ready_.push_back({IoEvent::kRecv, c, -watch_failed_});
         watch_failed_ = 0;
         return;
       }
-      ssize_t n = recv(c->fd, c->in + c->in_len, kInCap - c->in_len, 0);
+      c->recv_base = c->in_len;
+      ssize_t n = recv(c->fd, c->in + c->recv_base, kInCap - c->recv_base, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && errno == EAGAIN) {
         c->readable = false;
         return;
       }
-      c->recv_busy = false;
+      c->recv_queued = true;
       ready_.push_back({IoEvent::kRecv, c, n >= 0 ? n : -errno});
       return;
     }
@@ -871,7 +891,13 @@ class FetchLoop {
   }
 
   void OnRecv(Conn* c, int64_t res) {
+    c->recv_busy = false;
+    c->recv_queued = false;
     if (res <= 0) return Close(c);  // EOF or error: the peer went, maybe mid-reply
+    // Input consumed (or dropped) since the receive was issued: its bytes landed at
+    // recv_base, above the current end; move them down (the regions never overlap
+    // with what Consume touched, which lies below recv_base).
+    if (c->recv_base != c->in_len) std::memmove(c->in + c->in_len, c->in + c->recv_base, static_cast<size_t>(res));
     if (c->state == ConnState::kLinger) {
       c->in_len = 0;  // ignored: the connection is ending
     } else {
@@ -941,6 +967,7 @@ class FetchLoop {
       return FatalRequest(c, c->in_len >= 12 ? fetchproto::Get32(c->in + 8) : 0);
     if (c->in_len < 4 + len) return;
     const uint8_t type = c->in[4];
+    const uint8_t flags = c->in[5];
     const uint16_t topic_len = fetchproto::Get16(c->in + 6);
     const uint32_t corr = fetchproto::Get32(c->in + 8);
     if (type != fetchproto::kTypeFetch || topic_len != len - (fetchproto::kFetchFixed - 4)) return FatalRequest(c, corr);
@@ -951,7 +978,7 @@ class FetchLoop {
     std::string topic(reinterpret_cast<const char*>(c->in + fetchproto::kFetchFixed), topic_len);
     Consume(c, 4 + len);
     k_->requests++;
-    HandleFetch(c, corr, topic, partition, offset, max_bytes, max_wait);
+    HandleFetch(c, corr, flags, topic, partition, offset, max_bytes, max_wait);
   }
 
   // The framing cannot be trusted any more: answer, then end the connection.
@@ -963,10 +990,12 @@ class FetchLoop {
     Reply(c, Error::kInvalidRequest);
   }
 
-  void HandleFetch(Conn* c, uint32_t corr, const std::string& topic, uint32_t partition, int64_t offset,
+  void HandleFetch(Conn* c, uint32_t corr, uint8_t flags, const std::string& topic, uint32_t partition, int64_t offset,
                    uint32_t max_bytes, uint32_t max_wait) {
     c->corr = corr;
-    if (!ValidTopic(topic) || offset < 0 || max_bytes == 0 || max_bytes > opts_.max_fetch_bytes || max_wait > opts_.max_wait_ms) {
+    // No flag has a meaning in version 1: refusing them keeps them free for a later one
+    // (a client setting one learns that this server ignores it instead of guessing).
+    if (flags != 0 || !ValidTopic(topic) || offset < 0 || max_bytes == 0 || max_bytes > opts_.max_fetch_bytes || max_wait > opts_.max_wait_ms) {
       k_->bad_requests++;
       return Reply(c, Error::kInvalidRequest);
     }
