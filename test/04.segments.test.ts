@@ -423,7 +423,7 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
-  it('drops segments that follow a gap (a torn segment before a rolled one)', async () => {
+  it('drops what follows a segment torn while it was being sealed (a crash in the cycle that rolled it)', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });
     await b.createTopic('t', { segmentBytes: 8192 });
@@ -431,17 +431,89 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
     const segs = segmentFiles(dir, 't', 0);
     assert.ok(segs.length >= 4);
-    // Tear the end of the third segment.
-    const third = segs[2]!;
-    fs.truncateSync(third, fs.statSync(third).size - 10);
-    const thirdNext = Number(path.basename(segs[3]!, '.log'));
+    // The crash as it can happen: the cycle that rolled the next-to-last segment wrote
+    // its tail and the new segment's start; the tail was torn and its seal (the index's
+    // seal entry, written once the data is durable) never came. Nothing past the tear
+    // was acknowledged.
+    const torn = segs[segs.length - 2]!;
+    fs.truncateSync(torn, fs.statSync(torn).size - 10);
+    const index = torn.replace(/\.log$/, '.index');
+    fs.truncateSync(index, fs.statSync(index).size - 8);
+    const tornNext = Number(path.basename(segs[segs.length - 1]!, '.log'));
     b = await Broker.open({ dir });
     const part = (await b.describeTopic('t')).partitions[0]!;
-    assert.ok(part.endOffset < thirdNext, `end ${part.endOffset} should be before ${thirdNext}`);
-    assert.equal(segmentFiles(dir, 't', 0).length, 3);
+    assert.ok(part.endOffset < tornNext, `end ${part.endOffset} should be before ${tornNext}`);
+    assert.equal(segmentFiles(dir, 't', 0).length, segs.length - 1);
     const all = await readAll(b, 't', 0);
     assert.deepEqual(all.map((m) => m.offset), Array.from({ length: part.endOffset }, (_, i) => i));
     assert.equal((await b.producer().send('t', { value: 'z', partition: 0 })).offset, part.endOffset);
+    await b.close();
+  });
+
+  it('damage inside a sealed segment is not taken for a torn tail: nothing is cut off or dropped, the damaged batch reads as CORRUPT_BATCH', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    await fill(b, 't', 300, 5); // several batches per segment
+    await b.close();
+    const segs = segmentFiles(dir, 't', 0);
+    assert.ok(segs.length >= 4);
+    const sizes = segs.map((f) => fs.statSync(f).size);
+    // A flipped bit in the last batch of the first segment, and (a second case) a
+    // lost index of the second with a bad header in it: a scan at open would stop there.
+    const first = fs.readFileSync(segs[0]!);
+    let last = 0;
+    for (let pos = 0; pos < first.length; pos += first.readUInt32LE(pos + 4)) last = pos;
+    const lastBase = Number(first.readBigInt64LE(last + 8));
+    overwriteAt(segs[0]!, last + 70, Buffer.from([first[last + 70]! ^ 0x01]));
+    const second = fs.readFileSync(segs[1]!);
+    const secondBase = Number(path.basename(segs[1]!, '.log'));
+    overwriteAt(segs[1]!, second.readUInt32LE(4), Buffer.from('garbage!'));
+    fs.rmSync(segs[1]!.replace(/\.log$/, '.index'));
+    b = await Broker.open({ dir });
+    assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 300, 'nothing dropped');
+    assert.deepEqual(segmentFiles(dir, 't', 0).map((f) => fs.statSync(f).size), sizes, 'no file cut');
+    const e = await b.read('t', 0, lastBase).then(() => null, (err: Error & { code?: string }) => err);
+    assert.equal(e?.code, 'CORRUPT_BATCH');
+    assert.match(e!.message, new RegExp(`offset ${lastBase}\\b`));
+    assert.equal((await b.read('t', 0, 0, { maxBytes: 1 }))[0]!.value.toString(), payload(0));
+    assert.equal((await b.read('t', 0, secondBase, { maxBytes: 1 }))[0]!.value.toString(), payload(secondBase));
+    const after = Number(path.basename(segs[2]!, '.log'));
+    assert.deepEqual((await readAll(b, 't', 0, after)).map((m) => m.offset), Array.from({ length: 300 - after }, (_, i) => after + i));
+    assert.equal((await b.producer().send('t', { value: 'z', partition: 0 })).offset, 300);
+    await b.close();
+    // ...and the same on the next open (the second segment's index was rebuilt, sealed).
+    b = await Broker.open({ dir });
+    assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 301);
+    await b.close();
+  });
+
+  it('refuses a partition whose sealed segments do not follow one another (a file removed or added by hand), changing nothing', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    await fill(b, 't', 300);
+    await b.close();
+    const segs = segmentFiles(dir, 't', 0);
+    assert.ok(segs.length >= 4);
+    const snapshot = () => segmentFiles(dir, 't', 0, '').map((f) => `${path.basename(f)}:${fs.statSync(f).size}`);
+    // A missing middle segment.
+    const aside = path.join(dir, 'aside.log');
+    fs.renameSync(segs[1]!, aside);
+    let before = snapshot();
+    assert.match((await expectCode(Broker.open({ dir }), 'IO_ERROR')).message, /do not follow one another/);
+    assert.deepEqual(snapshot(), before);
+    fs.renameSync(aside, segs[1]!);
+    // A stray empty file among them.
+    const base1 = Number(path.basename(segs[1]!, '.log'));
+    const stray = path.join(path.dirname(segs[0]!), `${String(base1 - 1).padStart(20, '0')}.log`);
+    fs.writeFileSync(stray, '');
+    before = snapshot();
+    assert.match((await expectCode(Broker.open({ dir }), 'IO_ERROR')).message, /do not follow one another/);
+    assert.deepEqual(snapshot(), before);
+    fs.rmSync(stray);
+    b = await Broker.open({ dir });
+    assert.equal((await readAll(b, 't', 0)).length, 300);
     await b.close();
   });
 

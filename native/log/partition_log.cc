@@ -32,6 +32,25 @@ bool ParseSegmentName(const char* name, int64_t* base) {
   return true;
 }
 
+// Whether a segment's index ends with its seal entry: {next_offset - base, size},
+// which SealUnit writes and syncs only once the segment's data is durable and its file
+// cut to its size. No other entry can point at the end of the file (entries point at
+// batches), and the seal entry stays a valid entry if the file grows again.
+bool HasSealEntry(const std::string& log_path, const std::string& index_path) {
+  struct stat st;
+  if (stat(log_path.c_str(), &st) != 0 || st.st_size <= 0) return false;
+  int fd = open(index_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat ist;
+  IndexEntry e{};
+  size_t got = 0;
+  bool ok = fstat(fd, &ist) == 0 && ist.st_size >= static_cast<off_t>(sizeof e) && ist.st_size % sizeof e == 0 &&
+            PreadAll(fd, reinterpret_cast<uint8_t*>(&e), sizeof e, ist.st_size - static_cast<off_t>(sizeof e), &got) == 0 &&
+            got == sizeof e;
+  close(fd);
+  return ok && static_cast<off_t>(e.position) == st.st_size;
+}
+
 }  // namespace
 
 ReadFd::~ReadFd() {
@@ -100,13 +119,28 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
     if (!s.ok()) return s;
     log->segments_.push_back(seg);
   } else {
+    // sealed_after[i]: a segment after i was sealed, so i was sealed before it (seals
+    // run in order) and holds all its data: damage in it is not a torn tail.
+    std::vector<bool> sealed_after(bases.size(), false);
+    for (size_t i = bases.size(); i-- > 1;)
+      sealed_after[i - 1] = sealed_after[i] || HasSealEntry(cfg.dir + "/" + SegmentFileName(bases[i], ".log"),
+                                                            cfg.dir + "/" + SegmentFileName(bases[i], ".index"));
     int64_t expected = -1;
+    bool prev_whole = false;
     size_t keep = bases.size();
     for (size_t i = 0; i < bases.size(); i++) {
       if (expected >= 0 && bases[i] != expected) {
-        // A gap: the previous segment's tail was torn while a later segment got
-        // data. Nothing past the gap was ever acknowledged (acks follow the sync of
-        // every segment written in a cycle), so drop it to keep offsets contiguous.
+        if (prev_whole)
+          return Status::Error(Code::kIoError, "partition " + cfg.label + ": segment files do not follow one another: " +
+                                                   SegmentFileName(bases[i - 1], ".log") + " was sealed ending at offset " +
+                                                   std::to_string(expected) + ", but the next file is " +
+                                                   SegmentFileName(bases[i], ".log") + " (in " + cfg.dir +
+                                                   "; a file removed or added by hand?). Nothing was changed: restore the "
+                                                   "missing segment, or move the files from the gap on out of the directory");
+        // A gap after a segment whose seal never completed: its tail was torn while a
+        // later segment, created in the same cycle, got data. Nothing past the gap was
+        // ever acknowledged (acks follow the sync of every segment written in a cycle,
+        // and the seal), so drop it to keep offsets contiguous.
         keep = i;
         break;
       }
@@ -117,8 +151,11 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       int fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) return SysError("open", seg->log_path, -1, errno);
       seg->file = std::make_shared<ReadFd>(fd);
-      Status s = log->RecoverSegment(seg.get(), cfg.full_scan && i + 1 == bases.size());
+      const bool last = i + 1 == bases.size();
+      bool whole = false;
+      Status s = log->RecoverSegment(seg.get(), cfg.full_scan && last, last, sealed_after[i] ? bases[i + 1] : -1, &whole);
       if (!s.ok()) return s;
+      prev_whole = whole;
       // Reopened when read: a log of many segments must not open them all at once.
       if (i + 1 < bases.size()) seg->file.reset();
       expected = seg->next_offset;
@@ -158,7 +195,8 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   return Status::Ok();
 }
 
-Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan) {
+Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int64_t next_base, bool* whole) {
+  *whole = false;
   struct stat st;
   if (fstat(seg->file->fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
   const int64_t file_size = st.st_size;
@@ -183,6 +221,21 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan) {
   } else {
     index_dirty = true;
   }
+  // A sealed segment's index ends with its seal entry (HasSealEntry). Sealed and not
+  // the last: its size and end are known, it holds all its data, and its batches are
+  // checked when read (CRC), as every sealed segment's were before the seal entry.
+  int64_t sealed_next = -1;
+  if (!idx.empty() && file_size > 0 && static_cast<int64_t>(idx.back().position) == file_size &&
+      (idx.size() < 2 || idx.back().rel_offset > idx[idx.size() - 2].rel_offset)) {
+    sealed_next = seg->base_offset + idx.back().rel_offset;
+    idx.pop_back();
+    if (last) {
+      sealed_next = -1;  // the active segment again: recovered as one, its index rewritten without it
+      index_dirty = true;
+    }
+  }
+  // Sealed, by its own seal entry or by a later segment's: its end is known.
+  const int64_t whole_next = sealed_next >= 0 ? sealed_next : next_base;
   for (size_t i = 0; i < idx.size(); i++) {
     bool bad = static_cast<int64_t>(idx[i].position) >= file_size || idx[i].position == 0 ||
                (i > 0 && (idx[i].rel_offset <= idx[i - 1].rel_offset || idx[i].position <= idx[i - 1].position));
@@ -196,6 +249,13 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan) {
   if (full_scan && !idx.empty()) {
     idx.clear();  // rebuilt by the scan below, from the start
     index_dirty = true;
+  }
+  if (sealed_next >= 0 && !index_dirty) {
+    seg->size = static_cast<uint64_t>(file_size);
+    seg->next_offset = sealed_next;
+    seg->index = std::move(idx);
+    *whole = true;
+    return Status::Ok();
   }
 
   FileScanner sc(seg->file->fd, file_size);
@@ -235,15 +295,24 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan) {
     pos += h.length;
   }
   if (err) return SysError("pread", seg->log_path, pos, err);
+  if (whole_next >= 0 && (pos != file_size || expected != whole_next)) {
+    // Damage inside a segment that was sealed whole (a flipped bit, a bad header, an
+    // index that misled the scan): not a torn tail, so nothing is cut off and nothing
+    // after it dropped. Reads of the damaged part report CORRUPT_BATCH.
+    pos = file_size;
+    expected = whole_next;
+  }
   seg->size = static_cast<uint64_t>(pos);
   seg->next_offset = expected;
   seg->index = std::move(idx);
+  *whole = whole_next >= 0;
 
   if (index_dirty) {
     int fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return SysError("open", seg->index_path, -1, errno);
-    int rc = PwriteFull(fd, reinterpret_cast<const uint8_t*>(seg->index.data()),
-                        seg->index.size() * sizeof(IndexEntry), 0);
+    std::vector<IndexEntry> entries = seg->index;
+    if (*whole && pos > 0) entries.push_back({static_cast<uint32_t>(expected - seg->base_offset), static_cast<uint32_t>(pos)});
+    int rc = PwriteFull(fd, reinterpret_cast<const uint8_t*>(entries.data()), entries.size() * sizeof(IndexEntry), 0);
     if (rc == 0 && fdatasync(fd) != 0) rc = errno;
     close(fd);
     if (rc) return SysError("write index", seg->index_path, 0, rc);
@@ -456,6 +525,12 @@ Status PartitionLog::SealUnit(WriteUnit* u) {
     return SysError("ftruncate sealed segment", seg->log_path, static_cast<long long>(seg->size), errno);
   if (fdatasync(seg->write_fd) != 0) return SysError("fdatasync", seg->log_path, -1, errno);
   if (u->index_fd >= 0) {
+    // The seal entry (HasSealEntry), after the data is durable: a reopen then knows the
+    // segment is whole, and damage found in it later is not taken for a torn tail.
+    const IndexEntry seal{static_cast<uint32_t>(seg->next_offset - seg->base_offset), static_cast<uint32_t>(seg->size)};
+    const int64_t at = static_cast<int64_t>(u->index_entries_written * sizeof(IndexEntry));
+    int rc = PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(&seal), sizeof seal, at);
+    if (rc) return SysError("pwrite", seg->index_path, at, rc);
     if (fdatasync(u->index_fd) != 0) return SysError("fdatasync", seg->index_path, -1, errno);
     close(u->index_fd);
     u->index_fd = -1;
@@ -716,8 +791,10 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
         refill = !found;
         break;
       }
-      if (!PeekHeader(buf + at, batch::kHeaderSize, &h) || pos + static_cast<int64_t>(at + h.length) > limit)
+      if (!PeekHeader(buf + at, batch::kHeaderSize, &h) || pos + static_cast<int64_t>(at + h.length) > limit) {
+        if (found) break;  // serve the good batches before it; the next read reports it
         return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(pos + static_cast<int64_t>(at)));
+      }
       if (!found) {
         if (h.last_offset() < offset) {
           at += h.length;
@@ -888,14 +965,19 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
                                    [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
         if (ie != idx.begin() && (ie - 1)->position > start) pos = (ie - 1)->position;
       }
+      bool bad = false;
       for (;;) {
         Status s = hr.At(pos, &h);
-        if (!s.ok()) return s;
+        if (!s.ok()) {
+          if (pos == start) return s;
+          bad = true;  // send the good batches before it; the next fetch reports it
+          break;
+        }
         if (pos + static_cast<int64_t>(h.length) > limit) break;
         pos += h.length;
       }
       end = pos;
-      end_next = h.base_offset;
+      end_next = bad ? -1 : h.base_offset;
       if (end == start) {
         if (out->bytes > 0) break;  // the next batch does not fit: done
         end = start + h.length;     // at least one whole batch, however large

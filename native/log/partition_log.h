@@ -218,7 +218,9 @@ class PartitionLog {
     int index_fd = -1;  // buffered appends of index entries
   };
 
-  Status RecoverSegment(Segment* seg, bool full_scan);
+  // next_base >= 0: a later segment was sealed, so this one holds everything up to
+  // next_base. *whole: the segment was sealed (by its own seal entry or next_base).
+  Status RecoverSegment(Segment* seg, bool full_scan, bool last, int64_t next_base, bool* whole);
   Status CreateSegment(int64_t base, std::shared_ptr<Segment>* out);
   Status OpenActive(std::shared_ptr<Segment> seg);
   Status SealUnit(WriteUnit* u);
