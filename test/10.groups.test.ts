@@ -660,6 +660,33 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.equal(deadBeats, 0);
   });
 
+  it('a consumer waiting for messages leaves no timer behind each time data wakes it', async () => {
+    // Each wait armed a timer (a third of the session timeout) that data woke it before,
+    // and nothing cleared: at a few thousand messages a second, thousands of live timers.
+    await broker.createTopic('t');
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    let got = 0;
+    const consuming = (async () => {
+      for await (const m of c) {
+        m.ack();
+        if (++got === 200) break;
+      }
+    })();
+    await sleep(100);
+    const before = timers();
+    const p = broker.producer({ lingerMs: 0 });
+    let peak = 0;
+    for (let i = 0; i < 200; i++) {
+      await p.send('t', { value: `m${i}` });
+      await sleep(1); // the consumer catches up and waits again
+      peak = Math.max(peak, timers());
+    }
+    await consuming;
+    assert.equal(got, 200);
+    assert.ok(peak - before < 30, `${peak - before} more live timers at the peak than before the messages (${before} then)`);
+  });
+
   it('a group without members is dropped from memory after idleGroupMs and resumes from its file', async () => {
     await broker.createTopic('t');
     broker.groups.idleGroupMs = 100;

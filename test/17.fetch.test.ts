@@ -543,6 +543,41 @@ for (const backend of BACKENDS) {
 }
 
 describe('fetch plane: consumers, groups and the server', () => {
+  it("closing the client twice at once still makes its fetch consumers' final commit", async () => {
+    // As the CLI does on SIGINT (the signal handler and the command's own cleanup):
+    // the second close() went on and closed the channel under the first, and the
+    // consumer, seeing its client closed, skipped the commit.
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('orders', { partitions: 2 });
+      const p = client.producer();
+      for (const part of [0, 1]) await p.sendBatch('orders', Array.from({ length: 100 }, (_, i) => ({ value: `a${part}-${i}` })), { partition: part });
+      const c = client.consumer({ topic: 'orders', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 100, commitIntervalMs: 60_000 });
+      let n = 0;
+      const it = c[Symbol.asyncIterator]();
+      while (n < 200) {
+        const r = await it.next();
+        r.value!.ack();
+        n++;
+      }
+      await Promise.all([client.close(), client.close()]);
+      const check = await connect(`127.0.0.1:${server.port}`);
+      try {
+        assert.deepEqual(await check.committedOffsets('g', 'orders'), [100, 100]);
+      } finally {
+        await check.close();
+      }
+    } finally {
+      await client.close();
+      fsrv.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   it('a FetchConsumer reads through the fetch plane and resumes from committed offsets', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

@@ -491,7 +491,11 @@ export function program(): Command {
     .option('-g, --group <group>', 'consume as a member of this group, acking each message')
     .option('--from <where>', "'earliest', 'latest' or an offset", 'latest')
     .option('--partition <n>', 'one partition (without --group)', int('partition'))
-    .option('-n, --max <n>', 'exit after this many messages', int('max'))
+    .option('-n, --max <n>', 'exit after this many messages (at least 1)', (v: string) => {
+      const n = int('max')(v);
+      if (n < 1) throw new InvalidArgumentError('max must be at least 1');
+      return n;
+    })
     .option('--json', 'print JSON lines with offsets, keys and headers')
     .option('--transport <t>', "with --group and --server: 'grpc' (Subscribe) or 'fetch' (the native fetch plane)", 'grpc')
     .option('--fetch-address <host:port>', "the server's fetch listener, for --transport fetch (default: its host, port 50052)")

@@ -114,6 +114,7 @@ export class Client {
   private readonly partitionLookups = new Map<string, Promise<number>>();
   private readonly closers = new Set<{ close(): Promise<void> }>();
   private closed = false;
+  private closing: Promise<void> | null = null;
   /** @internal */ readonly token: string | undefined;
   /** @internal */ readonly fetchAddress: string | undefined;
   /**
@@ -327,12 +328,16 @@ export class Client {
 
   /** Flushes producers, closes consumers (their unacked messages get redelivered), disconnects. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    await Promise.allSettled([...this.closers].map((c) => c.close()));
-    this.closed = true;
-    if (this.staleTimer) clearInterval(this.staleTimer);
-    this.staleTimer = null;
-    this.grpc.close();
+    // A second close() while the first is under way waits for it: it used to go on and
+    // close the channel under the consumers still closing, whose final commit was lost.
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.closers].map((c) => c.close()));
+      this.closed = true;
+      if (this.staleTimer) clearInterval(this.staleTimer);
+      this.staleTimer = null;
+      this.grpc.close();
+    })();
+    return this.closing;
   }
 
   get isClosed(): boolean {
