@@ -512,6 +512,11 @@ describe('Segments, index, retention and recovery', () => {
     assert.match((await expectCode(Broker.open({ dir }), 'IO_ERROR')).message, /do not follow one another/);
     assert.deepEqual(snapshot(), before);
     fs.rmSync(stray);
+    // A file named past the largest offset a broker writes (2^53 - 1).
+    const huge = path.join(path.dirname(segs[0]!), '09223372036854775799.log');
+    fs.writeFileSync(huge, '');
+    assert.match((await expectCode(Broker.open({ dir }), 'IO_ERROR')).message, /past 2\^53/);
+    fs.rmSync(huge);
     b = await Broker.open({ dir });
     assert.equal((await readAll(b, 't', 0)).length, 300);
     await b.close();

@@ -18,6 +18,8 @@
 namespace uringmq {
 namespace {
 
+constexpr int64_t kMaxOffset = (int64_t{1} << 53) - 1;
+
 bool ParseSegmentName(const char* name, int64_t* base) {
   // exactly 20 digits + ".log"
   size_t n = std::strlen(name);
@@ -108,7 +110,15 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   std::vector<int64_t> bases;
   while (dirent* e = readdir(d)) {
     int64_t b;
-    if (ParseSegmentName(e->d_name, &b)) bases.push_back(b);
+    if (!ParseSegmentName(e->d_name, &b)) continue;
+    // Offsets stay below 2^53 (JavaScript numbers); a file named past it was not written
+    // by the broker, and appending after it would overflow.
+    if (b > kMaxOffset) {
+      closedir(d);
+      return Status::Error(Code::kIoError, "partition " + cfg.label + ": segment file " + std::string(e->d_name) + " in " + cfg.dir +
+                                               " names an offset past 2^53 - 1, the largest a broker writes (not a file of this broker?)");
+    }
+    bases.push_back(b);
   }
   closedir(d);
   std::sort(bases.begin(), bases.end());

@@ -82,7 +82,7 @@ export async function removeProducerSnapshot(dir: string): Promise<void> {
 
 /** Removes temp files snapshot writes a crash interrupted (writeFileDurable names them `.tmp-*`). */
 export async function removeSnapshotTemps(dir: string): Promise<void> {
-  for (const f of await fs.readdir(dir)) if (f.startsWith('.tmp-')) await fs.rm(path.join(dir, f), { force: true });
+  for (const f of await fs.readdir(dir)) if (f.startsWith('.tmp-')) await fs.rm(path.join(dir, f), { force: true, recursive: true }); // a directory too: nothing of ours
 }
 
 /**
