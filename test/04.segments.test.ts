@@ -340,7 +340,7 @@ describe('Segments, index, retention and recovery', () => {
     const before = segmentFiles(dir, 't', 0).length;
     assert.ok(before > 2);
     let d = await b.describeTopic('t');
-    for (let i = 0; i < 40 && d.partitions[0]!.segments > 1; i++) {
+    for (let i = 0; i < 150 && d.partitions[0]!.segments > 1; i++) {
       await sleep(100);
       d = await b.describeTopic('t');
     }
@@ -485,6 +485,47 @@ describe('Segments, index, retention and recovery', () => {
     // ...and the same on the next open (the second segment's index was rebuilt, sealed).
     b = await Broker.open({ dir });
     assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 301);
+    await b.close();
+  });
+
+  it('a damaged base offset or index entry reads as CORRUPT_BATCH, never as records under the wrong offsets', async () => {
+    // The base offset lies outside the CRC, and the index is a hint: reads check that
+    // each batch starts where the one before it (or the index entry) says.
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t');
+    await fill(b, 't', 300, 5); // batches of 5, an index entry every ~4 KiB
+    await b.close();
+    const seg = segmentFiles(dir, 't', 0)[0]!;
+    const data = fs.readFileSync(seg);
+    const starts: number[] = [];
+    for (let pos = 0; pos < data.length && data.readUInt32LE(pos + 4) > 0; pos += data.readUInt32LE(pos + 4)) starts.push(pos);
+    const at50 = starts[10]!;
+    assert.equal(Number(data.readBigInt64LE(at50 + 8)), 50);
+    const base = Buffer.alloc(8);
+    base.writeBigInt64LE(49n);
+    overwriteAt(seg, at50 + 8, base);
+    b = await Broker.open({ dir });
+    const e = await b.read('t', 0, 50).then((m) => m.map((x) => x.offset), (err: Error & { code?: string }) => err);
+    assert.ok(e instanceof Error && (e as Error & { code?: string }).code === 'CORRUPT_BATCH', `read at 50 gave ${String(e)}`);
+    assert.match((e as Error).message, /base offset 49 where 50 was expected/);
+    assert.deepEqual((await b.read('t', 0, 45, { maxBytes: 1 << 20 })).map((m) => m.offset), [45, 46, 47, 48, 49], 'stops before it');
+    await b.close();
+
+    // An index entry that names the wrong offset for its position.
+    base.writeBigInt64LE(50n);
+    overwriteAt(seg, at50 + 8, base);
+    const index = seg.replace(/\.log$/, '.index');
+    const idx = fs.readFileSync(index);
+    assert.ok(idx.length >= 16);
+    const rel = idx.readUInt32LE(0);
+    const wrong = Buffer.alloc(4);
+    wrong.writeUInt32LE(rel + 5);
+    overwriteAt(index, 0, wrong);
+    b = await Broker.open({ dir });
+    const e2 = await b.read('t', 0, rel + 5).then((m) => m.map((x) => x.offset), (err: Error & { code?: string }) => err);
+    assert.ok(e2 instanceof Error && (e2 as Error & { code?: string }).code === 'CORRUPT_BATCH', `read at ${rel + 5} gave ${String(e2)}`);
+    assert.deepEqual((await b.read('t', 0, 0, { maxBytes: 1 })).map((m) => m.offset), [0, 1, 2, 3, 4]);
     await b.close();
   });
 

@@ -18,6 +18,15 @@
 namespace uringmq {
 namespace {
 
+Status Discontinuous(const std::string& path, int64_t pos, int64_t got, int64_t want) {
+  // The base offset and the length lie outside the CRC (FORMAT.md), and the index is a
+  // hint: a batch that does not follow the one before it (or start where the index
+  // entry says) means one of them is damaged. Its records' offsets cannot be trusted.
+  return Status::Error(Code::kCorruptBatch, "batch at byte " + std::to_string(pos) + " of " + path + " has base offset " +
+                                                std::to_string(got) + " where " + std::to_string(want) +
+                                                " was expected (a damaged batch header or index entry)");
+}
+
 constexpr int64_t kMaxOffset = (int64_t{1} << 53) - 1;
 
 bool ParseSegmentName(const char* name, int64_t* base) {
@@ -746,6 +755,7 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
   std::shared_ptr<Segment> seg;
   std::shared_ptr<ReadFd> file;
   int64_t pos = 0;
+  int64_t pos_base = 0;  // the base offset the batch at pos must have
   int64_t limit = 0;
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -763,7 +773,7 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
       }
       return s;
     }
-    pos = LocateLocked(offset, &seg);
+    pos = LocateLocked(offset, &seg, &pos_base);
     limit = static_cast<int64_t>(seg->size);
     Status s = FileLocked(seg.get(), &file);
     if (!s.ok()) return s;
@@ -794,6 +804,8 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
     size_t at = 0;
     bool found = false;
     bool refill = false;
+    int64_t want_base = pos_base;
+    int64_t start_base = 0;
     total = 0;
     while (at < got) {
       BatchHeader h;
@@ -805,6 +817,11 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
         if (found) break;  // serve the good batches before it; the next read reports it
         return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(pos + static_cast<int64_t>(at)));
       }
+      if (h.base_offset != want_base) {
+        if (found) break;
+        return Discontinuous(seg->log_path, pos + static_cast<int64_t>(at), h.base_offset, want_base);
+      }
+      want_base = h.last_offset() + 1;
       if (!found) {
         if (h.last_offset() < offset) {
           at += h.length;
@@ -812,6 +829,7 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
         }
         found = true;
         start = at;
+        start_base = h.base_offset;
         if (at + h.length > got) {  // the first batch does not fit this window: read it on its own
           need = h.length;
           refill = true;
@@ -830,6 +848,7 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
     if (!found && (at == 0 || pos + static_cast<int64_t>(at) >= limit))
       return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(pos + static_cast<int64_t>(at)));
     pos += static_cast<int64_t>(found ? start : at);
+    pos_base = found ? start_base : want_base;
   }
   for (size_t at = start; at < start + total;) {
     BatchHeader h;
@@ -856,15 +875,18 @@ Status PartitionLog::OutOfRangeLocked(int64_t offset) const {
                                                     std::to_string(durable_next_) + ")");
 }
 
-int64_t PartitionLog::LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg) const {
+int64_t PartitionLog::LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg, int64_t* base_at) const {
   auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
                              [](int64_t o, const std::shared_ptr<Segment>& s) { return o < s->base_offset; });
   *seg = *(it - 1);
   const auto& idx = (*seg)->index;
   auto ie = std::upper_bound(idx.begin(), idx.end(), offset - (*seg)->base_offset,
                              [](int64_t rel, const IndexEntry& e) { return rel < static_cast<int64_t>(e.rel_offset); });
+  if (base_at) *base_at = (*seg)->base_offset + (ie != idx.begin() ? (ie - 1)->rel_offset : 0);
   return ie != idx.begin() ? static_cast<int64_t>((ie - 1)->position) : 0;
 }
+
+
 
 bool PartitionLog::TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
   std::lock_guard<std::mutex> lk(mu_);
@@ -918,6 +940,7 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
     std::shared_ptr<Segment> seg;
     std::shared_ptr<ReadFd> file;
     int64_t scan = 0;
+    int64_t scan_base = 0;  // the base offset the batch at scan must have
     int64_t size = 0;
     int64_t seg_next = 0;
     {
@@ -942,7 +965,7 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
       }
       out->end_offset = std::max(out->end_offset, durable_next_);
       if (next >= durable_next_ || next < start_offset_) break;  // the end, or retention got there first
-      scan = LocateLocked(next, &seg);
+      scan = LocateLocked(next, &seg, &scan_base);
       size = static_cast<int64_t>(seg->size);
       seg_next = seg->next_offset;
       Status s = FileLocked(seg.get(), &file);
@@ -951,9 +974,10 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
     HeaderReader hr(*seg, file->fd, size);
     BatchHeader h;
     int64_t pos = scan;
-    for (;;) {  // the batch that holds `next`
+    for (int64_t want = scan_base;; want = h.last_offset() + 1) {  // the batch that holds `next`
       Status s = hr.At(pos, &h);
       if (!s.ok()) return s;
+      if (h.base_offset != want) return Discontinuous(seg->log_path, pos, h.base_offset, want);
       if (h.last_offset() >= next) break;
       pos += h.length;
     }
@@ -968,16 +992,21 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
       // The furthest batch boundary within the budget: jump near it by the sparse
       // index, then walk the last few headers.
       const int64_t limit = start + static_cast<int64_t>(budget);
+      int64_t want = h.base_offset;  // of the batch at start
       {
         std::lock_guard<std::mutex> lk(mu_);
         const auto& idx = seg->index;
         auto ie = std::upper_bound(idx.begin(), idx.end(), limit,
                                    [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
-        if (ie != idx.begin() && (ie - 1)->position > start) pos = (ie - 1)->position;
+        if (ie != idx.begin() && (ie - 1)->position > start) {
+          pos = (ie - 1)->position;
+          want = seg->base_offset + (ie - 1)->rel_offset;
+        }
       }
       bool bad = false;
-      for (;;) {
+      for (;; want = h.last_offset() + 1) {
         Status s = hr.At(pos, &h);
+        if (s.ok() && h.base_offset != want) s = Discontinuous(seg->log_path, pos, h.base_offset, want);
         if (!s.ok()) {
           if (pos == start) return s;
           bad = true;  // send the good batches before it; the next fetch reports it

@@ -229,7 +229,8 @@ class PartitionLog {
   Status OutOfRangeLocked(int64_t offset) const;
   // With mu_ held: the segment holding `offset` (which must be in range) and the file
   // position of the last sparse-index entry at or before it, where a scan starts.
-  int64_t LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg) const;
+  // *base_at, when given: the base offset the batch at that position must have.
+  int64_t LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg, int64_t* base_at = nullptr) const;
   // With mu_ held (or while Open() runs alone): seg's read descriptor, opened if the
   // bound closed it, and counted as read now; closes the least recently read sealed
   // segment's when more than kMaxOpenSealedSegments are open.
