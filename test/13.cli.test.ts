@@ -76,6 +76,21 @@ describe('CLI', function () {
       r = run(['topics', 'describe', 'nope', ...target]);
       assert.equal(r.code, 2);
       assert.match(r.err, /TOPIC_NOT_FOUND/);
+      // Bad arguments: typed errors, exit 2, nothing made or consumed.
+      r = run(['produce', 'nope', ...target], Array.from({ length: 20_000 }, (_, i) => `l${i}`).join('\n') + '\n');
+      assert.equal(r.code, 2);
+      assert.match(r.err, /TOPIC_NOT_FOUND/);
+      r = run(['topics', 'create', 'zero', '--partitions', '0', ...target]);
+      assert.equal(r.code, 2, 'partitions 0 is refused, not taken for the default');
+      assert.match(r.err, /INVALID_ARGUMENT/);
+      r = run(['consume', 'cli', '--group', 'g', '--partition', '0', '--max', '1', ...target]);
+      assert.equal(r.code, 2);
+      assert.match(r.err, /INVALID_ARGUMENT: --partition is for reading without --group/);
+      r = run(['consume', 'cli', '--from', 'abc', '--max', '1', ...target]);
+      assert.equal(r.code, 2);
+      assert.match(r.err, /INVALID_ARGUMENT: --from must be/);
+      assert.notEqual(run(['consume', 'cli', '--max', '0', ...target]).code, 0);
+      assert.equal(run(['topics', 'list', ...target]).out.trim(), 'cli');
       assert.equal(run(['topics', 'delete', 'cli', ...target]).code, 0);
       assert.equal(run(['topics', 'list', ...target]).out.trim(), '');
     });

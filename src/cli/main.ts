@@ -453,7 +453,10 @@ export function program(): Command {
       const t = await target(o);
       try {
         const producer = t.client ? t.client.producer({ lingerMs: 5 }) : t.broker!.producer({ lingerMs: 5 });
-        if (!t.client) t.broker!.topicState(topic); // fail fast with TOPIC_NOT_FOUND
+        // Fail fast with TOPIC_NOT_FOUND (over gRPC, each of thousands of queued lines
+        // looked the topic up again before the first failure stopped the input).
+        if (t.client) await t.client.describeTopic(topic, { groups: false });
+        else t.broker!.topicState(topic);
         const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
         const sends: Array<Promise<unknown>> = [];
         let n = 0;
@@ -500,7 +503,11 @@ export function program(): Command {
     .option('--transport <t>', "with --group and --server: 'grpc' (Subscribe) or 'fetch' (the native fetch plane)", 'grpc')
     .option('--fetch-address <host:port>', "the server's fetch listener, for --transport fetch (default: its host, port 50052)")
     .action(async (topic: string, o: { group?: string; from: string; partition?: number; max?: number; json?: boolean; server?: string; dir?: string; transport: string; fetchAddress?: string }) => {
-      const from = o.from === 'earliest' || o.from === 'latest' ? o.from : { offset: int('from')(o.from) };
+      if (o.from !== 'earliest' && o.from !== 'latest' && !/^\d+$/.test(o.from))
+        throw new UringmqError('INVALID_ARGUMENT', `--from must be 'earliest', 'latest' or an offset, got '${o.from}'`);
+      const from = o.from === 'earliest' || o.from === 'latest' ? o.from : { offset: Number(o.from) };
+      if (o.group !== undefined && o.partition !== undefined)
+        throw new UringmqError('INVALID_ARGUMENT', '--partition is for reading without --group: a group member reads the partitions the group assigns it');
       if (o.transport !== 'grpc' && o.transport !== 'fetch') throw new UringmqError('INVALID_ARGUMENT', `--transport must be 'grpc' or 'fetch', got '${o.transport}'`);
       if (o.transport === 'fetch' && (!o.group || !o.server)) throw new UringmqError('INVALID_ARGUMENT', '--transport fetch needs --group and --server');
       const t = await target(o);

@@ -198,6 +198,10 @@ export class Client {
   }
 
   async createTopic(name: string, opts: { partitions?: number; retention?: { maxBytes?: number; maxAgeMs?: number }; segmentBytes?: number } = {}): Promise<TopicDescription> {
+    // 0 on the wire means "the default": an explicit 0 is refused here, as the
+    // embedded broker refuses it, instead of becoming one partition.
+    if (opts.partitions !== undefined) positiveInt(opts.partitions, 'partitions');
+    if (opts.segmentBytes !== undefined) positiveInt(opts.segmentBytes, 'segmentBytes');
     const r = await this.unary<uringmq.v1.CreateTopicRequest.$Properties, uringmq.v1.TopicInfo>('createTopic', {
       name,
       partitions: opts.partitions ?? 0,
