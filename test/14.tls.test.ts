@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BrokerServer } from '../src';
@@ -28,6 +28,31 @@ describe('TLS', function () {
       assert.equal((await client.fetch('secure', 0, r.offset))[0]!.value.toString(), 'over tls');
       await client.close();
       await assert.rejects(connect(`127.0.0.1:${server.port}`, { connectTimeoutMs: 1500 }), { code: 'UNAVAILABLE' });
+      // The CLI: --tls-ca (or URINGMQ_TLS_CA) names the certificate to trust.
+      // Not spawnSync: the server runs in this process, and must answer meanwhile.
+      const cli = (args: string[], env: Record<string, string> = {}) =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, '..', 'src', 'cli', 'main.ts'), ...args], { env: { ...process.env, ...env } });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+          child.on('close', (status) => {
+            clearTimeout(kill);
+            resolve({ status, stdout, stderr });
+          });
+          child.stdin.end('via env\n');
+        });
+      let c = await cli(['topics', 'list', '--server', `127.0.0.1:${server.port}`, '--tls-ca', cert]);
+      assert.equal(c.status, 0, c.stderr);
+      assert.equal(c.stdout.trim(), 'secure');
+      c = await cli(['produce', 'secure', '--server', `127.0.0.1:${server.port}`], { URINGMQ_TLS_CA: cert });
+      assert.equal(c.status, 0, c.stderr);
+      assert.match(c.stderr, /produced 1 message to secure/);
+      c = await cli(['topics', 'list', '--server', `127.0.0.1:${server.port}`, '--tls-ca', path.join(dir, 'missing.pem')]);
+      assert.equal(c.status, 2);
+      assert.match(c.stderr, /INVALID_ARGUMENT: cannot read the TLS CA certificate/);
     } finally {
       await server.stop(1000);
     }

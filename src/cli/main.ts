@@ -344,8 +344,21 @@ interface Target {
   client?: Client;
 }
 
-async function target(flags: { server?: string; dir?: string }): Promise<Target> {
-  if (flags.server) return { client: await connect(flags.server, { token: process.env.URINGMQ_AUTH_TOKEN || undefined }) };
+async function target(flags: { server?: string; dir?: string; tls?: boolean; tlsCa?: string }): Promise<Target> {
+  const caFile = flags.tlsCa ?? (process.env.URINGMQ_TLS_CA || undefined);
+  if (!flags.server) {
+    if (flags.tls || caFile) throw new UringmqError('INVALID_ARGUMENT', '--tls and --tls-ca are for --server');
+  } else {
+    let tls: boolean | { ca: Buffer } = !!flags.tls;
+    if (caFile) {
+      try {
+        tls = { ca: fs.readFileSync(caFile) };
+      } catch (e) {
+        throw new UringmqError('INVALID_ARGUMENT', `cannot read the TLS CA certificate ${caFile}: ${(e as Error).message}`);
+      }
+    }
+    return { client: await connect(flags.server, { token: process.env.URINGMQ_AUTH_TOKEN || undefined, tls }) };
+  }
   return { broker: await Broker.open({ dir: flags.dir ?? process.env.URINGMQ_DIR ?? DEFAULT_DIR }) };
 }
 
@@ -367,7 +380,11 @@ function formatMessage(m: Message | ConsumedMessage, json: boolean): string {
 }
 
 function withTarget(cmd: Command): Command {
-  return cmd.option('-s, --server <host:port>', 'a running uringmq server').option('-d, --dir <path>', `a data directory (default ${DEFAULT_DIR})`);
+  return cmd
+    .option('-s, --server <host:port>', 'a running uringmq server')
+    .option('--tls', 'connect to --server over TLS, trusting the system CAs')
+    .option('--tls-ca <file>', "connect to --server over TLS, trusting this CA (or the server's self-signed) certificate; also URINGMQ_TLS_CA")
+    .option('-d, --dir <path>', `a data directory (default ${DEFAULT_DIR})`);
 }
 
 export function program(): Command {
