@@ -164,8 +164,10 @@ export async function readOffsetsFile(file: string): Promise<({ sequence: number
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new UringmqError('IO_ERROR', `cannot read committed offsets ${file}: ${(e as Error).message}`);
   }
+  // Slot 0 starts the file whatever its length (a file cut short keeps it readable: its
+  // CRC says whether it is whole); slot 1 starts halfway, in a file of full length.
   const half = b.length / 2;
-  const slots = Number.isInteger(half) && half % BLOCK === 0 && half > 0 ? [decodeSlot(b.subarray(0, half)), decodeSlot(b.subarray(half))] : [];
+  const slots = [decodeSlot(b), Number.isInteger(half) && half % BLOCK === 0 && half > 0 ? decodeSlot(b.subarray(half)) : null];
   let best: ({ sequence: number; version: number } & GroupSnapshot) | null = null;
   for (const s of slots) if (s && (!best || s.sequence > best.sequence)) best = s;
   if (!best) throw new UringmqError('IO_ERROR', `corrupt committed offsets ${file}: no valid snapshot in its ${b.length} bytes`);
