@@ -543,6 +543,48 @@ for (const backend of BACKENDS) {
 }
 
 describe('fetch plane: consumers, groups and the server', () => {
+  it('a FetchConsumer refuses a reply whose batches do not follow one another (a damaged base offset, outside the CRC)', async () => {
+    const dir = tmpDir();
+    let broker = await openBroker({ dir, tailCacheBytes: 0 });
+    await broker.createTopic('t', { segmentBytes: 4096 });
+    const p = broker.producer();
+    for (let b = 0; b < 9; b++) await p.sendBatch('t', Array.from({ length: 5 }, (_, i) => ({ value: `v${b * 5 + i}`.padEnd(250, '.') })), { partition: 0 });
+    await broker.close();
+    // The second batch of the first (sealed) segment now claims offset 7: the planner
+    // checks the batch a reply starts with; the rest of the segment goes out as it is.
+    const seg = path.join(dir, 'topics', 't', '0', '00000000000000000000.log');
+    const data = fs.readFileSync(seg);
+    const second = data.readUInt32LE(4);
+    assert.equal(Number(data.readBigInt64LE(second + 8)), 5);
+    const fd = fs.openSync(seg, 'r+');
+    const b7 = Buffer.alloc(8);
+    b7.writeBigInt64LE(7n);
+    fs.writeSync(fd, b7, 0, 8, second + 8);
+    fs.closeSync(fd);
+    broker = await Broker.open({ dir, tailCacheBytes: 0 });
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 100 });
+      const seen: number[] = [];
+      const err = await (async () => {
+        for await (const m of c) {
+          seen.push(m.offset);
+          m.ack();
+        }
+      })().then(() => null, (e: Error & { code?: string }) => e);
+      assert.equal(err?.code, 'CORRUPT_BATCH', String(err));
+      assert.match(err!.message, /base offset 7, which does not follow/);
+      assert.deepEqual(seen, [], 'nothing of that reply was delivered');
+    } finally {
+      await client.close();
+      fsrv.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   it("closing the client twice at once still makes its fetch consumers' final commit", async () => {
     // As the CLI does on SIGINT (the signal handler and the command's own cleanup):
     // the second close() went on and closed the channel under the first, and the

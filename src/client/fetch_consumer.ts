@@ -665,7 +665,12 @@ export class FetchConsumer implements GroupConsumerApi {
       const base = Number(raw.readBigInt64LE(pos + 8));
       if (this.verifyCrc && crc32c(raw.subarray(pos + CRC_START, pos + len)) !== raw.readUInt32LE(pos + 16))
         throw new UringmqError('CORRUPT_BATCH', `CRC mismatch in ${this.topic}/${partition} batch at offset ${base}`);
-      to = base + raw.readUInt32LE(pos + 24);
+      // The base offset is outside the CRC: the first batch must hold `from` and each
+      // next one start where the one before it ended, or the records' offsets are wrong.
+      const next = base + raw.readUInt32LE(pos + 24);
+      if (pos === 0 ? base > from || next <= from : base !== to)
+        throw new UringmqError('CORRUPT_BATCH', `${this.topic}/${partition}: batch at byte ${pos} of a fetch reply for offset ${from} has base offset ${base}, which does not follow (a damaged batch header)`);
+      to = next;
       pos += len;
     }
     return Math.max(to, from);
