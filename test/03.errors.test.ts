@@ -215,6 +215,19 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 2000);
   });
 
+  it('a data directory that cannot be made is IO_ERROR, also where the file system answers ENOENT for a parent that exists (/proc)', async () => {
+    // Node's own recursive mkdir retried that for ever.
+    await expectCode(Broker.open({ dir: '/proc/uringmq-no-such/data' }), 'IO_ERROR');
+    const file = path.join(dir, 'a-file');
+    fs.writeFileSync(file, '');
+    await expectCode(Broker.open({ dir: path.join(file, 'data') }), 'IO_ERROR');
+    await expectCode(Broker.open({ dir: file }), 'IO_ERROR');
+    const nested = path.join(dir, 'x', 'y', 'z');
+    const b = await Broker.open({ dir: nested });
+    await b.close();
+    assert.ok(fs.statSync(nested).isDirectory());
+  });
+
   it('DIR_LOCKED for a second broker, in this process and in another', async () => {
     const e = await expectCode(Broker.open({ dir }), 'DIR_LOCKED');
     assert.ok(e.message.includes(dir));

@@ -281,7 +281,7 @@ export class Broker {
     const writeHighWaterBytes =
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
     const dir = path.resolve(opts.dir);
-    await fs.mkdir(dir, { recursive: true }).catch((e: Error) => {
+    await makeDirs(dir).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
     });
     const lock = lockDir(dir);
@@ -1124,6 +1124,28 @@ export const DIR_FORMAT = 1;
 
 function stateJson(o: { clean: boolean; durability: unknown; run: number }): string {
   return JSON.stringify({ format: DIR_FORMAT, ...o });
+}
+
+/**
+ * mkdir -p by hand: Node's recursive mkdir retries for ever where a file system answers
+ * ENOENT for a parent that exists (under /proc it hung `serve --dir /proc/x`).
+ */
+async function makeDirs(dir: string): Promise<void> {
+  try {
+    await fs.mkdir(dir);
+    return;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      if (!(await fs.stat(dir)).isDirectory()) throw e;
+      return;
+    }
+    if (code !== 'ENOENT' || path.dirname(dir) === dir) throw e;
+  }
+  await makeDirs(path.dirname(dir));
+  await fs.mkdir(dir).catch(async (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EEXIST' || !(await fs.stat(dir)).isDirectory()) throw e;
+  });
 }
 
 /** What state.json says about the last run and the directory; null when there is none yet, or it is torn. */
