@@ -529,6 +529,32 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('appends stop where the end offset would pass 2^53 - 1, the largest a JavaScript number holds exactly: OFFSET_OUT_OF_RANGE, the partition goes on', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('big');
+    await b.close();
+    // A partition whose log starts 3 offsets below the limit (only a file placed by hand can).
+    const top = 2 ** 53 - 1;
+    const seg = segmentFiles(dir, 'big', 0)[0]!;
+    const name = (o: number, ext: string) => path.join(path.dirname(seg), `${String(o).padStart(20, '0')}${ext}`);
+    fs.renameSync(seg, name(top - 3, '.log'));
+    fs.renameSync(seg.replace(/\.log$/, '.index'), name(top - 3, '.index'));
+    b = await Broker.open({ dir });
+    const p = b.producer();
+    assert.equal((await p.send('big', { value: 'a', partition: 0 })).offset, top - 3);
+    await expectCode(p.sendBatch('big', [{ value: 'b' }, { value: 'c' }, { value: 'd' }], { partition: 0 }), 'OFFSET_OUT_OF_RANGE');
+    assert.equal((await p.sendBatch('big', [{ value: 'b' }, { value: 'c' }], { partition: 0 })).baseOffset, top - 2);
+    await expectCode(p.send('big', { value: 'e', partition: 0 }), 'OFFSET_OUT_OF_RANGE');
+    assert.equal((await b.describeTopic('big')).partitions[0]!.endOffset, top);
+    assert.deepEqual((await b.read('big', 0, top - 3, { maxBytes: 1 << 20 })).map((m) => [m.offset, m.value.toString()]), [
+      [top - 3, 'a'],
+      [top - 2, 'b'],
+      [top - 1, 'c'],
+    ]);
+    await b.close();
+  });
+
   it('refuses a partition whose sealed segments do not follow one another (a file removed or added by hand), changing nothing', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });
@@ -558,6 +584,16 @@ describe('Segments, index, retention and recovery', () => {
     fs.writeFileSync(huge, '');
     assert.match((await expectCode(Broker.open({ dir }), 'IO_ERROR')).message, /past 2\^53/);
     fs.rmSync(huge);
+    // A flipped bit in a seal entry's offset: the log ends where the next file starts,
+    // so the entry is what is wrong; it is rewritten, and nothing is refused or lost.
+    const index0 = segs[0]!.replace(/\.log$/, '.index');
+    const ix = fs.readFileSync(index0);
+    ix[ix.length - 8] ^= 0x01;
+    fs.writeFileSync(index0, ix);
+    b = await Broker.open({ dir });
+    assert.equal((await readAll(b, 't', 0)).length, 300);
+    await b.close();
+    assert.equal(fs.readFileSync(index0)[ix.length - 8], ix[ix.length - 8]! ^ 0x01, 'the seal entry was rewritten');
     b = await Broker.open({ dir });
     assert.equal((await readAll(b, 't', 0)).length, 300);
     await b.close();

@@ -141,7 +141,7 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     if (r.len == 0) continue;  // a sync barrier: nothing to stage
     Status s = p->Stage(r.data, r.len, r.mode, &bases[i]);
     if (!s.ok()) {
-      if (s.code == Code::kCorruptBatch) rejected[i] = s;  // this batch only
+      if (s.code == Code::kCorruptBatch || s.code == Code::kOffsetOutOfRange) rejected[i] = s;  // this batch only
       else p->Fail(s);
       continue;
     }

@@ -123,8 +123,9 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
     // Offsets stay below 2^53 (JavaScript numbers); a file named past it was not written
     // by the broker, and appending after it would overflow.
     if (b > kMaxOffset) {
+      const std::string name = e->d_name;  // e points into d's buffer, which closedir frees
       closedir(d);
-      return Status::Error(Code::kIoError, "partition " + cfg.label + ": segment file " + std::string(e->d_name) + " in " + cfg.dir +
+      return Status::Error(Code::kIoError, "partition " + cfg.label + ": segment file " + name + " in " + cfg.dir +
                                                " names an offset past 2^53 - 1, the largest a broker writes (not a file of this broker?)");
     }
     bases.push_back(b);
@@ -172,7 +173,8 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       seg->file = std::make_shared<ReadFd>(fd);
       const bool last = i + 1 == bases.size();
       bool whole = false;
-      Status s = log->RecoverSegment(seg.get(), cfg.full_scan && last, last, sealed_after[i] ? bases[i + 1] : -1, &whole);
+      Status s = log->RecoverSegment(seg.get(), cfg.full_scan && last, last, sealed_after[i] ? bases[i + 1] : -1,
+                                     last ? -1 : bases[i + 1], &whole);
       if (!s.ok()) return s;
       prev_whole = whole;
       // Reopened when read: a log of many segments must not open them all at once.
@@ -214,7 +216,8 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   return Status::Ok();
 }
 
-Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int64_t next_base, bool* whole) {
+Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int64_t next_base, int64_t next_file,
+                                    bool* whole) {
   *whole = false;
   struct stat st;
   if (fstat(seg->file->fd, &st) != 0) return SysError("fstat", seg->log_path, -1, errno);
@@ -253,8 +256,12 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
       index_dirty = true;
     }
   }
+  // A seal entry that disagrees with the next file's name: a damaged entry, or a
+  // segment file missing after this one. The scan below tells them apart: the log
+  // ending cleanly where the next file starts means the entry is wrong (rewritten).
+  const bool check_seal = sealed_next >= 0 && next_file >= 0 && sealed_next != next_file;
   // Sealed, by its own seal entry or by a later segment's: its end is known.
-  const int64_t whole_next = sealed_next >= 0 ? sealed_next : next_base;
+  int64_t whole_next = sealed_next >= 0 ? sealed_next : next_base;
   for (size_t i = 0; i < idx.size(); i++) {
     bool bad = static_cast<int64_t>(idx[i].position) >= file_size || idx[i].position == 0 ||
                (i > 0 && (idx[i].rel_offset <= idx[i - 1].rel_offset || idx[i].position <= idx[i - 1].position));
@@ -269,7 +276,7 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     idx.clear();  // rebuilt by the scan below, from the start
     index_dirty = true;
   }
-  if (sealed_next >= 0 && !index_dirty) {
+  if (sealed_next >= 0 && !index_dirty && !check_seal) {
     seg->size = static_cast<uint64_t>(file_size);
     seg->next_offset = sealed_next;
     seg->index = std::move(idx);
@@ -314,6 +321,10 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     pos += h.length;
   }
   if (err) return SysError("pread", seg->log_path, pos, err);
+  if (check_seal && pos == file_size && expected == next_file) {
+    whole_next = next_file;
+    index_dirty = true;
+  }
   if (whole_next >= 0 && (pos != file_size || expected != whole_next)) {
     // Damage inside a segment that was sealed whole (a flipped bit, a bad header, an
     // index that misled the scan): not a torn tail, so nothing is cut off and nothing
@@ -475,6 +486,10 @@ Status PartitionLog::Stage(const uint8_t* data, size_t len, CrcMode mode, int64_
   Status v = ValidateBatch(dst, len, mode, &h);
   if (!v.ok()) return Status::Error(Code::kCorruptBatch, v.message + " in batch for " + cfg_.label);
   const int64_t base = next_offset_;
+  // The end offset (the next to be written) too must stay a safe JavaScript integer.
+  if (base > kMaxOffset - static_cast<int64_t>(h.record_count))
+    return Status::Error(Code::kOffsetOutOfRange, cfg_.label + " is full: offsets end at 2^53 - 1, the largest a JavaScript number holds exactly, and this batch of " +
+                                                      std::to_string(h.record_count) + " records would pass it");
   StoreLE<int64_t>(dst + batch::kOffBaseOffset, base);
   uint64_t pos = static_cast<uint64_t>(u.file_pos) + u.len;
   if (pos > 0 && pos - u.last_index_pos >= cfg_.index_interval_bytes) {

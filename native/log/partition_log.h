@@ -143,8 +143,9 @@ class PartitionLog {
   // --- I/O thread ---
   // Copies one batch into the staging buffer (rolling to a new segment first if it
   // would not fit), validates it there (CRC verified, or computed for kSeal), and
-  // stamps the next offset. A kCorruptBatch result un-stages it and consumes no
-  // offset; any other error means the partition must be failed.
+  // stamps the next offset. A kCorruptBatch result (or kOffsetOutOfRange: offsets
+  // would pass 2^53 - 1) un-stages it and consumes no offset; any other error means
+  // the partition must be failed.
   Status Stage(const uint8_t* data, size_t len, CrcMode mode, int64_t* base_out);
   bool HasStaged() const;
   // Preallocates as needed and appends one write per staged segment.
@@ -219,8 +220,9 @@ class PartitionLog {
   };
 
   // next_base >= 0: a later segment was sealed, so this one holds everything up to
-  // next_base. *whole: the segment was sealed (by its own seal entry or next_base).
-  Status RecoverSegment(Segment* seg, bool full_scan, bool last, int64_t next_base, bool* whole);
+  // next_base. next_file: the next segment file's base (-1 for the last). *whole: the
+  // segment was sealed (by its own seal entry or next_base).
+  Status RecoverSegment(Segment* seg, bool full_scan, bool last, int64_t next_base, int64_t next_file, bool* whole);
   Status CreateSegment(int64_t base, std::shared_ptr<Segment>* out);
   Status OpenActive(std::shared_ptr<Segment> seg);
   Status SealUnit(WriteUnit* u);
