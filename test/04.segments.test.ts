@@ -26,6 +26,18 @@ async function fill(b: Broker, topic: string, n: number, batch = 25): Promise<vo
     await p.sendBatch(topic, Array.from({ length: Math.min(batch, n - i) }, (_, k) => ({ value: payload(i + k) })), { partition: 0 });
 }
 
+/** A closed broker's directory whose topic t has 300 records in 8 KiB segments (at least 4). */
+async function segmentedLog(batch = 25): Promise<{ dir: string; segs: string[] }> {
+  const dir = tmpDir();
+  const b = await openBroker({ dir });
+  await b.createTopic('t', { segmentBytes: 8192 });
+  await fill(b, 't', 300, batch);
+  await b.close();
+  const segs = segmentFiles(dir, 't', 0);
+  assert.ok(segs.length >= 4);
+  return { dir, segs };
+}
+
 describe('Segments, index, retention and recovery', () => {
   it('rolls segments by size and reads across them', async () => {
     const dir = tmpDir();
@@ -424,13 +436,7 @@ describe('Segments, index, retention and recovery', () => {
   });
 
   it('drops what follows a segment torn while it was being sealed (a crash in the cycle that rolled it)', async () => {
-    const dir = tmpDir();
-    let b = await openBroker({ dir });
-    await b.createTopic('t', { segmentBytes: 8192 });
-    await fill(b, 't', 300);
-    await b.close();
-    const segs = segmentFiles(dir, 't', 0);
-    assert.ok(segs.length >= 4);
+    const { dir, segs } = await segmentedLog();
     // The crash as it can happen: the cycle that rolled the next-to-last segment wrote
     // its tail and the new segment's start; the tail was torn and its seal (the index's
     // seal entry, written once the data is durable) never came. Nothing past the tear
@@ -440,7 +446,7 @@ describe('Segments, index, retention and recovery', () => {
     const index = torn.replace(/\.log$/, '.index');
     fs.truncateSync(index, fs.statSync(index).size - 8);
     const tornNext = Number(path.basename(segs[segs.length - 1]!, '.log'));
-    b = await Broker.open({ dir });
+    const b = await Broker.open({ dir });
     const part = (await b.describeTopic('t')).partitions[0]!;
     assert.ok(part.endOffset < tornNext, `end ${part.endOffset} should be before ${tornNext}`);
     assert.equal(segmentFiles(dir, 't', 0).length, segs.length - 1);
@@ -451,13 +457,8 @@ describe('Segments, index, retention and recovery', () => {
   });
 
   it('damage inside a sealed segment is not taken for a torn tail: nothing is cut off or dropped, the damaged batch reads as CORRUPT_BATCH', async () => {
-    const dir = tmpDir();
-    let b = await openBroker({ dir });
-    await b.createTopic('t', { segmentBytes: 8192 });
-    await fill(b, 't', 300, 5); // several batches per segment
-    await b.close();
-    const segs = segmentFiles(dir, 't', 0);
-    assert.ok(segs.length >= 4);
+    const { dir, segs } = await segmentedLog(5);
+    let b: Broker;
     const sizes = segs.map((f) => fs.statSync(f).size);
     // A flipped bit in the last batch of the first segment, and (a second case) a
     // lost index of the second with a bad header in it: a scan at open would stop there.
@@ -556,13 +557,8 @@ describe('Segments, index, retention and recovery', () => {
   });
 
   it('refuses a partition whose sealed segments do not follow one another (a file removed or added by hand), changing nothing', async () => {
-    const dir = tmpDir();
-    let b = await openBroker({ dir });
-    await b.createTopic('t', { segmentBytes: 8192 });
-    await fill(b, 't', 300);
-    await b.close();
-    const segs = segmentFiles(dir, 't', 0);
-    assert.ok(segs.length >= 4);
+    const { dir, segs } = await segmentedLog();
+    let b: Broker;
     const snapshot = () => segmentFiles(dir, 't', 0, '').map((f) => `${path.basename(f)}:${fs.statSync(f).size}`);
     // A missing middle segment.
     const aside = path.join(dir, 'aside.log');

@@ -31,7 +31,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, freePort, openBroker, powerCut, publishOld, sleep, tmpDir } from './helpers';
+import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, tmpDir } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -158,6 +158,20 @@ async function fill(b: Broker, topic: string, n: number, valueOf: (i: number) =>
     for (let j = i; j < Math.min(n, i + batch); j++) recs.push({ value: valueOf(j) });
     await p.sendBatch(topic, recs, { partition: 0 });
   }
+}
+
+/** A gRPC server and a fetch listener on `broker`, and a client of both; close() stops all four. */
+async function fetchStack(broker: Broker) {
+  const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+  const fsrv = await broker.startFetchServer({ port: 0 });
+  const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+  const close = async () => {
+    await client.close();
+    fsrv.close();
+    await server.stop(2000);
+    await broker.close();
+  };
+  return { server, fsrv, client, close };
 }
 
 const BACKENDS = ['io_uring', 'thread'] as const;
@@ -552,19 +566,15 @@ describe('fetch plane: consumers, groups and the server', () => {
     await broker.close();
     // The second batch of the first (sealed) segment now claims offset 7: the planner
     // checks the batch a reply starts with; the rest of the segment goes out as it is.
-    const seg = path.join(dir, 'topics', 't', '0', '00000000000000000000.log');
+    const seg = segmentFiles(dir, 't', 0)[0]!;
     const data = fs.readFileSync(seg);
     const second = data.readUInt32LE(4);
     assert.equal(Number(data.readBigInt64LE(second + 8)), 5);
-    const fd = fs.openSync(seg, 'r+');
     const b7 = Buffer.alloc(8);
     b7.writeBigInt64LE(7n);
-    fs.writeSync(fd, b7, 0, 8, second + 8);
-    fs.closeSync(fd);
+    overwriteAt(seg, second + 8, b7);
     broker = await Broker.open({ dir, tailCacheBytes: 0 });
-    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-    const fsrv = await broker.startFetchServer({ port: 0 });
-    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    const { server, client, close } = await fetchStack(broker);
     try {
       const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 100 });
       const seen: number[] = [];
@@ -578,10 +588,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       assert.match(err!.message, /base offset 7, which does not follow/);
       assert.deepEqual(seen, [], 'nothing of that reply was delivered');
     } finally {
-      await client.close();
-      fsrv.close();
-      await server.stop(2000);
-      await broker.close();
+      await close();
     }
   });
 
@@ -590,9 +597,7 @@ describe('fetch plane: consumers, groups and the server', () => {
     // the second close() went on and closed the channel under the first, and the
     // consumer, seeing its client closed, skipped the commit.
     const broker = await openBroker();
-    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-    const fsrv = await broker.startFetchServer({ port: 0 });
-    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    const { server, client, close } = await fetchStack(broker);
     try {
       await client.createTopic('orders', { partitions: 2 });
       const p = client.producer();
@@ -613,10 +618,7 @@ describe('fetch plane: consumers, groups and the server', () => {
         await check.close();
       }
     } finally {
-      await client.close();
-      fsrv.close();
-      await server.stop(2000);
-      await broker.close();
+      await close();
     }
   });
 

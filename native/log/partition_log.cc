@@ -901,8 +901,6 @@ int64_t PartitionLog::LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg
   return ie != idx.begin() ? static_cast<int64_t>((ie - 1)->position) : 0;
 }
 
-
-
 bool PartitionLog::TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
   std::lock_guard<std::mutex> lk(mu_);
   if (cache_.empty() || offset < cache_.front().first_offset || offset >= cache_.back().next_offset) return false;

@@ -1191,9 +1191,9 @@ function batchesBelow(batches: Float64Array, end: number): Float64Array {
  * marks this one as running, under the next run number. `fullScan` when the previous
  * run did not stop cleanly and did not use `sync` (or the directory has topics and no
  * record of its last run): recovery must check whole last segments, and a power cut
- * may have cut tails. Then state.json keeps
- * saying so (the previous run's mode) until the open has done both (see open()): a
- * crash during it leaves the next open the same work.
+ * may have cut tails. Then state.json keeps saying so (the previous run's mode) until
+ * the open has done both (see open()): a crash during it leaves the next open the same
+ * work.
  */
 async function startRun(dir: string, durability: Durability, prev: DirState | null): Promise<{ fullScan: boolean; run: number }> {
   const file = path.join(dir, STATE_FILE);

@@ -520,9 +520,9 @@ export function program(): Command {
     .option('--transport <t>', "with --group and --server: 'grpc' (Subscribe) or 'fetch' (the native fetch plane)", 'grpc')
     .option('--fetch-address <host:port>', "the server's fetch listener, for --transport fetch (default: its host, port 50052)")
     .action(async (topic: string, o: { group?: string; from: string; partition?: number; max?: number; json?: boolean; server?: string; dir?: string; transport: string; fetchAddress?: string }) => {
-      if (o.from !== 'earliest' && o.from !== 'latest' && !/^\d+$/.test(o.from))
+      const from = o.from === 'earliest' || o.from === 'latest' ? o.from : { offset: count(o.from) };
+      if (typeof from === 'object' && Number.isNaN(from.offset))
         throw new UringmqError('INVALID_ARGUMENT', `--from must be 'earliest', 'latest' or an offset, got '${o.from}'`);
-      const from = o.from === 'earliest' || o.from === 'latest' ? o.from : { offset: Number(o.from) };
       if (o.group !== undefined && o.partition !== undefined)
         throw new UringmqError('INVALID_ARGUMENT', '--partition is for reading without --group: a group member reads the partitions the group assigns it');
       if (o.transport !== 'grpc' && o.transport !== 'fetch') throw new UringmqError('INVALID_ARGUMENT', `--transport must be 'grpc' or 'fetch', got '${o.transport}'`);
