@@ -223,6 +223,30 @@ for (const backend of BACKENDS) {
       }
     });
 
+    it('a wrong sparse-index entry is rebuilt from the batches: the fetch is answered from the right batch', async () => {
+      const dir = tmpDir();
+      broker = await openBroker({ dir, tailCacheBytes: 0 });
+      await broker.createTopic('t', { segmentBytes: 8 * 1024 });
+      const value = (i: number) => `v${i}-`.padEnd(250, 'x');
+      await fill(broker, 't', 200, value, 5);
+      await broker.close();
+      const seg = segmentFiles(dir, 't', 0)[1]!; // sealed
+      const index = seg.replace(/\.log$/, '.index');
+      const rel = fs.readFileSync(index).readUInt32LE(0);
+      const wrong = Buffer.alloc(4);
+      wrong.writeUInt32LE(rel - 1); // the entry names the batch before the one it points at
+      overwriteAt(index, 0, wrong);
+      broker = await Broker.open({ dir, tailCacheBytes: 0 });
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      const at = Number(path.basename(seg, '.log')) + rel;
+      const r = await c.fetch('t', 0, at, 1);
+      assert.equal(r.error, 'OK');
+      assert.deepEqual(checkWhole(r.data, at).map((m) => m.value.toString()), [0, 1, 2, 3, 4].map((i) => value(at + i)));
+      c.close();
+    });
+
     it('never sends bytes past the published end while appends run, and long-polls wake on new data', async () => {
       broker = await openBroker({ durability: 'none', tailCacheBytes: 0 });
       await broker.createTopic('live', { segmentBytes: 256 * 1024 });

@@ -117,8 +117,11 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   DIR* d = opendir(cfg.dir.c_str());
   if (!d) return SysError("opendir", cfg.dir, -1, errno);
   std::vector<int64_t> bases;
+  std::vector<std::string> stale;  // RepairIndex's temporary files a crash left behind
   while (dirent* e = readdir(d)) {
     int64_t b;
+    const size_t n = std::strlen(e->d_name);
+    if (n == 30 && std::strcmp(e->d_name + 20, ".index.tmp") == 0) stale.push_back(cfg.dir + "/" + e->d_name);
     if (!ParseSegmentName(e->d_name, &b)) continue;
     // Offsets stay below 2^53 (JavaScript numbers); a file named past it was not written
     // by the broker, and appending after it would overflow.
@@ -132,6 +135,8 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   }
   closedir(d);
   std::sort(bases.begin(), bases.end());
+  for (const std::string& t : stale)
+    if (unlink(t.c_str()) != 0 && errno != ENOENT) return SysError("unlink", t, -1, errno);
 
   if (bases.empty()) {
     std::shared_ptr<Segment> seg;
@@ -179,6 +184,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       prev_whole = whole;
       // Reopened when read: a log of many segments must not open them all at once.
       if (i + 1 < bases.size()) seg->file.reset();
+      seg->sealed = i + 1 < bases.size();  // the last kept one becomes active again below
       expected = seg->next_offset;
       log->segments_.push_back(seg);
     }
@@ -207,6 +213,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   std::shared_ptr<ReadFd> active_file;
   Status s = log->FileLocked(log->segments_.back().get(), &active_file);
   if (!s.ok()) return s;
+  log->segments_.back()->sealed = false;
   s = log->OpenActive(log->segments_.back());
   if (!s.ok()) return s;
   log->start_offset_ = log->segments_.front()->base_offset;
@@ -562,8 +569,22 @@ Status PartitionLog::SealUnit(WriteUnit* u) {
     // The seal entry (HasSealEntry), after the data is durable: a reopen then knows the
     // segment is whole, and damage found in it later is not taken for a torn tail.
     const IndexEntry seal{static_cast<uint32_t>(seg->next_offset - seg->base_offset), static_cast<uint32_t>(seg->size)};
-    const int64_t at = static_cast<int64_t>(u->index_entries_written * sizeof(IndexEntry));
-    int rc = PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(&seal), sizeof seal, at);
+    std::vector<IndexEntry> whole;  // a repaired index (RepairIndex), written over the file's
+    bool rewrite = false;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      rewrite = seg->index_rewrite;
+      if (rewrite) whole = seg->index;
+    }
+    int64_t at = static_cast<int64_t>(u->index_entries_written * sizeof(IndexEntry));
+    if (rewrite) {
+      whole.push_back(seal);
+      int rc = PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(whole.data()), whole.size() * sizeof(IndexEntry), 0);
+      if (rc) return SysError("pwrite", seg->index_path, 0, rc);
+      at = static_cast<int64_t>(whole.size() * sizeof(IndexEntry));
+      if (ftruncate(u->index_fd, at) != 0) return SysError("ftruncate", seg->index_path, at, errno);
+    }
+    int rc = rewrite ? 0 : PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(&seal), sizeof seal, at);
     if (rc) return SysError("pwrite", seg->index_path, at, rc);
     if (fdatasync(u->index_fd) != 0) return SysError("fdatasync", seg->index_path, -1, errno);
     close(u->index_fd);
@@ -571,6 +592,8 @@ Status PartitionLog::SealUnit(WriteUnit* u) {
   }
   close(seg->write_fd);
   seg->write_fd = -1;
+  std::lock_guard<std::mutex> lk(mu_);
+  seg->sealed = true;
   return Status::Ok();
 }
 
@@ -764,6 +787,18 @@ Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>
 
 Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len,
                               std::vector<uint8_t>* big, bool* in_dest) {
+  std::shared_ptr<Segment> seg;
+  int64_t entry_pos = -1;
+  Status s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos);
+  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg))
+    s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos);
+  return s;
+}
+
+Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len,
+                                  std::vector<uint8_t>* big, bool* in_dest, std::shared_ptr<Segment>* seg_out,
+                                  int64_t* entry_pos) {
+  *entry_pos = -1;
   *len = 0;
   *in_dest = false;
   big->clear();
@@ -789,6 +824,8 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
       return s;
     }
     pos = LocateLocked(offset, &seg, &pos_base);
+    *seg_out = seg;
+    *entry_pos = pos;
     limit = static_cast<int64_t>(seg->size);
     Status s = FileLocked(seg.get(), &file);
     if (!s.ok()) return s;
@@ -901,6 +938,91 @@ int64_t PartitionLog::LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg
   return ie != idx.begin() ? static_cast<int64_t>((ie - 1)->position) : 0;
 }
 
+bool PartitionLog::RepairIndex(const std::shared_ptr<Segment>& seg) {
+  std::shared_ptr<ReadFd> file;
+  int64_t limit = 0;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    // Once per segment: every wrong entry came from its index file at open (the writer
+    // derives its entries from the batches it stages), and a second walk of damage
+    // the first could not pass would find nothing new, at the cost of a whole segment's
+    // headers on every retry of a stalled reader.
+    if (seg->index_scanned) return false;
+    seg->index_scanned = true;
+    limit = static_cast<int64_t>(seg->size);
+    if (!FileLocked(seg.get(), &file).ok()) return false;
+  }
+  std::vector<IndexEntry> found;
+  FileScanner sc(file->fd, limit);
+  int err = 0;
+  int64_t pos = 0;
+  int64_t want = seg->base_offset;
+  uint32_t last_index_pos = 0;
+  while (pos < limit) {
+    BatchHeader h;
+    const uint8_t* p = sc.Ensure(pos, batch::kHeaderSize, &err);
+    if (!p || !PeekHeader(p, batch::kHeaderSize, &h) || h.base_offset != want || pos + static_cast<int64_t>(h.length) > limit) break;
+    if (pos > 0 && static_cast<uint32_t>(pos) - last_index_pos >= cfg_.index_interval_bytes) {
+      found.push_back({static_cast<uint32_t>(h.base_offset - seg->base_offset), static_cast<uint32_t>(pos)});
+      last_index_pos = static_cast<uint32_t>(pos);
+    }
+    want = h.last_offset() + 1;
+    pos += h.length;
+  }
+  const int64_t stop = pos;  // entries at or past it cannot be checked: kept as they are
+  std::vector<IndexEntry> persist;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::vector<IndexEntry> merged = found;
+    bool changed = false;
+    size_t k = 0;
+    for (const IndexEntry& e : seg->index) {
+      if (static_cast<int64_t>(e.position) < stop) {
+        changed = changed || k >= found.size() || found[k].position != e.position || found[k].rel_offset != e.rel_offset;
+        k++;
+      } else if (merged.empty() || (e.position > merged.back().position && e.rel_offset > merged.back().rel_offset)) {
+        merged.push_back(e);
+      } else {
+        changed = true;  // an unchecked entry that contradicts the checked ones
+      }
+    }
+    changed = changed || k != found.size();
+    if (!changed) return false;
+    seg->index = std::move(merged);
+    if (seg->sealed) {
+      persist = seg->index;
+      persist.push_back({static_cast<uint32_t>(seg->next_offset - seg->base_offset), static_cast<uint32_t>(seg->size)});
+    } else {
+      seg->index_rewrite = true;
+    }
+  }
+  if (!persist.empty()) PersistRepairedIndex(seg, std::move(persist));
+  return true;
+}
+
+void PartitionLog::PersistRepairedIndex(const std::shared_ptr<Segment>& seg, std::vector<IndexEntry> entries) {
+  // Errors are dropped on purpose (see the declaration): the index is a hint.
+  const std::string tmp = seg->index_path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool ok = PwriteFull(fd, reinterpret_cast<const uint8_t*>(entries.data()), entries.size() * sizeof(IndexEntry), 0) == 0 &&
+            fdatasync(fd) == 0;
+  close(fd);
+  if (ok) {
+    // Under mu_, and only while retention has not retired the segment: retention takes
+    // it out of segments_ under mu_ before it unlinks the files, so the rename can
+    // neither bring back a removed index nor be undone by a late unlink.
+    std::lock_guard<std::mutex> lk(mu_);
+    ok = std::find(segments_.begin(), segments_.end(), seg) != segments_.end() &&
+         rename(tmp.c_str(), seg->index_path.c_str()) == 0;
+  }
+  if (!ok) {
+    unlink(tmp.c_str());
+    return;
+  }
+  FsyncDir(cfg_.dir);
+}
+
 bool PartitionLog::TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
   std::lock_guard<std::mutex> lk(mu_);
   if (cache_.empty() || offset < cache_.front().first_offset || offset >= cache_.back().next_offset) return false;
@@ -945,6 +1067,17 @@ class HeaderReader {
 }  // namespace
 
 Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out) {
+  std::shared_ptr<Segment> seg;
+  int64_t entry_pos = -1;
+  Status s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos);
+  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg))
+    s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos);
+  return s;
+}
+
+Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out,
+                                   std::shared_ptr<Segment>* seg_out, int64_t* entry_pos) {
+  *entry_pos = -1;
   out->pieces.clear();
   out->bytes = out->memory_bytes = 0;
   max_bytes = std::max<size_t>(max_bytes, 1);
@@ -989,8 +1122,12 @@ Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_l
     int64_t pos = scan;
     for (int64_t want = scan_base;; want = h.last_offset() + 1) {  // the batch that holds `next`
       Status s = hr.At(pos, &h);
-      if (!s.ok()) return s;
-      if (h.base_offset != want) return Discontinuous(seg->log_path, pos, h.base_offset, want);
+      if (s.ok() && h.base_offset != want) s = Discontinuous(seg->log_path, pos, h.base_offset, want);
+      if (!s.ok()) {
+        *seg_out = seg;
+        *entry_pos = scan;
+        return s;
+      }
       if (h.last_offset() >= next) break;
       pos += h.length;
     }

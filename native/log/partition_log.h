@@ -86,6 +86,9 @@ struct Segment {
   int64_t next_offset = 0;    // offset after the last readable batch
   int64_t last_write_ms = 0;  // wall time of the newest append (age retention)
   std::vector<IndexEntry> index;
+  bool sealed = false;         // no writer touches its files again; its index ends with the seal entry
+  bool index_scanned = false;  // RepairIndex ran on it (at most once per segment and open)
+  bool index_rewrite = false;  // repaired while unsealed: SealUnit writes the index file whole
   ~Segment();
 };
 
@@ -226,6 +229,20 @@ class PartitionLog {
   Status CreateSegment(int64_t base, std::shared_ptr<Segment>* out);
   Status OpenActive(std::shared_ptr<Segment> seg);
   Status SealUnit(WriteUnit* u);
+  // After a read found no batch (or the wrong one) where an index entry of seg points:
+  // the entry may be wrong (the index is a hint, outside any checksum) rather than the
+  // data damaged. Rebuilds seg's index from a walk of its batch headers from the start
+  // (which needs no index), up to the first damage; true when that changed the index,
+  // so the read is worth retrying. Reads and the fetch planner call it (any thread).
+  bool RepairIndex(const std::shared_ptr<Segment>& seg);
+  // With mu_ not held: writes a sealed segment's repaired index (and seal entry) to a
+  // temporary file and renames it over the old one. A failure leaves the old file: the
+  // repaired copy in memory serves reads meanwhile, and the next open is no worse.
+  void PersistRepairedIndex(const std::shared_ptr<Segment>& seg, std::vector<IndexEntry> entries);
+  Status ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len, std::vector<uint8_t>* big,
+                      bool* in_dest, std::shared_ptr<Segment>* seg_out, int64_t* entry_pos);
+  Status PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out, std::shared_ptr<Segment>* seg_out,
+                       int64_t* entry_pos);
   Status ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
   // With mu_ held: the error for an offset outside [start, end].
   Status OutOfRangeLocked(int64_t offset) const;
