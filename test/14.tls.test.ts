@@ -46,6 +46,7 @@ describe('TLS', function () {
         });
       let c = await cli(['topics', 'list', '--server', `127.0.0.1:${server.port}`, '--tls-ca', cert]);
       assert.equal(c.status, 0, c.stderr);
+      assert.equal(c.stderr, '', 'no warning about the IP address the certificate is checked against');
       assert.equal(c.stdout.trim(), 'secure');
       c = await cli(['produce', 'secure', '--server', `127.0.0.1:${server.port}`], { URINGMQ_TLS_CA: cert });
       assert.equal(c.status, 0, c.stderr);

@@ -344,6 +344,21 @@ interface Target {
   client?: Client;
 }
 
+/**
+ * grpc-js names the server to TLS by the --server host, and Node warns (DEP0123, once,
+ * on stderr) when that is an IP address, as it is for a broker on 127.0.0.1. The
+ * certificate is still checked against the address (its IP SANs), so to a CLI user
+ * the warning is noise about a library's internals; other warnings pass.
+ */
+function quietIpServername(): void {
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const opts = rest[0];
+    const code = typeof opts === 'object' && opts !== null ? (opts as { code?: unknown }).code : rest[1];
+    if (code !== 'DEP0123') emit(warning, ...rest);
+  }) as typeof process.emitWarning;
+}
+
 async function target(flags: { server?: string; dir?: string; tls?: boolean; tlsCa?: string }): Promise<Target> {
   const caFile = flags.tlsCa ?? (process.env.URINGMQ_TLS_CA || undefined);
   if (!flags.server) {
@@ -357,6 +372,7 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
         throw new UringmqError('INVALID_ARGUMENT', `cannot read the TLS CA certificate ${caFile}: ${(e as Error).message}`);
       }
     }
+    if (tls) quietIpServername();
     return { client: await connect(flags.server, { token: process.env.URINGMQ_AUTH_TOKEN || undefined, tls }) };
   }
   return { broker: await Broker.open({ dir: flags.dir ?? process.env.URINGMQ_DIR ?? DEFAULT_DIR }) };
