@@ -228,6 +228,29 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.ok(fs.statSync(nested).isDirectory());
   });
 
+  it("a damaged topic.json is IO_ERROR naming the file and the way on, changing nothing; moving the topic out opens the rest", async () => {
+    const d = tmpDir();
+    let b = await openBroker({ dir: d });
+    await b.createTopic('keep');
+    await b.createTopic('hurt');
+    await b.producer().send('keep', { value: 'k', partition: 0 });
+    await b.producer().send('hurt', { value: 'h', partition: 0 });
+    await b.close();
+    const hurt = path.join(d, 'topics', 'hurt');
+    fs.writeFileSync(path.join(hurt, 'topic.json'), '');
+    const listing = () => fs.readdirSync(hurt, { recursive: true }).map(String).sort();
+    const before = listing();
+    const e = await expectCode(Broker.open({ dir: d }), 'IO_ERROR');
+    assert.match(e.message, /corrupt topic metadata .*hurt.topic\.json.*Restore the file .*or move .*hurt out of the data directory/);
+    assert.deepEqual(listing(), before);
+    fs.renameSync(hurt, path.join(d, '..', path.basename(d) + '-hurt'));
+    b = await Broker.open({ dir: d });
+    assert.deepEqual(await b.listTopics(), ['keep']);
+    assert.equal((await b.read('keep', 0, 0))[0]!.value.toString(), 'k');
+    await b.close();
+    fs.rmSync(path.join(d, '..', path.basename(d) + '-hurt'), { recursive: true, force: true });
+  });
+
   it('DIR_LOCKED for a second broker, in this process and in another', async () => {
     const e = await expectCode(Broker.open({ dir }), 'DIR_LOCKED');
     assert.ok(e.message.includes(dir));

@@ -59,6 +59,13 @@ export async function readTopicConfig(topicDir: string): Promise<TopicConfig | n
     if (typeof cfg.name !== 'string' || !Number.isInteger(cfg.partitions) || cfg.partitions < 1) throw new Error('bad fields');
     return cfg;
   } catch (e) {
-    throw new UringmqError('IO_ERROR', `corrupt topic metadata ${path.join(topicDir, 'topic.json')}: ${(e as Error).message}`);
+    // Not guessed from the partition directories: retention and segment size live only
+    // here, and a wrong guess would delete data. The message says how to go on.
+    throw new UringmqError(
+      'IO_ERROR',
+      `corrupt topic metadata ${path.join(topicDir, 'topic.json')}: ${(e as Error).message}. Restore the file (JSON: ` +
+        `{"name","partitions","segmentBytes","retention":{"maxBytes"?,"maxAgeMs"?},"createdAt"}), or move ${topicDir} ` +
+        `out of the data directory to open the broker without that topic`,
+    );
   }
 }
