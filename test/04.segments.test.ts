@@ -514,6 +514,40 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('a group stops at a damaged batch of a sealed segment with CORRUPT_BATCH naming its offsets, and commitOffset moves it on past them', async () => {
+    const { dir, segs } = await segmentedLog(5);
+    const data = fs.readFileSync(segs[1]!);
+    const second = data.readUInt32LE(4); // the segment's second batch
+    overwriteAt(segs[1]!, second + data.readUInt32LE(second + 4) - 1, Buffer.from([data[second + data.readUInt32LE(second + 4) - 1]! ^ 0xff]));
+    const b = await Broker.open({ dir });
+    try {
+      const seen: number[] = [];
+      const err = await (async () => {
+        for await (const m of b.consumer({ topic: 't', group: 'g', from: 'earliest' })) {
+          seen.push(m.offset);
+          m.ack();
+        }
+      })().then(() => null, (e: Error & { code?: string }) => e);
+      assert.equal(err?.code, 'CORRUPT_BATCH', String(err));
+      const [, first, last] = /offsets (\d+) to (\d+)/.exec(err!.message)!.map(Number);
+      assert.equal(first, Number(data.readBigInt64LE(second + 8)));
+      assert.deepEqual(seen, Array.from({ length: first! }, (_, i) => i), 'everything before it, in order');
+      await b.commitOffset('g', 't', 0, last! + 1);
+      assert.deepEqual(await b.committedOffsets('g', 't'), [last! + 1]);
+      const rest: number[] = [];
+      for await (const m of b.consumer({ topic: 't', group: 'g' })) {
+        rest.push(m.offset);
+        m.ack();
+        if (m.offset === 299) break;
+      }
+      assert.deepEqual(rest, Array.from({ length: 299 - last! }, (_, i) => last! + 1 + i));
+      await expectCode(b.commitOffset('g', 't', 1, 0), 'INVALID_ARGUMENT');
+    } finally {
+      await b.close();
+    }
+    await expectCode(b.committedOffsets('g', 't'), 'BROKER_CLOSED');
+  });
+
   it('a wrong sparse-index entry is rebuilt from the batches: reads serve the right records, and the repaired index is written back', async () => {
     // The index is a hint outside any checksum: a read that finds no batch (or another
     // one) where an entry points walks the segment's headers from its start.

@@ -910,8 +910,11 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
         total = at - start;  // serve the good batches before it; the next read reports it
         break;
       }
-      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(h.base_offset) + " (" +
-                                                    seg->log_path + " byte " + std::to_string(pos + static_cast<int64_t>(at)) + ")");
+      // Its header checked out (it follows the batch before it), so its end is known:
+      // where a group can be moved on to (commitOffset) past the damage.
+      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(h.base_offset) +
+                                                    " (offsets " + std::to_string(h.base_offset) + " to " + std::to_string(h.last_offset()) +
+                                                    "; " + seg->log_path + " byte " + std::to_string(pos + static_cast<int64_t>(at)) + ")");
     }
     at += h.length;
   }

@@ -695,6 +695,23 @@ export class Broker {
     return this.groupCoordinator;
   }
 
+  /**
+   * Sets a group's committed offset of one partition: a rewind, or a skip (past a
+   * damaged batch its members stop at with CORRUPT_BATCH, say). Members go on from it;
+   * what they were delivered before counts as never delivered. As the client's
+   * commitOffset and the gRPC CommitOffset.
+   */
+  async commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void> {
+    this.assertOpen();
+    await this.groups.commitOffset(group, topic, partition, offset);
+  }
+
+  /** A group's committed offset per partition of a topic; -1 where it has none. */
+  async committedOffsets(group: string, topic: string): Promise<number[]> {
+    this.assertOpen();
+    return this.groups.committedOffsets(group, topic);
+  }
+
   /** Whole batches from `offset`, decoded; up to maxBytes (at least one batch). */
   async read(topic: string, partition: number, offset: number, opts: { maxBytes?: number } = {}): Promise<Message[]> {
     this.assertOpen();
