@@ -59,6 +59,31 @@ describe('CLI', function () {
       const g = (d.groups as Array<{ group: string; committed: number[]; members: unknown[] }>).find((x) => x.group === 'g');
       assert.ok(g, JSON.stringify(d.groups));
       assert.equal(g.committed[1], 3);
+      // Its committed offsets, moved back: the group reads again from there.
+      assert.deepEqual(JSON.parse(run(['groups', 'offsets', 'cli', 'g', ...target]).out), g.committed);
+      r = run(['groups', 'commit', 'cli', 'g', '--partition', '1', '--offset', '1', ...target]);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.err, /committed offset 1 of cli\/1 for group g/);
+      assert.equal(JSON.parse(run(['groups', 'offsets', 'cli', 'g', ...target]).out)[1], 1);
+      r = run(['consume', 'cli', '--group', 'g', '--max', '2', ...target]);
+      assert.deepEqual(r.out.trim().split('\n'), ['two', 'three']);
+      r = run(['groups', 'commit', 'cli', 'g', '--partition', '1', '--offset', 'earliest', ...target]);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(JSON.parse(run(['groups', 'offsets', 'cli', 'g', ...target]).out)[1], 0);
+      assert.equal(run(['groups', 'commit', 'cli', 'g', '--partition', '1', '--offset', 'latest', ...target]).code, 0);
+      assert.equal(JSON.parse(run(['groups', 'offsets', 'cli', 'g', ...target]).out)[1], 3);
+      for (const [args, msg] of [
+        [['--partition', '1', '--offset', 'x'], /INVALID_ARGUMENT: --offset must be/],
+        [['--partition', '1', '--offset', '4'], /OFFSET_OUT_OF_RANGE/],
+        [['--partition', '7', '--offset', '0'], /INVALID_ARGUMENT: partition 7 does not exist/],
+        [['--partition', '7', '--offset', 'latest'], /INVALID_ARGUMENT: partition 7 does not exist/],
+        [['--offset', '0'], /required option '--partition <n>'/],
+      ] as const) {
+        r = run(['groups', 'commit', 'cli', 'g', ...args, ...target]);
+        assert.notEqual(r.code, 0, args.join(' '));
+        assert.match(r.err, msg);
+      }
+      assert.equal(JSON.parse(run(['groups', 'offsets', 'cli', 'g', ...target]).out)[1], 3, 'the refused ones changed nothing');
       if (where === 'server') {
         // The same through the native fetch plane, as a member of another group.
         const fetchPort = Number(/"fetchPort":(\d+)/.exec(srv!.logs())![1]);

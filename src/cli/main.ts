@@ -479,6 +479,43 @@ export function program(): Command {
     }
   });
 
+  const groups = prog.command('groups').description("read and move consumer groups' committed offsets");
+  withTarget(groups.command('offsets <topic> <group>').description('print the committed offset of each partition (-1: none)')).action(
+    async (topic: string, group: string, o: { server?: string; dir?: string }) => {
+      const t = await target(o);
+      try {
+        const offsets = t.client ? await t.client.committedOffsets(group, topic) : await t.broker!.committedOffsets(group, topic);
+        process.stdout.write(`${JSON.stringify(offsets)}\n`);
+      } finally {
+        await done(t);
+      }
+    },
+  );
+  withTarget(
+    groups
+      .command('commit <topic> <group>')
+      .description("set a partition's committed offset (a rewind, or a skip past a damaged batch); members go on from it"),
+  )
+    .requiredOption('--partition <n>', 'partition', int('partition'))
+    .requiredOption('--offset <where>', "an offset, 'earliest' or 'latest' (the partition's start or end)")
+    .action(async (topic: string, group: string, o: { partition: number; offset: string; server?: string; dir?: string }) => {
+      let offset = o.offset === 'earliest' || o.offset === 'latest' ? -1 : count(o.offset);
+      if (Number.isNaN(offset)) throw new UringmqError('INVALID_ARGUMENT', `--offset must be an offset, 'earliest' or 'latest', got '${o.offset}'`);
+      const t = await target(o);
+      try {
+        if (offset < 0) {
+          const d = t.client ? await t.client.describeTopic(topic) : await t.broker!.describeTopic(topic, { groups: false });
+          const p = d.partitions[o.partition];
+          if (!p) throw new UringmqError('INVALID_ARGUMENT', `partition ${o.partition} does not exist in topic ${topic}`);
+          offset = o.offset === 'earliest' ? p.startOffset : p.endOffset;
+        }
+        await (t.client ? t.client.commitOffset(group, topic, o.partition, offset) : t.broker!.commitOffset(group, topic, o.partition, offset));
+        process.stderr.write(`committed offset ${offset} of ${topic}/${o.partition} for group ${group}\n`);
+      } finally {
+        await done(t);
+      }
+    });
+
   withTarget(prog.command('produce <topic>').description('publish one message per line of stdin'))
     .option('-k, --key <key>', 'key for every message')
     .option('--partition <n>', 'partition', int('partition'))
