@@ -745,6 +745,36 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('the producer-state scan rebuilds a wrong index entry it starts at, and still recognises the retries', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t');
+    const pid = 4242;
+    const batches: Buffer[] = [];
+    const offsets: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      batches.push(sealBatch(encodeBatch([{ value: `b${i}-` + 'x'.repeat(500) }], { producerId: pid, baseSequence: i })));
+      offsets.push((await b.publishBatch('t', batches[i]!, 0)).baseOffset);
+    }
+    await b.close();
+    // Every entry but the newest (which recovery checks) points 3 bytes into its batch;
+    // the 8 KiB window starts at one of them.
+    const index = segmentFiles(dir, 't', 0, '.index')[0]!;
+    const idx = fs.readFileSync(index);
+    assert.ok(idx.length >= 32, 'index entries before the window and in it');
+    for (let at = 4; at < idx.length - 8; at += 8) idx.writeUInt32LE(idx.readUInt32LE(at) + 3, at);
+    fs.writeFileSync(index, idx);
+    dropProducerSnapshot(dir, 't');
+    const { broker, warnings } = await openBrokerWithWarnings({ dir, producerStateScanBytes: 8192 });
+    b = broker;
+    assert.deepEqual(warnings.filter((w) => w.includes('t/0')), [], 'nothing lost from the scan');
+    const r = await b.publishBatch('t', batches[39]!, 0);
+    assert.deepEqual([r.duplicate, r.baseOffset], [true, offsets[39]]);
+    const next = await b.publishBatch('t', sealBatch(encodeBatch([{ value: 'next' }], { producerId: pid, baseSequence: 40 })), 0);
+    assert.deepEqual([next.duplicate, next.baseOffset], [false, 40]);
+    await b.close();
+  });
+
   it('the producer-state scan checks the CRC of a batch larger than its read window (256 KiB) piece by piece', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

@@ -1215,6 +1215,18 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
     std::shared_ptr<Segment> seg;
     int64_t from;
     int64_t size;
+    int64_t window = -1;  // from = the index entry at or before this byte position; else at from_offset
+  };
+  // With mu_ held: where a span's walk starts, from the sparse index.
+  auto start_of = [&](const Span& sp) -> int64_t {
+    if (sp.window < 0) {
+      std::shared_ptr<Segment> holding;
+      return sp.seg->base_offset < from_offset ? LocateLocked(from_offset, &holding) : 0;
+    }
+    const auto& idx = sp.seg->index;
+    auto ie = std::upper_bound(idx.begin(), idx.end(), sp.window,
+                               [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
+    return ie != idx.begin() ? static_cast<int64_t>((ie - 1)->position) : 0;
   };
   std::vector<Span> spans;  // newest segment first
   bool capped = false;
@@ -1229,10 +1241,10 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
         if (size == 0) continue;
         // From a batch boundary: the sparse-index entry at or before from_offset (the
         // segment found is this one: every newer one starts past from_offset).
-        std::shared_ptr<Segment> holding;
-        const int64_t from = seg->base_offset < from_offset ? LocateLocked(from_offset, &holding) : 0;
-        spans.push_back({seg, from, size});
-        total += static_cast<uint64_t>(size - from);
+        Span sp{seg, 0, size};
+        sp.from = start_of(sp);
+        spans.push_back(sp);
+        total += static_cast<uint64_t>(size - sp.from);
         if (seg->base_offset <= from_offset) break;
       }
       if (total > max_bytes) {
@@ -1246,19 +1258,16 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
       const std::shared_ptr<Segment>& seg = segments_[i];
       const int64_t size = static_cast<int64_t>(seg->size);
       if (size == 0) continue;
-      int64_t from = 0;
+      Span sp{seg, 0, size};
       if (static_cast<uint64_t>(size) > need) {
         // Start at a batch boundary: the sparse-index entry at or before the window.
-        const int64_t want = size - static_cast<int64_t>(need);
-        const auto& idx = seg->index;
-        auto ie = std::upper_bound(idx.begin(), idx.end(), want,
-                                   [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
-        if (ie != idx.begin()) from = (ie - 1)->position;
+        sp.window = size - static_cast<int64_t>(need);
+        sp.from = start_of(sp);
         need = 0;
       } else {
         need -= static_cast<uint64_t>(size);
       }
-      spans.push_back({seg, from, size});
+      spans.push_back(sp);
     }
   }
   // Keeps what the broker's table would: the newest per_producer batches of each
@@ -1300,6 +1309,7 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
     }
     FileScanner sc(file->fd, it->size);
     int err = 0;
+    bool repaired = false;
     for (int64_t pos = it->from; pos < it->size;) {
       BatchHeader h;
       const uint8_t* p = sc.Ensure(pos, batch::kHeaderSize, &err);
@@ -1317,6 +1327,15 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
           at += static_cast<int64_t>(n);
         }
         ok = ok && crc == h.crc;
+      }
+      if (!ok && !err && pos == it->from && pos > 0 && !repaired && RepairIndex(it->seg)) {
+        // No batch where an index entry points: the entry was wrong (rebuilt now).
+        repaired = true;
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          pos = it->from = start_of(*it);
+        }
+        continue;
       }
       if (!ok) {
         fail(err ? SysError("pread", seg.log_path, pos, err)
