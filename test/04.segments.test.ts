@@ -745,6 +745,26 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('reads that meet a wrong index entry while another read rebuilds the index wait for it, and all succeed', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir, tailCacheBytes: 0 });
+    await b.createTopic('t', { segmentBytes: 1 << 20 });
+    await fill(b, 't', 4000, 5);
+    await fill(b, 't', 300, 5); // into a second segment: the first is sealed
+    await b.close();
+    const index = segmentFiles(dir, 't', 0, '.index')[0]!;
+    const idx = fs.readFileSync(index);
+    const entries = idx.length / 8 - 1; // and the seal entry
+    assert.ok(entries > 100);
+    for (let i = 0; i < entries; i++) idx.writeUInt32LE(idx.readUInt32LE(i * 8 + 4) + 3, i * 8 + 4);
+    fs.writeFileSync(index, idx);
+    b = await Broker.open({ dir, tailCacheBytes: 0 });
+    const at = Array.from({ length: 32 }, (_, i) => idx.readUInt32LE(Math.floor((i * entries) / 32) * 8));
+    const got = await Promise.all(at.map((o) => b.read('t', 0, o, { maxBytes: 1 }).then((m) => m[0]!.value.toString(), (e: Error) => e.message)));
+    assert.deepEqual(got, at.map((o) => payload(o)));
+    await b.close();
+  });
+
   it('the producer-state scan rebuilds a wrong index entry it starts at, and still recognises the retries', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

@@ -789,15 +789,16 @@ Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, s
                               std::vector<uint8_t>* big, bool* in_dest) {
   std::shared_ptr<Segment> seg;
   int64_t entry_pos = -1;
-  Status s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos);
-  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg))
-    s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos);
+  uint64_t version = 0;
+  Status s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos, &version);
+  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg, version))
+    s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos, &version);
   return s;
 }
 
 Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len,
                                   std::vector<uint8_t>* big, bool* in_dest, std::shared_ptr<Segment>* seg_out,
-                                  int64_t* entry_pos) {
+                                  int64_t* entry_pos, uint64_t* version) {
   *entry_pos = -1;
   *len = 0;
   *in_dest = false;
@@ -826,6 +827,7 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
     pos = LocateLocked(offset, &seg, &pos_base);
     *seg_out = seg;
     *entry_pos = pos;
+    *version = seg->index_version;
     limit = static_cast<int64_t>(seg->size);
     Status s = FileLocked(seg.get(), &file);
     if (!s.ok()) return s;
@@ -941,11 +943,13 @@ int64_t PartitionLog::LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg
   return ie != idx.begin() ? static_cast<int64_t>((ie - 1)->position) : 0;
 }
 
-bool PartitionLog::RepairIndex(const std::shared_ptr<Segment>& seg) {
+bool PartitionLog::RepairIndex(const std::shared_ptr<Segment>& seg, uint64_t seen_version) {
+  std::lock_guard<std::mutex> one_at_a_time(repair_mu_);
   std::shared_ptr<ReadFd> file;
   int64_t limit = 0;
   {
     std::lock_guard<std::mutex> lk(mu_);
+    if (seg->index_version != seen_version) return true;  // repaired since the caller located its read
     // Once per segment: every wrong entry came from its index file at open (the writer
     // derives its entries from the batches it stages), and a second walk of damage
     // the first could not pass would find nothing new, at the cost of a whole segment's
@@ -992,6 +996,7 @@ bool PartitionLog::RepairIndex(const std::shared_ptr<Segment>& seg) {
     changed = changed || k != found.size();
     if (!changed) return false;
     seg->index = std::move(merged);
+    seg->index_version++;
     if (seg->sealed) {
       persist = seg->index;
       persist.push_back({static_cast<uint32_t>(seg->next_offset - seg->base_offset), static_cast<uint32_t>(seg->size)});
@@ -1072,14 +1077,15 @@ class HeaderReader {
 Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out) {
   std::shared_ptr<Segment> seg;
   int64_t entry_pos = -1;
-  Status s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos);
-  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg))
-    s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos);
+  uint64_t version = 0;
+  Status s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos, &version);
+  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg, version))
+    s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos, &version);
   return s;
 }
 
 Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out,
-                                   std::shared_ptr<Segment>* seg_out, int64_t* entry_pos) {
+                                   std::shared_ptr<Segment>* seg_out, int64_t* entry_pos, uint64_t* version) {
   *entry_pos = -1;
   out->pieces.clear();
   out->bytes = out->memory_bytes = 0;
@@ -1092,6 +1098,7 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
     int64_t scan_base = 0;  // the base offset the batch at scan must have
     int64_t size = 0;
     int64_t seg_next = 0;
+    uint64_t index_version = 0;
     {
       std::lock_guard<std::mutex> lk(mu_);
       if (first) {
@@ -1115,6 +1122,7 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
       out->end_offset = std::max(out->end_offset, durable_next_);
       if (next >= durable_next_ || next < start_offset_) break;  // the end, or retention got there first
       scan = LocateLocked(next, &seg, &scan_base);
+      index_version = seg->index_version;
       size = static_cast<int64_t>(seg->size);
       seg_next = seg->next_offset;
       Status s = FileLocked(seg.get(), &file);
@@ -1129,6 +1137,7 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
       if (!s.ok()) {
         *seg_out = seg;
         *entry_pos = scan;
+        *version = index_version;
         return s;
       }
       if (h.last_offset() >= next) break;
@@ -1216,9 +1225,11 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
     int64_t from;
     int64_t size;
     int64_t window = -1;  // from = the index entry at or before this byte position; else at from_offset
+    uint64_t version = 0;  // seg->index_version when `from` was found
   };
   // With mu_ held: where a span's walk starts, from the sparse index.
-  auto start_of = [&](const Span& sp) -> int64_t {
+  auto start_of = [&](Span& sp) -> int64_t {
+    sp.version = sp.seg->index_version;
     if (sp.window < 0) {
       std::shared_ptr<Segment> holding;
       return sp.seg->base_offset < from_offset ? LocateLocked(from_offset, &holding) : 0;
@@ -1328,7 +1339,7 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
         }
         ok = ok && crc == h.crc;
       }
-      if (!ok && !err && pos == it->from && pos > 0 && !repaired && RepairIndex(it->seg)) {
+      if (!ok && !err && pos == it->from && pos > 0 && !repaired && RepairIndex(it->seg, it->version)) {
         // No batch where an index entry points: the entry was wrong (rebuilt now).
         repaired = true;
         {

@@ -88,6 +88,7 @@ struct Segment {
   std::vector<IndexEntry> index;
   bool sealed = false;         // no writer touches its files again; its index ends with the seal entry
   bool index_scanned = false;  // RepairIndex ran on it (at most once per segment and open)
+  uint64_t index_version = 0;  // bumped when RepairIndex changes `index`
   bool index_rewrite = false;  // repaired while unsealed: SealUnit writes the index file whole
   ~Segment();
 };
@@ -234,15 +235,19 @@ class PartitionLog {
   // data damaged. Rebuilds seg's index from a walk of its batch headers from the start
   // (which needs no index), up to the first damage; true when that changed the index,
   // so the read is worth retrying. Reads and the fetch planner call it (any thread).
-  bool RepairIndex(const std::shared_ptr<Segment>& seg);
+  // seen_version: seg->index_version when the caller located its read; a repair by
+  // another reader since then also answers true.
+  bool RepairIndex(const std::shared_ptr<Segment>& seg, uint64_t seen_version);
   // With mu_ not held: writes a sealed segment's repaired index (and seal entry) to a
   // temporary file and renames it over the old one. A failure leaves the old file: the
   // repaired copy in memory serves reads meanwhile, and the next open is no worse.
   void PersistRepairedIndex(const std::shared_ptr<Segment>& seg, std::vector<IndexEntry> entries);
+  // *seg_out, *entry_pos, *version: the segment, index entry position and index version
+  // a failed read started from (entry_pos -1: not from the file).
   Status ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len, std::vector<uint8_t>* big,
-                      bool* in_dest, std::shared_ptr<Segment>* seg_out, int64_t* entry_pos);
+                      bool* in_dest, std::shared_ptr<Segment>* seg_out, int64_t* entry_pos, uint64_t* version);
   Status PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out, std::shared_ptr<Segment>* seg_out,
-                       int64_t* entry_pos);
+                       int64_t* entry_pos, uint64_t* version);
   Status ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
   // With mu_ held: the error for an offset outside [start, end].
   Status OutOfRangeLocked(int64_t offset) const;
@@ -278,6 +283,9 @@ class PartitionLog {
   bool dirty_ = false;
   int64_t last_publish_ms_ = 0;
 
+  // One RepairIndex at a time (taken before mu_): a reader that met a wrong entry while
+  // another reader repaired the index waits for that repair, then retries.
+  std::mutex repair_mu_;
   std::mutex mu_;  // guards everything below and the mutable fields of Segment
   std::vector<std::shared_ptr<Segment>> segments_;
   uint64_t read_clock_ = 0;  // counts FileLocked calls: the LRU order of open segments
