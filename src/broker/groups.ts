@@ -269,6 +269,8 @@ class GroupState {
   idleSince = Date.now();
   /** Offset writes and dead-letter moves under way: an idle group is kept until they are done. */
   busy = 0;
+  /** The dead-letter moves under way: close() waits for them before its last write. */
+  readonly moves = new Set<Promise<void>>();
   /** The offsets file, open for writing once the group's first write made it (closed again when the coordinator needs the descriptor). */
   out: OffsetsFile | null = null;
   /** Dropped from memory (idle) or the broker closed: nothing writes its file from this object again. */
@@ -521,6 +523,8 @@ export class GroupCoordinator {
   private readonly loading = new Map<string, Promise<GroupState>>();
   private readonly timer: NodeJS.Timeout;
   private closed = false;
+  /** close() has begun: dead-letter moves are no longer started. */
+  private closing = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
   /** (group, topic) keys whose committed-offsets file is being removed (expireGroups) or touched (a group leaving memory): load() waits, expireGroups() skips them. */
   private readonly fileBusy = new Map<string, Promise<void>>();
@@ -906,17 +910,22 @@ export class GroupCoordinator {
    * which redeliver() moves it once a move finishes.
    */
   private deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): boolean {
-    if (ps.deadLettering.size >= MAX_DEAD_LETTER_MOVES || ps.deadLettering.has(offset)) {
+    // Closing: no new move (the broker takes no more appends); the count goes into the
+    // last write, and the next open moves the message at once.
+    if (this.closing || ps.deadLettering.size >= MAX_DEAD_LETTER_MOVES || ps.deadLettering.has(offset)) {
       ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: 0 }, Date.now());
+      if (this.closing) this.changed(gs);
       return false;
     }
     gs.busy++;
     ps.deadLettering.set(offset, deliveries);
-    void this.moveToDeadLetter(gs, ps, offset, deliveries, dlq, reason).finally(() => {
+    const move: Promise<void> = this.moveToDeadLetter(gs, ps, offset, deliveries, dlq, reason).finally(() => {
       ps.deadLettering.delete(offset);
       gs.busy--;
+      gs.moves.delete(move);
       ps.owner?.wake();
     });
+    gs.moves.add(move);
     return true;
   }
 
@@ -940,14 +949,17 @@ export class GroupCoordinator {
         const batch = sealBatch(encodeBatch([{ key: rec.key, value: rec.value, headers, timestamp: rec.timestamp }]));
         await this.broker.publishBatch(dlq, batch, undefined, { copy: false, sync: true });
       }
-    } catch (e) {
-      if (this.closed || this.broker.closed || ps.resets !== resets) return;
+    } catch {
+      if (ps.resets !== resets) return;
       // The DLQ write failed: keep the message for another attempt rather than lose it.
       // A second later it is taken from the redelivery queue and, delivered as often
       // as allowed already, goes for the DLQ again (created again, in case it was
-      // deleted).
+      // deleted). Failed because the broker is closing (BROKER_CLOSED): close() waits
+      // for this, so the last write of the group's file keeps the count, and the next
+      // open moves it at once; dropped here, it came back as never delivered.
       this.dlqReady.delete(dlq);
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: Date.now() + 1000 }, Date.now());
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: this.closing ? 0 : Date.now() + 1000 }, Date.now());
+      this.changed(gs);
       return;
     }
     // Moved: it counts as acked for the group (unless commitOffset rewound or skipped
@@ -1576,6 +1588,7 @@ export class GroupCoordinator {
   /** Ends every member and writes committed offsets. */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closing = true;
     clearInterval(this.timer);
     for (const gs of this.groups.values()) {
       for (const m of [...gs.members.values()]) {
@@ -1585,6 +1598,10 @@ export class GroupCoordinator {
         m.wake();
         m.sink.end();
       }
+      // Dead-letter moves under way end first, each as moved (acked) or back in the
+      // redelivery queue with its count: a move that finished after the last write
+      // was done again at the next open, one that failed lost its count.
+      while (gs.moves.size > 0) await Promise.allSettled([...gs.moves]);
       if (gs.flushing) await gs.flushing;
       await this.flush(gs).catch(() => undefined); // best effort: what was not written is redelivered
       gs.retired = true;
