@@ -152,6 +152,22 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c.close();
     });
 
+    it('a late nack of an earlier delivery is ignored: the redelivery under way is not nacked (nor dead-lettered)', async () => {
+      await broker.createTopic('t');
+      await producer().send('t', { value: 'x' });
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300, maxDeliveries: 2 });
+      const got = await take(c, 2, () => undefined); // the first is not acked in time
+      assert.deepEqual(got.map((m) => m.deliveryCount), [1, 2]);
+      got[0]!.nack(); // its processing failed, late: delivery 2 is under way
+      await sleep(100);
+      got[1]!.ack();
+      const until = Date.now() + 10_000;
+      while ((await broker.describeTopic('t')).groups[0]?.committed[0] !== 1 && Date.now() < until) await sleep(20);
+      assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], 1);
+      assert.ok(!(await broker.listTopics()).includes('t.dlq'), 'dead-lettered by the late nack');
+      await c.close();
+    });
+
     it('nack redelivers after the given delay', async () => {
       await broker.createTopic('t');
       await producer().send('t', { value: 'x' });

@@ -34,7 +34,8 @@ export type GroupConsumerOptions = GroupJoinOptions;
 /** Where a message's ack and nack go: a group member in-process, or a gRPC session. */
 export interface Acker {
   ack(partition: number, offset: number): void;
-  nack(partition: number, offset: number, delayMs: number): void;
+  /** deliveryCount: of the message nacked (a nack of an earlier delivery is ignored). */
+  nack(partition: number, offset: number, delayMs: number, deliveryCount: number): void;
 }
 
 /**
@@ -76,7 +77,7 @@ export class GroupMessage implements ConsumedMessage {
   nack(o?: { delayMs?: number }): void {
     if (this.done) return;
     this.done = true;
-    this.acker.nack(this.partition, this.offset, o?.delayMs ?? 0);
+    this.acker.nack(this.partition, this.offset, o?.delayMs ?? 0, this.deliveryCount);
   }
 }
 
@@ -175,7 +176,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
     const m = await this.joined;
-    const acker: Acker = { ack: (p, o) => m.ack(p, o, o + 1), nack: (p, o, d) => m.nack(p, o, d) };
+    const acker: Acker = { ack: (p, o) => m.ack(p, o, o + 1), nack: (p, o, d, n) => m.nack(p, o, d, n) };
     // Heartbeat while the consumer is open, also while the app is busy with a batch
     // (as the remote client does from its own timer): slow handling is what ack
     // deadlines are for; the session timeout is for consumers that are gone.

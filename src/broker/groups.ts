@@ -432,9 +432,10 @@ export class GroupMember {
   }
 
   /** Returns a message for redelivery after delayMs (counts as a delivery attempt). */
-  nack(partition: number, offset: number, delayMs = 0): void {
+  /** deliveryCount > 0: that of the delivery nacked; a nack of an earlier one is ignored. */
+  nack(partition: number, offset: number, delayMs = 0, deliveryCount = 0): void {
     this.progress();
-    this.coord.nack(this, partition, offset, delayMs);
+    this.coord.nack(this, partition, offset, delayMs, deliveryCount);
   }
 
   private progress(): void {
@@ -867,12 +868,13 @@ export class GroupCoordinator {
   }
 
   /** @internal */
-  nack(m: GroupMember, partition: number, offset: number, delayMs: number): void {
+  nack(m: GroupMember, partition: number, offset: number, delayMs: number, deliveryCount = 0): void {
     const gs = m.state;
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     validateOffset(offset);
     if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS) throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}`);
+    if (!Number.isInteger(deliveryCount) || deliveryCount < 0) throw invalid(`deliveryCount must be a non-negative integer, got ${String(deliveryCount)}`);
     const allowed = [m.released.get(partition), m.voided.get(partition)];
     if (offset >= ps.next) {
       if (!uncovered(allowed, offset, offset + 1)) return; // delivered to m before a commitOffset rewound the partition
@@ -888,6 +890,10 @@ export class GroupCoordinator {
       if (bad) throw notDeliveredTo(m, ps, `nack of offset ${offset}`, bad);
       return;
     }
+    // A late nack of an earlier delivery (its deadline passed, and m has the message
+    // again): the delivery m holds now is not the one that failed. Counting this nack
+    // against it redelivered a message being processed, or dead-lettered it.
+    if (deliveryCount > 0 && deliveryCount < r.deliveryCount) return;
     const pieces: Inflight[] = [];
     if (r.from < offset) pieces.push({ ...r, to: offset });
     if (offset + 1 < r.to) pieces.push({ ...r, from: offset + 1 });

@@ -1253,8 +1253,8 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   /** @internal the Acker of this session's messages */
-  sendNack(partition: number, offset: number, delayMs: number, session: number): void {
-    if (session === this.session) this.stream?.write({ nack: { partition, offset, delay_ms: delayMs } });
+  sendNack(partition: number, offset: number, delayMs: number, deliveryCount: number, session: number): void {
+    if (session === this.session) this.stream?.write({ nack: { partition, offset, delay_ms: delayMs, delivery_count: deliveryCount } });
   }
 
   private scheduleFlush(now: boolean): void {
@@ -1307,7 +1307,7 @@ export class RemoteConsumer implements GroupConsumerApi {
   private expand(c: Chunk): ConsumedMessage[] {
     const topic = this.opts.topic;
     const session = c.session;
-    const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session), nack: (p, o, d) => this.sendNack(p, o, d, session) };
+    const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session), nack: (p, o, d, n) => this.sendNack(p, o, d, n, session) };
     const p = c.partition;
     if (c.raw) {
       return groupMessages(c.raw, c.from!, c.to!, acker, topic, p, c.rawDeliveryCount ?? 1);

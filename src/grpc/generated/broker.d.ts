@@ -1824,6 +1824,9 @@ export namespace uringmq {
             /** Nack delay_ms. */
             delay_ms: number;
 
+            /** Nack delivery_count. */
+            delivery_count: number;
+
             /**
              * Encodes the specified Nack message. Does not implicitly {@link uringmq.v1.Nack.verify|verify} messages.
              * @param message Nack message or plain object to encode
@@ -1863,6 +1866,9 @@ export namespace uringmq {
 
                 /** Nack delay_ms */
                 delay_ms?: (number|null);
+
+                /** Nack delivery_count */
+                delivery_count?: (number|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

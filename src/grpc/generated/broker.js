@@ -4727,6 +4727,7 @@ $root.uringmq = (function() {
              * @property {number|null} [partition] Nack partition
              * @property {number|Long|null} [offset] Nack offset
              * @property {number|null} [delay_ms] Nack delay_ms
+             * @property {number|null} [delivery_count] Nack delivery_count
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -4783,6 +4784,14 @@ $root.uringmq = (function() {
             Nack.prototype.delay_ms = 0;
 
             /**
+             * Nack delivery_count.
+             * @member {number} delivery_count
+             * @memberof uringmq.v1.Nack
+             * @instance
+             */
+            Nack.prototype.delivery_count = 0;
+
+            /**
              * Encodes the specified Nack message. Does not implicitly {@link uringmq.v1.Nack.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.Nack
@@ -4804,6 +4813,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 2, wireType 0 =*/16).int64(message.offset);
                 if (message.delay_ms != null && $Object.hasOwnProperty.call(message, "delay_ms") && message.delay_ms !== 0)
                     writer.uint32(/* id 3, wireType 0 =*/24).uint32(message.delay_ms);
+                if (message.delivery_count != null && $Object.hasOwnProperty.call(message, "delivery_count") && message.delivery_count !== 0)
+                    writer.uint32(/* id 4, wireType 0 =*/32).uint32(message.delivery_count);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -4873,6 +4884,15 @@ $root.uringmq = (function() {
                                 message.delay_ms = value;
                             else
                                 delete message.delay_ms;
+                            continue;
+                        }
+                    case 4: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.delivery_count = value;
+                            else
+                                delete message.delivery_count;
                             continue;
                         }
                     }
