@@ -514,38 +514,56 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
-  it('a group stops at a damaged batch of a sealed segment with CORRUPT_BATCH naming its offsets, and commitOffset moves it on past them', async () => {
+  for (const damage of ['a record (CRC)', 'the length', 'the base offset'] as const) {
+    it(`a group stops at a batch of a sealed segment with damage in ${damage}: CORRUPT_BATCH names the next readable offset, and commitOffset moves the group on to it`, async () => {
+      const { dir, segs } = await segmentedLog(5);
+      const data = fs.readFileSync(segs[1]!);
+      const second = data.readUInt32LE(4); // the segment's second batch
+      const third = second + data.readUInt32LE(second + 4);
+      const [secondBase, thirdBase] = [Number(data.readBigInt64LE(second + 8)), Number(data.readBigInt64LE(third + 8))];
+      if (damage === 'a record (CRC)') overwriteAt(segs[1]!, third - 1, Buffer.from([data[third - 1]! ^ 0xff]));
+      else if (damage === 'the length') overwriteAt(segs[1]!, second + 4, Buffer.from([0xff, 0xff, 0xff, 0x7f]));
+      else overwriteAt(segs[1]!, second + 8, Buffer.from([data[second + 8]! ^ 0x40]));
+      const b = await Broker.open({ dir });
+      try {
+        const seen: number[] = [];
+        const err = await (async () => {
+          for await (const m of b.consumer({ topic: 't', group: 'g', from: 'earliest' })) {
+            seen.push(m.offset);
+            m.ack();
+          }
+        })().then(() => null, (e: Error & { code?: string }) => e);
+        assert.equal(err?.code, 'CORRUPT_BATCH', String(err));
+        assert.match(err!.message, new RegExp(`the next readable batch after it starts at offset ${thirdBase} \\(byte ${third}\\)`));
+        assert.deepEqual(seen, Array.from({ length: secondBase }, (_, i) => i), 'everything before it, in order');
+        await b.commitOffset('g', 't', 0, thirdBase);
+        assert.deepEqual(await b.committedOffsets('g', 't'), [thirdBase]);
+        const rest: number[] = [];
+        for await (const m of b.consumer({ topic: 't', group: 'g' })) {
+          rest.push(m.offset);
+          m.ack();
+          if (m.offset === 299) break;
+        }
+        assert.deepEqual(rest, Array.from({ length: 300 - thirdBase }, (_, i) => thirdBase + i));
+        await expectCode(b.commitOffset('g', 't', 1, 0), 'INVALID_ARGUMENT');
+      } finally {
+        await b.close();
+      }
+      await expectCode(b.committedOffsets('g', 't'), 'BROKER_CLOSED');
+    });
+  }
+
+  it('a damaged batch with nothing readable after it in its segment: the error names where the next segment starts', async () => {
     const { dir, segs } = await segmentedLog(5);
     const data = fs.readFileSync(segs[1]!);
-    const second = data.readUInt32LE(4); // the segment's second batch
-    overwriteAt(segs[1]!, second + data.readUInt32LE(second + 4) - 1, Buffer.from([data[second + data.readUInt32LE(second + 4) - 1]! ^ 0xff]));
+    let last = 0;
+    while (last + data.readUInt32LE(last + 4) < data.length) last += data.readUInt32LE(last + 4);
+    overwriteAt(segs[1]!, data.length - 1, Buffer.from([data[data.length - 1]! ^ 0xff]));
     const b = await Broker.open({ dir });
-    try {
-      const seen: number[] = [];
-      const err = await (async () => {
-        for await (const m of b.consumer({ topic: 't', group: 'g', from: 'earliest' })) {
-          seen.push(m.offset);
-          m.ack();
-        }
-      })().then(() => null, (e: Error & { code?: string }) => e);
-      assert.equal(err?.code, 'CORRUPT_BATCH', String(err));
-      const [, first, last] = /offsets (\d+) to (\d+)/.exec(err!.message)!.map(Number);
-      assert.equal(first, Number(data.readBigInt64LE(second + 8)));
-      assert.deepEqual(seen, Array.from({ length: first! }, (_, i) => i), 'everything before it, in order');
-      await b.commitOffset('g', 't', 0, last! + 1);
-      assert.deepEqual(await b.committedOffsets('g', 't'), [last! + 1]);
-      const rest: number[] = [];
-      for await (const m of b.consumer({ topic: 't', group: 'g' })) {
-        rest.push(m.offset);
-        m.ack();
-        if (m.offset === 299) break;
-      }
-      assert.deepEqual(rest, Array.from({ length: 299 - last! }, (_, i) => last! + 1 + i));
-      await expectCode(b.commitOffset('g', 't', 1, 0), 'INVALID_ARGUMENT');
-    } finally {
-      await b.close();
-    }
-    await expectCode(b.committedOffsets('g', 't'), 'BROKER_CLOSED');
+    const at = Number(data.readBigInt64LE(last + 8));
+    const e = await expectCode(b.read('t', 0, at), 'CORRUPT_BATCH');
+    assert.match(e.message, new RegExp(`no readable batch follows it in this segment: the next segment starts at offset ${Number(path.basename(segs[2]!, '.log'))}`));
+    await b.close();
   });
 
   it('a wrong sparse-index entry is rebuilt from the batches: reads serve the right records, and the repaired index is written back', async () => {

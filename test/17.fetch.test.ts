@@ -247,6 +247,33 @@ for (const backend of BACKENDS) {
       c.close();
     });
 
+    it('fetches past a batch whose header is damaged are answered from the next readable batch; the damaged one is CORRUPT_BATCH', async () => {
+      const dir = tmpDir();
+      broker = await openBroker({ dir, tailCacheBytes: 0 });
+      await broker.createTopic('t', { segmentBytes: 8 * 1024 });
+      const value = (i: number) => `v${i}-`.padEnd(250, 'x');
+      await fill(broker, 't', 200, value, 5);
+      await broker.close();
+      const seg = segmentFiles(dir, 't', 0)[1]!; // sealed
+      const data = fs.readFileSync(seg);
+      const second = data.readUInt32LE(4);
+      const third = second + data.readUInt32LE(second + 4);
+      overwriteAt(seg, second + 4, Buffer.from([0xff, 0xff, 0xff, 0x7f])); // its length
+      const [secondBase, thirdBase] = [Number(data.readBigInt64LE(second + 8)), Number(data.readBigInt64LE(third + 8))];
+      broker = await Broker.open({ dir, tailCacheBytes: 0 });
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      for (const at of [thirdBase, thirdBase + 2]) {
+        const r = await c.fetch('t', 0, at, 1);
+        assert.equal(r.error, 'OK');
+        assert.equal(readBatchMeta(r.data).baseOffset, thirdBase, 'the whole batch holding it');
+        assert.deepEqual(checkWhole(r.data, at).map((m) => m.value.toString()), [0, 1, 2, 3, 4].map((i) => value(thirdBase + i)).slice(at - thirdBase));
+      }
+      assert.notEqual((await c.fetch('t', 0, secondBase, 1)).error, 'OK');
+      c.close();
+    });
+
     it('never sends bytes past the published end while appends run, and long-polls wake on new data', async () => {
       broker = await openBroker({ durability: 'none', tailCacheBytes: 0 });
       await broker.createTopic('live', { segmentBytes: 256 * 1024 });

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <unordered_map>
 
 #include "common/clock.h"
@@ -787,19 +788,39 @@ Status PartitionLog::Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>
 
 Status PartitionLog::ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len,
                               std::vector<uint8_t>* big, bool* in_dest) {
-  std::shared_ptr<Segment> seg;
-  int64_t entry_pos = -1;
-  uint64_t version = 0;
-  Status s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos, &version);
-  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg, version))
-    s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &seg, &entry_pos, &version);
+  ReadTrace tr;
+  Status s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &tr);
+  if (s.code == Code::kCorruptBatch && tr.entry_pos > 0 && RepairIndex(tr.seg, tr.version)) {
+    tr = ReadTrace();
+    s = ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, &tr);
+  }
+  if (s.code == Code::kCorruptBatch && tr.bad_pos >= 0)
+    s = ReadPastDamage(offset, std::move(s), tr, [&](ReadTrace* t) { return ReadIntoOnce(offset, max_bytes, dest, cap, len, big, in_dest, t); });
+  return s;
+}
+
+Status PartitionLog::ReadPastDamage(int64_t offset, Status s, ReadTrace tr, const std::function<Status(ReadTrace*)>& once) {
+  for (int skips = 0; s.code == Code::kCorruptBatch && tr.bad_pos >= 0; skips++) {
+    int64_t next_pos = -1;
+    int64_t next_base = -1;
+    const std::string note = FindNextReadable(tr, &next_pos, &next_base);
+    if (next_pos < 0 || offset < next_base || skips == 8) {
+      s.message += note;
+      break;
+    }
+    // The offset lies past the damage: read on from the batch found after it.
+    ReadTrace resume;
+    resume.seg = tr.seg;
+    resume.resume_pos = next_pos;
+    resume.resume_base = next_base;
+    s = once(&resume);
+    tr = resume;
+  }
   return s;
 }
 
 Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len,
-                                  std::vector<uint8_t>* big, bool* in_dest, std::shared_ptr<Segment>* seg_out,
-                                  int64_t* entry_pos, uint64_t* version) {
-  *entry_pos = -1;
+                                  std::vector<uint8_t>* big, bool* in_dest, ReadTrace* tr) {
   *len = 0;
   *in_dest = false;
   big->clear();
@@ -825,9 +846,13 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
       return s;
     }
     pos = LocateLocked(offset, &seg, &pos_base);
-    *seg_out = seg;
-    *entry_pos = pos;
-    *version = seg->index_version;
+    if (tr->resume_pos > pos && seg == tr->seg) {
+      pos = tr->resume_pos;
+      pos_base = tr->resume_base;
+    }
+    tr->seg = seg;
+    tr->entry_pos = pos;
+    tr->version = seg->index_version;
     limit = static_cast<int64_t>(seg->size);
     Status s = FileLocked(seg.get(), &file);
     if (!s.ok()) return s;
@@ -869,10 +894,14 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
       }
       if (!PeekHeader(buf + at, batch::kHeaderSize, &h) || pos + static_cast<int64_t>(at + h.length) > limit) {
         if (found) break;  // serve the good batches before it; the next read reports it
+        tr->bad_pos = pos + static_cast<int64_t>(at);
+        tr->bad_base = want_base;
         return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(pos + static_cast<int64_t>(at)));
       }
       if (h.base_offset != want_base) {
         if (found) break;
+        tr->bad_pos = pos + static_cast<int64_t>(at);
+        tr->bad_base = want_base;
         return Discontinuous(seg->log_path, pos + static_cast<int64_t>(at), h.base_offset, want_base);
       }
       want_base = h.last_offset() + 1;
@@ -912,11 +941,10 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
         total = at - start;  // serve the good batches before it; the next read reports it
         break;
       }
-      // Its header checked out (it follows the batch before it), so its end is known:
-      // where a group can be moved on to (commitOffset) past the damage.
-      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(h.base_offset) +
-                                                    " (offsets " + std::to_string(h.base_offset) + " to " + std::to_string(h.last_offset()) +
-                                                    "; " + seg->log_path + " byte " + std::to_string(pos + static_cast<int64_t>(at)) + ")");
+      tr->bad_pos = pos + static_cast<int64_t>(at);
+      tr->bad_base = h.base_offset;
+      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(h.base_offset) + " (" +
+                                                    seg->log_path + " byte " + std::to_string(pos + static_cast<int64_t>(at)) + ")");
     }
     at += h.length;
   }
@@ -941,6 +969,82 @@ int64_t PartitionLog::LocateLocked(int64_t offset, std::shared_ptr<Segment>* seg
                              [](int64_t rel, const IndexEntry& e) { return rel < static_cast<int64_t>(e.rel_offset); });
   if (base_at) *base_at = (*seg)->base_offset + (ie != idx.begin() ? (ie - 1)->rel_offset : 0);
   return ie != idx.begin() ? static_cast<int64_t>((ie - 1)->position) : 0;
+}
+
+std::string PartitionLog::FindNextReadable(const ReadTrace& tr, int64_t* next_pos, int64_t* next_base) {
+  *next_pos = *next_base = -1;
+  std::shared_ptr<ReadFd> file;
+  int64_t limit = 0;
+  int64_t seg_next = 0;
+  bool sealed = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    // Sealed: the answer never changes, and a stalled reader asks again and again.
+    if (tr.seg->sealed && tr.seg->note_pos == tr.bad_pos) {
+      *next_pos = tr.seg->next_readable_pos;
+      *next_base = tr.seg->next_readable_base;
+      return tr.seg->note;
+    }
+    limit = static_cast<int64_t>(tr.seg->size);
+    seg_next = tr.seg->next_offset;
+    sealed = tr.seg->sealed;
+    if (!FileLocked(tr.seg.get(), &file).ok()) return "";
+  }
+  // Candidates are found by their magic in 1 MiB windows (overlapping by a header, so
+  // none is missed at a window's edge) and checked in a second scanner: a batch that
+  // comes after the damaged one in offsets, whose CRC checks out, and which the next
+  // batch follows (or which ends the data): a batch held inside a record as its
+  // value does not pass for one of the log's.
+  FileScanner windows(file->fd, limit);
+  FileScanner check(file->fd, limit);
+  int err = 0;
+  auto follows = [&](int64_t at, const BatchHeader& h) {
+    const int64_t end = at + static_cast<int64_t>(h.length);
+    if (end == limit) return h.last_offset() + 1 == seg_next;
+    BatchHeader n;
+    const uint8_t* b = check.Ensure(end, batch::kHeaderSize, &err);
+    return b && PeekHeader(b, batch::kHeaderSize, &n) && n.base_offset == h.last_offset() + 1;
+  };
+  constexpr size_t kWindow = 1u << 20;
+  uint8_t magic[4];
+  for (int i = 0; i < 4; i++) magic[i] = static_cast<uint8_t>(batch::kMagic >> (8 * i));
+  for (int64_t q = tr.bad_pos + 1; *next_pos < 0 && q + static_cast<int64_t>(batch::kHeaderSize) <= limit;) {
+    const size_t n = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(kWindow), limit - q));
+    const uint8_t* w = windows.Ensure(q, n, &err);
+    if (!w) break;
+    for (const uint8_t* p = w; *next_pos < 0 && p + batch::kHeaderSize <= w + n; p++) {
+      p = static_cast<const uint8_t*>(memmem(p, static_cast<size_t>(w + n - p), magic, sizeof magic));
+      if (!p || p + batch::kHeaderSize > w + n) break;
+      const int64_t at = q + (p - w);
+      BatchHeader h;
+      const uint8_t* b = check.Ensure(at, batch::kHeaderSize, &err);
+      if (b && PeekHeader(b, batch::kHeaderSize, &h) && h.base_offset > tr.bad_base && h.base_offset < seg_next &&
+          at + static_cast<int64_t>(h.length) <= limit && (b = check.Ensure(at, h.length, &err)) != nullptr && BatchCrcOk(b, h) &&
+          follows(at, h)) {
+        *next_pos = at;
+        *next_base = h.base_offset;
+      }
+    }
+    if (q + static_cast<int64_t>(n) >= limit) break;
+    q += static_cast<int64_t>(n - batch::kHeaderSize);
+  }
+  std::string note;
+  if (*next_pos >= 0)
+    note = "; the next readable batch after it starts at offset " + std::to_string(*next_base) + " (byte " + std::to_string(*next_pos) + ")";
+  else if (err)
+    return "";
+  else if (sealed)
+    note = "; no readable batch follows it in this segment: the next segment starts at offset " + std::to_string(seg_next);
+  else
+    note = "; no readable batch follows it yet (the end is offset " + std::to_string(seg_next) + ")";
+  if (sealed) {
+    std::lock_guard<std::mutex> lk(mu_);
+    tr.seg->note_pos = tr.bad_pos;
+    tr.seg->next_readable_pos = *next_pos;
+    tr.seg->next_readable_base = *next_base;
+    tr.seg->note = note;
+  }
+  return note;
 }
 
 bool PartitionLog::RepairIndex(const std::shared_ptr<Segment>& seg, uint64_t seen_version) {
@@ -1075,18 +1179,19 @@ class HeaderReader {
 }  // namespace
 
 Status PartitionLog::PlanFetch(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out) {
-  std::shared_ptr<Segment> seg;
-  int64_t entry_pos = -1;
-  uint64_t version = 0;
-  Status s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos, &version);
-  if (s.code == Code::kCorruptBatch && entry_pos > 0 && RepairIndex(seg, version))
-    s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &seg, &entry_pos, &version);
+  ReadTrace tr;
+  Status s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &tr);
+  if (s.code == Code::kCorruptBatch && tr.entry_pos > 0 && RepairIndex(tr.seg, tr.version)) {
+    tr = ReadTrace();
+    s = PlanFetchOnce(offset, max_bytes, memory_limit, out, &tr);
+  }
+  // Only where the plan starts (a later segment's damage ends the plan before it).
+  if (s.code == Code::kCorruptBatch && tr.bad_pos >= 0 && tr.seg->base_offset <= offset)
+    s = ReadPastDamage(offset, std::move(s), tr, [&](ReadTrace* t) { return PlanFetchOnce(offset, max_bytes, memory_limit, out, t); });
   return s;
 }
 
-Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out,
-                                   std::shared_ptr<Segment>* seg_out, int64_t* entry_pos, uint64_t* version) {
-  *entry_pos = -1;
+Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out, ReadTrace* tr) {
   out->pieces.clear();
   out->bytes = out->memory_bytes = 0;
   max_bytes = std::max<size_t>(max_bytes, 1);
@@ -1122,6 +1227,10 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
       out->end_offset = std::max(out->end_offset, durable_next_);
       if (next >= durable_next_ || next < start_offset_) break;  // the end, or retention got there first
       scan = LocateLocked(next, &seg, &scan_base);
+      if (first && tr->resume_pos > scan && seg == tr->seg) {
+        scan = tr->resume_pos;
+        scan_base = tr->resume_base;
+      }
       index_version = seg->index_version;
       size = static_cast<int64_t>(seg->size);
       seg_next = seg->next_offset;
@@ -1135,9 +1244,13 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
       Status s = hr.At(pos, &h);
       if (s.ok() && h.base_offset != want) s = Discontinuous(seg->log_path, pos, h.base_offset, want);
       if (!s.ok()) {
-        *seg_out = seg;
-        *entry_pos = scan;
-        *version = index_version;
+        tr->seg = seg;
+        tr->entry_pos = scan;
+        tr->version = index_version;
+        if (s.code == Code::kCorruptBatch && first) {
+          tr->bad_pos = pos;
+          tr->bad_base = want;
+        }
         return s;
       }
       if (h.last_offset() >= next) break;

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -89,6 +90,12 @@ struct Segment {
   bool sealed = false;         // no writer touches its files again; its index ends with the seal entry
   bool index_scanned = false;  // RepairIndex ran on it (at most once per segment and open)
   uint64_t index_version = 0;  // bumped when RepairIndex changes `index`
+  // FindNextReadable's last answer for a sealed segment: the damaged batch's position,
+  // the next readable batch's position and base offset, and the note.
+  int64_t note_pos = -1;
+  int64_t next_readable_pos = -1;
+  int64_t next_readable_base = -1;
+  std::string note;
   bool index_rewrite = false;  // repaired while unsealed: SealUnit writes the index file whole
   ~Segment();
 };
@@ -242,12 +249,33 @@ class PartitionLog {
   // temporary file and renames it over the old one. A failure leaves the old file: the
   // repaired copy in memory serves reads meanwhile, and the next open is no worse.
   void PersistRepairedIndex(const std::shared_ptr<Segment>& seg, std::vector<IndexEntry> entries);
-  // *seg_out, *entry_pos, *version: the segment, index entry position and index version
-  // a failed read started from (entry_pos -1: not from the file).
+  // Where a read of a segment file went wrong: for the retry after RepairIndex, and
+  // for NextReadableNote.
+  struct ReadTrace {
+    std::shared_ptr<Segment> seg;
+    int64_t entry_pos = -1;  // the index entry's position the read started from; -1: not the file
+    uint64_t version = 0;    // seg->index_version then
+    int64_t bad_pos = -1;    // the byte where the batch that failed starts
+    int64_t bad_base = -1;   // the base offset the batch there has, or had to have
+    // In: start at this batch (byte, base offset) of seg instead, when it lies past the
+    // index entry: the next readable batch after damage the walk cannot cross.
+    int64_t resume_pos = -1;
+    int64_t resume_base = -1;
+  };
   Status ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len, std::vector<uint8_t>* big,
-                      bool* in_dest, std::shared_ptr<Segment>* seg_out, int64_t* entry_pos, uint64_t* version);
-  Status PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out, std::shared_ptr<Segment>* seg_out,
-                       int64_t* entry_pos, uint64_t* version);
+                      bool* in_dest, ReadTrace* tr);
+  Status PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memory_limit, FetchPlan* out, ReadTrace* tr);
+  // After a read stopped at a damaged batch: where reading can go on, found by looking
+  // past it for the next batch whose header and CRC check out and which the batch
+  // after it follows (its length and base offset lie outside the CRC, so neither can
+  // be trusted to skip it). Sets *pos and *base (-1: none) and returns the note for
+  // the error: what a group is moved on to with commitOffset, and where reads of
+  // later offsets resume.
+  std::string FindNextReadable(const ReadTrace& tr, int64_t* pos, int64_t* base);
+  // A read (once: ReadIntoOnce or PlanFetchOnce) that failed with s at a damaged batch:
+  // when `offset` lies past it, read again from the next readable batch (a few times,
+  // for damage after damage); else s, with FindNextReadable's note.
+  Status ReadPastDamage(int64_t offset, Status s, ReadTrace tr, const std::function<Status(ReadTrace*)>& once);
   Status ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
   // With mu_ held: the error for an offset outside [start, end].
   Status OutOfRangeLocked(int64_t offset) const;
