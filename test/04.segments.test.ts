@@ -514,7 +514,7 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
-  for (const damage of ['a record (CRC)', 'the length', 'the base offset'] as const) {
+  for (const damage of ['a record (CRC)', 'the length', 'the base offset', 'the record count'] as const) {
     it(`a group stops at a batch of a sealed segment with damage in ${damage}: CORRUPT_BATCH names the next readable offset, and commitOffset moves the group on to it`, async () => {
       const { dir, segs } = await segmentedLog(5);
       const data = fs.readFileSync(segs[1]!);
@@ -523,9 +523,12 @@ describe('Segments, index, retention and recovery', () => {
       const [secondBase, thirdBase] = [Number(data.readBigInt64LE(second + 8)), Number(data.readBigInt64LE(third + 8))];
       if (damage === 'a record (CRC)') overwriteAt(segs[1]!, third - 1, Buffer.from([data[third - 1]! ^ 0xff]));
       else if (damage === 'the length') overwriteAt(segs[1]!, second + 4, Buffer.from([0xff, 0xff, 0xff, 0x7f]));
-      else overwriteAt(segs[1]!, second + 8, Buffer.from([data[second + 8]! ^ 0x40]));
+      else if (damage === 'the base offset') overwriteAt(segs[1]!, second + 8, Buffer.from([data[second + 8]! ^ 0x40]));
+      else overwriteAt(segs[1]!, second + 24, Buffer.from([data[second + 24]! + 1])); // it claims the next batch's first offset
       const b = await Broker.open({ dir });
       try {
+        // Offsets after it read right, also from inside the batch after it.
+        assert.deepEqual((await b.read('t', 0, thirdBase + 1, { maxBytes: 1 })).map((m) => m.offset), [1, 2, 3, 4].map((i) => thirdBase + i));
         const seen: number[] = [];
         const err = await (async () => {
           for await (const m of b.consumer({ topic: 't', group: 'g', from: 'earliest' })) {

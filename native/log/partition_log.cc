@@ -885,6 +885,21 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
     bool refill = false;
     int64_t want_base = pos_base;
     int64_t start_base = 0;
+    int64_t skipped_at = -1;  // the batch skipped last in this window, and its header
+    BatchHeader skipped{};
+    // A batch that does not follow the one skipped before it: when that one fails its
+    // CRC, the damage is there (a record count or length, which the CRC covers or not),
+    // and the batch here may be intact: that one is reported, and looked past.
+    auto blame_skipped = [&]() -> bool {
+      if (skipped_at < 0 || BatchCrcOk(buf + skipped_at, skipped)) return false;
+      tr->bad_pos = pos + skipped_at;
+      tr->bad_base = skipped.base_offset;
+      return true;
+    };
+    auto skipped_crc_error = [&] {
+      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(skipped.base_offset) +
+                                                    " (" + seg->log_path + " byte " + std::to_string(pos + skipped_at) + ")");
+    };
     total = 0;
     while (at < got) {
       BatchHeader h;
@@ -894,12 +909,14 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
       }
       if (!PeekHeader(buf + at, batch::kHeaderSize, &h) || pos + static_cast<int64_t>(at + h.length) > limit) {
         if (found) break;  // serve the good batches before it; the next read reports it
+        if (blame_skipped()) return skipped_crc_error();
         tr->bad_pos = pos + static_cast<int64_t>(at);
         tr->bad_base = want_base;
         return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(pos + static_cast<int64_t>(at)));
       }
       if (h.base_offset != want_base) {
         if (found) break;
+        if (blame_skipped()) return skipped_crc_error();
         tr->bad_pos = pos + static_cast<int64_t>(at);
         tr->bad_base = want_base;
         return Discontinuous(seg->log_path, pos + static_cast<int64_t>(at), h.base_offset, want_base);
@@ -907,6 +924,8 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
       want_base = h.last_offset() + 1;
       if (!found) {
         if (h.last_offset() < offset) {
+          skipped_at = static_cast<int64_t>(at);
+          skipped = h;
           at += h.length;
           continue;
         }
