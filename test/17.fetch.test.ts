@@ -223,23 +223,33 @@ for (const backend of BACKENDS) {
       }
     });
 
-    it('a wrong sparse-index entry is rebuilt from the batches: the fetch is answered from the right batch', async () => {
+    const value = (i: number) => `v${i}-`.padEnd(250, 'x');
+    /** A closed broker's directory whose topic t holds 200 records (`value`) in batches of 5 and 8 KiB segments, and its second (sealed) segment's file. */
+    async function sealedSegment(): Promise<{ dir: string; seg: string }> {
       const dir = tmpDir();
       broker = await openBroker({ dir, tailCacheBytes: 0 });
       await broker.createTopic('t', { segmentBytes: 8 * 1024 });
-      const value = (i: number) => `v${i}-`.padEnd(250, 'x');
       await fill(broker, 't', 200, value, 5);
       await broker.close();
-      const seg = segmentFiles(dir, 't', 0)[1]!; // sealed
+      return { dir, seg: segmentFiles(dir, 't', 0)[1]! };
+    }
+    /** Opens `dir` again with a fetch listener on this backend, and a connection to it that said hello. */
+    async function fetchFrom(dir: string): Promise<Raw> {
+      broker = await Broker.open({ dir, tailCacheBytes: 0 });
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      return c;
+    }
+
+    it('a wrong sparse-index entry is rebuilt from the batches: the fetch is answered from the right batch', async () => {
+      const { dir, seg } = await sealedSegment();
       const index = seg.replace(/\.log$/, '.index');
       const rel = fs.readFileSync(index).readUInt32LE(0);
       const wrong = Buffer.alloc(4);
       wrong.writeUInt32LE(rel - 1); // the entry names the batch before the one it points at
       overwriteAt(index, 0, wrong);
-      broker = await Broker.open({ dir, tailCacheBytes: 0 });
-      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
-      const c = await Raw.open(fsrv.port);
-      assert.equal(await c.hello(), 0);
+      const c = await fetchFrom(dir);
       const at = Number(path.basename(seg, '.log')) + rel;
       const r = await c.fetch('t', 0, at, 1);
       assert.equal(r.error, 'OK');
@@ -248,22 +258,13 @@ for (const backend of BACKENDS) {
     });
 
     it('fetches past a batch whose header is damaged are answered from the next readable batch; the damaged one is CORRUPT_BATCH', async () => {
-      const dir = tmpDir();
-      broker = await openBroker({ dir, tailCacheBytes: 0 });
-      await broker.createTopic('t', { segmentBytes: 8 * 1024 });
-      const value = (i: number) => `v${i}-`.padEnd(250, 'x');
-      await fill(broker, 't', 200, value, 5);
-      await broker.close();
-      const seg = segmentFiles(dir, 't', 0)[1]!; // sealed
+      const { dir, seg } = await sealedSegment();
       const data = fs.readFileSync(seg);
       const second = data.readUInt32LE(4);
       const third = second + data.readUInt32LE(second + 4);
       overwriteAt(seg, second + 4, Buffer.from([0xff, 0xff, 0xff, 0x7f])); // its length
       const [secondBase, thirdBase] = [Number(data.readBigInt64LE(second + 8)), Number(data.readBigInt64LE(third + 8))];
-      broker = await Broker.open({ dir, tailCacheBytes: 0 });
-      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
-      const c = await Raw.open(fsrv.port);
-      assert.equal(await c.hello(), 0);
+      const c = await fetchFrom(dir);
       for (const at of [thirdBase, thirdBase + 2]) {
         const r = await c.fetch('t', 0, at, 1);
         assert.equal(r.error, 'OK');

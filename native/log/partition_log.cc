@@ -862,6 +862,13 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
   // then reading the range cost two reads of every byte, two copies and a memset.)
   const size_t slack = cfg_.index_interval_bytes + batch::kHeaderSize;
   size_t need = 0;  // a window at least this large: the first batch is bigger than max_bytes
+  // The batch with header h at buf[at] fails its CRC: it is where the read stops.
+  auto crc_error = [&](const BatchHeader& h, size_t at) {
+    tr->bad_pos = pos + static_cast<int64_t>(at);
+    tr->bad_base = h.base_offset;
+    return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(h.base_offset) + " (" +
+                                                  seg->log_path + " byte " + std::to_string(tr->bad_pos) + ")");
+  };
   uint8_t* buf = nullptr;
   size_t start = 0;
   size_t total = 0;
@@ -890,16 +897,7 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
     // A batch that does not follow the one skipped before it: when that one fails its
     // CRC, the damage is there (a record count or length, which the CRC covers or not),
     // and the batch here may be intact: that one is reported, and looked past.
-    auto blame_skipped = [&]() -> bool {
-      if (skipped_at < 0 || BatchCrcOk(buf + skipped_at, skipped)) return false;
-      tr->bad_pos = pos + skipped_at;
-      tr->bad_base = skipped.base_offset;
-      return true;
-    };
-    auto skipped_crc_error = [&] {
-      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(skipped.base_offset) +
-                                                    " (" + seg->log_path + " byte " + std::to_string(pos + skipped_at) + ")");
-    };
+    auto skipped_is_bad = [&] { return skipped_at >= 0 && !BatchCrcOk(buf + skipped_at, skipped); };
     total = 0;
     while (at < got) {
       BatchHeader h;
@@ -909,14 +907,14 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
       }
       if (!PeekHeader(buf + at, batch::kHeaderSize, &h) || pos + static_cast<int64_t>(at + h.length) > limit) {
         if (found) break;  // serve the good batches before it; the next read reports it
-        if (blame_skipped()) return skipped_crc_error();
+        if (skipped_is_bad()) return crc_error(skipped, static_cast<size_t>(skipped_at));
         tr->bad_pos = pos + static_cast<int64_t>(at);
         tr->bad_base = want_base;
         return Status::Error(Code::kCorruptBatch, "no valid batch header in " + seg->log_path + " at byte " + std::to_string(pos + static_cast<int64_t>(at)));
       }
       if (h.base_offset != want_base) {
         if (found) break;
-        if (blame_skipped()) return skipped_crc_error();
+        if (skipped_is_bad()) return crc_error(skipped, static_cast<size_t>(skipped_at));
         tr->bad_pos = pos + static_cast<int64_t>(at);
         tr->bad_base = want_base;
         return Discontinuous(seg->log_path, pos + static_cast<int64_t>(at), h.base_offset, want_base);
@@ -960,10 +958,7 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
         total = at - start;  // serve the good batches before it; the next read reports it
         break;
       }
-      tr->bad_pos = pos + static_cast<int64_t>(at);
-      tr->bad_base = h.base_offset;
-      return Status::Error(Code::kCorruptBatch, "CRC mismatch in " + cfg_.label + " batch at offset " + std::to_string(h.base_offset) + " (" +
-                                                    seg->log_path + " byte " + std::to_string(pos + static_cast<int64_t>(at)) + ")");
+      return crc_error(h, at);
     }
     at += h.length;
   }

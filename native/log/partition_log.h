@@ -90,13 +90,13 @@ struct Segment {
   bool sealed = false;         // no writer touches its files again; its index ends with the seal entry
   bool index_scanned = false;  // RepairIndex ran on it (at most once per segment and open)
   uint64_t index_version = 0;  // bumped when RepairIndex changes `index`
+  bool index_rewrite = false;  // repaired while unsealed: SealUnit writes the index file whole
   // FindNextReadable's last answer for a sealed segment: the damaged batch's position,
   // the next readable batch's position and base offset, and the note.
   int64_t note_pos = -1;
   int64_t next_readable_pos = -1;
   int64_t next_readable_base = -1;
   std::string note;
-  bool index_rewrite = false;  // repaired while unsealed: SealUnit writes the index file whole
   ~Segment();
 };
 
@@ -250,7 +250,7 @@ class PartitionLog {
   // repaired copy in memory serves reads meanwhile, and the next open is no worse.
   void PersistRepairedIndex(const std::shared_ptr<Segment>& seg, std::vector<IndexEntry> entries);
   // Where a read of a segment file went wrong: for the retry after RepairIndex, and
-  // for NextReadableNote.
+  // for FindNextReadable.
   struct ReadTrace {
     std::shared_ptr<Segment> seg;
     int64_t entry_pos = -1;  // the index entry's position the read started from; -1: not the file

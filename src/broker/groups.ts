@@ -431,8 +431,10 @@ export class GroupMember {
     this.coord.checkAck(this, partition, from, to);
   }
 
-  /** Returns a message for redelivery after delayMs (counts as a delivery attempt). */
-  /** deliveryCount > 0: that of the delivery nacked; a nack of an earlier one is ignored. */
+  /**
+   * Returns a message for redelivery after delayMs (counts as a delivery attempt).
+   * deliveryCount > 0: that of the delivery nacked; a nack of an earlier one is ignored.
+   */
   nack(partition: number, offset: number, delayMs = 0, deliveryCount = 0): void {
     this.progress();
     this.coord.nack(this, partition, offset, delayMs, deliveryCount);
