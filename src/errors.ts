@@ -51,6 +51,17 @@ export function fromNative(err: unknown): UringmqError {
   return new UringmqError('IO_ERROR', String(err));
 }
 
+/**
+ * A failed write of the broker's own files: RESOURCE_EXHAUSTED when the file system is
+ * out of space (or quota), a condition that passes once space is freed (the client
+ * retries it), else IO_ERROR.
+ */
+export function writeError(message: string, cause: unknown): UringmqError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  const full = code === 'ENOSPC' || code === 'EDQUOT' || (cause instanceof UringmqError && code === 'RESOURCE_EXHAUSTED');
+  return new UringmqError(full ? 'RESOURCE_EXHAUSTED' : 'IO_ERROR', message, { cause });
+}
+
 export function invalid(message: string): UringmqError {
   return new UringmqError('INVALID_ARGUMENT', message);
 }

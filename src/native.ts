@@ -16,6 +16,8 @@ export interface PartitionOptions {
   indexIntervalBytes?: number;
   tailCacheBytes?: number;
   preallocateBytes?: number;
+  /** Appends never take the file system's free space below this (default 64 MiB). */
+  minFreeBytes?: number;
   directIo?: boolean;
   /** Recovery checks the whole last segment, not from its newest index entry on. */
   fullScan?: boolean;

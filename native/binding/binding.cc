@@ -429,6 +429,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     cfg.index_interval_bytes = static_cast<uint32_t>(GetInt(env, o, "indexIntervalBytes", 4096));
     cfg.tail_cache_bytes = static_cast<size_t>(GetInt(env, o, "tailCacheBytes", 1 << 20));
     cfg.preallocate_bytes = static_cast<uint64_t>(GetInt(env, o, "preallocateBytes", 16 << 20));
+    cfg.min_free_bytes = static_cast<uint64_t>(GetInt(env, o, "minFreeBytes", 64 << 20));
     Napi::Value d = o.Get("directIo");
     cfg.allow_direct = d.IsUndefined() ? true : d.ToBoolean().Value();
     cfg.full_scan = o.Get("fullScan").ToBoolean().Value();

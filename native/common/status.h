@@ -20,6 +20,7 @@ enum class Code : int {
   kClosed = 7,
   kPartitionClosed = 8,
   kUnavailable = 9,
+  kResourceExhausted = 10,  // the disk is full: this batch (or topic) only, nothing written
 };
 
 inline const char* CodeName(Code c) {
@@ -34,6 +35,7 @@ inline const char* CodeName(Code c) {
     case Code::kClosed: return "BROKER_CLOSED";
     case Code::kPartitionClosed: return "TOPIC_NOT_FOUND";
     case Code::kUnavailable: return "IO_URING_UNAVAILABLE";
+    case Code::kResourceExhausted: return "RESOURCE_EXHAUSTED";
   }
   return "IO_ERROR";
 }
@@ -56,5 +58,9 @@ inline Status SysError(const char* op, const std::string& path, long long offset
   m += " (errno " + std::to_string(err) + ")";
   return Status::Error(Code::kIoError, std::move(m));
 }
+
+// A file system out of space (or the user's quota): a condition that passes, unlike
+// other I/O errors, once retention or an operator frees space.
+inline bool IsNoSpace(int err) { return err == ENOSPC || err == EDQUOT; }
 
 }  // namespace uringmq

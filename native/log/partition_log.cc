@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,7 +142,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
 
   if (bases.empty()) {
     std::shared_ptr<Segment> seg;
-    Status s = log->CreateSegment(0, &seg);
+    Status s = log->CreateSegment(0, 0, &seg);
     if (!s.ok()) return s;
     log->segments_.push_back(seg);
   } else {
@@ -358,17 +359,46 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
   return Status::Ok();
 }
 
-Status PartitionLog::CreateSegment(int64_t base, std::shared_ptr<Segment>* out) {
+uint64_t PartitionLog::MaxIndexBytes() const {
+  return (cfg_.segment_bytes / std::max<uint32_t>(1, cfg_.index_interval_bytes) + 3) * sizeof(IndexEntry);
+}
+
+Status PartitionLog::CreateSegment(int64_t base, uint64_t first_bytes, std::shared_ptr<Segment>* out) {
   auto seg = std::make_shared<Segment>();
   seg->base_offset = base;
   seg->log_path = cfg_.dir + "/" + SegmentFileName(base, ".log");
   seg->index_path = cfg_.dir + "/" + SegmentFileName(base, ".index");
-  for (const std::string* path : {&seg->log_path, &seg->index_path}) {
-    int fd = open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return SysError("create", *path, -1, errno);
+  std::vector<const std::string*> created;
+  // Out of space: the files made so far go again (best effort: the full disk is the
+  // error to report), so the log is as it was and a retry starts afresh.
+  auto undo = [&](Status s) {
+    for (const std::string* p : created) unlink(p->c_str());
+    FsyncDir(cfg_.dir);
+    return s;
+  };
+  const uint64_t reserve[2] = {cfg_.preallocate_bytes > 0 ? AlignUp(std::max<uint64_t>(first_bytes, 1)) : 0, MaxIndexBytes()};
+  for (int i = 0; i < 2; i++) {
+    const std::string& path = i == 0 ? seg->log_path : seg->index_path;
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return IsNoSpace(errno) ? undo(NoSpace(path, "a new segment", errno)) : SysError("create", path, -1, errno);
+    created.push_back(&path);
+    bool fits = true;
+    Status h = Headroom(fd, path, reserve[i], "a new segment", &fits);
+    if (!h.ok()) {
+      close(fd);
+      return fits ? h : undo(h);
+    }
+    if (reserve[i] > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(reserve[i])) != 0) {
+      int e = errno;
+      close(fd);
+      if (IsNoSpace(e)) return undo(NoSpace(path, "a new segment (" + std::to_string(reserve[i]) + " bytes)", e));
+      if (e != EOPNOTSUPP && e != ENOSYS) return SysError("fallocate", path, 0, e);
+      fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return SysError("open", path, -1, errno);
+    }
     int rc = fsync(fd) == 0 ? 0 : errno;
     close(fd);
-    if (rc) return SysError("fsync", *path, -1, rc);
+    if (rc) return SysError("fsync", path, -1, rc);
   }
   int rc = FsyncDir(cfg_.dir);
   if (rc) return SysError("fsync directory", cfg_.dir, -1, rc);
@@ -474,7 +504,7 @@ Status PartitionLog::Stage(const uint8_t* data, size_t len, CrcMode mode, int64_
   uint64_t cur = static_cast<uint64_t>(active_.file_pos) + active_.len;
   if (cur > 0 && cur + len > cfg_.segment_bytes) {
     std::shared_ptr<Segment> seg;
-    Status s = CreateSegment(next_offset_, &seg);
+    Status s = CreateSegment(next_offset_, len, &seg);
     if (!s.ok()) return s;
     sealing_.push_back(std::move(active_));
     active_ = WriteUnit();
@@ -485,6 +515,10 @@ Status PartitionLog::Stage(const uint8_t* data, size_t len, CrcMode mode, int64_
     CloseLeastReadLocked();
   }
   WriteUnit& u = active_;
+  // The batch's disk space before its bytes: a full disk refuses this batch alone,
+  // where a failed fallocate at write time would fence the partition mid-cycle.
+  Status r = Reserve(u, u.file_pos + static_cast<int64_t>(AlignUp(u.len + len)));
+  if (!r.ok()) return r;
   u.buf.Reserve(AlignUp(u.len + len), u.len);
   uint8_t* dst = u.buf.data() + u.len;
   std::memcpy(dst, data, len);
@@ -511,6 +545,59 @@ Status PartitionLog::Stage(const uint8_t* data, size_t len, CrcMode mode, int64_
   return Status::Ok();
 }
 
+Status PartitionLog::NoSpace(const std::string& path, const std::string& what, int err) const {
+  return Status::Error(Code::kResourceExhausted, "no space for " + what + " of " + cfg_.label + " in " + path + ": " +
+                                                     std::strerror(err) + " (errno " + std::to_string(err) +
+                                                     "); nothing was written (free space or lower the topic's retention, then retry)");
+}
+
+Status PartitionLog::Headroom(int fd, const std::string& path, uint64_t bytes, const std::string& what, bool* fits) const {
+  *fits = true;
+  if (cfg_.min_free_bytes == 0 || bytes == 0) return Status::Ok();
+  struct statfs sf;
+  if (fstatfs(fd, &sf) != 0) return SysError("fstatfs", path, -1, errno);
+  const uint64_t free_bytes = static_cast<uint64_t>(sf.f_bavail) * static_cast<uint64_t>(sf.f_bsize);
+  if (free_bytes >= bytes && free_bytes - bytes >= cfg_.min_free_bytes) return Status::Ok();
+  *fits = false;
+  return Status::Error(Code::kResourceExhausted,
+                       "no space for " + what + " of " + cfg_.label + ": the file system holding " + path + " has " +
+                           std::to_string(free_bytes) + " bytes free, and " + std::to_string(bytes) +
+                           " more would leave less than the broker's minFreeBytes (" + std::to_string(cfg_.min_free_bytes) +
+                           "); nothing was written (free space or lower the topic's retention, then retry)");
+}
+
+Status PartitionLog::Reserve(WriteUnit& u, int64_t end) {
+  if (cfg_.preallocate_bytes == 0 || end <= u.allocated) return Status::Ok();
+  int64_t target = std::max<int64_t>(end, u.allocated + static_cast<int64_t>(cfg_.preallocate_bytes));
+  target = std::min<int64_t>(target, std::max<int64_t>(end, static_cast<int64_t>(AlignUp(cfg_.segment_bytes))));
+  // What the file holds already (a new segment's first bytes, reserved past its end
+  // when it was created) costs no free space.
+  struct stat st;
+  if (fstat(u.seg->write_fd, &st) != 0) return SysError("fstat", u.seg->log_path, -1, errno);
+  const int64_t held = static_cast<int64_t>(st.st_blocks) * 512;
+  for (;;) {
+    bool fits = true;
+    Status h = Headroom(u.seg->write_fd, u.seg->log_path, static_cast<uint64_t>(std::max<int64_t>(0, target - held)), "a batch", &fits);
+    if (!fits && target > end) {  // a whole step may not fit where the batch would: take only what it needs
+      target = end;
+      continue;
+    }
+    if (!h.ok()) return h;
+    if (fallocate(u.seg->write_fd, 0, u.allocated, target - u.allocated) == 0) break;
+    const int e = errno;
+    if (e == EINTR) continue;
+    if (e == EOPNOTSUPP || e == ENOSYS) break;  // no preallocation here: writes extend the file
+    if (!IsNoSpace(e)) return SysError("fallocate", u.seg->log_path, u.allocated, e);
+    if (target > end) {
+      target = end;
+      continue;
+    }
+    return NoSpace(u.seg->log_path, "a batch (" + std::to_string(end - u.allocated) + " bytes at offset " + std::to_string(u.allocated) + ")", e);
+  }
+  u.allocated = target;
+  return Status::Ok();
+}
+
 bool PartitionLog::HasStaged() const { return active_.len > active_.cycle_start || !sealing_.empty(); }
 
 Status PartitionLog::CollectWrites(std::vector<IoOp>* writes) {
@@ -519,16 +606,9 @@ Status PartitionLog::CollectWrites(std::vector<IoOp>* writes) {
     size_t padded = AlignUp(u.len);
     u.buf.Reserve(padded, u.len);
     std::memset(u.buf.data() + u.len, 0, padded - u.len);
-    int64_t end = u.file_pos + static_cast<int64_t>(padded);
-    if (cfg_.preallocate_bytes > 0 && end > u.allocated) {
-      int64_t target = std::max<int64_t>(end, u.allocated + static_cast<int64_t>(cfg_.preallocate_bytes));
-      target = std::min<int64_t>(target, std::max<int64_t>(end, static_cast<int64_t>(AlignUp(cfg_.segment_bytes))));
-      if (fallocate(u.seg->write_fd, 0, u.allocated, target - u.allocated) != 0) {
-        if (errno != EOPNOTSUPP && errno != ENOSYS)
-          return SysError("fallocate", u.seg->log_path, u.allocated, errno);
-      }
-      u.allocated = target;
-    }
+    // Stage reserved it already; this only holds if that ever changes.
+    Status r = Reserve(u, u.file_pos + static_cast<int64_t>(padded));
+    if (!r.ok()) return r;
     IoOp op;
     op.fd = u.seg->write_fd;
     op.buf = u.buf.data();

@@ -34,6 +34,10 @@ struct PartitionConfig {
   uint32_t index_interval_bytes = 4096;
   size_t tail_cache_bytes = 1u << 20;
   uint64_t preallocate_bytes = 16ull << 20;  // fallocate step
+  // Appends never take the file system's free space below this: the headroom the
+  // broker's own small files (state, offsets, snapshots, new topics) and a restart
+  // need when the data has filled the disk.
+  uint64_t min_free_bytes = 64ull << 20;
   bool allow_direct = true;
   // Recovery checks every batch of the last segment from its start instead of resuming
   // at its newest index entry. For opens after a crash of a run without `sync`: a
@@ -154,9 +158,11 @@ class PartitionLog {
   // --- I/O thread ---
   // Copies one batch into the staging buffer (rolling to a new segment first if it
   // would not fit), validates it there (CRC verified, or computed for kSeal), and
-  // stamps the next offset. A kCorruptBatch result (or kOffsetOutOfRange: offsets
-  // would pass 2^53 - 1) un-stages it and consumes no offset; any other error means
-  // the partition must be failed.
+  // stamps the next offset. Its disk space is reserved first (fallocate), so a full
+  // disk refuses the batch alone. A kCorruptBatch result (or kOffsetOutOfRange:
+  // offsets would pass 2^53 - 1, or kResourceExhausted: no space for it) leaves the
+  // log as it was and consumes no offset; any other error means the partition must
+  // be failed.
   Status Stage(const uint8_t* data, size_t len, CrcMode mode, int64_t* base_out);
   bool HasStaged() const;
   // Preallocates as needed and appends one write per staged segment.
@@ -234,7 +240,22 @@ class PartitionLog {
   // next_base. next_file: the next segment file's base (-1 for the last). *whole: the
   // segment was sealed (by its own seal entry or next_base).
   Status RecoverSegment(Segment* seg, bool full_scan, bool last, int64_t next_base, int64_t next_file, bool* whole);
-  Status CreateSegment(int64_t base, std::shared_ptr<Segment>* out);
+  // Creates the segment's files with first_bytes of its log (and its whole index)
+  // reserved beyond their end (FALLOC_FL_KEEP_SIZE): opening it as the active segment
+  // then writes into space it holds. Out of space: kResourceExhausted, and no file of
+  // it is left behind.
+  Status CreateSegment(int64_t base, uint64_t first_bytes, std::shared_ptr<Segment>* out);
+  // Preallocates u's file up to at least `end` (in steps of preallocate_bytes, or only
+  // to `end` when a step does not fit): kResourceExhausted when even that does not.
+  Status Reserve(WriteUnit& u, int64_t end);
+  // Would taking `bytes` more of the file system holding fd leave it min_free_bytes?
+  // No: *fits false and a kResourceExhausted that says so.
+  Status Headroom(int fd, const std::string& path, uint64_t bytes, const std::string& what, bool* fits) const;
+  // The kResourceExhausted for a file system that refused space (ENOSPC, EDQUOT).
+  Status NoSpace(const std::string& path, const std::string& what, int err) const;
+  // The bytes a segment's index file can grow to: an entry per index interval, the
+  // seal entry, and one for a batch larger than the segment.
+  uint64_t MaxIndexBytes() const;
   Status OpenActive(std::shared_ptr<Segment> seg);
   Status SealUnit(WriteUnit* u);
   // After a read found no batch (or the wrong one) where an index entry of seg points:

@@ -10,7 +10,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { UringmqError, fromNative, invalid } from '../errors';
+import { UringmqError, fromNative, invalid, writeError } from '../errors';
 import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, checkBatchProducerId, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
@@ -63,6 +63,15 @@ export interface BrokerOptions {
   tailCacheBytes?: number;
   /** false forces buffered writes + fdatasync instead of O_DIRECT (default true). */
   directIo?: boolean;
+  /**
+   * Appends that would leave the data directory's file system with less free space
+   * than this are refused with RESOURCE_EXHAUSTED, nothing of them written (like
+   * RabbitMQ's disk free limit): the headroom the broker's own small files and a
+   * restart need when the data has filled the disk. Appending resumes by itself once
+   * retention, a deleted topic or the operator frees space (default 64 MiB; 0: up to
+   * a full disk, which then refuses the same way, but may leave too little to reopen).
+   */
+  minFreeBytes?: number;
   /**
    * The idempotent-producer table survives restarts, so a producer's retry of a batch
    * written before one is still answered as a duplicate: each partition's table is
@@ -163,6 +172,8 @@ export class PartitionState {
   nextSnapshotAt = 0;
   /** A snapshot being written (one at a time). */
   snapshotting: Promise<void> | null = null;
+  /** The last snapshot failed and said so: the failures after it (a full disk retried every interval) stay quiet until one succeeds. */
+  snapshotWarned = false;
   constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {
     this.idempotence = new IdempotenceTable(`${topic.name}/${index}`);
   }
@@ -224,6 +235,7 @@ export class Broker {
   private readonly maxPendingBytes: number;
   private readonly tailCacheBytes: number;
   private readonly directIo: boolean;
+  private readonly minFreeBytes: number;
   private readonly producerStateScanBytes: number;
   /** @internal Least time between two producer-state snapshots of a partition while running (tests shorten it). */
   snapshotIntervalMs = 1000;
@@ -240,7 +252,7 @@ export class Broker {
     opts: Required<
       Pick<
         BrokerOptions,
-        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes'
+        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes'
       >
     >,
     engine: NativeEngine,
@@ -255,6 +267,7 @@ export class Broker {
     this.maxPendingBytes = opts.maxPendingBytes;
     this.tailCacheBytes = opts.tailCacheBytes;
     this.directIo = opts.directIo;
+    this.minFreeBytes = opts.minFreeBytes;
     this.producerStateScanBytes = opts.producerStateScanBytes;
     this.engine = engine;
     this.lock = lock;
@@ -275,6 +288,7 @@ export class Broker {
       opts.maxRecordBytes === undefined ? Math.min(MiB, maxBatchBytes - 1024) : positiveInt(opts.maxRecordBytes, 'maxRecordBytes (at most maxBatchBytes - 1024)', maxBatchBytes - 1024);
     const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
     const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
+    const minFreeBytes = opts.minFreeBytes === undefined ? 64 * MiB : nonNegInt(opts.minFreeBytes, 'minFreeBytes');
     const producerStateScanBytes = opts.producerStateScanBytes === undefined ? 16 * MiB : nonNegInt(opts.producerStateScanBytes, 'producerStateScanBytes');
     const groupRetentionMs = opts.groupRetentionMs === undefined ? 7 * 86_400_000 : nonNegInt(opts.groupRetentionMs, 'groupRetentionMs');
     const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
@@ -312,6 +326,7 @@ export class Broker {
           maxPendingBytes,
           tailCacheBytes,
           directIo: opts.directIo ?? true,
+          minFreeBytes,
           writeHighWaterBytes,
           maxQueuedBytes,
           producerStateScanBytes,
@@ -320,6 +335,9 @@ export class Broker {
         lock,
       );
       await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
+      // Made now, while there is room: deleteTopic moves a topic into it, and on a full
+      // disk (when deleting a topic is how space is won back) a new directory cannot be made.
+      await fs.mkdir(path.join(dir, 'trash')).catch(() => undefined);
       ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability, prev));
       await broker.loadTopics();
       // Recovered and the cuts recorded: only now may a crash of this run be trusted
@@ -434,6 +452,7 @@ export class Broker {
       retentionMs: cfg.retention.maxAgeMs ?? -1,
       tailCacheBytes: this.tailCacheBytes,
       directIo: this.directIo,
+      minFreeBytes: this.minFreeBytes,
       fullScan: this.fullScan,
       // After a snapshot: everything since it, up to a bound on what an open reads.
       producerScanBytes: snap ? this.producerStateScanBytes * SCAN_AFTER_SNAPSHOT_FACTOR : this.producerStateScanBytes,
@@ -488,9 +507,14 @@ export class Broker {
     ps.nextSnapshotAt = Date.now() + this.snapshotIntervalMs;
     ps.sinceSnapshot = 0;
     const run = this.writeSnapshot(ps)
+      .then(() => {
+        ps.snapshotWarned = false;
+      })
       .catch((e: unknown) => {
         ps.sinceSnapshot = Math.max(ps.sinceSnapshot, 1); // try again (at close at the latest)
-        if (!ps.topic.deleted) process.emitWarning(`${ps.label}: ${e instanceof Error ? e.message : String(e)}`, 'UringmqWarning');
+        if (ps.topic.deleted || ps.snapshotWarned) return;
+        ps.snapshotWarned = true;
+        process.emitWarning(`${ps.label}: ${e instanceof Error ? e.message : String(e)} (said once until a snapshot succeeds again)`, 'UringmqWarning');
       })
       .finally(() => {
         ps.snapshotting = null;
@@ -558,7 +582,7 @@ export class Broker {
       } catch (e) {
         if (t) for (const ps of t.partitions) this.engine.closePartition(ps.native); // nothing appended: not visible yet
         await fs.rm(tdir, { recursive: true, force: true }).catch(() => undefined);
-        throw e instanceof UringmqError ? e : new UringmqError('IO_ERROR', `creating topic ${name}: ${(e as Error).message}`);
+        throw e instanceof UringmqError ? e : writeError(`creating topic ${name}: ${(e as Error).message}`, e);
       }
       this.topics.set(name, t);
       return this.describe(t);
@@ -1225,7 +1249,9 @@ async function startRun(dir: string, durability: Durability, prev: DirState | nu
   const seconds = Math.floor(Date.now() / 1000);
   const run = Math.min(Math.max(prevRun + 1, seconds < 0xf0000000 ? seconds : 0), 0xffffffff);
   const during = fullScan ? { clean: false, durability: prev?.durability === undefined ? 'unknown' : prev.durability, run } : { clean: false, durability, run };
-  await writeFileDurable(file, stateJson(during));
+  await writeFileDurable(file, stateJson(during)).catch((e: unknown) => {
+    throw writeError(`cannot write ${file}, which an open records before anything else: ${(e as Error).message}`, e);
+  });
   return { fullScan, run };
 }
 

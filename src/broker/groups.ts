@@ -27,7 +27,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { UringmqError, invalid } from '../errors';
+import { UringmqError, invalid, writeError } from '../errors';
 import { decodeBatches, encodeBatch, readBatchSpan, sealBatch, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
@@ -1365,7 +1365,7 @@ export class GroupCoordinator {
         }
       } catch (e) {
         gs.dirty = true;
-        throw new UringmqError('IO_ERROR', `cannot write committed offsets ${gs.file}: ${(e as Error).message}`);
+        throw writeError(`cannot write committed offsets ${gs.file}: ${(e as Error).message}`, e);
       }
     };
     gs.busy++;

@@ -37,7 +37,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError } from '../errors';
 import { crc32c } from '../native';
-import { writeFileDurable } from './topic_store';
+import { makeDir, writeFileDurable } from './topic_store';
 
 const MAGIC = 0x4f514d55; // "UMQO" read as a little-endian u32
 const VERSION = 3;
@@ -201,7 +201,7 @@ export class OffsetsFile {
       const whole = Buffer.alloc(2 * slotBytes(count));
       first.copy(whole, 0);
       for (let attempt = 1; ; attempt++) {
-        await fs.mkdir(path.dirname(file), { recursive: true });
+        await makeDir(path.dirname(file));
         try {
           await writeFileDurable(file, whole);
           break;

@@ -25,7 +25,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { UringmqError } from '../errors';
+import { UringmqError, writeError } from '../errors';
 import { crc32c } from '../native';
 import { fsyncDir, writeFileDurable } from './topic_store';
 
@@ -61,7 +61,7 @@ export async function writeProducerSnapshot(dir: string, s: ProducerSnapshot): P
   try {
     await writeFileDurable(file, encode(s));
   } catch (e) {
-    throw new UringmqError('IO_ERROR', `cannot write the producer-state snapshot ${file}: ${(e as Error).message}`);
+    throw writeError(`cannot write the producer-state snapshot ${file}: ${(e as Error).message}`, e);
   }
 }
 

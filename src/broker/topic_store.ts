@@ -24,6 +24,23 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * mkdir -p that reports why a directory could not be made: Node's recursive mkdir
+ * answers ENOENT for a parent that exists when the real cause is another (ENOSPC on a
+ * full disk), and that cause decides the error code a caller gives (writeError).
+ */
+export async function makeDir(dir: string): Promise<void> {
+  try {
+    await fs.mkdir(dir, { recursive: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    await makeDir(path.dirname(dir));
+    await fs.mkdir(dir).catch((e2: NodeJS.ErrnoException) => {
+      if (e2.code !== 'EEXIST') throw e2;
+    });
+  }
+}
+
 let tmpSeq = 0;
 
 export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {

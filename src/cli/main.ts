@@ -73,6 +73,8 @@ interface ServeConfig {
   maxRecordBytes?: number;
   /** newest bytes of each partition read at start to refill the idempotent-producer table (BrokerOptions) */
   producerStateScanBytes?: number;
+  /** free space appends leave on the data directory's file system (BrokerOptions) */
+  minFreeBytes?: number;
   groupRetentionMs?: number;
   tlsCert?: string;
   tlsKey?: string;
@@ -111,6 +113,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxRecordBytes: 'number',
   maxQueuedBytes: 'number',
   producerStateScanBytes: 'number',
+  minFreeBytes: 'number',
   groupRetentionMs: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
@@ -179,6 +182,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
   cfg.maxRecordBytes = envInt('URINGMQ_MAX_RECORD_BYTES') ?? cfg.maxRecordBytes;
   cfg.producerStateScanBytes = envInt('URINGMQ_PRODUCER_STATE_SCAN_BYTES') ?? cfg.producerStateScanBytes;
+  cfg.minFreeBytes = envInt('URINGMQ_MIN_FREE_BYTES') ?? cfg.minFreeBytes;
   cfg.groupRetentionMs = envInt('URINGMQ_GROUP_RETENTION_MS') ?? cfg.groupRetentionMs;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
@@ -238,6 +242,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     maxBatchBytes: cfg.maxBatchBytes,
     maxRecordBytes: cfg.maxRecordBytes,
     producerStateScanBytes: cfg.producerStateScanBytes,
+    minFreeBytes: cfg.minFreeBytes,
     groupRetentionMs: cfg.groupRetentionMs,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
@@ -427,6 +432,7 @@ export function program(): Command {
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
     .option('--max-record-bytes <n>', 'largest encoded record accepted (default 1 MiB; at most --max-batch-bytes - 1024)', int('max-record-bytes'))
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))
+    .option('--min-free-bytes <n>', "free space appends leave on the data directory's file system; past it publishes get RESOURCE_EXHAUSTED until space is freed (default 64 MiB; 0: up to a full disk)", int('min-free-bytes'))
     .option('--group-retention-ms <ms>', "how long a consumer group's committed offsets on a topic are kept once it has no member there and commits nothing (default 7 days; 0: forever)", int('group-retention-ms'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
