@@ -184,7 +184,7 @@ describe('A full disk', function () {
     assert.equal((await broker.describeTopic('fill')).partitions[0]!.endOffset, acked);
     assert.deepEqual(await broker.committedOffsets('g', 'fill'), [acked]);
     await expectCode(broker.producer({ lingerMs: 0 }).send('fill', { value: Buffer.alloc(100_000), partition: 0 }), 'RESOURCE_EXHAUSTED');
-    // Retention frees space as well as a delete does: appends go on by themselves.
+    // The headroom is a setting: a smaller one lets appends take what is left.
     await broker.close();
     broker = await Broker.open({ dir, minFreeBytes: 4 << 20 });
     assert.equal((await broker.producer({ lingerMs: 0 }).send('fill', { value: Buffer.alloc(100_000), partition: 0 })).offset, acked);
