@@ -70,6 +70,9 @@ describe('metrics', function () {
     assert.equal(value(text, 'uringmq_group_lag{group="g",topic="t",partition="1"}'), 1);
     assert.equal(value(text, 'uringmq_topics'), 1);
     assert.equal(value(text, 'uringmq_up'), 1);
+    assert.ok(value(text, 'uringmq_disk_free_bytes')! > 0);
+    assert.equal(value(text, 'uringmq_disk_min_free_bytes'), broker.minFreeBytes);
+    assert.equal(broker.minFreeBytes, 64 << 20);
     assert.equal(value(text, `uringmq_info{io_backend="${broker.ioBackend}",durability="none"}`), 1);
     assert.equal(value(text, 'uringmq_sync_passes_total'), 0, 'durability none makes no sync pass here');
     await broker.producer({ sync: true }).send('t', { value: 'synced', partition: 1 });

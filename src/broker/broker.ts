@@ -235,7 +235,8 @@ export class Broker {
   private readonly maxPendingBytes: number;
   private readonly tailCacheBytes: number;
   private readonly directIo: boolean;
-  private readonly minFreeBytes: number;
+  /** Free space appends leave on the data directory's file system (BrokerOptions.minFreeBytes). */
+  readonly minFreeBytes: number;
   private readonly producerStateScanBytes: number;
   /** @internal Least time between two producer-state snapshots of a partition while running (tests shorten it). */
   snapshotIntervalMs = 1000;

@@ -7,6 +7,7 @@
  * observation per unary call or PublishStream batch, none per record or delivery.
  * `MetricsServer` serves it on GET /metrics, with GET /healthz, over node:http.
  */
+import * as fs from 'node:fs/promises';
 import * as http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Broker } from '../broker/broker';
@@ -51,6 +52,8 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const members = new Gauge({ name: 'uringmq_group_members', help: 'Members of the group on the topic', labelNames: ['group', 'topic'], registers, collect });
   const unacked = new Gauge({ name: 'uringmq_group_unacked', help: 'Messages delivered to the members and not yet acked', labelNames: ['group', 'topic'], registers, collect });
   const stalled = new Gauge({ name: 'uringmq_group_stalled_members', help: 'Members that let an ack deadline pass without acking (their partitions went to others)', labelNames: ['group', 'topic'], registers, collect });
+  const diskFree = new Gauge({ name: 'uringmq_disk_free_bytes', help: "Free space on the data directory's file system (as an unprivileged process may use it); appends stop at uringmq_disk_min_free_bytes", registers, collect });
+  const diskMin = new Gauge({ name: 'uringmq_disk_min_free_bytes', help: 'Free space appends leave on that file system (minFreeBytes): below it publishes get RESOURCE_EXHAUSTED', registers, collect });
   const queued = new Gauge({ name: 'uringmq_write_queue_bytes', help: 'Bytes accepted for writing and not yet written (with durability sync: not yet durable)', registers, collect });
   let seenSyncs = 0;
   new Counter({
@@ -116,6 +119,13 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     info.set({ io_backend: broker.ioBackend, durability: typeof d === 'string' ? d : `interval_${d.intervalMs}ms` }, 1);
     queued.set(broker.queuedBytes);
     if (streams) streams.set(opts.server!.openStreams);
+    diskMin.set(broker.minFreeBytes);
+    try {
+      const st = await fs.statfs(broker.dir);
+      diskFree.set(st.bavail * st.bsize);
+    } catch {
+      diskFree.reset(); // the directory is gone (a test's temp dir after close): no value, not a stale one
+    }
     let names: string[];
     try {
       names = await broker.listTopics();
