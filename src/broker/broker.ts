@@ -174,6 +174,8 @@ export class PartitionState {
   snapshotting: Promise<void> | null = null;
   /** The last snapshot failed and said so: the failures after it (a full disk retried every interval) stay quiet until one succeeds. */
   snapshotWarned = false;
+  /** An append was refused for want of disk space and a warning said so: quiet until an append succeeds. */
+  spaceWarned = false;
   constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {
     this.idempotence = new IdempotenceTable(`${topic.name}/${index}`);
   }
@@ -1081,8 +1083,13 @@ export class Broker {
       if (codes[i] === 0) {
         p.resolve({ baseOffset: bases[i]!, count: p.count });
         if (p.count > 0) touched.add(ps); // a sync barrier brings no data
+        if (ps.spaceWarned && p.count > 0) ps.spaceWarned = false;
       } else {
         const err = errors?.[i];
+        if (err?.code === 'RESOURCE_EXHAUSTED' && !ps.spaceWarned && !ps.topic.deleted) {
+          ps.spaceWarned = true; // a producer retrying every 100 ms would otherwise say it ten times a second
+          process.emitWarning(`${ps.label}: appends refused: ${err.message} (said once until an append to it succeeds)`, 'UringmqWarning');
+        }
         p.reject(fromNative(Object.assign(new Error(err?.message ?? 'append failed'), { code: err?.code ?? 'IO_ERROR' })));
       }
       if (ps.pending === 0 && ps.idleWaiters.length > 0) {
