@@ -68,7 +68,7 @@ export interface NativeEngine {
    * full (retry after a completion). `batch` must stay alive until its completion.
    * `sync`: complete only once on disk, whatever the durability mode.
    */
-  append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean, sync?: boolean): boolean;
+  append(p: NativePartition, batch: Uint8Array, id: number, seal: boolean, sync?: boolean, resume?: boolean): boolean;
   read(p: NativePartition, offset: number, maxBytes: number): Promise<Buffer>;
   /** The same from the tail cache, synchronously; undefined when not cached. */
   readCached(p: NativePartition, offset: number, maxBytes: number): Buffer | undefined;

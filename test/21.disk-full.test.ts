@@ -85,6 +85,9 @@ describe('A full disk', function () {
     let refused: Error | undefined;
     // 1 MB batches first, then single records to take what is left (bounded: 48 MiB holds < 50k)
     for (const size of [1000, 1]) {
+      // A refusal holds the partition's appends back until the core has taken the
+      // broker's resume (a write cycle): the singles wait for that before they start.
+      if (size === 1) await sleep(100);
       for (let i = 0; i < 60_000 / size && !refused; i++) {
         try {
           await producer.sendBatch(topic, Array.from({ length: size }, () => ({ value })), { partition: 0 });
@@ -222,7 +225,39 @@ describe('A full disk', function () {
     assert.equal(small!.status, 'rejected', 'the small batch was written past the refused one');
     for (const r of [big, small] as PromiseRejectedResult[]) assert.equal((r.reason as { code: string }).code, 'RESOURCE_EXHAUSTED');
     assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 2);
-    // Alone, the small one fits.
+    // Alone, the small one fits, once the broker's resume has gone through the (slow) cycle.
+    await sleep(800);
     assert.equal((await p.send('t', { value: Buffer.from('small'), partition: 0 })).offset, 2);
+  });
+
+  it("an idempotent remote producer's batches refused for space are written in order once space is freed, none lost", async () => {
+    const dir = path.join(fsys!.dir, 'data');
+    const minFreeBytes = 8 << 20;
+    broker = await Broker.open({ dir, minFreeBytes });
+    await broker.createTopic('fill', { segmentBytes: 4 << 20 });
+    await broker.createTopic('t', { segmentBytes: 64 << 10 });
+    await broker.producer({ lingerMs: 0 }).send('t', { value: Buffer.from('first'), partition: 0 });
+    await fill(broker, 'fill');
+    server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`);
+    try {
+      const producer = client.producer({ lingerMs: 0, deliveryTimeoutMs: 20_000 });
+      // The big one needs a new segment (refused: the headroom); the small one, sent
+      // right behind it, would fit in t's first segment. Written ahead of the big one,
+      // it would leave the big one a hole its retries could never fill.
+      const big = producer.send('t', { value: Buffer.alloc(100_000, 1), partition: 0 });
+      await sleep(20);
+      const small = producer.send('t', { value: Buffer.from('small'), partition: 0 });
+      await sleep(1000);
+      assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 1, 'written while the disk was full');
+      await broker.deleteTopic('fill');
+      assert.deepEqual([(await big).offset, (await small).offset], [1, 2]);
+    } finally {
+      await client.close();
+    }
+    assert.deepEqual(
+      (await broker.read('t', 0, 0)).map((m) => m.value.length),
+      [5, 100_000, 5],
+    );
   });
 });

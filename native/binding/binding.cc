@@ -454,7 +454,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return Napi::Value(env, p);
   }
 
-  // append(partition, batch, id, seal) → true, or false when the ring is full.
+  // append(partition, batch, id, seal, sync, resume) → true, or false when the ring is full.
   // Checks the batch frame and queues it; the I/O thread validates it (verifying its
   // CRC, or computing it when `seal`: batches from our own codec), assigns offsets
   // and reports through onComplete. The caller keeps `batch` alive until then.
@@ -477,9 +477,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       throw MakeError(env, Code::kRecordTooLarge, "batch of " + std::to_string(buf.ByteLength()) + " bytes for " + log->label() +
                                                     " exceeds maxBatchBytes " + std::to_string(max_batch_bytes_));
     const bool sync = info.Length() > 4 && info[4].ToBoolean().Value();
+    const bool resume = info.Length() > 5 && info[5].ToBoolean().Value();
     // An empty batch with `sync` writes nothing: its cycle's sync pass makes everything
     // written before it durable (a `sync` retry answered as a duplicate waits for it).
-    const bool barrier = buf.ByteLength() == 0 && sync;
+    // One with `resume` ends the partition's refusal for space (IoRequest::resume).
+    const bool barrier = buf.ByteLength() == 0 && (sync || resume);
     BatchHeader h;
     if (!barrier && (!PeekHeader(buf.Data(), buf.ByteLength(), &h) || h.length != buf.ByteLength()))
       throw MakeError(env, Code::kCorruptBatch, "corrupt record batch for " + log->label() +
@@ -491,6 +493,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     r.len = buf.ByteLength();
     r.mode = seal ? CrcMode::kSeal : CrcMode::kVerify;
     r.sync = sync;
+    r.resume = resume;
     r.partition = pw->log;
     if (!engine->Submit(std::move(r))) return Napi::Boolean::New(env, false);
     if (pending_++ == 0 && !referenced_) {

@@ -131,10 +131,6 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   std::vector<std::shared_ptr<PartitionLog>> touched;
   std::vector<int64_t> bases(reqs.size(), -1);
   std::vector<Status> rejected(reqs.size());
-  // Partitions that found the disk full in this cycle, with that error: their later
-  // batches of the cycle are refused too, even one small enough to fit, so that what
-  // a producer sent after the refused batch is not written before it.
-  std::vector<std::pair<PartitionLog*, Status>> no_space;
   bool want_sync = false;
 
   for (size_t i = 0; i < reqs.size(); i++) {
@@ -142,15 +138,18 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     PartitionLog* p = r.partition.get();
     if (p->failed.load(std::memory_order_acquire)) continue;
     want_sync = want_sync || r.sync;
-    if (r.len == 0) continue;  // a sync barrier: nothing to stage
-    auto full = std::find_if(no_space.begin(), no_space.end(), [p](const auto& e) { return e.first == p; });
-    if (full != no_space.end()) {
-      rejected[i] = full->second;
+    if (r.resume) p->space_refused = false;
+    if (r.len == 0) continue;  // a sync barrier or a resume: nothing to stage
+    if (p->space_refused) {
+      rejected[i] = p->space_refusal;
       continue;
     }
     Status s = p->Stage(r.data, r.len, r.mode, &bases[i]);
     if (!s.ok()) {
-      if (s.code == Code::kResourceExhausted) no_space.emplace_back(p, s);
+      if (s.code == Code::kResourceExhausted) {
+        p->space_refused = true;
+        p->space_refusal = s;
+      }
       if (s.code == Code::kCorruptBatch || s.code == Code::kOffsetOutOfRange || s.code == Code::kResourceExhausted)
         rejected[i] = s;  // this batch only
       else p->Fail(s);

@@ -38,6 +38,10 @@ struct IoRequest {
   // as handled only then). With len 0 it is a barrier: nothing is written, and it
   // completes once everything written before it is durable.
   bool sync = false;
+  // With len 0: ends a partition's refusal for space (PartitionLog::space_refused).
+  // JavaScript sends it once it knows of the refusal, so every batch it had already
+  // sent is refused with the one that found no space, and none lands ahead of it.
+  bool resume = false;
 };
 
 struct Completion {

@@ -496,6 +496,15 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   u.index_entries_written = seg->index.size();
   u.index_fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (u.index_fd < 0) return SysError("open", seg->index_path, -1, errno);
+  // Room for the whole index again (recovery may have rewritten the file without the
+  // space CreateSegment reserved). Best effort: without it an index append that finds
+  // the disk full leaves the index to be written whole at the seal (Publish).
+  if (fallocate(u.index_fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(MaxIndexBytes())) != 0 && !IsNoSpace(errno) &&
+      errno != EOPNOTSUPP && errno != ENOSYS) {
+    const int e = errno;
+    close(u.index_fd);
+    return SysError("fallocate", seg->index_path, 0, e);
+  }
   active_ = std::move(u);
   return Status::Ok();
 }
@@ -658,16 +667,25 @@ Status PartitionLog::SealUnit(WriteUnit* u) {
       if (rewrite) whole = seg->index;
     }
     int64_t at = static_cast<int64_t>(u->index_entries_written * sizeof(IndexEntry));
+    int rc = 0;
     if (rewrite) {
       whole.push_back(seal);
-      int rc = PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(whole.data()), whole.size() * sizeof(IndexEntry), 0);
-      if (rc) return SysError("pwrite", seg->index_path, 0, rc);
-      at = static_cast<int64_t>(whole.size() * sizeof(IndexEntry));
-      if (ftruncate(u->index_fd, at) != 0) return SysError("ftruncate", seg->index_path, at, errno);
+      rc = PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(whole.data()), whole.size() * sizeof(IndexEntry), 0);
+      at = 0;
+    } else {
+      rc = PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(&seal), sizeof seal, at);
+      whole.assign(1, seal);
     }
-    int rc = rewrite ? 0 : PwriteFull(u->index_fd, reinterpret_cast<const uint8_t*>(&seal), sizeof seal, at);
-    if (rc) return SysError("pwrite", seg->index_path, at, rc);
-    if (fdatasync(u->index_fd) != 0) return SysError("fdatasync", seg->index_path, -1, errno);
+    // No room for the index on a full disk: the segment is sealed without its seal
+    // entry, as segments written before seal entries existed are (an open checks it as
+    // such, and rebuilds the index from the log).
+    if (rc && !IsNoSpace(rc)) return SysError("pwrite", seg->index_path, at, rc);
+    if (!rc) {
+      // Cut to its entries: also gives back the space reserved past its end at creation.
+      const int64_t end = at + static_cast<int64_t>(whole.size() * sizeof(IndexEntry));
+      if (ftruncate(u->index_fd, end) != 0) return SysError("ftruncate", seg->index_path, end, errno);
+      if (fdatasync(u->index_fd) != 0) return SysError("fdatasync", seg->index_path, -1, errno);
+    }
     close(u->index_fd);
     u->index_fd = -1;
   }
@@ -722,6 +740,14 @@ Status PartitionLog::Publish(int64_t now_ms) {
     int rc = PwriteFull(u.index_fd, reinterpret_cast<const uint8_t*>(u.pending_index.data()),
                         u.pending_index.size() * sizeof(IndexEntry),
                         static_cast<int64_t>(u.index_entries_written * sizeof(IndexEntry)));
+    if (rc && IsNoSpace(rc)) {
+      // The index is a hint and these entries are in memory (seg->index): a full disk
+      // must not fence the partition for it. The whole index is written at the seal.
+      std::lock_guard<std::mutex> lk(mu_);
+      u.seg->index_rewrite = true;
+      u.pending_index.clear();
+      return Status::Ok();
+    }
     if (rc) return SysError("pwrite", u.seg->index_path, static_cast<long long>(u.index_entries_written * sizeof(IndexEntry)), rc);
     u.index_entries_written += u.pending_index.size();
     u.pending_index.clear();

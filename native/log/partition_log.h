@@ -153,6 +153,12 @@ class PartitionLog {
   // --- JS thread ---
   std::atomic<bool> closed{false};  // no more appends accepted
   std::atomic<bool> failed{false};  // an I/O error fenced this partition
+  // I/O thread: a batch was refused for want of space (kResourceExhausted), and every
+  // later one is refused with the same error until a resume request comes through the
+  // ring (IoRequest::resume): batches queued behind the refused one are not written
+  // ahead of it, which a producer's retry of it could then never follow in order.
+  bool space_refused = false;
+  Status space_refusal;
   std::string FailureMessage();
 
   // --- I/O thread ---

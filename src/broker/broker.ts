@@ -176,6 +176,15 @@ export class PartitionState {
   snapshotWarned = false;
   /** An append was refused for want of disk space and a warning said so: quiet until an append succeeds. */
   spaceWarned = false;
+  /**
+   * An append was refused for want of disk space, with this error. Until the core has
+   * taken the resume request sent then (in order behind everything sent before it, which
+   * the core refuses the same way), new appends are refused with it at once: none is
+   * written ahead of the refused batch, so a producer's retries of its batches come in
+   * order (an idempotent producer's later batch written first would make the refused
+   * one a hole that no retry can fill).
+   */
+  spaceRefused: UringmqError | null = null;
   constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {
     this.idempotence = new IdempotenceTable(`${topic.name}/${index}`);
   }
@@ -197,6 +206,8 @@ interface QueuedAppend {
   seal: boolean;
   /** on disk before it completes, whatever the durability mode */
   sync: boolean;
+  /** An append of nothing that ends the partition's refusal for space (see PartitionState.spaceRefused). */
+  resume?: boolean;
   count: number;
   resolve: (r: AppendResult) => void;
   reject: (e: Error) => void;
@@ -1013,6 +1024,10 @@ export class Broker {
       void this.snapshotProducers(ps, false);
     return new Promise<AppendResult>((resolve, reject) => {
       if (this.state === 'closed') return reject(new UringmqError('BROKER_CLOSED', `broker on ${this.dir} is closed`));
+      if (ps.spaceRefused && batch.length > 0) {
+        if (pooled) this.batchPool.release(batch);
+        return reject(ps.spaceRefused);
+      }
       const q: QueuedAppend = { ps, batch, pooled, seal, sync, count, resolve, reject };
       if (this.waiting.length > 0 || (this.pendingBytes > 0 && this.pendingBytes + batch.length > this.maxPendingBytes) || !this.submit(q)) {
         this.waiting.push(q);
@@ -1030,7 +1045,7 @@ export class Broker {
     const id = this.nextId++;
     let taken: boolean;
     try {
-      taken = this.engine.append(q.ps.native, q.batch, id, q.seal, q.sync);
+      taken = this.engine.append(q.ps.native, q.batch, id, q.seal, q.sync, q.resume);
     } catch (e) {
       this.refuse(q, fromNative(e));
       return true;
@@ -1047,6 +1062,44 @@ export class Broker {
    * `waiting`, where partitionIdle saw it: those checks run again once the caller has
    * taken it off the queue (no completion of this partition will run them).
    */
+  /**
+   * The core refused an append of ps for want of space: it refuses every later one it
+   * was sent until a resume request reaches it. Those still waiting here are refused
+   * now, new ones at once (appendBatch) until the resume is through.
+   */
+  private refusedForSpace(ps: PartitionState, message: string): void {
+    if (!ps.spaceWarned && !ps.topic.deleted) {
+      ps.spaceWarned = true; // a producer retrying every 100 ms would otherwise say it ten times a second
+      process.emitWarning(`${ps.label}: appends refused: ${message} (said once until an append to it succeeds)`, 'UringmqWarning');
+    }
+    if (ps.spaceRefused) return; // its resume is on its way
+    const err = new UringmqError('RESOURCE_EXHAUSTED', message);
+    ps.spaceRefused = err;
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      const q = this.waiting[i]!;
+      if (q.ps !== ps || q.batch.length === 0) continue;
+      this.waiting.splice(i, 1);
+      this.waitingBytes -= q.batch.length;
+      this.refuse(q, err);
+    }
+    const q: QueuedAppend = {
+      ps,
+      batch: EMPTY_BATCH,
+      pooled: false,
+      seal: false,
+      sync: false,
+      resume: true,
+      count: 0,
+      resolve: () => {
+        if (ps.spaceRefused === err) ps.spaceRefused = null;
+      },
+      reject: () => {
+        if (ps.spaceRefused === err) ps.spaceRefused = null; // closed or deleted: nothing to resume
+      },
+    };
+    if (this.waiting.length > 0 || !this.submit(q)) this.waiting.push(q);
+  }
+
   private refuse(q: QueuedAppend, e: Error): void {
     if (q.pooled) this.batchPool.release(q.batch);
     q.reject(e);
@@ -1086,10 +1139,7 @@ export class Broker {
         if (ps.spaceWarned && p.count > 0) ps.spaceWarned = false;
       } else {
         const err = errors?.[i];
-        if (err?.code === 'RESOURCE_EXHAUSTED' && !ps.spaceWarned && !ps.topic.deleted) {
-          ps.spaceWarned = true; // a producer retrying every 100 ms would otherwise say it ten times a second
-          process.emitWarning(`${ps.label}: appends refused: ${err.message} (said once until an append to it succeeds)`, 'UringmqWarning');
-        }
+        if (err?.code === 'RESOURCE_EXHAUSTED') this.refusedForSpace(ps, err.message);
         p.reject(fromNative(Object.assign(new Error(err?.message ?? 'append failed'), { code: err?.code ?? 'IO_ERROR' })));
       }
       if (ps.pending === 0 && ps.idleWaiters.length > 0) {
