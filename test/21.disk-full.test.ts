@@ -52,19 +52,15 @@ describe('A full disk', function () {
   let broker: Broker | undefined;
   let server: BrokerServer | undefined;
 
-  before(function () {
-    const m = mountSmallExt4(48);
-    if (typeof m === 'string') {
-      this.test!.parent!.pending = true; // each test says why below
-      skipReason = m;
-      return;
-    }
-    fsys = m;
-  });
   let skipReason = '';
+  before(() => {
+    const m = mountSmallExt4(48);
+    if (typeof m === 'string') skipReason = m;
+    else fsys = m;
+  });
   beforeEach(function () {
     if (!fsys) {
-      this.test!.title += ` (skipped: ${skipReason})`;
+      this.currentTest!.title += ` (skipped: ${skipReason})`;
       this.skip();
     }
   });
