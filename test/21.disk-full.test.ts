@@ -101,6 +101,22 @@ describe('A full disk', function () {
     return acked;
   }
 
+  /**
+   * A broker whose topic 'fill' took the disk down to its minFreeBytes, beside a topic
+   * 't' of 64 KiB segments (all preallocated at its first append) holding one record:
+   * a small batch fits in t's first segment, a 100 KB one needs a new segment, which
+   * the headroom refuses. Returns it and its data directory.
+   */
+  async function fullBesideSmallTopic(minFreeBytes: number): Promise<{ b: Broker; dir: string }> {
+    const dir = path.join(fsys!.dir, 'data');
+    broker = await Broker.open({ dir, minFreeBytes });
+    await broker.createTopic('fill', { segmentBytes: 4 << 20 });
+    await broker.createTopic('t', { segmentBytes: 64 << 10 });
+    await broker.producer({ lingerMs: 0 }).send('t', { value: Buffer.from('first'), partition: 0 });
+    await fill(broker, 'fill');
+    return { b: broker, dir };
+  }
+
   it('full to the last block (minFreeBytes 0): refuses what does not fit with RESOURCE_EXHAUSTED, fences nothing, and takes it once space is freed', async () => {
     const dir = path.join(fsys!.dir, 'data');
     broker = await Broker.open({ dir, minFreeBytes: 0 });
@@ -195,16 +211,9 @@ describe('A full disk', function () {
   });
 
   it('a batch refused for space holds back the later batches of its partition in the same write cycle, so none is written before it', async () => {
-    const dir = path.join(fsys!.dir, 'data');
     const minFreeBytes = 8 << 20;
-    broker = await Broker.open({ dir, minFreeBytes });
-    await broker.createTopic('fill', { segmentBytes: 4 << 20 });
-    // t's segments are 64 KiB, all preallocated at its first append: a small batch fits
-    // in the first, a 100 KB one needs a new segment, which the headroom refuses.
-    await broker.createTopic('t', { segmentBytes: 64 << 10 });
-    await broker.producer({ lingerMs: 0 }).send('t', { value: Buffer.from('first'), partition: 0 });
-    await fill(broker, 'fill');
-    await broker.close();
+    const { b, dir } = await fullBesideSmallTopic(minFreeBytes);
+    await b.close();
     // Slow write cycles (the test hook sleeps in each), so that the two batches sent
     // while the first cycle sleeps meet in the next one: the big one first.
     broker = await Broker.open({ dir, minFreeBytes, testIoDelayMs: 300 });
@@ -227,14 +236,8 @@ describe('A full disk', function () {
   });
 
   it("an idempotent remote producer's batches refused for space are written in order once space is freed, none lost", async () => {
-    const dir = path.join(fsys!.dir, 'data');
-    const minFreeBytes = 8 << 20;
-    broker = await Broker.open({ dir, minFreeBytes });
-    await broker.createTopic('fill', { segmentBytes: 4 << 20 });
-    await broker.createTopic('t', { segmentBytes: 64 << 10 });
-    await broker.producer({ lingerMs: 0 }).send('t', { value: Buffer.from('first'), partition: 0 });
-    await fill(broker, 'fill');
-    server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const { b } = await fullBesideSmallTopic(8 << 20);
+    server = await BrokerServer.start({ broker: b, host: '127.0.0.1', port: 0 });
     const client = await connect(`127.0.0.1:${server.port}`);
     try {
       const producer = client.producer({ lingerMs: 0, deliveryTimeoutMs: 20_000 });
@@ -245,14 +248,14 @@ describe('A full disk', function () {
       await sleep(20);
       const small = producer.send('t', { value: Buffer.from('small'), partition: 0 });
       await sleep(1000);
-      assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 1, 'written while the disk was full');
-      await broker.deleteTopic('fill');
+      assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 1, 'written while the disk was full');
+      await b.deleteTopic('fill');
       assert.deepEqual([(await big).offset, (await small).offset], [1, 2]);
     } finally {
       await client.close();
     }
     assert.deepEqual(
-      (await broker.read('t', 0, 0)).map((m) => m.value.length),
+      (await b.read('t', 0, 0)).map((m) => m.value.length),
       [5, 100_000, 5],
     );
   });

@@ -150,8 +150,10 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
         p->space_refused = true;
         p->space_refusal = s;
       }
+      // These refuse the batch and leave the log as it was (a refusal for space also the
+      // partition's later batches, above); any other error fences the partition.
       if (s.code == Code::kCorruptBatch || s.code == Code::kOffsetOutOfRange || s.code == Code::kResourceExhausted)
-        rejected[i] = s;  // this batch only
+        rejected[i] = s;
       else p->Fail(s);
       continue;
     }

@@ -388,13 +388,12 @@ Status PartitionLog::CreateSegment(int64_t base, uint64_t first_bytes, std::shar
       close(fd);
       return fits ? h : undo(h);
     }
-    if (reserve[i] > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(reserve[i])) != 0) {
-      int e = errno;
+    if (reserve[i] > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(reserve[i])) != 0 && errno != EOPNOTSUPP &&
+        errno != ENOSYS) {
+      const int e = errno;
       close(fd);
       if (IsNoSpace(e)) return undo(NoSpace(path, "a new segment (" + std::to_string(reserve[i]) + " bytes)", e));
-      if (e != EOPNOTSUPP && e != ENOSYS) return SysError("fallocate", path, 0, e);
-      fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) return SysError("open", path, -1, errno);
+      return SysError("fallocate", path, 0, e);
     }
     int rc = fsync(fd) == 0 ? 0 : errno;
     close(fd);
@@ -554,10 +553,14 @@ Status PartitionLog::Stage(const uint8_t* data, size_t len, CrcMode mode, int64_
   return Status::Ok();
 }
 
+namespace {
+// What every refusal for space ends with: nothing to undo, and what makes the retry succeed.
+constexpr const char* kNoSpaceHint = "; nothing was written (free space or lower the topic's retention, then retry)";
+}  // namespace
+
 Status PartitionLog::NoSpace(const std::string& path, const std::string& what, int err) const {
   return Status::Error(Code::kResourceExhausted, "no space for " + what + " of " + cfg_.label + " in " + path + ": " +
-                                                     std::strerror(err) + " (errno " + std::to_string(err) +
-                                                     "); nothing was written (free space or lower the topic's retention, then retry)");
+                                                     std::strerror(err) + " (errno " + std::to_string(err) + ")" + kNoSpaceHint);
 }
 
 Status PartitionLog::Headroom(int fd, const std::string& path, uint64_t bytes, const std::string& what, bool* fits) const {
@@ -571,8 +574,8 @@ Status PartitionLog::Headroom(int fd, const std::string& path, uint64_t bytes, c
   return Status::Error(Code::kResourceExhausted,
                        "no space for " + what + " of " + cfg_.label + ": the file system holding " + path + " has " +
                            std::to_string(free_bytes) + " bytes free, and " + std::to_string(bytes) +
-                           " more would leave less than the broker's minFreeBytes (" + std::to_string(cfg_.min_free_bytes) +
-                           "); nothing was written (free space or lower the topic's retention, then retry)");
+                           " more would leave less than the broker's minFreeBytes (" + std::to_string(cfg_.min_free_bytes) + ")" +
+                           kNoSpaceHint);
 }
 
 Status PartitionLog::Reserve(WriteUnit& u, int64_t end) {

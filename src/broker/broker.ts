@@ -1058,11 +1058,6 @@ export class Broker {
   }
 
   /**
-   * An append refused before it reached the I/O thread. It may have waited in
-   * `waiting`, where partitionIdle saw it: those checks run again once the caller has
-   * taken it off the queue (no completion of this partition will run them).
-   */
-  /**
    * The core refused an append of ps for want of space: it refuses every later one it
    * was sent until a resume request reaches it. Those still waiting here are refused
    * now, new ones at once (appendBatch) until the resume is through.
@@ -1100,6 +1095,11 @@ export class Broker {
     if (this.waiting.length > 0 || !this.submit(q)) this.waiting.push(q);
   }
 
+  /**
+   * An append refused before it reached the I/O thread. It may have waited in
+   * `waiting`, where partitionIdle saw it: those checks run again once the caller has
+   * taken it off the queue (no completion of this partition will run them).
+   */
   private refuse(q: QueuedAppend, e: Error): void {
     if (q.pooled) this.batchPool.release(q.batch);
     q.reject(e);
