@@ -2,6 +2,7 @@ import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from '
 import { pb } from '../src/grpc/proto';
 import { strict as assert } from 'node:assert';
 import { RangeSet } from '../src/broker/range_set';
+import { IdTable } from '../src/broker/id_table';
 import { IdempotenceTable, NEW } from '../src/broker/idempotence';
 import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
@@ -225,6 +226,69 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     many.forEach((m) => pool.release(m));
     assert.ok(pool.heldBytes <= 1 << 20);
     assert.equal(pool.acquire(10).length, 10); // small sizes are plain allocations
+  });
+});
+
+describe('Units: IdTable (requests in flight by id)', () => {
+  it('agrees with a Map under random sets and deletes, ids mostly increasing as requests are numbered', () => {
+    // Seeded, so a failure repeats.
+    let seed = 12345;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const t = new IdTable<string>(4);
+    const m = new Map<number, string>();
+    let next = 2 ** 32 - 50; // crosses 2^32: slots come from the id's low bits
+    for (let step = 0; step < 20_000; step++) {
+      const r = rand();
+      if (r < 0.45) {
+        const id = next++;
+        t.set(id, `v${id}`);
+        m.set(id, `v${id}`);
+      } else if (r < 0.5 && m.size > 0) {
+        // A retry: an id in flight before, set again (possibly below newer ones).
+        const ids = [...m.keys()];
+        const id = ids[Math.floor(rand() * ids.length)]!;
+        t.set(id, `again${id}`);
+        m.set(id, `again${id}`);
+      } else if (m.size > 0) {
+        // Completions mostly in order, sometimes not.
+        const ids = [...m.keys()].sort((a, b) => a - b);
+        const id = rand() < 0.7 ? ids[0]! : ids[Math.floor(rand() * ids.length)]!;
+        assert.equal(t.delete(id), m.delete(id));
+      }
+      if (step % 97 === 0) assert.equal(t.delete(next + 5), false);
+      assert.equal(t.size, m.size);
+    }
+    assert.deepEqual([...t.values()], [...m.keys()].sort((a, b) => a - b).map((k) => m.get(k)));
+    for (const [k, v] of m) assert.equal(t.get(k), v);
+    assert.equal(t.get(next), undefined);
+  });
+
+  it('answers nothing for ids it does not hold, and shrinks back once empty', () => {
+    const t = new IdTable<number>(4);
+    t.set(10, 1);
+    t.set(12, 3);
+    assert.equal(t.get(11), undefined);
+    assert.equal(t.get(10.5), undefined);
+    assert.equal(t.get(-1), undefined);
+    assert.equal(t.delete(11), false);
+    assert.equal(t.delete(10.5), false);
+    t.set(10, 2); // replaces, no new entry
+    assert.equal(t.size, 2);
+    assert.equal(t.get(10), 2);
+    for (let id = 13; id < 2000; id++) t.set(id, id);
+    assert.equal(t.size, 1989);
+    for (let id = 10; id < 2000; id++) t.delete(id);
+    assert.equal(t.size, 0);
+    assert.deepEqual([...t.values()], []);
+    // Capacity went back to the minimum: a set far from the old ids needs no growth.
+    t.set(1_000_000, 7);
+    assert.equal((t as unknown as { slots: unknown[] }).slots.length, 4);
+    assert.throws(() => t.set(-1, 1), RangeError);
+    assert.throws(() => t.set(1.5, 1), RangeError);
+    assert.throws(() => new IdTable(6), RangeError);
+    t.clear();
+    assert.equal(t.size, 0);
+    assert.equal(t.get(1_000_000), undefined);
   });
 });
 

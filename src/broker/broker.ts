@@ -24,6 +24,7 @@ import { cutsAfter, highestCutRun, readLogCuts, recordLogCut, type LogCut } from
 import { OFFSETS_SUFFIX, readOffsetsFile } from './offsets_file';
 import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
+import { IdTable } from './id_table';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
 import { FetchServer, type FetchServerOptions } from '../fetch/server';
 
@@ -231,7 +232,8 @@ export class Broker {
   private readonly engine: NativeEngine;
   private readonly lock: { release(): void };
   private readonly topics = new Map<string, TopicState>();
-  private readonly pending = new Map<number, QueuedAppend>();
+  /** Appends handed to the engine, by request id (an IdTable: one is added and removed per append). */
+  private readonly pending = new IdTable<QueuedAppend>();
   private readonly waiting: QueuedAppend[] = [];
   private pendingBytes = 0;
   private waitingBytes = 0;

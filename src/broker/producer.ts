@@ -7,6 +7,7 @@ import { UringmqError, invalid } from '../errors';
 import { encodeBatch, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
+import { IdTable } from './id_table';
 import { checkRecordSize, positiveInt, validateRecord } from './validate';
 
 export interface ProducerOptions {
@@ -61,13 +62,26 @@ class Accumulator {
 }
 
 const MiB = 1 << 20;
+/** Accumulators a producer keeps between batches before it drops the empty ones. */
+const MAX_IDLE_ACCUMULATORS = 1024;
 const BATCH_OVERHEAD = 64;
 
 export class Producer implements ProducerApi {
   private readonly lingerMs: number;
   private readonly maxBatchBytes: number;
+  /**
+   * One accumulator per partition sent to, emptied when its batch is cut rather than
+   * removed: a Map that gains and loses an entry per batch keeps its old tables, and
+   * the records and promises they held, alive through young GCs (see IdTable). An
+   * accumulator of a deleted topic is dropped at the delete (flushTopic), empty ones
+   * past MAX_IDLE_ACCUMULATORS when another is needed.
+   */
   private readonly accs = new Map<string, Accumulator>();
-  private readonly inflight = new Set<Promise<unknown>>();
+  /** Accumulators holding records: while any does, the broker flushes this producer at close. */
+  private filled = 0;
+  /** Sends not yet settled, by the order they began: what flush() waits for. */
+  private readonly inflight = new IdTable<Promise<unknown>>();
+  private nextSend = 0;
   // Keyless records rotate through partitions in the topic's own round-robin order.
   private readonly partitioner = new StickyPartitioner((topic, n) => this.broker.topicState(topic).roundRobin++ % n);
   private readonly alloc: (size: number) => Buffer;
@@ -103,15 +117,13 @@ export class Producer implements ProducerApi {
       const ps = t.partitions[partition]!;
       const key = `${topic}\u0000${partition}`;
       let acc = this.accs.get(key);
-      if (acc && acc.bytes + size > this.maxBatchBytes) {
-        this.flushAcc(acc);
-        acc = undefined;
-      }
-      if (!acc) {
+      if (acc && acc.records.length > 0 && (acc.bytes + size > this.maxBatchBytes || acc.ps !== ps)) this.flushAcc(acc);
+      if (!acc || acc.ps !== ps) {
+        if (this.accs.size >= MAX_IDLE_ACCUMULATORS) this.dropEmpty();
         acc = new Accumulator(key, ps);
         this.accs.set(key, acc);
-        this.broker.activeProducers.add(this);
       }
+      if (acc.records.length === 0 && this.filled++ === 0) this.broker.activeProducers.add(this);
       const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
       acc.records.push(rec);
       acc.bytes += size;
@@ -174,7 +186,7 @@ export class Producer implements ProducerApi {
   /** Sends everything held back by linger and waits for all sends of this producer. */
   async flush(): Promise<void> {
     this.flushAll();
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight.values()]);
   }
 
   /** @internal */
@@ -184,7 +196,11 @@ export class Producer implements ProducerApi {
 
   /** @internal */
   flushTopic(topic: string): void {
-    for (const acc of [...this.accs.values()]) if (acc.ps.topic.name === topic) this.flushAcc(acc);
+    for (const acc of [...this.accs.values()])
+      if (acc.ps.topic.name === topic) {
+        this.flushAcc(acc);
+        this.accs.delete(acc.key);
+      }
   }
 
   private assertOpen(): void {
@@ -200,19 +216,19 @@ export class Producer implements ProducerApi {
   }
 
   private flushAcc(acc: Accumulator): void {
-    if (this.accs.get(acc.key) === acc) this.accs.delete(acc.key);
-    if (this.accs.size === 0) this.broker.activeProducers.delete(this);
     if (acc.timer) {
       if (this.lingerMs > 0) clearTimeout(acc.timer as NodeJS.Timeout);
       else clearImmediate(acc.timer as NodeJS.Immediate);
       acc.timer = null;
     }
     if (acc.records.length === 0) return;
+    if (--this.filled === 0) this.broker.activeProducers.delete(this);
     const topic = acc.ps.topic.name;
     this.partitioner.batchCut(topic, acc.ps.index);
     const { waiters, records, ps } = acc;
     acc.records = [];
     acc.waiters = [];
+    acc.bytes = 0;
     let batch: Buffer;
     try {
       batch = encodeBatch(records, { alloc: this.alloc });
@@ -231,6 +247,11 @@ export class Producer implements ProducerApi {
     this.track(p);
   }
 
+  /** Drops the accumulators holding no records (a producer that wrote to many partitions over time). */
+  private dropEmpty(): void {
+    for (const [key, acc] of this.accs) if (acc.records.length === 0) this.accs.delete(key);
+  }
+
   /** A send held back by the write queue's high-water mark; flush() waits for it too. */
   private held<T>(retry: () => Promise<T>): Promise<T> {
     const p = this.broker.whenWritable().then(retry);
@@ -239,10 +260,13 @@ export class Producer implements ProducerApi {
   }
 
   private track(p: Promise<unknown>): void {
-    const t: Promise<unknown> = p.then(
-      (): unknown => this.inflight.delete(t),
-      (): unknown => this.inflight.delete(t),
+    const id = this.nextSend++;
+    this.inflight.set(
+      id,
+      p.then(
+        (): unknown => this.inflight.delete(id),
+        (): unknown => this.inflight.delete(id),
+      ),
     );
-    this.inflight.add(t);
   }
 }

@@ -16,6 +16,7 @@ import type { GroupJoinOptions } from '../broker/groups';
 import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
+import { IdTable } from '../broker/id_table';
 import { positiveInt, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
@@ -471,6 +472,12 @@ export class RemoteProducer implements ProducerApi {
    */
   private readonly restarted = new Map<string, { producerId: number; cause: UringmqError; oldId: number; failedSeq: number }>();
   private deadlineTimer: NodeJS.Timeout | null = null;
+  /**
+   * One accumulator per partition this producer has sent to (bounded like
+   * `sequences`), emptied when its batch is cut rather than removed: a Map that gains
+   * and loses an entry per batch keeps its old tables, and what they held, alive
+   * through young GCs (see IdTable).
+   */
   private readonly accs = new Map<
     string,
     {
@@ -493,7 +500,7 @@ export class RemoteProducer implements ProducerApi {
   private readonly msgPool = new BufferPool(16 * MiB);
   private readonly spaceWaiters: Array<{ bytes: number; resolve: () => void }> = [];
   private readonly partitioner = new StickyPartitioner((_topic, n) => Math.floor(Math.random() * n));
-  private readonly inflight = new Map<number, OutBatch>();
+  private readonly inflight = new IdTable<OutBatch>();
   private readonly queue: OutBatch[] = [];
   private readonly capacityWaiters: Array<() => void> = [];
   private stream: PublishChannel | null = null;
@@ -504,8 +511,9 @@ export class RemoteProducer implements ProducerApi {
   private nextSeq = 1;
   private closed = false;
   private reconnecting = false;
-  /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
-  private readonly pendingSends = new Set<Promise<unknown>>();
+  /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for, by the order they began. */
+  private readonly pendingSends = new IdTable<Promise<unknown>>();
+  private nextPendingSend = 0;
   private readonly accKeys = new Map<string, string[]>();
   /** send()s waiting for buffer room or a partition count, in call order. They hold only the caller's records, no encoded bytes. */
   private readonly waiting: WaitingSend[] = [];
@@ -592,10 +600,7 @@ export class RemoteProducer implements ProducerApi {
     }
     const key = this.accKey(topic, partition);
     let acc = this.accs.get(key);
-    if (acc && acc.bytes + size > this.maxBatchBytes) {
-      this.flushAcc(key);
-      acc = undefined;
-    }
+    if (acc && acc.records.length > 0 && acc.bytes + size > this.maxBatchBytes) this.flushAcc(key);
     if (!acc) {
       acc = { topic, partition, records: [], waiters: [], bytes: 64, reserved: 0, timer: null, ready: false };
       this.accs.set(key, acc);
@@ -619,7 +624,7 @@ export class RemoteProducer implements ProducerApi {
    */
   private lingerOver(key: string): void {
     const acc = this.accs.get(key);
-    if (!acc) return;
+    if (!acc || acc.records.length === 0) return;
     acc.timer = null;
     if (this.inflight.size + this.queue.length + this.capacityWaiters.length < this.maxInFlight) return this.flushAcc(key);
     acc.ready = true;
@@ -667,7 +672,7 @@ export class RemoteProducer implements ProducerApi {
         const n = await this.client.partitionCount(topic);
         const partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
         const key = this.accKey(topic, partition);
-        if (this.accs.has(key)) this.flushAcc(key);
+        this.flushAcc(key); // records sent before this batch go first
         submitted = true;
         const r = await this.submit(topic, partition, prep);
         return { partition: r.partition, baseOffset: r.baseOffset, count: records.length };
@@ -682,7 +687,7 @@ export class RemoteProducer implements ProducerApi {
 
   async flush(): Promise<void> {
     for (const k of [...this.accs.keys()]) this.flushAcc(k);
-    while (this.pendingSends.size) await Promise.allSettled([...this.pendingSends]);
+    while (this.pendingSends.size) await Promise.allSettled([...this.pendingSends.values()]);
   }
 
   async close(): Promise<void> {
@@ -694,11 +699,14 @@ export class RemoteProducer implements ProducerApi {
   }
 
   private track(p: Promise<unknown>): void {
-    const t: Promise<unknown> = p.then(
-      (): unknown => this.pendingSends.delete(t),
-      (): unknown => this.pendingSends.delete(t),
+    const id = this.nextPendingSend++;
+    this.pendingSends.set(
+      id,
+      p.then(
+        (): unknown => this.pendingSends.delete(id),
+        (): unknown => this.pendingSends.delete(id),
+      ),
     );
-    this.pendingSends.add(t);
   }
 
   private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
@@ -707,18 +715,23 @@ export class RemoteProducer implements ProducerApi {
 
   private flushAcc(key: string): void {
     const acc = this.accs.get(key);
-    if (!acc) return;
-    this.accs.delete(key);
+    if (!acc || acc.records.length === 0) return;
     this.readyAccs.delete(key);
     if (acc.timer) {
       clearTimeout(acc.timer as NodeJS.Timeout);
       clearImmediate(acc.timer as NodeJS.Immediate);
     }
     this.partitioner.batchCut(acc.topic, acc.partition);
-    const { waiters, reserved } = acc;
+    const { records, waiters, reserved } = acc;
+    acc.records = [];
+    acc.waiters = [];
+    acc.bytes = 64;
+    acc.reserved = 0;
+    acc.timer = null;
+    acc.ready = false;
     let prep: PreparedBatch;
     try {
-      prep = prepareBatch(this.msgPool, acc.topic, acc.records); // checked by send() already
+      prep = prepareBatch(this.msgPool, acc.topic, records); // checked by send() already
     } catch (e) {
       this.release(reserved);
       waiters.forEach((w) => w.reject(e as Error));
@@ -1268,8 +1281,12 @@ export class RemoteConsumer implements GroupConsumerApi {
     const s = this.stream;
     if (!s) return;
     const ranges: Array<{ partition: number; from_offset: number; to_offset: number }> = [];
-    for (const [partition, l] of this.pendingAcks) for (let i = 0; i < l.length; i += 2) ranges.push({ partition, from_offset: l[i]!, to_offset: l[i + 1]! });
-    this.pendingAcks.clear();
+    // Each partition's list is emptied, not the Map cleared: clear() leaves the old
+    // table (once tenured) holding the lists through young GCs (see IdTable).
+    for (const [partition, l] of this.pendingAcks) {
+      for (let i = 0; i < l.length; i += 2) ranges.push({ partition, from_offset: l[i]!, to_offset: l[i + 1]! });
+      l.length = 0;
+    }
     this.lastAck = null;
     this.pendingAckCount = 0;
     if (ranges.length) s.write({ acks: { ranges } });
