@@ -30,6 +30,7 @@ import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { nodeScriptArgs } from '../src/bench/node_script';
 import { arg, flag } from './args';
 import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
+import { GcPauseLog, gcCell, summarize, type GcPause, type GcSummary } from '../src/bench/gc_pauses';
 
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
@@ -307,7 +308,7 @@ async function main(): Promise<void> {
       const raw = await probed('raw', () => rawRoundTrip(ports.raw, rate, Math.max(3, SECONDS)));
       const h2 = await probed('h2', () => h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS)));
       const h2Durable = await probed('h2Durable', () => h2RoundTrip(ports.h2, rate, Math.max(3, SECONDS), true));
-      e2e.push({ ...(await probed('e2e', () => endToEnd(client, rate, Math.max(3, SECONDS)))), raw, h2, h2Durable, tcp, disk, diskBackToBack, frozen });
+      e2e.push({ ...(await probed('e2e', () => endToEnd(client, rate, Math.max(3, SECONDS), ports.h2))), raw, h2, h2Durable, tcp, disk, diskBackToBack, frozen });
     }
     if (only !== 'e2e') {
     // Ceiling: bare stream with one bytes message per 1000-record batch. The host's
@@ -510,6 +511,13 @@ async function main(): Promise<void> {
       console.log('|---:|---:|---:|---:|---:|---:|');
       const cost = (w: CpuWindow | null) => (w ? `${(perMessage(w, 'ns') / 1000).toFixed(1)} / ${perMessage(w, 'switches').toFixed(2)}` : '—');
       for (const e of e2e) console.log(`| ${e.rate} | ${cost(e.tcp.cpu)} | ${cost(e.raw.cpu)} | ${cost(e.h2.cpu)} | ${cost(e.h2Durable.cpu)} | ${cost(e.cpu)} |`);
+    }
+    if (e2e.length) {
+      console.log('\nGC pauses in the end-to-end cases, over the same windows (V8, from perf_hooks: each stops its process\'s main');
+      console.log('thread; "young" are scavenges): count / total ms / longest ms, and of them young:\n');
+      console.log('| rate (msgs/s) | client | client young | server | server young |');
+      console.log('|---:|---:|---:|---:|---:|');
+      for (const e of e2e) console.log(`| ${e.rate} | ${gcCell(e.gc.client)} | ${e.gc.client.young} | ${gcCell(e.gc.server)} | ${e.gc.server?.young ?? '—'} |`);
     }
   } finally {
     await client.close();
@@ -790,6 +798,8 @@ interface E2e {
   ack: Lat;
   /** CPU of both processes from the first measured send to the last, and the messages sent meanwhile. */
   cpu: CpuWindow | null;
+  /** GC pauses of both processes over the measured schedule (the server's null if it could not say). */
+  gc: { client: GcSummary; server: GcSummary | null };
 }
 
 /** Latencies in µs, 1 µs to 60 s, 3 significant digits. */
@@ -801,7 +811,7 @@ function lat(h: hdr.Histogram): Lat {
   return { p50: h.getValueAtPercentile(50) / 1000, p99: h.getValueAtPercentile(99) / 1000, max: h.maxValue / 1000 };
 }
 
-async function endToEnd(client: Client, rate: number, seconds: number): Promise<E2e> {
+async function endToEnd(client: Client, rate: number, seconds: number, statsPort: number): Promise<E2e> {
   const hSched = histogram();
   const hSent = histogram();
   const hAck = histogram();
@@ -848,7 +858,36 @@ async function endToEnd(client: Client, rate: number, seconds: number): Promise<
   final = lastScheduled;
   if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
-  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result() };
+  // The GC pauses that began while the measured messages were sent.
+  const from = performance.timeOrigin + warmEnd;
+  const to = performance.timeOrigin + end;
+  const server = await serverGcPauses(statsPort, from, to).catch(() => null);
+  const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
+  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc };
+}
+
+/** This process's GC pauses (the bench's client side), from the start. */
+const gcPauses = new GcPauseLog();
+
+/** The bench server's GC pauses that began in [from, to) (Unix ms), asked over its node:http2 echo port. */
+function serverGcPauses(port: number, from: number, to: number): Promise<GcPause[]> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', reject);
+    const req = session.request({ ':method': 'GET', ':path': `/bench.Stats/Gc?from=${from}&to=${to}` });
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('error', reject);
+    req.on('end', () => {
+      session.close();
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString()) as GcPause[]);
+      } catch (e) {
+        reject(e);
+      }
+    });
+    req.end();
+  });
 }
 
 function fmt(n: number): string {

@@ -16,8 +16,10 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, BrokerServer } from '../src';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
+import { GcPauseLog } from '../src/bench/gc_pauses';
 
 async function main(): Promise<void> {
+  const gcPauses = new GcPauseLog();
   const [dir, durability, streams] = process.argv.slice(2) as [string, string, string | undefined];
   const broker = await Broker.open({ dir, durability: durability === 'none' ? 'none' : 'sync' });
   const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, maxMessageBytes: 64 << 20, directStreams: streams !== 'grpc-js' });
@@ -65,6 +67,14 @@ async function main(): Promise<void> {
   h2.on('connection', (sock: net.Socket) => sock.setNoDelay(true));
   h2.on('session', (session) => session.on('error', () => undefined));
   h2.on('stream', (stream, headers) => {
+    // This process's GC pauses that began in [from, to) (Unix ms), as JSON: the bench
+    // sets them against its end-to-end window.
+    const stats = /^\/bench\.Stats\/Gc\?from=([\d.]+)&to=([\d.]+)$/.exec(String(headers[':path']));
+    if (stats) {
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end(JSON.stringify(gcPauses.between(Number(stats[1]), Number(stats[2]))));
+      return;
+    }
     const frames = new GrpcFrameReader(64 << 20, { side: 'server' });
     const durableEcho = headers[':path'] === '/bench.Raw/DurableEcho';
     stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
