@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --initial-old-space-size=128
+#!/usr/bin/env -S node --initial-old-space-size=128 --no-parallel-scavenge
 /**
  * uringmq command line: serve | topics | produce | consume | bench | profile. Commands other than
  * `serve` work against a server (--server host:port) or directly on a data

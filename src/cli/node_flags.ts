@@ -14,5 +14,14 @@
  * (4.84 → 6.48 M records/s with the server's direct PublishStream, 2026-12-01). V8
  * reads it only at startup, so it must be a command-line flag
  * (v8.setFlagsFromString later has no effect, and NODE_OPTIONS does not accept it).
+ *
+ * --no-parallel-scavenge: a young-generation GC then runs on the main thread alone.
+ * The server's scavenges find little alive (~20 KB at 10k msgs/s, the requests in
+ * flight), so helper threads have little to share and cost a hand-off each way; on a
+ * host whose vCPUs are busy they also wait to be scheduled while the main thread
+ * waits for them. bench:grpc's end-to-end case at 10k msgs/s, six alternating pairs
+ * on 2026-12-03 (2 vCPUs): the server's GC pauses in the 5 s window totalled 13–18 ms
+ * with the flag against 26–33 ms without, the longest 1.1–2.2 ms against 2.1–3.3.
+ * Throughput cases read the same within the noise.
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--initial-old-space-size=128'];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--initial-old-space-size=128', '--no-parallel-scavenge'];
