@@ -3,6 +3,7 @@ import { pb } from '../src/grpc/proto';
 import { strict as assert } from 'node:assert';
 import { RangeSet } from '../src/broker/range_set';
 import { IdTable } from '../src/broker/id_table';
+import { WaiterList, type Waiting } from '../src/broker/waiter_list';
 import { IdempotenceTable, NEW } from '../src/broker/idempotence';
 import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
@@ -289,6 +290,40 @@ describe('Units: IdTable (requests in flight by id)', () => {
     t.clear();
     assert.equal(t.size, 0);
     assert.equal(t.get(1_000_000), undefined);
+  });
+});
+
+describe('Units: WaiterList (who waits for data on a partition)', () => {
+  it('removes in any order, wakes everyone present, and a waiter may remove itself or another while being woken', () => {
+    const list = new WaiterList();
+    const woken: number[] = [];
+    const handles: Waiting[] = [];
+    for (let i = 0; i < 6; i++) handles.push(list.add(() => woken.push(i)));
+    list.remove(handles[1]!);
+    list.remove(handles[5]!); // the last
+    list.remove(handles[1]!); // twice: a no-op
+    assert.equal(list.size, 4);
+    list.wakeAll();
+    assert.deepEqual(woken.sort(), [0, 2, 3, 4]);
+    // Each waiter removes itself and the next one when woken: everyone present at the call is still woken once.
+    const l2 = new WaiterList();
+    const calls: number[] = [];
+    const hs: Waiting[] = [];
+    for (let i = 0; i < 4; i++)
+      hs.push(
+        l2.add(() => {
+          calls.push(i);
+          l2.remove(hs[i]!);
+          if (hs[i + 1]) l2.remove(hs[i + 1]!);
+        }),
+      );
+    l2.wakeAll();
+    assert.deepEqual(calls.sort(), [0, 1, 2, 3]);
+    assert.equal(l2.size, 0);
+    // Slots are reused after removals: the list holds only the live waiters.
+    for (let round = 0; round < 1000; round++) l2.remove(l2.add(() => undefined));
+    assert.equal(l2.size, 0);
+    assert.equal((l2 as unknown as { items: unknown[] }).items.length, 0);
   });
 });
 

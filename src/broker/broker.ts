@@ -25,6 +25,7 @@ import { OFFSETS_SUFFIX, readOffsetsFile } from './offsets_file';
 import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
 import { IdTable } from './id_table';
+import { WaiterList } from './waiter_list';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
 import { FetchServer, type FetchServerOptions } from '../fetch/server';
 
@@ -165,7 +166,7 @@ export class TopicState {
 export class PartitionState {
   pending = 0;
   readonly idempotence: IdempotenceTable;
-  readonly dataWaiters = new Set<() => void>();
+  readonly dataWaiters = new WaiterList();
   idleWaiters: Array<() => void> = [];
   /** Bytes appended since the last producer-state snapshot was taken (or since the open). */
   sinceSnapshot = 0;
@@ -1002,12 +1003,12 @@ export class Broker {
     const promise = new Promise<void>((resolve) => {
       done = () => {
         clearTimeout(timer);
-        for (const ps of parts) ps.dataWaiters.delete(done);
+        for (let i = 0; i < parts.length; i++) parts[i]!.dataWaiters.remove(waiting[i]!);
         resolve();
       };
     });
     const timer = setTimeout(done, timeoutMs);
-    for (const ps of parts) ps.dataWaiters.add(done);
+    const waiting = parts.map((ps) => ps.dataWaiters.add(done));
     return { promise, cancel: done };
   }
 
@@ -1162,8 +1163,7 @@ export class Broker {
   }
 
   private notifyData(ps: PartitionState): void {
-    if (ps.dataWaiters.size === 0) return;
-    for (const f of [...ps.dataWaiters]) f();
+    if (ps.dataWaiters.size > 0) ps.dataWaiters.wakeAll();
   }
 
   private partitionIdle(ps: PartitionState): Promise<void> {

@@ -27,6 +27,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import type { Waiting } from './waiter_list';
 import { UringmqError, invalid, writeError } from '../errors';
 import { decodeBatches, encodeBatch, readBatchSpan, sealBatch, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState } from './broker';
@@ -319,6 +320,8 @@ export class GroupMember {
   private tokenTimer: NodeJS.Timeout | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly wakeBound = (): void => this.wake();
+  /** This member's places in its partitions' waiter lists during idle(), reused. */
+  private readonly waiting: Waiting[] = [];
   private rr = 0;
 
   /** @internal */
@@ -480,13 +483,15 @@ export class GroupMember {
    * part of the server's garbage at 10k msgs/s.
    */
   async idle(parts: readonly PartitionState[], timeoutMs: number): Promise<void> {
-    for (const ps of parts) ps.dataWaiters.add(this.wakeBound);
+    const waiting = this.waiting;
+    for (const ps of parts) waiting.push(ps.dataWaiters.add(this.wakeBound));
     if (this.idleTimer) this.idleTimer.refresh();
     else this.idleTimer = setTimeout(this.wakeBound, timeoutMs);
     try {
       await this.sleep();
     } finally {
-      for (const ps of parts) ps.dataWaiters.delete(this.wakeBound);
+      for (let i = 0; i < parts.length; i++) parts[i]!.dataWaiters.remove(waiting[i]!);
+      waiting.length = 0;
     }
   }
 

@@ -19,6 +19,7 @@ import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
 import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
+import { WaiterList } from '../broker/waiter_list';
 
 type V1 = typeof uringmq.v1;
 
@@ -159,8 +160,8 @@ export class BrokerServer {
   /** grpc-js's limit on each message this server sends (and receives). */
   private readonly maxMessageBytes: number;
   private readonly streams = new Set<StreamHandle>();
-  /** Fetches waiting for data (max_wait_ms): stop() wakes them. */
-  private readonly longPolls = new Set<() => void>();
+  /** Fetches waiting for data (max_wait_ms): stop() wakes them (a WaiterList: one comes and goes per long poll). */
+  private readonly longPolls = new WaiterList();
   private stopping = false;
   private readonly authToken: Buffer | null;
   /** Set by metricsRegistry (the latest one made for this server). */
@@ -315,7 +316,7 @@ export class BrokerServer {
     if (this.stopping) return;
     this.stopping = true;
     for (const h of [...this.streams]) h.shutdown();
-    for (const cancel of [...this.longPolls]) cancel();
+    this.longPolls.wakeAll();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
         const sessions = this.openSessions();
@@ -565,11 +566,11 @@ export class BrokerServer {
       // stop() answers long-polls at once (empty) rather than letting them hold the
       // shutdown for their whole wait.
       const w = b.waitForDataCancellable([ps], waitMs);
-      this.longPolls.add(w.cancel);
+      const polling = this.longPolls.add(w.cancel);
       try {
         await w.promise;
       } finally {
-        this.longPolls.delete(w.cancel);
+        this.longPolls.remove(polling);
       }
       info = b.partitionOffsets(ps);
     }
