@@ -31,6 +31,7 @@ import { nodeScriptArgs } from '../src/bench/node_script';
 import { arg, flag } from './args';
 import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
 import { GcPauseLog, gcCell, summarize, type GcPause, type GcSummary } from '../src/bench/gc_pauses';
+import type { LogWriteLatency } from '../src/broker/broker';
 
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
@@ -518,6 +519,12 @@ async function main(): Promise<void> {
       console.log('| rate (msgs/s) | client | client young | server | server young |');
       console.log('|---:|---:|---:|---:|---:|');
       for (const e of e2e) console.log(`| ${e.rate} | ${gcCell(e.gc.client)} | ${e.gc.client.young} | ${gcCell(e.gc.server)} | ${e.gc.server?.young ?? '—'} |`);
+      console.log("\nThe log's write cycles over the same windows (Broker.logWriteLatency: each cycle's writes at the disk, with");
+      console.log('`sync` written and flushed; a slow one holds every message in it and queued behind it): cycles / mean ms /');
+      console.log('p50 / p99 / longest, in ms as the upper bound of their power-of-two bucket:\n');
+      console.log('| rate (msgs/s) | write cycles |');
+      console.log('|---:|---:|');
+      for (const e of e2e) console.log(`| ${e.rate} | ${writesCell(e.writes)} |`);
     }
   } finally {
     await client.close();
@@ -800,6 +807,8 @@ interface E2e {
   cpu: CpuWindow | null;
   /** GC pauses of both processes over the measured schedule (the server's null if it could not say). */
   gc: { client: GcSummary; server: GcSummary | null };
+  /** The log's write cycles over the same window, by duration (null if the server could not say). */
+  writes: LogWriteLatency | null;
 }
 
 /** Latencies in µs, 1 µs to 60 s, 3 significant digits. */
@@ -844,6 +853,8 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   await new Promise((r) => setTimeout(r, 300));
   // CPU over the schedule's own window, without the consumer's start and the drain after it.
   const cpu = cpuWindow(rate, warmEnd, end);
+  // The write cycles over the same window: the server asked when it opens and when it closes.
+  const writesFrom = new Promise<LogWriteLatency | null>((resolve) => setTimeout(() => serverWrites(statsPort).then(resolve, () => resolve(null)), warmEnd - performance.now()));
   await openLoop(rate, start, end, (scheduled) => {
     const v = Buffer.alloc(RECORD);
     v.writeDoubleLE(scheduled, 0);
@@ -856,6 +867,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
     cpu.sent(scheduled);
   });
   final = lastScheduled;
+  const writesTo = serverWrites(statsPort).catch(() => null);
   if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
   // The GC pauses that began while the measured messages were sent.
@@ -863,7 +875,9 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const to = performance.timeOrigin + end;
   const server = await serverGcPauses(statsPort, from, to).catch(() => null);
   const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
-  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc };
+  const [w0, w1] = await Promise.all([writesFrom, writesTo]);
+  const writes = w0 && w1 ? writesBetween(w0, w1) : null;
+  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc, writes };
 }
 
 /** This process's GC pauses (the bench's client side), from the start. */
@@ -871,17 +885,45 @@ const gcPauses = new GcPauseLog();
 
 /** The bench server's GC pauses that began in [from, to) (Unix ms), asked over its node:http2 echo port. */
 function serverGcPauses(port: number, from: number, to: number): Promise<GcPause[]> {
+  return serverStats(port, `/bench.Stats/Gc?from=${from}&to=${to}`);
+}
+
+/** The bench server's broker's write cycles so far, by duration. */
+function serverWrites(port: number): Promise<LogWriteLatency> {
+  return serverStats(port, '/bench.Stats/Writes');
+}
+
+/** Cycles between two readings of Broker.logWriteLatency. */
+function writesBetween(a: LogWriteLatency, b: LogWriteLatency): LogWriteLatency {
+  return { count: b.count - a.count, sumSeconds: b.sumSeconds - a.sumSeconds, le: b.le, counts: b.counts.map((c, i) => c - (a.counts[i] ?? 0)) };
+}
+
+/** "cycles / mean / p50 ≤ / p99 ≤ / longest ≤" in ms, from the buckets' upper bounds. */
+function writesCell(w: LogWriteLatency | null): string {
+  if (!w || w.count === 0) return '—';
+  const bound = (q: number) => {
+    let seen = 0;
+    for (let i = 0; i < w.counts.length; i++) {
+      seen += w.counts[i]!;
+      if (seen >= q * w.count) return i < w.le.length ? `≤ ${(w.le[i]! * 1000).toFixed(3)}` : `> ${(w.le[w.le.length - 1]! * 1000).toFixed(0)}`;
+    }
+    return '—';
+  };
+  return `${w.count} / ${((w.sumSeconds / w.count) * 1000).toFixed(3)} / ${bound(0.5)} / ${bound(0.99)} / ${bound(1)}`;
+}
+
+function serverStats<T>(port: number, path: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.on('error', reject);
-    const req = session.request({ ':method': 'GET', ':path': `/bench.Stats/Gc?from=${from}&to=${to}` });
+    const req = session.request({ ':method': 'GET', ':path': path });
     const chunks: Buffer[] = [];
     req.on('data', (d: Buffer) => chunks.push(d));
     req.on('error', reject);
     req.on('end', () => {
       session.close();
       try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString()) as GcPause[]);
+        resolve(JSON.parse(Buffer.concat(chunks).toString()) as T);
       } catch (e) {
         reject(e);
       }

@@ -67,8 +67,13 @@ async function main(): Promise<void> {
   h2.on('connection', (sock: net.Socket) => sock.setNoDelay(true));
   h2.on('session', (session) => session.on('error', () => undefined));
   h2.on('stream', (stream, headers) => {
-    // This process's GC pauses that began in [from, to) (Unix ms), as JSON: the bench
-    // sets them against its end-to-end window.
+    // The broker's write-cycle durations so far, and this process's GC pauses that began
+    // in [from, to) (Unix ms), as JSON: the bench sets them against its end-to-end window.
+    if (headers[':path'] === '/bench.Stats/Writes') {
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end(JSON.stringify(broker.logWriteLatency));
+      return;
+    }
     const stats = /^\/bench\.Stats\/Gc\?from=([\d.]+)&to=([\d.]+)$/.exec(String(headers[':path']));
     if (stats) {
       stream.respond({ ':status': 200, 'content-type': 'application/json' });

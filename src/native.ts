@@ -61,6 +61,12 @@ export interface NativeEngine {
   readonly pending: number;
   /** Sync passes (fdatasync of every dirty file) the I/O thread has run. */
   readonly syncPasses: number;
+  /**
+   * The write cycles' disk-write durations so far: [count, sum in seconds, then per
+   * bucket the cycles of at most 2^(i+4) µs (not cumulative), the last bucket the
+   * longer ones]. Zeros once closed.
+   */
+  writeLatency(): Float64Array;
   openPartition(dir: string, label: string, opts: PartitionOptions): Promise<NativePartition>;
   /**
    * Queues a batch for the I/O thread, which validates it (computing its CRC when

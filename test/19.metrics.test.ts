@@ -75,8 +75,26 @@ describe('metrics', function () {
     assert.equal(broker.minFreeBytes, 64 << 20);
     assert.equal(value(text, `uringmq_info{io_backend="${broker.ioBackend}",durability="none"}`), 1);
     assert.equal(value(text, 'uringmq_sync_passes_total'), 0, 'durability none makes no sync pass here');
+    // The write cycles' durations, a histogram from the core's own buckets: cumulative,
+    // +Inf equal to the count, one more cycle for an append awaited alone.
+    const writes = (t: string) => {
+      const buckets = [...t.matchAll(/^uringmq_log_write_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])] as const);
+      return { buckets, count: value(t, 'uringmq_log_write_seconds_count')!, sum: value(t, 'uringmq_log_write_seconds_sum')! };
+    };
+    const w1 = writes(text);
+    assert.equal(w1.buckets.length, 22);
+    assert.equal(w1.buckets[0]![0], '0.000016');
+    assert.equal(w1.buckets[21]![0], '+Inf');
+    for (let i = 1; i < w1.buckets.length; i++) assert.ok(w1.buckets[i]![1] >= w1.buckets[i - 1]![1], 'cumulative buckets');
+    assert.equal(w1.buckets[21]![1], w1.count);
+    assert.ok(w1.count >= 1 && w1.sum > 0, `cycles ${w1.count}, ${w1.sum} s`);
     await broker.producer({ sync: true }).send('t', { value: 'synced', partition: 1 });
-    assert.equal(value(await registry.metrics(), 'uringmq_sync_passes_total'), 1);
+    const after = await registry.metrics();
+    assert.equal(value(after, 'uringmq_sync_passes_total'), 1);
+    const w2 = writes(after);
+    assert.equal(w2.count, w1.count + 1);
+    assert.ok(w2.sum > w1.sum);
+    assert.equal(broker.logWriteLatency.count, w2.count);
     // The group's consumer is gone and the group leaves memory: its lag still shows,
     // from its state file (end offset minus committed), so an alert on it keeps firing.
     broker.groups.idleGroupMs = 50;

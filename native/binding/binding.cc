@@ -244,6 +244,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceAccessor<&EngineWrap::BackendNote>("backendNote"),
                            InstanceAccessor<&EngineWrap::Pending>("pending"),
                            InstanceAccessor<&EngineWrap::SyncPasses>("syncPasses"),
+                           InstanceMethod<&EngineWrap::WriteLatency>("writeLatency"),
                            InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
                            InstanceMethod<&EngineWrap::Append>("append"),
                            InstanceMethod<&EngineWrap::Read>("read"),
@@ -403,6 +404,18 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
   Napi::Value SyncPasses(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->sync_passes()) : 0);
+  }
+  // writeLatency() → Float64Array [count, sum in seconds, then per bucket: cycles of at most
+  // 2^(i+4) µs (not cumulative), the last one the longer ones]; zeros once closed.
+  Napi::Value WriteLatency(const Napi::CallbackInfo& info) {
+    constexpr int n = LogEngine::kWriteBuckets + 1;
+    Napi::Float64Array out = Napi::Float64Array::New(info.Env(), 2 + n);
+    if (!shared_->engine) return out;
+    const LogEngine::WriteLatency w = shared_->engine->write_latency();
+    out[0] = static_cast<double>(w.count);
+    out[1] = static_cast<double>(w.sum_us) / 1e6;
+    for (int i = 0; i < n; i++) out[2 + i] = static_cast<double>(w.counts[i]);
+    return out;
   }
   Napi::Value Pending(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(pending_));

@@ -178,7 +178,11 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   // In sync mode every write of this cycle carries RWF_DSYNC, and everything written
   // in earlier cycles is already durable, so no separate fdatasync pass is needed.
   const bool sync_mode = opts_.durability == Durability::kSync;
+  const auto write_start = std::chrono::steady_clock::now();
   backend_->RunWrites(writes, sync_mode);
+  if (!writes.empty())
+    RecordWrite(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - write_start).count()));
   for (size_t i = 0; i < writes.size(); i++)
     if (writes[i].error) owner[i]->Fail(SysError(sync_mode ? "write (RWF_DSYNC)" : "write", *writes[i].path, writes[i].offset, writes[i].error));
 
@@ -214,6 +218,23 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     r.partition.reset();
   }
   sink_(std::move(done));
+}
+
+void LogEngine::RecordWrite(uint64_t us) {
+  int i = 0;
+  while (i < kWriteBuckets && us > (uint64_t{1} << (i + kWriteBucketShift))) i++;
+  write_counts_[i].fetch_add(1, std::memory_order_relaxed);
+  write_sum_us_.fetch_add(us, std::memory_order_relaxed);
+}
+
+LogEngine::WriteLatency LogEngine::write_latency() const {
+  WriteLatency w{};
+  for (int i = 0; i <= kWriteBuckets; i++) {
+    w.counts[i] = write_counts_[i].load(std::memory_order_relaxed);
+    w.count += w.counts[i];
+  }
+  w.sum_us = write_sum_us_.load(std::memory_order_relaxed);
+  return w;
 }
 
 template <typename It>

@@ -75,6 +75,18 @@ class LogEngine {
   size_t ring_capacity() const { return ring_.capacity(); }
   // Any thread. How many sync passes (fdatasync of every dirty file) have run.
   uint64_t sync_passes() const { return sync_passes_.load(std::memory_order_relaxed); }
+  // Durations of the write cycles' disk writes (with sync durability each is written and
+  // flushed): bucket i counts those of at most 2^(i+4) µs, the last those longer, so an
+  // operator sees the disk's tail (a stall holds every message queued behind it).
+  static constexpr int kWriteBuckets = 21;  // 16 µs .. 16.8 s, then +Inf
+  static constexpr int kWriteBucketShift = 4;
+  struct WriteLatency {
+    uint64_t counts[kWriteBuckets + 1];
+    uint64_t count;
+    uint64_t sum_us;
+  };
+  // Any thread; the fields are read one by one, so a snapshot may straddle a cycle.
+  WriteLatency write_latency() const;
 
   // JS thread. False when the ring is full: the caller retries after completions.
   bool Submit(IoRequest&& r);
@@ -113,6 +125,10 @@ class LogEngine {
   int64_t last_sync_ms_ = 0;
   int64_t last_retention_ms_ = 0;
   std::atomic<uint64_t> sync_passes_{0};  // written by the I/O thread, read by any
+  // Written by the I/O thread, read by any (see write_latency()).
+  std::atomic<uint64_t> write_counts_[kWriteBuckets + 1] = {};
+  std::atomic<uint64_t> write_sum_us_{0};
+  void RecordWrite(uint64_t us);
 };
 
 }  // namespace uringmq

@@ -32,6 +32,18 @@ import { FetchServer, type FetchServerOptions } from '../fetch/server';
 export type Durability = 'sync' | 'none' | { intervalMs: number };
 export type IoBackend = 'io_uring' | 'thread';
 
+/** Broker.logWriteLatency: write cycles by duration. */
+export interface LogWriteLatency {
+  count: number;
+  sumSeconds: number;
+  /** Upper bounds in seconds (16 µs doubling to ~16.8 s); counts has one bucket more, for longer cycles. */
+  le: readonly number[];
+  counts: number[];
+}
+
+/** The core's write-latency buckets: at most 2^(i+4) µs (LogEngine::kWriteBuckets). */
+const WRITE_BUCKET_BOUNDS: readonly number[] = Array.from({ length: 21 }, (_, i) => 2 ** (i + 4) / 1e6);
+
 export interface BrokerOptions {
   /** Data directory; created if missing. */
   dir: string;
@@ -870,6 +882,19 @@ export class Broker {
   /** @internal Sync passes the I/O thread has run (fdatasync of every file with unsynced writes). */
   get syncPasses(): number {
     return this.engine.syncPasses;
+  }
+
+  /**
+   * How long the log's write cycles took at the disk, so far (with durability `sync`
+   * each cycle is written and flushed before its appends are acknowledged: a slow
+   * cycle is a publish latency floor for every message in it or queued behind it).
+   * `le` are the buckets' upper bounds in seconds, `counts` the cycles in each (not
+   * cumulative), the last bucket those over the last bound. Zeros once closed.
+   */
+  get logWriteLatency(): LogWriteLatency {
+    const w = this.engine.writeLatency();
+    const counts = Array.from(w.subarray(2));
+    return { count: w[0]!, sumSeconds: w[1]!, le: WRITE_BUCKET_BOUNDS, counts };
   }
 
   /** Bytes accepted for writing and not yet durable (with the I/O thread, or waiting for room there). */

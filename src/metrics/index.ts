@@ -66,6 +66,30 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
       seenSyncs = now;
     },
   });
+  // The core counts write cycles in its own buckets (no per-cycle call into JavaScript):
+  // exposed as a histogram as they are, cumulative per `le` as Prometheus wants.
+  let lastWrites = broker.logWriteLatency;
+  const writeHelp = "Duration of the log's write cycles at the disk (with durability sync each is written and flushed before its appends are acknowledged: a slow one holds every message in it and queued behind it)";
+  registry.registerMetric({
+    name: 'uringmq_log_write_seconds',
+    help: writeHelp,
+    get() {
+      if (!broker.closed) lastWrites = broker.logWriteLatency;
+      const w = lastWrites;
+      const name = 'uringmq_log_write_seconds';
+      const values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
+      let cumulative = 0;
+      w.le.forEach((le, i) => {
+        cumulative += w.counts[i]!;
+        values.push({ value: cumulative, labels: { le }, metricName: `${name}_bucket` });
+      });
+      values.push({ value: w.count, labels: { le: '+Inf' }, metricName: `${name}_bucket` });
+      values.push({ value: w.sumSeconds, labels: {}, metricName: `${name}_sum` });
+      values.push({ value: w.count, labels: {}, metricName: `${name}_count` });
+      return { name, help: writeHelp, type: 'histogram', values, aggregator: 'sum' };
+    },
+    reset() {},
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
   const info = new Gauge({ name: 'uringmq_info', help: 'The broker: I/O backend and durability mode (value 1)', labelNames: ['io_backend', 'durability'], registers, collect });
   const up = new Gauge({ name: 'uringmq_up', help: '1 while the broker is open', registers, collect });
   const streams = opts.server ? new Gauge({ name: 'uringmq_grpc_open_streams', help: 'PublishStream and Subscribe calls open on the gRPC server', registers, collect }) : null;
