@@ -30,7 +30,7 @@ import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { nodeScriptArgs } from '../src/bench/node_script';
 import { arg, flag } from './args';
 import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
-import { GcPauseLog, gcCell, summarize, type GcPause, type GcSummary } from '../src/bench/gc_pauses';
+import { GcPauseLog, gcCell, loopDelayMonitor, summarize, type GcPause, type GcSummary, type LoopDelay } from '../src/bench/gc_pauses';
 import type { LogWriteLatency } from '../src/broker/broker';
 
 const SECONDS = Number(arg('seconds', '5'));
@@ -525,6 +525,12 @@ async function main(): Promise<void> {
       console.log('| rate (msgs/s) | write cycles |');
       console.log('|---:|---:|');
       for (const e of e2e) console.log(`| ${e.rate} | ${writesCell(e.writes)} |`);
+      console.log('\nEvent-loop delay of both main threads over the same windows (perf_hooks, 1 ms resolution: how late a');
+      console.log('ready callback ran, whatever held the thread), p99 / longest in ms:\n');
+      console.log('| rate (msgs/s) | client | server |');
+      console.log('|---:|---:|---:|');
+      const ld = (l: LoopDelay | null) => (l ? `${l.p99.toFixed(2)} / ${l.max.toFixed(2)}` : '—');
+      for (const e of e2e) console.log(`| ${e.rate} | ${ld(e.loop.client)} | ${ld(e.loop.server)} |`);
     }
   } finally {
     await client.close();
@@ -809,6 +815,8 @@ interface E2e {
   gc: { client: GcSummary; server: GcSummary | null };
   /** The log's write cycles over the same window, by duration (null if the server could not say). */
   writes: LogWriteLatency | null;
+  /** Event-loop delay of both main threads over the same window (the server's null if it could not say). */
+  loop: { client: LoopDelay; server: LoopDelay | null };
 }
 
 /** Latencies in µs, 1 µs to 60 s, 3 significant digits. */
@@ -854,7 +862,13 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   // CPU over the schedule's own window, without the consumer's start and the drain after it.
   const cpu = cpuWindow(rate, warmEnd, end);
   // The write cycles over the same window: the server asked when it opens and when it closes.
-  const writesFrom = new Promise<LogWriteLatency | null>((resolve) => setTimeout(() => serverWrites(statsPort).then(resolve, () => resolve(null)), warmEnd - performance.now()));
+  const writesFrom = new Promise<LogWriteLatency | null>((resolve) =>
+    setTimeout(() => {
+      clientLoop(); // both event-loop monitors start over with the window
+      void serverStats(statsPort, '/bench.Stats/Loop').catch(() => null);
+      serverWrites(statsPort).then(resolve, () => resolve(null));
+    }, warmEnd - performance.now()),
+  );
   await openLoop(rate, start, end, (scheduled) => {
     const v = Buffer.alloc(RECORD);
     v.writeDoubleLE(scheduled, 0);
@@ -868,6 +882,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   });
   final = lastScheduled;
   const writesTo = serverWrites(statsPort).catch(() => null);
+  const loop = { client: clientLoop(), server: await serverStats<LoopDelay>(statsPort, '/bench.Stats/Loop').catch(() => null) };
   if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
   // The GC pauses that began while the measured messages were sent.
@@ -877,11 +892,13 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
   const [w0, w1] = await Promise.all([writesFrom, writesTo]);
   const writes = w0 && w1 ? writesBetween(w0, w1) : null;
-  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc, writes };
+  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc, writes, loop };
 }
 
 /** This process's GC pauses (the bench's client side), from the start. */
 const gcPauses = new GcPauseLog();
+/** This process's event-loop delay since the last call. */
+const clientLoop = loopDelayMonitor();
 
 /** The bench server's GC pauses that began in [from, to) (Unix ms), asked over its node:http2 echo port. */
 function serverGcPauses(port: number, from: number, to: number): Promise<GcPause[]> {

@@ -16,10 +16,11 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, BrokerServer } from '../src';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
-import { GcPauseLog } from '../src/bench/gc_pauses';
+import { GcPauseLog, loopDelayMonitor } from '../src/bench/gc_pauses';
 
 async function main(): Promise<void> {
   const gcPauses = new GcPauseLog();
+  const loopDelay = loopDelayMonitor();
   const [dir, durability, streams] = process.argv.slice(2) as [string, string, string | undefined];
   const broker = await Broker.open({ dir, durability: durability === 'none' ? 'none' : 'sync' });
   const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, maxMessageBytes: 64 << 20, directStreams: streams !== 'grpc-js' });
@@ -69,6 +70,13 @@ async function main(): Promise<void> {
   h2.on('stream', (stream, headers) => {
     // The broker's write-cycle durations so far, and this process's GC pauses that began
     // in [from, to) (Unix ms), as JSON: the bench sets them against its end-to-end window.
+    if (headers[':path'] === '/bench.Stats/Loop') {
+      // The main thread's event-loop delay since the last ask (then reset): a stall of
+      // the server's JavaScript shows here whatever caused it.
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end(JSON.stringify(loopDelay()));
+      return;
+    }
     if (headers[':path'] === '/bench.Stats/Writes') {
       stream.respond({ ':status': 200, 'content-type': 'application/json' });
       stream.end(JSON.stringify(broker.logWriteLatency));

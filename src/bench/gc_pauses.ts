@@ -5,7 +5,7 @@
  * A young-generation pause stops a main thread for its whole length: at 10k msgs/s a
  * 2 ms scavenge every 300 ms is enough to set a p99.
  */
-import { PerformanceObserver, constants, performance, type PerformanceEntry } from 'node:perf_hooks';
+import { PerformanceObserver, constants, monitorEventLoopDelay, performance, type PerformanceEntry } from 'node:perf_hooks';
 
 /** [start, duration] in ms, start as Unix time; kind 1 young, 2 full (incremental marking and weak callbacks count as full). */
 export type GcPause = [start: number, duration: number, kind: 1 | 2];
@@ -64,4 +64,25 @@ export function summarize(pauses: readonly GcPause[]): GcSummary {
 /** "n / total ms / longest ms", or a dash when nothing was measured. */
 export function gcCell(s: GcSummary | null): string {
   return s ? `${s.count} / ${s.totalMs.toFixed(1)} / ${s.maxMs.toFixed(2)}` : '—';
+}
+
+/** A main thread's event-loop delay in ms since the last reading: p99 and the longest. */
+export interface LoopDelay {
+  p99: number;
+  max: number;
+}
+
+/**
+ * Event-loop delay of this process's main thread (perf_hooks, 1 ms resolution): each
+ * call returns what was seen since the previous one and starts over. A stall of the
+ * thread, from GC or anything else, shows as its length.
+ */
+export function loopDelayMonitor(): () => LoopDelay {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  return () => {
+    const r = { p99: h.percentile(99) / 1e6, max: h.max / 1e6 };
+    h.reset();
+    return r;
+  };
 }
