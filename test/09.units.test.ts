@@ -2,7 +2,7 @@ import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from '
 import { pb } from '../src/grpc/proto';
 import { strict as assert } from 'node:assert';
 import { RangeSet } from '../src/broker/range_set';
-import { IdTable } from '../src/broker/id_table';
+import { IdTable, PendingPromises } from '../src/broker/id_table';
 import { WaiterList, type Waiting } from '../src/broker/waiter_list';
 import { IdempotenceTable, NEW } from '../src/broker/idempotence';
 import { murmur2, partitionForKey } from '../src/broker/partitioner';
@@ -290,6 +290,28 @@ describe('Units: IdTable (requests in flight by id)', () => {
     t.clear();
     assert.equal(t.size, 0);
     assert.equal(t.get(1_000_000), undefined);
+  });
+});
+
+describe('Units: PendingPromises (what a producer flush waits for)', () => {
+  it('settles after every tracked promise, rejected ones and those tracked while waiting included, and then holds none', async () => {
+    const p = new PendingPromises();
+    const order: string[] = [];
+    let resolveA!: () => void;
+    p.track(new Promise<void>((r) => (resolveA = r)).then(() => order.push('a')));
+    p.track(Promise.reject(new Error('refused')));
+    assert.equal(p.size, 2);
+    const done = p.settled().then(() => order.push('settled'));
+    await new Promise((r) => setImmediate(r));
+    let resolveB!: () => void;
+    p.track(new Promise<void>((r) => (resolveB = r)).then(() => order.push('b'))); // tracked while flush waits
+    resolveA();
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(order, ['a']);
+    resolveB();
+    await done;
+    assert.deepEqual(order, ['a', 'b', 'settled']);
+    assert.equal(p.size, 0);
   });
 });
 

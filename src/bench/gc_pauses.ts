@@ -23,13 +23,12 @@ const MAX_PAUSES = 50_000;
 
 export class GcPauseLog {
   private readonly pauses: GcPause[] = [];
-  private readonly observer: PerformanceObserver;
 
+  /** Observes for the rest of the process's life (a bench process's). */
   constructor() {
-    this.observer = new PerformanceObserver((list) => {
+    new PerformanceObserver((list) => {
       for (const e of list.getEntries()) this.add(e);
-    });
-    this.observer.observe({ entryTypes: ['gc'] });
+    }).observe({ entryTypes: ['gc'] });
   }
 
   private add(e: PerformanceEntry): void {
@@ -42,10 +41,6 @@ export class GcPauseLog {
   /** Pauses that began in [from, to) (Unix ms). */
   between(from: number, to: number): GcPause[] {
     return this.pauses.filter((p) => p[0] >= from && p[0] < to);
-  }
-
-  stop(): void {
-    this.observer.disconnect();
   }
 }
 

@@ -41,8 +41,8 @@ export interface LogWriteLatency {
   counts: number[];
 }
 
-/** The core's write-latency buckets: at most 2^(i+4) µs (LogEngine::kWriteBuckets). */
-const WRITE_BUCKET_BOUNDS: readonly number[] = Array.from({ length: 21 }, (_, i) => 2 ** (i + 4) / 1e6);
+/** The core's write-latency buckets' upper bounds in seconds: at most 2^(i+4) µs, as many as it reports (LogEngine::kWriteBuckets). */
+let writeBucketBounds: readonly number[] = [];
 
 export interface BrokerOptions {
   /** Data directory; created if missing. */
@@ -894,7 +894,8 @@ export class Broker {
   get logWriteLatency(): LogWriteLatency {
     const w = this.engine.writeLatency();
     const counts = Array.from(w.subarray(2));
-    return { count: w[0]!, sumSeconds: w[1]!, le: WRITE_BUCKET_BOUNDS, counts };
+    if (writeBucketBounds.length !== counts.length - 1) writeBucketBounds = Array.from({ length: counts.length - 1 }, (_, i) => 2 ** (i + 4) / 1e6);
+    return { count: w[0]!, sumSeconds: w[1]!, le: writeBucketBounds, counts };
   }
 
   /** Bytes accepted for writing and not yet durable (with the I/O thread, or waiting for room there). */

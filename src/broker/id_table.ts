@@ -110,3 +110,29 @@ export class IdTable<T> {
     this.count = 0;
   }
 }
+
+/**
+ * Promises not yet settled, by the order they began: what a producer's flush() waits
+ * for. An IdTable under a counter, for the same reason as above (one comes and goes
+ * per batch sent).
+ */
+export class PendingPromises {
+  private readonly table = new IdTable<Promise<unknown>>();
+  private next = 0;
+
+  get size(): number {
+    return this.table.size;
+  }
+
+  /** Holds `p` until it settles, whichever way. */
+  track(p: Promise<unknown>): void {
+    const id = this.next++;
+    const forget = (): unknown => this.table.delete(id);
+    this.table.set(id, p.then(forget, forget));
+  }
+
+  /** Resolves once every promise tracked, including those tracked meanwhile, has settled. */
+  async settled(): Promise<void> {
+    while (this.table.size > 0) await Promise.allSettled([...this.table.values()]);
+  }
+}

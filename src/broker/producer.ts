@@ -7,7 +7,7 @@ import { UringmqError, invalid } from '../errors';
 import { encodeBatch, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
-import { IdTable } from './id_table';
+import { PendingPromises } from './id_table';
 import { checkRecordSize, positiveInt, validateRecord } from './validate';
 
 export interface ProducerOptions {
@@ -79,9 +79,8 @@ export class Producer implements ProducerApi {
   private readonly accs = new Map<string, Accumulator>();
   /** Accumulators holding records: while any does, the broker flushes this producer at close. */
   private filled = 0;
-  /** Sends not yet settled, by the order they began: what flush() waits for. */
-  private readonly inflight = new IdTable<Promise<unknown>>();
-  private nextSend = 0;
+  /** Sends not yet settled: what flush() waits for. */
+  private readonly inflight = new PendingPromises();
   // Keyless records rotate through partitions in the topic's own round-robin order.
   private readonly partitioner = new StickyPartitioner((topic, n) => this.broker.topicState(topic).roundRobin++ % n);
   private readonly alloc: (size: number) => Buffer;
@@ -186,7 +185,7 @@ export class Producer implements ProducerApi {
   /** Sends everything held back by linger and waits for all sends of this producer. */
   async flush(): Promise<void> {
     this.flushAll();
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight.values()]);
+    await this.inflight.settled();
   }
 
   /** @internal */
@@ -260,13 +259,6 @@ export class Producer implements ProducerApi {
   }
 
   private track(p: Promise<unknown>): void {
-    const id = this.nextSend++;
-    this.inflight.set(
-      id,
-      p.then(
-        (): unknown => this.inflight.delete(id),
-        (): unknown => this.inflight.delete(id),
-      ),
-    );
+    this.inflight.track(p);
   }
 }

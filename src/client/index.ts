@@ -16,7 +16,7 @@ import type { GroupJoinOptions } from '../broker/groups';
 import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
-import { IdTable } from '../broker/id_table';
+import { IdTable, PendingPromises } from '../broker/id_table';
 import { positiveInt, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
@@ -511,9 +511,8 @@ export class RemoteProducer implements ProducerApi {
   private nextSeq = 1;
   private closed = false;
   private reconnecting = false;
-  /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for, by the order they began. */
-  private readonly pendingSends = new IdTable<Promise<unknown>>();
-  private nextPendingSend = 0;
+  /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
+  private readonly pendingSends = new PendingPromises();
   private readonly accKeys = new Map<string, string[]>();
   /** send()s waiting for buffer room or a partition count, in call order. They hold only the caller's records, no encoded bytes. */
   private readonly waiting: WaitingSend[] = [];
@@ -687,7 +686,7 @@ export class RemoteProducer implements ProducerApi {
 
   async flush(): Promise<void> {
     for (const k of [...this.accs.keys()]) this.flushAcc(k);
-    while (this.pendingSends.size) await Promise.allSettled([...this.pendingSends.values()]);
+    await this.pendingSends.settled();
   }
 
   async close(): Promise<void> {
@@ -699,14 +698,7 @@ export class RemoteProducer implements ProducerApi {
   }
 
   private track(p: Promise<unknown>): void {
-    const id = this.nextPendingSend++;
-    this.pendingSends.set(
-      id,
-      p.then(
-        (): unknown => this.pendingSends.delete(id),
-        (): unknown => this.pendingSends.delete(id),
-      ),
-    );
+    this.pendingSends.track(p);
   }
 
   private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
