@@ -31,7 +31,7 @@ import { nodeScriptArgs } from '../src/bench/node_script';
 import { arg, flag } from './args';
 import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
 import { GcPauseLog, gcCell, loopDelayMonitor, summarize, type GcPause, type GcSummary, type LoopDelay } from '../src/bench/gc_pauses';
-import type { LogWriteLatency } from '../src/broker/broker';
+import type { LogLatency } from '../src/broker/broker';
 
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
@@ -520,11 +520,13 @@ async function main(): Promise<void> {
       console.log('|---:|---:|---:|---:|---:|');
       for (const e of e2e) console.log(`| ${e.rate} | ${gcCell(e.gc.client)} | ${e.gc.client.young} | ${gcCell(e.gc.server)} | ${e.gc.server?.young ?? '—'} |`);
       console.log("\nThe log's write cycles over the same windows (Broker.logWriteLatency: each cycle's writes at the disk, with");
-      console.log('`sync` written and flushed; a slow one holds every message in it and queued behind it): cycles / mean ms /');
-      console.log('p50 / p99 / longest, in ms as the upper bound of their power-of-two bucket:\n');
-      console.log('| rate (msgs/s) | write cycles |');
-      console.log('|---:|---:|');
-      for (const e of e2e) console.log(`| ${e.rate} | ${writesCell(e.writes)} |`);
+      console.log('`sync` written and flushed; a slow one holds every message in it and queued behind it), and the appends');
+      console.log("in the log's core (Broker.logAppendLatency: from the I/O thread's queue to the completion handed back; long");
+      console.log('here but not in the writes is the I/O thread, not the disk): count / mean ms / p50 / p99 / longest, in ms as');
+      console.log('the upper bound of their power-of-two bucket:\n');
+      console.log('| rate (msgs/s) | write cycles | appends in the core |');
+      console.log('|---:|---:|---:|');
+      for (const e of e2e) console.log(`| ${e.rate} | ${writesCell(e.writes?.writes)} | ${writesCell(e.writes?.appends)} |`);
       console.log('\nEvent-loop delay of both main threads over the same windows (perf_hooks, 1 ms resolution: how late a');
       console.log('ready callback ran, whatever held the thread), p99 / longest in ms:\n');
       console.log('| rate (msgs/s) | client | server |');
@@ -813,8 +815,8 @@ interface E2e {
   cpu: CpuWindow | null;
   /** GC pauses of both processes over the measured schedule (the server's null if it could not say). */
   gc: { client: GcSummary; server: GcSummary | null };
-  /** The log's write cycles over the same window, by duration (null if the server could not say). */
-  writes: LogWriteLatency | null;
+  /** The log's write cycles and appends in its core over the same window, by duration (null if the server could not say). */
+  writes: CoreLatency | null;
   /** Event-loop delay of both main threads over the same window (the server's null if it could not say). */
   loop: { client: LoopDelay; server: LoopDelay | null };
 }
@@ -862,7 +864,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   // CPU over the schedule's own window, without the consumer's start and the drain after it.
   const cpu = cpuWindow(rate, warmEnd, end);
   // The write cycles over the same window: the server asked when it opens and when it closes.
-  const writesFrom = new Promise<LogWriteLatency | null>((resolve) =>
+  const writesFrom = new Promise<CoreLatency | null>((resolve) =>
     setTimeout(() => {
       clientLoop(); // both event-loop monitors start over with the window
       void serverStats(statsPort, '/bench.Stats/Loop').catch(() => null);
@@ -891,7 +893,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const server = await serverGcPauses(statsPort, from, to).catch(() => null);
   const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
   const [w0, w1] = await Promise.all([writesFrom, writesTo]);
-  const writes = w0 && w1 ? writesBetween(w0, w1) : null;
+  const writes = w0 && w1 ? { writes: between(w0.writes, w1.writes), appends: between(w0.appends, w1.appends) } : null;
   return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc, writes, loop };
 }
 
@@ -905,18 +907,24 @@ function serverGcPauses(port: number, from: number, to: number): Promise<GcPause
   return serverStats(port, `/bench.Stats/Gc?from=${from}&to=${to}`);
 }
 
-/** The bench server's broker's write cycles so far, by duration. */
-function serverWrites(port: number): Promise<LogWriteLatency> {
+/** Broker.logWriteLatency and Broker.logAppendLatency of the bench server's broker. */
+interface CoreLatency {
+  writes: LogLatency;
+  appends: LogLatency;
+}
+
+/** The bench server's broker's write cycles and appends so far, by duration. */
+function serverWrites(port: number): Promise<CoreLatency> {
   return serverStats(port, '/bench.Stats/Writes');
 }
 
-/** Cycles between two readings of Broker.logWriteLatency. */
-function writesBetween(a: LogWriteLatency, b: LogWriteLatency): LogWriteLatency {
+/** What was counted between two readings of one of the core's histograms. */
+function between(a: LogLatency, b: LogLatency): LogLatency {
   return { count: b.count - a.count, sumSeconds: b.sumSeconds - a.sumSeconds, le: b.le, counts: b.counts.map((c, i) => c - (a.counts[i] ?? 0)) };
 }
 
 /** "cycles / mean / p50 ≤ / p99 ≤ / longest ≤" in ms, from the buckets' upper bounds. */
-function writesCell(w: LogWriteLatency | null): string {
+function writesCell(w: LogLatency | null | undefined): string {
   if (!w || w.count === 0) return '—';
   const bound = (q: number) => {
     let seen = 0;

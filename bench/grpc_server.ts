@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   h2.on('connection', (sock: net.Socket) => sock.setNoDelay(true));
   h2.on('session', (session) => session.on('error', () => undefined));
   h2.on('stream', (stream, headers) => {
-    // The broker's write-cycle durations so far, and this process's GC pauses that began
+    // The broker's write-cycle and append durations so far, and this process's GC pauses that began
     // in [from, to) (Unix ms), as JSON: the bench sets them against its end-to-end window.
     if (headers[':path'] === '/bench.Stats/Loop') {
       // The main thread's event-loop delay since the last ask (then reset): a stall of
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     }
     if (headers[':path'] === '/bench.Stats/Writes') {
       stream.respond({ ':status': 200, 'content-type': 'application/json' });
-      stream.end(JSON.stringify(broker.logWriteLatency));
+      stream.end(JSON.stringify({ writes: broker.logWriteLatency, appends: broker.logAppendLatency }));
       return;
     }
     const stats = /^\/bench\.Stats\/Gc\?from=([\d.]+)&to=([\d.]+)$/.exec(String(headers[':path']));

@@ -1,5 +1,5 @@
 export { Broker } from './broker/broker';
-export type { BrokerOptions, Durability, IoBackend, TopicOptions, TopicDescription, PartitionDescription, Message, AppendResult, PublishResult, LogWriteLatency } from './broker/broker';
+export type { BrokerOptions, Durability, IoBackend, TopicOptions, TopicDescription, PartitionDescription, Message, AppendResult, PublishResult, LogLatency } from './broker/broker';
 export { Producer } from './broker/producer';
 export type { ProducerApi, ProducerOptions, ProducerRecord, SendResult, SendBatchResult } from './broker/producer';
 export { GroupConsumer } from './broker/group_consumer';

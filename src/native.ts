@@ -67,6 +67,8 @@ export interface NativeEngine {
    * longer ones]. Zeros once closed.
    */
   writeLatency(): Float64Array;
+  /** Each append's time in the core (Submit to its completion handed back), in the same layout as writeLatency(). */
+  appendLatency(): Float64Array;
   openPartition(dir: string, label: string, opts: PartitionOptions): Promise<NativePartition>;
   /**
    * Queues a batch for the I/O thread, which validates it (computing its CRC when

@@ -75,26 +75,35 @@ describe('metrics', function () {
     assert.equal(broker.minFreeBytes, 64 << 20);
     assert.equal(value(text, `uringmq_info{io_backend="${broker.ioBackend}",durability="none"}`), 1);
     assert.equal(value(text, 'uringmq_sync_passes_total'), 0, 'durability none makes no sync pass here');
-    // The write cycles' durations, a histogram from the core's own buckets: cumulative,
-    // +Inf equal to the count, one more cycle for an append awaited alone.
-    const writes = (t: string) => {
-      const buckets = [...t.matchAll(/^uringmq_log_write_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])] as const);
-      return { buckets, count: value(t, 'uringmq_log_write_seconds_count')!, sum: value(t, 'uringmq_log_write_seconds_sum')! };
+    // The write cycles' and the appends' durations, histograms from the core's own
+    // buckets: cumulative, +Inf equal to the count, one more cycle and one more append
+    // for an append awaited alone, which spent at least its cycle's write in the core.
+    const hist = (t: string, name: string) => {
+      const buckets = [...t.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => [m[1]!, Number(m[2])] as const);
+      return { buckets, count: value(t, `${name}_count`)!, sum: value(t, `${name}_sum`)! };
     };
-    const w1 = writes(text);
-    assert.equal(w1.buckets.length, 22);
-    assert.equal(w1.buckets[0]![0], '0.000016');
-    assert.equal(w1.buckets[21]![0], '+Inf');
-    for (let i = 1; i < w1.buckets.length; i++) assert.ok(w1.buckets[i]![1] >= w1.buckets[i - 1]![1], 'cumulative buckets');
-    assert.equal(w1.buckets[21]![1], w1.count);
-    assert.ok(w1.count >= 1 && w1.sum > 0, `cycles ${w1.count}, ${w1.sum} s`);
+    const w1 = hist(text, 'uringmq_log_write_seconds');
+    const a1 = hist(text, 'uringmq_log_append_seconds');
+    for (const h of [w1, a1]) {
+      assert.equal(h.buckets.length, 22);
+      assert.equal(h.buckets[0]![0], '0.000016');
+      assert.equal(h.buckets[21]![0], '+Inf');
+      for (let i = 1; i < h.buckets.length; i++) assert.ok(h.buckets[i]![1] >= h.buckets[i - 1]![1], 'cumulative buckets');
+      assert.equal(h.buckets[21]![1], h.count);
+      assert.ok(h.count >= 1 && h.sum > 0, `count ${h.count}, ${h.sum} s`);
+    }
+    assert.ok(a1.count >= w1.count, `${a1.count} appends in ${w1.count} cycles`);
     await broker.producer({ sync: true }).send('t', { value: 'synced', partition: 1 });
     const after = await registry.metrics();
     assert.equal(value(after, 'uringmq_sync_passes_total'), 1);
-    const w2 = writes(after);
+    const w2 = hist(after, 'uringmq_log_write_seconds');
+    const a2 = hist(after, 'uringmq_log_append_seconds');
     assert.equal(w2.count, w1.count + 1);
     assert.ok(w2.sum > w1.sum);
+    assert.equal(a2.count, a1.count + 1);
+    assert.ok(a2.sum - a1.sum >= w2.sum - w1.sum - 1e-9, `the append (${a2.sum - a1.sum} s) took at least its write (${w2.sum - w1.sum} s)`);
     assert.equal(broker.logWriteLatency.count, w2.count);
+    assert.equal(broker.logAppendLatency.count, a2.count);
     // The group's consumer is gone and the group leaves memory: its lag still shows,
     // from its state file (end offset minus committed), so an alert on it keeps firing.
     broker.groups.idleGroupMs = 50;

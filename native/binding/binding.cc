@@ -245,6 +245,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceAccessor<&EngineWrap::Pending>("pending"),
                            InstanceAccessor<&EngineWrap::SyncPasses>("syncPasses"),
                            InstanceMethod<&EngineWrap::WriteLatency>("writeLatency"),
+                           InstanceMethod<&EngineWrap::AppendLatency>("appendLatency"),
                            InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
                            InstanceMethod<&EngineWrap::Append>("append"),
                            InstanceMethod<&EngineWrap::Read>("read"),
@@ -405,13 +406,20 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value SyncPasses(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->sync_passes()) : 0);
   }
-  // writeLatency() → Float64Array [count, sum in seconds, then per bucket: cycles of at most
-  // 2^(i+4) µs (not cumulative), the last one the longer ones]; zeros once closed.
+  // writeLatency() and appendLatency() → Float64Array [count, sum in seconds, then per
+  // bucket: durations of at most 2^(i+4) µs (not cumulative), the last one the longer
+  // ones]; zeros once closed.
   Napi::Value WriteLatency(const Napi::CallbackInfo& info) {
-    constexpr int n = LogEngine::kWriteBuckets + 1;
-    Napi::Float64Array out = Napi::Float64Array::New(info.Env(), 2 + n);
-    if (!shared_->engine) return out;
-    const LogEngine::WriteLatency w = shared_->engine->write_latency();
+    return Histogram(info.Env(), shared_->engine ? &shared_->engine->write_latency() : nullptr);
+  }
+  Napi::Value AppendLatency(const Napi::CallbackInfo& info) {
+    return Histogram(info.Env(), shared_->engine ? &shared_->engine->append_latency() : nullptr);
+  }
+  static Napi::Value Histogram(Napi::Env env, const LatencyHistogram* h) {
+    constexpr int n = LatencyHistogram::kBuckets + 1;
+    Napi::Float64Array out = Napi::Float64Array::New(env, 2 + n);
+    if (!h) return out;
+    const LatencyHistogram::Snapshot w = h->Read();
     out[0] = static_cast<double>(w.count);
     out[1] = static_cast<double>(w.sum_us) / 1e6;
     for (int i = 0; i < n; i++) out[2 + i] = static_cast<double>(w.counts[i]);

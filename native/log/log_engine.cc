@@ -41,6 +41,7 @@ LogEngine::~LogEngine() {
 }
 
 bool LogEngine::Submit(IoRequest&& r) {
+  r.submitted_us = MonoUs();
   if (!ring_.TryPush(std::move(r))) return false;
   // Pairs with the fence in Sleep(): either we see sleeping_ or it sees our push.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -178,11 +179,9 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   // In sync mode every write of this cycle carries RWF_DSYNC, and everything written
   // in earlier cycles is already durable, so no separate fdatasync pass is needed.
   const bool sync_mode = opts_.durability == Durability::kSync;
-  const auto write_start = std::chrono::steady_clock::now();
+  const int64_t write_start = MonoUs();
   backend_->RunWrites(writes, sync_mode);
-  if (!writes.empty())
-    RecordWrite(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - write_start).count()));
+  if (!writes.empty()) write_latency_.Record(static_cast<uint64_t>(MonoUs() - write_start));
   for (size_t i = 0; i < writes.size(); i++)
     if (writes[i].error) owner[i]->Fail(SysError(sync_mode ? "write (RWF_DSYNC)" : "write", *writes[i].path, writes[i].offset, writes[i].error));
 
@@ -217,24 +216,9 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     }
     r.partition.reset();
   }
+  const int64_t done_us = MonoUs();
+  for (const IoRequest& r : reqs) append_latency_.Record(static_cast<uint64_t>(std::max<int64_t>(0, done_us - r.submitted_us)));
   sink_(std::move(done));
-}
-
-void LogEngine::RecordWrite(uint64_t us) {
-  int i = 0;
-  while (i < kWriteBuckets && us > (uint64_t{1} << (i + kWriteBucketShift))) i++;
-  write_counts_[i].fetch_add(1, std::memory_order_relaxed);
-  write_sum_us_.fetch_add(us, std::memory_order_relaxed);
-}
-
-LogEngine::WriteLatency LogEngine::write_latency() const {
-  WriteLatency w{};
-  for (int i = 0; i <= kWriteBuckets; i++) {
-    w.counts[i] = write_counts_[i].load(std::memory_order_relaxed);
-    w.count += w.counts[i];
-  }
-  w.sum_us = write_sum_us_.load(std::memory_order_relaxed);
-  return w;
 }
 
 template <typename It>

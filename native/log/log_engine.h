@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/latency_histogram.h"
 #include "common/status.h"
 #include "log/io_backend.h"
 #include "log/partition_log.h"
@@ -42,6 +43,8 @@ struct IoRequest {
   // JavaScript sends it once it knows of the refusal, so every batch it had already
   // sent is refused with the one that found no space, and none lands ahead of it.
   bool resume = false;
+  // When Submit took it (steady clock, µs), for LogEngine::append_latency().
+  int64_t submitted_us = 0;
 };
 
 struct Completion {
@@ -76,17 +79,13 @@ class LogEngine {
   // Any thread. How many sync passes (fdatasync of every dirty file) have run.
   uint64_t sync_passes() const { return sync_passes_.load(std::memory_order_relaxed); }
   // Durations of the write cycles' disk writes (with sync durability each is written and
-  // flushed): bucket i counts those of at most 2^(i+4) µs, the last those longer, so an
-  // operator sees the disk's tail (a stall holds every message queued behind it).
-  static constexpr int kWriteBuckets = 21;  // 16 µs .. 16.8 s, then +Inf
-  static constexpr int kWriteBucketShift = 4;
-  struct WriteLatency {
-    uint64_t counts[kWriteBuckets + 1];
-    uint64_t count;
-    uint64_t sum_us;
-  };
-  // Any thread; the fields are read one by one, so a snapshot may straddle a cycle.
-  WriteLatency write_latency() const;
+  // flushed), so an operator sees the disk's tail: a stall holds every message queued behind it.
+  const LatencyHistogram& write_latency() const { return write_latency_; }
+  // Each append's time in the core, from Submit to its completion handed to the sink:
+  // waiting in the ring and behind the cycle in flight, staging, the writes, the
+  // publish. Beside write_latency() it tells a slow disk from a busy or descheduled
+  // I/O thread.
+  const LatencyHistogram& append_latency() const { return append_latency_; }
 
   // JS thread. False when the ring is full: the caller retries after completions.
   bool Submit(IoRequest&& r);
@@ -125,10 +124,8 @@ class LogEngine {
   int64_t last_sync_ms_ = 0;
   int64_t last_retention_ms_ = 0;
   std::atomic<uint64_t> sync_passes_{0};  // written by the I/O thread, read by any
-  // Written by the I/O thread, read by any (see write_latency()).
-  std::atomic<uint64_t> write_counts_[kWriteBuckets + 1] = {};
-  std::atomic<uint64_t> write_sum_us_{0};
-  void RecordWrite(uint64_t us);
+  LatencyHistogram write_latency_;   // recorded by the I/O thread, read by any
+  LatencyHistogram append_latency_;  // recorded by the I/O thread, read by any
 };
 
 }  // namespace uringmq

@@ -32,17 +32,23 @@ import { FetchServer, type FetchServerOptions } from '../fetch/server';
 export type Durability = 'sync' | 'none' | { intervalMs: number };
 export type IoBackend = 'io_uring' | 'thread';
 
-/** Broker.logWriteLatency: write cycles by duration. */
-export interface LogWriteLatency {
+/** Broker.logWriteLatency and Broker.logAppendLatency: durations counted in buckets. */
+export interface LogLatency {
   count: number;
   sumSeconds: number;
-  /** Upper bounds in seconds (16 µs doubling to ~16.8 s); counts has one bucket more, for longer cycles. */
+  /** Upper bounds in seconds (16 µs doubling to ~16.8 s); counts has one bucket more, for longer ones. */
   le: readonly number[];
   counts: number[];
 }
 
-/** The core's write-latency buckets' upper bounds in seconds: at most 2^(i+4) µs, as many as it reports (LogEngine::kWriteBuckets). */
-let writeBucketBounds: readonly number[] = [];
+/** The core's latency buckets' upper bounds in seconds: at most 2^(i+4) µs, as many as it reports (LatencyHistogram::kBuckets). */
+let latencyBucketBounds: readonly number[] = [];
+
+function logLatency(w: Float64Array): LogLatency {
+  const counts = Array.from(w.subarray(2));
+  if (latencyBucketBounds.length !== counts.length - 1) latencyBucketBounds = Array.from({ length: counts.length - 1 }, (_, i) => 2 ** (i + 4) / 1e6);
+  return { count: w[0]!, sumSeconds: w[1]!, le: latencyBucketBounds, counts };
+}
 
 export interface BrokerOptions {
   /** Data directory; created if missing. */
@@ -891,11 +897,20 @@ export class Broker {
    * `le` are the buckets' upper bounds in seconds, `counts` the cycles in each (not
    * cumulative), the last bucket those over the last bound. Zeros once closed.
    */
-  get logWriteLatency(): LogWriteLatency {
-    const w = this.engine.writeLatency();
-    const counts = Array.from(w.subarray(2));
-    if (writeBucketBounds.length !== counts.length - 1) writeBucketBounds = Array.from({ length: counts.length - 1 }, (_, i) => 2 ** (i + 4) / 1e6);
-    return { count: w[0]!, sumSeconds: w[1]!, le: writeBucketBounds, counts };
+  get logWriteLatency(): LogLatency {
+    return logLatency(this.engine.writeLatency());
+  }
+
+  /**
+   * How long each append spent in the log core, so far: from the moment the core took
+   * it until its completion was handed back (waiting for the I/O thread and for the
+   * write cycle before it, checking and staging, its own cycle's writes, making it
+   * readable), in the buckets of logWriteLatency. Beside that one it tells a slow disk
+   * (both long) from an I/O thread that is busy or kept off its CPU (only this one long).
+   * Not in it: waiting for room in the core's queue, and the hand-back to JavaScript.
+   */
+  get logAppendLatency(): LogLatency {
+    return logLatency(this.engine.appendLatency());
   }
 
   /** Bytes accepted for writing and not yet durable (with the I/O thread, or waiting for room there). */

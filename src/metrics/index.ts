@@ -10,7 +10,7 @@
 import * as fs from 'node:fs/promises';
 import * as http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Broker } from '../broker/broker';
+import type { Broker, LogLatency } from '../broker/broker';
 import type { BrokerServer } from '../grpc/server';
 import { UringmqError } from '../errors';
 
@@ -66,30 +66,20 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
       seenSyncs = now;
     },
   });
-  // The core counts write cycles in its own buckets (no per-cycle call into JavaScript):
-  // exposed as a histogram as they are, cumulative per `le` as Prometheus wants.
-  let lastWrites = broker.logWriteLatency;
-  const writeHelp = "Duration of the log's write cycles at the disk (with durability sync each is written and flushed before its appends are acknowledged: a slow one holds every message in it and queued behind it)";
-  registry.registerMetric({
-    name: 'uringmq_log_write_seconds',
-    help: writeHelp,
-    get() {
-      if (!broker.closed) lastWrites = broker.logWriteLatency;
-      const w = lastWrites;
-      const name = 'uringmq_log_write_seconds';
-      const values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
-      let cumulative = 0;
-      w.le.forEach((le, i) => {
-        cumulative += w.counts[i]!;
-        values.push({ value: cumulative, labels: { le }, metricName: `${name}_bucket` });
-      });
-      values.push({ value: w.count, labels: { le: '+Inf' }, metricName: `${name}_bucket` });
-      values.push({ value: w.sumSeconds, labels: {}, metricName: `${name}_sum` });
-      values.push({ value: w.count, labels: {}, metricName: `${name}_count` });
-      return { name, help: writeHelp, type: 'histogram', values, aggregator: 'sum' };
-    },
-    reset() {},
-  } as unknown as Parameters<Registry['registerMetric']>[0]);
+  // The core counts write cycles and appends in its own buckets (no per-cycle call into
+  // JavaScript): exposed as histograms as they are, cumulative per `le` as Prometheus wants.
+  coreHistogram(
+    registry,
+    'uringmq_log_write_seconds',
+    "Duration of the log's write cycles at the disk (with durability sync each is written and flushed before its appends are acknowledged: a slow one holds every message in it and queued behind it)",
+    () => (broker.closed ? null : broker.logWriteLatency),
+  );
+  coreHistogram(
+    registry,
+    'uringmq_log_append_seconds',
+    "Time each append spent in the log core, from the I/O thread's queue to its completion (waiting behind the cycle before it, its own cycle's writes and sync): long here but not in uringmq_log_write_seconds means a busy or descheduled I/O thread, not the disk",
+    () => (broker.closed ? null : broker.logAppendLatency),
+  );
   const info = new Gauge({ name: 'uringmq_info', help: 'The broker: I/O backend and durability mode (value 1)', labelNames: ['io_backend', 'durability'], registers, collect });
   const up = new Gauge({ name: 'uringmq_up', help: '1 while the broker is open', registers, collect });
   const streams = opts.server ? new Gauge({ name: 'uringmq_grpc_open_streams', help: 'PublishStream and Subscribe calls open on the gRPC server', registers, collect }) : null;
@@ -267,4 +257,28 @@ export class MetricsServer {
       this.http.closeAllConnections();
     });
   }
+}
+
+/** A histogram the broker's core keeps itself, read at each scrape (the last reading stays once the broker closes). */
+function coreHistogram(registry: Registry, name: string, help: string, read: () => LogLatency | null): void {
+  let last = read();
+  registry.registerMetric({
+    name,
+    help,
+    get() {
+      last = read() ?? last;
+      const values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
+      if (!last) return { name, help, type: 'histogram', values, aggregator: 'sum' };
+      let cumulative = 0;
+      last.le.forEach((le, i) => {
+        cumulative += last!.counts[i]!;
+        values.push({ value: cumulative, labels: { le }, metricName: `${name}_bucket` });
+      });
+      values.push({ value: last.count, labels: { le: '+Inf' }, metricName: `${name}_bucket` });
+      values.push({ value: last.sumSeconds, labels: {}, metricName: `${name}_sum` });
+      values.push({ value: last.count, labels: {}, metricName: `${name}_count` });
+      return { name, help, type: 'histogram', values, aggregator: 'sum' };
+    },
+    reset() {},
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
 }
