@@ -759,6 +759,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const until = Date.now() + 10_000;
     while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(50);
     assert.equal(broker.groups.describe('t').length, 0, 'idle groups stay in memory');
+    await broker.groups.filesSettled(); // each closes its file as it leaves memory
     assert.equal(openOffsFiles(), 0, 'a group dropped while idle left its offsets file open');
     try {
       held!.ack(); // the message of a consumer closed long ago, of a group no longer in memory
@@ -1140,6 +1141,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const file = (g: string, t = 't') => path.join(dir, 'groups', g, `${t}.offs`);
     const until = Date.now() + 5000;
     while (broker.groups.describe('t').length + broker.groups.describe('u').length > 0 && Date.now() < until) await sleep(20);
+    await broker.groups.filesSettled(); // the touches as they left memory landed
     // Written an hour ago: the files' mtime is when each group last committed.
     const hourAgo = new Date(Date.now() - 3_600_000);
     for (const f of [file('old'), file('both')]) fs.utimesSync(f, hourAgo, hourAgo);
@@ -1149,6 +1151,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.deepEqual(await broker.groups.expireGroups(60_000), ['both/t']);
     await live.close();
     while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(20);
+    await broker.groups.filesSettled();
     fs.utimesSync(file('old'), hourAgo, hourAgo);
     assert.deepEqual(await broker.groups.expireGroups(60_000), ['old/t']);
     assert.equal(fs.existsSync(path.join(dir, 'groups', 'old')), false, 'an emptied group directory stays');
@@ -1178,7 +1181,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c.close();
     await p.send('t', { value: 'published-while-down' });
     while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(20);
-    await sleep(50); // the touch as it left memory
+    await broker.groups.filesSettled(); // the touch as it left memory
     assert.deepEqual(await broker.groups.expireGroups(7 * 86_400_000), []);
     const again = broker.consumer({ topic: 't', group: 'g', from: 'latest' });
     assert.deepEqual((await take(again, 1)).map((m) => m.value.toString()), ['published-while-down']);

@@ -538,6 +538,11 @@ export class GroupCoordinator {
   private readonly fileBusy = new Map<string, Promise<void>>();
   /** @internal How long a group without members stays in memory (tests shorten it). */
   idleGroupMs = IDLE_GROUP_MS;
+
+  /** @internal Resolves once no offsets file is being touched or removed (a group that left memory touches its file after it is gone from describe()). */
+  async filesSettled(): Promise<void> {
+    while (this.fileBusy.size > 0) await Promise.all(this.fileBusy.values());
+  }
   /** @internal How many offsets files stay open for writing at most (tests shorten it). */
   maxOpenOffsetFiles = MAX_OPEN_OFFSET_FILES;
   /** Groups whose offsets file is open, least recently written first. */
@@ -1290,16 +1295,18 @@ export class GroupCoordinator {
         // reads them (what was acked above them is delivered again, at least once).
         this.groups.delete(k);
         gs.retired = true; // a late ack of a message it delivered changes nothing on disk
-        void this.closeOffsetsFile(gs); // no write is under way (busy is 0)
+        const closed = this.closeOffsetsFile(gs); // no write is under way (busy is 0)
         // Retention (expireGroups) counts from the file's mtime, which only commits move:
         // a member connected to a quiet topic for longer must not make it old. Until
-        // the touch lands, a join waits and the expiry skips the group.
+        // the touch (and the close) land, a join waits and the expiry skips the group.
         const now = new Date();
         const touched = fs.utimes(gs.file, now, now).then(
           () => undefined,
           () => undefined, // never written: nothing to keep
         );
-        this.fileBusy.set(k, touched.finally(() => this.fileBusy.delete(k)));
+        this.fileBusy.set(k, Promise.all([closed, touched]).then(() => {
+          this.fileBusy.delete(k);
+        }));
         continue;
       }
       for (const m of [...gs.members.values()]) {
