@@ -218,7 +218,15 @@ describe('Server crash and shutdown', function () {
       // 'slow' and the poison's second delivery stay unacked
     });
     assert.deepEqual(before, [['slow', 1, false], ['poison', 1, false], ['done', 1, false], ['poison', 2, true]]);
-    await sleep(200); // the group's state written (every 20 ms)
+    // Kill once the group's state is on disk: all three delivered, 'done' acked, the
+    // poison delivered twice (the ack travels on a 5 ms timer, the file is written every
+    // 20 ms: an ASan server on a loaded machine can take longer than a fixed pause).
+    const offsPath = path.join(dir, 'groups', 'g', 't.offs');
+    const written = (s: Awaited<ReturnType<typeof readOffsetsFile>>) =>
+      !!s && s.next[0] === 3 && s.ranges.some((r) => r.from <= 1 && r.to > 1 && r.deliveries === 2) && s.ranges.some((r) => r.from <= 2 && r.to > 2 && r.deliveries === 0);
+    const stateBy = Date.now() + 20_000;
+    while (!written(await readOffsetsFile(offsPath).catch(() => null)) && Date.now() < stateBy) await sleep(20);
+    assert.ok(written(await readOffsetsFile(offsPath)), "the group's state reached its file");
     srv.child.kill('SIGKILL');
     await srv.exited;
     await client.close(); // after the kill: the server never saw the member leave
@@ -263,7 +271,10 @@ describe('Server crash and shutdown', function () {
     const stuck = session.request({ ':method': 'POST', ':path': '/uringmq.v1.Broker/Publish', 'content-type': 'application/grpc', te: 'trailers' });
     stuck.on('error', () => undefined);
     stuck.write(Buffer.from([0, 0, 0, 0, 100])); // announces 100 bytes, sends none
-    await sleep(300);
+    // The server handles a connection's frames in order: once a PING sent after the
+    // request is answered, the call is open there (a fixed pause could be too short).
+    if (session.connecting) await new Promise<void>((resolve) => session.once('connect', () => resolve())); // a PING before that is cancelled
+    await new Promise<void>((resolve, reject) => session.ping((e) => (e ? reject(e) : resolve())));
     srv.child.kill('SIGTERM');
     await sleep(500);
     assert.equal(srv.child.exitCode, null, 'still shutting down gracefully');

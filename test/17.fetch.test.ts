@@ -711,7 +711,10 @@ describe('fetch plane: consumers, groups and the server', () => {
       const c3 = client.consumer({ topic: 'orders', group: 'h', transport: 'fetch', partitions: [1], maxWaitMs: 100 });
       const it = c3[Symbol.asyncIterator]();
       const next = it.next();
-      await sleep(200);
+      // 'latest' is where the partition ends when the consumer looks (a describe after the
+      // fetch handshake): publish only once it has its position.
+      const positioned = Date.now() + 10_000;
+      while (c3.positions.size === 0 && Date.now() < positioned) await sleep(10);
       await p.send('orders', { value: 'new', partition: 1 });
       const r = await next;
       assert.equal(r.value!.value.toString(), 'new');

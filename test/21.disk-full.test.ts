@@ -231,7 +231,8 @@ describe('A full disk', function () {
     for (const r of [big, small] as PromiseRejectedResult[]) assert.equal((r.reason as { code: string }).code, 'RESOURCE_EXHAUSTED');
     assert.equal((await broker.describeTopic('t')).partitions[0]!.endOffset, 2);
     // Alone, the small one fits, once the broker's resume has gone through the (slow) cycle.
-    await sleep(800);
+    const until = Date.now() + 10_000;
+    while (broker.partitionState('t', 0).spaceRefused && Date.now() < until) await sleep(20);
     assert.equal((await p.send('t', { value: Buffer.from('small'), partition: 0 })).offset, 2);
   });
 
