@@ -526,7 +526,7 @@ async function main(): Promise<void> {
       console.log('the upper bound of their power-of-two bucket:\n');
       console.log('| rate (msgs/s) | write cycles | appends in the core |');
       console.log('|---:|---:|---:|');
-      for (const e of e2e) console.log(`| ${e.rate} | ${writesCell(e.writes?.writes)} | ${writesCell(e.writes?.appends)} |`);
+      for (const e of e2e) console.log(`| ${e.rate} | ${latencyCell(e.core?.writes)} | ${latencyCell(e.core?.appends)} |`);
       console.log('\nEvent-loop delay of both main threads over the same windows (perf_hooks, 1 ms resolution: how late a');
       console.log('ready callback ran, whatever held the thread), p99 / longest in ms:\n');
       console.log('| rate (msgs/s) | client | server |');
@@ -816,7 +816,7 @@ interface E2e {
   /** GC pauses of both processes over the measured schedule (the server's null if it could not say). */
   gc: { client: GcSummary; server: GcSummary | null };
   /** The log's write cycles and appends in its core over the same window, by duration (null if the server could not say). */
-  writes: CoreLatency | null;
+  core: CoreLatency | null;
   /** Event-loop delay of both main threads over the same window (the server's null if it could not say). */
   loop: { client: LoopDelay; server: LoopDelay | null };
 }
@@ -863,12 +863,12 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   await new Promise((r) => setTimeout(r, 300));
   // CPU over the schedule's own window, without the consumer's start and the drain after it.
   const cpu = cpuWindow(rate, warmEnd, end);
-  // The write cycles over the same window: the server asked when it opens and when it closes.
-  const writesFrom = new Promise<CoreLatency | null>((resolve) =>
+  // The write cycles and the appends in the core over the same window: the server asked when it opens and when it closes.
+  const coreFrom = new Promise<CoreLatency | null>((resolve) =>
     setTimeout(() => {
       clientLoop(); // both event-loop monitors start over with the window
       void serverStats(statsPort, '/bench.Stats/Loop').catch(() => null);
-      serverWrites(statsPort).then(resolve, () => resolve(null));
+      serverCoreLatency(statsPort).then(resolve, () => resolve(null));
     }, warmEnd - performance.now()),
   );
   await openLoop(rate, start, end, (scheduled) => {
@@ -883,7 +883,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
     cpu.sent(scheduled);
   });
   final = lastScheduled;
-  const writesTo = serverWrites(statsPort).catch(() => null);
+  const coreTo = serverCoreLatency(statsPort).catch(() => null);
   const loop = { client: clientLoop(), server: await serverStats<LoopDelay>(statsPort, '/bench.Stats/Loop').catch(() => null) };
   if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
@@ -892,9 +892,9 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const to = performance.timeOrigin + end;
   const server = await serverGcPauses(statsPort, from, to).catch(() => null);
   const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
-  const [w0, w1] = await Promise.all([writesFrom, writesTo]);
-  const writes = w0 && w1 ? { writes: between(w0.writes, w1.writes), appends: between(w0.appends, w1.appends) } : null;
-  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc, writes, loop };
+  const [w0, w1] = await Promise.all([coreFrom, coreTo]);
+  const core = w0 && w1 ? { writes: between(w0.writes, w1.writes), appends: between(w0.appends, w1.appends) } : null;
+  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc, core, loop };
 }
 
 /** This process's GC pauses (the bench's client side), from the start. */
@@ -914,7 +914,7 @@ interface CoreLatency {
 }
 
 /** The bench server's broker's write cycles and appends so far, by duration. */
-function serverWrites(port: number): Promise<CoreLatency> {
+function serverCoreLatency(port: number): Promise<CoreLatency> {
   return serverStats(port, '/bench.Stats/Writes');
 }
 
@@ -924,7 +924,7 @@ function between(a: LogLatency, b: LogLatency): LogLatency {
 }
 
 /** "cycles / mean / p50 ≤ / p99 ≤ / longest ≤" in ms, from the buckets' upper bounds. */
-function writesCell(w: LogLatency | null | undefined): string {
+function latencyCell(w: LogLatency | null | undefined): string {
   if (!w || w.count === 0) return '—';
   const bound = (q: number) => {
     let seen = 0;
