@@ -1005,6 +1005,32 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     broker = await openBroker({ dir });
   });
 
+  it('an offsets file with both slots damaged refuses its group with a message that says how to go on; other groups go on; removed, the group starts over', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${i}` })));
+    for (const g of ['g', 'h']) await broker.commitOffset(g, 't', 0, 4);
+    await broker.close();
+    const file = path.join(dir, 'groups', 'g', 't.offs');
+    const size = fs.statSync(file).size;
+    fs.writeFileSync(file, Buffer.alloc(size, 0xa5)); // both slots fail their magic and CRC
+    broker = await openBroker({ dir });
+    await assert.rejects(broker.committedOffsets('g', 't'), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'IO_ERROR');
+      assert.ok(e.message.includes(file), e.message);
+      assert.match(e.message, /remove/, 'the message says how to go on');
+      return true;
+    });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await assert.rejects(take(c, 1, undefined, 5000), (e: Error & { code?: string }) => e.code === 'IO_ERROR' && e.message.includes(file));
+    await c.close().catch(() => undefined);
+    assert.equal(fs.readFileSync(file).equals(Buffer.alloc(size, 0xa5)), true, 'the damaged file was left as it was');
+    assert.deepEqual(await broker.committedOffsets('h', 't'), [4], 'another group is unaffected');
+    fs.rmSync(file);
+    const again = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    assert.deepEqual((await take(again, 10)).map((m) => m.value.toString()), Array.from({ length: 10 }, (_, i) => `v${i}`));
+    await again.close();
+  });
+
   it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 3', async () => {
     await broker.createTopic('t', { partitions: 2 });
     for (const partition of [0, 1]) await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${partition}-${i}` })), { partition });

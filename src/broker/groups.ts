@@ -1462,13 +1462,10 @@ export class GroupCoordinator {
     const t = this.broker.topicState(topic);
     const gs = this.groups.get(this.key(group, topic));
     if (gs) return gs.parts.map((p) => p.committed);
-    let saved: GroupSnapshot | null = null;
-    try {
-      const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
-      saved = await savedState(file, legacyFile, t.partitions.length);
-    } catch {
-      // unreadable: reported as none here; joining the group reports the error
-    }
+    // An unreadable file is an error here as when the group joins: reading it as "none"
+    // would show an operator offsets the group will not go on from.
+    const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
+    const saved = await savedState(file, legacyFile, t.partitions.length);
     // As the group's load would take them: not past where a power cut may have cut since.
     const cut = t.cutsAfter(saved?.run ?? 0, this.broker.run);
     return t.partitions.map((_, i) => {
@@ -1497,7 +1494,7 @@ export class GroupCoordinator {
       try {
         committed = await this.committedOffsets(d.name, topic); // all -1 without a file
       } catch {
-        continue; // an invalid name (a directory not made by a group) or the topic gone meanwhile
+        continue; // an invalid name (a directory not made by a group), the topic gone meanwhile, or a damaged file (joining the group reports it)
       }
       if (committed.some((c) => c >= 0)) out.push({ group: d.name, committed });
     }

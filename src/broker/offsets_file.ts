@@ -170,7 +170,13 @@ export async function readOffsetsFile(file: string): Promise<({ sequence: number
   const slots = [decodeSlot(b), Number.isInteger(half) && half % BLOCK === 0 && half > 0 ? decodeSlot(b.subarray(half)) : null];
   let best: ({ sequence: number; version: number } & GroupSnapshot) | null = null;
   for (const s of slots) if (s && (!best || s.sequence > best.sequence)) best = s;
-  if (!best) throw new UringmqError('IO_ERROR', `corrupt committed offsets ${file}: no valid snapshot in its ${b.length} bytes`);
+  if (!best)
+    throw new UringmqError(
+      'IO_ERROR',
+      `corrupt committed offsets ${file}: no valid snapshot in its ${b.length} bytes (both copies damaged). ` +
+        `The group is refused on this topic rather than restarted from a guess; to go on, remove the file ` +
+        `(the group then starts where its consumers' 'from' says) and set its offsets with 'uringmq groups commit' if needed`,
+    );
   return best;
 }
 
