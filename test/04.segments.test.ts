@@ -559,6 +559,29 @@ describe('Segments, index, retention and recovery', () => {
     });
   }
 
+  it('a batch of the active segment damaged while the broker runs: the error names the next readable batch, the same after more appends', async () => {
+    const dir = tmpDir();
+    const b = await openBroker({ dir, tailCacheBytes: 0 }); // reads from the file, not the recent data kept in memory
+    try {
+      await b.createTopic('t', { segmentBytes: 1 << 20 });
+      await fill(b, 't', 300, 5); // ~75 KiB in one segment: the damage below is far from the block the writer rewrites
+      const seg = segmentFiles(dir, 't', 0)[0]!;
+      const data = fs.readFileSync(seg);
+      const starts: number[] = [];
+      for (let pos = 0; pos < data.length && data.readUInt32LE(pos + 4) > 0; pos += data.readUInt32LE(pos + 4)) starts.push(pos);
+      assert.ok(starts.length >= 60 && starts[2]! < 4096, `batches at ${starts.slice(0, 3).join(', ')}`);
+      overwriteAt(seg, starts[2]! - 1, Buffer.from([data[starts[2]! - 1]! ^ 0xff])); // the last record of offsets 5..9
+      const named = new RegExp(`the next readable batch after it starts at offset 10 \\(byte ${starts[2]}\\)`);
+      for (let i = 0; i < 3; i++) assert.match((await expectCode(b.read('t', 0, 5), 'CORRUPT_BATCH')).message, named);
+      await fill(b, 't', 50, 5);
+      assert.match((await expectCode(b.read('t', 0, 7), 'CORRUPT_BATCH')).message, named);
+      assert.deepEqual((await b.read('t', 0, 10, { maxBytes: 1 })).map((m) => m.value.toString()), [10, 11, 12, 13, 14].map(payload));
+      assert.deepEqual((await b.read('t', 0, 345, { maxBytes: 1 })).map((m) => m.offset), [345, 346, 347, 348, 349]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('a damaged batch with nothing readable after it in its segment: the error names where the next segment starts', async () => {
     const { dir, segs } = await segmentedLog(5);
     const data = fs.readFileSync(segs[1]!);

@@ -1102,8 +1102,9 @@ std::string PartitionLog::FindNextReadable(const ReadTrace& tr, int64_t* next_po
   bool sealed = false;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    // Sealed: the answer never changes, and a stalled reader asks again and again.
-    if (tr.seg->sealed && tr.seg->note_pos == tr.bad_pos) {
+    // A stalled reader asks again and again. The answer never changes once found (the
+    // bytes up to a readable batch are durable and stay), nor in a sealed segment.
+    if ((tr.seg->sealed || tr.seg->next_readable_pos >= 0) && tr.seg->note_pos == tr.bad_pos) {
       *next_pos = tr.seg->next_readable_pos;
       *next_base = tr.seg->next_readable_base;
       return tr.seg->note;
@@ -1160,7 +1161,7 @@ std::string PartitionLog::FindNextReadable(const ReadTrace& tr, int64_t* next_po
     note = "; no readable batch follows it in this segment: the next segment starts at offset " + std::to_string(seg_next);
   else
     note = "; no readable batch follows it yet (the end is offset " + std::to_string(seg_next) + ")";
-  if (sealed) {
+  if (sealed || *next_pos >= 0) {
     std::lock_guard<std::mutex> lk(mu_);
     tr.seg->note_pos = tr.bad_pos;
     tr.seg->next_readable_pos = *next_pos;

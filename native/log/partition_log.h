@@ -95,8 +95,9 @@ struct Segment {
   bool index_scanned = false;  // RepairIndex ran on it (at most once per segment and open)
   uint64_t index_version = 0;  // bumped when RepairIndex changes `index`
   bool index_rewrite = false;  // repaired while unsealed: SealUnit writes the index file whole
-  // FindNextReadable's last answer for a sealed segment: the damaged batch's position,
-  // the next readable batch's position and base offset, and the note.
+  // FindNextReadable's last answer for a sealed segment, or one that found a readable
+  // batch: the damaged batch's position, the next readable batch's position and base
+  // offset, and the note.
   int64_t note_pos = -1;
   int64_t next_readable_pos = -1;
   int64_t next_readable_base = -1;
