@@ -26,6 +26,13 @@ async function fill(b: Broker, topic: string, n: number, batch = 25): Promise<vo
     await p.sendBatch(topic, Array.from({ length: Math.min(batch, n - i) }, (_, k) => ({ value: payload(i + k) })), { partition: 0 });
 }
 
+/** Where each batch of a segment file starts, up to its end or the zeros preallocated after it (a batch's length is at byte 4). */
+function batchStarts(data: Buffer): number[] {
+  const starts: number[] = [];
+  for (let pos = 0; pos + 8 <= data.length && data.readUInt32LE(pos + 4) > 0; pos += data.readUInt32LE(pos + 4)) starts.push(pos);
+  return starts;
+}
+
 /** A closed broker's directory whose topic t has 300 records in 8 KiB segments (at least 4). */
 async function segmentedLog(batch = 25): Promise<{ dir: string; segs: string[] }> {
   const dir = tmpDir();
@@ -502,8 +509,7 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
     const seg = segmentFiles(dir, 't', 0)[0]!;
     const data = fs.readFileSync(seg);
-    const starts: number[] = [];
-    for (let pos = 0; pos < data.length && data.readUInt32LE(pos + 4) > 0; pos += data.readUInt32LE(pos + 4)) starts.push(pos);
+    const starts = batchStarts(data);
     const at50 = starts[10]!;
     assert.equal(Number(data.readBigInt64LE(at50 + 8)), 50);
     const base = Buffer.alloc(8);
@@ -567,8 +573,7 @@ describe('Segments, index, retention and recovery', () => {
       await fill(b, 't', 300, 5); // ~75 KiB in one segment: the damage below is far from the block the writer rewrites
       const seg = segmentFiles(dir, 't', 0)[0]!;
       const data = fs.readFileSync(seg);
-      const starts: number[] = [];
-      for (let pos = 0; pos < data.length && data.readUInt32LE(pos + 4) > 0; pos += data.readUInt32LE(pos + 4)) starts.push(pos);
+      const starts = batchStarts(data);
       assert.ok(starts.length >= 60 && starts[2]! < 4096, `batches at ${starts.slice(0, 3).join(', ')}`);
       overwriteAt(seg, starts[2]! - 1, Buffer.from([data[starts[2]! - 1]! ^ 0xff])); // the last record of offsets 5..9
       const named = new RegExp(`the next readable batch after it starts at offset 10 \\(byte ${starts[2]}\\)`);
