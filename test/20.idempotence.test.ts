@@ -219,3 +219,39 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     assert.equal(t.check(1, seq, 1), NEW);
   });
 });
+
+describe('Idempotent producers: a batch refused for a full write queue', () => {
+  it("holds a new producer's sequence: a later batch sent meanwhile is out of order, and the refused one, sent again, is written", async () => {
+    const dir = tmpDir();
+    // A slow disk and a small queue: a 200 KiB batch waits 400 ms and leaves no room for 100 KiB more.
+    const b = await openBroker({ dir, testIoDelayMs: 400, maxQueuedBytes: 256 * 1024, writeHighWaterBytes: 256 * 1024 });
+    try {
+      await b.createTopic('q', { partitions: 2 });
+      const big = (seq: number) => sealBatch(encodeBatch([{ value: Buffer.alloc(100 * 1024, seq) }], { producerId: PID, baseSequence: seq }));
+      const filler = b.publishBatch('q', sealBatch(encodeBatch([{ value: Buffer.alloc(200 * 1024) }])), 1);
+      await expectCode(b.publishBatch('q', big(0), 0), 'RESOURCE_EXHAUSTED');
+      // The table had not seen PID: without the refusal held, this would be taken as its
+      // first batch, and the retry of sequence 0 answered as a written duplicate.
+      await expectCode(b.publishBatch('q', batch(1), 0), 'OUT_OF_ORDER_SEQUENCE');
+      await filler;
+      const first = await b.publishBatch('q', big(0), 0);
+      assert.deepEqual([first.duplicate, first.baseOffset], [false, 0]);
+      const second = await b.publishBatch('q', batch(1), 0);
+      assert.deepEqual([second.duplicate, second.baseOffset], [false, 1]);
+      // A producer the table knows keeps expecting the refused sequence.
+      const f2 = b.publishBatch('q', sealBatch(encodeBatch([{ value: Buffer.alloc(200 * 1024) }])), 1);
+      await expectCode(b.publishBatch('q', big(2), 0), 'RESOURCE_EXHAUSTED');
+      await expectCode(b.publishBatch('q', batch(3), 0), 'OUT_OF_ORDER_SEQUENCE');
+      // A retry of a written batch is answered even while the queue is full.
+      const dup = await b.publishBatch('q', batch(1), 0);
+      assert.deepEqual([dup.duplicate, dup.baseOffset], [true, 1]);
+      await f2;
+      assert.equal((await b.publishBatch('q', big(2), 0)).baseOffset, 2);
+      assert.equal((await b.publishBatch('q', batch(3), 0)).baseOffset, 3);
+      const got = (await b.read('q', 0, 0)).map((m) => m.value.length);
+      assert.deepEqual(got, [100 * 1024, 4, 100 * 1024, 4]);
+    } finally {
+      await b.close();
+    }
+  });
+});

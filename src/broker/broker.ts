@@ -812,10 +812,12 @@ export class Broker {
     if (opts === null || typeof opts !== 'object') throw invalid('publishBatch options must be an object');
     if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`publishBatch option sync must be a boolean, got ${String(opts.sync)}`);
     const sync = opts.sync === true && this.durability !== 'sync';
-    const queued = this.queuedBytes;
-    if (queued > 0 && queued + batch.length > this.maxQueuedBytes)
-      throw new UringmqError('RESOURCE_EXHAUSTED', `the write queue is full (${queued} bytes waiting for the disk, limit ${this.maxQueuedBytes}); retry later`);
     const meta = peekBatch(batch);
+    const idempotent = meta.producerId > 0 && meta.baseSequence >= 0;
+    // An idempotent batch is refused for a full queue only after the table has seen it
+    // (below), so a retry of a written batch is still answered, and a refused first
+    // batch of a producer the table does not know holds its sequence (refused()).
+    if (!idempotent) this.checkQueueRoom(batch.length);
     if (batch.length > this.maxBatchBytes)
       throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${batch.length} bytes for topic ${topic} exceeds maxBatchBytes ${this.maxBatchBytes}; nothing was written`);
     // maxRecordBytes holds for batches built elsewhere too. Only a batch larger than
@@ -842,7 +844,7 @@ export class Broker {
       batch = own;
       pooled = true;
     }
-    if (meta.producerId > 0 && meta.baseSequence >= 0) {
+    if (idempotent) {
       // A retry of a batch whose first attempt is in flight waits for its outcome: a
       // duplicate if it was written; if it failed, the table (told so) decides again:
       // new if nothing of this producer was taken after it, else out of order.
@@ -868,6 +870,13 @@ export class Broker {
         if (sync) await this.appendBatch(ps, EMPTY_BATCH, false, 0, false, true);
         return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: true };
       }
+      try {
+        this.checkQueueRoom(batch.length);
+      } catch (e) {
+        if (pooled) this.batchPool.release(batch);
+        ps.idempotence.refused(meta.producerId, meta.baseSequence);
+        throw e;
+      }
       const result = this.appendBatch(ps, batch, false, meta.recordCount, pooled, sync);
       const entry = ps.idempotence.record(meta.producerId, meta.baseSequence, meta.recordCount, result);
       let r: AppendResult;
@@ -883,6 +892,13 @@ export class Broker {
     }
     const r = await this.appendBatch(ps, batch, false, meta.recordCount, pooled, sync);
     return { partition: p, baseOffset: r.baseOffset, count: r.count, duplicate: false };
+  }
+
+  /** Refuses a batch the write queue has no room for (RESOURCE_EXHAUSTED: the caller retries later). */
+  private checkQueueRoom(bytes: number): void {
+    const queued = this.queuedBytes;
+    if (queued > 0 && queued + bytes > this.maxQueuedBytes)
+      throw new UringmqError('RESOURCE_EXHAUSTED', `the write queue is full (${queued} bytes waiting for the disk, limit ${this.maxQueuedBytes}); retry later`);
   }
 
   /** @internal Sync passes the I/O thread has run (fdatasync of every file with unsynced writes). */

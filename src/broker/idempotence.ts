@@ -280,6 +280,26 @@ export class IdempotenceTable {
     }
   }
 
+  /**
+   * A batch check() called NEW was refused before it was recorded (the broker's write
+   * queue was full), and its producer will send it again. A producer the table knows
+   * still expects that sequence. One it does not know gets a marker of it: otherwise a
+   * later batch of the producer, sent meanwhile, would be taken as its first, and the
+   * retry of this one would then read as an old, written batch (answered as a
+   * duplicate, never written). With the marker the later batch is out of order until
+   * this one is written.
+   */
+  refused(producerId: number, baseSequence: number): void {
+    const list = this.producers.get(producerId);
+    if (list && list.length > 0) return;
+    if (!list && this.producers.size >= this.maxProducers) this.dropLeastRecent();
+    const marker: Entry = { baseSequence, count: 0, result: NOT_WRITTEN, failed: true };
+    if (list) list.push(marker);
+    else this.producers.set(producerId, [marker]);
+    this.recent = producerId;
+    this.entries++;
+  }
+
   private keepInFlight(producerId: number, entry: Entry): void {
     let out = this.leftInFlight.get(producerId);
     if (!out) this.leftInFlight.set(producerId, (out = []));
