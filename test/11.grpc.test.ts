@@ -907,3 +907,80 @@ describe('gRPC: a per-batch sync on a broker run without it', function () {
     assert.equal(r.broker.syncPasses, before + 3);
   });
 });
+
+describe('gRPC client producer: send order, retries and close', function () {
+  this.timeout(60_000);
+
+  it('a batch refused for a full write queue keeps its place: batches waiting for the in-flight slot, or sent after, land after it', async () => {
+    // A slow disk and a small queue: another client's 200 KiB batch leaves no room for 100 KiB more for 300 ms.
+    const r = await startServer({ brokerOptions: { testIoDelayMs: 300, maxQueuedBytes: 256 * 1024, writeHighWaterBytes: 256 * 1024 } });
+    const other = await connect(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 2 });
+      for (const idempotent of [true, false]) {
+        const before = (await r.client.describeTopic('t')).partitions[0]!.endOffset;
+        const p = r.client.producer({ idempotent, lingerMs: 0, maxInFlight: 1 });
+        await p.sendBatch('t', [{ value: 'X0' }], { partition: 0 });
+        const filler = other.producer({ lingerMs: 0 }).sendBatch('t', [{ value: Buffer.alloc(200 * 1024) }], { partition: 1 });
+        for (let i = 0; i < 1000 && r.broker.queuedBytes === 0; i++) await sleep(1);
+        assert.ok(r.broker.queuedBytes > 0, 'the filler is waiting for the disk');
+        const x1 = p.sendBatch('t', [{ value: Buffer.alloc(100 * 1024, 'a') }], { partition: 0 }); // refused, retried after 100 ms
+        const x2 = p.sendBatch('t', [{ value: 'X2' }], { partition: 0 }); // waits for the slot
+        await sleep(30);
+        const x3 = p.sendBatch('t', [{ value: 'X3' }], { partition: 0 }); // called while X1 waits to go again
+        await Promise.all([x1, x2, x3, filler]);
+        const got = (await r.client.fetch('t', 0, before)).map((m) => (m.value.length > 100 ? 'X1' : m.value.toString()));
+        assert.deepEqual(got, ['X0', 'X1', 'X2', 'X3'], `idempotent ${idempotent}`);
+      }
+    } finally {
+      await other.close();
+      await r.stop();
+    }
+  });
+
+  it('a sendBatch called after a send to the same partition lands after it, and before a send called after it, also when the first waits for a partition count', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      await r.client.createTopic('other', { partitions: 1 });
+      const p = r.client.producer({ lingerMs: 0 });
+      await r.client.describeTopic('t'); // t's partition count is known to the client, other's is not
+      const sends = [
+        p.send('other', { value: 'o' }), // waits for other's partition count: the sends after it wait in line
+        p.send('t', { value: 'A', partition: 0 }),
+        p.sendBatch('t', [{ value: 'B' }], { partition: 0 }),
+        p.send('t', { value: 'C', partition: 0 }),
+      ];
+      await Promise.all(sends);
+      // With nothing in line: a sendBatch cuts the records sent before it, and goes before those sent after.
+      const d = p.send('t', { value: 'D', partition: 0 });
+      const e = p.sendBatch('t', [{ value: 'E' }], { partition: 0 });
+      const f = p.send('t', { value: 'F', partition: 0 });
+      await Promise.all([d, e, f]);
+      assert.deepEqual((await r.client.fetch('t', 0, 0)).map((m) => m.value.toString()), ['A', 'B', 'C', 'D', 'E', 'F']);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  it('a send called while close() flushes is refused, and no stream opens after close', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const p = r.client.producer({ lingerMs: 1000 });
+      await r.client.describeTopic('t');
+      const a = p.send('t', { value: 'a', partition: 0 });
+      const closing = p.close();
+      await sleep(0);
+      await assert.rejects(p.send('t', { value: 'b', partition: 0 }), (e: UringmqError) => e.code === 'BROKER_CLOSED');
+      await assert.rejects(p.sendBatch('t', [{ value: 'c' }], { partition: 0 }), (e: UringmqError) => e.code === 'BROKER_CLOSED');
+      await closing;
+      assert.equal((await a).offset, 0);
+      await sleep(1100); // past the linger a late record would have waited
+      assert.equal((p as unknown as { stream: unknown }).stream, null);
+      assert.deepEqual((await r.client.fetch('t', 0, 0)).map((m) => m.value.toString()), ['a']);
+    } finally {
+      await r.stop();
+    }
+  });
+});

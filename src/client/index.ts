@@ -455,6 +455,8 @@ interface WaitingSend {
   space: 'reserved' | Promise<void> | null;
   resolve: (r: Promise<SendResult>) => void;
   reject: (e: Error) => void;
+  /** A sendBatch() in the line instead of a record: drainWaiting runs it in its turn (and it settles its own promise). */
+  batch?: () => Promise<void>;
 }
 
 export class RemoteProducer implements ProducerApi {
@@ -502,13 +504,20 @@ export class RemoteProducer implements ProducerApi {
   private readonly partitioner = new StickyPartitioner((_topic, n) => Math.floor(Math.random() * n));
   private readonly inflight = new IdTable<OutBatch>();
   private readonly queue: OutBatch[] = [];
+  /** submit()s waiting for an in-flight slot, in call order (each is handed one by wakeCapacity). */
   private readonly capacityWaiters: Array<() => void> = [];
+  /** Batches waiting out a retry delay (onResponse): they keep their in-flight slot. */
+  private retrying = 0;
+  /** Slots handed to woken capacity waiters that have not queued their batch yet. */
+  private granted = 0;
   private stream: PublishChannel | null = null;
   /** The largest request the server reads, from its last PublishStream's metadata (0: not known yet). */
   private serverMaxMessageBytes = 0;
   /** The stream took a request past its buffer: write more after its 'drain'. */
   private blocked = false;
   private nextSeq = 1;
+  /** close() was called: new sends are refused while it flushes. */
+  private closing = false;
   private closed = false;
   private reconnecting = false;
   /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
@@ -545,7 +554,7 @@ export class RemoteProducer implements ProducerApi {
    */
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
     try {
-      if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
+      if (this.closed || this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       const rec = validateRecord(record, 'send to', topic) as ProducerRecord;
       const size = recordSize(rec);
       if (this.waiting.length > 0) return this.sendLater(topic, rec, size, null);
@@ -571,6 +580,11 @@ export class RemoteProducer implements ProducerApi {
   private async drainWaiting(): Promise<void> {
     while (this.waiting.length > 0) {
       const w = this.waiting[0]!;
+      if (w.batch) {
+        await w.batch();
+        this.waiting.shift();
+        continue;
+      }
       try {
         if (w.space !== 'reserved') await (w.space ?? this.reserve(w.size));
         let n: number;
@@ -625,7 +639,7 @@ export class RemoteProducer implements ProducerApi {
     const acc = this.accs.get(key);
     if (!acc || acc.records.length === 0) return;
     acc.timer = null;
-    if (this.inflight.size + this.queue.length + this.capacityWaiters.length < this.maxInFlight) return this.flushAcc(key);
+    if (this.capacityWaiters.length === 0 && this.slotsInUse() < this.maxInFlight) return this.flushAcc(key);
     acc.ready = true;
     this.readyAccs.add(key);
   }
@@ -641,47 +655,86 @@ export class RemoteProducer implements ProducerApi {
     return (keys[partition] ??= `${topic}\u0000${partition}`);
   }
 
+  /**
+   * Sends `records` as one batch, after every record sent before it to the same
+   * partition and before every one sent after it. Synchronous when nothing is waiting,
+   * the buffer has room and the partition count is cached; otherwise it waits in line
+   * with the waiting send()s (holding only the caller's records, encoded again in its
+   * turn).
+   */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
-    const p = (async () => {
-      if (this.closed) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
+    let p: Promise<SendBatchResult>;
+    try {
+      if (this.closed || this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
       if (typeof topic !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
       // Encoded (and checked) in one pass; its size is what the buffer bound counts.
       const what = `sendBatch to ${topic}`;
-      let prep = prepareBatch(this.msgPool, topic, records, what);
-      let bytes = prep.end - prep.start;
-      let submitted = false;
-      const space = this.reserve(bytes);
-      if (space) {
-        // No room: while waiting, hold only the caller's records (not an encoded copy
-        // as well), and encode again once there is room.
+      const prep = prepareBatch(this.msgPool, topic, records, what);
+      const bytes = prep.end - prep.start;
+      const n = this.client.knownPartitionCount(topic);
+      const space = this.waiting.length === 0 && n !== undefined ? this.reserve(bytes) : undefined;
+      if (space === null) p = this.submitBatch(topic, n!, records, opts, prep, bytes);
+      else {
+        // In line: hold only the caller's records, not an encoded copy as well.
         this.msgPool.release(prep.buf);
-        await space;
-        try {
-          prep = prepareBatch(this.msgPool, topic, records, what);
-        } catch (e) {
-          this.release(bytes);
-          throw e;
-        }
-        const now = prep.end - prep.start;
-        this.bufferedBytes += now - bytes; // the caller changed its records meanwhile
-        bytes = now;
+        p = new Promise<SendBatchResult>((resolve, reject) => {
+          const batch = async (): Promise<void> => {
+            let held = 0;
+            try {
+              await (space ?? this.reserve(bytes));
+              held = bytes;
+              const again = prepareBatch(this.msgPool, topic, records, what);
+              const now = again.end - again.start;
+              this.bufferedBytes += now - bytes; // the caller changed its records meanwhile
+              held = now;
+              let count: number;
+              try {
+                count = await this.client.partitionCount(topic);
+              } catch (e) {
+                this.msgPool.release(again.buf);
+                throw e;
+              }
+              held = 0; // submitBatch releases it from here on
+              resolve(this.submitBatch(topic, count, records, opts, again, now));
+            } catch (e) {
+              if (held) this.release(held);
+              reject(e as Error);
+            }
+          };
+          this.waiting.push({ topic, rec: records[0] as ProducerRecord, size: 0, space: 'reserved', resolve: () => undefined, reject, batch });
+          if (this.waiting.length === 1) void this.drainWaiting();
+        });
       }
-      try {
-        const n = await this.client.partitionCount(topic);
-        const partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
-        const key = this.accKey(topic, partition);
-        this.flushAcc(key); // records sent before this batch go first
-        submitted = true;
-        const r = await this.submit(topic, partition, prep);
-        return { partition: r.partition, baseOffset: r.baseOffset, count: records.length };
-      } finally {
-        this.release(bytes);
-        if (!submitted) this.msgPool.release(prep.buf);
-      }
-    })();
+    } catch (e) {
+      return Promise.reject(e);
+    }
     this.track(p);
     return p;
+  }
+
+  /** Cuts the partition's accumulator (its records go first) and submits the prepared batch, whose `bytes` are reserved. */
+  private submitBatch(topic: string, n: number, records: readonly RecordInput[], opts: { partition?: number }, prep: PreparedBatch, bytes: number): Promise<SendBatchResult> {
+    let partition: number;
+    try {
+      partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
+    } catch (e) {
+      this.release(bytes);
+      this.msgPool.release(prep.buf);
+      return Promise.reject(e);
+    }
+    this.flushAcc(this.accKey(topic, partition));
+    const release = () => this.release(bytes);
+    return this.submit(topic, partition, prep).then(
+      (r) => {
+        release();
+        return { partition: r.partition, baseOffset: r.baseOffset, count: records.length };
+      },
+      (e: unknown) => {
+        release();
+        throw e;
+      },
+    );
   }
 
   async flush(): Promise<void> {
@@ -690,6 +743,9 @@ export class RemoteProducer implements ProducerApi {
   }
 
   async close(): Promise<void> {
+    // Sends from here on are refused: one accepted while the flush runs could still be
+    // lingering when it ends, and would open a stream after close.
+    this.closing = true;
     await this.flush();
     this.closed = true;
     this.stream?.end();
@@ -782,7 +838,12 @@ export class RemoteProducer implements ProducerApi {
       throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
     }
     const key = this.accKey(topic, partition);
-    while (this.inflight.size + this.queue.length >= this.maxInFlight) await new Promise<void>((r) => this.capacityWaiters.push(r));
+    // In call order: a batch never takes a slot, and so its partition's next sequence,
+    // ahead of one already waiting for a slot (wakeCapacity hands each its own).
+    if (this.capacityWaiters.length > 0 || this.slotsInUse() >= this.maxInFlight) {
+      await new Promise<void>((r) => this.capacityWaiters.push(r));
+      this.granted--;
+    }
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
     const producerId = this.producerIdFor(key);
@@ -942,7 +1003,9 @@ export class RemoteProducer implements ProducerApi {
       else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
         b.lastError = err;
         const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
+        this.retrying++;
         setTimeout(() => {
+          this.retrying--;
           this.queue.push(b);
           this.queue.sort((x, y) => x.seq - y.seq);
           this.pump();
@@ -1060,9 +1123,20 @@ export class RemoteProducer implements ProducerApi {
   }
 
   /** A slot is free: a submit waiting for one takes it, else the oldest ready accumulator. */
+  /** In-flight slots taken: sent, queued to be sent, waiting to be sent again, or handed to a waiter. */
+  private slotsInUse(): number {
+    return this.inflight.size + this.queue.length + this.retrying + this.granted;
+  }
+
+  /** A slot may have freed: the longest waiting submit() gets it, else the oldest ready accumulator is cut. */
   private wakeCapacity(): void {
-    const w = this.capacityWaiters.shift();
-    if (w) return w();
+    if (this.capacityWaiters.length > 0) {
+      while (this.capacityWaiters.length > 0 && this.slotsInUse() < this.maxInFlight) {
+        this.granted++;
+        this.capacityWaiters.shift()!();
+      }
+      return;
+    }
     const oldest = this.readyAccs.values().next();
     if (!oldest.done) this.flushAcc(oldest.value);
   }
@@ -1100,6 +1174,8 @@ export class RemoteConsumer implements GroupConsumerApi {
   private pendingCredit = 0;
   private flushTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** The reconnect after a broken stream, waiting out its backoff (close() clears it). */
+  private reconnectTimer: NodeJS.Timeout | null = null;
   private member: string | undefined;
   private partitions: number[] = [];
   private attempts = 0;
@@ -1210,7 +1286,8 @@ export class RemoteConsumer implements GroupConsumerApi {
       // Reconnect and resume from committed offsets; what we held unacked comes again.
       this.chunks.length = 0;
       const delay = Math.min(100 * 2 ** Math.min(this.attempts++, 6), 5000);
-      setTimeout(() => {
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = null;
         if (!this.closed && !this.stream && !this.client.isClosed) this.open();
       }, delay);
     };
@@ -1294,6 +1371,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     this.closed = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.feedbackTimer) clearInterval(this.feedbackTimer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const s = this.stream;
     this.stream = null;
     s?.end();
