@@ -247,6 +247,71 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('a retired segment that cannot be removed stops the removal of those after it: a reopen meanwhile finds a whole log, nothing acknowledged dropped', async function () {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192, retention: { maxBytes: 1 } });
+    await fill(b, 't', 50);
+    const first = segmentFiles(dir, 't', 0)[0]!;
+    if (spawnSync('chattr', ['+i', first]).status !== 0) {
+      await b.close();
+      return this.skip();
+    }
+    try {
+      await fill(b, 't', 250);
+      let d = await b.describeTopic('t');
+      for (let i = 0; i < 40 && d.partitions[0]!.startOffset === 0; i++) {
+        await sleep(100);
+        d = await b.describeTopic('t');
+      }
+      assert.ok(d.partitions[0]!.startOffset > 0, 'retention ran');
+      // The segments after the one that stayed stay too (their turn is after it), each with its index.
+      const logs = segmentFiles(dir, 't', 0);
+      assert.ok(logs.length > 2);
+      for (const f of logs) assert.ok(fs.existsSync(f.replace(/\.log$/, '.index')), `${path.basename(f)} kept its index`);
+      await b.close();
+    } finally {
+      spawnSync('chattr', ['-i', first]);
+    }
+    // Reopened before a retention pass could remove them: the log is whole, from the
+    // first segment again (retention takes them once more), to the last acknowledged record.
+    b = await Broker.open({ dir });
+    const part = (await b.describeTopic('t')).partitions[0]!;
+    assert.equal(part.endOffset, 300);
+    assert.equal(part.startOffset, 0);
+    assert.equal((await b.read('t', 0, 0))[0]!.value.toString(), payload(0));
+    assert.equal((await b.read('t', 0, 299))[0]!.value.toString(), payload(249));
+    await b.close();
+  });
+
+  it('after a crash of a run without sync in the cycle that rolled a segment, the one whose seal never came is checked whole too: a lost block is cut off with what followed', async () => {
+    const dir = tmpDir();
+    const durability = { intervalMs: 50 };
+    let b = await openBroker({ dir, durability });
+    await b.createTopic('t', { segmentBytes: 128 * 1024 });
+    let n = 0;
+    while (segmentFiles(dir, 't', 0).length < 2 || n < 260) {
+      const x = encodeBatch([{ value: Buffer.alloc(500, n++) }]);
+      sealBatch(x);
+      await b.publishBatch('t', x, 0);
+    }
+    await b.close();
+    const [L] = segmentFiles(dir, 't', 0);
+    // The crash came before the old segment's seal entry (written after its fdatasync),
+    // and an unsynced block of it before its newest index entry was lost.
+    const Lindex = L!.replace(/\.log$/, '.index');
+    fs.truncateSync(Lindex, fs.statSync(Lindex).size - 8);
+    const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8'));
+    fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify({ ...state, clean: false }));
+    overwriteAt(L!, 32768, Buffer.alloc(4096));
+    b = await openBroker({ dir, durability });
+    const end = b.partitionInfo(b.partitionState('t', 0)).endOffset;
+    assert.ok(end > 0 && end < 100, `end offset ${end}`);
+    assert.equal(segmentFiles(dir, 't', 0).length, 1, 'the segment after the loss is dropped');
+    for (let o = 0; o < end; o++) assert.equal((await b.read('t', 0, o, { maxBytes: 1 }))[0]!.value[0], o & 0xff);
+    await b.close();
+  });
+
   it('after a crash of a run without sync, recovery checks the whole last segment: a lost block is cut off, not served as CORRUPT_BATCH', async () => {
     const dir = tmpDir();
     const durability = { intervalMs: 50 };
@@ -496,6 +561,51 @@ describe('Segments, index, retention and recovery', () => {
     // ...and the same on the next open (the second segment's index was rebuilt, sealed).
     b = await Broker.open({ dir });
     assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 301);
+    await b.close();
+  });
+
+  it('the segment before the active one is always sealed: after a batch refused once it rolled the segment, and (sealed at the next open) after a crash in the roll; damage in it then drops nothing', async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    await fill(b, 't', 300);
+    const before = segmentFiles(dir, 't', 0);
+    // Too large for what is left of the active segment, and damaged: the core rolls the
+    // segment for it, then refuses it. Nothing else comes before the close.
+    const bad = sealBatch(encodeBatch([{ value: 'y'.repeat(7000) }]));
+    bad[200]! ^= 0xff;
+    await expectCode(b.publishBatch('t', bad, 0), 'CORRUPT_BATCH');
+    await b.close();
+    const L = before[before.length - 1]!;
+    const Lindex = L.replace(/\.log$/, '.index');
+    const lastEntry = () => {
+      const idx = fs.readFileSync(Lindex);
+      return { rel: idx.readUInt32LE(idx.length - 8), pos: idx.readUInt32LE(idx.length - 4) };
+    };
+    assert.equal(segmentFiles(dir, 't', 0).length, before.length + 1, 'the refused batch rolled the segment');
+    const size = fs.statSync(L).size;
+    assert.deepEqual(lastEntry(), { rel: 300 - Number(path.basename(L, '.log')), pos: size }, 'sealed at the refusal');
+
+    // A crash in a roll's cycle leaves the same files without the seal: the old
+    // segment's data block-padded, its index without the seal entry.
+    fs.truncateSync(Lindex, fs.statSync(Lindex).size - 8);
+    fs.truncateSync(L, Math.ceil(size / 4096) * 4096 + 4096);
+    b = await Broker.open({ dir });
+    assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 300);
+    assert.equal((await b.producer().send('t', { value: 'z', partition: 0 })).offset, 300);
+    await b.close();
+    assert.equal(fs.statSync(L).size, size, 'cut to its batches');
+    assert.deepEqual(lastEntry(), { rel: 300 - Number(path.basename(L, '.log')), pos: size }, 'sealed at the open');
+
+    // A flipped bit in its last batch: read as CORRUPT_BATCH, the segment after it kept.
+    const data = fs.readFileSync(L);
+    const last = batchStarts(data).pop()!;
+    const lastBase = Number(data.readBigInt64LE(last + 8));
+    overwriteAt(L, last + 70, Buffer.from([data[last + 70]! ^ 0x01]));
+    b = await Broker.open({ dir });
+    assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 301);
+    assert.equal((await b.read('t', 0, 300))[0]!.value.toString(), 'z');
+    await expectCode(b.read('t', 0, lastBase), 'CORRUPT_BATCH');
     await b.close();
   });
 

@@ -156,6 +156,12 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
       if (s.code == Code::kCorruptBatch || s.code == Code::kOffsetOutOfRange || s.code == Code::kResourceExhausted)
         rejected[i] = s;
       else p->Fail(s);
+      // A batch refused after it rolled the segment leaves the old one to seal: this
+      // cycle's Publish seals it, as if the batch had been written (a clean close would
+      // otherwise leave it unsealed on disk, and a later open take damage in it for a
+      // torn tail, dropping the segments after it).
+      if (!p->failed.load() && p->HasStaged() && std::find(touched.begin(), touched.end(), r.partition) == touched.end())
+        touched.push_back(r.partition);
       continue;
     }
     if (std::find(touched.begin(), touched.end(), r.partition) == touched.end()) touched.push_back(r.partition);

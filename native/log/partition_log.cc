@@ -180,7 +180,10 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       seg->file = std::make_shared<ReadFd>(fd);
       const bool last = i + 1 == bases.size();
       bool whole = false;
-      Status s = log->RecoverSegment(seg.get(), cfg.full_scan && last, last, sealed_after[i] ? bases[i + 1] : -1,
+      // A full scan (a crash of a run without sync) for every segment not known to be
+      // sealed: the last, and one whose roll the crash interrupted (RecoverSegment
+      // skips it for a segment with its own seal entry).
+      Status s = log->RecoverSegment(seg.get(), cfg.full_scan && !sealed_after[i], last, sealed_after[i] ? bases[i + 1] : -1,
                                      last ? -1 : bases[i + 1], &whole);
       if (!s.ok()) return s;
       prev_whole = whole;
@@ -281,7 +284,7 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     }
   }
 
-  if (full_scan && !idx.empty()) {
+  if (full_scan && sealed_next < 0 && !idx.empty()) {
     idx.clear();  // rebuilt by the scan below, from the start
     index_dirty = true;
   }
@@ -334,6 +337,16 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     whole_next = next_file;
     index_dirty = true;
   }
+  // Not sealed, followed by another segment, and its batches end exactly where that
+  // one starts: a roll whose seal never ran (a crash in the roll's cycle, a full disk at
+  // the seal). It holds all its data; it is sealed now (its seal entry below, its file
+  // cut to its end by Open), so a later open does not take damage in it for a torn tail
+  // and drop the segments after it.
+  bool seal_now = false;
+  if (whole_next < 0 && !last && next_file >= 0 && expected == next_file && pos > 0) {
+    seal_now = true;
+    index_dirty = true;
+  }
   if (whole_next >= 0 && (pos != file_size || expected != whole_next)) {
     // Damage inside a segment that was sealed whole (a flipped bit, a bad header, an
     // index that misled the scan): not a torn tail, so nothing is cut off and nothing
@@ -344,7 +357,7 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
   seg->size = static_cast<uint64_t>(pos);
   seg->next_offset = expected;
   seg->index = std::move(idx);
-  *whole = whole_next >= 0;
+  *whole = whole_next >= 0 || seal_now;
 
   if (index_dirty) {
     int fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -354,7 +367,9 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     int rc = PwriteFull(fd, reinterpret_cast<const uint8_t*>(entries.data()), entries.size() * sizeof(IndexEntry), 0);
     if (rc == 0 && fdatasync(fd) != 0) rc = errno;
     close(fd);
-    if (rc) return SysError("write index", seg->index_path, 0, rc);
+    // A seal added here on a full disk may wait for a later open: the segment is read
+    // the same either way (the index is a hint), as it was before this open.
+    if (rc && !(seal_now && IsNoSpace(rc))) return SysError("write index", seg->index_path, 0, rc);
   }
   return Status::Ok();
 }
@@ -760,7 +775,11 @@ Status PartitionLog::Publish(int64_t now_ms) {
   for (auto& u : sealing_) {
     Status s = write_index(u);
     if (s.ok()) s = SealUnit(&u);
-    if (!s.ok() && first_error.ok()) first_error = s;
+    if (!s.ok()) {
+      if (u.index_fd >= 0) close(u.index_fd);  // fenced below (Fail), which no longer sees this unit
+      u.index_fd = -1;
+      if (first_error.ok()) first_error = s;
+    }
   }
   sealing_.clear();
   Status s = write_index(active_);
@@ -849,11 +868,15 @@ void PartitionLog::RemoveRetired() {
   // A name that cannot be removed now is tried again at the next retention pass:
   // left behind, reopening would bring the segment back and move the start offset
   // backwards. (Bounded: only names of segments already retired.)
-  std::vector<std::string> left;
-  for (auto& path : unlink_retry_)
-    if (unlink(path.c_str()) != 0 && errno != ENOENT) left.push_back(path);
-  bool removed = left.size() < unlink_retry_.size();
-  unlink_retry_ = std::move(left);
+  // In order, oldest segment first, its .log before its .index, stopping at the first
+  // that fails: what stays is always a whole, sealed prefix of the log. Removing later
+  // ones past a .log that stayed would leave a gap after it (and its seal entry gone
+  // with its .index), which an open takes for a torn tail and drops what follows —
+  // the active segment included.
+  size_t done = 0;
+  while (done < unlink_retry_.size() && (unlink(unlink_retry_[done].c_str()) == 0 || errno == ENOENT)) done++;
+  bool removed = done > 0;
+  unlink_retry_.erase(unlink_retry_.begin(), unlink_retry_.begin() + static_cast<std::ptrdiff_t>(done));
   if (removed || dir_sync_pending_) dir_sync_pending_ = FsyncDir(cfg_.dir) != 0;
 }
 
