@@ -734,6 +734,74 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c.close();
   });
 
+  it('a group that joined and left before anything was delivered has its offsets written: dropped when idle, it resumes where it joined', async () => {
+    await broker.createTopic('t');
+    broker.groups.idleGroupMs = 100;
+    const p = broker.producer();
+    for (let i = 0; i < 3; i++) await p.send('t', { value: `before${i}` });
+    for (let g = 0; g < 5; g++) {
+      const c = broker.consumer({ topic: 't', group: `q${g}` }); // from 'latest': nothing to deliver
+      const it = c[Symbol.asyncIterator]();
+      const first = it.next().catch(() => undefined);
+      await sleep(20);
+      await c.close();
+      await first;
+    }
+    const until = Date.now() + 10_000;
+    while (broker.groups.describe('t').length > 0 && Date.now() < until) await sleep(50);
+    assert.equal(broker.groups.describe('t').length, 0, 'idle groups stay in memory');
+    for (let g = 0; g < 5; g++) assert.ok(fs.existsSync(path.join(dir, 'groups', `q${g}`, 't.offs')), `q${g} has its offsets file`);
+    // Published while the group had no member: delivered when it comes back, from 'latest' too.
+    await p.send('t', { value: 'meanwhile' });
+    const c = broker.consumer({ topic: 't', group: 'q0' });
+    const got = await take(c, 1);
+    assert.deepEqual(got.map((m) => [m.offset, m.value.toString()]), [[3, 'meanwhile']]);
+    await c.close();
+  });
+
+  it("commitOffset and retention give back a member's unacked count for the unacked part of a range the committed offset had entered, not for what it acked", async () => {
+    const got: Array<[number, number, number]> = [];
+    const sink = {
+      deliverBatches: (part: number, _raw: Buffer, from: number, to: number) => got.push([part, from, to]),
+      deliverRecords: () => undefined,
+      assign: () => undefined,
+      end: () => undefined,
+    };
+    const delivered = () => got.reduce((n, [, f, t]) => n + t - f, 0);
+    const p = broker.producer();
+    // commitOffset past a range whose first half is acked (and committed).
+    await broker.createTopic('u', { partitions: 2 });
+    for (const part of [0, 1]) await p.sendBatch('u', Array.from({ length: 100 }, (_, i) => ({ value: `m${i}` })), { partition: part });
+    const m = await broker.groups.join({ topic: 'u', group: 'g', from: 'earliest', maxUnacked: 1000, ackDeadlineMs: 60_000 }, sink, 200);
+    let until = Date.now() + 10_000;
+    while (delivered() < 200 && Date.now() < until) await sleep(10);
+    assert.equal(m.unacked, 200);
+    m.ack(0, 0, 50); // committed 50 on partition 0, inside the range [0, 100) delivered
+    assert.equal(m.unacked, 150);
+    await broker.groups.commitOffset('g', 'u', 0, 100); // the 50 unacked of partition 0 are given back
+    assert.equal(m.unacked, 100, 'partition 1 still holds 100');
+    m.leave();
+
+    // Retention past a range whose first half is acked.
+    got.length = 0;
+    await broker.createTopic('r', { partitions: 2, segmentBytes: 8192, retention: { maxBytes: 32 * 1024 } });
+    for (const part of [0, 1]) await p.sendBatch('r', Array.from({ length: 10 }, (_, k) => ({ value: `m${k}` })), { partition: part });
+    const m2 = await broker.groups.join({ topic: 'r', group: 'g', from: 'earliest', maxUnacked: 64, ackDeadlineMs: 60_000 }, sink, 20);
+    until = Date.now() + 10_000;
+    while (delivered() < 20 && Date.now() < until) await sleep(10);
+    m2.ack(0, 0, 5); // committed 5 on partition 0, [5, 10) unacked; partition 1 holds 10
+    assert.equal(m2.unacked, 15);
+    for (let i = 0; i < 2000; i += 50)
+      await p.sendBatch('r', Array.from({ length: 50 }, (_, k) => ({ value: 'x'.repeat(40) + (i + k) })), { partition: 0 });
+    while ((await broker.describeTopic('r')).partitions[0]!.startOffset <= 10 && Date.now() < until) await sleep(50);
+    const before = delivered();
+    m2.credit(10); // the pump finds partition 0's start moved past the range: its 5 unacked are gone
+    while (delivered() === before && Date.now() < until) await sleep(10);
+    assert.ok(delivered() > before);
+    assert.equal(m2.unacked, 10 + delivered() - before, 'partition 1 still holds 10');
+    m2.leave();
+  });
+
   it('keeps at most maxOpenOffsetFiles offsets files open; a group dropped while idle closes its file, and a late ack does not open it again', async () => {
     const openOffsFiles = () =>
       fs.readdirSync('/proc/self/fd').filter((fd) => {

@@ -646,8 +646,11 @@ export class GroupCoordinator {
             'UringmqWarning',
           );
         const gs = new GroupState(group, topic, parts, file, legacyFile);
-        gs.dirty = !saved || cutShort.length > 0;
         this.groups.set(k, gs);
+        // A new group's starting offsets (or ones cut short) go to disk now: a restart
+        // then resumes from them ('latest' stays where it was), and only a written group
+        // is dropped from memory once idle (sweep).
+        if (!saved || cutShort.length > 0) this.changed(gs);
         this.loading.delete(k);
         return gs;
       })();
@@ -835,7 +838,7 @@ export class GroupCoordinator {
     const keep: Inflight[] = [];
     for (const r of ps.inflight) {
       const cut = Math.min(r.to, start);
-      if (cut > r.from) r.member.unacked = Math.max(0, r.member.unacked - (cut - r.from - ps.acked.countIn(r.from, cut)));
+      if (cut > r.from) r.member.unacked = Math.max(0, r.member.unacked - unackedIn(ps, r.from, cut));
       if (r.to > start) keep.push(r.from < start ? { ...r, from: start } : r);
     }
     ps.inflight = keep;
@@ -1438,8 +1441,9 @@ export class GroupCoordinator {
       m.released.delete(partition);
     }
     for (const r of ps.inflight) {
-      r.member.unacked = Math.max(0, r.member.unacked - (r.to - r.from - ps.acked.countIn(r.from, r.to)));
-      for (const [a, b] of ps.acked.gapsIn(r.from, r.to)) addRange(r.member.voided, partition, a, b);
+      r.member.unacked = Math.max(0, r.member.unacked - unackedIn(ps, r.from, r.to));
+      const lo = Math.max(r.from, ps.committed);
+      if (lo < r.to) for (const [a, b] of ps.acked.gapsIn(lo, r.to)) addRange(r.member.voided, partition, a, b);
     }
     ps.inflight = [];
     ps.redeliver.clear();
@@ -1784,6 +1788,17 @@ function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
 function closeDelays(latest: number, earliest: number, due: number, exact: boolean): boolean {
   if (latest === 0 || due === 0 || exact) return latest === due && earliest === due;
   return Math.max(latest, due) - Math.min(earliest, due) <= MERGED_DELAY_SLACK_MS;
+}
+
+/**
+ * Offsets of [from, to) not acked yet. Those below the committed offset all are:
+ * advance() took them out of `acked` when it moved past them, so countIn alone would
+ * count them as unacked (an in-flight range the committed offset has entered stays
+ * whole until all of it is acked).
+ */
+function unackedIn(ps: PartitionGroupState, from: number, to: number): number {
+  const lo = Math.max(from, ps.committed);
+  return lo < to ? to - lo - ps.acked.countIn(lo, to) : 0;
 }
 
 /**
