@@ -31,7 +31,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, tmpDir } from './helpers';
+import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, take, tmpDir } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -568,6 +568,51 @@ for (const backend of BACKENDS) {
       assert.equal(await settledFdCount(), fds, `${kinds0}\n${JSON.stringify(fdKinds())}`);
     });
 
+    it('a reply holds one segment: readers that stop reading keep one segment file and no copy each, and do not stall other replies', async () => {
+      broker = await openBroker({ tailCacheBytes: 0 });
+      await broker.createTopic('t', { segmentBytes: 8192 });
+      const p = broker.producer();
+      for (let i = 0; i < 600; i++) await p.sendBatch('t', [{ value: 'x'.repeat(1500) }, { value: 'y'.repeat(1500) }], { partition: 0 });
+      assert.ok((await broker.describeTopic('t')).partitions[0]!.segments > 200);
+      // No copies allowed: a sealed segment's last block goes from the file too.
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, memoryPerConnection: 0, memoryTotal: 0 });
+      const logFiles = () =>
+        fs.readdirSync('/proc/self/fd').filter((f) => {
+          try {
+            return fs.readlinkSync(`/proc/self/fd/${f}`).endsWith('.log');
+          } catch {
+            return false;
+          }
+        }).length;
+      const before = logFiles();
+      // 70 readers (more than the 64 large splice pipes) ask for 64 MiB from a segment's start and read nothing.
+      const stalled: Raw[] = [];
+      for (let k = 0; k < 70; k++) {
+        const c = await Raw.open(fsrv.port);
+        c.sock.pause();
+        c.sock.write(Buffer.concat([encodeHello(), encodeFetch({ correlationId: 1, topic: 't', partition: 0, offset: 4 * (k % 50), maxBytes: 64 << 20, maxWaitMs: 0 })]));
+        stalled.push(c);
+      }
+      await sleep(500);
+      assert.ok(logFiles() - before <= 70, `${logFiles() - before} segment files open for 70 replies`);
+      // Another reader gets whole replies, one segment each, at once.
+      const c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      const t0 = Date.now();
+      let off = 0;
+      for (let i = 0; i < 5; i++) {
+        const r = await c.fetch('t', 0, off, 64 << 20);
+        assert.equal(r.error, 'OK');
+        const recs = checkWhole(r.data, off);
+        assert.ok(r.data.length <= 8192, `a reply of ${r.data.length} bytes spans segments`);
+        off = recs[recs.length - 1]!.offset + 1;
+      }
+      assert.ok(Date.now() - t0 < 5000, `five replies took ${Date.now() - t0} ms`);
+      assert.equal(fsrv.stats().bytesCopied, 0);
+      for (const s of [...stalled, c]) s.sock.destroy();
+      fsrv.close();
+    });
+
     it('refuses connections past maxConnections with a clear code; thousands of them leak nothing', async function () {
       this.timeout(120_000);
       const want = 2000;
@@ -671,6 +716,29 @@ describe('fetch plane: consumers, groups and the server', () => {
       }
     } finally {
       await close();
+    }
+  });
+
+  it("a FetchConsumer keeps its fetches within the server's limits (its hello's maxFetchBytes and maxWaitMs), whatever its options ask", async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0, maxWaitMs: 1000, maxFetchBytes: 1 << 20 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await broker.createTopic('t');
+      await broker.producer().send('t', { value: 'a', partition: 0 });
+      for (const [i, o] of [{ maxWaitMs: 120_000 }, { maxBytes: 128 << 20 }].entries()) {
+        const c = client.consumer({ topic: 't', group: `g${i}`, transport: 'fetch', from: 'earliest', ...o });
+        const got = await take(c, 1, (m) => m.ack(), 10_000);
+        assert.deepEqual(got.map((m) => m.value.toString()), ['a']);
+        await c.close();
+      }
+      assert.equal(fsrv.stats().badRequests, 0);
+    } finally {
+      await client.close();
+      fsrv.close();
+      await server.stop(2000);
+      await broker.close();
     }
   });
 

@@ -46,7 +46,12 @@ constexpr size_t kInCap = 1024;  // a request or a hello always fits
 static_assert(kInCap >= fetchproto::kMaxRequestBytes, "input buffer holds a whole request");
 static_assert(kInCap >= fetchproto::kClientHelloFixed + fetchproto::kMaxTokenBytes, "input buffer holds a whole hello");
 constexpr size_t kPipeBytes = 1u << 20;  // splice chunk: one pipe's worth per round trip
-constexpr size_t kMaxPipes = 64;         // pipes (2 fds each) lent to responses at once
+// Pipes are lent one per connection while its reply is sent, however many that is: a
+// fixed number lent at once let slow readers hold them all and stall every other
+// reply. The first kLargePipes are kPipeBytes, later ones the default 64 KiB (what
+// pipes pin of the page cache stays bounded), and at most kMaxIdlePipes wait in the pool.
+constexpr size_t kLargePipes = 64;
+constexpr size_t kMaxIdlePipes = 64;
 constexpr int kPipeRetryMs = 50;           // retry of a pipe2 refused with no pipe lent out
 constexpr int64_t kLingerMs = 1000;      // after a final error reply, before closing
 constexpr int64_t kNoDeadline = INT64_MAX;
@@ -387,14 +392,14 @@ class UringIo final : public FetchIo {
       p = pool_.back();
       pool_.pop_back();
     } else {
-      if (pipes_lent_ >= kMaxPipes) return false;
       int fds[2];
       if (pipe2(fds, O_CLOEXEC) != 0) return false;  // EMFILE/ENFILE: wait for a pipe to come back
       // A bigger pipe means fewer splice round trips; where the per-user pipe quota
       // refuses it, the default (64 KiB) still works.
-      int got = fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kPipeBytes));
+      int got = large_pipes_ < kLargePipes ? fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kPipeBytes)) : -1;
       if (got < 0) got = fcntl(fds[1], F_GETPIPE_SZ);
       p = {fds[0], fds[1], got > 0 ? static_cast<size_t>(got) : 65536};
+      if (p.cap > 65536) large_pipes_++;
     }
     pipes_lent_++;
     c->pipe_r = p.r;
@@ -409,11 +414,12 @@ class UringIo final : public FetchIo {
   // reply that was cut off, and must not be sent to the next borrower.
   void GivePipe(Conn* c) {
     if (c->pipe_w < 0) return;
-    if (c->pipe_bytes == 0) {
+    if (c->pipe_bytes == 0 && pool_.size() < kMaxIdlePipes) {
       pool_.push_back({c->pipe_r, c->pipe_w, c->pipe_cap});
     } else {
       close(c->pipe_r);
       close(c->pipe_w);
+      if (c->pipe_cap > 65536) large_pipes_--;
     }
     c->pipe_r = c->pipe_w = -1;
     pipes_lent_--;
@@ -564,6 +570,7 @@ class UringIo final : public FetchIo {
   std::vector<io_uring_cqe> backlog_;
   std::vector<Pipe> pool_;
   size_t pipes_lent_ = 0;
+  size_t large_pipes_ = 0;  // pipes of more than 64 KiB, lent or pooled
   std::vector<Conn*> pipe_waiters_;
 };
 

@@ -1351,6 +1351,7 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
     int64_t size = 0;
     int64_t seg_next = 0;
     uint64_t index_version = 0;
+    bool sealed = false;
     {
       std::lock_guard<std::mutex> lk(mu_);
       if (first) {
@@ -1381,6 +1382,7 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
       index_version = seg->index_version;
       size = static_cast<int64_t>(seg->size);
       seg_next = seg->next_offset;
+      sealed = seg->sealed;
       Status s = FileLocked(seg.get(), &file);
       if (!s.ok()) return s;
     }
@@ -1445,8 +1447,10 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
         end_next = h.last_offset() + 1;
       }
     }
-    // Bytes below `stable` are never written again; the partial block above it is.
-    const int64_t stable = static_cast<int64_t>(AlignDown(static_cast<uint64_t>(size)));
+    // Bytes below `stable` are never written again; the active segment's partial last
+    // block is, every cycle. A sealed segment's is not: all of it goes from the file
+    // (copies of each sealed segment's last block were not bounded by the memory limits).
+    const int64_t stable = sealed ? size : static_cast<int64_t>(AlignDown(static_cast<uint64_t>(size)));
     if (std::min(end, stable) > start) {
       FetchPiece piece;
       piece.file = file;
@@ -1466,7 +1470,10 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
     }
     out->bytes += static_cast<uint64_t>(end - start);
     next = end_next;
-    if (end < size || out->bytes >= max_bytes) break;
+    // One segment per reply (as Kafka's fetch): a reply holds its file open until it is
+    // sent, so this bounds the files replies hold to one per connection — spanning
+    // segments, readers that stop reading held one per segment, past any fd limit.
+    break;
   }
   return Status::Ok();
 }

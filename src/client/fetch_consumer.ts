@@ -76,9 +76,9 @@ export interface FetchConsumerOptions {
   partitions?: number[];
   /** host:port of the fetch listener (default: ConnectOptions.fetchAddress, else the server's host and port 50052). */
   fetchAddress?: string;
-  /** Bytes per fetch: whole batches, at least one (default 1 MiB). */
+  /** Bytes per fetch: whole batches, at least one (default 1 MiB; at most what the server allows, its hello says). */
   maxBytes?: number;
-  /** How long a fetch at the end of a partition waits for new data (default 500 ms). */
+  /** How long a fetch at the end of a partition waits for new data (default 500 ms; at most what the server allows). */
   maxWaitMs?: number;
   /** Processed positions are committed this often, and on close (default 1000 ms). */
   commitIntervalMs?: number;
@@ -608,7 +608,9 @@ export class FetchConsumer implements GroupConsumerApi {
         s.conn ??= await FetchConnection.open(this.host, this.port, this.client.token ?? '');
         const epoch = s.epoch;
         const at = s.position;
-        const { header, data } = await s.conn.fetch(this.topic, s.partition, at, this.maxBytes, this.maxWaitMs);
+        // Within the limits the server's hello announced (it refuses a fetch past them).
+        const lim = s.conn.hello;
+        const { header, data } = await s.conn.fetch(this.topic, s.partition, at, Math.min(this.maxBytes, lim.maxFetchBytes || this.maxBytes), Math.min(this.maxWaitMs, lim.maxWaitMs));
         attempts = 0;
         if (this.closed || epoch !== s.epoch) continue; // a seek happened meanwhile
         if (header.error !== 0) {
