@@ -243,3 +243,39 @@ describe('Broker: topics, produce, read, consume', () => {
     }
   });
 });
+
+describe('Embedded producer: order and batch size at the limits', () => {
+  it('sends held back by the write queue go on in call order: a later send does not overtake them once the queue is below the mark but not yet down to half', async () => {
+    const b = await openBroker({ testIoDelayMs: 100, writeHighWaterBytes: 100_000, maxPendingBytes: 70_000 });
+    try {
+      await b.createTopic('t');
+      const p = b.producer();
+      const big = Buffer.alloc(60_000, 1);
+      const A = p.sendBatch('t', [{ value: big }], { partition: 0 });
+      const B = p.sendBatch('t', [{ value: big }], { partition: 0 }); // the queue is past its mark now
+      assert.ok(b.overHighWater);
+      const C = p.sendBatch('t', [{ value: 'C' }], { partition: 0 }); // held
+      for (let i = 0; i < 10_000 && b.overHighWater; i++) await sleep(1);
+      assert.ok(!b.overHighWater && b.queuedBytes >= 50_000, `queued ${b.queuedBytes}: between half the mark and the mark`);
+      const D = p.sendBatch('t', [{ value: 'D' }], { partition: 0 });
+      const E = p.send('t', { value: 'E', partition: 0 });
+      await Promise.all([A, B, C, D, E]);
+      const got = (await b.read('t', 0, 0, { maxBytes: 1 << 20 })).map((m) => (m.value.length > 10 ? 'big' : m.value.toString()));
+      assert.deepEqual(got, ['big', 'big', 'C', 'D', 'E']);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("records that fit maxBatchBytes only without the batch header go in two batches, not one the broker refuses", async () => {
+    const b = await openBroker({ maxBatchBytes: 65536 });
+    try {
+      await b.createTopic('t');
+      const p = b.producer(); // its maxBatchBytes: the broker's
+      const r = await Promise.all([p.send('t', { value: Buffer.alloc(32000, 1), partition: 0 }), p.send('t', { value: Buffer.alloc(33480, 2), partition: 0 })]);
+      assert.deepEqual(r.map((x) => x.offset), [0, 1]);
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -79,6 +79,8 @@ export class Producer implements ProducerApi {
   private readonly accs = new Map<string, Accumulator>();
   /** Accumulators holding records: while any does, the broker flushes this producer at close. */
   private filled = 0;
+  /** Sends held back by the write queue's high-water mark, in call order (resumeHeld). */
+  private readonly heldSends: Array<() => void> = [];
   /** Sends not yet settled: what flush() waits for. */
   private readonly inflight = new PendingPromises();
   // Keyless records rotate through partitions in the topic's own round-robin order.
@@ -106,7 +108,11 @@ export class Producer implements ProducerApi {
    * (not encoded, not queued) until the disk catches up.
    */
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
-    if (this.broker.overHighWater && !this.broker.closed) return this.held(() => this.send(topic, record));
+    if (this.mustHold()) return this.held(() => this.sendNow(topic, record));
+    return this.sendNow(topic, record);
+  }
+
+  private sendNow(topic: string, record: ProducerRecord): Promise<SendResult> {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
@@ -116,7 +122,7 @@ export class Producer implements ProducerApi {
       const ps = t.partitions[partition]!;
       const key = `${topic}\u0000${partition}`;
       let acc = this.accs.get(key);
-      if (acc && acc.records.length > 0 && (acc.bytes + size > this.maxBatchBytes || acc.ps !== ps)) this.flushAcc(acc);
+      if (acc && acc.records.length > 0 && (acc.bytes + size + BATCH_OVERHEAD > this.maxBatchBytes || acc.ps !== ps)) this.flushAcc(acc);
       if (!acc || acc.ps !== ps) {
         if (this.accs.size >= MAX_IDLE_ACCUMULATORS) this.dropEmpty();
         acc = new Accumulator(key, ps);
@@ -144,7 +150,11 @@ export class Producer implements ProducerApi {
    * default) is refused with RECORD_TOO_LARGE before anything is written.
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
-    if (this.broker.overHighWater && !this.broker.closed) return this.held(() => this.sendBatch(topic, records, opts));
+    if (this.mustHold()) return this.held(() => this.sendBatchNow(topic, records, opts));
+    return this.sendBatchNow(topic, records, opts);
+  }
+
+  private sendBatchNow(topic: string, records: readonly RecordInput[], opts: { partition?: number }): Promise<SendBatchResult> {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
@@ -251,11 +261,34 @@ export class Producer implements ProducerApi {
     for (const [key, acc] of this.accs) if (acc.records.length === 0) this.accs.delete(key);
   }
 
+  /**
+   * Past the write queue's high-water mark a send waits, and so does every send after
+   * it while any waits: they go on in call order (a send let through as soon as the
+   * mark was no longer passed would overtake those still held, which resume only once
+   * the queue is down to half of it).
+   */
+  private mustHold(): boolean {
+    return !this.broker.closed && (this.broker.overHighWater || this.heldSends.length > 0);
+  }
+
   /** A send held back by the write queue's high-water mark; flush() waits for it too. */
-  private held<T>(retry: () => Promise<T>): Promise<T> {
-    const p = this.broker.whenWritable().then(retry);
+  private held<T>(go: () => Promise<T>): Promise<T> {
+    const p = new Promise<T>((resolve, reject) => this.heldSends.push(() => go().then(resolve, reject)));
+    if (this.heldSends.length === 1) this.waitWritable();
     this.track(p);
     return p;
+  }
+
+  private waitWritable(): void {
+    void this.broker.whenWritable().then(() => this.resumeHeld());
+  }
+
+  /** Held sends, in order, while the queue takes them (a send that fills it again makes the rest wait again). */
+  private resumeHeld(): void {
+    while (this.heldSends.length > 0) {
+      if (this.broker.overHighWater && !this.broker.closed) return this.waitWritable();
+      this.heldSends.shift()!();
+    }
   }
 
   private track(p: Promise<unknown>): void {
