@@ -908,6 +908,43 @@ describe('gRPC: a per-batch sync on a broker run without it', function () {
   });
 });
 
+describe('gRPC server: Fetch long-polls', function () {
+  this.timeout(60_000);
+  it('are bounded in number (more are answered at once) and end when their connection goes', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const body = pb.FetchRequest.encode({ topic: 't', partition: 0, offset: 0, max_wait_ms: 30_000 }).finish();
+      const framed = Buffer.alloc(5 + body.length);
+      framed.writeUInt32BE(body.length, 1);
+      framed.set(body, 5);
+      const headers = { ':method': 'POST', ':path': '/uringmq.v1.Broker/Fetch', 'content-type': 'application/grpc', te: 'trailers' };
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      let answered = 0;
+      for (let i = 0; i < 1100; i++) {
+        const st = session.request(headers);
+        st.on('error', () => undefined);
+        st.on('response', () => undefined);
+        st.on('end', () => answered++);
+        st.resume();
+        st.end(framed);
+        if (i % 100 === 99) await sleep(10);
+      }
+      const longPolls = (r.server as unknown as { longPolls: { size: number } }).longPolls;
+      const until = Date.now() + 10_000;
+      while (longPolls.size + answered < 1100 && Date.now() < until) await sleep(20);
+      assert.equal(longPolls.size, 1024);
+      assert.equal(answered, 1100 - 1024, 'the ones past the bound are answered at once');
+      session.destroy();
+      while (longPolls.size > 0 && Date.now() < until) await sleep(20);
+      assert.equal(longPolls.size, 0, 'long-polls of a connection that went keep waiting');
+    } finally {
+      await r.stop();
+    }
+  });
+});
+
 describe('gRPC client producer: send order, retries and close', function () {
   this.timeout(60_000);
 

@@ -493,6 +493,36 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     }
   }
 
+  for (const directStreams of [true, false]) {
+    it(`a client that sends and never reads its answers makes the server stop reading, not queue them without bound (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
+      await withTopic({ directStreams }, async (r) => {
+        const serverStreams: http2.ServerHttp2Stream[] = [];
+        const listeners = (r.server as unknown as { server: { http2Servers: Map<http2.Http2Server, unknown> } }).server.http2Servers;
+        for (const l of listeners.keys()) l.on('stream', (st: http2.ServerHttp2Stream) => serverStreams.push(st));
+        const session = http2.connect(`http://${r.address}`);
+        session.on('error', () => undefined);
+        const st = session.request(PLAIN_HEADERS);
+        st.on('error', () => undefined);
+        st.pause(); // never reads
+        // Neither a batch nor records: each is answered INVALID_ARGUMENT at once, with nothing in flight.
+        const body = pb.PublishRequest.encode({ sequence: 1, topic: 't' }).finish();
+        const one = Buffer.alloc(GRPC_PREFIX_BYTES + body.length);
+        one.writeUInt32BE(body.length, 1);
+        one.set(body, GRPC_PREFIX_BYTES);
+        const chunk = Buffer.concat(Array.from({ length: 2000 }, () => one));
+        const t0 = Date.now();
+        for (let sent = 0; sent < 400_000 && Date.now() - t0 < 10_000; sent += 2000) {
+          if (!st.write(chunk)) await Promise.race([new Promise((res) => st.once('drain', res)), sleep(1000)]);
+        }
+        await sleep(300);
+        const queued = serverStreams.filter((x) => !x.destroyed).reduce((n, x) => n + x.writableLength, 0);
+        assert.ok(queued <= 2 << 20, `${queued} bytes of answers queued on the server`);
+        st.destroy();
+        session.destroy();
+      });
+    });
+  }
+
   it('routing declines a grpc-js server it does not know: channelz on, or a handler not of the known shape', () => {
     const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), openPublish: () => new UringmqError('INTERNAL', 'unused'), openSubscribe: () => new UringmqError('INTERNAL', 'unused') };
     assert.equal(routeDirectStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);

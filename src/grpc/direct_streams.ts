@@ -42,6 +42,10 @@ export interface StreamCallIO {
   readonly headroom: number;
   /** Sends one response: a serialized message after `headroom` bytes (see response_encoders.ts); dropped once the call is over. */
   send(res: Buffer): void;
+  /** Bytes of responses sent and not yet written to the socket (a client that does not read them). */
+  readonly unflushed: number;
+  /** Called each time some of them are written. */
+  onFlushed: (() => void) | null;
   /** Ends the call with status OK. */
   end(): void;
   /** Ends the call with the status for this error. */
@@ -251,6 +255,8 @@ class Http2StreamCall implements StreamCallIO {
   }
 
   readonly headroom = GRPC_PREFIX_BYTES;
+  unflushed = 0;
+  onFlushed: (() => void) | null = null;
 
   send(res: Buffer): void {
     if (this.over || this.stream.destroyed) return;
@@ -259,7 +265,11 @@ class Http2StreamCall implements StreamCallIO {
     if (size > this.maxMessageBytes) return this.fail(new UringmqError('RESOURCE_EXHAUSTED', `a ${size}-byte response is over this server's maxMessageBytes (${this.maxMessageBytes})`));
     res[0] = 0; // not compressed
     res.writeUInt32BE(size, 1);
-    this.stream.write(res);
+    this.unflushed += res.length;
+    this.stream.write(res, () => {
+      this.unflushed -= res.length;
+      this.onFlushed?.();
+    });
   }
 
   end(): void {

@@ -102,14 +102,19 @@ const FLOW_WINDOW = 16 * MiB;
  * and its Writable's backpressure is not needed (a stream's unanswered batches are
  * bounded by maxInFlightPerStream); falls back to call.write if grpc-js changes.
  */
-function responseSender<T>(call: grpc.ServerDuplexStream<unknown, T>): (res: T) => void {
+/** Unary Fetch calls waiting for data at once; more are answered without waiting. */
+const MAX_LONG_POLLS = 1024;
+
+/** Answers a PublishStream client has not read, past which the server stops reading its requests. */
+const MAX_UNREAD_ANSWER_BYTES = 1 << 20;
+
+function responseSender<T>(call: grpc.ServerDuplexStream<unknown, T>): (res: T, written: () => void) => void {
   const inner = (call as unknown as { call?: { sendMessage?: unknown } }).call;
   if (inner && typeof inner.sendMessage === 'function') {
     const sendMessage = inner.sendMessage as (m: T, cb: () => void) => void;
-    const done = () => undefined;
-    return (res) => sendMessage.call(inner, res, done);
+    return (res, written) => sendMessage.call(inner, res, written);
   }
-  return (res) => void call.write(res);
+  return (res, written) => void call.write(res, written);
 }
 
 /**
@@ -389,7 +394,7 @@ export class BrokerServer {
       describeTopic: unary('DescribeTopic', async (req: Req<'DescribeTopicRequest'>) => topicInfo(await b.describeTopic(req.name, { groups: !req.skip_groups }))),
       publish: unary('Publish', async (req: Req<'PublishRequest'>) => publishResponse(req, await this.publish(req))),
       publishStream: (call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>) => this.publishStream(call),
-      fetch: unary('Fetch', async (req: Req<'FetchRequest'>) => this.fetch(req)),
+      fetch: unary('Fetch', async (req: Req<'FetchRequest'>, call: grpc.ServerUnaryCall<Req<'FetchRequest'>, unknown>) => this.fetch(req, call)),
       subscribe: (call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>) => this.subscribe(call),
       commitOffset: unary('CommitOffset', async (req: Req<'CommitOffsetRequest'>) => {
         await b.groups.commitOffset(req.group, req.topic, req.partition, Number(req.offset), req.run ?? 0);
@@ -444,7 +449,7 @@ export class BrokerServer {
   private publishStream(call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>): void {
     const send = responseSender(call);
     const ended = this.streamEnd('PublishStream');
-    const io: PublishCallIO = grpcJsCallIO(call, (res) => send(res as unknown as uringmq.v1.PublishResponse.$Properties), ended);
+    const io: PublishCallIO = grpcJsCallIO(call, (res, written) => send(res as unknown as uringmq.v1.PublishResponse.$Properties, written), ended);
     const auth = call.metadata.get('authorization')[0];
     const h = this.openPublishCall(auth, io);
     if (h instanceof UringmqError) return io.fail(h);
@@ -495,14 +500,21 @@ export class BrokerServer {
       });
     };
     const maybeResume = () => {
-      if (!paused || ended || inflight >= this.maxInFlight / 2) return;
+      if (!paused || ended || inflight >= this.maxInFlight / 2 || io.unflushed > MAX_UNREAD_ANSWER_BYTES / 2) return;
       if (this.broker.overHighWater) return waitForDisk();
       paused = false;
       io.resume();
     };
+    io.onFlushed = maybeResume;
     const answer = (res: Buffer) => {
       inflight--;
       io.send(res);
+      // A client that sends and does not read its answers: they wait in this process
+      // (answers of refused requests come at once, so inflight alone does not bound them).
+      if (!paused && io.unflushed > MAX_UNREAD_ANSWER_BYTES) {
+        paused = true;
+        io.pause();
+      }
       maybeResume();
       if (ended && inflight === 0) finish();
     };
@@ -552,7 +564,7 @@ export class BrokerServer {
     };
   }
 
-  private async fetch(req: Req<'FetchRequest'>): Promise<uringmq.v1.FetchResponse.$Properties> {
+  private async fetch(req: Req<'FetchRequest'>, call?: grpc.ServerUnaryCall<unknown, unknown>): Promise<uringmq.v1.FetchResponse.$Properties> {
     const b = this.broker;
     const ps = b.partitionState(req.topic, req.partition);
     const offset = Number(req.offset);
@@ -562,15 +574,20 @@ export class BrokerServer {
     const maxBytes = Math.min(req.max_bytes || MiB, 64 * MiB, req.plain_records ? Math.floor(this.maxMessageBytes / 2) : this.maxMessageBytes - 4096);
     let info = b.partitionOffsets(ps);
     const waitMs = Math.min(req.max_wait_ms || 0, 30_000);
-    if (offset === info.endOffset && waitMs > 0 && !this.stopping) {
+    // Past MAX_LONG_POLLS waiting at once, a fetch at the end is answered at once
+    // (empty), as with max_wait_ms 0: each waiting one holds a timer, a waiter and its call.
+    if (offset === info.endOffset && waitMs > 0 && !this.stopping && this.longPolls.size < MAX_LONG_POLLS && !call?.cancelled) {
       // stop() answers long-polls at once (empty) rather than letting them hold the
-      // shutdown for their whole wait.
+      // shutdown for their whole wait; a call its client cancelled (or whose connection
+      // went) stops waiting then.
       const w = b.waitForDataCancellable([ps], waitMs);
       const polling = this.longPolls.add(w.cancel);
+      call?.once('cancelled', w.cancel);
       try {
         await w.promise;
       } finally {
         this.longPolls.remove(polling);
+        call?.off('cancelled', w.cancel);
       }
       info = b.partitionOffsets(ps);
     }
@@ -588,7 +605,7 @@ export class BrokerServer {
   /** Subscribe through grpc-js (the calls routeDirectStreams leaves to it, or all). */
   private subscribe(call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>): void {
     const ended = this.streamEnd('Subscribe');
-    const io: SubscribeCallIO = grpcJsCallIO(call, (res) => call.write(res as unknown as uringmq.v1.SubscribeResponse.$Properties), ended);
+    const io: SubscribeCallIO = grpcJsCallIO(call, (res, written) => call.write(res as unknown as uringmq.v1.SubscribeResponse.$Properties, written), ended);
     const h = this.openSubscribeCall(call.metadata.get('authorization')[0], io);
     if (h instanceof UringmqError) return io.fail(h);
     feedHandler(call, h, io, () => ended('CANCELLED'));
@@ -799,13 +816,20 @@ export class BrokerServer {
  * serialized response (brokerService's responseSerialize passes a Buffer on); `ended`
  * hears how the call ends.
  */
-function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buffer) => void, ended: (code: string) => void): StreamCallIO {
-  return {
+function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buffer, written: () => void) => void, ended: (code: string) => void): StreamCallIO {
+  const io: StreamCallIO = {
     headroom: 0,
+    unflushed: 0,
+    onFlushed: null,
     pause: () => call.pause(),
     resume: () => call.resume(),
     send: (res) => {
-      if (!call.destroyed && !call.writableEnded) send(res);
+      if (call.destroyed || call.writableEnded) return;
+      (io as { unflushed: number }).unflushed += res.length;
+      send(res, () => {
+        (io as { unflushed: number }).unflushed -= res.length;
+        io.onFlushed?.();
+      });
     },
     end: () => {
       ended('OK');
@@ -816,6 +840,7 @@ function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buf
       call.emit('error', toServiceError(e));
     },
   };
+  return io;
 }
 
 /** Hands a grpc-js streaming call's requests and its end to the transport-neutral handler. */
