@@ -267,7 +267,7 @@ describe('Segments, index, retention and recovery', () => {
       assert.ok(d.partitions[0]!.startOffset > 0, 'retention ran');
       // The segments after the one that stayed stay too (their turn is after it), each with its index.
       const logs = segmentFiles(dir, 't', 0);
-      assert.ok(logs.length > 2);
+      assert.ok(logs.length > 2, `${logs.length} segment files`);
       for (const f of logs) assert.ok(fs.existsSync(f.replace(/\.log$/, '.index')), `${path.basename(f)} kept its index`);
       await b.close();
     } finally {

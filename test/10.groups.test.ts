@@ -797,7 +797,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const before = delivered();
     m2.credit(10); // the pump finds partition 0's start moved past the range: its 5 unacked are gone
     while (delivered() === before && Date.now() < until) await sleep(10);
-    assert.ok(delivered() > before);
+    assert.ok(delivered() > before, 'delivered after the credit');
     assert.equal(m2.unacked, 10 + delivered() - before, 'partition 1 still holds 10');
     m2.leave();
   });

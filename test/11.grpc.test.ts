@@ -908,6 +908,104 @@ describe('gRPC: a per-batch sync on a broker run without it', function () {
   });
 });
 
+describe('gRPC server: plain records and sequences at their limits', function () {
+  this.timeout(60_000);
+
+  /** A varint, for writing fields protobufjs would round (uint64 past 2^53). */
+  const varint = (n: bigint) => {
+    const out: number[] = [];
+    for (; n >= 128n; n >>= 7n) out.push(Number(n & 127n) | 128);
+    out.push(Number(n));
+    return Buffer.from(out);
+  };
+
+  it('a header whose empty value the encoder left out is an empty header', async () => {
+    const r = await startServer();
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const entry = Buffer.from([0x0a, 0x01, 0x68]); // map entry { key: "h" }, its value left out
+      const rec = Buffer.concat([Buffer.from([0x12, 0x01, 0x76, 0x1a, entry.length]), entry]); // Record { value: "v", headers }
+      const req = Buffer.concat([Buffer.from([0x12, 0x01, 0x74, 0x2a, rec.length]), rec]); // PublishRequest { topic: "t", records }
+      await unary(c, 'publish', req, true);
+      const got = await r.broker.read('t', 0, 0);
+      assert.deepEqual(got.map((m) => [m.value.toString(), Object.keys(m.headers), m.headers.h?.length]), [['v', ['h'], 0]]);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+
+  it('a sequence past 2^53 (not answerable exactly) is INVALID_ARGUMENT: the unary call, and the stream after answering the requests before it; nothing of it is written', async () => {
+    const r = await startServer();
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const rest = Buffer.from(pb.PublishRequest.encode({ topic: 't', records: [{ value: Buffer.from('v') }] }).finish());
+      for (const seq of [2n ** 53n, 2n ** 64n - 1n]) {
+        const body = Buffer.concat([Buffer.from([0x08]), varint(seq), rest]);
+        const e = await expectStatus(unary(c, 'publish', body, true), grpc.status.INVALID_ARGUMENT);
+        assert.match(e.details, /not below 2\^53/);
+      }
+      const d = brokerService.publishStream!;
+      const s = c.makeBidiStreamRequest(d.path, (b: Buffer) => b, d.responseDeserialize, new grpc.Metadata());
+      const answers: number[] = [];
+      const status = new Promise<grpc.ServiceError | null>((resolve) => {
+        s.on('data', (m: { sequence: number }) => answers.push(Number(m.sequence)));
+        s.on('error', (e: grpc.ServiceError) => resolve(e));
+        s.on('status', (st: grpc.StatusObject) => st.code === grpc.status.OK && resolve(null));
+      });
+      s.write(Buffer.concat([Buffer.from([0x08]), varint(1n), rest]));
+      s.write(Buffer.concat([Buffer.from([0x08]), varint(2n ** 53n + 1n), rest]));
+      s.write(Buffer.concat([Buffer.from([0x08]), varint(3n), rest])); // after the bad one: not taken
+      s.end();
+      assert.equal((await status)?.code, grpc.status.INVALID_ARGUMENT);
+      assert.deepEqual(answers, [1]);
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 1);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+
+  it("plain records past the broker's maxBatchBytes are refused before they are encoded, and a producer id must be positive", async () => {
+    const r = await startServer({ brokerOptions: { maxBatchBytes: 64 * 1024 } });
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const records = Array.from({ length: 20 }, () => ({ value: Buffer.alloc(4096) }));
+      const e = await expectStatus(unary(c, 'publish', { topic: 't', records }), grpc.status.RESOURCE_EXHAUSTED, 'RECORD_TOO_LARGE');
+      assert.match(e.details, /past record 15 of 20/);
+      await expectStatus(unary(c, 'publish', { topic: 't', records: [{ value: Buffer.from('x') }], producer_id: -5, base_sequence: 0 }), grpc.status.INVALID_ARGUMENT);
+      await expectStatus(unary(c, 'publish', { topic: 't', records: [{ value: Buffer.from('x') }], producer_id: 0, base_sequence: 7 }), grpc.status.INVALID_ARGUMENT);
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+
+  it('a plain-records Fetch answer always fits in maxMessageBytes, however small the records: as many as fit, and the next fetch goes on', async () => {
+    const r = await startServer({ maxMessageBytes: 64 * 1024 });
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 2 });
+      for (let i = 0; i < 200; i++) await r.broker.publishBatch('t', sealBatch(encodeBatch(Array.from({ length: 127 }, () => ({ value: Buffer.alloc(0) })))), 1);
+      let offset = 0;
+      for (let calls = 0; offset < 200 * 127 && calls < 1000; calls++) {
+        const res = await unary<{ records: Array<{ offset: number }> }>(c, 'fetch', { topic: 't', partition: 1, offset, plain_records: true });
+        assert.ok(res.records.length > 0, `no records at ${offset}`);
+        assert.equal(Number(res.records[0]!.offset), offset);
+        offset = Number(res.records[res.records.length - 1]!.offset) + 1;
+      }
+      assert.equal(offset, 200 * 127);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+});
+
 describe('gRPC server: Fetch long-polls', function () {
   this.timeout(60_000);
   it('are bounded in number (more are answered at once) and end when their connection goes', async () => {

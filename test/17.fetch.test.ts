@@ -573,7 +573,7 @@ for (const backend of BACKENDS) {
       await broker.createTopic('t', { segmentBytes: 8192 });
       const p = broker.producer();
       for (let i = 0; i < 600; i++) await p.sendBatch('t', [{ value: 'x'.repeat(1500) }, { value: 'y'.repeat(1500) }], { partition: 0 });
-      assert.ok((await broker.describeTopic('t')).partitions[0]!.segments > 200);
+      assert.ok((await broker.describeTopic('t')).partitions[0]!.segments > 200, 'segments');
       // No copies allowed: a sealed segment's last block goes from the file too.
       fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, memoryPerConnection: 0, memoryTotal: 0 });
       const logFiles = () =>

@@ -10,7 +10,7 @@ import type * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
-import { decodeEach, encodeBatch, readBatchMeta, sealBatch, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, recordSize, sealBatch, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord } from '../broker/validate';
@@ -102,6 +102,14 @@ const FLOW_WINDOW = 16 * MiB;
  * and its Writable's backpressure is not needed (a stream's unanswered batches are
  * bounded by maxInFlightPerStream); falls back to call.write if grpc-js changes.
  */
+const EMPTY = Buffer.alloc(0);
+
+/** A request's sequence as it was sent: protobufjs decodes uint64 to a number, exact only below 2^53. */
+function checkSequence(seq: unknown): void {
+  if (typeof seq === 'number' && !(Number.isSafeInteger(seq) && seq >= 0))
+    throw invalid(`sequence ${seq} is not below 2^53: its answer could not name it exactly (a client numbers its requests from 1 up)`);
+}
+
 /** Unary Fetch calls waiting for data at once; more are answered without waiting. */
 const MAX_LONG_POLLS = 1024;
 
@@ -392,7 +400,10 @@ export class BrokerServer {
       }),
       listTopics: unary('ListTopics', async () => ({ names: await b.listTopics() })),
       describeTopic: unary('DescribeTopic', async (req: Req<'DescribeTopicRequest'>) => topicInfo(await b.describeTopic(req.name, { groups: !req.skip_groups }))),
-      publish: unary('Publish', async (req: Req<'PublishRequest'>) => publishResponse(req, await this.publish(req))),
+      publish: unary('Publish', async (req: Req<'PublishRequest'>) => {
+        checkSequence(req.sequence);
+        return publishResponse(req, await this.publish(req));
+      }),
       publishStream: (call: grpc.ServerDuplexStream<Req<'PublishRequest'>, uringmq.v1.PublishResponse.$Properties>) => this.publishStream(call),
       fetch: unary('Fetch', async (req: Req<'FetchRequest'>, call: grpc.ServerUnaryCall<Req<'FetchRequest'>, unknown>) => this.fetch(req, call)),
       subscribe: (call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>) => this.subscribe(call),
@@ -429,15 +440,29 @@ export class BrokerServer {
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
     try {
-      const recs: RecordInput[] = req.records.map((r, i) => {
-        const rec: RecordInput = { key: (r.key as Buffer | null | undefined) ?? null, value: (r.value ?? Buffer.alloc(0)) as Buffer, headers: (r.headers ?? {}) as Record<string, Buffer> };
+      const pid = Number(req.producer_id || 0);
+      const baseSequence = req.base_sequence || 0;
+      if (pid < 0 || (pid > 0 && (!Number.isSafeInteger(pid) || baseSequence < 0)) || (pid === 0 && baseSequence !== 0))
+        throw invalid(`producer_id ${pid} with base_sequence ${baseSequence}: an idempotent producer's id is positive (below 2^53) and its sequence not negative; a request without one has both 0`);
+      // Sized as they are checked, so a request of millions of records over the
+      // broker's maxBatchBytes is refused before any of them is encoded.
+      const recs: RecordInput[] = [];
+      let bytes = HEADER_SIZE;
+      for (let i = 0; i < req.records.length; i++) {
+        const r = req.records[i]!;
+        const headers: Record<string, Buffer> = {};
+        // A header whose value the encoder left out (empty bytes) decodes as [].
+        if (r.headers) for (const [k, v] of Object.entries(r.headers)) headers[k] = Array.isArray(v) && v.length === 0 ? EMPTY : (v as Buffer);
+        const rec: RecordInput = { key: (r.key as Buffer | null | undefined) ?? null, value: (r.value ?? EMPTY) as Buffer, headers };
         if (r.timestamp) rec.timestamp = Number(r.timestamp);
         validateRecord(rec, 'publish to', req.topic, i);
-        return rec;
-      });
-      for (const r of recs) checkRecordSize(r, req.topic, this.broker.maxRecordBytes);
-      const pid = Number(req.producer_id || 0);
-      batch = encodeBatch(recs, pid > 0 ? { producerId: pid, baseSequence: req.base_sequence } : {});
+        checkRecordSize(rec, req.topic, this.broker.maxRecordBytes);
+        bytes += recordSize(rec);
+        if (bytes > this.broker.maxBatchBytes)
+          throw new UringmqError('RECORD_TOO_LARGE', `the records of a request to ${req.topic} make a batch over maxBatchBytes ${this.broker.maxBatchBytes} (past record ${i} of ${req.records.length}); nothing was written: send them in smaller requests`);
+        recs.push(rec);
+      }
+      batch = encodeBatch(recs, pid > 0 ? { producerId: pid, baseSequence } : {});
       sealBatch(batch); // then verified by the core like any client's batch
     } catch (e) {
       return Promise.reject(e);
@@ -490,6 +515,13 @@ export class BrokerServer {
       if (failure !== null) io.fail(failure);
       else io.end();
     };
+    /** Nothing more is read; the call ends with e's status once the requests before it are answered. */
+    const abort = (e: unknown) => {
+      io.pause();
+      failure ??= e;
+      ended = true;
+      if (inflight === 0) finish();
+    };
     let awaitingDisk = false;
     const waitForDisk = () => {
       if (awaitingDisk) return;
@@ -520,6 +552,16 @@ export class BrokerServer {
     };
     return {
       request: (req, owned) => {
+        if (failure !== null) {
+          if (owned) pool.release(owned); // after a request that ended the call: not taken
+          return;
+        }
+        try {
+          checkSequence(req.sequence);
+        } catch (e) {
+          if (owned) pool.release(owned);
+          return abort(e);
+        }
         inflight++;
         if (!paused && (inflight >= this.maxInFlight || this.broker.overHighWater)) {
           // Stop reading this stream: its batches wait in the client (whose window
@@ -551,12 +593,7 @@ export class BrokerServer {
         ended = true;
         if (inflight === 0) finish();
       },
-      abort: (e) => {
-        io.pause();
-        failure ??= e;
-        ended = true;
-        if (inflight === 0) finish();
-      },
+      abort,
       gone: () => {
         finished = true;
         this.streams.delete(handle);
@@ -593,10 +630,22 @@ export class BrokerServer {
     }
     const raw = await b.readRaw(ps, offset, maxBytes);
     if (req.plain_records) {
+      // As many records as surely fit in one message (a small record takes more room as
+      // a ConsumedRecord than in its batch); at least one. The client goes on after the last.
       const records: uringmq.v1.ConsumedRecord.$Properties[] = [];
-      decodeEach(raw, offset, Number.MAX_SAFE_INTEGER, (o, timestamp, key, value, headers) =>
-        records.push(consumedRecord(ps.index, { offset: o, timestamp, key, value, headers }, 1)),
-      );
+      const room = this.maxMessageBytes - 4096;
+      let bytes = 0;
+      let full = false;
+      decodeEach(raw, offset, Number.MAX_SAFE_INTEGER, (o, timestamp, key, value, headers) => {
+        if (full) return;
+        const size = plainRecordBytes(key, value, headers);
+        if (records.length > 0 && bytes + size > room) {
+          full = true;
+          return;
+        }
+        bytes += size;
+        records.push(consumedRecord(ps.index, { offset: o, timestamp, key, value, headers }, 1));
+      });
       return { records, start_offset: info.startOffset, end_offset: info.endOffset };
     }
     return { batches: raw, start_offset: info.startOffset, end_offset: info.endOffset };
@@ -884,6 +933,30 @@ function unauthenticated(): UringmqError {
 
 function publishResponse(req: { sequence: number | { low: number } }, r: PublishResult): uringmq.v1.PublishResponse.$Properties {
   return { sequence: req.sequence as number, partition: r.partition, base_offset: r.baseOffset, count: r.count, duplicate: r.duplicate };
+}
+
+/** Bytes of a varint holding n (a non-negative safe integer). */
+function varintBytes(n: number): number {
+  let b = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    b++;
+  }
+  return b;
+}
+
+/** Bytes of a length-delimited field of `len` bytes, with its tag. */
+const lenField = (len: number) => 1 + varintBytes(len) + len;
+
+/**
+ * At least the bytes a record takes as a ConsumedRecord in a FetchResponse's repeated
+ * field: its tag and length, and partition, offset, timestamp and delivery count (each
+ * counted at 10 bytes, a varint's longest), key, value and headers with theirs.
+ */
+function plainRecordBytes(key: Buffer | null, value: Buffer, headers: Record<string, Buffer>): number {
+  let inner = 4 * 11 + (key ? lenField(key.length) : 0) + lenField(value.length);
+  for (const k in headers) inner += lenField(lenField(Buffer.byteLength(k)) + lenField(headers[k]!.length));
+  return lenField(inner);
 }
 
 function consumedRecord(partition: number, r: DecodedRecord, deliveryCount: number): uringmq.v1.ConsumedRecord.$Properties {
