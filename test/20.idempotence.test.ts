@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
 import { IdempotenceTable, NEW } from '../src/broker/idempotence';
 import { stampProducer } from '../src/codec/record_batch';
-import { dropProducerSnapshot, expectCode, openBroker, tmpDir } from './helpers';
+import { dropProducerSnapshot, expectCode, openBroker, sleep, tmpDir } from './helpers';
 
 const PID = 4242;
 const batch = (seq: number, pid = PID) => sealBatch(encodeBatch([{ value: `seq${seq}` }], { producerId: pid, baseSequence: seq }));
@@ -217,6 +217,49 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     for (let i = 0; i < 64; i++) t.record(1, seq++, 1, ok(seq));
     for (const h of holes) assert.throws(() => t.check(1, h, 1), { code: 'OUT_OF_ORDER_SEQUENCE' }, `hole ${h}`);
     assert.equal(t.check(1, seq, 1), NEW);
+  });
+});
+
+describe('Idempotent producers: more batches in flight than the window (64)', () => {
+  const N = IdempotenceTable.KEEP_BATCHES + 1;
+
+  it('when every one of them fails, the first may be sent again: nothing of the producer was written', async () => {
+    const b = await openBroker();
+    try {
+      await b.createTopic('t');
+      const rs = await Promise.allSettled(Array.from({ length: N }, (_, i) => b.publishBatch('t', damaged(i, 77), 0)));
+      assert.ok(rs.every((r) => r.status === 'rejected'), 'all refused');
+      const r = await b.publishBatch('t', batch(0, 77), 0);
+      assert.deepEqual([r.duplicate, r.baseOffset], [false, 0]);
+      assert.equal((await b.publishBatch('t', batch(1, 77), 0)).baseOffset, 1);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a hole made while a snapshot waits for appends is in that snapshot: after a restart its retry is still refused, not answered as written', async () => {
+    const dir = tmpDir();
+    const b = await openBroker({ dir, producerStateScanBytes: 100_000 });
+    (b as unknown as { snapshotIntervalMs: number }).snapshotIntervalMs = 0;
+    await b.createTopic('t');
+    const ps = [b.publishBatch('t', damaged(0, 88), 0)];
+    for (let i = 1; i < N; i++) ps.push(b.publishBatch('t', batch(i, 88), 0));
+    // Past producerStateScanBytes: a snapshot starts while the 65 are in flight.
+    const big = b.producer().sendBatch('t', [{ value: Buffer.alloc(150_000) }], { partition: 0 });
+    const rs = await Promise.allSettled(ps);
+    await big;
+    assert.equal(rs[0]!.status, 'rejected');
+    const state = (b as unknown as { topics: Map<string, { partitions: Array<{ snapshotting: unknown }> }> }).topics.get('t')!.partitions[0]!;
+    for (let i = 0; i < 1000 && state.snapshotting; i++) await sleep(5);
+    await expectCode(b.publishBatch('t', batch(0, 88), 0), 'OUT_OF_ORDER_SEQUENCE');
+    await b.close();
+    const c = await openBroker({ dir, producerStateScanBytes: 100_000 });
+    try {
+      await expectCode(c.publishBatch('t', batch(0, 88), 0), 'OUT_OF_ORDER_SEQUENCE');
+      assert.equal((await values(c)).includes('seq0'), false);
+    } finally {
+      await c.close();
+    }
   });
 });
 

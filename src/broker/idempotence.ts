@@ -47,6 +47,8 @@ export interface Entry {
   result: Promise<AppendResult> | AppendResult;
   /** Its append failed (failed()): it is not in the log. */
   failed?: boolean;
+  /** A hole merged from two (addHole): written batches may lie inside it. */
+  merged?: boolean;
 }
 
 /**
@@ -206,6 +208,15 @@ export class IdempotenceTable {
    * with nothing after it is left out (its retry is new).
    */
   async settled(): Promise<{ batches: Float64Array; end: number }> {
+    // First every append recorded so far settles, those past the window too: one that
+    // fails meanwhile becomes a hole (or moves its producer's expected sequence back),
+    // and the snapshot must say so — a hole left out of it reads, after a restart, as
+    // a batch that was written.
+    const under: Array<Promise<unknown>> = [];
+    const pending = (e: Entry) => !e.failed && e.result instanceof Promise && under.push(e.result.catch(() => null));
+    for (const list of this.producers.values()) list.forEach(pending);
+    for (const out of this.leftInFlight.values()) out.forEach(pending);
+    if (under.length) await Promise.all(under);
     const ids: number[] = [];
     const entries: Entry[] = [];
     for (const [id, list] of this.producers) {
@@ -263,6 +274,15 @@ export class IdempotenceTable {
       const out = this.leftInFlight.get(producerId);
       const i = out ? out.indexOf(entry) : -1;
       if (i >= 0) out!.splice(i, 1);
+      // Every batch taken after it failed too (the window is down to its marker, which
+      // it ends at): nothing of the producer was written past it, and it is the
+      // expected sequence again.
+      const only = list.length === 1 ? list[0]! : null;
+      if (only && only.count === 0 && nextSequence(entry) === only.baseSequence) {
+        only.baseSequence = entry.baseSequence;
+        this.markerPastHoles(producerId, only);
+        return;
+      }
       this.addHole(producerId, entry);
       return;
     }
@@ -275,9 +295,28 @@ export class IdempotenceTable {
       // Every remembered batch failed: the producer still expects the first of them,
       // and a retry of an older (written) batch must not be taken as new. A marker of
       // no records keeps that sequence.
-      list.push({ baseSequence: earliest.baseSequence, count: 0, result: NOT_WRITTEN, failed: true });
+      const marker: Entry = { baseSequence: earliest.baseSequence, count: 0, result: NOT_WRITTEN, failed: true };
+      list.push(marker);
       this.entries++;
+      this.markerPastHoles(producerId, marker);
     }
+  }
+
+  /**
+   * A producer's window is down to its marker: holes that end where it starts have
+   * nothing written after them either, so the marker moves back over them (their
+   * batches may be sent again, in order). Not over a merged hole, which may hold
+   * written batches.
+   */
+  private markerPastHoles(producerId: number, marker: Entry): void {
+    const holes = this.holes.get(producerId);
+    while (holes && holes.length > 0) {
+      const h = holes[holes.length - 1]!;
+      if (h.merged || nextSequence(h) !== marker.baseSequence) break;
+      holes.pop();
+      marker.baseSequence = h.baseSequence;
+    }
+    if (holes && holes.length === 0) this.holes.delete(producerId);
   }
 
   /**
@@ -322,7 +361,7 @@ export class IdempotenceTable {
       // refused too (OUT_OF_ORDER_SEQUENCE), never a hole taken for a duplicate.
       const [a, b] = holes.splice(0, 2) as [Entry, Entry];
       const count = (b.baseSequence + b.count - a.baseSequence + SEQ_MOD) % SEQ_MOD;
-      holes.unshift({ baseSequence: a.baseSequence, count, result: a.result, failed: true });
+      holes.unshift({ baseSequence: a.baseSequence, count, result: a.result, failed: true, merged: true });
     }
   }
 
