@@ -676,7 +676,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Close(const Napi::CallbackInfo& info) {
     Shutdown();
     directory_->Clear();
-    if (referenced_) {
+    // With completions still queued on the TSFN (delivered after its release), this
+    // object must outlive them: Deliver drops the reference when the last arrives.
+    // Dropped here, a GC before they run freed it under them.
+    if (referenced_ && pending_ == 0) {
       referenced_ = false;
       Unref();
     }
