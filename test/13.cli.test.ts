@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { UringmqError } from '../src';
+import { Broker, UringmqError } from '../src';
 import { connect } from '../src/client';
 import { brokerService } from '../src/grpc/service';
 import { freePort, sleep, tmpDir } from './helpers';
@@ -322,6 +322,69 @@ describe('CLI', function () {
       assert.match(r.err, err);
     }
   });
+  it('produce takes one message per \\n line as the bytes given (a lone \\r stays in its line, CRLF loses the \\r, bytes that are not UTF-8 are kept)', async () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'b', '--dir', dir]).code, 0);
+    const input = Buffer.concat([Buffer.from('progress 10%\rprogress 100%\ncrlf\r\ncaf'), Buffer.from([0xe9]), Buffer.from('\nlast')]);
+    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 'b', '--dir', dir], { input, timeout: 60_000 });
+    assert.equal(r.status, 0, String(r.stderr));
+    assert.match(String(r.stderr), /produced 4 messages/);
+    const out = run(['consume', 'b', '--from', 'earliest', '--max', '4', '--json', '--dir', dir]);
+    const values = out.out.trim().split('\n').map((l) => JSON.parse(l) as { value: string });
+    assert.deepEqual(values.map((v) => v.value).slice(0, 2), ['progress 10%\rprogress 100%', 'crlf']);
+    assert.equal(values.length, 4);
+    const b = await Broker.open({ dir });
+    try {
+      const msgs = await b.read('b', 0, 2);
+      assert.deepEqual(msgs.slice(0, 2).map((m) => m.value.toString('hex')), ['636166e9', Buffer.from('last').toString('hex')]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('consume --group --max n takes no more than n at once: repeated short runs walk the backlog, nothing goes to the dead-letter topic', () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'w', '--dir', dir]).code, 0);
+    assert.equal(run(['produce', 'w', '--dir', dir], Array.from({ length: 8 }, (_, i) => `m${i}`).join('\n') + '\n').code, 0);
+    const got: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = run(['consume', 'w', '--group', 'g', '--from', 'earliest', '--max', '1', '--dir', dir]);
+      assert.equal(r.code, 0, r.err);
+      got.push(r.out.trim());
+    }
+    assert.deepEqual(got, Array.from({ length: 8 }, (_, i) => `m${i}`));
+    assert.equal(run(['topics', 'list', '--dir', dir]).out.trim(), 'w', 'no dead-letter topic');
+  });
+
+  it('URINGMQ_TLS_CA in the environment is for --server commands: a --dir command ignores it', () => {
+    const dir = tmpDir();
+    const r = run(['topics', 'create', 'e', '--dir', dir], undefined, { URINGMQ_TLS_CA: '/nonexistent/ca.pem' });
+    assert.equal(r.code, 0, r.err);
+    assert.equal(run(['topics', 'create', 'e2', '--dir', dir, '--tls-ca', '/x.pem']).code, 2, 'the flag itself still is for --server');
+  });
+
+  it('serve refuses a durability interval written other than in decimal digits (flag and environment)', () => {
+    for (const [args, env] of [[['--durability', '1e3'], undefined], [[], { URINGMQ_DURABILITY: ' 0x10 ' }]] as const) {
+      const r = run(['serve', '--dir', tmpDir(), '--host', '127.0.0.1', '--port', '0', ...args], undefined, env as Record<string, string> | undefined);
+      assert.notEqual(r.code, 0, r.out);
+      assert.match(r.err, /durability/);
+    }
+  });
+
+  it('serve --no-permit-without-stream sends GOAWAY (too_many_pings) to a client that keeps pinging with no call open', async () => {
+    srv = await spawnServer(tmpDir(), 0, ['--no-permit-without-stream']);
+    const session = http2.connect(`http://${srv.address}`);
+    session.on('error', () => undefined);
+    const goaway = new Promise<number>((resolve) => session.on('goaway', (code) => resolve(code)));
+    await new Promise((r) => session.once('connect', r));
+    for (let i = 0; i < 5 && !session.destroyed && !session.closed; i++) {
+      await new Promise((r) => session.ping(() => r(null)));
+      await sleep(20);
+    }
+    assert.equal(await Promise.race([goaway, sleep(5000).then(() => -1)]), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    session.destroy();
+  });
+
   it('produce stops at a line it cannot send, names it, exits 2, and keeps the lines before it', () => {
     const dir = tmpDir();
     assert.equal(run(['topics', 'create', 'p', '--partitions', '2', '--dir', dir]).code, 0);

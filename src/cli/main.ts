@@ -5,7 +5,6 @@
  * directory (--dir), which must not be open by a running server.
  */
 import * as fs from 'node:fs';
-import * as readline from 'node:readline';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
 import { Broker, type Durability } from '../broker/broker';
@@ -20,6 +19,26 @@ import { logDestination } from './log_destination';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const DEFAULT_DIR = './uringmq-data';
+
+/**
+ * stdin's lines as bytes: split at \n only (a \r\n ending loses its \r), the last one
+ * kept without a newline. readline would also split at a lone \r and decode the bytes
+ * as UTF-8, replacing what is not.
+ */
+async function* stdinLines(): AsyncGenerator<Buffer> {
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    let buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+    let at: number;
+    while ((at = buf.indexOf(0x0a)) >= 0) {
+      const end = at > 0 && buf[at - 1] === 0x0d ? at - 1 : at;
+      yield Buffer.from(buf.subarray(0, end));
+      buf = buf.subarray(at + 1);
+    }
+    rest = Buffer.from(buf);
+  }
+  if (rest.length > 0) yield rest.length && rest[rest.length - 1] === 0x0d ? rest.subarray(0, rest.length - 1) : rest;
+}
 
 /** A non-negative integer written in decimal digits, else NaN: Number() would also take '', ' ', '0x10' and '1e3'. */
 const count = (v: string): number => (/^[0-9]+$/.test(v) && Number.isSafeInteger(Number(v)) ? Number(v) : NaN);
@@ -36,8 +55,8 @@ function checkPort(name: string, v: unknown): void {
 
 function parseDurability(v: string): Durability {
   if (v === 'sync' || v === 'none') return v;
-  const ms = Number(v);
-  if (Number.isSafeInteger(ms) && ms > 0) return { intervalMs: ms };
+  const ms = count(v);
+  if (ms > 0) return { intervalMs: ms };
   throw new InvalidArgumentError("durability is 'sync', 'none' or a sync interval in ms");
 }
 
@@ -365,7 +384,8 @@ function quietIpServername(): void {
 }
 
 async function target(flags: { server?: string; dir?: string; tls?: boolean; tlsCa?: string }): Promise<Target> {
-  const caFile = flags.tlsCa ?? (process.env.URINGMQ_TLS_CA || undefined);
+  // The environment's CA is for --server commands: ignored with --dir (as the token is).
+  const caFile = flags.tlsCa ?? (flags.server ? process.env.URINGMQ_TLS_CA || undefined : undefined);
   if (!flags.server) {
     if (flags.tls || caFile) throw new UringmqError('INVALID_ARGUMENT', '--tls and --tls-ca are for --server');
   } else {
@@ -533,14 +553,13 @@ export function program(): Command {
         // looked the topic up again before the first failure stopped the input).
         if (t.client) await t.client.describeTopic(topic, { groups: false });
         else t.broker!.topicState(topic);
-        const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
         const sends: Array<Promise<unknown>> = [];
         let n = 0;
         let ok = 0;
         // A refused line (too large, a bad partition) stops the input and the command
         // fails naming it; the other lines read so far are still sent and counted.
         let failure: { line: number; err: unknown } | null = null;
-        for await (const line of rl) {
+        for await (const line of stdinLines()) {
           const lineNo = ++n;
           let sent: Promise<unknown>;
           try {
@@ -552,7 +571,6 @@ export function program(): Command {
           if (sends.length >= 10_000) await Promise.all(sends.splice(0));
           if (failure) break;
         }
-        rl.close();
         await Promise.all(sends);
         await producer.flush();
         process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}\n`);
@@ -595,11 +613,15 @@ export function program(): Command {
       process.on('SIGTERM', stop);
       try {
         if (o.group) {
+          // With --max n, no more than n taken at once: messages taken and not acked when
+          // it stops count as a delivery each, and a few short runs would send the rest
+          // of the backlog to the dead-letter topic.
+          const window = o.max !== undefined ? { maxUnacked: Math.max(1, o.max) } : {};
           const c = t.client
             ? o.transport === 'fetch'
               ? t.client.consumer({ topic, group: o.group, from, transport: 'fetch', fetchAddress: o.fetchAddress })
-              : t.client.consumer({ topic, group: o.group, from })
-            : t.broker!.consumer({ topic, group: o.group, from });
+              : t.client.consumer({ topic, group: o.group, from, ...window })
+            : t.broker!.consumer({ topic, group: o.group, from, ...window });
           for await (const m of c) {
             // Not printed, not acked: the group redelivers it to whoever reads next.
             if (!(await print(`${formatMessage(m, !!o.json)}\n`))) break;

@@ -6,7 +6,7 @@
  * `uringmq-code` trailer; one bad request never affects another.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type * as http2 from 'node:http2';
+import * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
@@ -110,6 +110,27 @@ function checkSequence(seq: unknown): void {
     throw invalid(`sequence ${seq} is not below 2^53: its answer could not name it exactly (a client numbers its requests from 1 up)`);
 }
 
+/**
+ * permitWithoutStream false: a client that PINGs a connection with no call open is told
+ * to stop (GOAWAY ENHANCE_YOUR_CALM, "too_many_pings", after two such pings, as gRPC
+ * core servers do). grpc-js passes `grpc.keepalive_permit_without_calls` to its clients
+ * only; its server does not police pings, so it is done here.
+ */
+function refusePingsWithoutCalls(session: import('node:http2').ServerHttp2Session): void {
+  let open = 0;
+  let strikes = 0;
+  session.on('stream', (st: import('node:http2').ServerHttp2Stream) => {
+    open++;
+    strikes = 0;
+    st.once('close', () => open--);
+  });
+  session.on('ping', () => {
+    if (open > 0 || ++strikes <= 2 || session.closed || session.destroyed) return;
+    session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, 0, Buffer.from('too_many_pings'));
+    session.close();
+  });
+}
+
 /** Unary Fetch calls waiting for data at once; more are answered without waiting. */
 const MAX_LONG_POLLS = 1024;
 
@@ -164,6 +185,8 @@ export class BrokerServer {
   private readonly log: Logger | undefined;
   private readonly maxStreams: number;
   private readonly maxConnections: number;
+  /** Client PINGs on a connection with no call open are refused (GOAWAY) unless this is true. */
+  private readonly permitWithoutStream: boolean;
   private connectionsOpen = 0;
   private connectionsRefused = 0;
   /** Refusals not yet logged, and when the last warning went out (at most one per 10 s). */
@@ -196,6 +219,7 @@ export class BrokerServer {
     this.maxStreams = c.maxStreams;
     this.maxInFlight = c.maxInFlight;
     this.maxConnections = c.maxConnections;
+    this.permitWithoutStream = opts.permitWithoutStream ?? true;
     this.authToken = opts.authToken === undefined ? null : Buffer.from(`Bearer ${opts.authToken}`);
     const maxMsg = c.maxMessageBytes;
     this.maxMessageBytes = maxMsg;
@@ -291,6 +315,7 @@ export class BrokerServer {
         } catch {
           // an old Node or a closing session: keep the defaults
         }
+        if (!this.permitWithoutStream) refusePingsWithoutCalls(session);
       });
     }
   }
