@@ -1342,139 +1342,118 @@ Status PartitionLog::PlanFetchOnce(int64_t offset, size_t max_bytes, size_t memo
   out->pieces.clear();
   out->bytes = out->memory_bytes = 0;
   max_bytes = std::max<size_t>(max_bytes, 1);
-  int64_t next = offset;
-  for (bool first = true;; first = false) {
-    std::shared_ptr<Segment> seg;
-    std::shared_ptr<ReadFd> file;
-    int64_t scan = 0;
-    int64_t scan_base = 0;  // the base offset the batch at scan must have
-    int64_t size = 0;
-    int64_t seg_next = 0;
-    uint64_t index_version = 0;
-    bool sealed = false;
+  std::shared_ptr<Segment> seg;
+  std::shared_ptr<ReadFd> file;
+  int64_t scan = 0;
+  int64_t scan_base = 0;  // the base offset the batch at scan must have
+  int64_t size = 0;
+  uint64_t index_version = 0;
+  bool sealed = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    out->start_offset = start_offset_;
+    out->end_offset = durable_next_;
+    if (offset < start_offset_ || offset > durable_next_) return OutOfRangeLocked(offset);
+    if (offset == durable_next_) return Status::Ok();
+    // Recent batches: from memory. O_DIRECT wrote them around the page cache, so
+    // sendfile would have to read them back from the disk.
+    if (!cache_.empty() && offset >= cache_.front().first_offset && offset < cache_.back().next_offset &&
+        memory_limit > 0) {
+      FetchPiece piece;
+      Status s = ReadFromCache(offset, std::min(max_bytes, memory_limit), &piece.bytes);
+      if (s.ok() && !piece.bytes.empty() && piece.bytes.size() <= memory_limit) {
+        out->bytes = out->memory_bytes = piece.bytes.size();
+        out->pieces.push_back(std::move(piece));
+        return Status::Ok();
+      }
+    }
+    scan = LocateLocked(offset, &seg, &scan_base);
+    if (tr->resume_pos > scan && seg == tr->seg) {
+      scan = tr->resume_pos;
+      scan_base = tr->resume_base;
+    }
+    index_version = seg->index_version;
+    size = static_cast<int64_t>(seg->size);
+    sealed = seg->sealed;
+    Status s = FileLocked(seg.get(), &file);
+    if (!s.ok()) return s;
+  }
+  // One segment per reply (as Kafka's fetch): a reply holds its file open until it is
+  // sent, so the files replies hold are one per connection — spanning segments,
+  // readers that stop reading held one per segment, past any fd limit.
+  HeaderReader hr(*seg, file->fd, size);
+  BatchHeader h;
+  int64_t pos = scan;
+  for (int64_t want = scan_base;; want = h.last_offset() + 1) {  // the batch that holds `offset`
+    Status s = hr.At(pos, &h);
+    if (s.ok() && h.base_offset != want) s = Discontinuous(seg->log_path, pos, h.base_offset, want);
+    if (!s.ok()) {
+      tr->seg = seg;
+      tr->entry_pos = scan;
+      tr->version = index_version;
+      if (s.code == Code::kCorruptBatch) {
+        tr->bad_pos = pos;
+        tr->bad_base = want;
+      }
+      return s;
+    }
+    if (h.last_offset() >= offset) break;
+    pos += h.length;
+  }
+  const int64_t start = pos;
+  int64_t end;
+  if (static_cast<uint64_t>(size - start) <= max_bytes) {
+    end = size;
+  } else {
+    // The furthest batch boundary within max_bytes: jump near it by the sparse index,
+    // then walk the last few headers.
+    const int64_t limit = start + static_cast<int64_t>(max_bytes);
+    int64_t want = h.base_offset;  // of the batch at start
     {
       std::lock_guard<std::mutex> lk(mu_);
-      if (first) {
-        out->start_offset = start_offset_;
-        out->end_offset = durable_next_;
-        if (offset < start_offset_ || offset > durable_next_) return OutOfRangeLocked(offset);
-        if (offset == durable_next_) return Status::Ok();
-        // Recent batches: from memory. O_DIRECT wrote them around the page cache, so
-        // sendfile would have to read them back from the disk.
-        if (!cache_.empty() && offset >= cache_.front().first_offset && offset < cache_.back().next_offset &&
-            memory_limit > 0) {
-          FetchPiece piece;
-          Status s = ReadFromCache(offset, std::min(max_bytes, memory_limit), &piece.bytes);
-          if (s.ok() && !piece.bytes.empty() && piece.bytes.size() <= memory_limit) {
-            out->bytes = out->memory_bytes = piece.bytes.size();
-            out->pieces.push_back(std::move(piece));
-            return Status::Ok();
-          }
-        }
+      const auto& idx = seg->index;
+      auto ie = std::upper_bound(idx.begin(), idx.end(), limit,
+                                 [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
+      if (ie != idx.begin() && (ie - 1)->position > start) {
+        pos = (ie - 1)->position;
+        want = seg->base_offset + (ie - 1)->rel_offset;
       }
-      out->end_offset = std::max(out->end_offset, durable_next_);
-      if (next >= durable_next_ || next < start_offset_) break;  // the end, or retention got there first
-      scan = LocateLocked(next, &seg, &scan_base);
-      if (first && tr->resume_pos > scan && seg == tr->seg) {
-        scan = tr->resume_pos;
-        scan_base = tr->resume_base;
-      }
-      index_version = seg->index_version;
-      size = static_cast<int64_t>(seg->size);
-      seg_next = seg->next_offset;
-      sealed = seg->sealed;
-      Status s = FileLocked(seg.get(), &file);
-      if (!s.ok()) return s;
     }
-    HeaderReader hr(*seg, file->fd, size);
-    BatchHeader h;
-    int64_t pos = scan;
-    for (int64_t want = scan_base;; want = h.last_offset() + 1) {  // the batch that holds `next`
+    for (;; want = h.last_offset() + 1) {
       Status s = hr.At(pos, &h);
       if (s.ok() && h.base_offset != want) s = Discontinuous(seg->log_path, pos, h.base_offset, want);
       if (!s.ok()) {
-        tr->seg = seg;
-        tr->entry_pos = scan;
-        tr->version = index_version;
-        if (s.code == Code::kCorruptBatch && first) {
-          tr->bad_pos = pos;
-          tr->bad_base = want;
-        }
-        return s;
+        if (pos == start) return s;
+        break;  // send the good batches before it; the next fetch reports it
       }
-      if (h.last_offset() >= next) break;
+      if (pos + static_cast<int64_t>(h.length) > limit) break;
       pos += h.length;
     }
-    const int64_t start = pos;
-    const uint64_t budget = max_bytes - out->bytes;
-    int64_t end;
-    int64_t end_next;
-    if (static_cast<uint64_t>(size - start) <= budget) {
-      end = size;
-      end_next = seg_next;
-    } else {
-      // The furthest batch boundary within the budget: jump near it by the sparse
-      // index, then walk the last few headers.
-      const int64_t limit = start + static_cast<int64_t>(budget);
-      int64_t want = h.base_offset;  // of the batch at start
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        const auto& idx = seg->index;
-        auto ie = std::upper_bound(idx.begin(), idx.end(), limit,
-                                   [](int64_t p, const IndexEntry& e) { return p < static_cast<int64_t>(e.position); });
-        if (ie != idx.begin() && (ie - 1)->position > start) {
-          pos = (ie - 1)->position;
-          want = seg->base_offset + (ie - 1)->rel_offset;
-        }
-      }
-      bool bad = false;
-      for (;; want = h.last_offset() + 1) {
-        Status s = hr.At(pos, &h);
-        if (s.ok() && h.base_offset != want) s = Discontinuous(seg->log_path, pos, h.base_offset, want);
-        if (!s.ok()) {
-          if (pos == start) return s;
-          bad = true;  // send the good batches before it; the next fetch reports it
-          break;
-        }
-        if (pos + static_cast<int64_t>(h.length) > limit) break;
-        pos += h.length;
-      }
-      end = pos;
-      end_next = bad ? -1 : h.base_offset;
-      if (end == start) {
-        if (out->bytes > 0) break;  // the next batch does not fit: done
-        end = start + h.length;     // at least one whole batch, however large
-        end_next = h.last_offset() + 1;
-      }
-    }
-    // Bytes below `stable` are never written again; the active segment's partial last
-    // block is, every cycle. A sealed segment's is not: all of it goes from the file
-    // (copies of each sealed segment's last block were not bounded by the memory limits).
-    const int64_t stable = sealed ? size : static_cast<int64_t>(AlignDown(static_cast<uint64_t>(size)));
-    if (std::min(end, stable) > start) {
-      FetchPiece piece;
-      piece.file = file;
-      piece.pos = start;
-      piece.len = static_cast<uint64_t>(std::min(end, stable) - start);
-      out->pieces.push_back(std::move(piece));
-    }
-    if (end > std::max(start, stable)) {
-      const int64_t from = std::max(start, stable);
-      FetchPiece piece;
-      piece.bytes.resize(static_cast<size_t>(end - from));
-      size_t got = 0;
-      int rc = PreadAll(file->fd, piece.bytes.data(), piece.bytes.size(), from, &got);
-      if (rc || got != piece.bytes.size()) return SysError("pread", seg->log_path, from, rc ? rc : EIO);
-      out->memory_bytes += piece.bytes.size();
-      out->pieces.push_back(std::move(piece));
-    }
-    out->bytes += static_cast<uint64_t>(end - start);
-    next = end_next;
-    // One segment per reply (as Kafka's fetch): a reply holds its file open until it is
-    // sent, so this bounds the files replies hold to one per connection — spanning
-    // segments, readers that stop reading held one per segment, past any fd limit.
-    break;
+    end = pos;
+    if (end == start) end = start + h.length;  // at least one whole batch, however large
   }
+  // Bytes below `stable` are never written again; the active segment's partial last
+  // block is, every cycle. A sealed segment's is not: all of it goes from the file
+  // (copies of each sealed segment's last block were not bounded by the memory limits).
+  const int64_t stable = sealed ? size : static_cast<int64_t>(AlignDown(static_cast<uint64_t>(size)));
+  if (std::min(end, stable) > start) {
+    FetchPiece piece;
+    piece.file = file;
+    piece.pos = start;
+    piece.len = static_cast<uint64_t>(std::min(end, stable) - start);
+    out->pieces.push_back(std::move(piece));
+  }
+  if (end > std::max(start, stable)) {
+    const int64_t from = std::max(start, stable);
+    FetchPiece piece;
+    piece.bytes.resize(static_cast<size_t>(end - from));
+    size_t got = 0;
+    int rc = PreadAll(file->fd, piece.bytes.data(), piece.bytes.size(), from, &got);
+    if (rc || got != piece.bytes.size()) return SysError("pread", seg->log_path, from, rc ? rc : EIO);
+    out->memory_bytes = piece.bytes.size();
+    out->pieces.push_back(std::move(piece));
+  }
+  out->bytes = static_cast<uint64_t>(end - start);
   return Status::Ok();
 }
 

@@ -26,18 +26,18 @@ const DEFAULT_DIR = './uringmq-data';
  * as UTF-8, replacing what is not.
  */
 async function* stdinLines(): AsyncGenerator<Buffer> {
+  // stdin's chunks are fresh buffers, never reused: lines are views of them.
+  const line = (b: Buffer, end: number) => b.subarray(0, end > 0 && b[end - 1] === 0x0d ? end - 1 : end);
   let rest: Buffer = Buffer.alloc(0);
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
     let buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
-    let at: number;
-    while ((at = buf.indexOf(0x0a)) >= 0) {
-      const end = at > 0 && buf[at - 1] === 0x0d ? at - 1 : at;
-      yield Buffer.from(buf.subarray(0, end));
+    for (let at = buf.indexOf(0x0a); at >= 0; at = buf.indexOf(0x0a)) {
+      yield line(buf, at);
       buf = buf.subarray(at + 1);
     }
-    rest = Buffer.from(buf);
+    rest = buf;
   }
-  if (rest.length > 0) yield rest.length && rest[rest.length - 1] === 0x0d ? rest.subarray(0, rest.length - 1) : rest;
+  if (rest.length > 0) yield line(rest, rest.length);
 }
 
 /** A non-negative integer written in decimal digits, else NaN: Number() would also take '', ' ', '0x10' and '1e3'. */

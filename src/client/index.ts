@@ -516,7 +516,7 @@ export class RemoteProducer implements ProducerApi {
   /** The stream took a request past its buffer: write more after its 'drain'. */
   private blocked = false;
   private nextSeq = 1;
-  /** close() was called: new sends are refused while it flushes. */
+  /** close() was called (closed follows once it has flushed): new sends are refused. */
   private closing = false;
   private closed = false;
   private reconnecting = false;
@@ -554,7 +554,7 @@ export class RemoteProducer implements ProducerApi {
    */
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
     try {
-      if (this.closed || this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
+      if (this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       const rec = validateRecord(record, 'send to', topic) as ProducerRecord;
       const size = recordSize(rec);
       if (this.waiting.length > 0) return this.sendLater(topic, rec, size, null);
@@ -665,7 +665,7 @@ export class RemoteProducer implements ProducerApi {
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
     let p: Promise<SendBatchResult>;
     try {
-      if (this.closed || this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
+      if (this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
       if (typeof topic !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
       // Encoded (and checked) in one pass; its size is what the buffer bound counts.
@@ -1122,7 +1122,6 @@ export class RemoteProducer implements ProducerApi {
     return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order`);
   }
 
-  /** A slot is free: a submit waiting for one takes it, else the oldest ready accumulator. */
   /** In-flight slots taken: sent, queued to be sent, waiting to be sent again, or handed to a waiter. */
   private slotsInUse(): number {
     return this.inflight.size + this.queue.length + this.retrying + this.granted;

@@ -10,7 +10,7 @@ import * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
-import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, recordSize, sealBatch, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, recordSize, sealBatch, uvarintSize, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord } from '../broker/validate';
@@ -89,19 +89,6 @@ export interface ServerOptions extends KeepaliveOptions {
 const MiB = 1 << 20;
 const FLOW_WINDOW = 16 * MiB;
 
-/**
- * How PublishStream answers go out. grpc-js's ServerDuplexStream is a Writable without
- * _writev: it hands the HTTP/2 stream one message at a time and waits until each has
- * been flushed to the socket, one event-loop turn apiece, so the acks of the batches
- * one group-commit cycle made durable left over as many turns. The call it wraps (its
- * ServerInterceptingCall, whose sendMessage is what _write calls) writes straight to
- * the HTTP/2 stream, whose own Writable sends whatever queued behind in one writev.
- * bench:latency-parts, 2026-11-30 23:35, two alternating pairs at 10k msgs/s: durable →
- * publish ack p99 5.79 / 5.23 ms through the Writable, 1.91 / 1.52 ms this way (durable
- * → consumer read 1.5–2.1 in all four). Used only where nothing else writes on the call
- * and its Writable's backpressure is not needed (a stream's unanswered batches are
- * bounded by maxInFlightPerStream); falls back to call.write if grpc-js changes.
- */
 const EMPTY = Buffer.alloc(0);
 
 /** A request's sequence as it was sent: protobufjs decodes uint64 to a number, exact only below 2^53. */
@@ -137,6 +124,20 @@ const MAX_LONG_POLLS = 1024;
 /** Answers a PublishStream client has not read, past which the server stops reading its requests. */
 const MAX_UNREAD_ANSWER_BYTES = 1 << 20;
 
+/**
+ * How PublishStream answers go out. grpc-js's ServerDuplexStream is a Writable without
+ * _writev: it hands the HTTP/2 stream one message at a time and waits until each has
+ * been flushed to the socket, one event-loop turn apiece, so the acks of the batches
+ * one group-commit cycle made durable left over as many turns. The call it wraps (its
+ * ServerInterceptingCall, whose sendMessage is what _write calls) writes straight to
+ * the HTTP/2 stream, whose own Writable sends whatever queued behind in one writev.
+ * bench:latency-parts, 2026-11-30 23:35, two alternating pairs at 10k msgs/s: durable →
+ * publish ack p99 5.79 / 5.23 ms through the Writable, 1.91 / 1.52 ms this way (durable
+ * → consumer read 1.5–2.1 in all four). Used only where nothing else writes on the call
+ * and its Writable's backpressure is not needed (a stream's unanswered batches are
+ * bounded by maxInFlightPerStream, its unread answers by MAX_UNREAD_ANSWER_BYTES through
+ * the `written` callback); falls back to call.write if grpc-js changes.
+ */
 function responseSender<T>(call: grpc.ServerDuplexStream<unknown, T>): (res: T, written: () => void) => void {
   const inner = (call as unknown as { call?: { sendMessage?: unknown } }).call;
   if (inner && typeof inner.sendMessage === 'function') {
@@ -891,17 +892,20 @@ export class BrokerServer {
  * hears how the call ends.
  */
 function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buffer, written: () => void) => void, ended: (code: string) => void): StreamCallIO {
+  let unflushed = 0;
   const io: StreamCallIO = {
     headroom: 0,
-    unflushed: 0,
+    get unflushed() {
+      return unflushed;
+    },
     onFlushed: null,
     pause: () => call.pause(),
     resume: () => call.resume(),
     send: (res) => {
       if (call.destroyed || call.writableEnded) return;
-      (io as { unflushed: number }).unflushed += res.length;
+      unflushed += res.length;
       send(res, () => {
-        (io as { unflushed: number }).unflushed -= res.length;
+        unflushed -= res.length;
         io.onFlushed?.();
       });
     },
@@ -960,18 +964,8 @@ function publishResponse(req: { sequence: number | { low: number } }, r: Publish
   return { sequence: req.sequence as number, partition: r.partition, base_offset: r.baseOffset, count: r.count, duplicate: r.duplicate };
 }
 
-/** Bytes of a varint holding n (a non-negative safe integer). */
-function varintBytes(n: number): number {
-  let b = 1;
-  while (n >= 128) {
-    n = Math.floor(n / 128);
-    b++;
-  }
-  return b;
-}
-
 /** Bytes of a length-delimited field of `len` bytes, with its tag. */
-const lenField = (len: number) => 1 + varintBytes(len) + len;
+const lenField = (len: number) => 1 + uvarintSize(len) + len;
 
 /**
  * At least the bytes a record takes as a ConsumedRecord in a FetchResponse's repeated
