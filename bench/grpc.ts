@@ -2,7 +2,7 @@
  * gRPC broker throughput and latency, client and server in separate processes on
  * this machine, 100-byte records, durability 'sync' (override: --durability none).
  *
- *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-streams grpc-js] [--freeze-probe]
+ *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-streams grpc-js] [--freeze-probe] [--warmup-seconds 2]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
@@ -63,6 +63,17 @@ if (SERVER_STREAMS !== 'direct' && SERVER_STREAMS !== 'grpc-js') throw new Error
  * vCPU, or all of them, away during it. Off by default: the probe's own wake-ups are load.
  */
 const FREEZE_PROBE = flag('freeze-probe');
+/**
+ * The latency cases' discarded start (--warmup-seconds, default 2), the same for the
+ * floors and the broker. A new producer and consumer pair runs slower for its first
+ * 1.5–2 s: timelines of every message's latency at 10k msgs/s (2026-12-04) read p99 per
+ * 500 ms of 4–10 ms over the first 1.5–2 s of each case and ~2 ms after, with the JIT
+ * already warm from the cases before it and the publish ack as slow as the delivery.
+ * A 1 s warm-up left that tail in the measured window. The end-to-end table prints the
+ * warm-up's own latency beside the measured window's, so it is not hidden.
+ */
+const WARMUP_MS = Number(arg('warmup-seconds', '2')) * 1000;
+if (!(WARMUP_MS >= 0)) throw new Error('--warmup-seconds takes a number of seconds');
 
 interface Row {
   name: string;
@@ -90,26 +101,60 @@ interface CpuSnap {
 let serverPid = 0;
 
 function cpuSnap(): CpuSnap {
-  const zero = () => ({ 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 });
-  const snap: CpuSnap = { at: performance.now(), ns: zero(), switches: zero(), clientWaitNs: 0 };
-  for (const [pid, who] of [[process.pid, 'client'], [serverPid, 'server']] as const) {
-    if (!pid) continue;
+  const snap = emptySnap();
+  for (const [pid, who] of snapPids()) {
     for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
       try {
-        const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number) as [number, number];
-        const main = tid === String(pid);
-        const io = !main && fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'uringmq-io';
-        const column = `${who} ${main ? 'main' : io ? 'I/O' : 'other'}` as keyof CpuSnap['ns'];
-        snap.ns[column] += run;
-        const status = fs.readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
-        snap.switches[column] += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0) + Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-        if (main && who === 'client') snap.clientWaitNs = wait;
+        const read = (f: string) => fs.readFileSync(`/proc/${pid}/task/${tid}/${f}`, 'utf8');
+        addThread(snap, pid, who, tid, read('schedstat'), read('comm'), read('status'));
       } catch {
         // the thread exited meanwhile
       }
     }
   }
   return snap;
+}
+
+/** cpuSnap with the reads in libuv's pool, for snapshots taken while messages are in flight. */
+async function cpuSnapAsync(): Promise<CpuSnap> {
+  const snap = emptySnap();
+  await Promise.all(
+    snapPids().map(async ([pid, who]) => {
+      const tids = await fs.promises.readdir(`/proc/${pid}/task`);
+      await Promise.all(
+        tids.map(async (tid) => {
+          try {
+            const read = (f: string) => fs.promises.readFile(`/proc/${pid}/task/${tid}/${f}`, 'utf8');
+            const [schedstat, comm, status] = await Promise.all([read('schedstat'), read('comm'), read('status')]);
+            addThread(snap, pid, who, tid, schedstat, comm, status);
+          } catch {
+            // the thread exited meanwhile
+          }
+        }),
+      );
+    }),
+  );
+  return snap;
+}
+
+function emptySnap(): CpuSnap {
+  const zero = () => ({ 'client main': 0, 'client other': 0, 'server main': 0, 'server I/O': 0, 'server other': 0 });
+  return { at: performance.now(), ns: zero(), switches: zero(), clientWaitNs: 0 };
+}
+
+function snapPids(): Array<[number, 'client' | 'server']> {
+  return serverPid ? [[process.pid, 'client'], [serverPid, 'server']] : [[process.pid, 'client']];
+}
+
+/** One thread's run time and context switches into its column of `snap`. */
+function addThread(snap: CpuSnap, pid: number, who: 'client' | 'server', tid: string, schedstat: string, comm: string, status: string): void {
+  const [run, wait] = schedstat.split(' ').map(Number) as [number, number];
+  const main = tid === String(pid);
+  const io = !main && comm.trim() === 'uringmq-io';
+  const column = `${who} ${main ? 'main' : io ? 'I/O' : 'other'}` as keyof CpuSnap['ns'];
+  snap.ns[column] += run;
+  snap.switches[column] += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0) + Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  if (main && who === 'client') snap.clientWaitNs = wait;
 }
 
 interface CpuRow {
@@ -273,7 +318,7 @@ async function main(): Promise<void> {
   console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
   console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, PublishStream and Subscribe ${SERVER_STREAMS === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
   console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}; client (this process): ${process.execArgv.join(' ') || 'none'}`);
-  console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up\n`);
+  console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up (latency cases: ${WARMUP_MS / 1000}s)\n`);
   const client: Client = await connect(`127.0.0.1:${ports.broker}`, { maxMessageBytes: 64 << 20 });
   try {
     await client.createTopic('bench', { partitions: 1, segmentBytes: 1 << 30 });
@@ -460,7 +505,8 @@ async function main(): Promise<void> {
       }
     }
     const f = (l: Lat) => `${l.p50.toFixed(2)} / ${l.p99.toFixed(2)} / ${l.max.toFixed(2)}`;
-    console.log('\nLatency in ms as p50 / p99 / max, open-loop schedule, first second discarded. End to end = send → consumer;');
+    console.log(`\nLatency in ms as p50 / p99 / max, open-loop schedule, the first ${WARMUP_MS / 1000} s of each case discarded (the last column: the`);
+    console.log('broker\'s end to end over that warm-up, not counted: a new producer and consumer). End to end = send → consumer;');
     console.log(`Sender: ${PRECISE ? 'each message at its own time (timerfd wake-ups)' : "Node's 1 ms timers (--coarse-timers), bursts per tick"}.`);
     console.log('"from schedule" counts the sender\'s own lag (coordinated omission), "from send()" starts when send() was called.\n');
     console.log('"disk sync write": 4 KiB O_DSYNC writes rewriting a file\'s tail block, as the log\'s cycles do, just before the case');
@@ -472,9 +518,9 @@ async function main(): Promise<void> {
     console.log('through libuv\'s thread pool, one in flight, group-committed) — a durable round trip with no broker in it.');
     console.log('"TCP echo": the same schedule over a plain loopback TCP socket to the server process, which writes each');
     console.log('chunk back — the round trip this host gives two Node processes with no HTTP/2 at all.\n');
-    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare grpc-js stream round trip | bare node:http2 round trip | durable node:http2 round trip | TCP echo round trip | disk sync write | disk sync write, back to back |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.h2)} | ${f(e.h2Durable)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} |`);
+    console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare grpc-js stream round trip | bare node:http2 round trip | durable node:http2 round trip | TCP echo round trip | disk sync write | disk sync write, back to back | end to end over the warm-up (not counted) |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const e of e2e) console.log(`| ${e.rate} | ${e.n} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.h2)} | ${f(e.h2Durable)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} | ${f(e.warm)} |`);
     if (e2e.some((e) => e.frozen.e2e)) {
       const realtime = e2e.every((e) => Object.values(e.frozen).every((r) => r.realtime));
       console.log('\nHost stops during each latency case (--freeze-probe): one thread per vCPU at real-time priority wakes every 2 ms;');
@@ -582,18 +628,20 @@ interface Floor extends Lat {
  * first send past the warm-up, the last at each of the last few sends (the last one
  * taken stands), so the window is the schedule's own, without its start or the drain.
  */
-function cpuWindow(rate: number, warmEnd: number, end: number): { sent(scheduled: number): void; result(): CpuWindow | null } {
-  let from: CpuSnap | null = null;
-  let to: CpuSnap | null = null;
+function cpuWindow(rate: number, warmEnd: number, end: number): { sent(scheduled: number): void; result(): Promise<CpuWindow | null> } {
+  let from: Promise<CpuSnap> | null = null;
+  let to: Promise<CpuSnap> | null = null;
   let messages = 0;
   return {
+    // Read off the main thread (~1–2 ms of /proc reads when synchronous, which held
+    // the messages in flight at the window's edges).
     sent(scheduled) {
       if (scheduled < warmEnd) return;
-      from ??= cpuSnap();
+      from ??= cpuSnapAsync();
       messages++;
-      if (scheduled + 3000 / rate >= end) to = cpuSnap();
+      if (scheduled + 3000 / rate >= end && !to) to = cpuSnapAsync();
     },
-    result: () => (from && to ? { from, to, messages } : null),
+    result: async () => (from && to ? { from: await from, to: await to, messages } : null),
   };
 }
 
@@ -617,7 +665,7 @@ async function roundTrips(what: string, rate: number, seconds: number, open: (an
     if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
   });
   const start = performance.now() + 100;
-  warmEnd = start + 1000;
+  warmEnd = start + WARMUP_MS;
   const end = warmEnd + seconds * 1000;
   const cpu = cpuWindow(rate, warmEnd, end);
   await openLoop(rate, start, end, (scheduled) => {
@@ -628,7 +676,7 @@ async function roundTrips(what: string, rate: number, seconds: number, open: (an
   echo.close();
   const failure = echo.failure();
   if (failure) throw new Error(`${what} round trip: ${failure.message}`);
-  return { ...lat(h), cpu: cpu.result() };
+  return { ...lat(h), cpu: await cpu.result() };
 }
 
 const ECHO_FRAME = RECORD + 64;
@@ -807,6 +855,8 @@ interface E2e {
   n: number;
   /** send → consumer, from the scheduled send time (includes sender lag). */
   sched: Lat;
+  /** send → consumer over the warm-up, from the scheduled send time: not counted, printed beside. */
+  warm: Lat;
   /** send → consumer, from the moment send() was called. */
   sent: Lat;
   /** send() → publish ack, from the moment send() was called. */
@@ -834,11 +884,15 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const hSched = histogram();
   const hSent = histogram();
   const hAck = histogram();
+  const hWarm = histogram();
+  // One connection for the server's numbers, opened before the schedule: a connection
+  // made as the window opens and closes cost the messages in flight then a few ms.
+  const stats = await StatsSession.open(statsPort);
   const producer = client.producer({ lingerMs: 0 });
   const group = `e2e-${rate}`;
   const consumer = client.consumer({ topic: 'e2e', group, from: 'latest' });
   const start = performance.now() + 300;
-  const warmEnd = start + 1000;
+  const warmEnd = start + WARMUP_MS;
   const end = warmEnd + seconds * 1000;
   let received = 0;
   // The schedule's last message, known once it is sent (computing it from start and
@@ -855,7 +909,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
         hSched.recordValue(Math.max(1, Math.round((now - scheduled) * 1000))); // µs
         hSent.recordValue(Math.max(1, Math.round((now - m.value.readDoubleLE(8)) * 1000)));
         received++;
-      }
+      } else if (scheduled >= start) hWarm.recordValue(Math.max(1, Math.round((now - scheduled) * 1000)));
       latestSeen = Math.max(latestSeen, scheduled);
       if (latestSeen >= final) break;
     }
@@ -867,8 +921,8 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const coreFrom = new Promise<CoreLatency | null>((resolve) =>
     setTimeout(() => {
       clientLoop(); // both event-loop monitors start over with the window
-      void serverStats(statsPort, '/bench.Stats/Loop').catch(() => null);
-      serverCoreLatency(statsPort).then(resolve, () => resolve(null));
+      void stats.get('/bench.Stats/Loop').catch(() => null);
+      stats.get<CoreLatency>('/bench.Stats/Writes').then(resolve, () => resolve(null));
     }, warmEnd - performance.now()),
   );
   await openLoop(rate, start, end, (scheduled) => {
@@ -883,18 +937,19 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
     cpu.sent(scheduled);
   });
   final = lastScheduled;
-  const coreTo = serverCoreLatency(statsPort).catch(() => null);
-  const loop = { client: clientLoop(), server: await serverStats<LoopDelay>(statsPort, '/bench.Stats/Loop').catch(() => null) };
+  const coreTo = stats.get<CoreLatency>('/bench.Stats/Writes').catch(() => null);
+  const loop = { client: clientLoop(), server: await stats.get<LoopDelay>('/bench.Stats/Loop').catch(() => null) };
   if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
   // The GC pauses that began while the measured messages were sent.
   const from = performance.timeOrigin + warmEnd;
   const to = performance.timeOrigin + end;
-  const server = await serverGcPauses(statsPort, from, to).catch(() => null);
+  const server = await stats.get<GcPause[]>(`/bench.Stats/Gc?from=${from}&to=${to}`).catch(() => null);
   const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
   const [w0, w1] = await Promise.all([coreFrom, coreTo]);
   const core = w0 && w1 ? { writes: between(w0.writes, w1.writes), appends: between(w0.appends, w1.appends) } : null;
-  return { rate, n: received, sched: lat(hSched), sent: lat(hSent), ack: lat(hAck), cpu: cpu.result(), gc, core, loop };
+  stats.close();
+  return { rate, n: received, sched: lat(hSched), warm: lat(hWarm), sent: lat(hSent), ack: lat(hAck), cpu: await cpu.result(), gc, core, loop };
 }
 
 /** This process's GC pauses (the bench's client side), from the start. */
@@ -902,20 +957,10 @@ const gcPauses = new GcPauseLog();
 /** This process's event-loop delay since the last call. */
 const clientLoop = loopDelayMonitor();
 
-/** The bench server's GC pauses that began in [from, to) (Unix ms), asked over its node:http2 echo port. */
-function serverGcPauses(port: number, from: number, to: number): Promise<GcPause[]> {
-  return serverStats(port, `/bench.Stats/Gc?from=${from}&to=${to}`);
-}
-
 /** Broker.logWriteLatency and Broker.logAppendLatency of the bench server's broker. */
 interface CoreLatency {
   writes: LogLatency;
   appends: LogLatency;
-}
-
-/** The bench server's broker's write cycles and appends so far, by duration. */
-function serverCoreLatency(port: number): Promise<CoreLatency> {
-  return serverStats(port, '/bench.Stats/Writes');
 }
 
 /** What was counted between two readings of one of the core's histograms. */
@@ -937,24 +982,47 @@ function latencyCell(w: LogLatency | null | undefined): string {
   return `${w.count} / ${((w.sumSeconds / w.count) * 1000).toFixed(3)} / ${bound(0.5)} / ${bound(0.99)} / ${bound(1)}`;
 }
 
-function serverStats<T>(port: number, path: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const session = http2.connect(`http://127.0.0.1:${port}`);
-    session.on('error', reject);
-    const req = session.request({ ':method': 'GET', ':path': path });
-    const chunks: Buffer[] = [];
-    req.on('data', (d: Buffer) => chunks.push(d));
-    req.on('error', reject);
-    req.on('end', () => {
-      session.close();
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString()) as T);
-      } catch (e) {
-        reject(e);
-      }
+/**
+ * The bench server's numbers over its node:http2 echo port, as JSON: /bench.Stats/Writes
+ * (the broker's write cycles and appends so far, by duration), /bench.Stats/Loop (its
+ * event-loop delay since the last ask), /bench.Stats/Gc?from=&to= (its GC pauses that
+ * began in [from, to), Unix ms). One session for a case's asks.
+ */
+class StatsSession {
+  private constructor(private readonly session: http2.ClientHttp2Session) {}
+
+  static open(port: number): Promise<StatsSession> {
+    return new Promise((resolve, reject) => {
+      const session = http2.connect(`http://127.0.0.1:${port}`);
+      session.once('error', reject);
+      session.once('connect', () => {
+        session.off('error', reject);
+        session.on('error', () => undefined); // each ask reports its own failure
+        resolve(new StatsSession(session));
+      });
     });
-    req.end();
-  });
+  }
+
+  get<T>(path: string): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const req = this.session.request({ ':method': 'GET', ':path': path });
+      const chunks: Buffer[] = [];
+      req.on('data', (d: Buffer) => chunks.push(d));
+      req.on('error', reject);
+      req.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString()) as T);
+        } catch (e) {
+          reject(e);
+        }
+      });
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.session.close();
+  }
 }
 
 function fmt(n: number): string {
