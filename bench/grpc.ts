@@ -625,23 +625,32 @@ interface Floor extends Lat {
 
 /**
  * Snapshots for a schedule's window, taken from its send callback: the first at the
- * first send past the warm-up, the last at each of the last few sends (the last one
- * taken stands), so the window is the schedule's own, without its start or the drain.
+ * first send past the warm-up, the last at the first of the last few sends (a send
+ * within 3 intervals of the end; the messages counted up to it), so the window is the
+ * schedule's own, without its start or the drain. Read off the main thread (~1–2 ms
+ * of /proc reads when synchronous, which held the messages in flight at the window's
+ * edges); a snapshot that fails (the server gone) makes the window null.
  */
 function cpuWindow(rate: number, warmEnd: number, end: number): { sent(scheduled: number): void; result(): Promise<CpuWindow | null> } {
-  let from: Promise<CpuSnap> | null = null;
-  let to: Promise<CpuSnap> | null = null;
+  let from: Promise<CpuSnap | null> | null = null;
+  let to: Promise<CpuSnap | null> | null = null;
   let messages = 0;
+  let counted = 0;
+  const snap = () => cpuSnapAsync().catch(() => null);
   return {
-    // Read off the main thread (~1–2 ms of /proc reads when synchronous, which held
-    // the messages in flight at the window's edges).
     sent(scheduled) {
-      if (scheduled < warmEnd) return;
-      from ??= cpuSnapAsync();
+      if (scheduled < warmEnd || to) return;
+      from ??= snap();
       messages++;
-      if (scheduled + 3000 / rate >= end && !to) to = cpuSnapAsync();
+      if (scheduled + 3000 / rate >= end) {
+        to = snap();
+        counted = messages;
+      }
     },
-    result: async () => (from && to ? { from: await from, to: await to, messages } : null),
+    result: async () => {
+      const [a, b] = await Promise.all([from, to]);
+      return a && b ? { from: a, to: b, messages: counted } : null;
+    },
   };
 }
 
