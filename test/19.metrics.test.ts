@@ -220,6 +220,27 @@ describe('metrics', function () {
     await assert.rejects(MetricsServer.start({} as Broker, registry, { port: 70_000 }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
   });
 
+  it('a scrape is shared for a second only, on the monotonic clock: a wall clock stepped back does not freeze /metrics', async () => {
+    broker = await openBroker();
+    await broker.createTopic('t');
+    const srv = await MetricsServer.start(broker, metricsRegistry(broker), { port: 0 });
+    const realNow = Date.now;
+    try {
+      const end = async () => value((await get(srv.port, '/metrics')).body, 'uringmq_partition_end_offset{topic="t",partition="0"}');
+      assert.equal(await end(), 0, 'end offset before any publish');
+      const stepped = realNow() - 3_600_000;
+      Date.now = () => stepped; // an hour back, and not moving on
+      const producer = broker.producer({ lingerMs: 0 });
+      await producer.send('t', { value: Buffer.from('x'), partition: 0 });
+      await sleep(1100);
+      assert.equal(await end(), 1, 'the scrape after a second shows the publish');
+      await producer.flush();
+    } finally {
+      Date.now = realNow;
+      await srv.close();
+    }
+  });
+
   it('uringmq serve exposes metrics on its own port (any free one with --port 0), with its open streams; --no-metrics turns it off', async () => {
     const dir = tmpDir();
     let srv: ServerProcess | null = await spawnServer(dir, 0);

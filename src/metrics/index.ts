@@ -201,9 +201,11 @@ export class MetricsServer {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UringmqError('INVALID_ARGUMENT', `metrics port must be an integer between 0 and 65535, got ${JSON.stringify(port)}`);
     // A scrape describes every topic on the main thread: scrapes within a second (two
     // Prometheus servers, a dashboard) share one.
+    // Timed on the monotonic clock: with the wall clock a step back (NTP, a resumed VM)
+    // served the old text until the clock caught up, hours of a frozen scrape.
     let last: { at: number; text: Promise<string> } | null = null;
     const scrape = (): Promise<string> => {
-      const now = Date.now();
+      const now = performance.now();
       if (!last || now - last.at >= 1000) {
         const text = registry.metrics();
         const entry = { at: now, text };
