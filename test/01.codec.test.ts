@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { validateBatch } from '../src/native';
-import { readBatchSpan } from '../src/codec/record_batch';
+import { readBatchSpan, stampProducer } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { finishRequest, prepareBatch } from '../src/client/publish_request';
 import { pb } from '../src/grpc/proto';
@@ -261,6 +261,45 @@ describe('RecordBatch codec', () => {
     sealBatch(overlong);
     assert.equal(validateBatch(overlong).recordCount, 1);
     assert.deepEqual(decodeBatches(overlong, 0).map((r) => r.value.toString()), ['hi']);
+  });
+
+  it('a key length in a longer encoding than the shortest (80 00 for "no key") is read as the core reads it, not as a negative length', () => {
+    const plain = encodeBatch([{ value: Buffer.from('x'), timestamp: 1000 }], { now: 1000 });
+    // The record after the 64-byte header: length 7, attributes, timestamp and offset deltas, key length 0, value length 1, 'x', no headers.
+    assert.equal(plain.subarray(64).toString('hex'), '0700000000017800', 'the record as encoded');
+    const longer = Buffer.concat([plain.subarray(0, 64), Buffer.from('080000008000017800', 'hex')]);
+    longer.writeUInt32LE(longer.length, 4);
+    sealBatch(longer);
+    assert.equal(validateBatch(longer).recordCount, 1, 'the core takes it');
+    const [r] = decodeBatches(longer, 0);
+    assert.equal(r?.key, null, 'no key');
+    assert.equal(r?.value.toString(), 'x');
+    // A key of 2 bytes with its length (3) in two bytes.
+    const keyed = Buffer.concat([plain.subarray(0, 64), Buffer.from('0a0000008300616201780000', 'hex').subarray(0, 11)]);
+    keyed.writeUInt32LE(keyed.length, 4);
+    sealBatch(keyed);
+    assert.equal(validateBatch(keyed).recordCount, 1, 'the core takes the keyed one');
+    assert.equal(decodeBatches(keyed, 0)[0]?.key?.toString(), 'ab');
+  });
+
+  it('a batch that does not decode is CORRUPT_BATCH from the decoder (a typed error, whoever reads it)', () => {
+    const b = encodeBatch([{ value: Buffer.from('hello') }]);
+    b[64] = 0x7f; // the record's length past the batch
+    assert.throws(
+      () => decodeBatches(b, 0),
+      (e: Error & { code?: string }) => e.code === 'CORRUPT_BATCH' && /record runs past the batch/.test(e.message),
+    );
+  });
+
+  it('encodeBatch and stampProducer refuse a base sequence or a clock that the header cannot hold (INVALID_ARGUMENT, not a silent 0)', () => {
+    const recs = [{ value: Buffer.from('v') }];
+    const invalidArg = (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT';
+    for (const baseSequence of [NaN, 1.5, -2, 2 ** 31]) {
+      assert.throws(() => encodeBatch(recs, { producerId: 7, baseSequence }), invalidArg, `baseSequence ${baseSequence}`);
+      assert.throws(() => stampProducer(encodeBatch(recs), 7, baseSequence), invalidArg, `stamped baseSequence ${baseSequence}`);
+    }
+    for (const now of [-1000, 2 ** 53, 1.5, NaN]) assert.throws(() => encodeBatch(recs, { now }), invalidArg, `now ${now}`);
+    assert.equal(readBatchMeta(encodeBatch(recs, { producerId: 7, baseSequence: 2 ** 31 - 1 })).baseSequence, 2 ** 31 - 1);
   });
 
   it('differential: every batch the core accepts, the decoder reads whole, with the same record count (4,000 seeded mutations, CRC fixed up after each)', () => {

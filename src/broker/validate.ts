@@ -94,10 +94,18 @@ export function positiveInt(v: unknown, what: string, max = Number.MAX_SAFE_INTE
   return v;
 }
 
-/** A record's encoded size (an upper bound); RECORD_TOO_LARGE past maxRecordBytes. */
+/**
+ * A record's encoded size (an upper bound); RECORD_TOO_LARGE past maxRecordBytes.
+ * Checked before the record has a place in a batch, so its timestamp and offset deltas
+ * count at their largest (up to 13 bytes over what it may take): passing a record
+ * whose batch the core would then refuse whole would fail the records sent with it.
+ */
 export function checkRecordSize(rec: RecordInput, topic: string, maxRecordBytes: number): number {
   const size = recordSize(rec);
   if (size > maxRecordBytes)
-    throw new UringmqError('RECORD_TOO_LARGE', `record of ${size} bytes for topic ${topic} exceeds maxRecordBytes ${maxRecordBytes}`);
+    throw new UringmqError(
+      'RECORD_TOO_LARGE',
+      `record of up to ${size} bytes encoded (its timestamp and offset deltas counted at their largest) for topic ${topic} exceeds maxRecordBytes ${maxRecordBytes}`,
+    );
   return size;
 }

@@ -8,7 +8,7 @@
 // The module's own binding: in Node 20 the global `Buffer` is an accessor, and a getter
 // call per record showed in consumer profiles.
 import { Buffer } from 'node:buffer';
-import { invalid } from '../errors';
+import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 
 export const MAGIC = 0x424d5155; // "UQMB"
@@ -195,6 +195,9 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
   const n = records.length;
   if (n === 0) throw new RangeError('a batch needs at least one record');
   if (opts.producerId !== undefined) checkProducerId(opts.producerId);
+  if (opts.baseSequence !== undefined) checkBaseSequence(opts.baseSequence);
+  if (opts.now !== undefined && (!isSafeInteger(opts.now) || opts.now < 0 || opts.now > MAX_TIMESTAMP))
+    throw invalid(`now must be a timestamp in ms between 0 and ${MAX_TIMESTAMP}, got ${String(opts.now)}`);
   if (scratchBody.length < n && n <= SCRATCH_KEEP) {
     const cap = Math.min(SCRATCH_KEEP, Math.max(n, scratchBody.length * 2));
     scratchBody = new Int32Array(cap);
@@ -337,6 +340,11 @@ function checkProducerId(id: number): void {
   if (!Number.isSafeInteger(id) || id < -1) throw producerIdError(String(id));
 }
 
+/** A batch header's base sequence: -1 (none) or 0..2^31-1; NaN or 1.5 would be written as 0 or 1. */
+function checkBaseSequence(seq: number): void {
+  if (!Number.isInteger(seq) || seq < -1 || seq > 0x7fff_ffff) throw invalid(`baseSequence must be an integer from -1 to ${0x7fff_ffff}, got ${String(seq)}`);
+}
+
 /**
  * Refuses (INVALID_ARGUMENT) a batch whose header's producer id is outside
  * -1..MAX_PRODUCER_ID. Judged on the raw high 32 bits: readBatchMeta's number rounds
@@ -352,6 +360,7 @@ export function checkBatchProducerId(buf: Buffer, pos = 0): void {
 /** Sets an encoded batch's producer id and base sequence (before sealBatch: the CRC covers them). */
 export function stampProducer(batch: Buffer, producerId: number, baseSequence: number): void {
   checkProducerId(producerId);
+  checkBaseSequence(baseSequence);
   writeI64(batch, 48, producerId);
   batch.writeInt32LE(baseSequence, 56);
 }
@@ -459,17 +468,17 @@ class Cursor {
     let result = 0;
     let mul = 1;
     for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new Error('varint runs past the batch');
+      if (this.pos >= this.end) throw corrupt('varint runs past the batch');
       const b = this.buf[this.pos++]!;
-      if (i === 9 && b > 1) throw new Error('varint past 64 bits');
+      if (i === 9 && b > 1) throw corrupt('varint past 64 bits');
       result += (b & 0x7f) * mul;
       if (b < 0x80) return result;
       mul *= 128;
     }
-    throw new Error('varint too long');
+    throw corrupt('varint too long');
   }
   bytes(n: number): Buffer {
-    if (n > this.end - this.pos) throw new Error('field runs past the batch');
+    if (n < 0 || n > this.end - this.pos) throw corrupt('field runs past the batch');
     const b = viewOf(this.ab, this.base + this.pos, n);
     this.pos += n;
     return b;
@@ -477,6 +486,11 @@ class Cursor {
 }
 
 const NO_HEADERS: Record<string, Buffer> = Object.freeze({}) as Record<string, Buffer>;
+
+/** A batch read back that does not decode: CORRUPT_BATCH, whoever reads it. */
+function corrupt(message: string): UringmqError {
+  return new UringmqError('CORRUPT_BATCH', message);
+}
 
 const unzigzag = (u: number): number => (u % 2 === 0 ? u / 2 : -(u + 1) / 2);
 
@@ -508,7 +522,7 @@ export function decodeEach(
   while (pos < buf.length) {
     const meta = readBatchMeta(buf, pos);
     const end = pos + meta.length;
-    if (end > buf.length) throw new Error(`batch at byte ${pos} runs past the buffer`);
+    if (end > buf.length) throw corrupt(`batch at byte ${pos} runs past the buffer`);
     if (meta.baseOffset >= toOffset) return;
     if (meta.baseOffset + meta.recordCount <= fromOffset) {
       pos = end; // wholly before the range: skip without decoding
@@ -532,7 +546,7 @@ export function decodeEach(
       // One-byte varints inline (the common case for lengths under 128 and small
       // deltas): a call per field was a fifth of a consumer's decode time.
       let p = c.pos;
-      if (p + 7 > end) throw new Error('record runs past the batch'); // 7: the smallest record
+      if (p + 7 > end) throw corrupt('record runs past the batch'); // 7: the smallest record
       let len = buf[p]!;
       if (len < 0x80) p++;
       else {
@@ -541,7 +555,7 @@ export function decodeEach(
         p = c.pos;
       }
       const recEnd = p + len;
-      if (recEnd > end) throw new Error('record runs past the batch');
+      if (recEnd > end) throw corrupt('record runs past the batch');
       p++; // attributes
       let tsz = buf[p]!;
       if (tsz < 0x80) p++;
@@ -559,8 +573,11 @@ export function decodeEach(
       let key: Buffer | null = null;
       if (buf[p] === 0) p++;
       else {
+        // Any encoding of the length, not only the shortest: the core accepts them all
+        // (0 written as 80 00 is "no key" too).
         c.pos = p;
-        key = c.bytes(c.uvarint() - 1);
+        const keyLen1 = c.uvarint();
+        if (keyLen1 > 0) key = c.bytes(keyLen1 - 1);
         p = c.pos;
       }
       let vl = buf[p]!;
@@ -570,7 +587,7 @@ export function decodeEach(
         vl = c.uvarint();
         p = c.pos;
       }
-      if (p + vl > recEnd) throw new Error('value runs past its record');
+      if (p + vl > recEnd) throw corrupt('value runs past its record');
       const value = viewOf(ab, bo + p, vl);
       p += vl;
       // Most records have no headers: share one frozen empty object instead of
@@ -589,7 +606,7 @@ export function decodeEach(
         }
         p = c.pos;
       }
-      if (p > recEnd) throw new Error('record fields run past its length');
+      if (p > recEnd) throw corrupt('record fields run past its length');
       c.pos = recEnd;
       fn(offset, firstTs + unzigzag(tsz), key, value, headers);
     }
