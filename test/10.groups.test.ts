@@ -203,6 +203,36 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c.close();
     });
 
+    it('a record at maxRecordBytes still moves to the dead-letter topic, though the headers the move adds take it past the limit', async () => {
+      await broker.createTopic('t');
+      const big = Buffer.alloc(1_048_552, 7); // encoded (deltas at their largest): 1 MiB, the default maxRecordBytes
+      await producer().sendBatch('t', [{ value: big }, { value: 'fine' }]);
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 10_000 });
+      await take(c, 2, (m) => (m.value.length === big.length ? m.nack() : m.ack()));
+      const dl = await deadLetters('t.dlq');
+      assert.equal(dl.length, 1, 'the big record is not in the dead-letter topic');
+      assert.ok(dl[0]!.value.equals(big), 'the big record moved whole');
+      assert.equal(dl[0]!.headers['x-uringmq-original-offset']!.toString(), '0');
+      await committedReaches(2, 10_000);
+      await c.close();
+    });
+
+    it('a refused nack (a bad delay) leaves the message to the next ack(): acked, it is neither redelivered nor dead-lettered', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 300 });
+      const got = await take(c, 2, (m) => {
+        const delayMs = m.value.toString() === 'a' ? -1 : 1.5;
+        assert.throws(() => m.nack({ delayMs }), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT', `nack with delay ${delayMs} taken`);
+        m.ack();
+      });
+      assert.deepEqual(got.map((m) => m.value.toString()), ['a', 'b']);
+      await committedReaches(2, 5000);
+      await sleep(500); // past the ack deadline
+      assert.ok(!(await broker.listTopics()).includes('t.dlq'), 'an acked message went to the dead-letter topic');
+      await c.close();
+    });
+
     it('a message never acked within its deadline goes to a named dead-letter topic after maxDeliveries, with the reason', async () => {
       await broker.createTopic('t');
       await producer().send('t', { value: 'ignored' });

@@ -805,7 +805,21 @@ export class Broker {
    * file with unsynced writes, so this is for the occasional batch that must not be
    * lost to a power cut (the broker's dead-letter moves), not for every one.
    */
-  async publishBatch(topic: string, batch: Buffer, partition?: number, opts: { copy?: boolean; sync?: boolean } = {}): Promise<PublishResult> {
+  publishBatch(topic: string, batch: Buffer, partition?: number, opts: { copy?: boolean; sync?: boolean } = {}): Promise<PublishResult> {
+    return this.publishBatchUpTo(topic, batch, partition, opts, this.maxRecordBytes);
+  }
+
+  /**
+   * @internal The group coordinator's dead-letter moves: a record the broker took (up to
+   * maxRecordBytes) plus the x-uringmq-* headers the move adds, at most ~800 bytes
+   * (names ≤ 249 characters) — within the 1 KiB maxBatchBytes keeps above maxRecordBytes.
+   * Held to maxRecordBytes, a record near the limit could never be moved.
+   */
+  publishDeadLetter(topic: string, batch: Buffer): Promise<PublishResult> {
+    return this.publishBatchUpTo(topic, batch, undefined, { copy: false, sync: true }, this.maxRecordBytes + 1024);
+  }
+
+  private async publishBatchUpTo(topic: string, batch: Buffer, partition: number | undefined, opts: { copy?: boolean; sync?: boolean }, recordLimit: number): Promise<PublishResult> {
     this.assertOpen();
     const t = this.topicState(topic);
     if (!Buffer.isBuffer(batch)) throw new UringmqError('CORRUPT_BATCH', 'a RecordBatch must be a Buffer');
@@ -822,10 +836,10 @@ export class Broker {
       throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${batch.length} bytes for topic ${topic} exceeds maxBatchBytes ${this.maxBatchBytes}; nothing was written`);
     // maxRecordBytes holds for batches built elsewhere too. Only a batch larger than
     // the limit can hold a record past it: smaller ones skip the walk.
-    if (batch.length - HEADER_SIZE > this.maxRecordBytes) {
+    if (batch.length - HEADER_SIZE > recordLimit) {
       const largest = largestRecordBytes(batch);
-      if (largest > this.maxRecordBytes)
-        throw new UringmqError('RECORD_TOO_LARGE', `a record of ${largest} bytes in a batch for topic ${topic} exceeds maxRecordBytes ${this.maxRecordBytes}; nothing was written`);
+      if (largest > recordLimit)
+        throw new UringmqError('RECORD_TOO_LARGE', `a record of ${largest} bytes in a batch for topic ${topic} exceeds maxRecordBytes ${recordLimit}; nothing was written`);
     }
     let p: number;
     if (partition !== undefined && partition !== null) {

@@ -5,6 +5,7 @@
  * the remote client, so code moves between embedded and remote unchanged.
  */
 import { UringmqError } from '../errors';
+import { checkNackDelay } from './validate';
 import { decodeEach } from '../codec/record_batch';
 import type { Broker, Message } from './broker';
 import type { DeliverySink, GroupCoordinator, GroupJoinOptions, GroupMember, RedeliveredRecord } from './groups';
@@ -69,15 +70,19 @@ export class GroupMessage implements ConsumedMessage {
   get redelivered(): boolean {
     return this.deliveryCount > 1;
   }
+  // Marked done only once the ack or nack was taken: a refused one (a bad delay, say)
+  // leaves the message to the app's next ack() or nack(), which must not be dropped.
   ack(): void {
     if (this.done) return;
-    this.done = true;
     this.acker.ack(this.partition, this.offset);
+    this.done = true;
   }
   nack(o?: { delayMs?: number }): void {
     if (this.done) return;
+    // Checked here for the remote consumer too, whose acker only sends it.
+    const delayMs = checkNackDelay(o?.delayMs ?? 0);
+    this.acker.nack(this.partition, this.offset, delayMs, this.deliveryCount);
     this.done = true;
-    this.acker.nack(this.partition, this.offset, o?.delayMs ?? 0, this.deliveryCount);
   }
 }
 

@@ -34,7 +34,7 @@ import type { Broker, PartitionState } from './broker';
 import { RangeSet } from './range_set';
 import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
 import { BufferPool } from '../codec/buffer_pool';
-import { positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
+import { MAX_NACK_DELAY_MS, checkNackDelay, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { FlowController, resolveFlowOptions, type ConsumerFeedback, type FlowOptions, type FlowSnapshot } from '../flow/controller';
 
 export interface GroupJoinOptions {
@@ -222,6 +222,8 @@ class PartitionGroupState {
   inflightAcked = false;
   /** Offsets on their way to the dead-letter topic → deliveries so far: still unacked, and in the snapshot. */
   readonly deadLettering = new Map<number, number>();
+  /** When a failed dead-letter move of this partition was last said (Date.now()): once a minute at most. */
+  deadLetterWarnedAt = 0;
   constructor(readonly index: number) {}
 }
 
@@ -244,8 +246,6 @@ const MAX_DEAD_LETTER_MOVES = 64;
  * as files without delivery state do. Members hold at most maxUnacked (≤ 1,000,000) each.
  */
 const MAX_RESTORED_UNACKED = 1 << 22;
-/** The longest nack delay (nack() refuses more). */
-const MAX_NACK_DELAY_MS = 86_400_000;
 /** How much later than its nack asked a message may be redelivered after a restart, so that a run of nacks is one range in the file. */
 const MERGED_DELAY_SLACK_MS = 1000;
 
@@ -888,7 +888,7 @@ export class GroupCoordinator {
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     validateOffset(offset);
-    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS) throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}`);
+    checkNackDelay(delayMs);
     if (!Number.isInteger(deliveryCount) || deliveryCount < 0) throw invalid(`deliveryCount must be a non-negative integer, got ${String(deliveryCount)}`);
     const allowed = [m.released.get(partition), m.voided.get(partition)];
     if (offset >= ps.next) {
@@ -968,10 +968,19 @@ export class GroupCoordinator {
         // On disk before the message counts as handled, in every durability mode: the
         // group's file (written O_DSYNC) is about to say so.
         const batch = sealBatch(encodeBatch([{ key: rec.key, value: rec.value, headers, timestamp: rec.timestamp }]));
-        await this.broker.publishBatch(dlq, batch, undefined, { copy: false, sync: true });
+        await this.broker.publishDeadLetter(dlq, batch);
       }
-    } catch {
+    } catch (e) {
       if (ps.resets !== resets) return;
+      // Said, not swallowed: a move that keeps failing holds the group's committed
+      // offset below it, and the operator needs to know why.
+      if (!this.closing && Date.now() - ps.deadLetterWarnedAt >= 60_000) {
+        ps.deadLetterWarnedAt = Date.now();
+        process.emitWarning(
+          `group ${gs.group} on ${gs.topic}/${ps.index}: moving offset ${offset} to ${dlq} failed (${e instanceof Error ? e.message : String(e)}); retried every second (said once a minute)`,
+          'UringmqWarning',
+        );
+      }
       // The DLQ write failed: keep the message for another attempt rather than lose it.
       // A second later it is taken from the redelivery queue and, delivered as often
       // as allowed already, goes for the DLQ again (created again, in case it was

@@ -32,6 +32,16 @@ export function validateGroupName(name: unknown): string {
   return name;
 }
 
+/** The longest nack delay: a day. */
+export const MAX_NACK_DELAY_MS = 86_400_000;
+
+/** A nack's delay in ms: an integer from 0 to MAX_NACK_DELAY_MS, else INVALID_ARGUMENT. */
+export function checkNackDelay(delayMs: unknown): number {
+  if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS)
+    throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}, got ${String(delayMs)}`);
+  return delayMs;
+}
+
 export function isBytes(v: unknown): v is Buffer | string {
   return typeof v === 'string' || Buffer.isBuffer(v) || v instanceof Uint8Array;
 }
