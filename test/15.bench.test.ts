@@ -235,6 +235,24 @@ describe('bench harness (uringmq bench)', function () {
     await expectCode(() => resolveWorkload({ api: 'carrier-pigeon' as never }), 'INVALID_ARGUMENT');
     await expectCode(() => resolveWorkload({ maxRate: { bogus: 1 } as never }), 'INVALID_ARGUMENT');
     await expectCode(() => runBench(smoke({ api: 'embedded' }), { ...opts(), server: '127.0.0.1:1' }), 'INVALID_ARGUMENT');
+    // A rate that rounds to 0 msgs/s is refused here, not by the sender's ticker mid-run.
+    await expectCode(() => resolveWorkload({ rates: [0.4] }), 'INVALID_ARGUMENT');
+    assert.deepEqual(resolveWorkload({ rates: [0.6] }).rates, [1]);
+    // A file's name with characters a workload name may not hold names it anyway.
+    const spaced = path.join(d, 'my test (2).json');
+    fs.writeFileSync(spaced, '{}');
+    assert.equal(resolveWorkload(readWorkloadFile(spaced)).name, 'my-test--2-');
+    // A results directory that cannot be written is said before the run, not after it.
+    await assert.rejects(runBench(smoke({ api: 'embedded' }), { ...opts(), outDir: '/proc/self' }), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT' && /cannot write results to \/proc\/self/.test(e.message));
+  });
+
+  it('max-rate search: a factor that rounds back to the same rate still climbs, one msg/s at a time', async () => {
+    const { results: r } = await runBench(
+      smoke({ kind: 'max-rate', api: 'embedded', drainSeconds: 5, maxRate: { startRate: 200, factor: 1.001, maxRate: 202, refineSteps: 0, stepSeconds: 0.5, warmupSeconds: 0, p99LimitMs: 5000 } }),
+      opts(),
+    );
+    assert.deepEqual(r.steps.map((s) => s.targetRate).slice(0, 3), [200, 201, 202].slice(0, r.steps.length), 'the rates probed');
+    assert.ok(r.steps.length <= 3, `${r.steps.length} probes for 200..202 msgs/s`);
   });
 
   it('open loop with the precise ticker: every due message once, in schedule order, through back-pressure, and it stops', async () => {
@@ -262,6 +280,23 @@ describe('bench harness (uringmq bench)', function () {
       scheduled.forEach((t, i) => assert.equal(t, start + i / 2, `message ${i} keeps its slot`));
       const stopped = await openLoop({ rate: 2000, start: performance.now(), end: performance.now() + 10_000, precise, stopped: () => true, send: () => assert.fail('sent after stop') });
       assert.equal(stopped.sent, 0);
+    }
+  });
+
+  it('open loop held back past its end ends on time, the rest unsent, with either ticker (a stalled target must not run the step on)', async () => {
+    for (const precise of [false, true]) {
+      const start = performance.now() + 20;
+      const end = start + 200;
+      let open = true;
+      const r = await Promise.race([
+        openLoop({ rate: 2000, start, end, precise, canSend: () => open && performance.now() < start + 100, send: () => undefined }),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 2000)),
+      ]);
+      open = false;
+      assert.ok(r, `the schedule did not end within 2 s of a 0.2 s step (precise ${precise})`);
+      assert.equal(r.due, 400, `due (precise ${precise})`);
+      assert.ok(r.sent >= 150 && r.sent <= 260, `sent ${r.sent}: about the first 100 ms (precise ${precise})`);
+      assert.ok(performance.now() - end < 500, `ended ${(performance.now() - end).toFixed(0)} ms past its end (precise ${precise})`);
     }
   });
 

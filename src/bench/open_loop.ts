@@ -105,6 +105,9 @@ function preciseOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
       const due = Math.min(Math.floor((Math.min(now, o.end) - o.start) * perMs) + (now >= o.start ? 1 : 0), total);
       for (; sent < due; sent++) {
         if (!canSend()) {
+          // Held back past the end: the step is over, and what is left is not sent
+          // (retrying on would run the step on, unsampled, until the target let it go).
+          if (now >= o.end) return finish({ due: total, sent });
           retry ??= setTimeout(() => {
             retry = null;
             tick();

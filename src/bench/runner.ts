@@ -17,6 +17,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
+import { UringmqError } from '../errors';
 import type { GroupConsumerApi } from '../broker/group_consumer';
 import { BenchAbortedError, CircuitBreaker } from './breaker';
 import { BrokerHost } from './broker_host';
@@ -627,25 +628,42 @@ class BenchRun {
     let lo: number | null = null;
     let hi: number | null = null;
     let rate = m.startRate;
+    // A probe cut short (Ctrl-C, the breaker) says nothing of its rate: not a failure.
+    let cutAt: number | null = null;
     while (!this.stopReason) {
-      if (!(await probe(rate))) {
+      const ok = await probe(rate);
+      if (this.stopReason) {
+        cutAt = rate;
+        break;
+      }
+      if (!ok) {
         hi = rate;
         break;
       }
       lo = rate;
       if (rate >= m.maxRate) break;
-      rate = Math.min(m.maxRate, roundRate(rate * m.factor));
+      // A factor close to 1 can round back to the same rate: then one step up, or the
+      // search probed one rate forever.
+      rate = Math.min(m.maxRate, Math.max(rate + 1, roundRate(rate * m.factor)));
     }
     for (let k = 0; k < m.refineSteps && lo !== null && hi !== null && !this.stopReason; k++) {
       const mid = roundRate((lo + hi) / 2);
       if (mid <= lo || mid >= hi) break;
-      if (await probe(mid)) lo = mid;
+      const ok = await probe(mid);
+      if (this.stopReason) {
+        cutAt = mid;
+        break;
+      }
+      if (ok) lo = mid;
       else hi = mid;
     }
     this.maxRate = {
       sustainableRate: lo,
       note:
-        lo === null
+        cutAt !== null
+          ? `search stopped (${this.stopReason}) during the probe at ${cutAt} msgs/s; ` +
+            (lo === null ? 'no rate sustained before it' : `highest rate sustained before it: ${lo} msgs/s`)
+          : lo === null
           ? `not even the start rate ${m.startRate} msgs/s was sustained`
           : hi === null
             ? `sustained up to the search limit ${m.maxRate} msgs/s`
@@ -732,11 +750,20 @@ class BenchRun {
   async execute(): Promise<BenchOutcome> {
     const w = this.w;
     const o = this.o;
-    fs.mkdirSync(this.outDir, { recursive: true });
+    // The results go here at the end: a directory they cannot be written to is said
+    // now, not after the whole run.
+    try {
+      fs.mkdirSync(this.outDir, { recursive: true });
+      const probe = path.join(this.outDir, `.uringmq-bench-probe-${process.pid}`);
+      fs.writeFileSync(probe, '');
+      fs.rmSync(probe);
+    } catch (e) {
+      throw new UringmqError('INVALID_ARGUMENT', `cannot write results to ${this.outDir}: ${(e as Error).message}`);
+    }
     const dataDir = path.resolve(o.dir ?? path.join('.bench-data', this.base));
     const madeDir = !fs.existsSync(dataDir);
     const startedAt = new Date();
-    let onSigint: (() => void) | null = null;
+    let onSigint: ((signal?: NodeJS.Signals) => void) | null = null;
     let failure: unknown = null;
     let env: Environment | null = null;
     let snapshotPath: string | null = null;
@@ -754,11 +781,13 @@ class BenchRun {
       );
       if (o.handleSignals) {
         let n = 0;
-        onSigint = () => {
-          if (++n > 1) process.exit(130);
-          this.trip('interrupted (SIGINT)');
+        // SIGTERM as SIGINT: results written, the child broker and the data dir gone.
+        onSigint = (signal?: NodeJS.Signals) => {
+          if (++n > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
+          this.trip(`interrupted (${signal ?? 'SIGINT'})`);
         };
         process.on('SIGINT', onSigint);
+        process.on('SIGTERM', onSigint);
       }
       this.t0 = performance.now();
       this.lastSampleAt = this.t0;
@@ -780,7 +809,10 @@ class BenchRun {
       if (this.stopReason && env) snapshotPath = await this.writeSnapshot(env);
       for (const t of [...this.traffics]) await this.closeTraffic(t);
     } finally {
-      if (onSigint) process.off('SIGINT', onSigint);
+      if (onSigint) {
+        process.off('SIGINT', onSigint);
+        process.off('SIGTERM', onSigint);
+      }
       this.self.close();
       await this.host.close().catch((e: Error) => this.errors.push(`stopping the broker: ${e.message}`));
       if (madeDir && !o.keepData) fs.rmSync(dataDir, { recursive: true, force: true });

@@ -157,7 +157,9 @@ export function readWorkloadFile(file: string): WorkloadInput {
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new UringmqError('INVALID_ARGUMENT', `workload file ${file} must hold an object`);
   const w = data as WorkloadInput;
-  if (w.name === undefined) w.name = path.basename(file, path.extname(file));
+  // Named after its file unless it says otherwise; characters a name may not hold
+  // (a space, say) become '-', so a file's own name is never refused.
+  if (w.name === undefined) w.name = path.basename(file, path.extname(file)).replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'workload';
   return w;
 }
 
@@ -170,7 +172,9 @@ export function parseRate(v: unknown, what = 'rate'): number {
     if (!m) throw bad(`${what} must be a number like 5000, "5k" or "1.5m", got ${JSON.stringify(v)}`);
     n = Number(m[1]) * (m[2] === '' ? 1 : m[2]!.toLowerCase() === 'k' ? 1e3 : 1e6);
   } else throw bad(`${what} must be a number, got ${JSON.stringify(v)}`);
-  if (!Number.isFinite(n) || n <= 0) throw bad(`${what} must be positive, got ${String(v)}`);
+  // Whole messages per second: checked after rounding (0.4 passed as positive and
+  // became 0, which the sender's ticker refused with a native error).
+  if (!Number.isFinite(n) || Math.round(n) < 1) throw bad(`${what} must be at least 1 msg/s, got ${String(v)}`);
   return Math.round(n);
 }
 
