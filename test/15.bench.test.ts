@@ -7,6 +7,7 @@ import { tmpDir, expectCode } from './helpers';
 import { BenchAbortedError } from '../src/bench/breaker';
 import { PerfFolder, flamegraphHtml, foldedText } from '../src/bench/flamegraph';
 import { openLoop } from '../src/bench/open_loop';
+import { workloadFromFlags } from '../src/bench/cli';
 import { createTicker } from '../src/native';
 import { runBench, type RunOptions } from '../src/bench/runner';
 import type { BenchResults, Sample, StepResult } from '../src/bench/results';
@@ -242,6 +243,10 @@ describe('bench harness (uringmq bench)', function () {
     const spaced = path.join(d, 'my test (2).json');
     fs.writeFileSync(spaced, '{}');
     assert.equal(resolveWorkload(readWorkloadFile(spaced)).name, 'my-test--2-');
+    // With --kind max-rate the step flags set the probes (they were ignored, and --step-seconds 5 refused).
+    const probes = workloadFromFlags(undefined, { kind: 'max-rate', stepSeconds: 5, warmupSeconds: 1 } as Parameters<typeof workloadFromFlags>[1]);
+    assert.deepEqual([probes.maxRate.stepSeconds, probes.maxRate.warmupSeconds], [5, 1]);
+    assert.equal(workloadFromFlags(undefined, { kind: 'max-rate', stepSeconds: 8 } as Parameters<typeof workloadFromFlags>[1]).maxRate.stepSeconds, 8);
     // A results directory that cannot be written is said before the run, not after it.
     await assert.rejects(runBench(smoke({ api: 'embedded' }), { ...opts(), outDir: '/proc/self' }), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT' && /cannot write results to \/proc\/self/.test(e.message));
   });

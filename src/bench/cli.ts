@@ -70,7 +70,7 @@ function benchOptions(cmd: Command): Command {
     .option('-d, --dir <path>', 'data directory for the broker this tool starts (default ./.bench-data/<run>, removed afterwards)')
     .option('--keep-data', 'keep the data directory')
     .option('--rates <list>', 'msgs/s per step, e.g. 1k,5k,10k', list)
-    .option('--step-seconds <s>', 'length of each step', num('step-seconds'))
+    .option('--step-seconds <s>', 'length of each step (of each probe with --kind max-rate)', num('step-seconds'))
     .option('--warmup-seconds <s>', 'discarded start of each step', num('warmup-seconds'))
     .option('--sample-seconds <s>', 'sample interval', num('sample-seconds'))
     .option('--drain-seconds <s>', 'time for consumers to catch up at the end', num('drain-seconds'))
@@ -130,6 +130,14 @@ export function workloadFromFlags(file: string | undefined, f: BenchFlags): Work
   if (Object.keys(breaker).length) o.breaker = { ...(input.breaker ?? {}), ...breaker };
   if (f.compare) o.compare = { apis: f.compare as Workload['api'][] };
   if (f.backlogMessages !== undefined) o.backlog = { ...(input.backlog ?? {}), messages: f.backlogMessages };
+  // A max-rate search runs probes, not steps: the step flags set its probes (they were
+  // ignored, and checked against the steps' defaults: --step-seconds 5 was refused).
+  if ((f.kind ?? input.kind) === 'max-rate' && (f.stepSeconds !== undefined || f.warmupSeconds !== undefined)) {
+    o.maxRate = { ...(input.maxRate ?? {}) };
+    if (f.stepSeconds !== undefined) o.maxRate.stepSeconds = f.stepSeconds;
+    if (f.warmupSeconds !== undefined) o.maxRate.warmupSeconds = f.warmupSeconds;
+    o.stepSeconds = o.warmupSeconds = undefined;
+  }
   return resolveWorkload(input, o);
 }
 
