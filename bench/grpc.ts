@@ -100,23 +100,12 @@ interface CpuSnap {
 }
 let serverPid = 0;
 
-function cpuSnap(): CpuSnap {
-  const snap = emptySnap();
-  for (const [pid, who] of snapPids()) {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-      try {
-        const read = (f: string) => fs.readFileSync(`/proc/${pid}/task/${tid}/${f}`, 'utf8');
-        addThread(snap, pid, who, tid, read('schedstat'), read('comm'), read('status'));
-      } catch {
-        // the thread exited meanwhile
-      }
-    }
-  }
-  return snap;
-}
-
-/** cpuSnap with the reads in libuv's pool, for snapshots taken while messages are in flight. */
-async function cpuSnapAsync(): Promise<CpuSnap> {
+/**
+ * Every thread's CPU time and context switches so far, both processes. Read in libuv's
+ * pool: synchronous, the /proc reads (1–2 ms) held the messages in flight at a latency
+ * window's edges.
+ */
+async function cpuSnap(): Promise<CpuSnap> {
   const snap = emptySnap();
   await Promise.all(
     snapPids().map(async ([pid, who]) => {
@@ -175,7 +164,7 @@ async function timed(seconds: number, body: (stop: () => boolean) => Promise<unk
   let stopAt = 0;
   let t1 = 0;
   let before = 0;
-  let from: CpuSnap | null = null;
+  let from: Promise<CpuSnap> | null = null;
   counter = 0;
   setTimeout(() => {
     before = counter;
@@ -185,8 +174,9 @@ async function timed(seconds: number, body: (stop: () => boolean) => Promise<unk
   }, warm);
   const stop = () => stopAt > 0 && Date.now() >= stopAt;
   await body(stop);
-  if (cpu && from) cpuRows.push({ name: cpu.name, records: (counter - before) * cpu.recordsPerCount, from, to: cpuSnap() });
-  return (counter - before) / ((Date.now() - t1) / 1000);
+  const perSec = (counter - before) / ((Date.now() - t1) / 1000);
+  if (cpu && from) cpuRows.push({ name: cpu.name, records: (counter - before) * cpu.recordsPerCount, from: await from, to: await cpuSnap() });
+  return perSec;
 }
 let counter = 0;
 
@@ -470,7 +460,7 @@ async function main(): Promise<void> {
       if (Date.now() - t0 > SECONDS * 3000) break;
     }
     const consume = n / ((Date.now() - t0) / 1000);
-    cpuRows.push({ name: 'consume, every message acked', records: n, from: cpuFrom, to: cpuSnap() });
+    cpuRows.push({ name: 'consume, every message acked', records: n, from: await cpuFrom, to: await cpuSnap() });
     await c.close();
     const afterConsume = await ceilingSample();
     rows.push({ name: `consume, group consumer batches(), every message acked (${n} records of a backlog)`, recPerSec: consume, ...bracketed(beforeConsume, afterConsume) });
@@ -627,29 +617,24 @@ interface Floor extends Lat {
  * Snapshots for a schedule's window, taken from its send callback: the first at the
  * first send past the warm-up, the last at the first of the last few sends (a send
  * within 3 intervals of the end; the messages counted up to it), so the window is the
- * schedule's own, without its start or the drain. Read off the main thread (~1–2 ms
- * of /proc reads when synchronous, which held the messages in flight at the window's
- * edges); a snapshot that fails (the server gone) makes the window null.
+ * schedule's own, without its start or the drain; a snapshot that fails (the server
+ * gone) makes the window null.
  */
 function cpuWindow(rate: number, warmEnd: number, end: number): { sent(scheduled: number): void; result(): Promise<CpuWindow | null> } {
   let from: Promise<CpuSnap | null> | null = null;
   let to: Promise<CpuSnap | null> | null = null;
   let messages = 0;
-  let counted = 0;
-  const snap = () => cpuSnapAsync().catch(() => null);
+  const snap = () => cpuSnap().catch(() => null);
   return {
     sent(scheduled) {
       if (scheduled < warmEnd || to) return;
       from ??= snap();
       messages++;
-      if (scheduled + 3000 / rate >= end) {
-        to = snap();
-        counted = messages;
-      }
+      if (scheduled + 3000 / rate >= end) to = snap();
     },
     result: async () => {
       const [a, b] = await Promise.all([from, to]);
-      return a && b ? { from: a, to: b, messages: counted } : null;
+      return a && b ? { from: a, to: b, messages } : null;
     },
   };
 }

@@ -234,6 +234,12 @@ interface QueuedAppend {
 }
 
 const MiB = 1 << 20;
+/**
+ * Room maxBatchBytes keeps above maxRecordBytes: a batch's header and, for the broker's
+ * own dead-letter moves, the x-uringmq-* headers a moved record gains (at most ~800 bytes
+ * with 249-character names).
+ */
+const RECORD_ROOM_BYTES = 1024;
 /** With `sync`, an append of nothing: it completes once everything written before it is on disk. */
 const EMPTY_BATCH = Buffer.alloc(0);
 const DEFAULT_SEGMENT_BYTES = 128 * MiB;
@@ -320,7 +326,9 @@ export class Broker {
     const maxBatchBytes = opts.maxBatchBytes === undefined ? 8 * MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', NATIVE_MAX_BATCH_BYTES);
     if (maxBatchBytes < 4096) throw invalid(`maxBatchBytes must be at least 4096, got ${maxBatchBytes}`);
     const maxRecordBytes =
-      opts.maxRecordBytes === undefined ? Math.min(MiB, maxBatchBytes - 1024) : positiveInt(opts.maxRecordBytes, 'maxRecordBytes (at most maxBatchBytes - 1024)', maxBatchBytes - 1024);
+      opts.maxRecordBytes === undefined
+        ? Math.min(MiB, maxBatchBytes - RECORD_ROOM_BYTES)
+        : positiveInt(opts.maxRecordBytes, `maxRecordBytes (at most maxBatchBytes - ${RECORD_ROOM_BYTES})`, maxBatchBytes - RECORD_ROOM_BYTES);
     const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
     const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
     const minFreeBytes = opts.minFreeBytes === undefined ? 64 * MiB : nonNegInt(opts.minFreeBytes, 'minFreeBytes');
@@ -811,12 +819,11 @@ export class Broker {
 
   /**
    * @internal The group coordinator's dead-letter moves: a record the broker took (up to
-   * maxRecordBytes) plus the x-uringmq-* headers the move adds, at most ~800 bytes
-   * (names ≤ 249 characters) — within the 1 KiB maxBatchBytes keeps above maxRecordBytes.
+   * maxRecordBytes) plus the x-uringmq-* headers the move adds, within RECORD_ROOM_BYTES.
    * Held to maxRecordBytes, a record near the limit could never be moved.
    */
   publishDeadLetter(topic: string, batch: Buffer): Promise<PublishResult> {
-    return this.publishBatchUpTo(topic, batch, undefined, { copy: false, sync: true }, this.maxRecordBytes + 1024);
+    return this.publishBatchUpTo(topic, batch, undefined, { copy: false, sync: true }, this.maxRecordBytes + RECORD_ROOM_BYTES);
   }
 
   private async publishBatchUpTo(topic: string, batch: Buffer, partition: number | undefined, opts: { copy?: boolean; sync?: boolean }, recordLimit: number): Promise<PublishResult> {

@@ -10,7 +10,7 @@ import * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
-import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, recordSize, sealBatch, uvarintSize, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, sealBatch, uvarintSize, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord } from '../broker/validate';
@@ -103,10 +103,10 @@ function checkSequence(seq: unknown): void {
  * core servers do). grpc-js passes `grpc.keepalive_permit_without_calls` to its clients
  * only; its server does not police pings, so it is done here.
  */
-function refusePingsWithoutCalls(session: import('node:http2').ServerHttp2Session): void {
+function refusePingsWithoutCalls(session: http2.ServerHttp2Session): void {
   let open = 0;
   let strikes = 0;
-  session.on('stream', (st: import('node:http2').ServerHttp2Stream) => {
+  session.on('stream', (st: http2.ServerHttp2Stream) => {
     open++;
     strikes = 0;
     st.once('close', () => open--);
@@ -482,8 +482,7 @@ export class BrokerServer {
         const rec: RecordInput = { key: (r.key as Buffer | null | undefined) ?? null, value: (r.value ?? EMPTY) as Buffer, headers };
         if (r.timestamp) rec.timestamp = Number(r.timestamp);
         validateRecord(rec, 'publish to', req.topic, i);
-        checkRecordSize(rec, req.topic, this.broker.maxRecordBytes);
-        bytes += recordSize(rec);
+        bytes += checkRecordSize(rec, req.topic, this.broker.maxRecordBytes);
         if (bytes > this.broker.maxBatchBytes)
           throw new UringmqError('RECORD_TOO_LARGE', `the records of a request to ${req.topic} make a batch over maxBatchBytes ${this.broker.maxBatchBytes} (past record ${i} of ${req.records.length}); nothing was written: send them in smaller requests`);
         recs.push(rec);
