@@ -585,6 +585,22 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     for (const [, count, redelivered] of bs.slice(1)) assert.ok(count > 1 && redelivered, `a redelivery of b came as ${count}, redelivered=${redelivered}`);
   });
 
+  it('a dead-letter move that had to wait (64 under way already) keeps its reason', async () => {
+    await broker.createTopic('t');
+    const n = 150;
+    await broker.producer().sendBatch('t', Array.from({ length: n }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 60_000 });
+    await take(c, n, (m) => m.nack());
+    const until = Date.now() + 10_000;
+    const dlqEnd = async () => ((await broker.listTopics()).includes('t.dlq') ? (await broker.describeTopic('t.dlq')).partitions[0]!.endOffset : 0);
+    while ((await dlqEnd()) < n && Date.now() < until) await sleep(20);
+    const dl = await broker.read('t.dlq', 0, 0, { maxBytes: 1 << 20 });
+    assert.equal(dl.length, n);
+    const reasons = new Set(dl.map((m) => m.headers['x-uringmq-reason']!.toString()));
+    assert.deepEqual([...reasons], ['nacked too many times']);
+    await c.close();
+  });
+
   it('with durability none, a message moved to the dead-letter topic is synced before the group counts it as handled', async () => {
     await broker.close();
     broker = await openBroker({ dir, durability: 'none' });

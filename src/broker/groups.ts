@@ -94,6 +94,8 @@ interface Redelivery {
   notBefore: number;
   /** notBefore came from the group's file, maybe from a merged range (partitionRanges): it merges again only with an equal one, so a delay does not grow with each restart */
   restored?: true;
+  /** Set when a dead-letter move failed or had to wait: its retry keeps the reason the message was first sent there for. */
+  deadLetterReason?: string;
 }
 
 /**
@@ -934,7 +936,7 @@ export class GroupCoordinator {
     // Closing: no new move (the broker takes no more appends); the count goes into the
     // last write, and the next open moves the message at once.
     if (this.closing || ps.deadLettering.size >= MAX_DEAD_LETTER_MOVES || ps.deadLettering.has(offset)) {
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: 0 }, Date.now());
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: 0, deadLetterReason: reason }, Date.now());
       if (this.closing) this.changed(gs);
       return false;
     }
@@ -988,7 +990,7 @@ export class GroupCoordinator {
       // for this, so the last write of the group's file keeps the count, and the next
       // open moves it at once; dropped here, it came back as never delivered.
       this.dlqReady.delete(dlq);
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: this.closing ? 0 : Date.now() + 1000 }, Date.now());
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: this.closing ? 0 : Date.now() + 1000, deadLetterReason: reason }, Date.now());
       this.changed(gs);
       return;
     }
@@ -1167,7 +1169,7 @@ export class GroupCoordinator {
     for (const e of taken) {
       if (e.offset < ps.committed || ps.acked.has(e.offset)) progress = true;
       else if (e.deliveryCount < m.opts.maxDeliveries) due.push(e);
-      else if (this.deadLetter(m.state, ps, e.offset, e.deliveryCount, m.opts.deadLetterTopic, `delivered ${e.deliveryCount} times without an ack`)) progress = true;
+      else if (this.deadLetter(m.state, ps, e.offset, e.deliveryCount, m.opts.deadLetterTopic, e.deadLetterReason ?? `delivered ${e.deliveryCount} times without an ack`)) progress = true;
       // (else back in the queue until a move finishes and wakes the owner)
     }
     if (due.length === 0) return progress;
