@@ -1,11 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { tmpDir, expectCode } from './helpers';
 import { BenchAbortedError } from '../src/bench/breaker';
 import { PerfFolder, flamegraphHtml, foldedText } from '../src/bench/flamegraph';
+import { checkPerf } from '../src/bench/profile';
 import { openLoop } from '../src/bench/open_loop';
 import { workloadFromFlags } from '../src/bench/cli';
 import { createTicker } from '../src/native';
@@ -213,6 +214,87 @@ describe('bench harness (uringmq bench)', function () {
     const snapshot = /snapshot: (\S+)/.exec(r.stderr)![1]!;
     assert.ok(fs.existsSync(snapshot));
     assert.match(r.stdout, /\[\s*[\d.]+s\] step #1/, 'per-sample lines');
+  });
+
+  /** `uringmq bench|profile ...` as a child in its own process group; resolves on exit. */
+  function benchChild(args: string[]) {
+    const c = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    c.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    c.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
+    const kill = setTimeout(() => {
+      try {
+        process.kill(-c.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }, 120_000);
+    void exited.then(() => clearTimeout(kill));
+    return {
+      child: c,
+      exited,
+      out: () => stdout,
+      err: () => stderr,
+      async until(what: () => boolean, ms: number): Promise<void> {
+        const end = Date.now() + ms;
+        while (!what() && Date.now() < end && c.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+        assert.ok(what(), `not seen within ${ms} ms; stdout: ${stdout}\nstderr: ${stderr}`);
+      },
+    };
+  }
+
+  it('SIGTERM stops a run as Ctrl-C does: results, report and --svg charts written, the data dir gone', async () => {
+    const o = opts();
+    const b = benchChild(['bench', '--api', 'embedded', '--rates', '300', '--step-seconds', '60', '--warmup-seconds', '0', '--sample-seconds', '0.3', '--out', o.outDir, '--dir', o.dir!, '--name', 'sigterm', '--no-progress', '--svg']);
+    await b.until(() => /step #1/.test(b.out()), 60_000);
+    b.child.kill('SIGTERM');
+    assert.equal(await b.exited, 3, b.err());
+    assert.match(b.err(), /stopped by the circuit breaker: interrupted \(SIGTERM\)/);
+    const r = JSON.parse(fs.readFileSync(/results: +(\S+)/.exec(b.err())![1]!, 'utf8')) as BenchResults;
+    assert.equal(r.aborted!.reason, 'interrupted (SIGTERM)');
+    assert.ok(r.totals.sent > 0);
+    const charts = /charts: +(.+)/.exec(b.err())![1]!.split(', ');
+    assert.ok(charts.length > 0 && charts.every((f) => f.endsWith('.svg') && fs.readFileSync(f, 'utf8').includes('<svg')), 'charts written');
+    assert.ok(!fs.existsSync(o.dir!), 'data dir left');
+  });
+
+  it('a signal while the broker child starts stops the run before its first step, and the data dir still goes', async () => {
+    const o = opts();
+    const b = benchChild(['bench', '--api', 'grpc-stream', '--broker', 'child', '--rates', '300', '--step-seconds', '60', '--warmup-seconds', '0', '--out', o.outDir, '--dir', o.dir!, '--name', 'sigstart', '--no-progress']);
+    // The broker child makes the data dir as it opens; the bench says its first line once it is up.
+    await b.until(() => fs.existsSync(o.dir!), 60_000);
+    const starting = !/uringmq bench sigstart/.test(b.out());
+    b.child.kill('SIGTERM');
+    const code = await b.exited;
+    assert.equal(code, 3, `exit ${code}: ${b.err()}`);
+    assert.match(b.err(), /interrupted \(SIGTERM\)/);
+    assert.ok(!fs.existsSync(o.dir!), 'data dir left');
+    if (starting) assert.doesNotMatch(b.out(), /step #1/, 'a step ran after the interruption');
+  });
+
+  it('profile of an in-process run, stopped by Ctrl-C (SIGINT to its process group): results and flamegraph written, no perf.data or data dir left', async function () {
+    try {
+      checkPerf();
+    } catch (e) {
+      this.skip(); // no perf here: nothing to profile with
+    }
+    const probe = spawnSync('perf', ['record', '-e', 'cpu-clock', '-o', '/dev/null', '--', 'true'], { encoding: 'utf8' });
+    if (probe.status !== 0) this.skip(); // perf_event_open not allowed (a container)
+    const o = opts();
+    const b = benchChild(['profile', '--api', 'embedded', '--rates', '300', '--step-seconds', '60', '--warmup-seconds', '0', '--sample-seconds', '0.3', '--out', o.outDir, '--dir', o.dir!, '--name', 'prof', '--no-progress', '--perf-frequency', '99']);
+    await b.until(() => /step #1/.test(b.out()), 90_000);
+    process.kill(-b.child.pid!, 'SIGINT'); // as the terminal does: the whole foreground group
+    const code = await b.exited;
+    assert.equal(code, 3, `exit ${code}: ${b.err()}`);
+    assert.match(b.err(), /interrupted \(SIG(INT|TERM)\)/); // perf passes it on as SIGTERM
+    const flamegraph = /flamegraph: (\S+)/.exec(b.out())?.[1];
+    assert.ok(flamegraph && fs.existsSync(flamegraph), `no flamegraph: ${b.out()}`);
+    const left = fs.readdirSync(o.outDir);
+    assert.ok(left.some((f) => f.endsWith('.json')), 'results written');
+    assert.ok(!left.some((f) => f.endsWith('.perf.data')), `perf.data left: ${left.join(', ')}`);
+    assert.ok(!fs.existsSync(o.dir!), 'data dir left');
   });
 
   it('workloads: files (JSON, YAML), defaults and precise errors', async () => {

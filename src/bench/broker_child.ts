@@ -51,6 +51,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   process.on('disconnect', stop);
   process.on('SIGINT', () => undefined);
+  // The bench went away while the broker opened: 'disconnect' came before the handler.
+  if (!process.connected) return stop();
   const ready: ChildReady = { port: server.port, pid: process.pid, ioBackend: broker.ioBackend, ioBackendNote: broker.ioBackendNote };
   process.stdout.write(`${JSON.stringify(ready)}\n`);
 }

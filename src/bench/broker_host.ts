@@ -93,7 +93,11 @@ export class BrokerHost {
   private static startChild(w: Workload, o: HostOptions): Promise<BrokerHost> {
     const cfg: ChildConfig = { dir: o.dir, durability: w.durability, ioBackend: w.ioBackend };
     const argv = [...(o.childPrefix ?? []), process.execPath, ...SERVER_NODE_FLAGS, ...(o.childNodeFlags ?? []), ...nodeScriptArgs(path.join(__dirname, 'broker_child')), JSON.stringify(cfg)];
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, URINGMQ_LOG_LEVEL: 'warn' } });
+    // Its own process group: Ctrl-C in the terminal is the bench's to handle (it stops
+    // the broker when it has written its results); under `perf record` it would also
+    // stop perf, which then ends the broker in the middle of the run. It still exits
+    // when the bench goes away (IPC disconnect).
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, URINGMQ_LOG_LEVEL: 'warn' }, detached: true });
     let out = '';
     const keep = (d: Buffer) => {
       out = (out + d.toString()).slice(-20_000);

@@ -8,6 +8,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { BenchAbortedError } from './breaker';
 import { runProfile } from './profile';
 import { comparisonTable, stepTable, writeChartSvgs } from './report';
+import type { BenchResults } from './results';
 import { runBench, type BenchOutcome, type RunOptions } from './runner';
 import { API_PATHS, KINDS, PLACEMENTS, parseDurabilityValue, parseRate, readWorkloadFile, resolveWorkload, type Workload, type WorkloadInput } from './workload';
 
@@ -170,8 +171,10 @@ function printOutcome(o: BenchOutcome, svg: boolean): void {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-function reportAborted(e: BenchAbortedError): void {
-  process.stderr.write(`uringmq bench: stopped by the circuit breaker: ${e.reason}\n  snapshot: ${e.snapshotPath}\n  results:  ${e.resultsPath}\n  report:   ${e.reportPath}\n`);
+function reportAborted(e: BenchAbortedError, svg: boolean): void {
+  // The charts of what ran before the stop, as a completed run writes them.
+  const charts = svg ? `  charts:   ${writeChartSvgs(JSON.parse(fs.readFileSync(e.resultsPath, 'utf8')) as BenchResults, e.reportPath.replace(/\.html$/, '')).join(', ')}\n` : '';
+  process.stderr.write(`uringmq bench: stopped by the circuit breaker: ${e.reason}\n  snapshot: ${e.snapshotPath}\n  results:  ${e.resultsPath}\n  report:   ${e.reportPath}\n${charts}`);
   process.exitCode = EXIT_BREAKER;
 }
 
@@ -182,7 +185,7 @@ export function addBenchCommands(prog: Command): void {
       try {
         printOutcome(await runBench(w, runOptions(f)), !!f.svg);
       } catch (e) {
-        if (e instanceof BenchAbortedError) return reportAborted(e);
+        if (e instanceof BenchAbortedError) return reportAborted(e, !!f.svg);
         throw e;
       }
     },
@@ -198,7 +201,7 @@ export function addBenchCommands(prog: Command): void {
       if (p.outcome && !p.printed) printOutcome(p.outcome, !!f.svg);
       if (p.aborted) {
         if (p.printed) process.exitCode = EXIT_BREAKER;
-        else reportAborted(p.aborted);
+        else reportAborted(p.aborted, !!f.svg);
       }
       for (const n of p.notes) process.stdout.write(`note: ${n}\n`);
       process.stdout.write(`flamegraph: ${p.flamegraph}\nfolded stacks: ${p.folded}\n`);

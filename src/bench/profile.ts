@@ -122,10 +122,38 @@ async function profile(w: Workload, ro: RunOptions, po: ProfileOptions, outDir: 
   } else {
     // The broker lives in the bench process: run the whole bench under perf.
     const args = [...perfRecord.slice(1), process.execPath, ...nodePerfFlags(v8log), ...nodeScriptArgs(path.join(__dirname, '..', 'cli', 'main')), 'bench', ...stripOwnFlags(po.benchArgs), '--out', outDir, '--name-base', base];
+    // perf and the bench under it in their own process group: Ctrl-C in the terminal
+    // reaches only this process, which asks perf to stop (SIGINT); perf then sends the
+    // bench one SIGTERM, which it takes as an interruption (results written, data dir
+    // removed). Both signalled by the terminal, the bench took perf's SIGTERM as a
+    // second signal and exited at once, its results lost.
     const code = await new Promise<number | null>((resolve, reject) => {
-      const c = spawn('perf', args, { stdio: 'inherit' });
-      c.once('error', reject);
-      c.once('exit', (code) => resolve(code));
+      const c = spawn('perf', args, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+      let signals = 0;
+      const onSignal = (signal: NodeJS.Signals) => {
+        try {
+          // A second signal: stop the whole group now.
+          if (++signals > 1) process.kill(-c.pid!, 'SIGKILL');
+          else c.kill('SIGINT');
+        } catch {
+          // already gone
+        }
+        if (signals > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      const done = () => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      };
+      c.once('error', (e) => {
+        done();
+        reject(e);
+      });
+      c.once('exit', (code) => {
+        done();
+        resolve(code);
+      });
     });
     const file = path.join(outDir, `${base}.json`);
     if (!fs.existsSync(file)) throw new UringmqError('INTERNAL', `the profiled bench exited with ${code} and wrote no results (${file})`);

@@ -767,9 +767,27 @@ class BenchRun {
     let failure: unknown = null;
     let env: Environment | null = null;
     let snapshotPath: string | null = null;
+    if (o.handleSignals) {
+      let n = 0;
+      // SIGTERM as SIGINT: results written, the child broker and the data dir gone.
+      // Installed before the broker starts: a signal while it starts stops the run
+      // before its first step, and the data dir still goes.
+      onSigint = (signal?: NodeJS.Signals) => {
+        if (++n > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
+        this.trip(`interrupted (${signal ?? 'SIGINT'})`);
+      };
+      process.on('SIGINT', onSigint);
+      process.on('SIGTERM', onSigint);
+    }
+    const offSignals = () => {
+      if (!onSigint) return;
+      process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onSigint);
+    };
     try {
       this.host = await BrokerHost.start(w, { server: o.server, brokerPid: o.brokerPid, dir: dataDir, childPrefix: o.childPrefix, childNodeFlags: o.childNodeFlags });
     } catch (e) {
+      offSignals();
       this.self.close();
       if (madeDir) fs.rmSync(dataDir, { recursive: true, force: true });
       throw e;
@@ -779,16 +797,6 @@ class BenchRun {
       this.progress.log(
         `uringmq bench ${w.name} (${w.kind}, ${w.kind === 'comparison' ? w.compare.apis.join(' vs ') : w.api}), ${w.messageSize} B, durability ${env.durability}, ${this.host.ioBackend}, broker ${this.host.placement}${this.host.address ? ` at ${this.host.address}` : ''}`,
       );
-      if (o.handleSignals) {
-        let n = 0;
-        // SIGTERM as SIGINT: results written, the child broker and the data dir gone.
-        onSigint = (signal?: NodeJS.Signals) => {
-          if (++n > 1) process.exit(signal === 'SIGTERM' ? 143 : 130);
-          this.trip(`interrupted (${signal ?? 'SIGINT'})`);
-        };
-        process.on('SIGINT', onSigint);
-        process.on('SIGTERM', onSigint);
-      }
       this.t0 = performance.now();
       this.lastSampleAt = this.t0;
       await this.beginPhase(this.newPhase('setup'));
@@ -809,10 +817,7 @@ class BenchRun {
       if (this.stopReason && env) snapshotPath = await this.writeSnapshot(env);
       for (const t of [...this.traffics]) await this.closeTraffic(t);
     } finally {
-      if (onSigint) {
-        process.off('SIGINT', onSigint);
-        process.off('SIGTERM', onSigint);
-      }
+      offSignals();
       this.self.close();
       await this.host.close().catch((e: Error) => this.errors.push(`stopping the broker: ${e.message}`));
       if (madeDir && !o.keepData) fs.rmSync(dataDir, { recursive: true, force: true });
