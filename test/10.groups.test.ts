@@ -585,6 +585,20 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     for (const [, count, redelivered] of bs.slice(1)) assert.ok(count > 1 && redelivered, `a redelivery of b came as ${count}, redelivered=${redelivered}`);
   });
 
+  it('describeTopic counts a group in memory from the log start once retention passed its committed offset, as one read from its file', async () => {
+    await broker.createTopic('r', { segmentBytes: 8192, retention: { maxBytes: 16 * 1024 } });
+    await broker.commitOffset('g', 'r', 0, 0); // group g in memory, no member
+    const p = broker.producer();
+    for (let i = 0; i < 200; i++) await p.send('r', { value: 'x'.repeat(500) });
+    const until = Date.now() + 10_000;
+    while ((await broker.describeTopic('r')).partitions[0]!.startOffset === 0 && Date.now() < until) await sleep(100);
+    const d = await broker.describeTopic('r');
+    const { startOffset, endOffset } = d.partitions[0]!;
+    assert.ok(startOffset > 0, 'retention did not run');
+    const g = d.groups.find((x) => x.group === 'g')!;
+    assert.deepEqual([g.committed[0], g.lag[0]], [startOffset, endOffset - startOffset]);
+  });
+
   it('a dead-letter move that had to wait (64 under way already) keeps its reason', async () => {
     await broker.createTopic('t');
     const n = 150;

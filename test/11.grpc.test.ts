@@ -305,6 +305,29 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await assert.rejects(r.client.createTopic('t'), { code: 'TOPIC_EXISTS' });
   });
 
+  it('createTopic through the client refuses what the embedded broker refuses, instead of sending another config (2^32 + 1 partitions as 1, NaN retention as none)', async () => {
+    const bad: Array<[string, unknown]> = [
+      ['partitions 0', { partitions: 0 }], ['partitions 1.5', { partitions: 1.5 }], ['partitions 2^32 + 1', { partitions: 2 ** 32 + 1 }],
+      ['segmentBytes NaN', { segmentBytes: NaN }], ['retention.maxBytes NaN', { retention: { maxBytes: NaN } }],
+      ['retention.maxBytes 1.5', { retention: { maxBytes: 1.5 } }], ['retention.maxBytes Infinity', { retention: { maxBytes: Infinity } }],
+      ['retention.maxAgeMs -1', { retention: { maxAgeMs: -1 } }], ['retention.maxAgeMs "x"', { retention: { maxAgeMs: 'x' } }],
+      ['retention null', { retention: null }], ['retention 5', { retention: 5 }], ['options null', null],
+      ['retention.maxBytes 0 (no limit on the wire, none kept embedded)', { retention: { maxBytes: 0 } }], ['retention.maxAgeMs 0', { retention: { maxAgeMs: 0 } }],
+    ];
+    const taken: string[] = [];
+    for (const [what, opts] of bad) {
+      try {
+        await r.client.createTopic('x', opts as never);
+        taken.push(`${what}: created`);
+        await r.client.deleteTopic('x');
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'INVALID_ARGUMENT') taken.push(`${what}: ${String(e)}`);
+      }
+    }
+    assert.deepEqual(taken, []);
+    assert.ok(!(await r.client.listTopics()).includes('x'));
+  });
+
   it('oversize message → RESOURCE_EXHAUSTED, other calls unaffected', async () => {
     // Each record is under the broker's maxRecordBytes (1 MiB): only the server's
     // maxMessageBytes (1 MiB here) can refuse the request, not the broker's record limit.

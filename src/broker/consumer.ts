@@ -77,6 +77,16 @@ export class Consumer implements AsyncIterable<Message> {
           raw = await broker.readRaw(ps, pos, this.maxBytes);
         } catch (e) {
           if (broker.closed) return;
+          // Retention removed `pos` between the offsets read above and the read (which
+          // waited in the thread pool): go on from the new start, as documented.
+          if (e instanceof UringmqError && e.code === 'OFFSET_OUT_OF_RANGE' && !ps.topic.deleted) {
+            const start = broker.partitionOffsets(ps).startOffset;
+            if (start > pos) {
+              this.positions[i] = start;
+              progressed = true;
+              continue;
+            }
+          }
           throw e;
         }
         const msgs = toMessages(raw, ps.topic.name, ps.index, pos);

@@ -30,7 +30,7 @@ import * as path from 'node:path';
 import type { Waiting } from './waiter_list';
 import { UringmqError, invalid, writeError } from '../errors';
 import { decodeBatches, encodeBatch, readBatchSpan, sealBatch, type DecodedRecord } from '../codec/record_batch';
-import type { Broker, PartitionState } from './broker';
+import type { Broker, PartitionState, TopicState } from './broker';
 import { RangeSet } from './range_set';
 import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
 import { BufferPool } from '../codec/buffer_pool';
@@ -1050,6 +1050,10 @@ export class GroupCoordinator {
           this.leave(m, err);
           return;
         }
+        // Retention removed what a read asked for between the offsets it was planned
+        // from and the read itself (which waited in the thread pool): the next pass
+        // moves the group past it (skipRetained) instead of dropping the member.
+        if (err.code === 'OFFSET_OUT_OF_RANGE' && this.retentionPassed(m, t)) continue;
         // A read failed (I/O error, corrupt batch): report it and drop the member;
         // its messages stay in the log for the next one.
         this.leave(m, err instanceof UringmqError ? err : new UringmqError('IO_ERROR', String(e)));
@@ -1064,6 +1068,15 @@ export class GroupCoordinator {
       await m.idle(waitOn, 1000);
     }
     m.stopTimers();
+  }
+
+  /** Whether retention moved the start of one of `m`'s partitions past the group's committed offset there. */
+  private retentionPassed(m: GroupMember, t: TopicState): boolean {
+    try {
+      return m.partitions.some((p) => this.broker.partitionOffsets(t.partitions[p]!).startOffset > m.state.parts[p]!.committed);
+    } catch {
+      return false; // deleted or closed: the caller's error stands
+    }
   }
 
   private async deliverFresh(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
@@ -1573,9 +1586,15 @@ export class GroupCoordinator {
   describe(topic: string): GroupDescription[] {
     const out: GroupDescription[] = [];
     const t = this.broker.topicState(topic);
+    let ends: Array<{ startOffset: number; endOffset: number }> | null = null;
     for (const gs of this.groups.values()) {
       if (gs.topic !== topic) continue;
-      const committed = gs.parts.map((p) => p.committed);
+      ends ??= t.partitions.map((ps) => this.broker.partitionOffsets(ps));
+      const offsets = ends;
+      // Retention may have moved the log past the committed offset while no member
+      // read there (none, or none with room): the group goes on from the log's start,
+      // and its lag counts from there, as for a group described from its file.
+      const committed = gs.parts.map((p, i) => Math.max(p.committed, offsets[i]!.startOffset));
       out.push({
         group: gs.group,
         generation: gs.generation,
@@ -1589,12 +1608,12 @@ export class GroupCoordinator {
             tokenRate: f.tokenRate,
             reportedRate: f.reportedRate,
             latencyMs: f.latencyMs,
-            lag: m.partitions.reduce((sum, p) => sum + Math.max(0, this.broker.partitionInfo(t.partitions[p]!).endOffset - committed[p]!), 0),
+            lag: m.partitions.reduce((sum, p) => sum + Math.max(0, offsets[p]!.endOffset - committed[p]!), 0),
             stalled: m.stalled,
           };
         }),
         committed,
-        lag: committed.map((c, i) => Math.max(0, this.broker.partitionInfo(t.partitions[i]!).endOffset - c)),
+        lag: committed.map((c, i) => Math.max(0, offsets[i]!.endOffset - c)),
       });
     }
     return out.sort((a, b) => (a.group < b.group ? -1 : 1));

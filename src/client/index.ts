@@ -201,8 +201,21 @@ export class Client {
   async createTopic(name: string, opts: { partitions?: number; retention?: { maxBytes?: number; maxAgeMs?: number }; segmentBytes?: number } = {}): Promise<TopicDescription> {
     // 0 on the wire means "the default": an explicit 0 is refused here, as the
     // embedded broker refuses it, instead of becoming one partition.
-    if (opts.partitions !== undefined) positiveInt(opts.partitions, 'partitions');
+    if (opts === null || typeof opts !== 'object') throw invalid('createTopic options must be an object');
+    // partitions is a uint32 on the wire: a larger number wrapped (2^32 + 1 became 1).
+    if (opts.partitions !== undefined) positiveInt(opts.partitions, 'partitions', 0xffff_ffff);
     if (opts.segmentBytes !== undefined) positiveInt(opts.segmentBytes, 'segmentBytes');
+    // Retention is checked as the embedded broker checks it (NaN, 1.5 or a string went
+    // out as 0 — no limit — or truncated). 0 is no limit on the wire but "keep no sealed
+    // segment" embedded: refused rather than sent as the opposite.
+    if (opts.retention !== undefined) {
+      if (opts.retention === null || typeof opts.retention !== 'object') throw invalid('retention must be an object');
+      for (const k of ['maxBytes', 'maxAgeMs'] as const) {
+        const v = opts.retention[k];
+        if (v === 0) throw invalid(`retention.${k} 0 cannot be sent to a server (0 on the wire means no limit); leave it out for no limit`);
+        if (v !== undefined) positiveInt(v, `retention.${k}`);
+      }
+    }
     const r = await this.unary<uringmq.v1.CreateTopicRequest.$Properties, uringmq.v1.TopicInfo>('createTopic', {
       name,
       partitions: opts.partitions ?? 0,
