@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { Broker, type Message } from '../src';
-import { tmpDir } from './helpers';
+import { take, tmpDir } from './helpers';
 import { valueFor } from './fixtures/crash_child';
 
 const CHILD = path.join(__dirname, 'fixtures', 'crash_child.ts');
@@ -96,6 +96,23 @@ describe('Crash safety (SIGKILL during sync appends)', function () {
       assert.ok(checked > 100, `only ${checked} acked records checked`);
     } finally {
       await broker.close();
+    }
+  });
+
+  it("a new group killed right after its first delivery: what it was delivered comes again ('latest' does not move it past them)", async () => {
+    const dir = tmpDir();
+    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'fixtures', 'new_group_crash_child.ts'), dir], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.signal, 'SIGKILL', r.stderr);
+    assert.match(r.stdout, /GOT 1/);
+    const b = await Broker.open({ dir });
+    try {
+      const c = b.consumer({ topic: 't', group: 'g', from: 'latest' });
+      const got = await take(c, 5, (m) => m.ack(), 5000).catch((e: Error) => e);
+      await c.close();
+      assert.ok(!(got instanceof Error), `delivered before the crash, never acked, not delivered again: ${String(got)}`);
+      assert.deepEqual(got.map((m) => m.value.toString()), ['m0', 'm1', 'm2', 'm3', 'm4']);
+    } finally {
+      await b.close();
     }
   });
 });

@@ -1,8 +1,10 @@
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
 import { IdempotenceTable, NEW } from '../src/broker/idempotence';
 import { stampProducer } from '../src/codec/record_batch';
-import { dropProducerSnapshot, expectCode, openBroker, sleep, tmpDir } from './helpers';
+import { dropProducerSnapshot, expectCode, openBroker, partitionDir, sleep, tmpDir } from './helpers';
 
 const PID = 4242;
 const batch = (seq: number, pid = PID) => sealBatch(encodeBatch([{ value: `seq${seq}` }], { producerId: pid, baseSequence: seq }));
@@ -142,6 +144,31 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     t.restore(Float64Array.from([7, 0, 1, 0, 7, 1, 1, -1]));
     t.restored();
     assert.equal(t.check(7, 1, 1), NEW);
+  });
+
+  it('a crash more than 64 batches of a producer after its last snapshot: an older retry is answered as written (offset -1), not refused as a hole', async () => {
+    const dir = tmpDir();
+    let c = await openBroker({ dir });
+    try {
+      await c.createTopic('t');
+      for (let s = 0; s < 10; s++) await c.publishBatch('t', batch(s), 0);
+      await c.close(); // the snapshot at offset 10
+      const snapFile = path.join(partitionDir(dir, 't', 0), 'producers.snap');
+      const snap = fs.readFileSync(snapFile);
+      c = await openBroker({ dir });
+      for (let s = 10; s < 110; s++) await c.publishBatch('t', batch(s), 0);
+      await c.close();
+      fs.writeFileSync(snapFile, snap); // as a SIGKILL after 110 batches leaves it: the last snapshot at offset 10
+      c = await openBroker({ dir });
+      // Seq 20 is in the log (offset 20), older than the newest 64 the scan after the
+      // snapshot keeps: not written again, its offsets unknown.
+      const r = await c.publishBatch('t', batch(20), 0);
+      assert.deepEqual([r.duplicate, r.baseOffset], [true, -1]);
+      assert.equal((await c.publishBatch('t', batch(100), 0)).baseOffset, 100, 'the newest 64 keep their offsets');
+      assert.equal((await c.describeTopic('t')).partitions[0]!.endOffset, 110);
+    } finally {
+      await c.close();
+    }
   });
 
   it('when every remembered batch of a producer failed, it still expects the first of them: an older retry is not written again, a gap is refused', () => {

@@ -510,7 +510,10 @@ export class Broker {
     // bad spot in the log after the snapshot drops the snapshot too (as it drops the
     // batches before the spot).
     const { endOffset } = this.partitionOffsets(ps);
-    if (snap && found.error === undefined) ps.idempotence.restore(batchesBelow(snap.batches, endOffset));
+    // The scan keeps a producer's newest KEEP_BATCHES only: the batches between the
+    // snapshot's last one and them are not in the table, and restore() must not take
+    // that gap for a hole (seqs that were written, refused as OUT_OF_ORDER_SEQUENCE).
+    if (snap && found.error === undefined) ps.idempotence.restore(batchesBelow(beforeScan(snap.batches, found.batches), endOffset));
     ps.idempotence.restore(found.batches);
     ps.idempotence.restored();
     // A snapshot from past the log's end (a power cut took an unsynced tail) is
@@ -1356,6 +1359,23 @@ function checkDirFormat(dir: string, state: DirState | null): void {
  * that much only (the snapshot's entries are then dropped: what lay between is not known).
  */
 const SCAN_AFTER_SNAPSHOT_FACTOR = 64;
+
+/**
+ * A snapshot's batches less the written ones of producers the log scan after it may have
+ * cut short (KEEP_BATCHES of theirs found, or the scan at its bound on entries): older
+ * than what the table keeps of them anyway, and between them and the scan's first
+ * batch of the producer there may be written batches the scan left out. Holes stay.
+ */
+function beforeScan(snap: Float64Array, scan: Float64Array): Float64Array {
+  const found = new Map<number, number>();
+  for (let i = 0; i + 3 < scan.length; i += 4) found.set(scan[i]!, (found.get(scan[i]!) ?? 0) + 1);
+  const all = scan.length / 4 >= IdempotenceTable.MAX_ENTRIES;
+  const cut = (id: number) => (all ? found.has(id) : (found.get(id) ?? 0) >= IdempotenceTable.KEEP_BATCHES);
+  const out: number[] = [];
+  for (let i = 0; i + 3 < snap.length; i += 4)
+    if (snap[i + 3]! < 0 || !cut(snap[i]!)) out.push(snap[i]!, snap[i + 1]!, snap[i + 2]!, snap[i + 3]!);
+  return out.length === snap.length ? snap : Float64Array.from(out);
+}
 
 /** The quadruples of `batches` (as IdempotenceTable.restore() takes them) whose batch ends at or below `end`, and the holes (baseOffset -1). */
 function batchesBelow(batches: Float64Array, end: number): Float64Array {

@@ -648,11 +648,21 @@ export class GroupCoordinator {
             'UringmqWarning',
           );
         const gs = new GroupState(group, topic, parts, file, legacyFile);
+        // A new group's starting offsets (or ones cut short) go to disk before anything
+        // is delivered: a crash then resumes from them ('latest' stays where it was) and
+        // redelivers what was delivered but not acked. Written later (the 20 ms flush), a
+        // crash before that write found no file, and 'latest' moved the new group past
+        // those messages. Only a written group is dropped from memory once idle (sweep).
+        if (!saved || cutShort.length > 0) {
+          gs.dirty = true;
+          try {
+            await this.flush(gs);
+          } catch (e) {
+            await this.closeOffsetsFile(gs);
+            throw e;
+          }
+        }
         this.groups.set(k, gs);
-        // A new group's starting offsets (or ones cut short) go to disk now: a restart
-        // then resumes from them ('latest' stays where it was), and only a written group
-        // is dropped from memory once idle (sweep).
-        if (!saved || cutShort.length > 0) this.changed(gs);
         this.loading.delete(k);
         return gs;
       })();
@@ -1626,6 +1636,8 @@ export class GroupCoordinator {
    */
   async topicDeleted(topic: string): Promise<void> {
     this.dlqReady.delete(topic); // a dead-letter topic: made again when next needed
+    // A group loading meanwhile (its first write under way) ends like the others.
+    for (const [k, p] of [...this.loading]) if (k.endsWith(`\u0000${topic}`)) await p.catch(() => undefined);
     for (const [k, gs] of [...this.groups]) {
       if (gs.topic !== topic) continue;
       this.groups.delete(k);
