@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import * as path from 'node:path';
@@ -383,6 +383,85 @@ describe('CLI', function () {
     }
     assert.equal(await Promise.race([goaway, sleep(5000).then(() => -1)]), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
     session.destroy();
+  });
+
+  it('consume prints the bytes produce stored, also those that are not UTF-8', () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'b', '--dir', dir]).code, 0);
+    const input = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0xff, 0xfe, 0x0a]); // "caf\xe9\n\xff\xfe\n"
+    assert.equal(spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 'b', '--dir', dir], { input, timeout: 60_000 }).status, 0);
+    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'consume', 'b', '--from', 'earliest', '--max', '2', '--dir', dir], { timeout: 60_000 });
+    assert.equal(r.status, 0, String(r.stderr));
+    assert.equal(r.stdout.toString('hex'), input.toString('hex'));
+  });
+
+  it('an empty --server, or --server with --dir, is refused (an empty one meant the local data dir: produce wrote there)', () => {
+    const cwd = tmpDir();
+    const inCwd = (args: string[], input?: string) => spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), CLI, ...args], { input, cwd, encoding: 'utf8', timeout: 60_000 });
+    const r = inCwd(['produce', 't', '--server', ''], 'meant for the server\n');
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /INVALID_ARGUMENT: .*--server/);
+    assert.ok(!fs.existsSync(path.join(cwd, 'uringmq-data')), 'the default data dir was made');
+    const dir = path.join(cwd, 'data');
+    const both = inCwd(['topics', 'list', '--server', '127.0.0.1:1', '--dir', dir]);
+    assert.equal(both.status, 2, both.stderr);
+    assert.match(both.stderr, /INVALID_ARGUMENT: .*--server.*--dir/);
+    assert.ok(!fs.existsSync(dir));
+  });
+
+  it('produce refuses a line longer than a record may be as it reads it, without waiting for its end (a binary file without newlines)', async () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'l', '--dir', dir]).code, 0);
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 'l', '--dir', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.stdin!.on('error', () => undefined); // it may exit while we write
+    child.stdin!.write('first\n');
+    child.stdin!.write(Buffer.alloc(2 << 20, 0x61)); // 2 MiB, no newline, and stdin stays open
+    const code = await exited;
+    clearTimeout(kill);
+    child.stdin!.destroy();
+    assert.equal(code, 2, err);
+    assert.match(err, /RECORD_TOO_LARGE: line 2: line 2 is longer than \d+ bytes/);
+    assert.match(err, /produced 1 message to l/);
+  });
+
+  it('serve refuses a TLS certificate or key it cannot use with INVALID_ARGUMENT, before the data dir is made', function () {
+    const dir = tmpDir();
+    const garbage = path.join(dir, 'garbage.pem');
+    fs.writeFileSync(garbage, 'not a PEM file\n');
+    const pair = (n: string) => {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, `${n}.key`), '-out', path.join(dir, `${n}.crt`), '-days', '1', '-subj', `/CN=${n}`], { stdio: 'ignore' });
+      return { cert: path.join(dir, `${n}.crt`), key: path.join(dir, `${n}.key`) };
+    };
+    let a: { cert: string; key: string };
+    let b: { cert: string; key: string };
+    try {
+      a = pair('a');
+      b = pair('b');
+    } catch {
+      return this.skip(); // no openssl on this machine
+    }
+    for (const [cert, key] of [[garbage, a.key], [a.cert, garbage], [a.cert, b.key]] as const) {
+      const data = path.join(dir, 'never-made');
+      const r = run(['serve', '--dir', data, '--port', '0', '--no-fetch', '--no-metrics', '--tls-cert', cert, '--tls-key', key]);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, /INVALID_ARGUMENT: .*TLS/);
+      assert.ok(!fs.existsSync(data), `${cert} / ${key}: the data dir was made before the refusal`);
+    }
+  });
+
+  it("serve's config file: keys that name Object.prototype's members are unknown settings", () => {
+    const dir = tmpDir();
+    const cfg = path.join(dir, 'c.json');
+    for (const k of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      fs.writeFileSync(cfg, `{"${k}": 1}`);
+      const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'never-made')]);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, new RegExp(`INVALID_ARGUMENT: unknown setting "${k}"`));
+    }
   });
 
   it('produce stops at a line it cannot send, names it, exits 2, and keeps the lines before it', () => {

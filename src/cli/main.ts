@@ -5,6 +5,7 @@
  * directory (--dir), which must not be open by a running server.
  */
 import * as fs from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
 import { Broker, type Durability } from '../broker/broker';
@@ -19,25 +20,47 @@ import { logDestination } from './log_destination';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const DEFAULT_DIR = './uringmq-data';
+/** With --server the record limit is the server's: no record is larger than its largest possible batch (64 MiB). */
+const MAX_RECORD_LINE_BYTES = 64 * 1024 * 1024;
 
 /**
  * stdin's lines as bytes: split at \n only (a \r\n ending loses its \r), the last one
  * kept without a newline. readline would also split at a lone \r and decode the bytes
  * as UTF-8, replacing what is not.
  */
-async function* stdinLines(): AsyncGenerator<Buffer> {
-  // stdin's chunks are fresh buffers, never reused: lines are views of them.
+async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
+  // stdin's chunks are fresh buffers, never reused: lines are views of them. A line
+  // spanning chunks is joined once, at its end: joining the rest to each new chunk
+  // copied a long line over and over (a 30 MB line without a newline took 27 s). One
+  // longer than any record can be is refused as it grows past that, not held whole
+  // (a binary file piped in by mistake need not have a newline at all).
   const line = (b: Buffer, end: number) => b.subarray(0, end > 0 && b[end - 1] === 0x0d ? end - 1 : end);
-  let rest: Buffer = Buffer.alloc(0);
+  let parts: Buffer[] = [];
+  let held = 0;
+  let n = 0;
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
-    let buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+    let buf: Buffer = chunk;
     for (let at = buf.indexOf(0x0a); at >= 0; at = buf.indexOf(0x0a)) {
-      yield line(buf, at);
+      n++;
+      if (parts.length > 0) {
+        parts.push(buf.subarray(0, at + 1));
+        const joined = Buffer.concat(parts);
+        parts = [];
+        held = 0;
+        yield line(joined, joined.length - 1);
+      } else yield line(buf, at);
       buf = buf.subarray(at + 1);
     }
-    rest = buf;
+    if (buf.length > 0) {
+      parts.push(buf);
+      held += buf.length;
+      if (held > maxLineBytes + 1) throw new UringmqError('RECORD_TOO_LARGE', `line ${n + 1} is longer than ${maxLineBytes} bytes, more than a record may hold`);
+    }
   }
-  if (rest.length > 0) yield line(rest, rest.length);
+  if (parts.length > 0) {
+    const rest = Buffer.concat(parts);
+    yield line(rest, rest.length);
+  }
 }
 
 /** A non-negative integer written in decimal digits, else NaN: Number() would also take '', ' ', '0x10' and '1e3'. */
@@ -160,7 +183,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
     for (const [k, v] of Object.entries(j)) {
       fileKeys.add(k);
       const where = `setting "${k}" in ${file}`;
-      const type = FILE_SETTINGS[k];
+      // Own keys only: "constructor" or "toString" would find Object.prototype's members.
+      const type = Object.hasOwn(FILE_SETTINGS, k) ? FILE_SETTINGS[k] : undefined;
       if (!type) throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
       // The type here; ranges where the value is used (BrokerServer, Broker.open).
       if (type === 'durability' ? typeof v !== 'string' && typeof v !== 'number' && (v === null || typeof v !== 'object') : typeof v !== type)
@@ -248,6 +272,14 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       }
     };
     serverOpts.tls = { cert: read(cfg.tlsCert, 'certificate'), key: read(cfg.tlsKey, 'key') };
+    // Their contents too (PEM, and a key that matches the certificate): grpc-js checks
+    // them only when it binds, after the data directory was made, and that failure read
+    // as "cannot listen".
+    try {
+      createSecureContext({ cert: serverOpts.tls.cert, key: serverOpts.tls.key });
+    } catch (e) {
+      throw new UringmqError('INVALID_ARGUMENT', `the TLS certificate ${cfg.tlsCert} and key ${cfg.tlsKey} cannot be used: ${(e as Error).message}`);
+    }
   }
   for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections'] as const)
     if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
@@ -358,7 +390,7 @@ function watchStdout(): void {
  * (on Linux a pipe's or a file's write is done, or has failed, by its callback), so
  * that a message is acked only once it was printed.
  */
-function print(line: string): Promise<boolean> {
+function print(line: string | Buffer): Promise<boolean> {
   if (stdoutClosed) return Promise.resolve(false);
   return new Promise((resolve) => process.stdout.write(line, (e) => resolve(!e && !stdoutClosed)));
 }
@@ -384,6 +416,10 @@ function quietIpServername(): void {
 }
 
 async function target(flags: { server?: string; dir?: string; tls?: boolean; tlsCa?: string }): Promise<Target> {
+  // An empty --server (`--server "$UNSET"`) is not "no server": it would silently mean
+  // the default data directory here, and produce would write there.
+  if (flags.server !== undefined && flags.server.trim() === '') throw new UringmqError('INVALID_ARGUMENT', '--server needs a host:port');
+  if (flags.server !== undefined && flags.dir !== undefined) throw new UringmqError('INVALID_ARGUMENT', 'give --server (a running broker) or --dir (a data directory), not both');
   // The environment's CA is for --server commands: ignored with --dir (as the token is).
   const caFile = flags.tlsCa ?? (flags.server ? process.env.URINGMQ_TLS_CA || undefined : undefined);
   if (!flags.server) {
@@ -408,16 +444,19 @@ async function done(t: Target): Promise<void> {
   await t.broker?.close();
 }
 
+const NEWLINE = Buffer.from('\n');
+
 function printTopic(d: TopicDescription): void {
   // tokenRate is Infinity for consumers whose deliveries are not paced.
   process.stdout.write(`${JSON.stringify(d, (_k, v: unknown) => (v === Infinity ? 'unlimited' : v), 2)}\n`);
 }
 
-function formatMessage(m: Message | ConsumedMessage, json: boolean): string {
-  if (!json) return m.value.toString();
+/** One line of output: the value's bytes as stored (produce keeps bytes that are not UTF-8), or a JSON line. */
+function formatMessage(m: Message | ConsumedMessage, json: boolean): string | Buffer {
+  if (!json) return Buffer.concat([m.value, NEWLINE]);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(m.headers)) headers[k] = v.toString();
-  return JSON.stringify({ topic: m.topic, partition: m.partition, offset: m.offset, timestamp: m.timestamp, key: m.key?.toString() ?? null, value: m.value.toString(), headers });
+  return `${JSON.stringify({ topic: m.topic, partition: m.partition, offset: m.offset, timestamp: m.timestamp, key: m.key?.toString() ?? null, value: m.value.toString(), headers })}\n`;
 }
 
 function withTarget(cmd: Command): Command {
@@ -559,7 +598,13 @@ export function program(): Command {
         // A refused line (too large, a bad partition) stops the input and the command
         // fails naming it; the other lines read so far are still sent and counted.
         let failure: { line: number; err: unknown } | null = null;
-        for await (const line of stdinLines()) {
+        // A line longer than any record may be: refused as it is read (its number in
+        // the message), after the lines before it are sent.
+        const maxLine = t.broker ? t.broker.maxRecordBytes : MAX_RECORD_LINE_BYTES;
+        const lines = stdinLines(maxLine);
+        const next = () => lines.next().catch((e: unknown) => void (failure ??= { line: n + 1, err: e }));
+        for (let r = await next(); r && !r.done; r = await next()) {
+          const line = r.value;
           const lineNo = ++n;
           let sent: Promise<unknown>;
           try {
@@ -624,13 +669,13 @@ export function program(): Command {
             : t.broker!.consumer({ topic, group: o.group, from, ...window });
           for await (const m of c) {
             // Not printed, not acked: the group redelivers it to whoever reads next.
-            if (!(await print(`${formatMessage(m, !!o.json)}\n`))) break;
+            if (!(await print(formatMessage(m, !!o.json)))) break;
             m.ack();
             if (o.max !== undefined && ++n >= o.max) break;
           }
         } else if (t.broker) {
           for await (const m of t.broker.consumer({ topic, partition: o.partition, from })) {
-            if (!(await print(`${formatMessage(m, !!o.json)}\n`))) break;
+            if (!(await print(formatMessage(m, !!o.json)))) break;
             if (o.max !== undefined && ++n >= o.max) break;
           }
         } else {
@@ -656,7 +701,7 @@ export function program(): Command {
                 continue;
               }
               for (const m of msgs) {
-                if (!(await print(`${formatMessage(m, !!o.json)}\n`))) return;
+                if (!(await print(formatMessage(m, !!o.json)))) return;
                 pos[i] = m.offset + 1;
                 if (o.max !== undefined && ++n >= o.max) return;
               }
