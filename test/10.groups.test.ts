@@ -1345,6 +1345,23 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await again.close();
   });
 
+  it('groupRetentionMs counts from when the last member left, across a restart: a member connected longer than it, with no commit, keeps the offsets (touched while it is there, and at close)', async () => {
+    await broker.close();
+    broker = await openBroker({ dir, groupRetentionMs: 3000 });
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'a' });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await take(c, 1); // acked: committed 1, the last commit
+    const f = path.join(dir, 'groups', 'g', 't.offs');
+    await sleep(4000); // connected, idle, past groupRetentionMs since the commit
+    // Touched while the member is there (a crash now must not make the group old).
+    assert.ok(Date.now() - fs.statSync(f).mtimeMs < 2500, `the offsets file is ${Date.now() - fs.statSync(f).mtimeMs} ms old with a member connected`);
+    await broker.close(); // the member was there until now
+    broker = await openBroker({ dir, groupRetentionMs: 3000 });
+    await sleep(1500); // past the first expiry check (every 1 s here)
+    assert.deepEqual(await broker.groups.committedOffsets('g', 't'), [1], 'expired although its member left only at the close');
+  });
+
   it('groupRetentionMs: the broker removes unused committed offsets on its own; deleting a topic leaves no empty group directory', async () => {
     await broker.close();
     broker = await openBroker({ dir, groupRetentionMs: 1500 });

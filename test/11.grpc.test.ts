@@ -328,6 +328,13 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.ok(!(await r.client.listTopics()).includes('x'));
   });
 
+  it('client.producer() checks its options as the embedded producer does (maxInFlight 0 left every send pending for good)', async () => {
+    for (const opts of [{ maxInFlight: 0 }, { maxInFlight: -1 }, { maxInFlight: 1.5 }, { lingerMs: -5 }, { lingerMs: NaN }, { maxBatchBytes: 0 }, { deliveryTimeoutMs: -1 }, { idempotent: 'yes' }, null])
+      assert.throws(() => r.client.producer(opts as never), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT', `${JSON.stringify(opts)} taken`);
+    const p = r.client.producer({ maxInFlight: 1, lingerMs: 0 });
+    assert.equal((await p.send('t', { value: 'x', partition: 0 })).partition, 0);
+  });
+
   it('oversize message → RESOURCE_EXHAUSTED, other calls unaffected', async () => {
     // Each record is under the broker's maxRecordBytes (1 MiB): only the server's
     // maxMessageBytes (1 MiB here) can refuse the request, not the broker's record limit.

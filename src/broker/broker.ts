@@ -400,6 +400,7 @@ export class Broker {
   /** Removes groups' committed offsets unused for `retentionMs` (GroupCoordinator.expireGroups), checking every tenth of it, at most hourly. */
   private expireGroupsEvery(retentionMs: number): void {
     const every = Math.max(1000, Math.min(3_600_000, Math.floor(retentionMs / 10)));
+    this.groups.touchEveryMs = every;
     const run = () => {
       this.groupExpiryTimer = null;
       if (this.state !== 'open') return;

@@ -270,6 +270,8 @@ class GroupState {
   snapshotMs = 0;
   /** When the last member left (for dropping idle groups). */
   idleSince = Date.now();
+  /** When its offsets file's mtime was last moved while it had members (sweep). */
+  touchedAt = Date.now();
   /** Offset writes and dead-letter moves under way: an idle group is kept until they are done. */
   busy = 0;
   /** The dead-letter moves under way: close() waits for them before its last write. */
@@ -538,6 +540,12 @@ export class GroupCoordinator {
   private readonly dlqReady = new Map<string, Promise<void>>();
   /** (group, topic) keys whose committed-offsets file is being removed (expireGroups) or touched (a group leaving memory): load() waits, expireGroups() skips them. */
   private readonly fileBusy = new Map<string, Promise<void>>();
+  /**
+   * How often a group with members touches its offsets file (set with groupRetentionMs):
+   * retention counts from the file's mtime, and after a crash nothing else says the
+   * group was in use up to it.
+   */
+  touchEveryMs = 3_600_000;
   /** @internal How long a group without members stays in memory (tests shorten it). */
   idleGroupMs = IDLE_GROUP_MS;
 
@@ -1346,6 +1354,11 @@ export class GroupCoordinator {
         }));
         continue;
       }
+      if (gs.members.size > 0 && now - gs.touchedAt >= this.touchEveryMs && !gs.deleted) {
+        gs.touchedAt = now;
+        const when = new Date(now);
+        void fs.utimes(gs.file, when, when).catch(() => undefined); // never written yet: nothing to keep
+      }
       for (const m of [...gs.members.values()]) {
         if (now - m.lastSeen > m.opts.sessionTimeoutMs) {
           this.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
@@ -1654,6 +1667,8 @@ export class GroupCoordinator {
     this.closing = true;
     clearInterval(this.timer);
     for (const gs of this.groups.values()) {
+      // When its last member left: now for a group with members, which the close ends.
+      const lastLeft = gs.members.size > 0 ? Date.now() : gs.idleSince;
       for (const m of [...gs.members.values()]) {
         m.alive = false;
         m.stopTimers();
@@ -1669,6 +1684,17 @@ export class GroupCoordinator {
       await this.flush(gs).catch(() => undefined); // best effort: what was not written is redelivered
       gs.retired = true;
       await this.closeOffsetsFile(gs);
+      // Retention (expireGroups) counts from the file's mtime, which commits move and a
+      // group leaving memory touches (sweep). A close takes every group out of memory:
+      // without the touch, the next run would count from the last commit and could
+      // expire a group whose member was connected until this close.
+      if (!gs.deleted) {
+        const when = new Date(lastLeft);
+        await fs
+          .stat(gs.file)
+          .then((st) => (st.mtimeMs < lastLeft ? fs.utimes(gs.file, when, when) : undefined))
+          .catch(() => undefined); // never written: nothing to keep
+      }
     }
     this.closed = true;
   }

@@ -544,12 +544,18 @@ export class RemoteProducer implements ProducerApi {
 
   /** @internal use client.producer() */
   constructor(private readonly client: Client, opts: RemoteProducerOptions) {
+    if (opts === null || typeof opts !== 'object') throw invalid('producer options must be an object');
+    // As the embedded producer checks its options: a maxInFlight of 0 (or NaN) would
+    // leave every send() pending for good, deliveryTimeoutMs included.
+    if (opts.lingerMs !== undefined && !(Number.isInteger(opts.lingerMs) && opts.lingerMs >= 0 && opts.lingerMs <= 60_000))
+      throw invalid('lingerMs must be an integer between 0 and 60000');
     this.lingerMs = opts.lingerMs ?? 0;
-    this.maxBatchBytes = opts.maxBatchBytes ?? MiB;
+    this.maxBatchBytes = opts.maxBatchBytes === undefined ? MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes');
     // With sync durability a batch's round trip spans one or two disk write cycles
     // (tens of ms at full speed): fewer in flight leave the pipeline idle.
-    this.maxInFlight = opts.maxInFlight ?? 64;
-    this.deliveryTimeoutMs = opts.deliveryTimeoutMs ?? 120_000;
+    this.maxInFlight = opts.maxInFlight === undefined ? 64 : positiveInt(opts.maxInFlight, 'maxInFlight', 65_536);
+    this.deliveryTimeoutMs = opts.deliveryTimeoutMs === undefined ? 120_000 : positiveInt(opts.deliveryTimeoutMs, 'deliveryTimeoutMs', 2 ** 31 - 1);
+    if (opts.idempotent !== undefined && typeof opts.idempotent !== 'boolean') throw invalid(`producer option idempotent must be a boolean, got ${String(opts.idempotent)}`);
     this.maxBufferedBytes = opts.maxBufferedBytes === undefined ? 32 * MiB : positiveInt(opts.maxBufferedBytes, 'maxBufferedBytes');
     // 52 random bits: unique enough across producers of one broker, a safe integer.
     this.producerId = opts.idempotent === false ? 0 : newProducerId();
