@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile } from '../src/broker/offsets_file';
-import { Broker, crc32c, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
+import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
 import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir } from './helpers';
 import type { Client } from '../src/client';
 
@@ -479,6 +479,29 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     broker = await openBroker({ dir });
   });
   afterEach(async () => broker.close());
+
+  it('messages nacked with a delay are bounded per partition: past MAX_WAITING_REDELIVERIES waiting, no fresh messages until some are due (memory and each snapshot stay bounded)', async () => {
+    await broker.createTopic('t');
+    const value = Buffer.from('x');
+    for (let i = 0; i < 200; i++) await broker.publishBatch('t', sealBatch(encodeBatch(Array.from({ length: 1000 }, () => ({ value })))), 0);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxUnacked: 10_000 });
+    const it = c[Symbol.asyncIterator]();
+    let n = 0;
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline && n < 200_000; ) {
+      const r = await Promise.race([it.next(), sleep(1000).then(() => null)]);
+      if (r === null || r.done) break; // nothing more comes
+      const m = r.value as ConsumedMessage;
+      if (m.offset % 2 === 1) m.nack({ delayMs: 86_400_000 }); // every other one, for a day
+      else m.ack();
+      n++;
+    }
+    // (past the bound, what the member already held — its window — may still be nacked)
+    const ps = (broker.groups as unknown as { groups: Map<string, { parts: Array<{ redeliver: { length: number }; acked: { rangeCount: number } }> }> }).groups.values().next().value!.parts[0]!;
+    assert.ok(ps.redeliver.length <= 65_536 + 10_000, `${ps.redeliver.length} messages waiting out their nack's delay in memory`);
+    assert.ok(ps.acked.rangeCount <= 65_537 + 20_000, `${ps.acked.rangeCount} acked ranges in memory`);
+    assert.ok(n < 200_000, 'every message was delivered');
+    await c.close();
+  });
 
   it('deleting a topic right after acks removes its offsets for good: a topic recreated under the name starts its groups afresh', async () => {
     await broker.createTopic('t');

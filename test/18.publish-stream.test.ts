@@ -523,6 +523,34 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   }
 
+  for (const directStreams of [true, false]) {
+    it(`a Subscribe client that never reads its deliveries (credit sent, messages redelivered at the deadline) makes the server hold deliveries back, not queue them without bound (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
+      await withTopic({ directStreams }, async (r) => {
+        const value = Buffer.alloc(4096, 1);
+        for (let i = 0; i < 40; i++) await r.broker.publishBatch('t', sealBatch(encodeBatch(Array.from({ length: 100 }, () => ({ value })))), 0); // ~16 MB
+        const serverStreams: http2.ServerHttp2Stream[] = [];
+        const listeners = (r.server as unknown as { server: { http2Servers: Map<http2.Http2Server, unknown> } }).server.http2Servers;
+        for (const l of listeners.keys()) l.on('stream', (st: http2.ServerHttp2Stream) => serverStreams.push(st));
+        const session = http2.connect(`http://${r.address}`);
+        session.on('error', () => undefined);
+        const st = session.request({ ...PLAIN_HEADERS, ':path': '/uringmq.v1.Broker/Subscribe' });
+        st.on('error', () => undefined);
+        st.pause(); // never reads
+        const init = { topic: 't', group: 'g', from: pb.StartFrom.EARLIEST, ack_deadline_ms: 500, max_deliveries: 1000, max_unacked: 100_000, initial_credit: 100_000, flow: { min_window: 100_000 } };
+        st.write(framed(pb.SubscribeRequest.encode({ subscribe: init }).finish()));
+        let peak = 0;
+        for (const t0 = Date.now(); Date.now() - t0 < 5000; ) {
+          st.write(framed(pb.SubscribeRequest.encode({ credit: 1000 }).finish())); // progress: the member is never stalled
+          await sleep(100);
+          peak = Math.max(peak, serverStreams.filter((x) => !x.destroyed).reduce((n, x) => n + x.writableLength, 0));
+        }
+        assert.ok(peak <= 8 << 20, `${peak} bytes of deliveries queued on the server`);
+        st.destroy();
+        session.destroy();
+      });
+    });
+  }
+
   it('routing declines a grpc-js server it does not know: channelz on, or a handler not of the known shape', () => {
     const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), openPublish: () => new UringmqError('INTERNAL', 'unused'), openSubscribe: () => new UringmqError('INTERNAL', 'unused') };
     assert.equal(routeDirectStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);

@@ -76,6 +76,12 @@ export interface DeliverySink {
   /** Redeliveries (deliveryCount > 1), as decoded records. */
   deliverRecords(records: RedeliveredRecord[]): void;
   assign(partitions: number[], generation: number, memberId: string): void;
+  /**
+   * True while the sink holds as many delivered bytes as it should (a gRPC client that
+   * does not read its stream): nothing more is delivered until it is false again, and
+   * the sink then calls the member's wake(). Absent: never.
+   */
+  backlogged?(): boolean;
   /** The member was removed (session timeout, topic deleted, broker closing). */
   end(err?: UringmqError): void;
 }
@@ -248,6 +254,13 @@ const MAX_DEAD_LETTER_MOVES = 64;
  * as files without delivery state do. Members hold at most maxUnacked (≤ 1,000,000) each.
  */
 const MAX_RESTORED_UNACKED = 1 << 22;
+/**
+ * Redeliveries a partition holds at most before its fresh messages wait: each is in
+ * memory (and each a gap in the acked ranges, and in every snapshot the group writes)
+ * until it is due, and a nack's delay frees the member's window for more, so a member
+ * nacking with a long delay would otherwise pile them up without bound.
+ */
+const MAX_WAITING_REDELIVERIES = 65_536;
 /** How much later than its nack asked a message may be redelivered after a restart, so that a run of nacks is one range in the file. */
 const MERGED_DELAY_SLACK_MS = 1000;
 
@@ -407,6 +420,7 @@ export class GroupMember {
   canDeliver(): boolean {
     const w = this.window;
     if (this.credits <= 0 || this.unacked >= w) return false;
+    if (this.sink.backlogged?.()) return false; // the sink wakes the member once it drained
     if (!(this.unacked === 0 || (this.credits >= this.refill && w - this.unacked >= this.refill))) return false;
     const need = this.unacked === 0 ? 1 : this.refill;
     if (this.flow.bucket.available() >= need) return true;
@@ -1101,6 +1115,7 @@ export class GroupCoordinator {
     const info = this.broker.partitionOffsets(native);
     if (ps.committed < info.startOffset) this.skipRetained(m.state, ps, info.startOffset);
     if (ps.next >= info.endOffset) return false;
+    if (ps.redeliver.length >= MAX_WAITING_REDELIVERIES) return false; // until some are delivered (the next pass looks again)
     const from = ps.next;
     // Read about as much as the member may take: one large read instead of many
     // small serial ones (each costs a thread-pool round trip), within bounds.

@@ -125,6 +125,13 @@ const MAX_LONG_POLLS = 1024;
 const MAX_UNREAD_ANSWER_BYTES = 1 << 20;
 
 /**
+ * Deliveries a Subscribe client has not read, past which its member is sent nothing
+ * more until half of them are written to the socket: credit and the window count
+ * messages, not bytes, and messages taken back at the ack deadline are sent again.
+ */
+const MAX_UNREAD_DELIVERY_BYTES = 4 << 20;
+
+/**
  * How PublishStream answers go out. grpc-js's ServerDuplexStream is a Writable without
  * _writev: it hands the HTTP/2 stream one message at a time and waits until each has
  * been flushed to the socket, one event-loop turn apiece, so the acks of the batches
@@ -704,6 +711,8 @@ export class BrokerServer {
     let earlyFeedback: { processedPerSec: number; latencyMs: number } | null = null;
     let plain = false;
     let done = false;
+    /** backlogged() held the member back: onFlushed wakes it. */
+    let held = false;
     const headroom = io.headroom;
     const fail = (e: unknown) => {
       if (done) return;
@@ -770,11 +779,18 @@ export class BrokerServer {
       assign: (partitions, generation, memberId) => {
         if (!done) io.send(encodeSubscribeResponse(headroom, { assignment: { member_id: memberId, generation, partitions } }));
       },
+      backlogged: () => (held = io.unflushed > MAX_UNREAD_DELIVERY_BYTES),
       end: (err) => {
         if (done) return;
         if (err) fail(err);
         else handle.shutdown();
       },
+    };
+    // A member held back by backlogged() goes on once the client has read half of it.
+    io.onFlushed = () => {
+      if (!held || io.unflushed > MAX_UNREAD_DELIVERY_BYTES / 2) return;
+      held = false;
+      member?.wake();
     };
     const request = (req: Req<'SubscribeRequest'>): void => {
       if (req.subscribe) {
