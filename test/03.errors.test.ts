@@ -409,8 +409,9 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await b.close();
   });
 
-  it('read() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {
+  it('read(), describeTopic() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {
     await expectCode(broker.read('t', 0, 0, null as never), 'INVALID_ARGUMENT');
+    await expectCode(broker.describeTopic('t', null as never), 'INVALID_ARGUMENT');
     const batch = encodeBatch([{ value: 'v' }]);
     sealBatch(batch);
     await expectCode(broker.publishBatch('t', batch, 0, null as never), 'INVALID_ARGUMENT');

@@ -69,6 +69,52 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], offset);
     }
 
+    it('a consumer keeps the options it was given: one options object reused for another topic changes neither its topic nor its messages', async () => {
+      await broker.createTopic('a');
+      await broker.createTopic('b');
+      const p = producer();
+      await p.send('a', { value: 'from-a' });
+      await p.send('b', { value: 'from-b' });
+      const opts: GroupConsumerOptions = { topic: 'a', group: 'g', from: 'earliest' };
+      const ca = consumer(opts);
+      opts.topic = 'b';
+      const cb = consumer(opts);
+      const [ga, gb] = await Promise.all([take(ca, 1, (m) => m.ack(), 5000), take(cb, 1, (m) => m.ack(), 5000)]);
+      assert.deepEqual(ga.map((m) => [m.topic, m.value.toString()]), [['a', 'from-a']]);
+      assert.deepEqual(gb.map((m) => [m.topic, m.value.toString()]), [['b', 'from-b']]);
+      await Promise.all([ca.close(), cb.close()]);
+    });
+
+    it('refuses the consumer options the embedded broker refuses (a bad `from` is not offset 0, an explicit 0 not the default)', async () => {
+      await broker.createTopic('t');
+      await producer().send('t', { value: 'x' });
+      const bad: Array<Partial<GroupConsumerOptions>> = [
+        { from: 'oldest' as never },
+        { from: { offset: '1' as never } },
+        { ackDeadlineMs: 0 },
+        { ackDeadlineMs: 'x' as never },
+        { maxUnacked: 0 },
+        { maxUnacked: 1.5 },
+        { maxDeliveries: 0 },
+      ];
+      for (const o of bad) {
+        await assert.rejects(
+          async () => {
+            const c = consumer({ topic: 't', group: 'g', ...o });
+            try {
+              await Promise.race([c[Symbol.asyncIterator]().next(), sleep(2000)]); // taken: a message, or waiting for one
+            } finally {
+              await c.close();
+            }
+          },
+          (e: { code?: string }) => e.code === 'INVALID_ARGUMENT',
+          JSON.stringify(o),
+        );
+      }
+      // Nothing was delivered to the group meanwhile: a member from 'latest' starts at the end.
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [-1]);
+    });
+
     it('delivers every message once, in order per partition, and commits', async () => {
       await broker.createTopic('t', { partitions: 3 });
       const p = producer();

@@ -236,6 +236,23 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(m!.headers.h!.toString(), 'hi');
   });
 
+  it('a consumer closed before it is iterated ends at once and joins nothing: no member left holding the partitions', async () => {
+    await r.client.producer().send('t', { value: 'x', partition: 0 });
+    const closed = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await closed.close();
+    const got: number[] = [];
+    for await (const m of closed) got.push(m.offset);
+    assert.deepEqual(got, []);
+    await sleep(200);
+    const g = (await r.client.describeTopic('t')).groups.find((x) => x.group === 'g');
+    assert.equal(g?.members.length ?? 0, 0);
+    // Another member of the group gets the message now, not after a ghost's ack deadline.
+    const other = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const [m] = await take(other, 1, (x) => x.ack(), 5000);
+    assert.equal(m?.value.toString(), 'x');
+    await other.close();
+  });
+
   it('malformed protobuf → INVALID_ARGUMENT, server stays up', async () => {
     await expectStatus(unary(raw, 'publish', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), true), grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expectStatus(unary(raw, 'createTopic', Buffer.from([0x0a, 0x50, 0x41]), true), grpc.status.INVALID_ARGUMENT);
@@ -326,6 +343,26 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     }
     assert.deepEqual(taken, []);
     assert.ok(!(await r.client.listTopics()).includes('x'));
+  });
+
+  it('the client refuses offsets, partitions and options the embedded broker refuses, instead of sending another value (NaN as offset 0, 1.5 as 1)', async () => {
+    const p = r.client.producer();
+    await p.sendBatch('t', [{ value: 'a' }, { value: 'b' }, { value: 'c' }], { partition: 0 });
+    await r.client.commitOffset('g', 't', 0, 2);
+    for (const off of [NaN, 1.5, '1' as never, Infinity])
+      await assert.rejects(r.client.commitOffset('g', 't', 0, off), (e: UringmqError) => e.code === 'INVALID_ARGUMENT', `commitOffset ${String(off)}`);
+    for (const part of [NaN, 0.5, 'x' as never])
+      await assert.rejects(r.client.commitOffset('g', 't', part, 0), (e: UringmqError) => e.code === 'INVALID_ARGUMENT', `commitOffset partition ${String(part)}`);
+    assert.equal((await r.client.committedOffsets('g', 't'))[0], 2); // not rewound
+    for (const off of [NaN, 1.5, '1' as never])
+      await assert.rejects(r.client.fetch('t', 0, off), (e: UringmqError) => e.code === 'INVALID_ARGUMENT', `fetch offset ${String(off)}`);
+    for (const part of [NaN, 0.5, 'x' as never])
+      await assert.rejects(r.client.fetch('t', part, 0), (e: UringmqError) => e.code === 'INVALID_ARGUMENT', `fetch partition ${String(part)}`);
+    // Options that are not objects: INVALID_ARGUMENT, not a TypeError from inside the library.
+    await assert.rejects(r.client.fetch('t', 0, 0, null as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+    await assert.rejects(r.client.describeTopic('t', null as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+    await assert.rejects(p.sendBatch('t', [{ value: 'x' }], null as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+    assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 3);
   });
 
   it('client.producer() checks its options as the embedded producer does (maxInFlight 0 left every send pending for good)', async () => {

@@ -648,6 +648,7 @@ export class Broker {
    */
   async describeTopic(name: string, opts: { groups?: boolean } = {}): Promise<TopicDescription> {
     this.assertOpen();
+    if (opts === null || typeof opts !== 'object') throw invalid('describeTopic options must be an object');
     const d = this.describe(this.topicState(name), opts.groups !== false);
     if (opts.groups === false) return d;
     // Live groups first, then the files of those not in memory when read: a group that

@@ -112,9 +112,12 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private started = false;
   private partitions: number[] = [];
 
+  private readonly opts: GroupConsumerOptions;
+
   /** @internal use broker.consumer({ topic, group }) */
-  constructor(private readonly broker: Broker, coord: GroupCoordinator, private readonly opts: GroupConsumerOptions) {
-    this.joined = coord.join(opts, this).then((m) => (this.member = m));
+  constructor(private readonly broker: Broker, coord: GroupCoordinator, opts: GroupConsumerOptions) {
+    this.opts = ownOptions(opts);
+    this.joined = coord.join(this.opts, this).then((m) => (this.member = m));
     this.joined.catch(() => undefined); // surfaced by the iterator
   }
 
@@ -233,6 +236,21 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
       m.leave();
     }
   }
+}
+
+/**
+ * A consumer's own copy of its options (and of their `from` and `flow` objects): the
+ * caller may reuse or change its object once the consumer is made (the same object
+ * for the next topic's consumer, say), and the join, which reads them later, and the
+ * topic named on each message must not follow. Anything not an object is passed on
+ * as is, for the join's checks to refuse.
+ */
+export function ownOptions<T extends { from?: unknown; flow?: unknown }>(opts: T): T {
+  if (opts === null || typeof opts !== 'object') return opts;
+  const o = { ...opts };
+  if (o.from !== null && typeof o.from === 'object') o.from = { ...o.from };
+  if (o.flow !== null && typeof o.flow === 'object') o.flow = { ...o.flow };
+  return o;
 }
 
 /** Messages one by one from batches; leaving early ends the underlying iterator. */

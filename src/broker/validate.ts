@@ -119,3 +119,27 @@ export function checkRecordSize(rec: RecordInput, topic: string, maxRecordBytes:
     );
   return size;
 }
+
+/**
+ * The consumer-group options a client can check without the broker, as join() checks
+ * them (groups.ts): the gRPC client sends 0 for "the default" and an offset for any
+ * `from` that is not 'earliest' or 'latest', so a bad value sent as it is would be
+ * taken as something else instead of refused.
+ */
+export function checkConsumerOptions(opts: {
+  from?: unknown;
+  ackDeadlineMs?: unknown;
+  maxUnacked?: unknown;
+  maxDeliveries?: unknown;
+  deadLetterTopic?: unknown;
+}): void {
+  if (opts.ackDeadlineMs !== undefined) positiveInt(opts.ackDeadlineMs, 'ackDeadlineMs', 86_400_000);
+  if (opts.maxUnacked !== undefined) positiveInt(opts.maxUnacked, 'maxUnacked', 1_000_000);
+  if (opts.maxDeliveries !== undefined) positiveInt(opts.maxDeliveries, 'maxDeliveries', 1000);
+  if (opts.deadLetterTopic !== undefined) validateTopicName(opts.deadLetterTopic);
+  const from = opts.from ?? 'latest';
+  if (from !== 'earliest' && from !== 'latest') {
+    if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
+    validateOffset((from as { offset?: unknown }).offset, 'from.offset');
+  }
+}

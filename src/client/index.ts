@@ -11,13 +11,13 @@ import { BufferPool } from '../codec/buffer_pool';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
-import { GroupMessage, flatten, groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { GroupMessage, flatten, groupMessages, ownOptions, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
 import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { IdTable, PendingPromises } from '../broker/id_table';
-import { positiveInt, validateRecord } from '../broker/validate';
+import { checkConsumerOptions, positiveInt, validateOffset, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
@@ -232,6 +232,7 @@ export class Client {
 
   /** As Broker.describeTopic: `groups: false` asks for partitions and offsets only (cheaper for the server). */
   async describeTopic(name: string, opts: { groups?: boolean } = {}): Promise<TopicDescription> {
+    if (opts === null || typeof opts !== 'object') throw invalid('describeTopic options must be an object');
     const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }));
     this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now(), fresh: true });
     if (!this.staleTimer && !this.closed) {
@@ -251,6 +252,14 @@ export class Client {
 
   /** Reads whole batches from an offset (no group), decoded. */
   async fetch(topic: string, partition: number, offset: number, opts: { maxBytes?: number; maxWaitMs?: number } = {}): Promise<Message[]> {
+    // Checked here as the embedded read() checks them: on the wire NaN, 1.5 or a string
+    // became another number (offset 0, partition 0), read and labelled as asked.
+    checkPartition(partition);
+    validateOffset(offset);
+    if (opts === null || typeof opts !== 'object') throw invalid('fetch options must be an object');
+    if (opts.maxBytes !== undefined) positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);
+    if (opts.maxWaitMs !== undefined && !(Number.isSafeInteger(opts.maxWaitMs) && opts.maxWaitMs >= 0))
+      throw invalid(`maxWaitMs must be a non-negative integer, got ${String(opts.maxWaitMs)}`);
     const r = await this.unary<uringmq.v1.FetchRequest.$Properties, uringmq.v1.FetchResponse>(
       'fetch',
       { topic, partition, offset, max_bytes: opts.maxBytes ?? 0, max_wait_ms: opts.maxWaitMs ?? 0 },
@@ -269,6 +278,10 @@ export class Client {
    * offset a power cut may have cut away since.
    */
   async commitOffset(group: string, topic: string, partition: number, offset: number, run = 0): Promise<void> {
+    // As the embedded commitOffset: NaN went out as 0, a rewind of the whole partition.
+    checkPartition(partition);
+    validateOffset(offset);
+    validateOffset(run, 'run');
     await this.unary('commitOffset', { group, topic, partition, offset, run });
   }
 
@@ -361,6 +374,12 @@ export class Client {
   get isClosed(): boolean {
     return this.closed;
   }
+}
+
+/** A partition number as the wire carries it (uint32): INVALID_ARGUMENT for anything else, which it would carry as another number. */
+function checkPartition(partition: unknown): void {
+  if (typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0 || partition > 0xffff_ffff)
+    throw invalid(`partition must be a non-negative integer, got ${String(partition)}`);
 }
 
 function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
@@ -686,6 +705,7 @@ export class RemoteProducer implements ProducerApi {
     try {
       if (this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
       if (!Array.isArray(records) || records.length === 0) throw invalid('sendBatch needs a non-empty array of records');
+      if (opts === null || typeof opts !== 'object') throw invalid('sendBatch options must be an object');
       if (typeof topic !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
       // Encoded (and checked) in one pass; its size is what the buffer bound counts.
       const what = `sendBatch to ${topic}`;
@@ -1204,9 +1224,15 @@ export class RemoteConsumer implements GroupConsumerApi {
   private inApp: number | undefined;
   private feedbackTimer: NodeJS.Timeout | null = null;
 
+  private readonly opts: RemoteConsumerOptions;
+
   /** @internal use client.consumer() */
-  constructor(private readonly client: Client, private readonly opts: RemoteConsumerOptions) {
+  constructor(private readonly client: Client, opts: RemoteConsumerOptions) {
     if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
+    // Its own copy: subscribe (at the first iteration, and again at each reconnect)
+    // must not follow a caller that reuses or changes its object afterwards.
+    opts = this.opts = ownOptions(opts);
+    checkConsumerOptions(opts);
     this.maxUnacked = opts.maxUnacked ?? 512;
     this.flowOpts = resolveFlowOptions(opts.flow, this.maxUnacked); // validated here, sent with subscribe
   }
@@ -1405,7 +1431,9 @@ export class RemoteConsumer implements GroupConsumerApi {
   batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw invalid('a consumer can be iterated once');
     this.started = true;
-    this.open();
+    // A consumer closed before it is iterated ends at once: subscribing now would join
+    // a member nobody closes (close() is done), holding partitions and their messages.
+    if (!this.closed) this.open();
     return { [Symbol.asyncIterator]: () => this.run() };
   }
 
