@@ -230,6 +230,21 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c.close();
     });
 
+    it('close() ends the iteration: what was delivered but not yet handed to the app is not handed out after it, and goes to the next member', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 5 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 });
+      const it = c[Symbol.asyncIterator]();
+      const first = await it.next();
+      assert.equal(first.value!.value.toString(), 'm0');
+      first.value!.ack();
+      await c.close();
+      assert.deepEqual(await Promise.race([it.next(), sleep(3000).then(() => 'still open')]), { done: true, value: undefined });
+      const c2 = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      assert.deepEqual((await take(c2, 4)).map((m) => m.value.toString()), ['m1', 'm2', 'm3', 'm4']);
+      await c2.close();
+    });
+
     it('moves a message to the dead-letter topic after maxDeliveries', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', [{ value: 'poison', key: 'k', headers: { h: 'v' } }, { value: 'fine' }]);

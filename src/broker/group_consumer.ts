@@ -110,6 +110,8 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private member: GroupMember | null = null;
   private readonly joined: Promise<GroupMember>;
   private started = false;
+  /** close() was called: nothing more is handed to the app. */
+  private closing = false;
   private partitions: number[] = [];
 
   private readonly opts: GroupConsumerOptions;
@@ -154,14 +156,19 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   async close(): Promise<void> {
+    // What was delivered but not yet handed to the app goes back to the group with the
+    // member: handed out after the close, it was processed twice (its ack ignored).
+    this.closing = true;
+    this.chunks.length = 0;
     const m = await this.joined.catch(() => null);
     m?.leave();
+    this.chunks.length = 0;
     this.ended = true;
     this.notify();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return flatten(this.batches());
+    return flatten(this.batches(), () => this.closing);
   }
 
   /**
@@ -253,7 +260,11 @@ export function ownOptions<T extends { from?: unknown; flow?: unknown }>(opts: T
   return o;
 }
 
-/** Messages one by one from batches; leaving early ends the underlying iterator. */
-export async function* flatten<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
-  for await (const b of batches) for (const x of b) yield x;
+/** Messages one by one from batches; leaving early, or `stopped()` (a close), ends the underlying iterator. */
+export async function* flatten<T>(batches: AsyncIterable<T[]>, stopped: () => boolean = () => false): AsyncGenerator<T> {
+  for await (const b of batches)
+    for (const x of b) {
+      if (stopped()) return;
+      yield x;
+    }
 }

@@ -1413,6 +1413,9 @@ export class RemoteConsumer implements GroupConsumerApi {
     if (this.closed) return;
     this.flushAcks();
     this.closed = true;
+    // Delivered but not handed to the app: redelivered to the group once the stream
+    // ends; handed out after the close, it was processed twice (its ack never sent).
+    this.chunks.length = 0;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.feedbackTimer) clearInterval(this.feedbackTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
@@ -1424,7 +1427,7 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return flatten(this.batches());
+    return flatten(this.batches(), () => this.closed);
   }
 
   /** Deliveries as arrays: one await per batch; each message still acked on its own. */
