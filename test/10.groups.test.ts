@@ -541,6 +541,29 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
   });
   afterEach(async () => broker.close());
 
+  it("a member's record of what it gave back stays bounded while a long-delayed nack holds the committed offset (what others acked since is dropped from it)", async () => {
+    await broker.createTopic('t');
+    const value = Buffer.from('x');
+    for (let i = 0; i < 30; i++) await broker.publishBatch('t', sealBatch(encodeBatch(Array.from({ length: 1000 }, () => ({ value })))), 0);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1000, maxUnacked: 1000 });
+    const it = c[Symbol.asyncIterator]();
+    const seen = new Set<number>();
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline && seen.size < 29_999; ) {
+      const r = await Promise.race([it.next(), sleep(1000).then(() => null)]);
+      if (r === null || r.done) break;
+      const m = r.value as ConsumedMessage;
+      if (m.offset === 0) m.nack({ delayMs: 86_400_000 }); // holds the committed offset at 0 for a day
+      else if (m.offset % 2 === 1 && !seen.has(m.offset)) m.nack(); // every other one given back once, then acked
+      else m.ack();
+      if (m.offset > 0) seen.add(m.offset);
+    }
+    const member = ([...(broker.groups as unknown as { groups: Map<string, { members: Map<string, { released: Map<number, { rangeCount: number }> }> }> }).groups.values()][0]!.members.values().next().value)!;
+    const ranges = member.released.get(0)?.rangeCount ?? 0;
+    assert.ok(seen.size > 10_000, `only ${seen.size} delivered`);
+    assert.ok(ranges <= 5000, `${ranges} ranges given back and kept for ${seen.size} messages`);
+    await c.close();
+  });
+
   it('messages nacked with a delay are bounded per partition: past MAX_WAITING_REDELIVERIES waiting, no fresh messages until some are due (memory and each snapshot stay bounded)', async () => {
     await broker.createTopic('t');
     const value = Buffer.from('x');

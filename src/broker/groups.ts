@@ -248,6 +248,8 @@ function readSize(bytes: number): number {
 const MIN_BATCHED_REDELIVERY = 32;
 /** Moves to the dead-letter topic under way at once per partition (each holds a read batch). */
 const MAX_DEAD_LETTER_MOVES = 64;
+/** The fewest ranges a member's `released` set of a partition holds before acked ones are dropped from it. */
+const RELEASED_PRUNE_MIN = 4096;
 /**
  * Unacked offsets a partition's state may bring back from the group's file; past it
  * (only a damaged file could hold more) the partition restarts at its committed offset
@@ -324,6 +326,8 @@ export class GroupMember {
    * ignored once someone does; acks of offsets never delivered to it are refused.
    */
   readonly released = new Map<number, RangeSet>();
+  /** Per partition: the size `released` may grow to before what was acked since is dropped from it (release()). */
+  readonly releasedPruneAt = new Map<number, number>();
   /**
    * @internal Per partition: offsets delivered to this member before a commitOffset
    * rewound or skipped the partition. Its late acks of them are ignored (never
@@ -807,6 +811,19 @@ export class GroupCoordinator {
     if (from >= to) return; // (also for a member that left: an ack from its app after that is not an error)
     pruneReleased(m, ps);
     addRange(m.released, ps.index, from, to);
+    // While the committed offset is held back (a message nacked with a long delay at
+    // its head), what m was given back and others acked since stays here, a range per
+    // offset for a member that nacks every other one: dropped once the set doubles
+    // (an ack of an acked offset is a no-op whoever sends it), so what stays is what is
+    // still unacked — waiting for redelivery or outstanding, both bounded.
+    const set = m.released.get(ps.index)!;
+    if (set.rangeCount > (m.releasedPruneAt.get(ps.index) ?? RELEASED_PRUNE_MIN)) {
+      const kept = new RangeSet();
+      for (const [a, b] of set.ranges()) for (const [x, y] of ps.acked.gapsIn(a, b)) kept.add(x, y);
+      if (kept.rangeCount === 0) m.released.delete(ps.index);
+      else m.released.set(ps.index, kept);
+      m.releasedPruneAt.set(ps.index, Math.max(RELEASED_PRUNE_MIN, 2 * kept.rangeCount));
+    }
   }
 
   /** @internal */
