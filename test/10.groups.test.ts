@@ -69,6 +69,28 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], offset);
     }
 
+    it('a commitOffset of one partition of a new group leaves the others to the first member\'s from (not latest), before and after a restart', async () => {
+      await broker.createTopic('t', { partitions: 2 });
+      const p = producer();
+      await p.sendBatch('t', [{ value: 'a0' }, { value: 'a1' }], { partition: 0 });
+      await p.sendBatch('t', [{ value: 'b0' }, { value: 'b1' }], { partition: 1 });
+      await broker.commitOffset('g', 't', 0, 1);
+      await broker.commitOffset('h', 't', 0, 1);
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [1, -1]); // partition 1: none committed
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const got = await take(c, 3);
+      await c.close();
+      assert.deepEqual(got.map((m) => `${m.partition}@${m.offset}`).sort(), ['0@1', '1@0', '1@1']);
+      // Group h's file says partition 1 has no committed offset: a restart keeps it so.
+      await stop();
+      await start();
+      assert.deepEqual(await broker.committedOffsets('h', 't'), [1, -1]);
+      const ch = consumer({ topic: 't', group: 'h', from: 'earliest' });
+      const gotH = await take(ch, 3);
+      await ch.close();
+      assert.deepEqual(gotH.map((m) => `${m.partition}@${m.offset}`).sort(), ['0@1', '1@0', '1@1']);
+    });
+
     it('a consumer keeps the options it was given: one options object reused for another topic changes neither its topic nor its messages', async () => {
       await broker.createTopic('a');
       await broker.createTopic('b');

@@ -216,6 +216,11 @@ class RedeliveryQueue {
 class PartitionGroupState {
   committed = 0;
   next = 0;
+  /**
+   * No committed offset yet: the group was made by a commitOffset of another partition.
+   * The first member's `from` sets it (written as -1, as a partition a file lacks).
+   */
+  unset = false;
   readonly acked = new RangeSet();
   inflight: Inflight[] = [];
   readonly redeliver = new RedeliveryQueue();
@@ -616,6 +621,23 @@ export class GroupCoordinator {
     const gs = await this.load(group, t.name, from);
     if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
+    // Partitions only a commitOffset of another one put in the group start at this
+    // member's `from`, written before anything is delivered (as a new group's, load()).
+    let started = false;
+    for (const ps of gs.parts) {
+      if (!ps.unset) continue;
+      const info = this.broker.partitionInfo(t.partitions[ps.index]!);
+      const start = from === 'earliest' ? info.startOffset : from === 'latest' ? info.endOffset : from.offset;
+      ps.committed = ps.next = Math.min(Math.max(start, info.startOffset), info.endOffset);
+      ps.unset = false;
+      started = true;
+    }
+    if (started) {
+      gs.dirty = true;
+      await this.flush(gs);
+      if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+      if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
+    }
     const m = new GroupMember(this, gs, sink, o, opts.flow, initialCredit ?? o.maxUnacked, memberId);
     gs.members.set(m.id, m);
     this.rebalance(gs);
@@ -627,7 +649,8 @@ export class GroupCoordinator {
     return `${group}\u0000${topic}`;
   }
 
-  private load(group: string, topic: string, from: GroupJoinOptions['from']): Promise<GroupState> {
+  /** from null (commitOffset): a new group's partitions are left unset (PartitionGroupState.unset). */
+  private load(group: string, topic: string, from: GroupJoinOptions['from'] | null): Promise<GroupState> {
     const k = this.key(group, topic);
     const have = this.groups.get(k);
     if (have) return Promise.resolve(have);
@@ -659,7 +682,10 @@ export class GroupCoordinator {
           const bound = cut[i]!;
           if (resumes && saved.next[i]! > bound) cutShort.push(`${i} at ${bound}`);
           if (resumes) start = Math.min(s, bound);
-          else if (from === 'earliest') start = info.startOffset;
+          else if (from === null) {
+            start = info.startOffset;
+            st.unset = true;
+          } else if (from === 'earliest') start = info.startOffset;
           else if (from === 'latest' || from === undefined) start = info.endOffset;
           else start = from.offset;
           start = Math.min(Math.max(start, info.startOffset), info.endOffset);
@@ -1508,8 +1534,9 @@ export class GroupCoordinator {
     const info = this.broker.partitionInfo(t.partitions[partition]!);
     if (offset > info.endOffset)
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
-    const gs = await this.load(group, topic, 'latest');
+    const gs = await this.load(group, topic, null);
     const ps = gs.parts[partition]!;
+    ps.unset = false;
     dropAckedInflight(ps);
     // What the members were delivered before is void: their late acks of it are
     // ignored, neither errors nor taken (the move asked for those messages again).
@@ -1544,7 +1571,7 @@ export class GroupCoordinator {
     validateGroupName(group);
     const t = this.broker.topicState(topic);
     const gs = this.groups.get(this.key(group, topic));
-    if (gs) return gs.parts.map((p) => p.committed);
+    if (gs) return gs.parts.map((p) => (p.unset ? -1 : p.committed));
     // An unreadable file is an error here as when the group joins: reading it as "none"
     // would show an operator offsets the group will not go on from.
     const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
@@ -1649,7 +1676,7 @@ export class GroupCoordinator {
       // Retention may have moved the log past the committed offset while no member
       // read there (none, or none with room): the group goes on from the log's start,
       // and its lag counts from there, as for a group described from its file.
-      const committed = gs.parts.map((p, i) => Math.max(p.committed, offsets[i]!.startOffset));
+      const committed = gs.parts.map((p, i) => (p.unset ? -1 : Math.max(p.committed, offsets[i]!.startOffset)));
       out.push({
         group: gs.group,
         generation: gs.generation,
@@ -1668,7 +1695,7 @@ export class GroupCoordinator {
           };
         }),
         committed,
-        lag: committed.map((c, i) => Math.max(0, offsets[i]!.endOffset - c)),
+        lag: committed.map((c, i) => (c < 0 ? 0 : Math.max(0, offsets[i]!.endOffset - c))),
       });
     }
     return out.sort((a, b) => (a.group < b.group ? -1 : 1));
@@ -1807,8 +1834,8 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
  * start over) rather than taken as acked.
  */
 function snapshot(gs: GroupState, run: number, now: number): GroupSnapshot {
-  const committed = gs.parts.map((ps) => ps.committed);
-  const next = gs.parts.map((ps) => ps.next);
+  const committed = gs.parts.map((ps) => (ps.unset ? -1 : ps.committed));
+  const next = gs.parts.map((ps) => (ps.unset ? -1 : ps.next));
   const per = gs.parts.map((ps) => partitionRanges(ps, now));
   const cap = maxStateRanges(gs.parts.length);
   if (per.reduce((n, r) => n + r.length, 0) > cap) {
