@@ -267,6 +267,39 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c2.close();
     });
 
+    it('what a consumer leaves unhanded at close() or at a break goes back uncounted: join/leave cycles do not dead-letter messages the app never saw', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 6 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const opts = { topic: 't', group: 'g', from: 'earliest' as const, maxDeliveries: 2, ackDeadlineMs: 60_000 };
+      // Each cycle the app takes one message and acks it; the rest were delivered to the
+      // member (in its buffer, or the rest of the batch being iterated) and never seen.
+      for (let cycle = 0; cycle < 4; cycle++) {
+        const c = consumer(opts);
+        if (cycle % 2 === 0) {
+          const got = await take(c, 1);
+          assert.equal(got[0]!.value.toString(), `m${cycle}`);
+          assert.equal(got[0]!.deliveryCount, 1, `m${cycle} was counted though never handed out before`);
+          await sleep(100); // the rest is delivered meanwhile
+          await c.close();
+        } else {
+          for await (const m of c) {
+            assert.equal(m.value.toString(), `m${cycle}`);
+            assert.equal(m.deliveryCount, 1);
+            m.ack();
+            await sleep(100);
+            break; // leaves the rest unhanded, as close() does
+          }
+          await c.close();
+        }
+      }
+      const last = consumer(opts);
+      const got = await take(last, 2);
+      assert.deepEqual(got.map((m) => [m.value.toString(), m.deliveryCount, m.redelivered]), [['m4', 1, false], ['m5', 1, false]]);
+      await committedReaches(6, 10_000);
+      assert.ok(!(await broker.listTopics()).includes('t.dlq'), 'a message the app never saw went to the dead-letter topic');
+      await last.close();
+    });
+
     it('moves a message to the dead-letter topic after maxDeliveries', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', [{ value: 'poison', key: 'k', headers: { h: 'v' } }, { value: 'fine' }]);

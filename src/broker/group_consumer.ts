@@ -8,7 +8,7 @@ import { UringmqError } from '../errors';
 import { checkNackDelay } from './validate';
 import { decodeEach } from '../codec/record_batch';
 import type { Broker, Message } from './broker';
-import type { DeliverySink, GroupCoordinator, GroupJoinOptions, GroupMember, RedeliveredRecord } from './groups';
+import type { DeliverySink, GroupCoordinator, GroupJoinOptions, GroupMember, RedeliveredRecord, Returned } from './groups';
 import { FeedbackMeter } from '../flow/controller';
 
 export interface ConsumedMessage extends Message {
@@ -113,6 +113,8 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   /** close() was called: nothing more is handed to the app. */
   private closing = false;
   private partitions: number[] = [];
+  /** Where the message-at-a-time iterator is in the batch it is handing out. */
+  private readonly cursor: FlattenCursor<ConsumedMessage> = { batch: [], next: 0 };
 
   private readonly opts: GroupConsumerOptions;
 
@@ -156,19 +158,31 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   async close(): Promise<void> {
-    // What was delivered but not yet handed to the app goes back to the group with the
-    // member: handed out after the close, it was processed twice (its ack ignored).
+    // What was delivered but not yet handed to the app goes back to the group, that
+    // delivery not counted: handed out after the close, it was processed twice (its ack
+    // ignored); counted, a few quick join/close cycles dead-lettered it unseen.
     this.closing = true;
-    this.chunks.length = 0;
+    const back = this.unhanded();
     const m = await this.joined.catch(() => null);
-    m?.leave();
+    back.push(...this.unhanded());
+    m?.leave(back);
     this.chunks.length = 0;
     this.ended = true;
     this.notify();
   }
 
+  /** Takes the deliveries the app was not handed: the buffer, and the rest of the batch being iterated. */
+  private unhanded(): Returned[] {
+    const out = returnedOf(this.cursor);
+    for (const c of this.chunks.splice(0)) {
+      if (c.kind === 'batches') out.push({ partition: c.partition, from: c.from, to: c.to, deliveryCount: c.deliveryCount });
+      else for (const r of c.records) out.push({ partition: r.partition, from: r.offset, to: r.offset + 1, deliveryCount: r.deliveryCount });
+    }
+    return out;
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return flatten(this.batches(), () => this.closing);
+    return flatten(this.batches(), () => this.closing, this.cursor);
   }
 
   /**
@@ -240,7 +254,8 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
       }
     } finally {
       stopTimers();
-      m.leave();
+      // Left early (a break out of the loop): the rest is given back as close() does.
+      m.leave(this.unhanded());
     }
   }
 }
@@ -260,11 +275,42 @@ export function ownOptions<T extends { from?: unknown; flow?: unknown }>(opts: T
   return o;
 }
 
-/** Messages one by one from batches; leaving early, or `stopped()` (a close), ends the underlying iterator. */
-export async function* flatten<T>(batches: AsyncIterable<T[]>, stopped: () => boolean = () => false): AsyncGenerator<T> {
-  for await (const b of batches)
-    for (const x of b) {
-      if (stopped()) return;
-      yield x;
+/** The batch flatten() is handing out, and the index of the next message it hands. */
+export interface FlattenCursor<T> {
+  batch: readonly T[];
+  next: number;
+}
+
+/**
+ * Messages one by one from batches; leaving early, or `stopped()` (a close), ends the
+ * underlying iterator. `cursor` shows what of the current batch is not handed out yet.
+ */
+export async function* flatten<T>(batches: AsyncIterable<T[]>, stopped: () => boolean = () => false, cursor: FlattenCursor<T> = { batch: [], next: 0 }): AsyncGenerator<T> {
+  try {
+    for await (const b of batches) {
+      cursor.batch = b;
+      cursor.next = 0;
+      while (cursor.next < b.length) {
+        if (stopped()) return;
+        yield b[cursor.next++]!;
+      }
     }
+  } finally {
+    cursor.batch = [];
+    cursor.next = 0;
+  }
+}
+
+/** The messages of the cursor's batch not handed out yet, as ranges (taken: the cursor is emptied). */
+export function returnedOf(cursor: FlattenCursor<ConsumedMessage>): Returned[] {
+  const out: Returned[] = [];
+  for (let i = cursor.next; i < cursor.batch.length; i++) {
+    const msg = cursor.batch[i]!;
+    const last = out[out.length - 1];
+    if (last && last.partition === msg.partition && last.deliveryCount === msg.deliveryCount && last.to === msg.offset) last.to++;
+    else out.push({ partition: msg.partition, from: msg.offset, to: msg.offset + 1, deliveryCount: msg.deliveryCount });
+  }
+  cursor.batch = [];
+  cursor.next = 0;
+  return out;
 }

@@ -86,6 +86,14 @@ export interface DeliverySink {
   end(err?: UringmqError): void;
 }
 
+/** Delivered offsets [from, to) of a partition, given back unhanded (see GroupMember.leave). */
+export interface Returned {
+  partition: number;
+  from: number;
+  to: number;
+  deliveryCount: number;
+}
+
 interface Inflight {
   from: number;
   to: number;
@@ -477,8 +485,15 @@ export class GroupMember {
     if (this.stalled) this.coord.unstall(this);
   }
 
-  /** Leaves the group; unacked messages go back for redelivery at once. */
-  leave(): void {
+  /**
+   * Leaves the group; unacked messages go back for redelivery at once. `unhanded`: what
+   * it was delivered but never handed to its app (a close with them still buffered),
+   * redelivered with that delivery not counted; checked first (INVALID_ARGUMENT, and
+   * the member stays). Leaving with them is the only way to give them back: a member
+   * that stayed would be sent them again at once.
+   */
+  leave(unhanded?: readonly Returned[]): void {
+    if (unhanded && unhanded.length > 0) this.coord.giveBack(this, unhanded);
     this.coord.leave(this);
   }
 
@@ -999,6 +1014,71 @@ export class GroupCoordinator {
       if (delayMs > 0) this.changed(gs); // the file keeps the delay across a restart
     }
     if (delayMs === 0) ps.owner?.wake();
+  }
+
+  /**
+   * @internal Messages m was delivered but whose app never got them (its consumer closed
+   * with them still buffered; m leaves right after, see GroupMember.leave): back for
+   * redelivery at once, that delivery not counted —
+   * a few quick join/close cycles sent a message to the dead-letter topic unseen. Only
+   * what is outstanding to m with the delivery count named is given back; anything else
+   * in a range (acked, taken back already, delivered again since) is left alone.
+   */
+  giveBack(m: GroupMember, returned: readonly Returned[]): void {
+    const gs = m.state;
+    const byPartition = new Map<number, Map<number, RangeSet>>();
+    for (const r of returned) {
+      if (!gs.parts[r.partition]) throw invalid(`partition ${r.partition} does not exist in topic ${gs.topic}`);
+      if (!Number.isSafeInteger(r.from) || !Number.isSafeInteger(r.to) || r.from < 0 || r.to <= r.from)
+        throw invalid(`returned range [${r.from}, ${r.to}) is not a valid offset range`);
+      if (!Number.isSafeInteger(r.deliveryCount) || r.deliveryCount < 1) throw invalid(`deliveryCount must be a positive integer, got ${String(r.deliveryCount)}`);
+    }
+    if (!m.alive) return; // what it held went back when it left
+    for (const r of returned) {
+      let counts = byPartition.get(r.partition);
+      if (!counts) byPartition.set(r.partition, (counts = new Map()));
+      let set = counts.get(r.deliveryCount);
+      if (!set) counts.set(r.deliveryCount, (set = new RangeSet()));
+      set.add(r.from, r.to);
+    }
+    const now = Date.now();
+    for (const [partition, counts] of byPartition) {
+      const ps = gs.parts[partition]!;
+      const keep: Inflight[] = [];
+      let any = false;
+      // One pass over the partition's in-flight ranges (sorted, disjoint), each split
+      // into what stays outstanding and what comes back.
+      for (const r of ps.inflight) {
+        const set = r.member === m ? counts.get(r.deliveryCount) : undefined;
+        if (!set || set.countIn(r.from, r.to) === 0) {
+          keep.push(r);
+          continue;
+        }
+        any = true;
+        let cur = r.from;
+        for (const [a, b] of set.gapsIn(r.from, r.to)) {
+          if (cur < a) this.takeBack(m, ps, cur, a, r.deliveryCount - 1, now);
+          keep.push({ ...r, from: a, to: b });
+          cur = b;
+        }
+        if (cur < r.to) this.takeBack(m, ps, cur, r.to, r.deliveryCount - 1, now);
+      }
+      if (!any) continue;
+      ps.inflight = keep;
+      ps.owner?.wake();
+    }
+    if (m.unacked < 0) m.unacked = 0;
+  }
+
+  /** The unacked offsets of [from, to), outstanding to m, due again at once as delivered `deliveries` times. */
+  private takeBack(m: GroupMember, ps: PartitionGroupState, from: number, to: number, deliveries: number, now: number): void {
+    for (const [a, b] of ps.acked.gapsIn(Math.max(from, ps.committed), to)) {
+      this.release(m, ps, a, b);
+      for (let off = a; off < b; off++) {
+        m.unacked--;
+        ps.redeliver.push({ offset: off, deliveryCount: deliveries, notBefore: now }, now);
+      }
+    }
   }
 
   /**

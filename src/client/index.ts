@@ -11,7 +11,7 @@ import { BufferPool } from '../codec/buffer_pool';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
-import { GroupMessage, flatten, groupMessages, ownOptions, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { GroupMessage, flatten, groupMessages, ownOptions, returnedOf, type Acker, type ConsumedMessage, type FlattenCursor, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
 import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
@@ -1224,6 +1224,10 @@ export class RemoteConsumer implements GroupConsumerApi {
   private inApp: number | undefined;
   private feedbackTimer: NodeJS.Timeout | null = null;
 
+  /** Where the message-at-a-time iterator is in the batch it is handing out, and that batch's session. */
+  private readonly cursor: FlattenCursor<ConsumedMessage> = { batch: [], next: 0 };
+  private cursorSession = 0;
+
   private readonly opts: RemoteConsumerOptions;
 
   /** @internal use client.consumer() */
@@ -1413,8 +1417,10 @@ export class RemoteConsumer implements GroupConsumerApi {
     if (this.closed) return;
     this.flushAcks();
     this.closed = true;
-    // Delivered but not handed to the app: redelivered to the group once the stream
-    // ends; handed out after the close, it was processed twice (its ack never sent).
+    // Delivered but not handed to the app: given back to the group, that delivery not
+    // counted (counted, a few quick join/close cycles dead-lettered a message unseen);
+    // handed out after the close, it was processed twice (its ack never sent).
+    this.giveBack();
     this.chunks.length = 0;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.feedbackTimer) clearInterval(this.feedbackTimer);
@@ -1426,8 +1432,22 @@ export class RemoteConsumer implements GroupConsumerApi {
     this.client.forget(this);
   }
 
+  /** Sends the deliveries of this session the app was never handed back to the group (see close()). */
+  private giveBack(): void {
+    const s = this.stream;
+    const inBatch = returnedOf(this.cursor);
+    const back = this.cursorSession === this.session ? inBatch : []; // a broken stream's: they come again anyway
+    for (const c of this.chunks) {
+      if (c.session !== this.session) continue;
+      if (c.raw) back.push({ partition: c.partition, from: c.from!, to: c.to!, deliveryCount: c.rawDeliveryCount ?? 1 });
+      c.records.forEach((r, i) => back.push({ partition: c.partition, from: r.offset, to: r.offset + 1, deliveryCount: c.deliveryCounts ? c.deliveryCounts[i]! : 1 }));
+    }
+    if (!s || back.length === 0) return;
+    s.write({ returned: { ranges: back.map((r) => ({ partition: r.partition, from_offset: r.from, to_offset: r.to, delivery_count: r.deliveryCount })) } });
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return flatten(this.batches(), () => this.closed);
+    return flatten(this.batches(), () => this.closed, this.cursor);
   }
 
   /** Deliveries as arrays: one await per batch; each message still acked on its own. */
@@ -1460,6 +1480,7 @@ export class RemoteConsumer implements GroupConsumerApi {
           const msgs = this.expand(c);
           if (msgs.length === 0) continue;
           this.inApp = c.arrived;
+          this.cursorSession = c.session;
           yield msgs;
           this.inApp = undefined;
           this.meter.handled(msgs.length, c.arrived);

@@ -841,6 +841,7 @@ export class BrokerServer {
       const m = member;
       if (!m && joining) {
         if (req.acks || req.nack) throw new UringmqError('FAILED_PRECONDITION', 'ack or nack before anything was delivered on this stream');
+        if (req.returned) return; // nothing delivered yet: nothing to give back
         if (req.credit) earlyCredit += req.credit; // checked and capped by credit() when applied
         else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
         return; // a heartbeat: the join itself shows the member alive
@@ -853,6 +854,9 @@ export class BrokerServer {
         for (const r of ranges) m.checkAck(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
         for (const r of ranges) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
       } else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0, req.nack.delivery_count ?? 0);
+      else if (req.returned)
+        // The client is closing: the member leaves with them, and the call ends.
+        m.leave((req.returned.ranges ?? []).map((r) => ({ partition: r.partition ?? 0, from: Number(r.from_offset ?? 0), to: Number(r.to_offset ?? 0), deliveryCount: r.delivery_count ?? 0 })));
       else if (req.credit) m.credit(req.credit);
       else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
       else m.heartbeat();

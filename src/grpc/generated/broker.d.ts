@@ -1985,8 +1985,11 @@ export namespace uringmq {
             /** SubscribeRequest feedback. */
             feedback?: (uringmq.v1.Feedback.$Properties|null);
 
+            /** SubscribeRequest returned. */
+            returned?: (uringmq.v1.Returned.$Properties|null);
+
             /** SubscribeRequest kind. */
-            kind?: ("subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback");
+            kind?: ("subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback"|"returned");
 
             /**
              * Encodes the specified SubscribeRequest message. Does not implicitly {@link uringmq.v1.SubscribeRequest.verify|verify} messages.
@@ -2037,8 +2040,11 @@ export namespace uringmq {
                 /** SubscribeRequest feedback */
                 feedback?: (uringmq.v1.Feedback.$Properties|null);
 
+                /** SubscribeRequest returned */
+                returned?: (uringmq.v1.Returned.$Properties|null);
+
                 /** SubscribeRequest kind */
-                kind?: ("subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback");
+                kind?: ("subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback"|"returned");
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];
@@ -2052,10 +2058,157 @@ export namespace uringmq {
               credit?: number|null;
               heartbeat?: boolean|null;
               feedback?: uringmq.v1.Feedback.$Shape|null;
+              returned?: uringmq.v1.Returned.$Shape|null;
               $unknowns?: Uint8Array[];
             } & (
-              ({ kind?: undefined; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "subscribe"; subscribe: uringmq.v1.SubscribeInit.$Shape; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "acks"; subscribe?: null; acks: uringmq.v1.Acks.$Shape; nack?: null; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "nack"; subscribe?: null; acks?: null; nack: uringmq.v1.Nack.$Shape; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "credit"; subscribe?: null; acks?: null; nack?: null; credit: number; heartbeat?: null; feedback?: null }|{ kind?: "heartbeat"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat: boolean; feedback?: null }|{ kind?: "feedback"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback: uringmq.v1.Feedback.$Shape })
+              ({ kind?: undefined; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "subscribe"; subscribe: uringmq.v1.SubscribeInit.$Shape; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "acks"; subscribe?: null; acks: uringmq.v1.Acks.$Shape; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "nack"; subscribe?: null; acks?: null; nack: uringmq.v1.Nack.$Shape; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "credit"; subscribe?: null; acks?: null; nack?: null; credit: number; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "heartbeat"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat: boolean; feedback?: null; returned?: null }|{ kind?: "feedback"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback: uringmq.v1.Feedback.$Shape; returned?: null }|{ kind?: "returned"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned: uringmq.v1.Returned.$Shape })
             );
+        }
+
+        /**
+         * Properties of a Returned.
+         * @deprecated Use uringmq.v1.Returned.$Properties instead.
+         */
+        interface IReturned extends uringmq.v1.Returned.$Properties {
+        }
+
+        /** Represents a Returned. */
+        class Returned {
+
+            /**
+             * Constructs a new Returned.
+             * @param [properties] Properties to set
+             */
+            constructor(properties?: uringmq.v1.Returned.$Properties);
+
+            /** Unknown fields preserved while decoding when enabled */
+            $unknowns?: Uint8Array[];
+
+            /** Returned ranges. */
+            ranges: uringmq.v1.ReturnedRange.$Properties[];
+
+            /**
+             * Encodes the specified Returned message. Does not implicitly {@link uringmq.v1.Returned.verify|verify} messages.
+             * @param message Returned message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            static encode(message: uringmq.v1.Returned.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a Returned message from the specified reader or buffer.
+             * @param reader Reader or buffer to decode from
+             * @param [length] Message length if known beforehand
+             * @returns {uringmq.v1.Returned & uringmq.v1.Returned.$Shape} Returned
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): uringmq.v1.Returned & uringmq.v1.Returned.$Shape;
+
+            /**
+             * Gets the type url for Returned
+             * @param [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns The type url
+             */
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace Returned {
+
+            /** Properties of a Returned. */
+            interface $Properties {
+
+                /** Returned ranges */
+                ranges?: (uringmq.v1.ReturnedRange.$Properties[]|null);
+
+                /** Unknown fields preserved while decoding when enabled */
+                $unknowns?: Uint8Array[];
+            }
+
+            /** Shape of a Returned. */
+            type $Shape = uringmq.v1.Returned.$Properties;
+        }
+
+        /**
+         * Properties of a ReturnedRange.
+         * @deprecated Use uringmq.v1.ReturnedRange.$Properties instead.
+         */
+        interface IReturnedRange extends uringmq.v1.ReturnedRange.$Properties {
+        }
+
+        /** Represents a ReturnedRange. */
+        class ReturnedRange {
+
+            /**
+             * Constructs a new ReturnedRange.
+             * @param [properties] Properties to set
+             */
+            constructor(properties?: uringmq.v1.ReturnedRange.$Properties);
+
+            /** Unknown fields preserved while decoding when enabled */
+            $unknowns?: Uint8Array[];
+
+            /** ReturnedRange partition. */
+            partition: number;
+
+            /** ReturnedRange from_offset. */
+            from_offset: (number|Long);
+
+            /** ReturnedRange to_offset. */
+            to_offset: (number|Long);
+
+            /** ReturnedRange delivery_count. */
+            delivery_count: number;
+
+            /**
+             * Encodes the specified ReturnedRange message. Does not implicitly {@link uringmq.v1.ReturnedRange.verify|verify} messages.
+             * @param message ReturnedRange message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            static encode(message: uringmq.v1.ReturnedRange.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a ReturnedRange message from the specified reader or buffer.
+             * @param reader Reader or buffer to decode from
+             * @param [length] Message length if known beforehand
+             * @returns {uringmq.v1.ReturnedRange & uringmq.v1.ReturnedRange.$Shape} ReturnedRange
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): uringmq.v1.ReturnedRange & uringmq.v1.ReturnedRange.$Shape;
+
+            /**
+             * Gets the type url for ReturnedRange
+             * @param [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns The type url
+             */
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace ReturnedRange {
+
+            /** Properties of a ReturnedRange. */
+            interface $Properties {
+
+                /** ReturnedRange partition */
+                partition?: (number|null);
+
+                /** ReturnedRange from_offset */
+                from_offset?: (number|Long|null);
+
+                /** ReturnedRange to_offset */
+                to_offset?: (number|Long|null);
+
+                /** ReturnedRange delivery_count */
+                delivery_count?: (number|null);
+
+                /** Unknown fields preserved while decoding when enabled */
+                $unknowns?: Uint8Array[];
+            }
+
+            /** Shape of a ReturnedRange. */
+            type $Shape = uringmq.v1.ReturnedRange.$Properties;
         }
 
         /**

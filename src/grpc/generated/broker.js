@@ -5110,7 +5110,8 @@ $root.uringmq = (function() {
              * @property {number|null} [credit] SubscribeRequest credit
              * @property {boolean|null} [heartbeat] SubscribeRequest heartbeat
              * @property {uringmq.v1.Feedback.$Properties|null} [feedback] SubscribeRequest feedback
-             * @property {"subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback"} [kind] SubscribeRequest kind
+             * @property {uringmq.v1.Returned.$Properties|null} [returned] SubscribeRequest returned
+             * @property {"subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback"|"returned"} [kind] SubscribeRequest kind
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -5131,9 +5132,10 @@ $root.uringmq = (function() {
              *   credit?: number|null;
              *   heartbeat?: boolean|null;
              *   feedback?: uringmq.v1.Feedback.$Shape|null;
+             *   returned?: uringmq.v1.Returned.$Shape|null;
              *   $unknowns?: Array.<Uint8Array>;
              * } & (
-             *   ({ kind?: undefined; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "subscribe"; subscribe: uringmq.v1.SubscribeInit.$Shape; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "acks"; subscribe?: null; acks: uringmq.v1.Acks.$Shape; nack?: null; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "nack"; subscribe?: null; acks?: null; nack: uringmq.v1.Nack.$Shape; credit?: null; heartbeat?: null; feedback?: null }|{ kind?: "credit"; subscribe?: null; acks?: null; nack?: null; credit: number; heartbeat?: null; feedback?: null }|{ kind?: "heartbeat"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat: boolean; feedback?: null }|{ kind?: "feedback"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback: uringmq.v1.Feedback.$Shape })
+             *   ({ kind?: undefined; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "subscribe"; subscribe: uringmq.v1.SubscribeInit.$Shape; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "acks"; subscribe?: null; acks: uringmq.v1.Acks.$Shape; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "nack"; subscribe?: null; acks?: null; nack: uringmq.v1.Nack.$Shape; credit?: null; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "credit"; subscribe?: null; acks?: null; nack?: null; credit: number; heartbeat?: null; feedback?: null; returned?: null }|{ kind?: "heartbeat"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat: boolean; feedback?: null; returned?: null }|{ kind?: "feedback"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback: uringmq.v1.Feedback.$Shape; returned?: null }|{ kind?: "returned"; subscribe?: null; acks?: null; nack?: null; credit?: null; heartbeat?: null; feedback?: null; returned: uringmq.v1.Returned.$Shape })
              * )} uringmq.v1.SubscribeRequest.$Shape
              */
 
@@ -5200,17 +5202,25 @@ $root.uringmq = (function() {
              */
             SubscribeRequest.prototype.feedback = null;
 
+            /**
+             * SubscribeRequest returned.
+             * @member {uringmq.v1.Returned.$Properties|null|undefined} returned
+             * @memberof uringmq.v1.SubscribeRequest
+             * @instance
+             */
+            SubscribeRequest.prototype.returned = null;
+
             // OneOf field names bound to virtual getters and setters
             var $oneOfFields;
 
             /**
              * SubscribeRequest kind.
-             * @member {"subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback"|undefined} kind
+             * @member {"subscribe"|"acks"|"nack"|"credit"|"heartbeat"|"feedback"|"returned"|undefined} kind
              * @memberof uringmq.v1.SubscribeRequest
              * @instance
              */
             $Object.defineProperty(SubscribeRequest.prototype, "kind", {
-                get: $util.oneOfGetter($oneOfFields = ["subscribe", "acks", "nack", "credit", "heartbeat", "feedback"]),
+                get: $util.oneOfGetter($oneOfFields = ["subscribe", "acks", "nack", "credit", "heartbeat", "feedback", "returned"]),
                 set: $util.oneOfSetter($oneOfFields)
             });
 
@@ -5242,6 +5252,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 5, wireType 0 =*/40).bool(message.heartbeat);
                 if (message.feedback != null && $Object.hasOwnProperty.call(message, "feedback"))
                     $root.uringmq.v1.Feedback.encode(message.feedback, writer.uint32(/* id 6, wireType 2 =*/50).fork(), _depth + 1).ldelim();
+                if (message.returned != null && $Object.hasOwnProperty.call(message, "returned"))
+                    $root.uringmq.v1.Returned.encode(message.returned, writer.uint32(/* id 7, wireType 2 =*/58).fork(), _depth + 1).ldelim();
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -5328,6 +5340,13 @@ $root.uringmq = (function() {
                             message.kind = "feedback";
                             continue;
                         }
+                    case 7: {
+                            if (wireType !== 2)
+                                break;
+                            message.returned = $root.uringmq.v1.Returned.decode(reader, reader.size(), $undefined, _depth + 1, message.returned);
+                            message.kind = "returned";
+                            continue;
+                        }
                     }
                     reader.skipType(wireType, _depth, tag);
                     if (!reader.discardUnknown) {
@@ -5360,6 +5379,367 @@ $root.uringmq = (function() {
             };
 
             return SubscribeRequest;
+        })();
+
+        v1.Returned = (function() {
+
+            /**
+             * Properties of a Returned.
+             * @typedef {Object} uringmq.v1.Returned.$Properties
+             * @property {Array.<uringmq.v1.ReturnedRange.$Properties>|null} [ranges] Returned ranges
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a Returned.
+             * @memberof uringmq.v1
+             * @interface IReturned
+             * @augments uringmq.v1.Returned.$Properties
+             * @deprecated Use uringmq.v1.Returned.$Properties instead.
+             */
+
+            /**
+             * Shape of a Returned.
+             * @typedef {uringmq.v1.Returned.$Properties} uringmq.v1.Returned.$Shape
+             */
+
+            /**
+             * Constructs a new Returned.
+             * @memberof uringmq.v1
+             * @classdesc Represents a Returned.
+             * @constructor
+             * @param {uringmq.v1.Returned.$Properties=} [properties] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var Returned = function (properties) {
+                this.ranges = [];
+                if (properties)
+                    for (var keys = $Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            };
+
+            /**
+             * Returned ranges.
+             * @member {Array.<uringmq.v1.ReturnedRange.$Properties>} ranges
+             * @memberof uringmq.v1.Returned
+             * @instance
+             */
+            Returned.prototype.ranges = $util.emptyArray;
+
+            /**
+             * Encodes the specified Returned message. Does not implicitly {@link uringmq.v1.Returned.verify|verify} messages.
+             * @function encode
+             * @memberof uringmq.v1.Returned
+             * @static
+             * @param {uringmq.v1.Returned.$Properties} message Returned message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            Returned.encode = function (message, writer, _depth) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (message.ranges != null && message.ranges.length)
+                    for (var i = 0; i < message.ranges.length; ++i)
+                        $root.uringmq.v1.ReturnedRange.encode(message.ranges[i], writer.uint32(/* id 1, wireType 2 =*/10).fork(), _depth + 1).ldelim();
+                if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
+                    for (var i = 0; i < message.$unknowns.length; ++i)
+                        writer.raw(message.$unknowns[i]);
+                return writer;
+            };
+
+            /**
+             * Decodes a Returned message from the specified reader or buffer.
+             * @function decode
+             * @memberof uringmq.v1.Returned
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {uringmq.v1.Returned & uringmq.v1.Returned.$Shape} Returned
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            Returned.decode = function (reader, length, _end, _depth, _target) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var end, message;
+                if (length === $undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw $RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = _target || new $root.uringmq.v1.Returned();
+                while (reader.pos < end) {
+                    var start = reader.pos;
+                    var tag = reader.tag();
+                    if (tag === _end) {
+                        _end = $undefined;
+                        break;
+                    }
+                    var wireType = tag & 7;
+                    switch (tag >>>= 3) {
+                    case 1: {
+                            if (wireType !== 2)
+                                break;
+                            if (!(message.ranges && message.ranges.length))
+                                message.ranges = [];
+                            message.ranges.push($root.uringmq.v1.ReturnedRange.decode(reader, reader.size(), $undefined, _depth + 1));
+                            continue;
+                        }
+                    }
+                    reader.skipType(wireType, _depth, tag);
+                    if (!reader.discardUnknown) {
+                        $util.makeProp(message, "$unknowns", false);
+                        (message.$unknowns || (message.$unknowns = [])).push(reader.raw(start, reader.pos));
+                    }
+                }
+                if (length !== $undefined) {
+                    if (reader.pos !== end)
+                        throw $RangeError("index out of range");
+                    reader.len = length;
+                }
+                if (_end !== $undefined)
+                    throw $Error("missing end group");
+                return message;
+            };
+
+            /**
+             * Gets the type url for Returned
+             * @function getTypeUrl
+             * @memberof uringmq.v1.Returned
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            Returned.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/uringmq.v1.Returned";
+            };
+
+            return Returned;
+        })();
+
+        v1.ReturnedRange = (function() {
+
+            /**
+             * Properties of a ReturnedRange.
+             * @typedef {Object} uringmq.v1.ReturnedRange.$Properties
+             * @property {number|null} [partition] ReturnedRange partition
+             * @property {number|Long|null} [from_offset] ReturnedRange from_offset
+             * @property {number|Long|null} [to_offset] ReturnedRange to_offset
+             * @property {number|null} [delivery_count] ReturnedRange delivery_count
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a ReturnedRange.
+             * @memberof uringmq.v1
+             * @interface IReturnedRange
+             * @augments uringmq.v1.ReturnedRange.$Properties
+             * @deprecated Use uringmq.v1.ReturnedRange.$Properties instead.
+             */
+
+            /**
+             * Shape of a ReturnedRange.
+             * @typedef {uringmq.v1.ReturnedRange.$Properties} uringmq.v1.ReturnedRange.$Shape
+             */
+
+            /**
+             * Constructs a new ReturnedRange.
+             * @memberof uringmq.v1
+             * @classdesc Represents a ReturnedRange.
+             * @constructor
+             * @param {uringmq.v1.ReturnedRange.$Properties=} [properties] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var ReturnedRange = function (properties) {
+                if (properties)
+                    for (var keys = $Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            };
+
+            /**
+             * ReturnedRange partition.
+             * @member {number} partition
+             * @memberof uringmq.v1.ReturnedRange
+             * @instance
+             */
+            ReturnedRange.prototype.partition = 0;
+
+            /**
+             * ReturnedRange from_offset.
+             * @member {number|Long} from_offset
+             * @memberof uringmq.v1.ReturnedRange
+             * @instance
+             */
+            ReturnedRange.prototype.from_offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * ReturnedRange to_offset.
+             * @member {number|Long} to_offset
+             * @memberof uringmq.v1.ReturnedRange
+             * @instance
+             */
+            ReturnedRange.prototype.to_offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * ReturnedRange delivery_count.
+             * @member {number} delivery_count
+             * @memberof uringmq.v1.ReturnedRange
+             * @instance
+             */
+            ReturnedRange.prototype.delivery_count = 0;
+
+            /**
+             * Encodes the specified ReturnedRange message. Does not implicitly {@link uringmq.v1.ReturnedRange.verify|verify} messages.
+             * @function encode
+             * @memberof uringmq.v1.ReturnedRange
+             * @static
+             * @param {uringmq.v1.ReturnedRange.$Properties} message ReturnedRange message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ReturnedRange.encode = function (message, writer, _depth) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (message.partition != null && $Object.hasOwnProperty.call(message, "partition") && message.partition !== 0)
+                    writer.uint32(/* id 1, wireType 0 =*/8).uint32(message.partition);
+                if (message.from_offset != null && $Object.hasOwnProperty.call(message, "from_offset") && (typeof message.from_offset === "object" ? message.from_offset.low || message.from_offset.high : message.from_offset !== 0))
+                    writer.uint32(/* id 2, wireType 0 =*/16).int64(message.from_offset);
+                if (message.to_offset != null && $Object.hasOwnProperty.call(message, "to_offset") && (typeof message.to_offset === "object" ? message.to_offset.low || message.to_offset.high : message.to_offset !== 0))
+                    writer.uint32(/* id 3, wireType 0 =*/24).int64(message.to_offset);
+                if (message.delivery_count != null && $Object.hasOwnProperty.call(message, "delivery_count") && message.delivery_count !== 0)
+                    writer.uint32(/* id 4, wireType 0 =*/32).uint32(message.delivery_count);
+                if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
+                    for (var i = 0; i < message.$unknowns.length; ++i)
+                        writer.raw(message.$unknowns[i]);
+                return writer;
+            };
+
+            /**
+             * Decodes a ReturnedRange message from the specified reader or buffer.
+             * @function decode
+             * @memberof uringmq.v1.ReturnedRange
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {uringmq.v1.ReturnedRange & uringmq.v1.ReturnedRange.$Shape} ReturnedRange
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ReturnedRange.decode = function (reader, length, _end, _depth, _target) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var end, message, value;
+                if (length === $undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw $RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = _target || new $root.uringmq.v1.ReturnedRange();
+                while (reader.pos < end) {
+                    var start = reader.pos;
+                    var tag = reader.tag();
+                    if (tag === _end) {
+                        _end = $undefined;
+                        break;
+                    }
+                    var wireType = tag & 7;
+                    switch (tag >>>= 3) {
+                    case 1: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.partition = value;
+                            else
+                                delete message.partition;
+                            continue;
+                        }
+                    case 2: {
+                            if (wireType !== 0)
+                                break;
+                            if (typeof (value = reader.int64()) === "object" ? value.low || value.high : value !== 0)
+                                message.from_offset = value;
+                            else
+                                delete message.from_offset;
+                            continue;
+                        }
+                    case 3: {
+                            if (wireType !== 0)
+                                break;
+                            if (typeof (value = reader.int64()) === "object" ? value.low || value.high : value !== 0)
+                                message.to_offset = value;
+                            else
+                                delete message.to_offset;
+                            continue;
+                        }
+                    case 4: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.delivery_count = value;
+                            else
+                                delete message.delivery_count;
+                            continue;
+                        }
+                    }
+                    reader.skipType(wireType, _depth, tag);
+                    if (!reader.discardUnknown) {
+                        $util.makeProp(message, "$unknowns", false);
+                        (message.$unknowns || (message.$unknowns = [])).push(reader.raw(start, reader.pos));
+                    }
+                }
+                if (length !== $undefined) {
+                    if (reader.pos !== end)
+                        throw $RangeError("index out of range");
+                    reader.len = length;
+                }
+                if (_end !== $undefined)
+                    throw $Error("missing end group");
+                return message;
+            };
+
+            /**
+             * Gets the type url for ReturnedRange
+             * @function getTypeUrl
+             * @memberof uringmq.v1.ReturnedRange
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            ReturnedRange.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/uringmq.v1.ReturnedRange";
+            };
+
+            return ReturnedRange;
         })();
 
         v1.Acks = (function() {
