@@ -1213,6 +1213,37 @@ describe('gRPC client producer: send order, retries and close', function () {
     }
   });
 
+  it('a batch handed a freed in-flight slot keeps its place: a batch cut in the same turn, before it resumes, does not take its sequence first', async () => {
+    // A slow disk: batches sent while another client's batch is written are acked
+    // together, and the client handles those acks in one turn: the first frees a slot
+    // for W2 (a waiter), the next cuts X's accumulator while W2 has not resumed yet.
+    const r = await startServer({ brokerOptions: { testIoDelayMs: 100 } });
+    const other = await connect(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 2 });
+      await r.client.describeTopic('t');
+      await other.describeTopic('t');
+      const filler = other.producer({ lingerMs: 0 });
+      for (let round = 0; round < 5; round++) {
+        const p = r.client.producer({ lingerMs: 0, maxInFlight: 4 });
+        const start = (await r.client.describeTopic('t')).partitions[0]!.endOffset;
+        const sends: Array<Promise<unknown>> = [filler.sendBatch('t', [{ value: 'filler' }], { partition: 1 })];
+        await sleep(10);
+        for (let i = 0; i < 4; i++) sends.push(p.sendBatch('t', [{ value: `A${i}` }], { partition: 0 }));
+        sends.push(p.sendBatch('t', [{ value: 'W1' }], { partition: 0 })); // wait for a slot
+        sends.push(p.sendBatch('t', [{ value: 'W2' }], { partition: 0 }));
+        await sleep(5);
+        sends.push(p.send('t', { value: 'X', partition: 0 })); // its linger ends with every slot taken
+        await Promise.all(sends);
+        assert.deepEqual((await r.client.fetch('t', 0, start)).map((m) => m.value.toString()), ['A0', 'A1', 'A2', 'A3', 'W1', 'W2', 'X'], `round ${round}`);
+        await p.close();
+      }
+    } finally {
+      await other.close();
+      await r.stop();
+    }
+  });
+
   it('a send called while close() flushes is refused, and no stream opens after close', async () => {
     const r = await startServer();
     try {

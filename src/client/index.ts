@@ -878,8 +878,10 @@ export class RemoteProducer implements ProducerApi {
     }
     const key = this.accKey(topic, partition);
     // In call order: a batch never takes a slot, and so its partition's next sequence,
-    // ahead of one already waiting for a slot (wakeCapacity hands each its own).
-    if (this.capacityWaiters.length > 0 || this.slotsInUse() >= this.maxInFlight) {
+    // ahead of one already waiting for a slot (wakeCapacity hands each its own), nor
+    // ahead of one handed a slot that has not resumed yet (`granted`): its
+    // continuation runs on a later microtask, after whatever else this turn submits.
+    if (this.capacityWaiters.length > 0 || this.granted > 0 || this.slotsInUse() >= this.maxInFlight) {
       await new Promise<void>((r) => this.capacityWaiters.push(r));
       this.granted--;
     }
