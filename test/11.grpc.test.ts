@@ -1244,6 +1244,48 @@ describe('gRPC client producer: send order, retries and close', function () {
     }
   });
 
+  it('a send that waits for its topic\'s partition count through a short outage lands once the server is back, as sends with a known count do', async () => {
+    const r = await startServer();
+    // A TCP proxy in front of the server that can refuse connections for a while.
+    let down = false;
+    const socks = new Set<net.Socket>();
+    const proxy = net.createServer((c) => {
+      if (down) return void c.destroy();
+      const u = net.connect(r.server.port, '127.0.0.1');
+      for (const s of [c, u]) {
+        socks.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => (socks.delete(s), c.destroy(), u.destroy()));
+      }
+      c.pipe(u).pipe(c);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const c = await connect(`127.0.0.1:${(proxy.address() as net.AddressInfo).port}`);
+    try {
+      await r.client.createTopic('known');
+      await r.client.createTopic('fresh');
+      const p = c.producer({ deliveryTimeoutMs: 20_000 });
+      await p.send('known', { value: 'k0' });
+      down = true;
+      for (const s of socks) s.destroy();
+      await sleep(100);
+      const known = p.send('known', { value: 'k1' });
+      const fresh = p.send('fresh', { value: 'f1' }); // its partition count is not known yet
+      const settled = Promise.allSettled([known, fresh]);
+      await sleep(1000);
+      down = false;
+      const [k, f] = await settled;
+      assert.equal(k.status, 'fulfilled');
+      assert.equal(f.status, 'fulfilled', `the send to a topic whose partition count was unknown failed: ${String((f as PromiseRejectedResult).reason)}`);
+      assert.deepEqual((await r.client.fetch('fresh', 0, 0)).map((m) => m.value.toString()), ['f1']);
+    } finally {
+      await c.close();
+      for (const s of socks) s.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+      await r.stop();
+    }
+  });
+
   it('a send called while close() flushes is refused, and no stream opens after close', async () => {
     const r = await startServer();
     try {

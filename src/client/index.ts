@@ -627,7 +627,7 @@ export class RemoteProducer implements ProducerApi {
         if (w.space !== 'reserved') await (w.space ?? this.reserve(w.size));
         let n: number;
         try {
-          n = await this.client.partitionCount(w.topic);
+          n = await this.partitionCount(w.topic);
         } catch (e) {
           this.release(w.size);
           throw e;
@@ -637,6 +637,26 @@ export class RemoteProducer implements ProducerApi {
         w.reject(e as Error);
       }
       this.waiting.shift();
+    }
+  }
+
+  /**
+   * The topic's partition count, for a send that waits for it. A lookup that fails for
+   * now (a dropped connection, a server restarting) is retried with backoff within
+   * deliveryTimeoutMs, as the batches themselves are: it failed the send at once.
+   */
+  private async partitionCount(topic: string): Promise<number> {
+    const deadline = Date.now() + this.deliveryTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.client.partitionCount(topic);
+      } catch (e) {
+        if (!(e instanceof UringmqError) || !RETRYABLE.has(e.code) || this.client.isClosed) throw e;
+        const delay = Math.min(100 * 2 ** Math.min(attempt, 6), 5000);
+        if (Date.now() + delay > deadline)
+          throw new UringmqError('UNAVAILABLE', `the partition count of ${topic} was not known within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms); it last failed with ${e.code}: ${e.message}`, { cause: e });
+        await sleep(delay);
+      }
     }
   }
 
@@ -729,7 +749,7 @@ export class RemoteProducer implements ProducerApi {
               held = now;
               let count: number;
               try {
-                count = await this.client.partitionCount(topic);
+                count = await this.partitionCount(topic);
               } catch (e) {
                 this.msgPool.release(again.buf);
                 throw e;
