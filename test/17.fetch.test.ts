@@ -719,6 +719,55 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('close() of a FetchConsumer reconnecting to a listener that went away returns at once: no waiting out a retry delay or a handshake timeout', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    // A TCP proxy in front of the fetch listener; `mode` changes what new connections get.
+    let mode: 'forward' | 'refuse' | 'silent' = 'forward';
+    const socks = new Set<net.Socket>();
+    const proxy = net.createServer((c) => {
+      if (mode === 'refuse') return void c.destroy();
+      socks.add(c);
+      c.on('error', () => undefined).on('close', () => socks.delete(c));
+      if (mode === 'silent') return; // accepted, never answers the hello
+      const u = net.connect(fsrv.port, '127.0.0.1');
+      socks.add(u);
+      u.on('error', () => undefined).on('close', () => (socks.delete(u), c.destroy()));
+      c.on('close', () => u.destroy());
+      c.pipe(u).pipe(c);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${(proxy.address() as net.AddressInfo).port}` });
+    try {
+      await broker.createTopic('t');
+      await broker.producer().send('t', { value: 'a', partition: 0 });
+      for (const [i, m] of (['silent', 'refuse'] as const).entries()) {
+        mode = 'forward';
+        const c = client.consumer({ topic: 't', group: `g${i}`, transport: 'fetch', from: 'earliest', maxWaitMs: 100 });
+        const it = c[Symbol.asyncIterator]();
+        const first = await it.next();
+        first.value!.ack();
+        const next = it.next().catch(() => undefined);
+        mode = m;
+        for (const s of socks) s.destroy();
+        await sleep(m === 'silent' ? 1500 : 7000); // refused: retries 100 ms apart, then 200, ... 3200, then 5000
+        const t0 = Date.now();
+        await c.close();
+        const took = Date.now() - t0;
+        await next;
+        assert.ok(took < 500, `close() took ${took} ms with the listener ${m === 'silent' ? 'silent' : 'refusing'}`);
+      }
+    } finally {
+      await client.close();
+      for (const s of socks) s.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+      fsrv.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   it("a FetchConsumer keeps its fetches within the server's limits (its hello's maxFetchBytes and maxWaitMs), whatever its options ask", async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

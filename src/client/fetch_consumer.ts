@@ -138,11 +138,15 @@ export class FetchConnection {
     sock.on('close', () => fail());
   }
 
-  static async open(host: string, port: number, token = '', timeoutMs = 10_000): Promise<FetchConnection> {
+  /** `signal`: aborting it gives up a connection still on its way (its consumer closed). */
+  static async open(host: string, port: number, token = '', timeoutMs = 10_000, signal?: AbortSignal): Promise<FetchConnection> {
     const where = `${host}:${port}`;
     const sock = net.connect({ host, port });
     const conn = new FetchConnection(sock, where);
     const timer = setTimeout(() => sock.destroy(new Error(`no handshake within ${timeoutMs} ms`)), timeoutMs);
+    const abort = () => sock.destroy(new Error('the consumer closed'));
+    if (signal?.aborted) abort();
+    else signal?.addEventListener('abort', abort);
     try {
       sock.write(encodeHello(token));
       conn.hello = decodeServerHello(await conn.read(SERVER_HELLO_SIZE));
@@ -151,6 +155,7 @@ export class FetchConnection {
       throw e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', `cannot reach the fetch listener at ${where}: ${(e as Error).message}`);
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
     }
     if (conn.hello.error !== 0) {
       sock.destroy();
@@ -281,6 +286,8 @@ export class FetchConsumer implements GroupConsumerApi {
   private heartbeat: NodeJS.Timeout | null = null;
   private assigning: Promise<void> = Promise.resolve();
   private firstAssignment: (() => void) | null = null;
+  /** Aborted by close(): connections still being opened, and retry delays, end at once. */
+  private readonly closeSignal = new AbortController();
 
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
   constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
@@ -419,6 +426,7 @@ export class FetchConsumer implements GroupConsumerApi {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closeSignal.abort();
     if (this.commitTimer) clearInterval(this.commitTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.firstAssignment?.();
@@ -605,7 +613,7 @@ export class FetchConsumer implements GroupConsumerApi {
         continue;
       }
       try {
-        s.conn ??= await FetchConnection.open(this.host, this.port, this.client.token ?? '');
+        s.conn ??= await FetchConnection.open(this.host, this.port, this.client.token ?? '', undefined, this.closeSignal.signal);
         const epoch = s.epoch;
         const at = s.position;
         // Within the limits the server's hello announced (it refuses a fetch past them).
@@ -649,11 +657,26 @@ export class FetchConsumer implements GroupConsumerApi {
         if (this.closed) return;
         if (!RETRYABLE.has(err.code)) return this.fail(err);
         // The broker restarted or refused us for now: reconnect, from our position.
-        await sleep(Math.min(100 * 2 ** Math.min(attempts++, 6), 5000));
+        await this.backoff(Math.min(100 * 2 ** Math.min(attempts++, 6), 5000));
       }
     }
     s.conn?.close();
     s.conn = null;
+  }
+
+  /** Waits `ms`, or less if close() comes first (it must not wait out a reconnect's delay). */
+  private backoff(ms: number): Promise<void> {
+    const signal = this.closeSignal.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+    });
   }
 
   /** Checks framing (and CRCs) of a reply; returns the offset after its last record. */
