@@ -192,6 +192,17 @@ describe('Broker: topics, produce, read, consume', () => {
     assert.equal(await done, 0);
   });
 
+  it('ends a consumer of several partitions when the broker closes while it holds a message, rather than failing with BROKER_CLOSED', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const p = broker.producer();
+    await p.send('t', { value: 'a', partition: 0 });
+    await p.send('t', { value: 'b', partition: 1 });
+    const it = broker.consumer({ topic: 't', from: 'earliest' })[Symbol.asyncIterator]();
+    assert.equal((await it.next()).done, false);
+    await broker.close();
+    assert.equal((await it.next()).done, true);
+  });
+
   it('keeps everything across close and reopen', async () => {
     await broker.createTopic('t', { partitions: 2 });
     const p = broker.producer();

@@ -878,6 +878,38 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     m.leave();
   });
 
+  it('close() while a new group is joining: nothing of the data directory stays open, and nothing is written to it after close() resolved', async () => {
+    const openUnder = (d: string) =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(d);
+        } catch {
+          return false;
+        }
+      }).length;
+    await broker.close();
+    // The join's load reads the group's (missing) file, then writes its first state: close() at each step of it.
+    for (let turns = 0; turns < 12; turns++) {
+      const d = tmpDir();
+      const b = await openBroker({ dir: d });
+      await b.createTopic('t', { partitions: 2 });
+      const ended = b.consumer({ topic: 't', group: 'g', from: 'earliest' })[Symbol.asyncIterator]().next().then(
+        () => 'no error',
+        (e: { code?: string }) => e.code,
+      );
+      for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+      await b.close();
+      const file = path.join(d, 'groups', 'g', 't.offs');
+      const written = fs.existsSync(file) ? fs.statSync(file).mtimeMs : -1;
+      assert.equal(openUnder(d), 0, `turn ${turns}: a file of the data directory is open after close()`);
+      assert.equal(await ended, 'BROKER_CLOSED');
+      await sleep(20);
+      assert.equal(openUnder(d), 0, `turn ${turns}: a file of the data directory was opened after close()`);
+      assert.equal(fs.existsSync(file) ? fs.statSync(file).mtimeMs : -1, written, `turn ${turns}: the group's file was written after close()`);
+    }
+    broker = await openBroker({ dir });
+  });
+
   it('close() while the app holds a message stops the member timers', async () => {
     await broker.createTopic('t');
     await broker.producer().send('t', { value: 'x' });

@@ -67,6 +67,9 @@ export class Consumer implements AsyncIterable<Message> {
       for (let k = 0; k < this.parts.length && !this.stopped; k++) {
         const i = (next + k) % this.parts.length;
         const ps = this.parts[i]!;
+        // Closed while the app held the last message (a `yield` above): the iteration
+        // ends, as the loop's condition ends it, rather than fail on the next partition.
+        if (broker.closed) return;
         if (ps.topic.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${ps.topic.name} was deleted`);
         const info = broker.partitionOffsets(ps);
         let pos = this.positions[i]!;
