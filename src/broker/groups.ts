@@ -613,7 +613,7 @@ export class GroupCoordinator {
 
   /** Joins a group; deliveries start right away through `sink`. */
   async join(opts: GroupJoinOptions, sink: DeliverySink, initialCredit?: number, memberId?: string): Promise<GroupMember> {
-    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+    if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
     const group = validateGroupName(opts.group);
     const t = this.broker.topicState(opts.topic);
@@ -634,7 +634,7 @@ export class GroupCoordinator {
       validateOffset(from.offset, 'from.offset');
     }
     const gs = await this.load(group, t.name, from);
-    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+    if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
     // Partitions only a commitOffset of another one put in the group start at this
     // member's `from`, written before anything is delivered (as a new group's, load()).
@@ -650,7 +650,7 @@ export class GroupCoordinator {
     if (started) {
       gs.dirty = true;
       await this.flush(gs);
-      if (this.closed) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+      if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
       if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
     }
     const m = new GroupMember(this, gs, sink, o, opts.flow, initialCredit ?? o.maxUnacked, memberId);
@@ -673,6 +673,9 @@ export class GroupCoordinator {
     if (busy) return busy.then(() => this.load(group, topic, from));
     let p = this.loading.get(k);
     if (!p) {
+      // Once close() has begun no group is loaded: one loaded after it went through the
+      // groups would write its file, and keep it open, after the broker had closed.
+      if (this.closing) return Promise.reject(new UringmqError('BROKER_CLOSED', 'broker is closed'));
       p = (async () => {
         const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
         const t = this.broker.topicState(topic);
@@ -1805,6 +1808,9 @@ export class GroupCoordinator {
     if (this.closed) return;
     this.closing = true;
     clearInterval(this.timer);
+    // Loads under way (a join's or a commitOffset's, writing a new group's first state)
+    // end first, so the groups they add are closed below with the others.
+    while (this.loading.size > 0) await Promise.allSettled([...this.loading.values()]);
     for (const gs of this.groups.values()) {
       // When its last member left: now for a group with members, which the close ends.
       const lastLeft = gs.members.size > 0 ? Date.now() : gs.idleSince;
