@@ -300,6 +300,21 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await last.close();
     });
 
+    it('what a closing consumer gives back is redelivered in offset order with what its app was handed (counted)', async () => {
+      await broker.createTopic('t');
+      await producer().sendBatch('t', Array.from({ length: 600 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const opts = { topic: 't', group: 'g', from: 'earliest' as const, ackDeadlineMs: 60_000 };
+      const c1 = consumer({ ...opts, maxUnacked: 600 });
+      await take(c1, 10, () => undefined); // handed, not acked
+      await sleep(200); // the rest is delivered meanwhile, never handed
+      await c1.close();
+      const c2 = consumer(opts);
+      const got = await take(c2, 600);
+      await c2.close();
+      assert.deepEqual(got.map((m) => m.offset), Array.from({ length: 600 }, (_, i) => i), 'redelivered out of offset order');
+      assert.deepEqual(got.map((m) => m.deliveryCount), Array.from({ length: 600 }, (_, i) => (i < 10 ? 2 : 1)));
+    });
+
     it('moves a message to the dead-letter topic after maxDeliveries', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', [{ value: 'poison', key: 'k', headers: { h: 'v' } }, { value: 'fine' }]);

@@ -459,6 +459,23 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(err2.code, grpc.status.FAILED_PRECONDITION);
   });
 
+  it('`returned` right behind `subscribe` (the join still running) ends the membership and the call once the join is in', async () => {
+    await r.client.producer().sendBatch('t', [{ value: 'x' }], { partition: 0 });
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    s.on('error', () => undefined);
+    s.on('data', () => undefined); // read: the status comes after what was sent
+    const status = new Promise<grpc.StatusObject>((resolve) => s.on('status', resolve));
+    s.write({ subscribe: { topic: 't', group: 'early-close', from: pb.StartFrom.EARLIEST } });
+    s.write({ returned: { ranges: [] } }); // closing at once: nothing delivered yet
+    const ended = await Promise.race([status, sleep(3000).then(() => null)]);
+    const members = r.broker.groups.describe('t').find((g) => g.group === 'early-close')?.members.length ?? 0;
+    s.cancel();
+    assert.ok(ended, `the call did not end (members in the group: ${members})`);
+    assert.equal(ended.code, grpc.status.OK);
+    assert.equal(members, 0);
+  });
+
   it('`returned` ends the membership and the call; the ranges are redelivered uncounted; a malformed range is INVALID_ARGUMENT with nothing given back', async () => {
     await r.client.producer().sendBatch('t', Array.from({ length: 4 }, (_, i) => ({ value: `r${i}` })), { partition: 0 });
     const d = brokerService.subscribe!;
@@ -505,6 +522,35 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.deepEqual(counts3, [2, 2, 2, 2], 'the returned delivery was counted');
     s3.cancel();
     assert.ok(!(await r.client.listTopics()).includes('t.dlq'));
+  });
+
+  it('`returned` with many small ranges out of order is taken in time about linear in their number (it does not hold up the broker)', async () => {
+    const big = await startServer({}); // messages up to 16 MiB
+    const c = rawClient(big.address);
+    try {
+      await big.client.createTopic('t');
+      await big.client.producer().sendBatch('t', [{ value: 'x' }], { partition: 0 });
+      const d = brokerService.subscribe!;
+      const n = 200_000; // about 2.5 MB
+      const times: number[] = [];
+      for (const descending of [false, true]) {
+        const ranges = Array.from({ length: n }, (_, i) => ({ partition: 0, from_offset: 2 * i + 2, to_offset: 2 * i + 3, delivery_count: 1 }));
+        const s = c.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+        s.on('error', () => undefined);
+        const got = new Promise<void>((resolve) => s.on('data', (res: { delivery?: unknown }) => res.delivery && resolve()));
+        s.write({ subscribe: { topic: 't', group: `many-${descending}`, from: pb.StartFrom.EARLIEST } });
+        await got;
+        const status = new Promise<void>((resolve) => s.on('status', () => resolve()));
+        const t0 = performance.now();
+        s.write({ returned: { ranges: descending ? ranges.reverse() : ranges } });
+        await status;
+        times.push(performance.now() - t0);
+      }
+      assert.ok(times[1]! < 3 * times[0]! + 1000, `descending ${times[1]!.toFixed(0)} ms, ascending ${times[0]!.toFixed(0)} ms`);
+    } finally {
+      c.close();
+      await big.stop();
+    }
   });
 
   it('heartbeat, feedback and credit sent right behind `subscribe` (the join may still be running) are taken, not refused; an early ack is refused', async () => {

@@ -1037,20 +1037,24 @@ export class GroupCoordinator {
       if (!Number.isSafeInteger(r.deliveryCount) || r.deliveryCount < 1) throw invalid(`deliveryCount must be a positive integer, got ${String(r.deliveryCount)}`);
     }
     if (!m.alive) return; // what it held went back when it left
-    for (const r of returned) {
+    // Added in offset order: ranges added out of order (a client may send them so)
+    // cost a splice each, quadratic in their number.
+    const sorted = [...returned].sort((a, b) => a.from - b.from);
+    for (const r of sorted) {
       let counts = byPartition.get(r.partition);
       if (!counts) byPartition.set(r.partition, (counts = new Map()));
       let set = counts.get(r.deliveryCount);
       if (!set) counts.set(r.deliveryCount, (set = new RangeSet()));
       set.add(r.from, r.to);
     }
-    const now = Date.now();
     for (const [partition, counts] of byPartition) {
       const ps = gs.parts[partition]!;
       const keep: Inflight[] = [];
       let any = false;
       // One pass over the partition's in-flight ranges (sorted, disjoint), each split
-      // into what stays outstanding and what comes back.
+      // into what stays as it was and what comes back: the latter stays in flight with
+      // this delivery uncounted, and the leave that follows puts all of m's back in
+      // offset order (queued here ahead of the rest, they were redelivered out of order).
       for (const r of ps.inflight) {
         const set = r.member === m ? counts.get(r.deliveryCount) : undefined;
         if (!set || set.countIn(r.from, r.to) === 0) {
@@ -1060,27 +1064,13 @@ export class GroupCoordinator {
         any = true;
         let cur = r.from;
         for (const [a, b] of set.gapsIn(r.from, r.to)) {
-          if (cur < a) this.takeBack(m, ps, cur, a, r.deliveryCount - 1, now);
+          if (cur < a) keep.push({ ...r, from: cur, to: a, deliveryCount: r.deliveryCount - 1 });
           keep.push({ ...r, from: a, to: b });
           cur = b;
         }
-        if (cur < r.to) this.takeBack(m, ps, cur, r.to, r.deliveryCount - 1, now);
+        if (cur < r.to) keep.push({ ...r, from: cur, to: r.to, deliveryCount: r.deliveryCount - 1 });
       }
-      if (!any) continue;
-      ps.inflight = keep;
-      ps.owner?.wake();
-    }
-    if (m.unacked < 0) m.unacked = 0;
-  }
-
-  /** The unacked offsets of [from, to), outstanding to m, due again at once as delivered `deliveries` times. */
-  private takeBack(m: GroupMember, ps: PartitionGroupState, from: number, to: number, deliveries: number, now: number): void {
-    for (const [a, b] of ps.acked.gapsIn(Math.max(from, ps.committed), to)) {
-      this.release(m, ps, a, b);
-      for (let off = a; off < b; off++) {
-        m.unacked--;
-        ps.redeliver.push({ offset: off, deliveryCount: deliveries, notBefore: now }, now);
-      }
+      if (any) ps.inflight = keep;
     }
   }
 

@@ -711,6 +711,8 @@ export class BrokerServer {
     let earlyFeedback: { processedPerSec: number; latencyMs: number } | null = null;
     let plain = false;
     let done = false;
+    /** `returned` came while the join was still running: the member leaves (and the call ends) once it is in. */
+    let leaveOnJoin = false;
     /** backlogged() held the member back: onFlushed wakes it. */
     let held = false;
     const headroom = io.headroom;
@@ -825,7 +827,7 @@ export class BrokerServer {
           .then(
             (m) => {
               joining = false;
-              if (done) return m.leave();
+              if (done || leaveOnJoin) return m.leave(); // (leaving ends the call: sink.end)
               member = m;
               try {
                 if (earlyCredit > 0) m.credit(earlyCredit);
@@ -841,7 +843,10 @@ export class BrokerServer {
       const m = member;
       if (!m && joining) {
         if (req.acks || req.nack) throw new UringmqError('FAILED_PRECONDITION', 'ack or nack before anything was delivered on this stream');
-        if (req.returned) return; // nothing delivered yet: nothing to give back
+        if (req.returned) {
+          leaveOnJoin = true; // nothing delivered yet: nothing to give back, but the client is closing
+          return;
+        }
         if (req.credit) earlyCredit += req.credit; // checked and capped by credit() when applied
         else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
         return; // a heartbeat: the join itself shows the member alive
