@@ -1945,3 +1945,70 @@ describe('Committed-offsets file: two slots written in place', function () {
     }
   });
 });
+
+// Found by a model-based fuzz: README says an ack or nack of messages delivered before
+// a commitOffset moved the partition is ignored; it was refused, or applied to what the
+// move asked to be processed again.
+describe('Consumer groups: late acks and nacks after commitOffset moved the partition (embedded)', function () {
+  let broker: Broker;
+  beforeEach(async () => {
+    broker = await openBroker({ dir: tmpDir() });
+    await broker.createTopic('t');
+  });
+  afterEach(async () => {
+    await broker.close();
+  });
+
+  it('a late ack of a delivery whose offset the group acked since (then rewound) is ignored, not FAILED_PRECONDITION', async () => {
+    await broker.producer().send('t', { value: 'x', partition: 0 });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 200 });
+    const it = c[Symbol.asyncIterator]();
+    const first = (await it.next()).value!; // processed slowly: its deadline passes
+    const second = (await it.next()).value!;
+    assert.equal(second.deliveryCount, 2);
+    second.ack();
+    await sleep(100);
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [1]);
+    await c.close();
+    await broker.commitOffset('g', 't', 0, 0);
+    first.ack(); // threw FAILED_PRECONDITION
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [0]);
+  });
+
+  it('a late ack from a member that left before the rewind does not ack what the rewind asked for again', async () => {
+    await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }, { value: 'c' }], { partition: 0 });
+    const a = broker.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 });
+    const gotA = await take(a, 3, () => undefined);
+    await a.close();
+    await broker.commitOffset('g', 't', 0, 0);
+    const b = broker.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 });
+    const gotB = await take(b, 3, () => undefined);
+    gotB[0]!.ack();
+    gotB[1]!.nack({ delayMs: 60_000 }); // b failed on 'b': it waits for redelivery
+    gotB[2]!.ack();
+    gotA[1]!.ack(); // A's pre-rewind processing of 'b' finishes late
+    await sleep(100);
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [1], "a pre-rewind ack took 'b', which the rewind asked for again");
+    await b.close();
+  });
+
+  for (const how of ['ack', 'nack'] as const)
+    it(`a late ${how} of the delivery before the rewind does not reach the one the rewind made to the same member`, async () => {
+      await broker.producer().send('t', { value: 'x', partition: 0 });
+      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000, maxDeliveries: 1 });
+      const it = c[Symbol.asyncIterator]();
+      const before = (await it.next()).value!;
+      await broker.commitOffset('g', 't', 0, 0);
+      const again = (await it.next()).value!;
+      assert.deepEqual([again.offset, again.deliveryCount], [0, 1]);
+      if (how === 'ack') before.ack();
+      else before.nack();
+      await sleep(300);
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [0], 'the late ack took the delivery still being processed');
+      assert.ok(!(await broker.listTopics()).includes('t.dlq'), 'the late nack dead-lettered the delivery under way');
+      again.ack();
+      await sleep(100);
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [1]);
+      await c.close();
+    });
+});

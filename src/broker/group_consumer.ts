@@ -34,9 +34,10 @@ export type GroupConsumerOptions = GroupJoinOptions;
 
 /** Where a message's ack and nack go: a group member in-process, or a gRPC session. */
 export interface Acker {
-  ack(partition: number, offset: number): void;
+  /** resets: the partition's commitOffset count when delivered (embedded only; a stale one is ignored). */
+  ack(partition: number, offset: number, resets?: number): void;
   /** deliveryCount: of the message nacked (a nack of an earlier delivery is ignored). */
-  nack(partition: number, offset: number, delayMs: number, deliveryCount: number): void;
+  nack(partition: number, offset: number, delayMs: number, deliveryCount: number, resets?: number): void;
 }
 
 /**
@@ -60,6 +61,7 @@ export class GroupMessage implements ConsumedMessage {
     value: Buffer,
     headers: Record<string, Buffer>,
     readonly deliveryCount: number,
+    private readonly resets?: number,
   ) {
     this.offset = offset;
     this.timestamp = timestamp;
@@ -74,14 +76,14 @@ export class GroupMessage implements ConsumedMessage {
   // leaves the message to the app's next ack() or nack(), which must not be dropped.
   ack(): void {
     if (this.done) return;
-    this.acker.ack(this.partition, this.offset);
+    this.acker.ack(this.partition, this.offset, this.resets);
     this.done = true;
   }
   nack(o?: { delayMs?: number }): void {
     if (this.done) return;
     // Checked here for the remote consumer too, whose acker only sends it.
     const delayMs = checkNackDelay(o?.delayMs ?? 0);
-    this.acker.nack(this.partition, this.offset, delayMs, this.deliveryCount);
+    this.acker.nack(this.partition, this.offset, delayMs, this.deliveryCount, this.resets);
     this.done = true;
   }
 }
@@ -90,17 +92,17 @@ export class GroupMessage implements ConsumedMessage {
  * The messages of records [from, to) in raw batches, for one partition. The array is
  * sized up front: grown by push it was a tenth of a consumer's decode time.
  */
-export function groupMessages(raw: Buffer, from: number, to: number, acker: Acker, topic: string, partition: number, deliveryCount = 1): GroupMessage[] {
+export function groupMessages(raw: Buffer, from: number, to: number, acker: Acker, topic: string, partition: number, deliveryCount = 1, resets?: number): GroupMessage[] {
   const out = new Array<GroupMessage>(Math.max(0, to - from));
   let n = 0;
   decodeEach(raw, from, to, (o, ts, k, v, h) => {
-    out[n++] = new GroupMessage(acker, topic, partition, o, ts, k, v, h, deliveryCount);
+    out[n++] = new GroupMessage(acker, topic, partition, o, ts, k, v, h, deliveryCount, resets);
   });
   if (n !== out.length) out.length = n;
   return out;
 }
 
-type Chunk = ({ kind: 'batches'; partition: number; raw: Buffer; from: number; to: number; deliveryCount: number } | { kind: 'records'; records: RedeliveredRecord[] }) & { arrived: number };
+type Chunk = ({ kind: 'batches'; partition: number; raw: Buffer; from: number; to: number; deliveryCount: number } | { kind: 'records'; records: RedeliveredRecord[] }) & { arrived: number; resets?: number };
 
 export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private readonly chunks: Chunk[] = [];
@@ -134,12 +136,12 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   // ---- DeliverySink (called by the coordinator) ----
-  deliverBatches(partition: number, raw: Buffer, from: number, to: number, deliveryCount = 1): void {
-    this.chunks.push({ kind: 'batches', partition, raw, from, to, deliveryCount, arrived: performance.now() });
+  deliverBatches(partition: number, raw: Buffer, from: number, to: number, deliveryCount = 1, resets?: number): void {
+    this.chunks.push({ kind: 'batches', partition, raw, from, to, deliveryCount, arrived: performance.now(), resets });
     this.notify();
   }
-  deliverRecords(records: RedeliveredRecord[]): void {
-    this.chunks.push({ kind: 'records', records, arrived: performance.now() });
+  deliverRecords(records: RedeliveredRecord[], resets?: number): void {
+    this.chunks.push({ kind: 'records', records, arrived: performance.now(), resets });
     this.notify();
   }
   assign(partitions: number[]): void {
@@ -199,13 +201,13 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private expand(c: Chunk, acker: Acker): ConsumedMessage[] {
     const topic = this.opts.topic;
     if (c.kind === 'records')
-      return c.records.map((r) => new GroupMessage(acker, topic, r.partition, r.offset, r.timestamp, r.key, r.value, r.headers, r.deliveryCount));
-    return groupMessages(c.raw, c.from, c.to, acker, topic, c.partition, c.deliveryCount);
+      return c.records.map((r) => new GroupMessage(acker, topic, r.partition, r.offset, r.timestamp, r.key, r.value, r.headers, r.deliveryCount, c.resets));
+    return groupMessages(c.raw, c.from, c.to, acker, topic, c.partition, c.deliveryCount, c.resets);
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
     const m = await this.joined;
-    const acker: Acker = { ack: (p, o) => m.ack(p, o, o + 1), nack: (p, o, d, n) => m.nack(p, o, d, n) };
+    const acker: Acker = { ack: (p, o, r) => m.ack(p, o, o + 1, r), nack: (p, o, d, n, r) => m.nack(p, o, d, n, r) };
     // Heartbeat while the consumer is open, also while the app is busy with a batch
     // (as the remote client does from its own timer): slow handling is what ack
     // deadlines are for; the session timeout is for consumers that are gone.

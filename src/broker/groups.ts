@@ -72,9 +72,13 @@ export interface DeliverySink {
    * Whole batches; only offsets in [from, to) belong to this delivery. Fresh messages,
    * or (deliveryCount > 1) a run redelivered together, each delivered that often.
    */
-  deliverBatches(partition: number, raw: Buffer, from: number, to: number, deliveryCount?: number): void;
-  /** Redeliveries (deliveryCount > 1), as decoded records. */
-  deliverRecords(records: RedeliveredRecord[]): void;
+  deliverBatches(partition: number, raw: Buffer, from: number, to: number, deliveryCount?: number, resets?: number): void;
+  /**
+   * Redeliveries (deliveryCount > 1), as decoded records of one partition. `resets`
+   * (both methods): the partition's commitOffset count when delivered; an ack or nack
+   * that names it is ignored once a commitOffset has moved the partition since.
+   */
+  deliverRecords(records: RedeliveredRecord[], resets?: number): void;
   assign(partitions: number[], generation: number, memberId: string): void;
   /**
    * True while the sink holds as many delivered bytes as it should (a gRPC client that
@@ -347,6 +351,14 @@ export class GroupMember {
    * applied: the rewind asked for them to be processed again), and not errors.
    */
   readonly voided = new Map<number, RangeSet>();
+  /** @internal Per partition: the end of the highest offsets delivered to this member (what a commitOffset voids). */
+  readonly deliveredEnd = new Map<number, number>();
+  /**
+   * @internal Per partition: the partition's `resets` that `released` and `voided` were
+   * last brought up to. A member that left before a commitOffset is not among those
+   * it updates: its late acks catch up then (catchUpResets).
+   */
+  readonly resetsSeen = new Map<number, number>();
   /** running estimate, to size reads to the member's allowance */
   bytesPerRecord = 256;
   readonly flow: FlowController;
@@ -459,9 +471,9 @@ export class GroupMember {
    * redelivery, ignored once another member holds it. FAILED_PRECONDITION for anything
    * else (never delivered to it: to another member, or not at all), with nothing applied.
    */
-  ack(partition: number, from: number, to: number): void {
+  ack(partition: number, from: number, to: number, resets?: number): void {
     this.progress();
-    this.coord.ack(this, partition, from, to);
+    this.coord.ack(this, partition, from, to, resets);
   }
 
   /** Throws what ack() would for this range, changing nothing: a message of several ranges is checked whole first. */
@@ -473,9 +485,9 @@ export class GroupMember {
    * Returns a message for redelivery after delayMs (counts as a delivery attempt).
    * deliveryCount > 0: that of the delivery nacked; a nack of an earlier one is ignored.
    */
-  nack(partition: number, offset: number, delayMs = 0, deliveryCount = 0): void {
+  nack(partition: number, offset: number, delayMs = 0, deliveryCount = 0, resets?: number): void {
     this.progress();
-    this.coord.nack(this, partition, offset, delayMs, deliveryCount);
+    this.coord.nack(this, partition, offset, delayMs, deliveryCount, resets);
   }
 
   private progress(): void {
@@ -654,6 +666,7 @@ export class GroupCoordinator {
       if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
     }
     const m = new GroupMember(this, gs, sink, o, opts.flow, initialCredit ?? o.maxUnacked, memberId);
+    for (const ps of gs.parts) m.resetsSeen.set(ps.index, ps.resets);
     gs.members.set(m.id, m);
     this.rebalance(gs);
     void this.pump(m);
@@ -830,6 +843,7 @@ export class GroupCoordinator {
     const gs = m.state;
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
+    catchUpResets(m, ps);
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to <= from)
       throw invalid(`ack range [${from}, ${to}) is not a valid offset range`);
     const allowed = [m.released.get(partition), m.voided.get(partition)];
@@ -871,8 +885,10 @@ export class GroupCoordinator {
   }
 
   /** @internal */
-  ack(m: GroupMember, partition: number, from: number, to: number): void {
+  ack(m: GroupMember, partition: number, from: number, to: number, resets?: number): void {
     const gs = m.state;
+    // Delivered before a commitOffset moved the partition: ignored (the move asked for it again).
+    if (resets !== undefined && gs.parts[partition] && resets !== gs.parts[partition]!.resets) return;
     const ps = this.checkAck(m, partition, from, to);
     from = Math.max(from, ps.committed);
     to = Math.min(to, ps.next); // past it: late acks of a rewound partition's, ignored (checked above)
@@ -947,6 +963,7 @@ export class GroupCoordinator {
 
   /** Keeps ps.inflight sorted by offset (redeliveries land below fresh ranges). */
   private insertInflight(ps: PartitionGroupState, r: Inflight): void {
+    if (r.to > (r.member.deliveredEnd.get(ps.index) ?? 0)) r.member.deliveredEnd.set(ps.index, r.to);
     const inf = ps.inflight;
     if (inf.length === 0 || inf[inf.length - 1]!.from < r.from) {
       inf.push(r);
@@ -978,13 +995,15 @@ export class GroupCoordinator {
   }
 
   /** @internal */
-  nack(m: GroupMember, partition: number, offset: number, delayMs: number, deliveryCount = 0): void {
+  nack(m: GroupMember, partition: number, offset: number, delayMs: number, deliveryCount = 0, resets?: number): void {
     const gs = m.state;
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
+    if (resets !== undefined && resets !== ps.resets) return; // delivered before a commitOffset moved the partition
     validateOffset(offset);
     checkNackDelay(delayMs);
     if (!Number.isInteger(deliveryCount) || deliveryCount < 0) throw invalid(`deliveryCount must be a non-negative integer, got ${String(deliveryCount)}`);
+    catchUpResets(m, ps);
     const allowed = [m.released.get(partition), m.voided.get(partition)];
     if (offset >= ps.next) {
       if (!uncovered(allowed, offset, offset + 1)) return; // delivered to m before a commitOffset rewound the partition
@@ -1256,7 +1275,7 @@ export class GroupCoordinator {
     ps.next = to;
     this.changed(m.state);
     m.delivered(n);
-    m.sink.deliverBatches(ps.index, slice, from, to);
+    m.sink.deliverBatches(ps.index, slice, from, to, 1, ps.resets);
     if (m.sink.copiesBatches) this.readPool.release(raw); // copied: the buffer is free again
     // Overlap the next (thread-pool) read with this delivery's trip to the consumer.
     if (to < info.endOffset && to - from >= m.refill) {
@@ -1402,7 +1421,7 @@ export class GroupCoordinator {
     this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: count, member: m });
     this.changed(m.state); // the counts went up
     m.delivered(n);
-    m.sink.deliverBatches(ps.index, raw.subarray(0, pos), from, to, count);
+    m.sink.deliverBatches(ps.index, raw.subarray(0, pos), from, to, count, ps.resets);
     release();
     return true;
   }
@@ -1457,7 +1476,7 @@ export class GroupCoordinator {
     for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
     this.changed(m.state); // the counts went up
     m.delivered(out.length);
-    m.sink.deliverRecords(out);
+    m.sink.deliverRecords(out, ps.resets);
     return true;
   }
 
@@ -1629,6 +1648,7 @@ export class GroupCoordinator {
     ps.acked.clear();
     ps.resets++;
     ps.committed = ps.next = offset;
+    for (const m of gs.members.values()) catchUpResets(m, ps);
     gs.dirty = true;
     await this.flush(gs);
     ps.owner?.wake();
@@ -2123,6 +2143,20 @@ function addRange(map: Map<number, RangeSet>, partition: number, from: number, t
   let set = map.get(partition);
   if (!set) map.set(partition, (set = new RangeSet()));
   set.add(from, to);
+}
+
+/**
+ * Brings m's `released` and `voided` of a partition up to the commitOffsets since it
+ * last acked or nacked there: everything it was delivered before one is void (its
+ * late acks ignored, neither taken nor refused), also what `released` no longer
+ * holds (pruned once acked) and for a member that had left before the move.
+ */
+function catchUpResets(m: GroupMember, ps: PartitionGroupState): void {
+  if ((m.resetsSeen.get(ps.index) ?? 0) === ps.resets) return;
+  m.resetsSeen.set(ps.index, ps.resets);
+  m.released.delete(ps.index);
+  const end = m.deliveredEnd.get(ps.index) ?? 0;
+  if (end > ps.committed) addRange(m.voided, ps.index, ps.committed, end);
 }
 
 /** Drops what lies below the committed offset from m's taken-back and voided offsets of the partition. */
