@@ -791,6 +791,33 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('an idle FetchConsumer polls, not spins, when no long-poll is allowed (the server\'s maxWaitMs 0, or its own)', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0, maxWaitMs: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('idle');
+      const c = client.consumer({ topic: 'idle', group: 'g', transport: 'fetch', partitions: [0] });
+      const it = c[Symbol.asyncIterator]();
+      const next = it.next();
+      await sleep(300);
+      const r0 = fsrv.stats().requests;
+      await sleep(1000);
+      const reqs = fsrv.stats().requests - r0;
+      assert.ok(reqs > 0 && reqs < 50, `${reqs} fetches in one second by an idle consumer`);
+      // Still delivers what comes.
+      await client.producer().send('idle', { value: 'late', partition: 0 });
+      const r = await next;
+      assert.equal(r.value!.value.toString(), 'late');
+      await it.return!();
+    } finally {
+      await client.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   it('a FetchConsumer reads through the fetch plane and resumes from committed offsets', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

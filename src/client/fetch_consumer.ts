@@ -260,6 +260,8 @@ interface PartitionState {
 }
 
 const PREFETCH = 2; // chunks buffered per partition ahead of the app
+/** Between fetches at the end of a partition when no long-poll is allowed (maxWaitMs 0). */
+const IDLE_POLL_MS = 100;
 
 export class FetchConsumer implements GroupConsumerApi {
   private readonly topic: string;
@@ -618,7 +620,8 @@ export class FetchConsumer implements GroupConsumerApi {
         const at = s.position;
         // Within the limits the server's hello announced (it refuses a fetch past them).
         const lim = s.conn.hello;
-        const { header, data } = await s.conn.fetch(this.topic, s.partition, at, Math.min(this.maxBytes, lim.maxFetchBytes || this.maxBytes), Math.min(this.maxWaitMs, lim.maxWaitMs));
+        const wait = Math.min(this.maxWaitMs, lim.maxWaitMs);
+        const { header, data } = await s.conn.fetch(this.topic, s.partition, at, Math.min(this.maxBytes, lim.maxFetchBytes || this.maxBytes), wait);
         attempts = 0;
         if (this.closed || epoch !== s.epoch) continue; // a seek happened meanwhile
         if (header.error !== 0) {
@@ -644,7 +647,12 @@ export class FetchConsumer implements GroupConsumerApi {
           }
           throw fetchError(header.error, `fetching ${this.topic}/${s.partition} at offset ${at}`);
         }
-        if (data.length === 0) continue; // long-poll ran out: ask again
+        if (data.length === 0) {
+          // Long-poll ran out: ask again. Without a long-poll (maxWaitMs 0, ours or the
+          // server's limit) an empty reply comes back at once: poll, do not spin.
+          if (wait === 0) await this.backoff(IDLE_POLL_MS);
+          continue;
+        }
         const to = this.checkBatches(data, s.partition, at);
         s.position = to;
         s.buffered++;
