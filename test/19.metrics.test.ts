@@ -3,6 +3,7 @@
  * for /metrics and /healthz, and `uringmq serve` exposing both on its own port.
  */
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { Broker } from '../src';
 import * as grpc from '@grpc/grpc-js';
@@ -298,5 +299,47 @@ describe('metrics', function () {
         await srv.exited;
       }
     }
+  });
+});
+
+describe('metrics: scrape cost', function () {
+  this.timeout(120_000);
+  let broker: Broker | null = null;
+  afterEach(async () => {
+    const d = broker?.dir;
+    await broker?.close();
+    broker = null;
+    if (d) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it("a scrape reads each idle group's file once, not every group's files once per topic", async () => {
+    broker = await openBroker({ durability: 'none' });
+    const T = 20, G = 5;
+    for (let t = 0; t < T; t++) {
+      await broker.createTopic(`t${t}`);
+      await broker.producer().sendBatch(`t${t}`, [{ value: 'a' }, { value: 'b' }, { value: 'c' }]);
+      for (let g = 0; g < G; g++) await broker.groups.commitOffset(`g${t}-${g}`, `t${t}`, 0, 1);
+    }
+    broker.groups.idleGroupMs = 10;
+    const until = Date.now() + 10_000;
+    while (broker.groups.describe('t0').length > 0 && Date.now() < until) await sleep(20);
+    const registry = metricsRegistry(broker, { processMetrics: false });
+    const groups = broker.groups;
+    const orig = groups.committedOffsets.bind(groups);
+    let reads = 0;
+    groups.committedOffsets = (g: string, t: string) => {
+      reads++;
+      return orig(g, t);
+    };
+    const t0 = performance.now();
+    const text = await registry.metrics();
+    const ms = performance.now() - t0;
+    const lag = text.split('\n').filter((l) => l.startsWith('uringmq_group_lag{'));
+    assert.equal(lag.length, T * G);
+    assert.ok(lag.every((l) => l.endsWith(' 2')), lag.join('\n'));
+    assert.ok(text.includes('uringmq_group_committed_offset{group="g7-3",topic="t7",partition="0"} 1'));
+    assert.ok(reads <= T * G, `${reads} group file reads for ${T * G} group files (${ms.toFixed(0)} ms): every group's files once per topic`);
+    // describeTopic on its own still finds them
+    assert.equal((await broker.describeTopic('t3')).groups.length, G);
   });
 });

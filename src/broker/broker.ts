@@ -646,7 +646,7 @@ export class Broker {
    * in-memory answer); with them, each group with no members costs a read of its
    * offsets file.
    */
-  async describeTopic(name: string, opts: { groups?: boolean } = {}): Promise<TopicDescription> {
+  async describeTopic(name: string, opts: { groups?: boolean; /** @internal groups.savedGroupIndex(), read once for many topics */ savedGroupIndex?: Map<string, string[]> } = {}): Promise<TopicDescription> {
     this.assertOpen();
     if (opts === null || typeof opts !== 'object') throw invalid('describeTopic options must be an object');
     const d = this.describe(this.topicState(name), opts.groups !== false);
@@ -654,7 +654,7 @@ export class Broker {
     // Live groups first, then the files of those not in memory when read: a group that
     // leaves memory meanwhile is in both (kept once), one that joins meanwhile shows
     // in the next description.
-    const saved = await this.groups.savedGroups(name);
+    const saved = await this.groups.savedGroups(name, opts.savedGroupIndex);
     const live = new Set(d.groups.map((g) => g.group));
     for (const g of saved) {
       if (live.has(g.group)) continue;

@@ -1682,26 +1682,68 @@ export class GroupCoordinator {
    * idleGroupMs) that committed on it, with their committed offsets (-1: none there):
    * what metrics report for a group whose consumers are gone. Reads each group's file.
    */
-  async savedGroups(topic: string): Promise<Array<{ group: string; committed: number[] }>> {
+  async savedGroups(topic: string, index?: Map<string, string[]>): Promise<Array<{ group: string; committed: number[] }>> {
+    let names: string[];
+    if (index) names = index.get(topic) ?? [];
+    else {
+      let dirs: import('node:fs').Dirent[];
+      try {
+        dirs = await fs.readdir(this.dir, { withFileTypes: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw new UringmqError('IO_ERROR', `cannot list ${this.dir}: ${(e as Error).message}`);
+      }
+      names = dirs.filter((d) => d.isDirectory()).map((d) => d.name);
+    }
+    const out: Array<{ group: string; committed: number[] }> = [];
+    for (const name of names) {
+      if (this.groups.has(this.key(name, topic))) continue;
+      let committed: number[];
+      try {
+        committed = await this.committedOffsets(name, topic); // all -1 without a file
+      } catch {
+        continue; // an invalid name (a directory not made by a group), the topic gone meanwhile, or a damaged file (joining the group reports it)
+      }
+      if (committed.some((c) => c >= 0)) out.push({ group: name, committed });
+    }
+    return out;
+  }
+
+  /**
+   * @internal Per topic, the groups with a file for it in the data directory: one
+   * listing of each group's directory. For describing every topic at once (a metrics
+   * scrape), where savedGroups(topic) alone tries every group's files once per topic:
+   * topics × groups reads (100 topics of 10 idle groups each took 17 s a scrape).
+   */
+  async savedGroupIndex(): Promise<Map<string, string[]>> {
+    const index = new Map<string, string[]>();
     let dirs: import('node:fs').Dirent[];
     try {
       dirs = await fs.readdir(this.dir, { withFileTypes: true });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return index;
       throw new UringmqError('IO_ERROR', `cannot list ${this.dir}: ${(e as Error).message}`);
     }
-    const out: Array<{ group: string; committed: number[] }> = [];
     for (const d of dirs) {
-      if (!d.isDirectory() || this.groups.has(this.key(d.name, topic))) continue;
-      let committed: number[];
+      if (!d.isDirectory()) continue;
+      let files: string[];
       try {
-        committed = await this.committedOffsets(d.name, topic); // all -1 without a file
+        files = await fs.readdir(path.join(this.dir, d.name));
       } catch {
-        continue; // an invalid name (a directory not made by a group), the topic gone meanwhile, or a damaged file (joining the group reports it)
+        continue; // removed meanwhile
       }
-      if (committed.some((c) => c >= 0)) out.push({ group: d.name, committed });
+      const topics = new Set<string>();
+      for (const f of files) {
+        const topic = f.endsWith(OFFSETS_SUFFIX) ? f.slice(0, -OFFSETS_SUFFIX.length) : f.endsWith('.json') ? f.slice(0, -'.json'.length) : null;
+        if (topic !== null) topics.add(topic); // (a temp file of a write under way is neither)
+      }
+      for (const t of topics) {
+        let l = index.get(t);
+        if (!l) index.set(t, (l = []));
+        l.push(d.name);
+      }
     }
-    return out;
+    return index;
   }
 
   /**

@@ -174,10 +174,19 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const fileKeys = new Set<string>();
   if (file) {
     let j: Record<string, unknown>;
+    let text: string;
     try {
-      j = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      text = fs.readFileSync(file, 'utf8');
     } catch (e) {
       throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
+    }
+    try {
+      j = JSON.parse(text) as Record<string, unknown>;
+    } catch (e) {
+      // V8 quotes the file's text around the error (`..."thToken": 's3cr"...`), and the
+      // file may hold the auth token: the message keeps what precedes the quote only.
+      const why = (e as Error).message.replace(/^(Unexpected token) .*? is not valid JSON$/s, '$1 (the text around it is not repeated: it may hold a secret)');
+      throw new UringmqError('INVALID_ARGUMENT', `config file ${file} is not valid JSON: ${why}`);
     }
     if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new UringmqError('INVALID_ARGUMENT', `config file ${file} must hold a JSON object`);
     for (const [k, v] of Object.entries(j)) {

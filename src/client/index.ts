@@ -23,6 +23,7 @@ import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
+import { checkAuthToken } from '../fetch/protocol';
 import { DirectStream, FLOW_WINDOW, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
@@ -92,6 +93,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function connect(address: string, opts: ConnectOptions = {}): Promise<Client> {
   if (typeof address !== 'string' || !address) throw invalid('connect(address) needs "host:port"');
+  // Checked here: grpc-js would refuse it at every call, with the token in its message.
+  if (opts.token !== undefined) checkAuthToken(opts.token, 'token', true);
   const c = new Client(address, opts);
   try {
     await c.ready(opts.connectTimeoutMs ?? 10_000);

@@ -16,6 +16,16 @@ export const MAX_TOPIC_BYTES = 249;
 export const RESPONSE_HEADER_SIZE = 32;
 export const DEFAULT_FETCH_PORT = 50052;
 
+/**
+ * An auth token both planes can carry: a gRPC metadata value (printable ASCII, which
+ * grpc-js and HTTP/2 insist on) that fits the fetch hello (MAX_TOKEN_BYTES). `empty`:
+ * '' is taken (a client's "no token"). The token itself is never put in the message.
+ */
+export function checkAuthToken(token: unknown, what: string, empty = false): void {
+  if (typeof token !== 'string' || (!empty && token.length === 0) || token.length > MAX_TOKEN_BYTES || !/^[\x20-\x7e]*$/.test(token))
+    throw new UringmqError('INVALID_ARGUMENT', `${what} must be a string of ${empty ? 0 : 1} to ${MAX_TOKEN_BYTES} printable ASCII characters (a gRPC metadata value that fits the fetch plane's hello)`);
+}
+
 /** Error codes on the wire, by number. */
 export const FETCH_ERRORS = [
   'OK',

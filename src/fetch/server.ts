@@ -6,7 +6,7 @@
  */
 import { invalid } from '../errors';
 import { createFetchServer, type FetchServerStats, type NativeEngine, type NativeFetchServer } from '../native';
-import { DEFAULT_FETCH_PORT, MAX_TOKEN_BYTES } from './protocol';
+import { DEFAULT_FETCH_PORT, checkAuthToken } from './protocol';
 
 export type { FetchServerStats };
 
@@ -62,8 +62,8 @@ export class FetchServer {
     if (typeof host !== 'string' || host.length === 0) throw invalid('host must be a non-empty string');
     const backend = opts.ioBackend ?? defaultBackend;
     if (backend !== 'auto' && backend !== 'io_uring' && backend !== 'thread') throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(backend)}`);
-    if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || Buffer.byteLength(opts.authToken) > MAX_TOKEN_BYTES))
-      throw invalid(`authToken must be a string of at most ${MAX_TOKEN_BYTES} bytes`);
+    // '' is refused, not taken as "no token": the listener would run without auth.
+    if (opts.authToken !== undefined) checkAuthToken(opts.authToken, 'authToken');
     this.native = createFetchServer(engine, {
       host,
       port: optInt(opts.port, 'port', 0, 65535) ?? DEFAULT_FETCH_PORT,

@@ -20,6 +20,7 @@ import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
 import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 import { WaiterList } from '../broker/waiter_list';
+import { checkAuthToken } from '../fetch/protocol';
 
 type V1 = typeof uringmq.v1;
 
@@ -179,7 +180,7 @@ function checkedOptions(opts: Omit<ServerOptions, 'broker'>) {
     keepaliveTimeMs: opt(opts.keepaliveTimeMs, 'keepaliveTimeMs', 30_000, 1, MAX_MS),
     keepaliveTimeoutMs: opt(opts.keepaliveTimeoutMs, 'keepaliveTimeoutMs', 10_000, 1, MAX_MS),
   };
-  if (opts.authToken !== undefined && (typeof opts.authToken !== 'string' || opts.authToken.length === 0)) throw invalid('authToken must be a non-empty string');
+  if (opts.authToken !== undefined) checkAuthToken(opts.authToken, 'authToken');
   if (opts.permitWithoutStream !== undefined && typeof opts.permitWithoutStream !== 'boolean') throw invalid(`permitWithoutStream must be true or false, got ${JSON.stringify(opts.permitWithoutStream)}`);
   if (opts.host !== undefined && (typeof opts.host !== 'string' || opts.host.length === 0)) throw invalid('host must be a non-empty string');
   opt(opts.port, 'port', 0, 0, 65_535);

@@ -149,10 +149,13 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
       return;
     }
     topics.set(names.length);
+    // Each group directory listed once for all topics: describeTopic alone lists every
+    // group's files for each topic (topics × groups reads a scrape).
+    const savedGroupIndex = await broker.groups.savedGroupIndex();
     for (const name of names) {
       let t;
       try {
-        t = await broker.describeTopic(name);
+        t = await broker.describeTopic(name, { savedGroupIndex });
       } catch (e) {
         if (e instanceof UringmqError && (e.code === 'TOPIC_NOT_FOUND' || e.code === 'BROKER_CLOSED')) continue; // deleted or closed meanwhile
         throw e;

@@ -1,0 +1,84 @@
+/**
+ * Access control settings: auth tokens checked where they are set (server, fetch plane,
+ * client), and config file errors that must not echo a secret.
+ */
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BrokerServer } from '../src';
+import { connect } from '../src/client';
+import { openBroker, tmpDir } from './helpers';
+
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+const run = (args: string[], env: Record<string, string> = {}) => {
+  const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, URINGMQ_LOG_LEVEL: 'warn', ...env } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+};
+
+describe('Auth tokens and config files: refused where they are set, never echoed', function () {
+  this.timeout(120_000);
+
+  it('a token over 256 bytes is refused as INVALID_ARGUMENT before the data dir is made', () => {
+    const dir = tmpDir();
+    const fresh = path.join(dir, 'never-made');
+    const r = run(['serve', '--port', '0', '--dir', fresh], { URINGMQ_AUTH_TOKEN: 'x'.repeat(300) });
+    try {
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, /INVALID_ARGUMENT/, r.err);
+      assert.ok(!fs.existsSync(fresh), `data dir made before refusal: ${r.err}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a token no gRPC client can send (newline, non-ASCII) is refused at start, and by connect(), without echoing it', async () => {
+    const broker = await openBroker();
+    try {
+      for (const bad of ['tok\nSECRET', 'pässSECRET']) {
+        const e = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, authToken: bad }).then(
+          async (s) => { await s.stop(1000); return null; },
+          (x: Error & { code?: string }) => x,
+        );
+        assert.ok(e, `server started with authToken ${JSON.stringify(bad)}, which no gRPC client can send`);
+        assert.equal(e.code, 'INVALID_ARGUMENT', e.message);
+        assert.ok(!e.message.includes('SECRET'));
+        const c = await connect('127.0.0.1:1', { token: bad, connectTimeoutMs: 200 }).then(
+          async (cl) => { await cl.close(); return null; },
+          (x: Error & { code?: string }) => x,
+        );
+        assert.equal(c?.code, 'INVALID_ARGUMENT', c?.message);
+        assert.ok(!c!.message.includes('SECRET'), c!.message);
+      }
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('embedded fetch server with authToken "" is not an open door', async () => {
+    const broker = await openBroker();
+    try {
+      const r = await Promise.resolve().then(() => broker.startFetchServer({ port: 0, authToken: '' })).then((f) => { f.close(); return 'started'; }, (e: Error) => e.message);
+      assert.notEqual(r, 'started', 'authToken "" accepted: the fetch plane runs without auth');
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('a config file with a syntax error does not echo the auth token', () => {
+    const dir = tmpDir();
+    const cfg = path.join(dir, 'c.json');
+    try {
+      for (const text of [`{"authToken": 'Sup3rSecretTok'}`, `{"authToken": Sup3rSecretTok}`]) {
+        fs.writeFileSync(cfg, text);
+        const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'data')]);
+        assert.equal(r.code, 2, r.err);
+        assert.match(r.err, /INVALID_ARGUMENT: config file .* is not valid JSON: Unexpected token/);
+        assert.ok(!r.err.includes('up3rSec'), `stderr echoes the token: ${r.err}`);
+        assert.ok(!fs.existsSync(path.join(dir, 'data')));
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
