@@ -818,6 +818,29 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('a FetchConsumer of more than 10 idle partitions raises no MaxListenersExceededWarning (each partition waits on the close signal)', async () => {
+    const warnings: string[] = [];
+    const onWarn = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarn);
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0, maxWaitMs: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('idle16', { partitions: 16 });
+      const c = client.consumer({ topic: 'idle16', group: 'g', transport: 'fetch' });
+      void c[Symbol.asyncIterator]().next().catch(() => undefined);
+      await sleep(1000);
+      await c.close();
+    } finally {
+      process.off('warning', onWarn);
+      await client.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+    assert.deepEqual(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')), []);
+  });
+
   it('a FetchConsumer reads through the fetch plane and resumes from committed offsets', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

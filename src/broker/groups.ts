@@ -476,7 +476,7 @@ export class GroupMember {
     this.coord.ack(this, partition, from, to, resets);
   }
 
-  /** Throws what ack() would for this range, changing nothing: a message of several ranges is checked whole first. */
+  /** Throws what ack() would for this range, acking nothing (the member only catches up with commitOffsets since its last ack): a message of several ranges is checked whole first. */
   checkAck(partition: number, from: number, to: number): void {
     this.coord.checkAck(this, partition, from, to);
   }
@@ -838,7 +838,7 @@ export class GroupCoordinator {
     if (r.member.unacked < 0) r.member.unacked = 0;
   }
 
-  /** @internal The checks of ack(), with no effect. */
+  /** @internal The checks of ack(), with no effect on what is acked (the member catches up with commitOffsets since its last ack or nack). */
   checkAck(m: GroupMember, partition: number, from: number, to: number): PartitionGroupState {
     const gs = m.state;
     const ps = gs.parts[partition];

@@ -27,6 +27,7 @@
  * by Subscribe members and fetch consumers at the same time (each CommitOffset resets
  * the group's in-flight state of that partition).
  */
+import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { UringmqError, invalid } from '../errors';
@@ -289,7 +290,13 @@ export class FetchConsumer implements GroupConsumerApi {
   private assigning: Promise<void> = Promise.resolve();
   private firstAssignment: (() => void) | null = null;
   /** Aborted by close(): connections still being opened, and retry delays, end at once. */
-  private readonly closeSignal = new AbortController();
+  // Each partition's loop listens on it (a connection being opened, a poll's or retry's
+  // delay): more than 10 partitions is not a leak, and must not warn as one.
+  private readonly closeSignal = (() => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal);
+    return c;
+  })();
 
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
   constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {

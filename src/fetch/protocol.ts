@@ -22,8 +22,10 @@ export const DEFAULT_FETCH_PORT = 50052;
  * '' is taken (a client's "no token"). The token itself is never put in the message.
  */
 export function checkAuthToken(token: unknown, what: string, empty = false): void {
-  if (typeof token !== 'string' || (!empty && token.length === 0) || token.length > MAX_TOKEN_BYTES || !/^[\x20-\x7e]*$/.test(token))
-    throw new UringmqError('INVALID_ARGUMENT', `${what} must be a string of ${empty ? 0 : 1} to ${MAX_TOKEN_BYTES} printable ASCII characters (a gRPC metadata value that fits the fetch plane's hello)`);
+  // No trailing space: HTTP/2 trims it from the metadata value, so the server would
+  // compare against a token no gRPC client can send.
+  if (typeof token !== 'string' || (!empty && token.length === 0) || token.length > MAX_TOKEN_BYTES || !/^(?:[\x20-\x7e]*[\x21-\x7e])?$/.test(token))
+    throw new UringmqError('INVALID_ARGUMENT', `${what} must be a string of ${empty ? 0 : 1} to ${MAX_TOKEN_BYTES} printable ASCII characters, not ending in a space (a gRPC metadata value that fits the fetch plane's hello)`);
 }
 
 /** Error codes on the wire, by number. */
