@@ -479,6 +479,17 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   it('`returned` ends the membership and the call; the ranges are redelivered uncounted; a malformed range is INVALID_ARGUMENT with nothing given back', async () => {
     await r.client.producer().sendBatch('t', Array.from({ length: 4 }, (_, i) => ({ value: `r${i}` })), { partition: 0 });
     const d = brokerService.subscribe!;
+    // The delivery count of each message a stream is delivered, in order (batches or records).
+    const deliveryCounts = (s: grpc.ClientDuplexStream<unknown, unknown>): number[] => {
+      const counts: number[] = [];
+      s.on('data', (res: { delivery?: { records?: Array<{ delivery_count?: number }>; delivery_count?: number; from_offset?: unknown; to_offset?: unknown } }) => {
+        const dl = res.delivery;
+        if (!dl) return;
+        if (dl.records?.length) for (const rec of dl.records) counts.push(rec.delivery_count ?? 1);
+        else for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) counts.push(dl.delivery_count || 1);
+      });
+      return counts;
+    };
     const delivered = (s: grpc.ClientDuplexStream<unknown, unknown>) =>
       new Promise<number>((resolve) => s.on('data', (res: { delivery?: { to_offset?: unknown } }) => res.delivery && resolve(Number(res.delivery.to_offset))));
     // A malformed range: the stream fails, the member leaves, its delivery counted.
@@ -492,13 +503,7 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     // A good one: the call ends with OK, and the next member has them as delivery 2
     // (the first stream's, counted), not 3.
     const s2 = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-    const counts: number[] = [];
-    s2.on('data', (res: { delivery?: { records?: Array<{ delivery_count?: number }>; delivery_count?: number; from_offset?: unknown; to_offset?: unknown } }) => {
-      const dl = res.delivery;
-      if (!dl) return;
-      if (dl.records?.length) for (const rec of dl.records) counts.push(rec.delivery_count ?? 1);
-      else for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) counts.push(dl.delivery_count || 1);
-    });
+    const counts = deliveryCounts(s2);
     s2.write({ subscribe: { topic: 't', group: 'ret', from: pb.StartFrom.EARLIEST, max_deliveries: 3 } });
     const until = Date.now() + 5000;
     while (counts.length < 4 && Date.now() < until) await sleep(20);
@@ -508,13 +513,7 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     s2.write({ returned: { ranges: [{ partition: 0, from_offset: 0, to_offset: 4, delivery_count: 2 }] } });
     assert.equal((await status).code, grpc.status.OK);
     const s3 = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-    const counts3: number[] = [];
-    s3.on('data', (res: { delivery?: { records?: Array<{ delivery_count?: number }>; delivery_count?: number; from_offset?: unknown; to_offset?: unknown } }) => {
-      const dl = res.delivery;
-      if (!dl) return;
-      if (dl.records?.length) for (const rec of dl.records) counts3.push(rec.delivery_count ?? 1);
-      else for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) counts3.push(dl.delivery_count || 1);
-    });
+    const counts3 = deliveryCounts(s3);
     s3.on('error', () => undefined);
     s3.write({ subscribe: { topic: 't', group: 'ret', from: pb.StartFrom.EARLIEST, max_deliveries: 3 } });
     const until3 = Date.now() + 5000;

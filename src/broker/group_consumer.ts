@@ -168,7 +168,6 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     const m = await this.joined.catch(() => null);
     back.push(...this.unhanded());
     m?.leave(back);
-    this.chunks.length = 0;
     this.ended = true;
     this.notify();
   }

@@ -30,6 +30,7 @@
 import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
+import { reconnectDelayMs } from './backoff';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
@@ -597,7 +598,7 @@ export class FetchConsumer implements GroupConsumerApi {
       // (unknown topic, bad group name) ends the consumer.
       const e = err ? fromServiceError(err) : null;
       if (e && !MEMBERSHIP_RETRYABLE.has(e.code)) return this.fail(e);
-      setTimeout(() => this.openMembership(attempt + 1), Math.min(100 * 2 ** Math.min(attempt, 6), 5000)).unref();
+      setTimeout(() => this.openMembership(attempt + 1), reconnectDelayMs(attempt)).unref();
     };
     s.on('error', (e) => broken(e));
     s.on('end', () => broken());
@@ -672,7 +673,7 @@ export class FetchConsumer implements GroupConsumerApi {
         if (this.closed) return;
         if (!RETRYABLE.has(err.code)) return this.fail(err);
         // The broker restarted or refused us for now: reconnect, from our position.
-        await this.backoff(Math.min(100 * 2 ** Math.min(attempts++, 6), 5000));
+        await this.backoff(reconnectDelayMs(attempts++));
       }
     }
     s.conn?.close();

@@ -8,6 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { BufferPool } from '../codec/buffer_pool';
+import { reconnectDelayMs } from './backoff';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
@@ -655,7 +656,7 @@ export class RemoteProducer implements ProducerApi {
         return await this.client.partitionCount(topic);
       } catch (e) {
         if (!(e instanceof UringmqError) || !RETRYABLE.has(e.code) || this.client.isClosed) throw e;
-        const delay = Math.min(100 * 2 ** Math.min(attempt, 6), 5000);
+        const delay = reconnectDelayMs(attempt);
         if (Date.now() + delay > deadline)
           throw new UringmqError('UNAVAILABLE', `the partition count of ${topic} was not known within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms); it last failed with ${e.code}: ${e.message}`, { cause: e });
         await sleep(delay);
@@ -988,7 +989,7 @@ export class RemoteProducer implements ProducerApi {
       this.reconnecting = true;
       const fatal = err ? fromServiceError(err) : null;
       if (fatal) for (const b of this.queue) b.lastError = fatal;
-      void sleep(Math.min(100 * 2 ** Math.min(again[0]?.attempts ?? 0, 6), 5000)).then(() => {
+      void sleep(reconnectDelayMs(again[0]?.attempts ?? 0)).then(() => {
         this.reconnecting = false;
         if (fatal && !RETRYABLE.has(fatal.code)) {
           for (const b of this.queue.splice(0)) {
@@ -1358,7 +1359,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       }
       // Reconnect and resume from committed offsets; what we held unacked comes again.
       this.chunks.length = 0;
-      const delay = Math.min(100 * 2 ** Math.min(this.attempts++, 6), 5000);
+      const delay = reconnectDelayMs(this.attempts++);
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = null;
         if (!this.closed && !this.stream && !this.client.isClosed) this.open();
