@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { spawn } from './fixtures/children';
 import * as path from 'node:path';
 import { Broker, type Message } from '../src';
 import { take, tmpDir } from './helpers';

@@ -9,7 +9,7 @@ import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import * as fs from 'node:fs';
-import { spawn } from 'node:child_process';
+import { spawn } from './fixtures/children';
 import { sleep } from './helpers';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
+import { spawn } from './fixtures/children';
 import * as dns from 'node:dns';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';

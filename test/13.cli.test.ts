@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn } from './fixtures/children';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import * as path from 'node:path';

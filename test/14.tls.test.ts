@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { spawn } from './fixtures/children';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BrokerServer } from '../src';

@@ -7,7 +7,8 @@
  * Both backends: io_uring (splice) and thread (epoll + sendfile).
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { spawn } from './fixtures/children';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';

@@ -289,9 +289,16 @@ describe('metrics', function () {
         }
         srv.child.kill('SIGTERM');
         assert.equal((await srv.exited).code, 0);
-        await assert.rejects(spawnServer(dir, free, ['--no-metrics', '--fetch-port', '50052']), /cannot start the fetch plane on 127\.0\.0\.1:50052/);
       } finally {
         fetchHold.release();
+      }
+      // A port asked for is kept: one held here, so no other socket can free it meanwhile.
+      const asked = await holdPort(0);
+      try {
+        const started = spawnServer(dir, await freePort(), ['--no-metrics', '--fetch-port', String(asked.port)]);
+        await assert.rejects(started.then((s) => (srv = s)), new RegExp(`cannot start the fetch plane on 127\\.0\\.0\\.1:${asked.port}`));
+      } finally {
+        asked.release();
       }
     } finally {
       if (srv && srv.child.exitCode === null) {
