@@ -14,7 +14,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import { Broker } from '../src';
+import { Broker, encodeBatch, sealBatch } from '../src';
 import { connect } from '../src/client';
 import { FetchConnection, FetchConsumer } from '../src/client/fetch_consumer';
 import { crc32c } from '../src/native';
@@ -311,6 +311,34 @@ for (const backend of BACKENDS) {
       assert.equal(empty.header.length, 0);
       assert.equal(empty.header.highWatermark, 4001);
       assert.ok(Date.now() - t1 >= 250);
+      c.close();
+    });
+
+    it('a long-poll on a partition that a write error fences is answered IO_ERROR at once, not empty at its deadline', async function () {
+      broker = await openBroker({ testUringFault: 'wait', testIoDelayMs: 30 });
+      if (broker.ioBackend !== 'io_uring') return this.skip(); // the injected fault is io_uring's
+      await broker.createTopic('f', { partitions: 2 }); // the fault needs two writes in one cycle (one goes the plain way)
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const c = await Raw.open(fsrv.port);
+      assert.equal(await c.hello(), 0);
+      const t0 = Date.now();
+      const waiting = c.fetch('f', 0, 0, 1 << 20, 10_000);
+      await waitFor(() => fsrv.stats().parked === 1);
+      // A cycle's single write goes the plain way; the fault meets the first cycle that
+      // writes both partitions through the ring (as in test/03), fencing both.
+      const sent = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => {
+          const x = encodeBatch([{ value: Buffer.from(`m${i}`) }]);
+          sealBatch(x);
+          return broker!.publishBatch('f', x, (i + 1) % 2); // the first, written, to partition 1
+        }),
+      );
+      assert.ok(sent.every((r, i) => (i + 1) % 2 === 1 || r.status === 'rejected'), 'nothing was written to partition 0');
+      assert.ok(sent.some((r, i) => (i + 1) % 2 === 0 && r.status === 'rejected' && (r.reason as { code?: string }).code === 'IO_ERROR'), 'a write to partition 0 failed');
+      const r = await waiting;
+      assert.equal(r.error, 'IO_ERROR');
+      assert.ok(Date.now() - t0 < 5000, `answered after ${Date.now() - t0} ms`);
+      assert.equal((await c.fetch('f', 0, 0)).error, 'IO_ERROR', 'and so is the next one');
       c.close();
     });
 

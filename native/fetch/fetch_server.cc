@@ -1144,6 +1144,10 @@ class FetchLoop {
       Unpark(c);
       return Reply(c, Error::kUnknownTopicOrPartition);  // deleted while we waited
     }
+    if (c->part->failed.load(std::memory_order_acquire)) {
+      Unpark(c);
+      return Reply(c, Error::kIoError);  // fenced by a write error: nothing more will come until it is reopened
+    }
     Error e = Plan(c);
     if (e == Error::kOk && c->plan.pieces.empty() && !expired) return;
     Unpark(c);
