@@ -429,7 +429,7 @@ describe('CLI', function () {
     assert.match(err, /produced 1 message to l/);
   });
 
-  it('serve refuses a TLS certificate or key it cannot use with INVALID_ARGUMENT, before the data dir is made', function () {
+  it('serve refuses a TLS certificate or key it cannot use (garbage, a key of another, expired) with INVALID_ARGUMENT, before the data dir is made', function () {
     const dir = tmpDir();
     const garbage = path.join(dir, 'garbage.pem');
     fs.writeFileSync(garbage, 'not a PEM file\n');
@@ -437,21 +437,37 @@ describe('CLI', function () {
       execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, `${n}.key`), '-out', path.join(dir, `${n}.crt`), '-days', '1', '-subj', `/CN=${n}`], { stdio: 'ignore' });
       return { cert: path.join(dir, `${n}.crt`), key: path.join(dir, `${n}.key`) };
     };
+    // A certificate that expired in 2020: `openssl req` only makes ones valid from now, `openssl ca` takes dates.
+    const expired = () => {
+      const ca = path.join(dir, 'ca');
+      fs.mkdirSync(ca);
+      fs.writeFileSync(path.join(ca, 'index.txt'), '');
+      fs.writeFileSync(path.join(ca, 'serial'), '01\n');
+      fs.writeFileSync(path.join(ca, 'ca.cnf'), '[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\nserial = serial\nnew_certs_dir = .\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n');
+      const issuer = pair('issuer');
+      execFileSync('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'old.key', '-out', 'old.csr', '-subj', '/CN=old'], { cwd: ca, stdio: 'ignore' });
+      execFileSync('openssl', ['ca', '-batch', '-config', 'ca.cnf', '-cert', issuer.cert, '-keyfile', issuer.key, '-in', 'old.csr', '-out', 'old.crt', '-notext', '-startdate', '20200101000000Z', '-enddate', '20200102000000Z'], { cwd: ca, stdio: 'ignore' });
+      return { cert: path.join(ca, 'old.crt'), key: path.join(ca, 'old.key') };
+    };
     let a: { cert: string; key: string };
     let b: { cert: string; key: string };
+    let old: { cert: string; key: string };
     try {
       a = pair('a');
       b = pair('b');
+      old = expired();
     } catch {
       return this.skip(); // no openssl on this machine
     }
-    for (const [cert, key] of [[garbage, a.key], [a.cert, garbage], [a.cert, b.key]] as const) {
+    for (const [cert, key] of [[garbage, a.key], [a.cert, garbage], [a.cert, b.key], [old.cert, old.key]] as const) {
       const data = path.join(dir, 'never-made');
       const r = run(['serve', '--dir', data, '--port', '0', '--no-fetch', '--no-metrics', '--tls-cert', cert, '--tls-key', key]);
       assert.equal(r.code, 2, r.err);
       assert.match(r.err, /INVALID_ARGUMENT: .*TLS/);
       assert.ok(!fs.existsSync(data), `${cert} / ${key}: the data dir was made before the refusal`);
     }
+    assert.match(run(['serve', '--dir', path.join(dir, 'never-made'), '--port', '0', '--no-fetch', '--no-metrics', '--tls-cert', old.cert, '--tls-key', old.key]).err,
+      /INVALID_ARGUMENT: the TLS certificate .*old\.crt expired on 2020-01-02T00:00:00\.000Z/);
   });
 
   it("serve's config file: keys that name Object.prototype's members are unknown settings", () => {

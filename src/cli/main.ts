@@ -5,6 +5,7 @@
  * directory (--dir), which must not be open by a running server.
  */
 import * as fs from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
@@ -289,6 +290,15 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     } catch (e) {
       throw new UringmqError('INVALID_ARGUMENT', `the TLS certificate ${cfg.tlsCert} and key ${cfg.tlsKey} cannot be used: ${(e as Error).message}`);
     }
+    // An expired certificate binds and serves, but every gRPC client verifies it and
+    // fails the handshake with an error that names neither the file nor the date.
+    const leaf = new X509Certificate(serverOpts.tls.cert); // the first of a chain is the server's
+    const validTo = Date.parse(leaf.validTo);
+    const validFrom = Date.parse(leaf.validFrom);
+    const now = Date.now();
+    if (validTo < now) throw new UringmqError('INVALID_ARGUMENT', `the TLS certificate ${cfg.tlsCert} expired on ${new Date(validTo).toISOString()}: clients would refuse it`);
+    if (validFrom > now) log.warn(`the TLS certificate ${cfg.tlsCert} is not valid before ${new Date(validFrom).toISOString()}: until then, clients whose clock agrees with this host's refuse it`);
+    else if (validTo - now < 7 * 86_400_000) log.warn(`the TLS certificate ${cfg.tlsCert} expires on ${new Date(validTo).toISOString()}`);
   }
   for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections'] as const)
     if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
