@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { validateBatch } from '../src/native';
-import { readBatchSpan, stampProducer } from '../src/codec/record_batch';
+import { readBatchSpan, recordAsBatch, stampProducer, type RecordInput } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { finishRequest, prepareBatch } from '../src/client/publish_request';
 import { pb } from '../src/grpc/proto';
@@ -212,6 +212,30 @@ describe('RecordBatch codec', () => {
     assert.throws(() => readBatchSpan(raw, raw.length - 10, span), /no batch/);
   });
 
+  it('recordAsBatch: a record of the log as a batch of its own, its fields as they were and the extra headers after its own', () => {
+    const recs: RecordInput[] = [
+      { value: 'a', timestamp: 5000 },
+      { key: Buffer.alloc(0), value: Buffer.alloc(300, 1), headers: { h: 'x', e: '' }, timestamp: 1000 },
+      { key: 'k', value: '', headers: { 'x-uringmq-reason': 'mine' }, timestamp: 2 ** 52 - 1 },
+    ];
+    const first = sealBatch(encodeBatch([{ value: 'before' }]));
+    const b = sealBatch(encodeBatch(recs));
+    b.writeBigInt64LE(1n, 8); // the second batch starts at offset 1
+    const raw = Buffer.concat([first, b]);
+    const decoded = decodeBatches(raw, 0);
+    for (let off = 0; off < 4; off++) {
+      const one = sealBatch(recordAsBatch(raw, off, { 'x-uringmq-reason': 'moved', n: String(off) })!);
+      assert.equal(validateBatch(one).recordCount, 1, 'the core takes it');
+      const [r] = decodeBatches(one, 0);
+      const want = decoded[off]!;
+      assert.equal(r!.timestamp, want.timestamp);
+      assert.deepEqual(r!.key, want.key);
+      assert.deepEqual(r!.value, want.value);
+      assert.deepEqual({ ...r!.headers }, { ...want.headers, 'x-uringmq-reason': Buffer.from('moved'), n: Buffer.from(String(off)) });
+    }
+    assert.equal(recordAsBatch(raw, 4, {}), null);
+  });
+
   it('a header named __proto__ round-trips as a header', () => {
     const headers: Record<string, Buffer> = { x: Buffer.from('y') };
     Object.defineProperty(headers, '__proto__', { value: Buffer.from('p'), enumerable: true });
@@ -289,6 +313,11 @@ describe('RecordBatch codec', () => {
       () => decodeBatches(b, 0),
       (e: Error & { code?: string }) => e.code === 'CORRUPT_BATCH' && /record runs past the batch/.test(e.message),
     );
+    // No batch where one should start (a truncated header after a whole batch, bytes
+    // that are no batch): CORRUPT_BATCH too, not an untyped Error.
+    const good = sealed();
+    for (const [buf, re] of [[Buffer.concat([good, good.subarray(0, 30)]), /no batch at byte 72/], [Buffer.alloc(100), /no batch at byte 0/]] as const)
+      assert.throws(() => decodeBatches(buf, 0), (e: Error & { code?: string }) => e.code === 'CORRUPT_BATCH' && re.test(e.message), re.source);
   });
 
   it('encodeBatch and stampProducer refuse a base sequence or a clock that the header cannot hold (INVALID_ARGUMENT, not a silent 0)', () => {

@@ -348,6 +348,28 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c.close();
     });
 
+    it('a record whose header key is not UTF-8 moves to the dead-letter topic as it is, not grown threefold past maxRecordBytes', async () => {
+      await broker.createTopic('t');
+      // A 400 KB header key of 0xff bytes (a batch built elsewhere): decoded, each byte
+      // is U+FFFD, three bytes in UTF-8, and the record re-encoded so was 1.2 MB.
+      const n = 400_000;
+      const b = encodeBatch([{ value: 'poison', headers: { ['K'.repeat(n)]: 'v' } }, { value: 'fine' }]);
+      const at = b.indexOf(Buffer.from('K'.repeat(64)));
+      b.fill(0xff, at, at + n);
+      await broker.publishBatch('t', sealBatch(b), 0);
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 10_000 });
+      await take(c, 2, (m) => (m.value.toString() === 'poison' ? m.nack() : m.ack()));
+      const dl = await deadLetters('t.dlq');
+      assert.equal(dl.length, 1, 'the record is not in the dead-letter topic');
+      assert.equal(dl[0]!.value.toString(), 'poison');
+      assert.equal(dl[0]!.headers['\ufffd'.repeat(n)]!.toString(), 'v');
+      assert.equal(dl[0]!.headers['x-uringmq-original-offset']!.toString(), '0');
+      const raw = await broker.readRaw(broker.partitionState('t.dlq', 0), 0, 1);
+      assert.ok(raw.includes(Buffer.alloc(n, 0xff)), 'the key bytes as they were');
+      await committedReaches(2, 10_000);
+      await c.close();
+    });
+
     it('a refused nack (a bad delay) leaves the message to the next ack(): acked, it is neither redelivered nor dead-lettered', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);

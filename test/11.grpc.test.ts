@@ -111,6 +111,15 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(await committed(), 2);
   });
 
+  it('a plain record with a header named __proto__ keeps it: written as it was acked', async () => {
+    const headers: Record<string, Buffer> = { x: Buffer.from('y') };
+    Object.defineProperty(headers, '__proto__', { value: Buffer.from('p'), enumerable: true, writable: true, configurable: true });
+    const res = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, records: [{ value: Buffer.from('v'), headers }] });
+    const [m] = await r.broker.read('t', 0, Number(res.base_offset));
+    assert.deepEqual(Object.keys(m!.headers).sort(), ['__proto__', 'x']);
+    assert.equal(m!.headers['__proto__']!.toString(), 'p');
+  });
+
   it('an idempotent retry is not written twice', async () => {
     const batch = sealBatch(encodeBatch([{ value: 'a' }, { value: 'b' }], { producerId: 12345, baseSequence: 0 }));
     const first = await unary<InstanceType<typeof pb.PublishResponse>>(raw, 'publish', { topic: 't', partition: 0, batch });
@@ -1078,6 +1087,43 @@ describe('gRPC server: plain records and sequences at their limits', function ()
     out.push(Number(n));
     return Buffer.from(out);
   };
+
+  it('a plain-records subscriber is delivered a batch of small records too large as ConsumedRecords for one message: in several, their ranges covering it', async () => {
+    // Consistent limits: maxMessageBytes is maxBatchBytes + 64 KiB, and the batch fits in
+    // one message; as ConsumedRecords (a few dozen bytes each) its records do not.
+    const r = await startServer({ maxMessageBytes: (1 << 20) + (64 << 10), brokerOptions: { maxBatchBytes: 1 << 20 } });
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const n = 100_000;
+      const batch = sealBatch(encodeBatch(Array.from({ length: n }, (_, i) => ({ value: Buffer.from([i & 0xff]) }))));
+      assert.ok(batch.length < 1 << 20);
+      await r.broker.publishBatch('t', batch, 0);
+      const d = brokerService.subscribe!;
+      const s = c.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+      s.write({ subscribe: { topic: 't', group: 'plain', from: pb.StartFrom.EARLIEST, plain_records: true, max_unacked: 1_000_000, initial_credit: 1_000_000, flow: { min_window: 1_000_000 } } });
+      const offsets: number[] = [];
+      let next = 0;
+      await new Promise<void>((resolve, reject) => {
+        s.on('data', (m: InstanceType<typeof pb.SubscribeResponse>) => {
+          const dl = m.delivery;
+          if (!dl) return;
+          assert.equal(Number(dl.from_offset), next, 'the ranges follow each other');
+          next = Number(dl.to_offset);
+          for (const rec of dl.records ?? []) offsets.push(Number(rec.offset));
+          s.write({ acks: { ranges: [{ partition: 0, from_offset: dl.from_offset, to_offset: dl.to_offset }] } });
+          if (offsets.length >= n) resolve();
+        });
+        s.on('error', reject);
+      });
+      s.end();
+      assert.equal(next, n);
+      assert.deepEqual(offsets, Array.from({ length: n }, (_, i) => i));
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
 
   it('a header whose empty value the encoder left out is an empty header', async () => {
     const r = await startServer();

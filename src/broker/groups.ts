@@ -29,7 +29,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Waiting } from './waiter_list';
 import { UringmqError, invalid, writeError } from '../errors';
-import { decodeBatches, encodeBatch, readBatchSpan, sealBatch, type DecodedRecord } from '../codec/record_batch';
+import { decodeBatches, readBatchSpan, recordAsBatch, sealBatch, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { RangeSet } from './range_set';
 import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
@@ -1124,20 +1124,21 @@ export class GroupCoordinator {
     try {
       const t = this.broker.topicState(gs.topic);
       const raw = await this.broker.readRaw(t.partitions[ps.index]!, offset, 1);
-      const rec = decodeBatches(raw, offset).find((r) => r.offset === offset);
-      if (rec) {
+      // The record as the log holds it (header keys too: decoded, bytes that are not
+      // UTF-8 would grow threefold, past the size limits), with the move's headers after its own.
+      const batch = recordAsBatch(raw, offset, {
+        'x-uringmq-reason': reason,
+        'x-uringmq-delivery-count': String(deliveries),
+        'x-uringmq-original-topic': gs.topic,
+        'x-uringmq-original-partition': String(ps.index),
+        'x-uringmq-original-offset': String(offset),
+        'x-uringmq-group': gs.group,
+      });
+      if (batch) {
         await this.ensureTopic(dlq, gs.topic);
-        const headers: Record<string, Buffer | string> = { ...rec.headers };
-        headers['x-uringmq-reason'] = reason;
-        headers['x-uringmq-delivery-count'] = String(deliveries);
-        headers['x-uringmq-original-topic'] = gs.topic;
-        headers['x-uringmq-original-partition'] = String(ps.index);
-        headers['x-uringmq-original-offset'] = String(offset);
-        headers['x-uringmq-group'] = gs.group;
         // On disk before the message counts as handled, in every durability mode: the
         // group's file (written O_DSYNC) is about to say so.
-        const batch = sealBatch(encodeBatch([{ key: rec.key, value: rec.value, headers, timestamp: rec.timestamp }]));
-        await this.broker.publishDeadLetter(dlq, batch);
+        await this.broker.publishDeadLetter(dlq, sealBatch(batch));
       }
     } catch (e) {
       if (ps.resets !== resets) return;

@@ -385,10 +385,11 @@ export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
 
 /** The length of the batch at `pos`, checked: a batch is there, and no shorter than its header. */
 function batchLengthAt(buf: Buffer, pos: number): number {
-  if (buf.length - pos < HEADER_SIZE || buf.readUInt32LE(pos) !== MAGIC) throw new Error(`no batch at byte ${pos}`);
+  // CORRUPT_BATCH, as for a record that does not decode: the decoders' loops come here.
+  if (buf.length - pos < HEADER_SIZE || buf.readUInt32LE(pos) !== MAGIC) throw corrupt(`no batch at byte ${pos}`);
   const length = buf.readUInt32LE(pos + 4);
   // Loops over batches advance by it: a smaller one would never move on.
-  if (length < HEADER_SIZE) throw new Error(`the batch at byte ${pos} claims ${length} bytes, less than its ${HEADER_SIZE}-byte header`);
+  if (length < HEADER_SIZE) throw corrupt(`the batch at byte ${pos} claims ${length} bytes, less than its ${HEADER_SIZE}-byte header`);
   return length;
 }
 
@@ -493,6 +494,89 @@ function corrupt(message: string): UringmqError {
 }
 
 const unzigzag = (u: number): number => (u % 2 === 0 ? u / 2 : -(u + 1) / 2);
+
+/**
+ * The record at `offset` of the batches in `buf` as a batch of its own (CRC not set:
+ * see sealBatch), with its timestamp, and its key, value and headers as the log holds
+ * them, byte for byte, then the `extra` headers (a decoder keeps the last of two with
+ * one key). Re-encoding a decoded record would not do: decoding makes header keys
+ * strings, and key bytes that are not UTF-8 become U+FFFD, three bytes each, so such a
+ * record could grow past the size limits the log took it within. Null when `buf` holds
+ * no record at `offset`. For the dead-letter moves.
+ */
+export function recordAsBatch(buf: Buffer, offset: number, extra: Record<string, string>): Buffer | null {
+  let pos = 0;
+  while (pos < buf.length) {
+    const meta = readBatchMeta(buf, pos);
+    const end = pos + meta.length;
+    if (end > buf.length) throw corrupt(`batch at byte ${pos} runs past the buffer`);
+    if (offset < meta.baseOffset) return null;
+    if (offset >= meta.baseOffset + meta.recordCount) {
+      pos = end;
+      continue;
+    }
+    const c = new Cursor(buf, pos + HEADER_SIZE, end);
+    for (let i = meta.baseOffset; i < offset; i++) {
+      const len = c.uvarint();
+      c.pos += len;
+    }
+    const len = c.uvarint();
+    const recEnd = c.pos + len;
+    if (recEnd > end) throw corrupt('record runs past the batch');
+    c.pos++; // attributes
+    const ts = meta.firstTimestamp + unzigzag(c.uvarint());
+    c.uvarint(); // offsetDelta
+    const keyAt = c.pos;
+    const keyLen1 = c.uvarint();
+    if (keyLen1 > 0) c.bytes(keyLen1 - 1);
+    c.bytes(c.uvarint()); // the value
+    const keyAndValue = buf.subarray(keyAt, c.pos);
+    const headerCount = c.uvarint();
+    if (c.pos > recEnd) throw corrupt('record fields run past its length');
+    const headers = buf.subarray(c.pos, recEnd);
+    const names = Object.keys(extra);
+    let extraBytes = 0;
+    for (const k of names) {
+      const kl = Buffer.byteLength(k);
+      const vl = Buffer.byteLength(extra[k]!);
+      extraBytes += uvarintSize(kl) + kl + uvarintSize(vl) + vl;
+    }
+    // attributes, timestamp delta and offset delta (0 each), then the fields
+    const body = 3 + keyAndValue.length + uvarintSize(headerCount + names.length) + headers.length + extraBytes;
+    const total = HEADER_SIZE + uvarintSize(body) + body;
+    const out = Buffer.allocUnsafe(total);
+    out.writeUInt32LE(MAGIC, 0);
+    out.writeUInt32LE(total, 4);
+    out.fill(0, 8, 20); // baseOffset (stamped by the broker) and CRC
+    out[20] = VERSION;
+    out[21] = 0;
+    out.writeUInt16LE(HEADER_SIZE, 22);
+    out.writeUInt32LE(1, 24);
+    out.writeUInt32LE(0, 28);
+    writeI64(out, 32, ts);
+    writeI64(out, 40, ts);
+    writeI64(out, 48, -1);
+    out.writeInt32LE(-1, 56);
+    out.writeUInt32LE(0, 60);
+    let p = writeUvarint(out, HEADER_SIZE, body);
+    out[p++] = 0;
+    out[p++] = 0;
+    out[p++] = 0;
+    p += keyAndValue.copy(out, p);
+    p = writeUvarint(out, p, headerCount + names.length);
+    p += headers.copy(out, p);
+    for (const k of names) {
+      const v = extra[k]!;
+      const kl = Buffer.byteLength(k);
+      const vl = Buffer.byteLength(v);
+      p = put(out, writeUvarint(out, p, kl), k, kl);
+      p = put(out, writeUvarint(out, p, vl), v, vl);
+    }
+    if (p !== total) throw new Error(`uringmq codec bug: wrote ${p} of ${total} bytes`);
+    return out;
+  }
+  return null;
+}
 
 /**
  * Decodes every batch in `buf` (whole batches, back to back, as read from the log).

@@ -486,7 +486,14 @@ export class BrokerServer {
         const r = req.records[i]!;
         const headers: Record<string, Buffer> = {};
         // A header whose value the encoder left out (empty bytes) decodes as [].
-        if (r.headers) for (const [k, v] of Object.entries(r.headers)) headers[k] = Array.isArray(v) && v.length === 0 ? EMPTY : (v as Buffer);
+        // defineProperty: a header named __proto__ is a header (protobufjs keeps it as
+        // one), not the object's prototype, which the encoder would leave out.
+        if (r.headers)
+          for (const [k, v] of Object.entries(r.headers)) {
+            const value = Array.isArray(v) && v.length === 0 ? EMPTY : (v as Buffer);
+            if (k === '__proto__') Object.defineProperty(headers, k, { value, enumerable: true, writable: true, configurable: true });
+            else headers[k] = value;
+          }
         const rec: RecordInput = { key: (r.key as Buffer | null | undefined) ?? null, value: (r.value ?? EMPTY) as Buffer, headers };
         if (r.timestamp) rec.timestamp = Number(r.timestamp);
         validateRecord(rec, 'publish to', req.topic, i);
@@ -743,13 +750,28 @@ export class BrokerServer {
       deliverBatches: (partition, raw, from, to, deliveryCount = 1) => {
         if (done) return;
         if (plain) {
-          const records: uringmq.v1.ConsumedRecord.$Properties[] = [];
-          decodeEach(raw, from, to, (offset, timestamp, key, value, headers) =>
-            records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, deliveryCount)),
-          );
+          // Several messages when the records would not fit in one: a small record takes
+          // more room as a ConsumedRecord than in its batch, so a delivery of whole
+          // batches can be past maxMessageBytes as records (as Fetch's plain_records).
+          // Each message names the range its records cover; together they are [from, to).
+          const room = this.maxMessageBytes - 4096;
+          let records: uringmq.v1.ConsumedRecord.$Properties[] = [];
+          let bytes = 0;
+          let start = from;
+          decodeEach(raw, from, to, (offset, timestamp, key, value, headers) => {
+            const size = plainRecordBytes(key, value, headers);
+            if (records.length > 0 && bytes + size > room) {
+              io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: start, to_offset: offset, records } }));
+              records = [];
+              bytes = 0;
+              start = offset;
+            }
+            bytes += size;
+            records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, deliveryCount));
+          });
           // Serialized here: the records are views of `raw`, whose pooled buffer is
           // reused once this returns (copiesBatches).
-          io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: from, to_offset: to, records } }));
+          io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: start, to_offset: to, records } }));
         } else io.send(encodeDeliveryResponse(headroom, partition, raw, from, to, deliveryCount));
       },
       deliverRecords: (records: RedeliveredRecord[]) => {
