@@ -223,6 +223,24 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     }
   });
 
+  it('a long-lived client and producer of short-lived topics keep nothing per topic once they delete it', async () => {
+    const p = r.client.producer({ idempotent: true, lingerMs: 1 });
+    const kept = () => {
+      const x = p as unknown as { sequences: Map<string, number>; accs: Map<string, unknown>; accKeys: Map<string, unknown>; restarted: Map<string, unknown> };
+      const c = r.client as unknown as { partitionsCache: Map<string, unknown> };
+      return { sequences: x.sequences.size, accs: x.accs.size, accKeys: x.accKeys.size, restarted: x.restarted.size, cache: c.partitionsCache.size };
+    };
+    await p.send('t', { value: 'live' }); // a topic that stays: its entries stay
+    const live = kept();
+    for (let i = 0; i < 20; i++) {
+      await r.client.createTopic(`job-${i}`, { partitions: 2 });
+      await Promise.all([0, 1].map((partition) => p.send(`job-${i}`, { value: `v${i}`, partition })));
+      await r.client.deleteTopic(`job-${i}`);
+    }
+    assert.deepEqual(kept(), live, 'topics deleted through this client');
+    await p.close();
+  });
+
   it('the client library refuses badly shaped records before sending: INVALID_ARGUMENT naming the record, nothing written', async () => {
     const p = r.client.producer();
     const bad: unknown[] = [null, { value: 3 }, { value: 'x', key: 7 }, { value: 'x', timestamp: -1 }, { value: 'x', timestamp: 1.5 }, { value: 'x', headers: { h: 1 } }, { value: 'x', headers: [] }, { value: 'x', headers: null }];

@@ -1191,6 +1191,41 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('a FetchConsumer whose group members come and go keeps a fetch loop per partition it holds, not one per partition it was ever given', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('churn', { partitions: 4 });
+      const a = client.consumer({ topic: 'churn', group: 'fg', from: 'earliest', transport: 'fetch', maxWaitMs: 50 });
+      const loop = (async () => {
+        for await (const m of a) m.ack();
+      })();
+      const pumps = () => (a as unknown as { pumps: Set<Promise<void>> }).pumps.size;
+      await waitFor(() => a.assignment.length === 4, 15_000);
+      // Each member that joins takes two partitions from `a` and gives them back when it leaves.
+      for (let i = 0; i < 10; i++) {
+        const b = client.consumer({ topic: 'churn', group: 'fg', from: 'earliest', transport: 'fetch', maxWaitMs: 50 });
+        const bl = (async () => {
+          for await (const m of b) m.ack();
+        })();
+        await waitFor(() => a.assignment.length === 2 && b.assignment.length === 2, 15_000);
+        await b.close();
+        await bl;
+        await waitFor(() => a.assignment.length === 4, 15_000);
+      }
+      // The loops of the partitions taken away end (their connections close at once).
+      await waitFor(() => pumps() <= 4, 5000).catch(() => undefined);
+      assert.equal(pumps(), 4, 'one fetch loop per partition held');
+      await a.close();
+      await loop;
+    } finally {
+      await client.close();
+      await server.stop(2000);
+    }
+  });
+
   it('with an auth token, gRPC calls and fetch hellos without it are refused', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, authToken: 's3cret' });

@@ -283,7 +283,8 @@ export class FetchConsumer implements GroupConsumerApi {
   private started = false;
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
-  private pumps: Array<Promise<void>> = [];
+  /** The fetch loops running: each leaves the set when it ends (a partition taken away ends its loop; a rebalance starts new ones). */
+  private readonly pumps = new Set<Promise<void>>();
   /** group membership (no `partitions` given): the assignment-only Subscribe stream */
   private membership: grpc.ClientDuplexStream<unknown, unknown> | null = null;
   private member: string | undefined;
@@ -445,7 +446,7 @@ export class FetchConsumer implements GroupConsumerApi {
       s.wake?.();
     }
     this.notify();
-    await Promise.allSettled(this.pumps);
+    await Promise.allSettled([...this.pumps]);
     await this.assigning;
     if (!this.client.isClosed) await this.commit().catch(() => undefined);
     // Leaving after the commit: the next owner of our partitions starts where we ended.
@@ -520,7 +521,7 @@ export class FetchConsumer implements GroupConsumerApi {
         conn: null,
       };
       this.parts.set(p, s);
-      if (this.commitTimer) this.pumps.push(this.pump(s)); // running already: read it now
+      if (this.commitTimer) this.startPump(s); // running already: read it now
     }
     this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
     // A partition new to the group gets its start committed, so a restart resumes
@@ -611,6 +612,12 @@ export class FetchConsumer implements GroupConsumerApi {
     this.firstAssignment = null;
     f?.();
     this.notify();
+  }
+
+  /** Runs pump(s), tracked in `pumps` while it runs (close() waits for it). */
+  private startPump(s: PartitionState): void {
+    const p: Promise<void> = this.pump(s).finally(() => this.pumps.delete(p));
+    this.pumps.add(p);
   }
 
   /** Fetch loop of one partition: one connection, one request in flight, PREFETCH chunks ahead. */
@@ -748,7 +755,7 @@ export class FetchConsumer implements GroupConsumerApi {
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
     try {
       await this.init();
-      for (const s of this.parts.values()) this.pumps.push(this.pump(s));
+      for (const s of this.parts.values()) this.startPump(s);
       for (;;) {
         const c = this.chunks.shift();
         if (c) {

@@ -251,7 +251,18 @@ export class Client {
 
   async deleteTopic(name: string): Promise<void> {
     await this.unary('deleteTopic', { name });
+    this.topicGone(name);
+  }
+
+  /**
+   * The topic is gone (deleted through this client, or a lookup found it missing): its
+   * cached partition count goes, and so does what this client's producers keep per
+   * partition of it. Else a long-lived client of short-lived topics kept an entry per
+   * topic (and per partition) for good.
+   */
+  private topicGone(name: string): void {
     this.partitionsCache.delete(name);
+    for (const c of this.closers) if (c instanceof RemoteProducer) c.forgetTopic(name);
   }
 
   /** Reads whole batches from an offset (no group), decoded. */
@@ -349,7 +360,13 @@ export class Client {
     let p = this.partitionLookups.get(topic);
     if (!p) {
       p = this.describeTopic(topic, { groups: false })
-        .then((d) => d.partitions.length)
+        .then(
+          (d) => d.partitions.length,
+          (e: unknown) => {
+            if (e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND') this.topicGone(topic);
+            throw e;
+          },
+        )
         .finally(() => this.partitionLookups.delete(topic));
       this.partitionLookups.set(topic, p);
     }
@@ -818,6 +835,31 @@ export class RemoteProducer implements ProducerApi {
 
   private track(p: Promise<unknown>): void {
     this.pendingSends.track(p);
+  }
+
+  /**
+   * @internal The topic is gone: its accumulators, sequence numbers and restarted
+   * producer ids go. Not while any send is outstanding: a retry goes out with the
+   * sequence it was numbered with, and a later batch numbered from 0 again would then
+   * look like an old duplicate to a topic made again under the same name.
+   */
+  forgetTopic(topic: string): void {
+    if (this.pendingSends.size > 0) return;
+    const keys = this.accKeys.get(topic);
+    if (!keys) return;
+    for (const key of keys) {
+      if (key === undefined) continue;
+      const acc = this.accs.get(key);
+      if (acc && (acc.records.length > 0 || acc.timer)) return; // cannot be with nothing pending; kept if so
+    }
+    for (const key of keys) {
+      if (key === undefined) continue;
+      this.accs.delete(key);
+      this.readyAccs.delete(key);
+      this.sequences.delete(key);
+      this.restarted.delete(key);
+    }
+    this.accKeys.delete(topic);
   }
 
   private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
