@@ -259,13 +259,16 @@ describe('metrics', function () {
       srv.child.kill('SIGTERM');
       await srv.exited;
       // The default port taken by another program: a warning, and the broker serves.
-      const metricsHold = await holdPort(9464);
+      // (The default is moved to a port held here: 9464 itself may be taken, and freed,
+      // by another socket at any moment.)
+      const metricsHold = await holdPort();
       try {
-        srv = await spawnServer(dir, await freePort(), [], { defaultMetricsPort: true });
+        srv = await spawnServer(dir, await freePort(), [], { defaultMetricsPort: true, env: { URINGMQ_TEST_DEFAULT_METRICS_PORT: String(metricsHold.port) } });
         assert.ok(!/"metricsPort"/.test(srv.logs()), srv.logs());
+        const taken = new RegExp(`cannot serve metrics on 127\\.0\\.0\\.1:${metricsHold.port}`);
         const until = Date.now() + 5000;
-        while (!/cannot serve metrics on 127\.0\.0\.1:9464/.test(srv.logs()) && Date.now() < until) await sleep(20);
-        assert.match(srv.logs(), /cannot serve metrics on 127\.0\.0\.1:9464/);
+        while (!taken.test(srv.logs()) && Date.now() < until) await sleep(20);
+        assert.match(srv.logs(), taken);
       } finally {
         metricsHold.release();
       }
@@ -273,14 +276,15 @@ describe('metrics', function () {
       await srv.exited;
       // The same for the fetch plane's default port (a second broker on this host):
       // a warning, and gRPC serves without it. A port asked for is kept (exit 2).
-      const fetchHold = await holdPort(50052);
+      const fetchHold = await holdPort();
       try {
         const free = await freePort();
-        srv = await spawnServer(dir, free, ['--no-metrics'], { defaultFetchPort: true });
+        srv = await spawnServer(dir, free, ['--no-metrics'], { defaultFetchPort: true, env: { URINGMQ_TEST_DEFAULT_FETCH_PORT: String(fetchHold.port) } });
         assert.ok(!/"fetchPort"/.test(srv.logs()), srv.logs());
+        const taken = new RegExp(`cannot start the fetch plane on 127\\.0\\.0\\.1:${fetchHold.port}.*serving without it`);
         const until = Date.now() + 5000;
-        while (!/cannot start the fetch plane on 127\.0\.0\.1:50052.*serving without it/.test(srv.logs()) && Date.now() < until) await sleep(20);
-        assert.match(srv.logs(), /cannot start the fetch plane on 127\.0\.0\.1:50052.*serving without it/);
+        while (!taken.test(srv.logs()) && Date.now() < until) await sleep(20);
+        assert.match(srv.logs(), taken);
         const client = await connect(srv.address);
         try {
           await client.createTopic('served');
@@ -293,7 +297,7 @@ describe('metrics', function () {
         fetchHold.release();
       }
       // A port asked for is kept: one held here, so no other socket can free it meanwhile.
-      const asked = await holdPort(0);
+      const asked = await holdPort();
       try {
         const started = spawnServer(dir, await freePort(), ['--no-metrics', '--fetch-port', String(asked.port)]);
         await assert.rejects(started.then((s) => (srv = s)), new RegExp(`cannot start the fetch plane on 127\\.0\\.0\\.1:${asked.port}`));

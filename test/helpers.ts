@@ -46,24 +46,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-/**
- * Listens on a loopback port to keep it taken (0: any free one, named by `port`). A fixed
- * port may be taken for a moment by another socket (the local end of a connection gets
- * an ephemeral port, and 50052 is in that range), so it is tried again for up to
- * `waitMs`; `held` false after that means a lasting holder, the same case for the test.
- */
-export async function holdPort(port: number, waitMs = 5000): Promise<{ held: boolean; port: number; release(): void }> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    const l = net.createServer();
-    const held = await new Promise<boolean>((resolve) => {
-      l.once('error', () => resolve(false));
-      l.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (held) return { held, port: (l.address() as net.AddressInfo).port, release: () => void l.close() };
-    if (Date.now() >= until) return { held, port, release: () => {} };
-    await sleep(50);
-  }
+/** Listens on a free loopback port to keep it taken, for a test of a port that is not free. */
+export async function holdPort(): Promise<{ port: number; release(): void }> {
+  const l = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    l.once('error', reject);
+    l.listen(0, '127.0.0.1', resolve);
+  });
+  return { port: (l.address() as net.AddressInfo).port, release: () => void l.close() };
 }
 
 /** The log files of one partition. */

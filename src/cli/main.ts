@@ -168,9 +168,20 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   metricsPort: 'number',
 };
 
+/**
+ * Test hook: another default for the fetch plane's or the metrics' port. The tests of
+ * what happens when a default port is taken hold one of their own: a fixed port such
+ * as 50052 may be taken, and freed, by another socket at any moment (it is in the
+ * ephemeral range). Still a default: a port taken warns instead of failing the start.
+ */
+function testDefaultPort(which: 'FETCH' | 'METRICS'): number | undefined {
+  const v = process.env[`URINGMQ_TEST_DEFAULT_${which}_PORT`];
+  return v && /^[1-9][0-9]{0,4}$/.test(v) && Number(v) <= 65535 ? Number(v) : undefined;
+}
+
 /** defaults < config file < environment < flags */
 function serveConfig(flags: Record<string, unknown>): ServeConfig {
-  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: 50052, metrics: true, metricsPort: 9464 };
+  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: testDefaultPort('FETCH') ?? 50052, metrics: true, metricsPort: testDefaultPort('METRICS') ?? 9464 };
   const file = (flags.config as string | undefined) ?? process.env.URINGMQ_CONFIG;
   const fileKeys = new Set<string>();
   if (file) {
