@@ -12,6 +12,7 @@ import { brokerService } from '../src/grpc/service';
 import { metricsRegistry } from '../src/metrics';
 import { openBroker, sleep, startServer, take, type Running } from './helpers';
 import { BrokerServer } from '../src/grpc/server';
+import { partitionForKey } from '../src/broker/partitioner';
 
 /** A bare grpc-js client using only the .proto messages: what another language would do. */
 function rawClient(address: string): grpc.Client {
@@ -218,6 +219,25 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       const until = Date.now() + 3000;
       while (c.knownPartitionCount('pc') !== 5 && Date.now() < until) await sleep(20);
       assert.equal(c.knownPartitionCount('pc'), 5);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a producer whose cached partition count is past what the topic has now (made again with fewer by another client) looks it up again after a refusal, instead of refusing sends for 5 s', async () => {
+    const c = await connect(r.address);
+    try {
+      await r.client.createTopic('shrunk', { partitions: 2 });
+      const p = c.producer({ idempotent: true });
+      const key = ['a', 'b', 'c', 'd', 'e', 'f'].find((k) => partitionForKey(k, 2) === 1)!;
+      assert.equal((await p.send('shrunk', { key, value: 'old' })).partition, 1);
+      await r.client.deleteTopic('shrunk');
+      await r.client.createTopic('shrunk', { partitions: 1 });
+      // Routed by the cached count (2): partition 1 is gone. Refused, typed.
+      await assert.rejects(p.send('shrunk', { key, value: 'refused' }), (e: UringmqError) => e.code === 'INVALID_ARGUMENT' && /partition 1 does not exist/.test(e.message));
+      // The refusal says the count is not the topic's: the next send asks for it.
+      assert.deepEqual(await p.send('shrunk', { key, value: 'new' }), { partition: 0, offset: 0 });
+      await r.client.deleteTopic('shrunk');
     } finally {
       await c.close();
     }

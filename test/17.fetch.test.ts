@@ -1145,6 +1145,65 @@ describe('fetch plane: consumers, groups and the server', () => {
     assert.deepEqual(commits, [], `committed ${JSON.stringify(commits)}: stale acks counted`);
   });
 
+  it("a FetchConsumer whose topic was deleted and made again under the same name commits none of the old topic's positions to the new one, and reads the new one from its start", async () => {
+    const dir = tmpDir();
+    let broker = await openBroker({ dir });
+    let server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    let fsrv = await broker.startFetchServer({ port: 0 });
+    const [port, fetchPort] = [server.port, fsrv.port];
+    const client = await connect(`127.0.0.1:${port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
+    try {
+      // Made again while the consumer is connected: its close (or its next timed commit)
+      // committed its positions in the old topic to the group on the new one, whose
+      // first 10 messages of each partition nobody had read.
+      for (const partitions of [undefined, [0, 1]]) {
+        await broker.createTopic('re', { partitions: 2 });
+        for (let i = 0; i < 20; i++) await broker.producer().send('re', { partition: i % 2, value: `old${i}` });
+        const c = client.consumer({ topic: 're', group: 'g', from: 'earliest', transport: 'fetch', commitIntervalMs: 3_600_000, ...(partitions ? { partitions } : {}) });
+        await take(c, 20);
+        await client.deleteTopic('re');
+        await client.createTopic('re', { partitions: 2 });
+        for (let i = 0; i < 40; i++) await broker.producer().send('re', { partition: i % 2, value: `new${i}` });
+        await c.close();
+        assert.deepEqual(await client.committedOffsets('g', 're'), [-1, -1], `partitions ${JSON.stringify(partitions)}`);
+        await client.deleteTopic('re');
+      }
+      // Made again while the broker was down: the consumer reconnects to the new topic
+      // and reads it from the start (the group has no offsets there), not from where it
+      // was in the old one (offset 20: new20 came first).
+      await broker.createTopic('re');
+      for (let i = 0; i < 20; i++) await broker.producer().send('re', { value: `old${i}` });
+      const c = client.consumer({ topic: 're', group: 'h', from: 'earliest', transport: 'fetch', partitions: [0] });
+      const it = c[Symbol.asyncIterator]();
+      const next = async (n: number): Promise<string[]> => {
+        const out: string[] = [];
+        while (out.length < n) {
+          const r = await it.next();
+          if (r.done) break;
+          r.value.ack();
+          out.push(r.value.value.toString());
+        }
+        return out;
+      };
+      assert.equal((await next(20)).length, 20);
+      await server.stop(2000);
+      await broker.close();
+      broker = await openBroker({ dir });
+      await broker.deleteTopic('re');
+      await broker.createTopic('re');
+      for (let i = 0; i < 25; i++) await broker.producer().send('re', { value: `new${i}` });
+      server = await BrokerServer.start({ broker, host: '127.0.0.1', port });
+      fsrv = await broker.startFetchServer({ port: fetchPort });
+      assert.deepEqual(await next(5), ['new0', 'new1', 'new2', 'new3', 'new4']);
+      await c.close();
+      assert.deepEqual(await client.committedOffsets('h', 're'), [5]);
+    } finally {
+      await client.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

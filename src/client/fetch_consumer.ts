@@ -58,7 +58,7 @@ export interface FetchClientSide {
   readonly token: string | undefined;
   readonly fetchAddress: string | undefined;
   readonly isClosed: boolean;
-  describeTopic(name: string, opts?: { groups?: boolean }): Promise<{ partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
+  describeTopic(name: string, opts?: { groups?: boolean }): Promise<{ createdAt?: number; partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
   committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }>;
   commitOffset(group: string, topic: string, partition: number, offset: number, run?: number): Promise<void>;
   forget(x: { close(): Promise<void> }): void;
@@ -259,6 +259,8 @@ interface PartitionState {
   conn: FetchConnection | null;
   /** given to another member: its pump stops, its chunks and acks are dropped */
   revoked?: boolean;
+  /** its fetch connection failed: before fetching again, check that the topic is the one it was reading (verifyTopic) */
+  reconnecting?: boolean;
 }
 
 const PREFETCH = 2; // chunks buffered per partition ahead of the app
@@ -283,6 +285,12 @@ export class FetchConsumer implements GroupConsumerApi {
   private started = false;
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
+  /**
+   * When the topic whose offsets this consumer holds was created (describeTopic): a
+   * topic deleted and made again under the same name has another, and its offsets are
+   * not these (see verifyTopic).
+   */
+  private createdAt: number | undefined;
   /** The fetch loops running: each leaves the set when it ends (a partition taken away ends its loop; a rebalance starts new ones). */
   private readonly pumps = new Set<Promise<void>>();
   /** group membership (no `partitions` given): the assignment-only Subscribe stream */
@@ -371,6 +379,20 @@ export class FetchConsumer implements GroupConsumerApi {
   }
 
   private async commitNow(): Promise<void> {
+    // The topic was deleted under this consumer: nothing it read belongs to a topic made
+    // again under that name since.
+    if (this.fatal?.code === 'TOPIC_NOT_FOUND') return;
+    let checked = false;
+    for (const s of this.parts.values()) {
+      if (s.processed === s.committed) continue;
+      // Positions of a topic deleted and made again since must not be committed to the
+      // new one: its group would skip its first messages.
+      if (!checked) {
+        checked = true;
+        if (await this.verifyTopic()) return;
+      }
+      break;
+    }
     for (const s of this.parts.values()) {
       if (s.processed === s.committed) continue;
       const at = s.processed;
@@ -391,8 +413,8 @@ export class FetchConsumer implements GroupConsumerApi {
    * messages have those offsets. It starts over from the group's committed offset, which
    * the broker has moved back to the cut; what it read and acked since comes again.
    */
-  private async restart(s: PartitionState): Promise<void> {
-    const [{ offsets, run }, d] = await Promise.all([this.client.committedState(this.group, this.topic), this.client.describeTopic(this.topic, { groups: false })]);
+  private async restart(s: PartitionState, described?: Awaited<ReturnType<FetchClientSide['describeTopic']>>): Promise<void> {
+    const [{ offsets, run }, d] = await Promise.all([this.client.committedState(this.group, this.topic), described ?? this.client.describeTopic(this.topic, { groups: false })]);
     if (this.closed || s.revoked || this.parts.get(s.partition) !== s) return;
     const c = offsets[s.partition] ?? -1;
     const start = this.startOf(c, d.partitions.find((x) => x.partition === s.partition)!);
@@ -402,6 +424,44 @@ export class FetchConsumer implements GroupConsumerApi {
     s.committed = c;
     s.run = run;
     this.rewind(s, start);
+  }
+
+  /**
+   * Checks that the topic is the one this consumer's offsets are of. If it was deleted
+   * and made again meanwhile (while the broker was restarting, or between two fetches),
+   * every partition starts over as if just given: from the new topic's committed
+   * offset for the group, else `from`; what was read of the old topic is not committed.
+   * True if that happened. Runs in the `committing` chain (commitNow, or the pumps).
+   */
+  private async verifyTopic(): Promise<boolean> {
+    const d = await this.client.describeTopic(this.topic, { groups: false });
+    if (this.createdAt === undefined) this.createdAt = d.createdAt;
+    if (d.createdAt === undefined || d.createdAt === this.createdAt || this.closed) return false;
+    this.createdAt = d.createdAt;
+    for (const s of [...this.parts.values()]) {
+      if (d.partitions.some((x) => x.partition === s.partition)) {
+        await this.restart(s, d);
+        s.committed = s.processed; // nothing read of the new topic yet: nothing to commit
+        continue;
+      }
+      // Gone with the old topic: dropped, not committed.
+      s.revoked = true;
+      s.conn?.close();
+      s.wake?.();
+      this.dropChunks(s.partition);
+      this.parts.delete(s.partition);
+      this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
+      if (this.opts.partitions)
+        this.fail(invalid(`partition ${s.partition} does not exist in topic ${this.topic} (${d.partitions.length} partitions): the topic was deleted and made again`));
+    }
+    return true;
+  }
+
+  /** verifyTopic, in turn with the commits (and restarts) under way. */
+  private async verifyTopicInTurn(): Promise<void> {
+    const r = this.committing.then(() => this.verifyTopic());
+    this.committing = r.then(() => undefined, () => undefined);
+    await r;
   }
 
   /** Acks and nacks of messages read before now no longer count for `s`. */
@@ -496,6 +556,7 @@ export class FetchConsumer implements GroupConsumerApi {
   /** Starts reading these partitions from the group's committed offsets. */
   private async addPartitions(list: readonly number[]): Promise<void> {
     const d = await this.client.describeTopic(this.topic, { groups: false });
+    this.createdAt ??= d.createdAt;
     const all = d.partitions.map((p) => p.partition);
     for (const p of list) if (!all.includes(p)) throw invalid(`partition ${p} does not exist in topic ${this.topic} (${all.length} partitions)`);
     const { offsets: committed, run } = await this.client.committedState(this.group, this.topic);
@@ -581,6 +642,8 @@ export class FetchConsumer implements GroupConsumerApi {
       // One assignment at a time, in the order they came.
       this.assigning = this.assigning
         .then(async () => {
+          // After a reconnect (a broker restart) the topic may be another one of that name.
+          if (this.parts.size > 0) await this.verifyTopicInTurn();
           for (const p of [...this.parts.keys()]) if (!want.includes(p)) await this.revoke(p);
           await this.addPartitions(want);
         })
@@ -630,7 +693,16 @@ export class FetchConsumer implements GroupConsumerApi {
         continue;
       }
       try {
-        s.conn ??= await FetchConnection.open(this.host, this.port, this.client.token ?? '', undefined, this.closeSignal.signal);
+        if (!s.conn) {
+          s.conn = await FetchConnection.open(this.host, this.port, this.client.token ?? '', undefined, this.closeSignal.signal);
+          if (s.reconnecting) {
+            // The broker may have restarted with the topic made again: its offsets are
+            // not this consumer's positions (verifyTopic moves them if so).
+            await this.verifyTopicInTurn();
+            s.reconnecting = false;
+            continue;
+          }
+        }
         const epoch = s.epoch;
         const at = s.position;
         // Within the limits the server's hello announced (it refuses a fetch past them).
@@ -677,6 +749,7 @@ export class FetchConsumer implements GroupConsumerApi {
         const err = e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', String(e));
         s.conn?.close();
         s.conn = null;
+        s.reconnecting = true;
         if (this.closed) return;
         if (!RETRYABLE.has(err.code)) return this.fail(err);
         // The broker restarted or refused us for now: reconnect, from our position.

@@ -355,6 +355,15 @@ export class Client {
     return c.n;
   }
 
+  /**
+   * @internal A publish to the topic was refused as if its partition count were not
+   * what this client has cached (the topic deleted, or made again with fewer
+   * partitions): the next send looks it up again instead of going on with it.
+   */
+  dropPartitionCount(topic: string): void {
+    this.partitionsCache.delete(topic);
+  }
+
   /** One lookup at a time per topic, however many sends ask at once. */
   private lookupPartitions(topic: string): Promise<number> {
     let p = this.partitionLookups.get(topic);
@@ -1118,7 +1127,13 @@ export class RemoteProducer implements ProducerApi {
           this.pump();
         }, delay);
         return b.msg.length;
-      } else this.giveUp(b, err, false);
+      } else {
+        // A partition the topic no longer has (made again with fewer), or a topic gone:
+        // the cached count is not the topic's. Sends after it would be refused the same
+        // way until the cache went stale (5 s).
+        if (err.code === 'INVALID_ARGUMENT' || err.code === 'TOPIC_NOT_FOUND') this.client.dropPartitionCount(b.topic);
+        this.giveUp(b, err, false);
+      }
     } else {
       b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
     }
