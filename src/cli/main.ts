@@ -303,7 +303,12 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     }
     // An expired certificate binds and serves, but every gRPC client verifies it and
     // fails the handshake with an error that names neither the file nor the date.
-    const leaf = new X509Certificate(serverOpts.tls.cert); // the first of a chain is the server's
+    let leaf: X509Certificate;
+    try {
+      leaf = new X509Certificate(serverOpts.tls.cert); // the first of a chain is the server's
+    } catch (e) {
+      throw new UringmqError('INVALID_ARGUMENT', `the TLS certificate ${cfg.tlsCert} cannot be read: ${(e as Error).message}`);
+    }
     const validTo = Date.parse(leaf.validTo);
     const validFrom = Date.parse(leaf.validFrom);
     const now = Date.now();
