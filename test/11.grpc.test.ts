@@ -635,6 +635,33 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(err2.code, grpc.status.FAILED_PRECONDITION);
   });
 
+  it('an `assignment_only` member is sent no messages, whatever credit it sends (early or once joined): its credit is only a sign of life', async () => {
+    await r.client.producer().sendBatch('t', Array.from({ length: 5 }, (_, i) => ({ value: `a${i}` })), { partition: 0 });
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    let err: grpc.ServiceError | null = null;
+    s.on('error', (e: grpc.ServiceError) => (err = e));
+    let assigned = false;
+    let delivered = 0;
+    s.on('data', (res: { assignment?: unknown; delivery?: { records?: unknown[]; from_offset?: unknown; to_offset?: unknown } }) => {
+      if (res.assignment) assigned = true;
+      if (res.delivery) delivered += Math.max(res.delivery.records?.length ?? 0, Number(res.delivery.to_offset ?? 0) - Number(res.delivery.from_offset ?? 0));
+    });
+    s.write({ subscribe: { topic: 't', group: 'membership', from: pb.StartFrom.EARLIEST, assignment_only: true } });
+    s.write({ credit: 100 }); // during the join
+    const until = Date.now() + 5000;
+    while (!assigned && !err && Date.now() < until) await sleep(20);
+    assert.ok(assigned, 'no assignment');
+    s.write({ credit: 100 }); // once joined
+    await sleep(500);
+    assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+    const m = (await r.client.describeTopic('t')).groups.find((g) => g.group === 'membership')!.members[0]!;
+    assert.deepEqual(m.partitions, [0, 1], 'still a member with its partitions');
+    assert.equal(m.unacked, 0, 'messages were delivered to an assignment_only member');
+    assert.equal(delivered, 0);
+    s.end();
+  });
+
   it('credit granted a little at a time is used as it comes, with messages still unacked (not only once all are acked)', async () => {
     await r.client.producer().sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `c${i}` })), { partition: 0 });
     const d = brokerService.subscribe!;

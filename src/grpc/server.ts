@@ -718,6 +718,8 @@ export class BrokerServer {
     let earlyCredit = 0;
     let earlyFeedback: { processedPerSec: number; latencyMs: number } | null = null;
     let plain = false;
+    /** `assignment_only`: the broker sends it no messages, so credit is only a sign of life. */
+    let assignmentOnly = false;
     let done = false;
     /** `returned` came while the join was still running: the member leaves (and the call ends) once it is in. */
     let leaveOnJoin = false;
@@ -822,6 +824,7 @@ export class BrokerServer {
         if (member || joining) throw new UringmqError('FAILED_PRECONDITION', 'this stream already subscribed');
         const s = req.subscribe;
         plain = !!s.plain_records;
+        assignmentOnly = !!s.assignment_only;
         joining = true;
         const from = s.from === pb.StartFrom.EARLIEST ? 'earliest' : s.from === pb.StartFrom.OFFSET ? { offset: Number(s.from_offset) } : 'latest';
         this.broker.groups
@@ -870,8 +873,9 @@ export class BrokerServer {
           leaveOnJoin = true; // nothing delivered yet: nothing to give back, but the client is closing
           return;
         }
-        if (req.credit) earlyCredit += req.credit; // checked and capped by credit() when applied
-        else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
+        if (req.credit) {
+          if (!assignmentOnly) earlyCredit += req.credit; // checked and capped by credit() when applied
+        } else if (req.feedback) earlyFeedback = { processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 };
         return; // a heartbeat: the join itself shows the member alive
       }
       if (!m) throw new UringmqError('FAILED_PRECONDITION', 'the first message on a Subscribe stream must be `subscribe`');
@@ -885,8 +889,11 @@ export class BrokerServer {
       else if (req.returned)
         // The client is closing: the member leaves with them, and the call ends.
         m.leave((req.returned.ranges ?? []).map((r) => ({ partition: r.partition ?? 0, from: Number(r.from_offset ?? 0), to: Number(r.to_offset ?? 0), deliveryCount: r.delivery_count ?? 0 })));
-      else if (req.credit) m.credit(req.credit);
-      else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
+      else if (req.credit) {
+        // A membership-only stream is never delivered to: its credit keeps it alive, no more.
+        if (assignmentOnly) m.heartbeat();
+        else m.credit(req.credit);
+      } else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
       else m.heartbeat();
     };
     return {
