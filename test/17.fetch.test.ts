@@ -1250,6 +1250,76 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it("a fetch member's commit of a partition it lost to a Subscribe member (its revocation commit, landing late) acks what it processed, and rewinds nothing the new owner was delivered", async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const address = `127.0.0.1:${server.port}`;
+    const client = await connect(address, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    const fclient = await connect(address, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    let open = () => {};
+    try {
+      await client.createTopic('moved', { partitions: 2 });
+      const p = client.producer();
+      for (let part = 0; part < 2; part++) await p.sendBatch('moved', Array.from({ length: 200 }, (_, i) => ({ value: `${part}-${i}` })), { partition: part });
+      // The fetch member's commits of partition 1 wait at a gate (a slow network, a busy process).
+      const gate = new Promise<void>((r) => (open = r));
+      const commitOffset = fclient.commitOffset.bind(fclient);
+      let held = 0;
+      const landed: Array<Promise<void>> = [];
+      fclient.commitOffset = (...a: Parameters<typeof commitOffset>) => {
+        if (a[2] !== 1 || a[3] === 0) return commitOffset(...a);
+        held++;
+        const r = gate.then(() => commitOffset(...a));
+        landed.push(r.catch(() => undefined));
+        return r;
+      };
+      const f = fclient.consumer({ topic: 'moved', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 50, commitIntervalMs: 3_600_000 });
+      let fAcked = 0;
+      const fl = (async () => {
+        for await (const m of f) {
+          if (m.partition === 1 && m.offset >= 50) continue; // processes 50 of partition 1's 200
+          m.ack();
+          if (m.partition === 1) fAcked++;
+        }
+      })();
+      await waitFor(() => f.assignment.length === 2 && fAcked === 50, 15_000);
+      // A Subscribe member joins: partition 1 is its now; it reads and acks all of it.
+      const s = client.consumer({ topic: 'moved', group: 'g', from: 'earliest' });
+      const got: Array<{ offset: number; redelivered: boolean }> = [];
+      const sl = (async () => {
+        for await (const m of s) {
+          if (m.partition === 1) got.push({ offset: m.offset, redelivered: m.redelivered });
+          m.ack();
+        }
+      })();
+      let committed = -1;
+      const poll = async () => (committed = (await client.committedOffsets('g', 'moved'))[1]!);
+      for (let i = 0; i < 300 && (await poll()) !== 200; i++) await sleep(50);
+      assert.equal(committed, 200);
+      await waitFor(() => held > 0, 15_000); // the fetch member's revocation commit, of 50
+      open();
+      await Promise.all(landed);
+      assert.equal(await poll(), 200, 'the late commit of 50 did not move the committed offset back');
+      await p.sendBatch('moved', [{ value: 'next' }], { partition: 1 });
+      await waitFor(() => got.some((g) => g.offset === 200), 15_000);
+      await s.close();
+      await sl;
+      await f.close();
+      await fl;
+      assert.deepEqual(
+        got.map((g) => g.offset),
+        Array.from({ length: 201 }, (_, i) => i),
+        'each message of partition 1 reached the Subscribe member once, in order',
+      );
+    } finally {
+      open();
+      await fclient.close();
+      await client.close();
+      await server.stop(2000);
+    }
+  });
+
   it('a FetchConsumer whose group members come and go keeps a fetch loop per partition it holds, not one per partition it was ever given', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

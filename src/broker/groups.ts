@@ -1609,7 +1609,7 @@ export class GroupCoordinator {
    * when a power cut may have cut the log below `offset` since (log_cuts.ts): the caller
    * read messages that are gone, and new ones have their offsets.
    */
-  async commitOffset(group: string, topic: string, partition: number, offset: number, basedOnRun = 0): Promise<void> {
+  async commitOffset(group: string, topic: string, partition: number, offset: number, basedOnRun = 0, memberId?: string): Promise<void> {
     validateGroupName(group);
     const t = this.broker.topicState(topic);
     if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
@@ -1629,6 +1629,14 @@ export class GroupCoordinator {
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
     const gs = await this.load(group, topic, null);
     const ps = gs.parts[partition]!;
+    if (memberId !== undefined && ps.owner?.id !== memberId && !ps.unset) {
+      // A member's commit of a partition a rebalance has given to another member since
+      // (a fetch consumer's commit on revocation, or one under way when it came): what it
+      // processed is acked, as a late ack, but it rewinds nothing and voids none of what
+      // the new owner was delivered (their acks count; a rewind would deliver them again).
+      this.lateCommit(gs, ps, offset);
+      return;
+    }
     ps.unset = false;
     dropAckedInflight(ps);
     // What the members were delivered before is void: their late acks of it are
@@ -1653,6 +1661,27 @@ export class GroupCoordinator {
     gs.dirty = true;
     await this.flush(gs);
     ps.owner?.wake();
+  }
+
+  /**
+   * A former owner processed everything below `offset`: acked where no member holds it
+   * (held ones are their holder's to ack), and the partition's next delivery moves past
+   * what nobody was delivered yet. Never moves anything back.
+   */
+  private lateCommit(gs: GroupState, ps: PartitionGroupState, offset: number): void {
+    if (offset <= ps.committed) return;
+    dropAckedInflight(ps);
+    let added = 0;
+    let cur = ps.committed;
+    const held = ps.inflight.filter((r) => r.to > cur && r.from < offset);
+    for (const r of held) {
+      if (cur < r.from) added += ps.acked.add(cur, r.from);
+      cur = Math.max(cur, r.to);
+    }
+    if (cur < offset) added += ps.acked.add(cur, offset);
+    if (offset > ps.next) ps.next = offset;
+    if (added > 0) this.changed(gs);
+    this.advance(gs, ps);
   }
 
   /** Committed offset per partition (-1 where the group has none), and the run they were read in (for commitOffset's check). */

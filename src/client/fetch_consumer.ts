@@ -60,7 +60,7 @@ export interface FetchClientSide {
   readonly isClosed: boolean;
   describeTopic(name: string, opts?: { groups?: boolean }): Promise<{ createdAt?: number; partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
   committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }>;
-  commitOffset(group: string, topic: string, partition: number, offset: number, run?: number): Promise<void>;
+  commitOffset(group: string, topic: string, partition: number, offset: number, run?: number, memberId?: string): Promise<void>;
   forget(x: { close(): Promise<void> }): void;
   bidi(name: 'subscribe'): grpc.ClientDuplexStream<unknown, unknown>;
 }
@@ -397,7 +397,7 @@ export class FetchConsumer implements GroupConsumerApi {
       if (s.processed === s.committed) continue;
       const at = s.processed;
       try {
-        await this.client.commitOffset(this.group, this.topic, s.partition, at, s.run);
+        await this.client.commitOffset(this.group, this.topic, s.partition, at, s.run, this.member);
       } catch (e) {
         if (!(e instanceof UringmqError && e.code === 'LOG_TRUNCATED')) throw e;
         await this.restart(s);
@@ -599,7 +599,9 @@ export class FetchConsumer implements GroupConsumerApi {
     s.wake?.();
     this.dropChunks(p);
     // With the run: past a power cut's cut the broker refuses it, and its offset stays at the cut.
-    if (s.processed !== s.committed && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run).catch(() => undefined);
+    // With the member id: the partition has a new owner already, which this late commit
+    // must not rewind (the broker takes it as an ack of what lies below).
+    if (s.processed !== s.committed && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run, this.member).catch(() => undefined);
     this.parts.delete(p);
     this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
   }

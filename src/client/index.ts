@@ -292,12 +292,12 @@ export class Client {
    * this position was reached from; the broker then refuses with LOG_TRUNCATED an
    * offset a power cut may have cut away since.
    */
-  async commitOffset(group: string, topic: string, partition: number, offset: number, run = 0): Promise<void> {
+  async commitOffset(group: string, topic: string, partition: number, offset: number, run = 0, memberId?: string): Promise<void> {
     // As the embedded commitOffset: NaN went out as 0, a rewind of the whole partition.
     checkPartition(partition);
     validateOffset(offset);
     validateOffset(run, 'run');
-    await this.unary('commitOffset', { group, topic, partition, offset, run });
+    await this.unary('commitOffset', { group, topic, partition, offset, run, member_id: memberId ?? '' });
   }
 
   async committedOffsets(group: string, topic: string): Promise<number[]> {

@@ -442,7 +442,7 @@ export class BrokerServer {
       fetch: unary('Fetch', async (req: Req<'FetchRequest'>, call: grpc.ServerUnaryCall<Req<'FetchRequest'>, unknown>) => this.fetch(req, call)),
       subscribe: (call: grpc.ServerDuplexStream<Req<'SubscribeRequest'>, uringmq.v1.SubscribeResponse.$Properties>) => this.subscribe(call),
       commitOffset: unary('CommitOffset', async (req: Req<'CommitOffsetRequest'>) => {
-        await b.groups.commitOffset(req.group, req.topic, req.partition, Number(req.offset), req.run ?? 0);
+        await b.groups.commitOffset(req.group, req.topic, req.partition, Number(req.offset), req.run ?? 0, req.member_id || undefined);
         return {};
       }),
       getCommittedOffsets: unary('GetCommittedOffsets', async (req: Req<'GetCommittedOffsetsRequest'>) => await b.groups.committedState(req.group, req.topic)),

@@ -2561,6 +2561,9 @@ export namespace uringmq {
             /** CommitOffsetRequest run. */
             run: number;
 
+            /** CommitOffsetRequest member_id. */
+            member_id: string;
+
             /**
              * Encodes the specified CommitOffsetRequest message. Does not implicitly {@link uringmq.v1.CommitOffsetRequest.verify|verify} messages.
              * @param message CommitOffsetRequest message or plain object to encode
@@ -2606,6 +2609,9 @@ export namespace uringmq {
 
                 /** CommitOffsetRequest run */
                 run?: (number|null);
+
+                /** CommitOffsetRequest member_id */
+                member_id?: (string|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

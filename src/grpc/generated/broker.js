@@ -6537,6 +6537,7 @@ $root.uringmq = (function() {
              * @property {number|null} [partition] CommitOffsetRequest partition
              * @property {number|Long|null} [offset] CommitOffsetRequest offset
              * @property {number|null} [run] CommitOffsetRequest run
+             * @property {string|null} [member_id] CommitOffsetRequest member_id
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -6609,6 +6610,14 @@ $root.uringmq = (function() {
             CommitOffsetRequest.prototype.run = 0;
 
             /**
+             * CommitOffsetRequest member_id.
+             * @member {string} member_id
+             * @memberof uringmq.v1.CommitOffsetRequest
+             * @instance
+             */
+            CommitOffsetRequest.prototype.member_id = "";
+
+            /**
              * Encodes the specified CommitOffsetRequest message. Does not implicitly {@link uringmq.v1.CommitOffsetRequest.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.CommitOffsetRequest
@@ -6634,6 +6643,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 4, wireType 0 =*/32).int64(message.offset);
                 if (message.run != null && $Object.hasOwnProperty.call(message, "run") && message.run !== 0)
                     writer.uint32(/* id 5, wireType 0 =*/40).uint32(message.run);
+                if (message.member_id != null && $Object.hasOwnProperty.call(message, "member_id") && message.member_id !== "")
+                    writer.uint32(/* id 6, wireType 2 =*/50).string(message.member_id);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -6721,6 +6732,15 @@ $root.uringmq = (function() {
                                 message.run = value;
                             else
                                 delete message.run;
+                            continue;
+                        }
+                    case 6: {
+                            if (wireType !== 2)
+                                break;
+                            if ((value = reader.stringVerify()).length)
+                                message.member_id = value;
+                            else
+                                delete message.member_id;
                             continue;
                         }
                     }
