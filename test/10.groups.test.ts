@@ -1981,6 +1981,17 @@ describe('Consumer groups: late acks and nacks after commitOffset moved the part
     await broker.close();
   });
 
+  it("a member's commit of a partition it no longer owns (taken as acks) is on disk when commitOffset returns, as any commit", async () => {
+    for (let i = 0; i < 10; i++) await broker.producer().send('t', { value: `m${i}`, partition: 0 });
+    await broker.groups.commitOffset('g', 't', 0, 0);
+    await broker.groups.commitOffset('g', 't', 0, 7, 0, 'a-former-owner');
+    // Copied at once (synchronously: the 20 ms timed write cannot run first), as a crash would leave it.
+    const copy = path.join(tmpDir(), 'offsets');
+    fs.copyFileSync(path.join(broker.dir, 'groups', 'g', 't.offs'), copy);
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [7]);
+    assert.equal((await readOffsetsFile(copy))!.committed[0], 7, 'acknowledged, not on disk');
+  });
+
   it('a late ack of a delivery whose offset the group acked since (then rewound) is ignored, not FAILED_PRECONDITION', async () => {
     await broker.producer().send('t', { value: 'x', partition: 0 });
     const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 200 });

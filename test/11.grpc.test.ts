@@ -261,6 +261,33 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await p.close();
   });
 
+  it('an idempotent producer that sent to a topic made again before its deleteTopic was answered goes on with its sequence: its next batch is written, not taken for a duplicate', async () => {
+    await r.client.createTopic('again');
+    const p = r.client.producer({ idempotent: true, lingerMs: 0 });
+    await p.send('again', { value: 'a', partition: 0 });
+    // The deleteTopic answer on its way back (held here): meanwhile the topic is made
+    // again and this producer sends to it, numbered on from its old sequence.
+    const c = r.client as unknown as { unary: (name: string, req: unknown, timeoutMs?: number) => Promise<unknown> };
+    const unary = c.unary;
+    c.unary = async (name, req, timeoutMs) => {
+      const res = await unary.call(r.client, name, req, timeoutMs);
+      if (name === 'deleteTopic') {
+        await r.broker.createTopic('again');
+        await p.send('again', { value: 'b', partition: 0 });
+      }
+      return res;
+    };
+    try {
+      await r.client.deleteTopic('again');
+    } finally {
+      c.unary = unary;
+    }
+    assert.deepEqual(await p.send('again', { value: 'c', partition: 0 }), { partition: 0, offset: 1 });
+    assert.deepEqual((await r.broker.read('again', 0, 0)).map((m) => m.value.toString()), ['b', 'c']);
+    await p.close();
+    await r.client.deleteTopic('again');
+  });
+
   it('the client library refuses badly shaped records before sending: INVALID_ARGUMENT naming the record, nothing written', async () => {
     const p = r.client.producer();
     const bad: unknown[] = [null, { value: 3 }, { value: 'x', key: 7 }, { value: 'x', timestamp: -1 }, { value: 'x', timestamp: 1.5 }, { value: 'x', headers: { h: 1 } }, { value: 'x', headers: [] }, { value: 'x', headers: null }];

@@ -1204,6 +1204,34 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it("a FetchConsumer closed after its topic was made again, unnoticed while the app held its prefetched chunks, commits nothing of the old topic to the new one", async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await broker.createTopic('re');
+      for (let i = 0; i < 30; i++) await broker.producer().send('re', { value: `old${i}` });
+      // One batch per fetch: the pump stops at PREFETCH chunks and sends no fetch that
+      // would find the topic deleted.
+      const c = client.consumer({ topic: 're', group: 'g', from: 'earliest', transport: 'fetch', commitIntervalMs: 3_600_000, partitions: [0], maxBytes: 1 });
+      const it = c[Symbol.asyncIterator]();
+      for (let i = 0; i < 5; i++) ((await it.next()).value as { ack(): void }).ack();
+      // Its pump has its PREFETCH (2) chunks, offsets 5 and 6, and waits for the app.
+      while ((c as FetchConsumer).positions.get(0) !== 7) await sleep(10);
+      await client.deleteTopic('re');
+      await client.createTopic('re');
+      for (let i = 0; i < 40; i++) await broker.producer().send('re', { value: `new${i}` });
+      // Its close commits: its position in the old topic (5) would skip new0..new4 for the group.
+      await c.close();
+      assert.deepEqual(await client.committedOffsets('g', 're'), [-1]);
+    } finally {
+      await client.close();
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

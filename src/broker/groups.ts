@@ -1635,6 +1635,9 @@ export class GroupCoordinator {
       // processed is acked, as a late ack, but it rewinds nothing and voids none of what
       // the new owner was delivered (their acks count; a rewind would deliver them again).
       this.lateCommit(gs, ps, offset);
+      // On disk before it is answered, as any commit: the member counts it done and
+      // does not send it again (a crash in the 20 ms until the timed write lost it).
+      if (gs.dirty) await this.flush(gs);
       return;
     }
     ps.unset = false;

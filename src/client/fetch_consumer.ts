@@ -436,8 +436,10 @@ export class FetchConsumer implements GroupConsumerApi {
   private async verifyTopic(): Promise<boolean> {
     const d = await this.client.describeTopic(this.topic, { groups: false });
     if (this.createdAt === undefined) this.createdAt = d.createdAt;
-    if (d.createdAt === undefined || d.createdAt === this.createdAt || this.closed) return false;
+    if (d.createdAt === undefined || d.createdAt === this.createdAt) return false;
     this.createdAt = d.createdAt;
+    // Closing (its last commit): nothing read of the old topic is committed to the new one.
+    if (this.closed) return true;
     for (const s of [...this.parts.values()]) {
       if (d.partitions.some((x) => x.partition === s.partition)) {
         await this.restart(s, d);

@@ -250,19 +250,28 @@ export class Client {
   }
 
   async deleteTopic(name: string): Promise<void> {
+    const marks = this.producerMarks();
     await this.unary('deleteTopic', { name });
-    this.topicGone(name);
+    this.topicGone(name, marks);
   }
 
   /**
    * The topic is gone (deleted through this client, or a lookup found it missing): its
    * cached partition count goes, and so does what this client's producers keep per
    * partition of it. Else a long-lived client of short-lived topics kept an entry per
-   * topic (and per partition) for good.
+   * topic (and per partition) for good. `marks`: each producer's mark from before the
+   * deletion was asked or the lookup sent; what a producer numbered since (to the topic
+   * made again meanwhile, say) it keeps.
    */
-  private topicGone(name: string): void {
+  private topicGone(name: string, marks: ReadonlyMap<RemoteProducer, number>): void {
     this.partitionsCache.delete(name);
-    for (const c of this.closers) if (c instanceof RemoteProducer) c.forgetTopic(name);
+    for (const c of this.closers) if (c instanceof RemoteProducer) c.forgetTopic(name, marks.get(c) ?? 0);
+  }
+
+  private producerMarks(): Map<RemoteProducer, number> {
+    const m = new Map<RemoteProducer, number>();
+    for (const c of this.closers) if (c instanceof RemoteProducer) m.set(c, c.mark);
+    return m;
   }
 
   /** Reads whole batches from an offset (no group), decoded. */
@@ -368,11 +377,12 @@ export class Client {
   private lookupPartitions(topic: string): Promise<number> {
     let p = this.partitionLookups.get(topic);
     if (!p) {
+      const marks = this.producerMarks();
       p = this.describeTopic(topic, { groups: false })
         .then(
           (d) => d.partitions.length,
           (e: unknown) => {
-            if (e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND') this.topicGone(topic);
+            if (e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND') this.topicGone(topic, marks);
             throw e;
           },
         )
@@ -530,6 +540,8 @@ export class RemoteProducer implements ProducerApi {
   private readonly deliveryTimeoutMs: number;
   private readonly producerId: number;
   private readonly sequences = new Map<string, number>();
+  /** Per partition, the `nextSeq` its last batch took (bounded like `sequences`): see forgetTopic. */
+  private readonly numbered = new Map<string, number>();
   /**
    * Partitions restarted under a new producer id after one of their batches was given
    * up, with the error that did it (bounded like `sequences`: one per partition).
@@ -842,6 +854,11 @@ export class RemoteProducer implements ProducerApi {
     this.client.forget(this);
   }
 
+  /** @internal The number the next batch takes (forgetTopic's `since`). */
+  get mark(): number {
+    return this.nextSeq;
+  }
+
   private track(p: Promise<unknown>): void {
     this.pendingSends.track(p);
   }
@@ -852,12 +869,16 @@ export class RemoteProducer implements ProducerApi {
    * sequence it was numbered with, and a later batch numbered from 0 again would then
    * look like an old duplicate to a topic made again under the same name.
    */
-  forgetTopic(topic: string): void {
+  forgetTopic(topic: string, since: number): void {
     if (this.pendingSends.size > 0) return;
     const keys = this.accKeys.get(topic);
     if (!keys) return;
     for (const key of keys) {
       if (key === undefined) continue;
+      // Numbered after the topic was found gone (`since`: this.mark then): sent to a topic
+      // made again under the name meanwhile, whose broker expects the next sequence. From 0
+      // again, the next batch would be answered as a duplicate, and not written.
+      if ((this.numbered.get(key) ?? 0) >= since) return;
       const acc = this.accs.get(key);
       if (acc && (acc.records.length > 0 || acc.timer)) return; // cannot be with nothing pending; kept if so
     }
@@ -866,6 +887,7 @@ export class RemoteProducer implements ProducerApi {
       this.accs.delete(key);
       this.readyAccs.delete(key);
       this.sequences.delete(key);
+      this.numbered.delete(key);
       this.restarted.delete(key);
     }
     this.accKeys.delete(topic);
@@ -962,6 +984,7 @@ export class RemoteProducer implements ProducerApi {
     }
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
+    this.numbered.set(key, seq);
     const producerId = this.producerIdFor(key);
     const msg = finishRequest(prep, seq, topic, partition, producerId ? { producerId, baseSequence } : null, this.sync);
     if (producerId) this.sequences.set(key, (baseSequence + prep.count) % 2 ** 31);
