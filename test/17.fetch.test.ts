@@ -1218,7 +1218,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       const it = c[Symbol.asyncIterator]();
       for (let i = 0; i < 5; i++) ((await it.next()).value as { ack(): void }).ack();
       // Its pump has its PREFETCH (2) chunks, offsets 5 and 6, and waits for the app.
-      while ((c as FetchConsumer).positions.get(0) !== 7) await sleep(10);
+      await waitFor(() => (c as FetchConsumer).positions.get(0) === 7);
       await client.deleteTopic('re');
       await client.createTopic('re');
       for (let i = 0; i < 40; i++) await broker.producer().send('re', { value: `new${i}` });

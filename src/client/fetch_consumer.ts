@@ -382,17 +382,10 @@ export class FetchConsumer implements GroupConsumerApi {
     // The topic was deleted under this consumer: nothing it read belongs to a topic made
     // again under that name since.
     if (this.fatal?.code === 'TOPIC_NOT_FOUND') return;
-    let checked = false;
-    for (const s of this.parts.values()) {
-      if (s.processed === s.committed) continue;
-      // Positions of a topic deleted and made again since must not be committed to the
-      // new one: its group would skip its first messages.
-      if (!checked) {
-        checked = true;
-        if (await this.verifyTopic()) return;
-      }
-      break;
-    }
+    // Positions of a topic deleted and made again since must not be committed to the
+    // new one: its group would skip its first messages. (Checked only when there is
+    // something to commit: one describeTopic per commit round that commits.)
+    if ([...this.parts.values()].some((s) => s.processed !== s.committed) && (await this.verifyTopic())) return;
     for (const s of this.parts.values()) {
       if (s.processed === s.committed) continue;
       const at = s.processed;

@@ -251,19 +251,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     total += body + uvarintSize(body);
   }
   const buf = opts.alloc ? opts.alloc(total) : Buffer.allocUnsafe(total);
-  buf.writeUInt32LE(MAGIC, 0);
-  buf.writeUInt32LE(total, 4);
-  buf.fill(0, 8, 20); // baseOffset (stamped by the broker) and CRC
-  buf[20] = VERSION;
-  buf[21] = 0;
-  buf.writeUInt16LE(HEADER_SIZE, 22);
-  buf.writeUInt32LE(n, 24);
-  buf.writeUInt32LE(n - 1, 28);
-  writeI64(buf, 32, first);
-  writeI64(buf, 40, maxTs);
-  writeI64(buf, 48, opts.producerId ?? -1);
-  buf.writeInt32LE(opts.baseSequence ?? -1, 56);
-  buf.writeUInt32LE(0, 60);
+  writeBatchHeader(buf, total, n, first, maxTs, opts.producerId ?? -1, opts.baseSequence ?? -1);
   let pos = HEADER_SIZE;
   if (plain) {
     for (let i = 0; i < n; i++) {
@@ -495,6 +483,23 @@ function corrupt(message: string): UringmqError {
 
 const unzigzag = (u: number): number => (u % 2 === 0 ? u / 2 : -(u + 1) / 2);
 
+/** The batch header (docs/FORMAT.md) of a batch of `count` records: base offset and CRC 0, stamped later (broker, sealBatch). */
+function writeBatchHeader(buf: Buffer, total: number, count: number, firstTs: number, maxTs: number, producerId: number, baseSequence: number): void {
+  buf.writeUInt32LE(MAGIC, 0);
+  buf.writeUInt32LE(total, 4);
+  buf.fill(0, 8, 20); // baseOffset (stamped by the broker) and CRC
+  buf[20] = VERSION;
+  buf[21] = 0;
+  buf.writeUInt16LE(HEADER_SIZE, 22);
+  buf.writeUInt32LE(count, 24);
+  buf.writeUInt32LE(count - 1, 28);
+  writeI64(buf, 32, firstTs);
+  writeI64(buf, 40, maxTs);
+  writeI64(buf, 48, producerId);
+  buf.writeInt32LE(baseSequence, 56);
+  buf.writeUInt32LE(0, 60);
+}
+
 /**
  * The record at `offset` of the batches in `buf` as a batch of its own (CRC not set:
  * see sealBatch), with its timestamp, and its key, value and headers as the log holds
@@ -545,19 +550,7 @@ export function recordAsBatch(buf: Buffer, offset: number, extra: Record<string,
     const body = 3 + keyAndValue.length + uvarintSize(headerCount + names.length) + headers.length + extraBytes;
     const total = HEADER_SIZE + uvarintSize(body) + body;
     const out = Buffer.allocUnsafe(total);
-    out.writeUInt32LE(MAGIC, 0);
-    out.writeUInt32LE(total, 4);
-    out.fill(0, 8, 20); // baseOffset (stamped by the broker) and CRC
-    out[20] = VERSION;
-    out[21] = 0;
-    out.writeUInt16LE(HEADER_SIZE, 22);
-    out.writeUInt32LE(1, 24);
-    out.writeUInt32LE(0, 28);
-    writeI64(out, 32, ts);
-    writeI64(out, 40, ts);
-    writeI64(out, 48, -1);
-    out.writeInt32LE(-1, 56);
-    out.writeUInt32LE(0, 60);
+    writeBatchHeader(out, total, 1, ts, ts, -1, -1);
     let p = writeUvarint(out, HEADER_SIZE, body);
     out[p++] = 0;
     out[p++] = 0;

@@ -670,21 +670,11 @@ export class BrokerServer {
     }
     const raw = await b.readRaw(ps, offset, maxBytes);
     if (req.plain_records) {
-      // As many records as surely fit in one message (a small record takes more room as
-      // a ConsumedRecord than in its batch); at least one. The client goes on after the last.
-      const records: uringmq.v1.ConsumedRecord.$Properties[] = [];
-      const room = this.maxMessageBytes - 4096;
-      let bytes = 0;
-      let full = false;
-      decodeEach(raw, offset, Number.MAX_SAFE_INTEGER, (o, timestamp, key, value, headers) => {
-        if (full) return;
-        const size = plainRecordBytes(key, value, headers);
-        if (records.length > 0 && bytes + size > room) {
-          full = true;
-          return;
-        }
-        bytes += size;
-        records.push(consumedRecord(ps.index, { offset: o, timestamp, key, value, headers }, 1));
+      // As many records as surely fit in one message; the client goes on after the last.
+      let records: uringmq.v1.ConsumedRecord.$Properties[] = [];
+      plainRecordRuns(raw, offset, Number.MAX_SAFE_INTEGER, ps.index, 1, this.maxMessageBytes, (run) => {
+        records = run;
+        return true;
       });
       return { records, start_offset: info.startOffset, end_offset: info.endOffset };
     }
@@ -752,28 +742,13 @@ export class BrokerServer {
       deliverBatches: (partition, raw, from, to, deliveryCount = 1) => {
         if (done) return;
         if (plain) {
-          // Several messages when the records would not fit in one: a small record takes
-          // more room as a ConsumedRecord than in its batch, so a delivery of whole
-          // batches can be past maxMessageBytes as records (as Fetch's plain_records).
-          // Each message names the range its records cover; together they are [from, to).
-          const room = this.maxMessageBytes - 4096;
-          let records: uringmq.v1.ConsumedRecord.$Properties[] = [];
-          let bytes = 0;
-          let start = from;
-          decodeEach(raw, from, to, (offset, timestamp, key, value, headers) => {
-            const size = plainRecordBytes(key, value, headers);
-            if (records.length > 0 && bytes + size > room) {
-              io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: start, to_offset: offset, records } }));
-              records = [];
-              bytes = 0;
-              start = offset;
-            }
-            bytes += size;
-            records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, deliveryCount));
+          // Several messages when the records would not fit in one (a delivery of whole
+          // batches can be past maxMessageBytes as records), each naming the range its
+          // records cover; together they are [from, to). Serialized here: the records are
+          // views of `raw`, whose pooled buffer is reused once this returns (copiesBatches).
+          plainRecordRuns(raw, from, to, partition, deliveryCount, this.maxMessageBytes, (records, start, end) => {
+            io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: start, to_offset: end, records } }));
           });
-          // Serialized here: the records are views of `raw`, whose pooled buffer is
-          // reused once this returns (copiesBatches).
-          io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: start, to_offset: to, records } }));
         } else io.send(encodeDeliveryResponse(headroom, partition, raw, from, to, deliveryCount));
       },
       deliverRecords: (records: RedeliveredRecord[]) => {
@@ -1030,6 +1005,44 @@ function plainRecordBytes(key: Buffer | null, value: Buffer, headers: Record<str
   let inner = 4 * 11 + (key ? lenField(key.length) : 0) + lenField(value.length);
   for (const k in headers) inner += lenField(lenField(Buffer.byteLength(k)) + lenField(headers[k]!.length));
   return lenField(inner);
+}
+
+/**
+ * The records of `raw` in [from, to) as ConsumedRecords, in runs that each surely fit in
+ * one message of `maxMessageBytes` (a small record takes more room as a ConsumedRecord
+ * than in its batch); a run holds at least one record. `onRun` gets each run with the
+ * offsets it spans, the last ending at `to`; returning true stops there.
+ */
+function plainRecordRuns(
+  raw: Buffer,
+  from: number,
+  to: number,
+  partition: number,
+  deliveryCount: number,
+  maxMessageBytes: number,
+  onRun: (records: uringmq.v1.ConsumedRecord.$Properties[], start: number, end: number) => boolean | void,
+): void {
+  const room = maxMessageBytes - 4096; // the message's other fields
+  let records: uringmq.v1.ConsumedRecord.$Properties[] = [];
+  let bytes = 0;
+  let start = from;
+  let stopped = false;
+  decodeEach(raw, from, to, (offset, timestamp, key, value, headers) => {
+    if (stopped) return;
+    const size = plainRecordBytes(key, value, headers);
+    if (records.length > 0 && bytes + size > room) {
+      if (onRun(records, start, offset) === true) {
+        stopped = true;
+        return;
+      }
+      records = [];
+      bytes = 0;
+      start = offset;
+    }
+    bytes += size;
+    records.push(consumedRecord(partition, { offset, timestamp, key, value, headers }, deliveryCount));
+  });
+  if (!stopped) onRun(records, start, to);
 }
 
 function consumedRecord(partition: number, r: DecodedRecord, deliveryCount: number): uringmq.v1.ConsumedRecord.$Properties {
