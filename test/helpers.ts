@@ -161,3 +161,12 @@ export async function take(c: GroupConsumerApi, n: number, onMsg: (m: ConsumedMe
   }
   return out;
 }
+
+/** Waits until `cond` holds, polling every 20 ms; fails after `timeoutMs`. */
+export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = cond.toString()): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${what}`);
+    await sleep(20);
+  }
+}

@@ -8,7 +8,7 @@ import { encodeBatch, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
 import { PendingPromises } from './id_table';
-import { checkRecordSize, positiveInt, validateRecord } from './validate';
+import { checkRecordSize, closeTimeout, closeTimedOut, positiveInt, validateRecord } from './validate';
 
 export interface ProducerOptions {
   /** How long send() waits for more records to share its batch (default 0: the
@@ -46,6 +46,14 @@ export interface ProducerApi {
    *  offsets, or none. Refused (nothing written) when larger than one request carries. */
   sendBatch(topic: string, records: readonly RecordInput[], opts?: { partition?: number }): Promise<SendBatchResult>;
   flush(): Promise<void>;
+  /**
+   * Refuses new sends (BROKER_CLOSED), sends what lingers and waits for every send
+   * outstanding. `timeoutMs` bounds the wait: past it each send still outstanding is
+   * rejected with BROKER_CLOSED (it may or may not have been written) and close
+   * resolves. Left out, close waits as long as the sends may take (a remote producer's
+   * deliveryTimeoutMs, 120 s by default, per batch).
+   */
+  close(opts?: { timeoutMs?: number }): Promise<void>;
 }
 
 interface Waiter {
@@ -80,7 +88,7 @@ export class Producer implements ProducerApi {
   /** Accumulators holding records: while any does, the broker flushes this producer at close. */
   private filled = 0;
   /** Sends held back by the write queue's high-water mark, in call order (resumeHeld). */
-  private readonly heldSends: Array<() => void> = [];
+  private readonly heldSends: Array<(abandoned?: Error) => void> = [];
   /** Sends not yet settled: what flush() waits for. */
   private readonly inflight = new PendingPromises();
   // Keyless records rotate through partitions in the topic's own round-robin order.
@@ -88,6 +96,13 @@ export class Producer implements ProducerApi {
   private readonly alloc: (size: number) => Buffer;
   /** ProducerOptions.sync, and the broker's writes are not synced anyway. */
   private readonly sync: boolean;
+  /** close() was called: new sends are refused (those held back before it still go). */
+  private closing = false;
+  /**
+   * Rejecters of the sends handed to the broker and not yet settled, one per batch:
+   * close()'s timeout rejects them (the appends themselves cannot be called back).
+   */
+  private readonly rejecters = new Set<(e: Error) => void>();
 
   /** @internal use broker.producer() */
   constructor(private readonly broker: Broker, opts: ProducerOptions) {
@@ -108,6 +123,7 @@ export class Producer implements ProducerApi {
    * (not encoded, not queued) until the disk catches up.
    */
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
+    if (this.closing) return Promise.reject(new UringmqError('BROKER_CLOSED', 'producer is closed'));
     if (this.mustHold()) return this.held(() => this.sendNow(topic, record));
     return this.sendNow(topic, record);
   }
@@ -150,6 +166,7 @@ export class Producer implements ProducerApi {
    * default) is refused with RECORD_TOO_LARGE before anything is written.
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
+    if (this.closing) return Promise.reject(new UringmqError('BROKER_CLOSED', 'producer is closed'));
     if (this.mustHold()) return this.held(() => this.sendBatchNow(topic, records, opts));
     return this.sendBatchNow(topic, records, opts);
   }
@@ -184,7 +201,20 @@ export class Producer implements ProducerApi {
       if (prior) this.flushAcc(prior);
       const pooled = batch === null;
       batch ??= encodeBatch(records, { alloc: this.alloc });
-      const p = this.broker.appendBatch(ps, batch, true, n, pooled, this.sync).then((r) => ({ partition, baseOffset: r.baseOffset, count: n }));
+      const appended = this.broker.appendBatch(ps, batch, true, n, pooled, this.sync);
+      const p = new Promise<SendBatchResult>((resolve, reject) => {
+        this.rejecters.add(reject);
+        appended.then(
+          (r) => {
+            this.rejecters.delete(reject);
+            resolve({ partition, baseOffset: r.baseOffset, count: n });
+          },
+          (e: Error) => {
+            this.rejecters.delete(reject);
+            reject(e);
+          },
+        );
+      });
       this.track(p);
       return p;
     } catch (e) {
@@ -196,6 +226,27 @@ export class Producer implements ProducerApi {
   async flush(): Promise<void> {
     this.flushAll();
     await this.inflight.settled();
+  }
+
+  /**
+   * See ProducerApi.close. Nothing here waits on a network, only on the broker's disk:
+   * `timeoutMs` bounds a disk that hangs. A send it rejects may still be written, and
+   * broker.close() still waits for its append.
+   */
+  async close(opts?: { timeoutMs?: number }): Promise<void> {
+    const timeoutMs = closeTimeout(opts);
+    this.closing = true;
+    this.flushAll();
+    const settled = this.inflight.settled();
+    if (timeoutMs === undefined) return settled;
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([settled.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
+    clearTimeout(timer);
+    if (!late) return;
+    const err = closeTimedOut('producer', timeoutMs);
+    for (const reject of [...this.rejecters]) reject(err);
+    this.rejecters.clear();
+    for (const go of this.heldSends.splice(0)) go(err);
   }
 
   /** @internal */
@@ -245,12 +296,18 @@ export class Producer implements ProducerApi {
       for (const w of waiters) w.reject(e as Error);
       return;
     }
+    const fail = (e: Error): void => {
+      for (const w of waiters) w.reject(e);
+    };
+    this.rejecters.add(fail);
     const p = this.broker.appendBatch(ps, batch, true, records.length, true, this.sync).then(
       (r) => {
+        this.rejecters.delete(fail);
         for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve({ partition: ps.index, offset: r.baseOffset + i });
       },
       (e: Error) => {
-        for (const w of waiters) w.reject(e);
+        this.rejecters.delete(fail);
+        fail(e);
       },
     );
     this.track(p);
@@ -273,7 +330,7 @@ export class Producer implements ProducerApi {
 
   /** A send held back by the write queue's high-water mark; flush() waits for it too. */
   private held<T>(go: () => Promise<T>): Promise<T> {
-    const p = new Promise<T>((resolve, reject) => this.heldSends.push(() => go().then(resolve, reject)));
+    const p = new Promise<T>((resolve, reject) => this.heldSends.push((abandoned) => (abandoned ? reject(abandoned) : go().then(resolve, reject))));
     if (this.heldSends.length === 1) this.waitWritable();
     this.track(p);
     return p;

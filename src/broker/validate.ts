@@ -143,3 +143,29 @@ export function checkConsumerOptions(opts: {
     validateOffset((from as { offset?: unknown }).offset, 'from.offset');
   }
 }
+
+/** The largest delay setTimeout keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * close()'s options: `timeoutMs`, undefined when left out (close then waits as long as
+ * its sends may take). Checked before anything closes, so a bad option leaves the
+ * producer open.
+ */
+export function closeTimeout(opts: unknown): number | undefined {
+  if (opts === undefined) return undefined;
+  if (opts === null || typeof opts !== 'object') throw invalid('close options must be an object');
+  const t = (opts as { timeoutMs?: unknown }).timeoutMs;
+  if (t === undefined) return undefined;
+  if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > MAX_TIMER_MS)
+    throw invalid(`close timeoutMs must be an integer between 0 and ${MAX_TIMER_MS}, got ${String(t)}; leave it out to wait for every send`);
+  return t;
+}
+
+/** The error of a send still outstanding when close()'s timeout passed. */
+export function closeTimedOut(what: string, timeoutMs: number): UringmqError {
+  return new UringmqError(
+    'BROKER_CLOSED',
+    `${what} closed: close()'s timeout of ${timeoutMs} ms passed before this send was acknowledged; it may or may not have been written`,
+  );
+}

@@ -55,6 +55,11 @@ export const SUBSCRIBE_STREAM: DirectStreamKind<uringmq.v1.SubscribeResponse> = 
  */
 export const FLOW_WINDOW = 16 << 20;
 
+/** The longest end() lets a stream's server take to end it before the connection is destroyed. */
+const CLOSE_AT_MOST_MS = 10_000;
+/** How long end() waits for a ping's answer before taking the server for gone (at most the keepalive timeout). */
+const PROBE_MS = 1_000;
+
 export interface DirectTarget {
   host: string;
   port: number;
@@ -221,13 +226,51 @@ export class DirectStream<Res> extends EventEmitter {
     return this.write(room.subarray(GRPC_PREFIX_BYTES));
   }
 
-  /** No more requests: the server answers what it has, then ends the stream. */
+  /**
+   * No more requests: the server answers what it has, then ends the stream, and the
+   * connection closes gracefully, so the last requests written (a consumer's final acks
+   * and returned ranges, a producer's last batches) reach a live server. A server that
+   * has gone silent (stopped, or behind a black hole) never ends it: the connection is
+   * destroyed as soon as it misses a ping (see probeAtEnd), else after 10 s at most.
+   */
   end(): void {
     if (this.finished) return;
     this.stream.end();
-    // If the server never answers (gone without a FIN), do not keep the process alive.
-    this.closeTimer = setTimeout(() => this.session.destroy(), 10_000);
+    // Unref'd: the socket holds the process while it is open, these only end it.
+    this.closeTimer = setTimeout(() => this.session.destroy(), CLOSE_AT_MOST_MS);
     this.closeTimer.unref();
+    this.probeAtEnd();
+  }
+
+  /** Gives up on the stream at once (its server presumed gone): no 'error', no 'end'. */
+  cancel(): void {
+    if (this.finished) return;
+    this.stop();
+    this.session.destroy();
+  }
+
+  /**
+   * While the stream ends: a ping every PROBE_MS (or the keepalive timeout if smaller),
+   * and the connection destroyed when one goes unanswered that long. A live server
+   * answers within it however much it has to read (its replies are small); one that
+   * does not has stopped reading, and waiting out the 10 s would only hold the process
+   * (what was written is in the kernel's send buffer, which close still delivers).
+   */
+  private probeAtEnd(): void {
+    if (this.session.destroyed || this.session.closed || this.closeTimer === null) return;
+    const bound = Math.min(PROBE_MS, this.target.keepaliveTimeoutMs);
+    const timer = setTimeout(() => this.session.destroy(), bound);
+    timer.unref();
+    try {
+      this.session.ping((err) => {
+        clearTimeout(timer);
+        if (err) return; // the session is closing or destroyed already
+        const next = setTimeout(() => this.probeAtEnd(), bound);
+        next.unref();
+      });
+    } catch {
+      clearTimeout(timer); // closing already (a ping cannot be sent): its close event follows
+    }
   }
 
   private onData(chunk: Buffer): void {

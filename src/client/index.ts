@@ -18,7 +18,7 @@ import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { IdTable, PendingPromises } from '../broker/id_table';
-import { checkConsumerOptions, positiveInt, validateOffset, validateRecord } from '../broker/validate';
+import { checkConsumerOptions, closeTimeout, closeTimedOut, positiveInt, validateOffset, validateRecord } from '../broker/validate';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
@@ -66,7 +66,10 @@ export interface RemoteProducerOptions {
    * each of its batches makes the broker sync every file with unsynced writes.
    */
   sync?: boolean;
-  /** Give up on a batch after this long (default 120 s). */
+  /**
+   * Give up on a batch after this long (default 120 s). close() waits this long too for
+   * a batch the broker does not answer, unless close({ timeoutMs }) says less.
+   */
   deliveryTimeoutMs?: number;
   /**
    * Bytes of records accepted by send()/sendBatch() and not yet acknowledged, at
@@ -90,7 +93,25 @@ function methodOf(name: M) {
   return { path: d.path, ser: d.requestSerialize, de: d.responseDeserialize };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Resolves after `ms`, or at once when `signal` aborts (its timer then cleared: it does not hold the process). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** `p`, marked handled: it may reject before anyone awaits it, and must not count as an unhandled rejection then. */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
 
 export async function connect(address: string, opts: ConnectOptions = {}): Promise<Client> {
   if (typeof address !== 'string' || !address) throw invalid('connect(address) needs "host:port"');
@@ -397,12 +418,28 @@ export class Client {
     this.closers.delete(x);
   }
 
-  /** Flushes producers, closes consumers (their unacked messages get redelivered), disconnects. */
-  async close(): Promise<void> {
+  /**
+   * Flushes producers, closes consumers (their unacked messages get redelivered),
+   * disconnects. `timeoutMs` bounds the wait: each producer closes with it (see
+   * ProducerApi.close), and a fetch consumer's final commit still unanswered then is
+   * not waited for (what it would have committed is delivered again). Left out, close
+   * waits as long as the producers' batches may take (deliveryTimeoutMs).
+   */
+  async close(opts?: { timeoutMs?: number }): Promise<void> {
+    const timeoutMs = closeTimeout(opts);
     // A second close() while the first is under way waits for it: it used to go on and
     // close the channel under the consumers still closing, whose final commit was lost.
+    // (A second one with a timeout still bounds its own wait, and its producers'.)
+    if (this.closing && timeoutMs !== undefined) for (const c of this.closers) if (c instanceof RemoteProducer) void c.close({ timeoutMs }).catch(() => undefined);
     this.closing ??= (async () => {
-      await Promise.allSettled([...this.closers].map((c) => c.close()));
+      const all = Promise.allSettled([...this.closers].map((c) => (c instanceof RemoteProducer ? c.close(opts) : c.close())));
+      if (timeoutMs === undefined) await all;
+      else {
+        let timer: NodeJS.Timeout | undefined;
+        // The producers settle at the timeout themselves; the margin is for their last turn.
+        await Promise.race([all, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs + 100)))]);
+        clearTimeout(timer);
+      }
       this.closed = true;
       if (this.staleTimer) clearInterval(this.staleTimer);
       this.staleTimer = null;
@@ -484,7 +521,7 @@ interface OutBatch {
 const newProducerId = (): number => Math.floor(Math.random() * 2 ** 52) + 1;
 
 /** What a producer publishes on: PublishStream over node:http2, or grpc-js's stream for other targets. */
-type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end'> | DirectStream<uringmq.v1.PublishResponse>;
+type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end' | 'cancel'> | DirectStream<uringmq.v1.PublishResponse>;
 
 /** What a consumer subscribes on: Subscribe over node:http2, or grpc-js's stream for other targets. */
 type SubscribeChannel = {
@@ -574,14 +611,21 @@ export class RemoteProducer implements ProducerApi {
   private bufferedBytes = 0;
   /** PublishRequest buffers: a fresh ~1 MiB buffer per batch costs page faults and full GCs */
   private readonly msgPool = new BufferPool(16 * MiB);
-  private readonly spaceWaiters: Array<{ bytes: number; resolve: () => void }> = [];
+  private readonly spaceWaiters: Array<{ bytes: number; resolve: () => void; reject: (e: Error) => void }> = [];
   private readonly partitioner = new StickyPartitioner((_topic, n) => Math.floor(Math.random() * n));
   private readonly inflight = new IdTable<OutBatch>();
   private readonly queue: OutBatch[] = [];
   /** submit()s waiting for an in-flight slot, in call order (each is handed one by wakeCapacity). */
   private readonly capacityWaiters: Array<() => void> = [];
-  /** Batches waiting out a retry delay (onResponse): they keep their in-flight slot. */
-  private retrying = 0;
+  /** Batches waiting out a retry delay (onResponse), with its timer: they keep their in-flight slot. */
+  private readonly retrying = new Map<OutBatch, NodeJS.Timeout>();
+  /**
+   * close()'s timeout passed: every send still outstanding was rejected with this, and
+   * whatever would still wait (a retry, a reconnect, a lookup) fails with it at once.
+   */
+  private abandoned: UringmqError | null = null;
+  /** Aborted with `abandoned`: wakes the waits that are not in one of the tables above. */
+  private readonly abandon = new AbortController();
   /** Slots handed to woken capacity waiters that have not queued their batch yet. */
   private granted = 0;
   private stream: PublishChannel | null = null;
@@ -691,13 +735,13 @@ export class RemoteProducer implements ProducerApi {
     const deadline = Date.now() + this.deliveryTimeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.client.partitionCount(topic);
+        return await this.unlessAbandoned(this.client.partitionCount(topic));
       } catch (e) {
-        if (!(e instanceof UringmqError) || !RETRYABLE.has(e.code) || this.client.isClosed) throw e;
+        if (!(e instanceof UringmqError) || !RETRYABLE.has(e.code) || this.client.isClosed || this.abandoned) throw e;
         const delay = reconnectDelayMs(attempt);
         if (Date.now() + delay > deadline)
           throw new UringmqError('UNAVAILABLE', `the partition count of ${topic} was not known within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms); it last failed with ${e.code}: ${e.message}`, { cause: e });
-        await sleep(delay);
+        await this.unlessAbandoned(sleep(delay, this.abandon.signal));
       }
     }
   }
@@ -843,15 +887,82 @@ export class RemoteProducer implements ProducerApi {
     await this.pendingSends.settled();
   }
 
-  async close(): Promise<void> {
+  /**
+   * See ProducerApi.close. `timeoutMs` is what a SIGTERM handler needs against a broker
+   * that cannot be reached: without it close waits for each batch's deliveryTimeoutMs
+   * (as Kafka's close() does; its close(Duration) is this option).
+   */
+  async close(opts?: { timeoutMs?: number }): Promise<void> {
+    const timeoutMs = closeTimeout(opts);
     // Sends from here on are refused: one accepted while the flush runs could still be
     // lingering when it ends, and would open a stream after close.
     this.closing = true;
-    await this.flush();
+    const flushed = this.flush();
+    if (timeoutMs !== undefined && !this.abandoned) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([flushed.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
+      clearTimeout(timer);
+      if (late) this.abandonAll(closeTimedOut('producer', timeoutMs));
+    }
+    await flushed;
     this.closed = true;
     this.stream?.end();
     this.stream = null;
     this.client.forget(this);
+  }
+
+  /**
+   * close()'s timeout passed: every send still outstanding is rejected with `err`, and
+   * nothing is left waiting (timers, lookups, the stream), so flush() settles at once
+   * and the process is not held open. A batch already sent may still be written.
+   */
+  private abandonAll(err: UringmqError): void {
+    this.abandoned = err;
+    this.abandon.abort(err);
+    const s = this.stream;
+    this.stream = null; // before the cancel: its 'error' must not queue the batches again
+    if (s instanceof DirectStream) s.cancel();
+    else s?.cancel();
+    if (this.responseTimer) clearImmediate(this.responseTimer);
+    this.responseTimer = null;
+    this.responses.length = 0;
+    if (this.deadlineTimer) clearInterval(this.deadlineTimer);
+    this.deadlineTimer = null;
+    // Left to the GC, not the pool: the transport may still hold a request's bytes.
+    for (const b of this.inflight.values()) b.abandon(err);
+    this.inflight.clear();
+    for (const b of this.queue.splice(0)) b.abandon(err);
+    for (const [b, timer] of this.retrying) {
+      clearTimeout(timer);
+      b.abandon(err);
+    }
+    this.retrying.clear();
+    for (const w of this.spaceWaiters.splice(0)) w.reject(err);
+    // Each resumes, finds `abandoned` and rejects its batch (submit).
+    for (const wake of this.capacityWaiters.splice(0)) {
+      this.granted++;
+      wake();
+    }
+  }
+
+  /** `p`, or `abandoned` as soon as close()'s timeout passes. */
+  private unlessAbandoned<T>(p: Promise<T>): Promise<T> {
+    const signal = this.abandon.signal;
+    if (signal.aborted) return Promise.reject(this.abandoned!);
+    return new Promise<T>((resolve, reject) => {
+      const abort = () => reject(this.abandoned!);
+      signal.addEventListener('abort', abort, { once: true });
+      p.then(
+        (v) => {
+          signal.removeEventListener('abort', abort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', abort);
+          reject(e as Error);
+        },
+      );
+    });
   }
 
   /** @internal The number the next batch takes (forgetTopic's `since`). */
@@ -943,11 +1054,13 @@ export class RemoteProducer implements ProducerApi {
 
   /** Takes `bytes` of the buffer, or returns a promise for when they are granted (in send order). */
   private reserve(bytes: number): Promise<void> | null {
+    if (this.abandoned) return handled(Promise.reject(this.abandoned));
     if (this.spaceWaiters.length === 0 && (this.bufferedBytes === 0 || this.bufferedBytes + bytes <= this.maxBufferedBytes)) {
       this.bufferedBytes += bytes;
       return null;
     }
-    return new Promise((resolve) => this.spaceWaiters.push({ bytes, resolve }));
+    // Awaited only in its turn (drainWaiting), maybe after close()'s timeout rejected it.
+    return handled(new Promise((resolve, reject) => this.spaceWaiters.push({ bytes, resolve, reject })));
   }
 
   private release(bytes: number): void {
@@ -973,6 +1086,10 @@ export class RemoteProducer implements ProducerApi {
       if (request <= this.client.maxMessageBytes) throw this.oversizeError(size, topic, partition);
       throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
     }
+    if (this.abandoned) {
+      this.msgPool.release(prep.buf);
+      throw this.abandoned;
+    }
     const key = this.accKey(topic, partition);
     // In call order: a batch never takes a slot, and so its partition's next sequence,
     // ahead of one already waiting for a slot (wakeCapacity hands each its own), nor
@@ -981,6 +1098,10 @@ export class RemoteProducer implements ProducerApi {
     if (this.capacityWaiters.length > 0 || this.granted > 0 || this.slotsInUse() >= this.maxInFlight) {
       await new Promise<void>((r) => this.capacityWaiters.push(r));
       this.granted--;
+      if (this.abandoned) {
+        this.msgPool.release(prep.buf);
+        throw this.abandoned;
+      }
     }
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
@@ -1063,8 +1184,9 @@ export class RemoteProducer implements ProducerApi {
       this.reconnecting = true;
       const fatal = err ? fromServiceError(err) : null;
       if (fatal) for (const b of this.queue) b.lastError = fatal;
-      void sleep(reconnectDelayMs(again[0]?.attempts ?? 0)).then(() => {
+      void sleep(reconnectDelayMs(again[0]?.attempts ?? 0), this.abandon.signal).then(() => {
         this.reconnecting = false;
+        if (this.abandoned) return;
         if (fatal && !RETRYABLE.has(fatal.code)) {
           for (const b of this.queue.splice(0)) {
             this.giveUp(b, fatal, false);
@@ -1086,7 +1208,7 @@ export class RemoteProducer implements ProducerApi {
    * transport buffers.
    */
   private pump(): void {
-    if (this.queue.length === 0) return;
+    if (this.queue.length === 0 || this.abandoned) return;
     const s = this.ensureStream();
     if (!s) return;
     const now = Date.now();
@@ -1142,13 +1264,13 @@ export class RemoteProducer implements ProducerApi {
       else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
         b.lastError = err;
         const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
-        this.retrying++;
-        setTimeout(() => {
-          this.retrying--;
+        const timer = setTimeout(() => {
+          this.retrying.delete(b);
           this.queue.push(b);
           this.queue.sort((x, y) => x.seq - y.seq);
           this.pump();
         }, delay);
+        this.retrying.set(b, timer);
         return b.msg.length;
       } else {
         // A partition the topic no longer has (made again with fewer), or a topic gone:
@@ -1269,7 +1391,7 @@ export class RemoteProducer implements ProducerApi {
 
   /** In-flight slots taken: sent, queued to be sent, waiting to be sent again, or handed to a waiter. */
   private slotsInUse(): number {
-    return this.inflight.size + this.queue.length + this.retrying + this.granted;
+    return this.inflight.size + this.queue.length + this.retrying.size + this.granted;
   }
 
   /** A slot may have freed: the longest waiting submit() gets it, else the oldest ready accumulator is cut. */

@@ -1,0 +1,237 @@
+/**
+ * close() against a broker that cannot be reached: producer.close({ timeoutMs }) and
+ * client.close({ timeoutMs }) bound their wait, and a client's connections to a server
+ * that went silent (SIGSTOP: TCP still up, nothing answered) are given up within about
+ * a second, while a live server still gets the final acks written at close.
+ */
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { UringmqError } from '../src';
+import { connect, type Client } from '../src/client';
+import { spawn } from './fixtures/children';
+import { spawnServer, type ServerProcess } from './fixtures/server_process';
+import { expectCode, openBroker, sleep, startServer, tmpDir, waitFor } from './helpers';
+
+const CLOSE_CHILD = path.join(__dirname, 'fixtures', 'close_child.ts');
+
+/** `p`, or a failure after `ms` (before the fix these close()s waited up to 120 s). */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Settles to the error, or fails if `p` resolves. */
+async function rejection(p: Promise<unknown>): Promise<UringmqError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof UringmqError, `not a UringmqError: ${String(e)}`);
+    return e;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('close() against a broker that cannot be reached', function () {
+  this.timeout(120_000);
+  const procs: ServerProcess[] = [];
+  const clients: Client[] = [];
+  afterEach(async () => {
+    for (const p of procs.splice(0)) {
+      // A stopped child must be killed (SIGKILL works on a stopped process; SIGCONT first all the same).
+      p.child.kill('SIGCONT');
+      p.child.kill('SIGKILL');
+      await p.exited;
+    }
+    // Bounded: a close that does not keep its timeout (the bug under test) must not take the next tests with it.
+    await Promise.all(clients.splice(0).map((c) => within(c.close({ timeoutMs: 200 }), 3000, 'client.close in afterEach').catch(() => undefined)));
+  });
+
+  async function server(): Promise<{ srv: ServerProcess; client: Client }> {
+    const srv = await spawnServer(tmpDir());
+    procs.push(srv);
+    const client = await connect(srv.address);
+    clients.push(client);
+    await client.createTopic('t', { partitions: 2 });
+    return { srv, client };
+  }
+
+  for (const how of ['SIGSTOP', 'SIGKILL'] as const) {
+    it(`producer.close({ timeoutMs }) with the server ${how === 'SIGSTOP' ? 'stopped' : 'killed'}: resolves about then, every outstanding send rejected with BROKER_CLOSED, later sends too`, async () => {
+      const { srv, client } = await server();
+      await client.createTopic('never-described');
+      const producer = client.producer(); // deliveryTimeoutMs: the default 120 s
+      await producer.send('t', { value: 'first' }); // stream open, partition count known
+      srv.child.kill(how);
+      if (how === 'SIGKILL') await srv.exited;
+      const outstanding: Array<Promise<unknown>> = [];
+      for (let i = 0; i < 20; i++) outstanding.push(producer.send('t', { key: `k${i}`, value: `v${i}` }));
+      outstanding.push(producer.sendBatch('t', [{ value: 'a' }, { value: 'b' }], { partition: 1 }));
+      outstanding.push(producer.send('never-described', { value: 'waits for its partition count' }));
+      const errors = outstanding.map((p) => rejection(p));
+      await sleep(200); // sent (or retrying), not answered
+      const t0 = Date.now();
+      await within(producer.close({ timeoutMs: 300 }), 5000, 'producer.close({ timeoutMs: 300 })');
+      const took = Date.now() - t0;
+      assert.ok(took >= 250, `close resolved after ${took} ms, before its timeout`);
+      for (const e of await within(Promise.all(errors), 1000, 'the outstanding sends to settle after close')) {
+        assert.equal(e.code, 'BROKER_CLOSED', e.message);
+        assert.match(e.message, /close\(\)'s timeout of 300 ms passed.*may or may not have been written/);
+      }
+      await expectCode(producer.send('t', { value: 'late' }), 'BROKER_CLOSED');
+      await expectCode(producer.sendBatch('t', [{ value: 'late' }]), 'BROKER_CLOSED');
+      await within(producer.close({ timeoutMs: 300 }), 1000, 'a second close'); // nothing left to wait for
+      const t1 = Date.now();
+      await within(client.close({ timeoutMs: 300 }), 5000, 'client.close({ timeoutMs: 300 })');
+      assert.ok(Date.now() - t1 < 3000, `client.close took ${Date.now() - t1} ms`);
+    });
+  }
+
+  it("client.close({ timeoutMs }) closes its producers with that timeout: their sends rejected, close resolved in about that time", async () => {
+    const { srv, client } = await server();
+    const producer = client.producer();
+    await producer.send('t', { value: 'first' });
+    srv.child.kill('SIGSTOP');
+    const e = rejection(producer.send('t', { value: 'never answered' }));
+    await sleep(100);
+    const t0 = Date.now();
+    await within(client.close({ timeoutMs: 300 }), 5000, 'client.close({ timeoutMs: 300 })');
+    assert.ok(Date.now() - t0 < 3000, `client.close took ${Date.now() - t0} ms`);
+    assert.equal((await e).code, 'BROKER_CLOSED');
+    assert.ok(client.isClosed);
+  });
+
+  /** A close_child on `address`, READY: holding `n` messages of `topic` unacked (its producer publishes to 'side'). */
+  async function closeChild(client: Client, address: string, topic: string, group: string, n: number): Promise<{ child: ChildProcess; out: () => string; exited: Promise<number | null> }> {
+    await client.createTopic('side');
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLOSE_CHILD, address, topic, group, String(n), 'side'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    // 'close', not 'exit': its output is all read by then.
+    const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
+    try {
+      await waitFor(() => out.includes('READY') || child.exitCode !== null, 60_000, 'the close child to be READY');
+    } catch (e) {
+      child.kill('SIGKILL');
+      throw e;
+    }
+    assert.ok(out.includes('READY'), `the close child failed: ${out}`);
+    return { child, out: () => out, exited };
+  }
+
+  it('a client process whose server is stopped (SIGSTOP) exits soon after client.close(), not after the 10 s destroy timer', async () => {
+    const { srv, client } = await server();
+    const producer = client.producer();
+    for (let i = 0; i < 10; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+    const c = await closeChild(client, srv.address, 't', 'g-stopped', 3);
+    try {
+      srv.child.kill('SIGSTOP');
+      const t0 = Date.now();
+      c.child.stdin!.write('CLOSE\n');
+      const code = await within(c.exited, 15_000, 'the child to exit');
+      const took = Date.now() - t0;
+      assert.equal(code, 0, c.out());
+      assert.match(c.out(), /CLOSED \d+/);
+      assert.ok(took < 5000, `the child exited ${took} ms after close() (the silent server held it until the destroy timer)`);
+    } finally {
+      c.child.kill('SIGKILL');
+    }
+  });
+
+  it('a client process closing against a live server: its final acks, written at close, are committed', async () => {
+    const { srv, client } = await server();
+    const producer = client.producer();
+    for (let i = 0; i < 10; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+    const c = await closeChild(client, srv.address, 't', 'g-live', 6);
+    try {
+      c.child.stdin!.write('CLOSE\n');
+      assert.equal(await within(c.exited, 15_000, 'the child to exit'), 0, c.out());
+      let committed: number[] = [];
+      // All ten were sent to partition 0: the first six delivered are its offsets 0-5.
+      await waitFor(async () => (committed = await client.committedOffsets('g-live', 't'))[0] === 6, 10_000, 'the acks made at close to be committed').catch((e: Error) => {
+        throw new Error(`${e.message}; committed ${JSON.stringify(committed)}`);
+      });
+    } finally {
+      c.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('close({ timeoutMs }): the option checked; the embedded producer', function () {
+  this.timeout(60_000);
+
+  it('producer.close and client.close refuse a timeoutMs that is NaN, negative, fractional, not a number, or options that are not an object, and stay open', async () => {
+    const r = await startServer();
+    const broker = await openBroker();
+    try {
+      await r.client.createTopic('t');
+      await broker.createTopic('t');
+      const bad: unknown[] = [{ timeoutMs: NaN }, { timeoutMs: -1 }, { timeoutMs: 1.5 }, { timeoutMs: '100' }, { timeoutMs: Infinity }, { timeoutMs: 2 ** 31 }, null, 5];
+      const remote = r.client.producer();
+      const embedded = broker.producer();
+      for (const opts of bad) {
+        for (const close of [(o: unknown) => remote.close(o as never), (o: unknown) => embedded.close(o as never), (o: unknown) => r.client.close(o as never)]) {
+          const e = await expectCode(close(opts), 'INVALID_ARGUMENT');
+          assert.ok(e instanceof UringmqError);
+        }
+      }
+      // Still open: a bad option closed nothing.
+      assert.equal(r.client.isClosed, false);
+      await remote.send('t', { value: 'after' });
+      await embedded.send('t', { value: 'after' });
+      await remote.close({ timeoutMs: 0 }); // nothing outstanding: resolves, nothing rejected
+      await embedded.close({ timeoutMs: 1000 });
+      await expectCode(remote.send('t', { value: 'late' }), 'BROKER_CLOSED');
+      await expectCode(embedded.send('t', { value: 'late' }), 'BROKER_CLOSED');
+      await expectCode(embedded.sendBatch('t', [{ value: 'late' }]), 'BROKER_CLOSED');
+    } finally {
+      await broker.close();
+      await r.stop();
+    }
+  });
+
+  it('the embedded producer: close() sends what lingers and waits for it; close({ timeoutMs }) does the same when the disk keeps up', async () => {
+    const broker = await openBroker();
+    try {
+      await broker.createTopic('t');
+      const p = broker.producer({ lingerMs: 60_000 });
+      const sent = Array.from({ length: 5 }, (_, i) => p.send('t', { value: `v${i}` }));
+      await p.close({ timeoutMs: 30_000 });
+      assert.deepEqual((await Promise.all(sent)).map((s) => s.offset), [0, 1, 2, 3, 4]);
+      const q = broker.producer({ lingerMs: 60_000 });
+      const more = q.send('t', { value: 'v5' });
+      await q.close();
+      assert.equal((await more).offset, 5);
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('the embedded producer: close({ timeoutMs }) with a disk that never answers rejects every send outstanding with BROKER_CLOSED and resolves', async () => {
+    const broker = await openBroker();
+    const b = broker as unknown as { appendBatch: (...args: unknown[]) => Promise<unknown> };
+    try {
+      await broker.createTopic('t', { partitions: 2 });
+      // A hung disk, as the producer sees it: appends that never complete.
+      b.appendBatch = () => new Promise(() => undefined);
+      const p = broker.producer({ lingerMs: 60_000 });
+      const outstanding = [p.send('t', { value: 'a', partition: 0 }), p.send('t', { value: 'b', partition: 1 }), p.sendBatch('t', [{ value: 'c' }])];
+      const errors = outstanding.map((x) => rejection(x));
+      const t0 = Date.now();
+      await within(p.close({ timeoutMs: 200 }), 5000, 'close({ timeoutMs: 200 })');
+      assert.ok(Date.now() - t0 >= 150, 'close resolved before its timeout');
+      for (const e of await within(Promise.all(errors), 1000, 'the outstanding sends to settle')) {
+        assert.equal(e.code, 'BROKER_CLOSED', e.message);
+        assert.match(e.message, /close\(\)'s timeout of 200 ms passed/);
+      }
+    } finally {
+      delete (b as { appendBatch?: unknown }).appendBatch; // the prototype's again
+      await broker.close();
+    }
+  });
+});
