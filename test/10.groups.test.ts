@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
-import { OffsetsFile, readOffsetsFile } from '../src/broker/offsets_file';
+import { OffsetsFile, readOffsetsFile, type StateRange } from '../src/broker/offsets_file';
 import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
 import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir } from './helpers';
 import type { Client } from '../src/client';
@@ -313,6 +313,38 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await c2.close();
       assert.deepEqual(got.map((m) => m.offset), Array.from({ length: 600 }, (_, i) => i), 'redelivered out of offset order');
       assert.deepEqual(got.map((m) => m.deliveryCount), Array.from({ length: 600 }, (_, i) => (i < 10 ? 2 : 1)));
+    });
+
+    it('what a closing consumer gave back stays uncounted across a restart: its count and its dead-lettering come on time', async () => {
+      await broker.createTopic('t');
+      // The app is handed m0 only (and acks it); m1..m3 reach the member and are given
+      // back at its close, uncounted.
+      await producer().sendBatch('t', Array.from({ length: 4 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const opts = { topic: 't', group: 'g', from: 'earliest' as const, maxDeliveries: 2, ackDeadlineMs: 60_000 };
+      const c0 = consumer(opts);
+      assert.deepEqual((await take(c0, 1)).map((m) => [m.value.toString(), m.deliveryCount]), [['m0', 1]]);
+      await sleep(200); // m1..m3 reach the member meanwhile, never handed
+      await c0.close();
+      // Over gRPC the give-back is a message on the stream: the member is gone once it is in.
+      for (const until = Date.now() + 5000; ((await broker.describeTopic('t')).groups[0]?.members.length ?? 0) > 0 && Date.now() < until; ) await sleep(20);
+      await stop();
+      await start();
+      const c1 = consumer(opts);
+      // Never handed before: each comes first uncounted-before (count 1, not marked
+      // redelivered), and after a nack once more (count 2, the last one allowed).
+      const got = await take(c1, 6, (m) => m.nack(), 10_000).catch((e: Error) => assert.fail(`${e.message}: a message given back before the restart was dead-lettered early`));
+      const counts = new Map<string, Array<[number, boolean]>>();
+      for (const m of got) counts.set(m.value.toString(), [...(counts.get(m.value.toString()) ?? []), [m.deliveryCount, m.redelivered]]);
+      assert.deepEqual(
+        [...counts].sort(),
+        ['m1', 'm2', 'm3'].map((v) => [v, [[1, false], [2, true]]]),
+        'a message given back before the restart was counted as delivered',
+      );
+      // The second nack was the last delivery allowed: all three go to the dead-letter topic.
+      let dl = await deadLetters('t.dlq');
+      for (const until = Date.now() + 10_000; dl.length < 3 && Date.now() < until; ) dl = await deadLetters('t.dlq').then((d) => sleep(50).then(() => d));
+      assert.deepEqual(dl.map((m) => [m.value.toString(), m.headers['x-uringmq-delivery-count']!.toString()]), [['m1', '2'], ['m2', '2'], ['m3', '2']]);
+      await c1.close();
     });
 
     it('moves a message to the dead-letter topic after maxDeliveries', async () => {
@@ -1390,7 +1422,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await again.close();
   });
 
-  it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 3', async () => {
+  it('a version-1 offsets file (committed offsets only) is read, and the first write replaces it with version 4', async () => {
     await broker.createTopic('t', { partitions: 2 });
     for (const partition of [0, 1]) await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `v${partition}-${i}` })), { partition });
     await broker.close();
@@ -1419,9 +1451,9 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c.close();
     const until = Date.now() + 5000;
     // The first write in the new version may hold only part of the acks: wait for the one with all of them.
-    const all = (r: Awaited<ReturnType<typeof readOffsetsFile>>) => r?.version === 3 && r.committed.join() === '10,10';
+    const all = (r: Awaited<ReturnType<typeof readOffsetsFile>>) => r?.version === 4 && r.committed.join() === '10,10';
     while (!all(await readOffsetsFile(file)) && Date.now() < until) await sleep(20);
-    assert.deepEqual(await readOffsetsFile(file).then((r) => r && [r.version, r.committed, r.run]), [3, [10, 10], broker.run]);
+    assert.deepEqual(await readOffsetsFile(file).then((r) => r && [r.version, r.committed, r.run]), [4, [10, 10], broker.run]);
   });
 
   /** A group g on t that acked all 40 messages of a run without sync, and then a power cut that took the log's second half. */
@@ -1840,12 +1872,13 @@ describe('Committed-offsets file: two slots written in place', function () {
     assert.equal(await readOffsetsFile(path.join(path.dirname(file), 'none.offs')), null);
   });
 
-  it('holds per partition how far the group was delivered, acked, counted and delayed ranges, and the run that wrote it; a write covers only the blocks it fills', async () => {
+  it('holds per partition how far the group was delivered, acked, counted, given-back and delayed ranges, and the run that wrote it; a write covers only the blocks it fills', async () => {
     const file = path.join(tmpDir(), 't.offs');
     const state = {
       committed: [5, -1],
       next: [900, -1],
-      ranges: Array.from({ length: 300 }, (_, i) => {
+      ranges: Array.from({ length: 300 }, (_, i): StateRange => {
+        if (i % 11 === 5) return { partition: 0, from: 10 + 2 * i, to: 11 + 2 * i, deliveries: 0, givenBack: true };
         const r = { partition: 0, from: 10 + 2 * i, to: 11 + 2 * i, deliveries: i % 3 === 0 ? 0 : 1 + (i % 5) };
         return r.deliveries === 1 || i % 7 === 0 ? { ...r, notBefore: 1_800_000_000_000 + i } : r;
       }),
@@ -1854,7 +1887,7 @@ describe('Committed-offsets file: two slots written in place', function () {
     const { file: out } = await OffsetsFile.open(file, snap([0, -1]));
     await out.write(state); // slot 1: 32 + 32 + 300 × 32 bytes, three blocks
     await out.close();
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 3, ...state });
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 4, ...state });
     const slot = size(2) / 2;
     const bytes = fs.readFileSync(file);
     assert.ok(bytes.subarray(slot + 12288, 2 * slot).every((b) => b === 0), 'a write went past the blocks its snapshot fills');
@@ -1864,10 +1897,10 @@ describe('Committed-offsets file: two slots written in place', function () {
       (e: Error & { code?: string }) => e.code === 'INTERNAL',
     );
     await again.file.close();
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 3, ...state }, 'a refused write changed the file');
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 4, ...state }, 'a refused write changed the file');
   });
 
-  it('a version-2 file (24-byte ranges, no run) is read with no delays and run 0; opening it for writing replaces it with version 3', async () => {
+  it('a version-2 file (24-byte ranges, no run) is read with no delays and run 0; opening it for writing replaces it with version 4', async () => {
     const file = path.join(tmpDir(), 't.offs');
     const slot = Buffer.alloc(4096);
     slot.write('UMQO', 0, 'latin1');
@@ -1901,7 +1934,52 @@ describe('Committed-offsets file: two slots written in place', function () {
     const { file: out, created } = await OffsetsFile.open(file, { ...state, run: 5 });
     await out.close();
     assert.equal(created, true);
-    assert.deepEqual(await readOffsetsFile(file), { sequence: 1, version: 3, run: 5, ...state });
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 1, version: 4, run: 5, ...state });
+    assert.equal(fs.statSync(file).size, size(1));
+  });
+
+  it('a version-3 file (no given-back ranges) is read with its delays and run, 0xffffffff a count there; opening it for writing replaces it with version 4', async () => {
+    const file = path.join(tmpDir(), 't.offs');
+    // As version 3 wrote it: the version-4 layout, in which 0xffffffff was only a count.
+    const slot = Buffer.alloc(4096);
+    slot.write('UMQO', 0, 'latin1');
+    slot.writeUInt32LE(3, 4);
+    slot.writeDoubleLE(9, 8);
+    slot.writeUInt32LE(1, 16);
+    slot.writeUInt32LE(3, 24);
+    slot.writeUInt32LE(1_790_000_000, 28); // run
+    slot.writeDoubleLE(4, 32); // committed
+    slot.writeDoubleLE(20, 40); // next
+    const ranges = [
+      [0, 0, 5, 8, 0],
+      [0, 3, 9, 11, 1_800_000_000_000],
+      [0, 0xffffffff, 12, 13, 0],
+    ];
+    ranges.forEach(([partition, deliveries, from, to, notBefore], i) => {
+      slot.writeUInt32LE(partition!, 48 + 32 * i);
+      slot.writeUInt32LE(deliveries!, 52 + 32 * i);
+      slot.writeDoubleLE(from!, 56 + 32 * i);
+      slot.writeDoubleLE(to!, 64 + 32 * i);
+      slot.writeDoubleLE(notBefore!, 72 + 32 * i);
+    });
+    slot.writeUInt32LE(crc32c(slot.subarray(24, 144), crc32c(slot.subarray(8, 20))), 20);
+    fs.writeFileSync(file, Buffer.concat([slot, Buffer.alloc(4096)]));
+    const state = {
+      committed: [4],
+      next: [20],
+      ranges: [
+        { partition: 0, deliveries: 0, from: 5, to: 8 },
+        { partition: 0, deliveries: 3, from: 9, to: 11, notBefore: 1_800_000_000_000 },
+        { partition: 0, deliveries: 0xffffffff, from: 12, to: 13 },
+      ],
+    };
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 9, version: 3, run: 1_790_000_000, ...state });
+    const { file: out, created } = await OffsetsFile.open(file, { ...state, run: 5 });
+    await out.close();
+    assert.equal(created, true);
+    // Its huge count stays a count (past any maxDeliveries), not a given-back range.
+    const written = [...state.ranges.slice(0, 2), { partition: 0, deliveries: 0xfffffffe, from: 12, to: 13 }];
+    assert.deepEqual(await readOffsetsFile(file), { sequence: 1, version: 4, run: 5, ...state, ranges: written });
     assert.equal(fs.statSync(file).size, size(1));
   });
 

@@ -1300,11 +1300,13 @@ const STATE_FILE = 'state.json';
 /**
  * The data directory's format: which files it holds and how they are laid out
  * (docs/FORMAT.md, "On disk"). Raised when a release writes something an earlier one
- * would misread (and so overwrite or drop: an offsets file of an unknown version reads
- * as no file); a broker refuses a directory of a higher format before changing
+ * would misread (and so overwrite, drop or refuse: an offsets file of an unknown version
+ * reads as damaged); a broker refuses a directory of a higher format before changing
  * anything in it. Directories written before the field existed are format 1.
+ * 2: a group's offsets file may be version 4 (given-back ranges, offsets_file.ts), which
+ * a format-1 release would refuse as damaged, telling its user to remove it.
  */
-export const DIR_FORMAT = 1;
+export const DIR_FORMAT = 2;
 
 function stateJson(o: { clean: boolean; durability: unknown; run: number }): string {
   return JSON.stringify({ format: DIR_FORMAT, ...o });

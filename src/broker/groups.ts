@@ -9,10 +9,10 @@
  *   inflight    delivered, not yet acked: ranges with a deadline, a delivery count and
  *               the member they went to
  *   redeliver   offsets whose deadline passed or that were nacked, due at `notBefore`
- * committed, next, acked and the delivery counts above 1 are stored durably in
+ * committed, next, acked and the delivery counts other than 1 are stored durably in
  * <dir>/groups/<group>/<topic>.offs (coalesced writes, in place: see offsets_file.ts).
- * After a restart every offset in [committed, next) not acked is redelivered, marked
- * as such, with its count carried on, so a restart neither repeats what was acked
+ * After a restart every offset in [committed, next) not acked is redelivered with its
+ * count carried on (marked as redelivered when one was counted), so a restart neither repeats what was acked
  * nor keeps a poison message from the dead-letter topic.
  * Members share the topic's partitions (round-robin over members sorted by id),
  * rebalanced whenever one joins, leaves, misses its session timeout, or stalls (lets
@@ -1066,6 +1066,7 @@ export class GroupCoordinator {
       if (!set) counts.set(r.deliveryCount, (set = new RangeSet()));
       set.add(r.from, r.to);
     }
+    let changed = false;
     for (const [partition, counts] of byPartition) {
       const ps = gs.parts[partition]!;
       const keep: Inflight[] = [];
@@ -1089,8 +1090,14 @@ export class GroupCoordinator {
         }
         if (cur < r.to) keep.push({ ...r, from: cur, to: r.to, deliveryCount: r.deliveryCount - 1 });
       }
-      if (any) ps.inflight = keep;
+      if (any) {
+        ps.inflight = keep;
+        // Counts went down (to none for a first delivery): nothing else may write the
+        // file before a restart, which would then count the given-back delivery.
+        changed = true;
+      }
     }
+    if (changed) this.changed(gs);
   }
 
   /**
@@ -1964,7 +1971,7 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
   for (const r of ranges) {
     const a = Math.max(r.from, lo);
     const b = Math.min(r.to, hi);
-    if (r.deliveries === 0 && a < b) st.acked.add(a, b);
+    if (r.deliveries === 0 && !r.givenBack && a < b) st.acked.add(a, b);
   }
   // Acked from the committed offset on (retention moved it up to such a range): it moves on.
   const f = st.acked.first();
@@ -1979,7 +1986,7 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
   }
   const counted = new Map<number, StateRange>();
   for (const r of ranges) {
-    if (r.deliveries < 1) continue;
+    if (r.deliveries < 1 && !r.givenBack) continue;
     const a = Math.max(r.from, lo);
     const b = Math.min(r.to, hi);
     if (b - a > unacked) continue; // more than is unacked: not a file a broker wrote
@@ -1997,8 +2004,8 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
 
 /**
  * The group's state to write in run `run`: per partition committed and next, its acked
- * ranges, and its unacked offsets delivered more than once or waiting out a nack's
- * delay at `now`. A snapshot holds at most
+ * ranges, and its unacked offsets delivered more than once, given back with none
+ * counted, or waiting out a nack's delay at `now`. A snapshot holds at most
  * maxStateRanges ranges, shared fairly among the partitions; a partition over its share
  * keeps its lowest ranges and writes `next` as the start of the first one left out,
  * so after a restart what lies past it is delivered afresh (at least once; its counts
@@ -2022,15 +2029,16 @@ function snapshot(gs: GroupState, run: number, now: number): GroupSnapshot {
 }
 
 /**
- * One partition's acked ranges and its unacked offsets delivered more than once or
- * waiting out a nack's delay at `now`, in offset order; adjacent ones of one count (and
- * delays less than a second apart, the later kept) merged into one range.
+ * One partition's acked ranges and its unacked offsets delivered more than once, given
+ * back with none counted (deliveries 0), or waiting out a nack's delay at `now`, in
+ * offset order; adjacent ones of one count (and delays less than a second apart, the
+ * later kept) merged into one range.
  */
 function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
   const counts = new Map<number, { deliveries: number; notBefore: number; restored: boolean }>();
   const note = (offset: number, deliveries: number, notBefore = 0, restored = false): void => {
     const delayed = notBefore > now;
-    if ((deliveries < 2 && !delayed) || offset < ps.committed || offset >= ps.next || ps.acked.has(offset)) return;
+    if ((deliveries === 1 && !delayed) || offset < ps.committed || offset >= ps.next || ps.acked.has(offset)) return;
     const had = counts.get(offset);
     counts.set(offset, {
       deliveries: Math.max(deliveries, had?.deliveries ?? 0),
@@ -2044,15 +2052,10 @@ function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
   const out: Array<StateRange & { restored?: boolean }> = [];
   // In-flight ranges (a run redelivered whole is one) as ranges, less what is acked.
   for (const r of ps.inflight)
-    if (r.deliveryCount >= 2)
-      for (const [from, to] of ps.acked.gapsIn(Math.max(r.from, ps.committed), Math.min(r.to, ps.next))) out.push({ partition: ps.index, from, to, deliveries: r.deliveryCount });
+    if (r.deliveryCount !== 1)
+      for (const [from, to] of ps.acked.gapsIn(Math.max(r.from, ps.committed), Math.min(r.to, ps.next))) out.push(unackedRange(ps.index, from, to, r.deliveryCount));
   for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
-  for (const [o, c] of counts)
-    out.push(
-      c.notBefore > 0
-        ? { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries, notBefore: c.notBefore, restored: c.restored }
-        : { partition: ps.index, from: o, to: o + 1, deliveries: c.deliveries },
-    );
+  for (const [o, c] of counts) out.push(c.notBefore > 0 ? { ...unackedRange(ps.index, o, o + 1, c.deliveries), notBefore: c.notBefore, restored: c.restored } : unackedRange(ps.index, o, o + 1, c.deliveries));
   out.sort((a, b) => a.from - b.from);
   // Adjacent ranges of one count as one (queued redeliveries are one offset each, and
   // so are those in flight as records): the file holds a bounded number of ranges.
@@ -2065,7 +2068,7 @@ function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
     const prev = merged[merged.length - 1];
     const due = r.notBefore ?? 0;
     const exact = !!(r.restored || prev?.restored);
-    if (prev && prev.to === r.from && prev.deliveries === r.deliveries && closeDelays(prev.notBefore ?? 0, earliest, due, exact)) {
+    if (prev && prev.to === r.from && prev.deliveries === r.deliveries && prev.givenBack === r.givenBack && closeDelays(prev.notBefore ?? 0, earliest, due, exact)) {
       prev.to = r.to;
       if (due > prev.notBefore!) prev.notBefore = due;
       if (due < earliest) earliest = due;
@@ -2076,6 +2079,11 @@ function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
     }
   }
   return merged; // `restored` is not written: encodeSlot takes the StateRange fields only
+}
+
+/** Offsets [from, to) of a partition delivered `deliveries` times and not acked, as the file says it (0: each delivery given back, see GroupMember.leave). */
+function unackedRange(partition: number, from: number, to: number, deliveries: number): StateRange {
+  return deliveries === 0 ? { partition, from, to, deliveries, givenBack: true } : { partition, from, to, deliveries };
 }
 
 /**

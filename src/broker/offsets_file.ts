@@ -19,19 +19,24 @@
  *
  * Slot layout, little-endian; a slot holds up to maxStateRanges(count) ranges and is
  * padded to a multiple of 4096 bytes:
- *   0 magic "UMQO" · 4 version u32 (3) · 8 sequence f64 · 16 count u32 · 20 crc32c u32
+ *   0 magic "UMQO" · 4 version u32 (4) · 8 sequence f64 · 16 count u32 · 20 crc32c u32
  *   24 ranges u32 · 28 run u32 (the broker run that wrote it: state.json, log_cuts.ts)
  *   32 count × { committed f64 (-1: none), next f64 }
  *   then ranges × { partition u32, deliveries u32, from f64, to f64, notBefore f64 }
  * `next` is the first offset never delivered. A range lies in [committed, next) of its
  * partition: deliveries 0 means acked; n ≥ 1 means delivered n times and not acked,
  * and due again not before `notBefore` (wall-clock ms; 0: at once) — n = 1 only with a
- * delay (a nack's). Every other offset in [committed, next) was delivered once, not
- * acked, and is due at once.
+ * delay (a nack's); 0xffffffff (GIVEN_BACK) means not acked and no delivery counted:
+ * each one it had was given back unhanded (a consumer closed with it buffered, see
+ * GroupMember.leave), so its next delivery is its first. Every other offset in
+ * [committed, next) was delivered once, not acked, and is due at once.
  * The CRC covers bytes 8..20 and 24 to the end of the ranges.
- * Version 2 (24-byte ranges without notBefore, run 0) and version 1 (committed offsets
- * only, 24-byte header, 8 bytes per partition) are still read; their first write
- * replaces the file with version 3.
+ * Version 3 is version 4 without GIVEN_BACK (such a message read as delivered once, a
+ * delivery too many after a restart). Version 2 (24-byte ranges without notBefore, run
+ * 0) and version 1 (committed offsets only, 24-byte header, 8 bytes per partition) are
+ * still read too; their first write replaces the file with version 4. A reader of
+ * version 3 takes a version-4 file for a damaged one: the directory format
+ * (DIR_FORMAT, broker.ts) keeps such a release from opening the directory.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -40,7 +45,9 @@ import { crc32c } from '../native';
 import { makeDir, writeFileDurable } from './topic_store';
 
 const MAGIC = 0x4f514d55; // "UMQO" read as a little-endian u32
-const VERSION = 3;
+const VERSION = 4;
+/** The deliveries of an unacked range none of whose deliveries counted (version 4 on). */
+const GIVEN_BACK = 0xffffffff;
 const HEADER = 32;
 const PARTITION_BYTES = 16;
 const RANGE_BYTES = 32;
@@ -52,9 +59,10 @@ const V1_HEADER = 24;
 export const OFFSETS_SUFFIX = '.offs';
 
 /**
- * An acked range (deliveries 0) or an unacked one delivered `deliveries` times and due
- * again at `notBefore` (wall-clock ms; absent or 0: at once), in [committed, next) of its
- * partition. One delivered once and due at once is not written: that is the default.
+ * An acked range (deliveries 0, not `givenBack`) or an unacked one delivered
+ * `deliveries` times and due again at `notBefore` (wall-clock ms; absent or 0: at once),
+ * in [committed, next) of its partition. One delivered once and due at once is not
+ * written: that is the default.
  */
 export interface StateRange {
   partition: number;
@@ -62,6 +70,8 @@ export interface StateRange {
   to: number;
   deliveries: number;
   notBefore?: number;
+  /** Unacked though deliveries is 0: each delivery it had was given back uncounted. */
+  givenBack?: true;
 }
 
 /** What a group's file holds for one topic. */
@@ -108,7 +118,9 @@ function encodeSlot(sequence: number, s: GroupSnapshot): Buffer {
   let pos = HEADER + PARTITION_BYTES * count;
   for (const r of s.ranges) {
     b.writeUInt32LE(r.partition, pos);
-    b.writeUInt32LE(r.deliveries, pos + 4);
+    // A count of GIVEN_BACK or more (only one read from a version-3 file could be: the
+    // broker dead-letters at maxDeliveries, at most 1000) stays a count, past any limit.
+    b.writeUInt32LE(r.givenBack ? GIVEN_BACK : Math.min(r.deliveries, GIVEN_BACK - 1), pos + 4);
     b.writeDoubleLE(r.from, pos + 8);
     b.writeDoubleLE(r.to, pos + 16);
     b.writeDoubleLE(r.notBefore ?? 0, pos + 24);
@@ -130,7 +142,7 @@ function decodeSlot(b: Buffer): ({ sequence: number; version: number } & GroupSn
     for (let i = 0; i < count; i++) committed.push(b.readDoubleLE(V1_HEADER + 8 * i));
     return { sequence: b.readDoubleLE(8), version, committed, next: [...committed], ranges: [], run: 0 };
   }
-  if ((version !== 2 && version !== VERSION) || b.length < HEADER) return null;
+  if (version < 2 || version > VERSION || b.length < HEADER) return null;
   const n = b.readUInt32LE(24);
   const rangeBytes = version === 2 ? V2_RANGE_BYTES : RANGE_BYTES;
   const end = HEADER + PARTITION_BYTES * count + rangeBytes * n;
@@ -144,7 +156,10 @@ function decodeSlot(b: Buffer): ({ sequence: number; version: number } & GroupSn
   }
   const ranges: StateRange[] = [];
   for (let pos = HEADER + PARTITION_BYTES * count; pos < end; pos += rangeBytes) {
-    const r: StateRange = { partition: b.readUInt32LE(pos), deliveries: b.readUInt32LE(pos + 4), from: b.readDoubleLE(pos + 8), to: b.readDoubleLE(pos + 16) };
+    const deliveries = b.readUInt32LE(pos + 4);
+    const givenBack = version >= 4 && deliveries === GIVEN_BACK;
+    const r: StateRange = { partition: b.readUInt32LE(pos), deliveries: givenBack ? 0 : deliveries, from: b.readDoubleLE(pos + 8), to: b.readDoubleLE(pos + 16) };
+    if (givenBack) r.givenBack = true;
     const notBefore = version === 2 ? 0 : b.readDoubleLE(pos + 24);
     if (notBefore > 0) r.notBefore = notBefore;
     ranges.push(r);
