@@ -161,22 +161,23 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
 
   it('the hand-written Delivery encoder matches protobufjs byte for byte, after the headroom asked for', () => {
     const raw = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
-    for (const [partition, from, to, count] of [
-      [0, 0, 1, 1],
-      [3, 127, 128, 1],
-      [200, 2 ** 40 + 5, 2 ** 40 + 900, 2],
-      [7, 2 ** 53 - 10, 2 ** 53 - 1, 300],
+    for (const [partition, from, to, count, epoch] of [
+      [0, 0, 1, 1, 1],
+      [3, 127, 128, 1, 128],
+      [200, 2 ** 40 + 5, 2 ** 40 + 900, 2, 2],
+      [7, 2 ** 53 - 10, 2 ** 53 - 1, 300, 2 ** 32 - 1],
     ] as const) {
       const theirs = Buffer.from(
-        pb.SubscribeResponse.encode({ delivery: { partition, batches: raw, from_offset: from, to_offset: to, delivery_count: count > 1 ? count : 0 } }).finish(),
+        pb.SubscribeResponse.encode({ delivery: { partition, batches: raw, from_offset: from, to_offset: to, delivery_count: count > 1 ? count : 0, epoch } }).finish(),
       );
       for (const headroom of [0, 5]) {
-        const mine = encodeDeliveryResponse(headroom, partition, raw, from, to, count);
+        const mine = encodeDeliveryResponse(headroom, partition, raw, from, to, count, epoch);
         assert.equal(mine.length, headroom + theirs.length);
-        assert.deepEqual(mine.subarray(headroom), theirs, `partition ${partition}, [${from}, ${to}), count ${count}, headroom ${headroom}`);
+        assert.deepEqual(mine.subarray(headroom), theirs, `partition ${partition}, [${from}, ${to}), count ${count}, epoch ${epoch}, headroom ${headroom}`);
         const back = pb.SubscribeResponse.decode(mine.subarray(headroom));
         assert.equal(Number(back.delivery!.to_offset), to);
         assert.equal(back.delivery!.delivery_count || 1, count);
+        assert.equal(back.delivery!.epoch, epoch);
       }
       const other = encodeSubscribeResponse(5, { assignment: { member_id: 'm', generation: 3, partitions: [0, 2] } });
       assert.deepEqual(pb.SubscribeResponse.decode(other.subarray(5)).assignment!.partitions, [0, 2]);

@@ -1490,3 +1490,129 @@ describe('gRPC client producer: send order, retries and close', function () {
     }
   });
 });
+
+// Embedded, an ack or nack names the partition's commitOffset count it was delivered
+// under (test/10, "late acks and nacks after commitOffset moved the partition"); over
+// gRPC it named offsets only, so a member delivered an offset again after a
+// CommitOffset rewind had its ack of the first delivery taken for the second.
+describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset moved the partition (Delivery.epoch)', function () {
+  this.timeout(60_000);
+  let r: Running;
+  let raw: grpc.Client;
+  beforeEach(async () => {
+    r = await startServer();
+    raw = rawClient(r.address);
+    await r.client.createTopic('t', { partitions: 1 });
+    await r.broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }], { partition: 0 });
+  });
+  afterEach(async () => {
+    raw.close();
+    await r.stop();
+  });
+
+  /** Throws unless cond() holds within ms. */
+  async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+    const until = Date.now() + ms;
+    while (!(await cond())) {
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+      await sleep(20);
+    }
+  }
+  const committed = async () => (await r.broker.committedOffsets('g', 't'))[0];
+  const unacked = () => r.broker.groups.describe('t').find((g) => g.group === 'g')?.members[0]?.unacked;
+
+  type Delivery = NonNullable<InstanceType<typeof pb.SubscribeResponse>['delivery']>;
+  /** A Subscribe stream of a client written from the .proto alone, and the deliveries it got. */
+  function rawSubscriber(maxDeliveries: number, plain = false) {
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    const got: Delivery[] = [];
+    let err: unknown = null;
+    s.on('data', (m: InstanceType<typeof pb.SubscribeResponse>) => {
+      if (m.delivery) got.push(m.delivery);
+    });
+    s.on('error', (e) => (err = e));
+    s.write({ subscribe: { topic: 't', group: 'g', from: pb.StartFrom.EARLIEST, ack_deadline_ms: 60_000, max_deliveries: maxDeliveries, plain_records: plain } });
+    const next = async (n: number) => {
+      await waitFor(() => got.length >= n || err !== null, `delivery ${n}`);
+      assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+      return got[n - 1]!;
+    };
+    return { s, next };
+  }
+
+  for (const how of ['ack', 'nack'] as const)
+    it(`the client's late ${how} of a delivery before a rewind does not reach the one the rewind made to the same member`, async () => {
+      const c = r.client.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000, maxDeliveries: 1 });
+      try {
+        const it = c[Symbol.asyncIterator]();
+        const before = [(await it.next()).value!, (await it.next()).value!];
+        await r.client.commitOffset('g', 't', 0, 0); // process them again
+        const again = [(await it.next()).value!, (await it.next()).value!];
+        assert.deepEqual(
+          again.map((m) => [m.offset, m.deliveryCount]),
+          [
+            [0, 1],
+            [1, 1],
+          ],
+        );
+        if (how === 'ack') before[0]!.ack();
+        else before[0]!.nack();
+        again[1]!.ack(); // queued right after: one range [0, 2) unless the epochs keep them apart
+        // The ack of 1 is taken once the broker got it; the late ack or nack came first.
+        await waitFor(() => (unacked() ?? 2) <= 1, 'the ack of offset 1');
+        await sleep(300); // (a nack's dead-letter move, had it been taken)
+        assert.equal(unacked(), 1, `the late ${how} took the delivery of offset 0 under way`);
+        assert.equal(await committed(), 0, 'the late ack took the delivery still being processed');
+        assert.ok(!(await r.broker.listTopics()).includes('t.dlq'), 'the late nack dead-lettered the delivery under way');
+        again[0]!.ack();
+        await waitFor(async () => (await committed()) === 2, 'the commit of both');
+      } finally {
+        await c.close();
+      }
+    });
+
+  for (const plain of [false, true])
+    it(`a raw client${plain ? ' of plain records' : ''}: Delivery.epoch grows with each CommitOffset; an ack of another epoch is ignored, of epoch 0 (unchecked) taken as before`, async () => {
+      const { s, next } = rawSubscriber(1, plain);
+      const first = await next(1);
+      const epoch = first.epoch ?? 0;
+      assert.ok(epoch >= 1, `Delivery.epoch ${epoch}`);
+      assert.deepEqual([Number(first.from_offset), Number(first.to_offset)], [0, 2]);
+      await r.client.commitOffset('g', 't', 0, 0);
+      const second = await next(2);
+      assert.deepEqual([Number(second.from_offset), Number(second.to_offset), second.epoch], [0, 2, epoch + 1]);
+      s.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1, epoch }] } }); // late: ignored
+      s.write({ acks: { ranges: [{ partition: 0, from_offset: 1, to_offset: 2, epoch: second.epoch }] } });
+      await waitFor(() => unacked() === 1, 'the ack of offset 1');
+      assert.equal(await committed(), 0, 'an ack of the epoch before the rewind was taken');
+      s.write({ nack: { partition: 0, offset: 0, delivery_count: 1, epoch } }); // late: ignored (max_deliveries 1 would dead-letter it)
+      s.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1 }] } }); // no epoch: whatever is outstanding, as before the field
+      await waitFor(async () => (await committed()) === 2, 'the commit of both');
+      assert.ok(!(await r.broker.listTopics()).includes('t.dlq'), 'the late nack dead-lettered the delivery under way');
+      s.end();
+    });
+
+  for (const [what, stale, counts] of [
+    ['of the epoch before a rewind is ignored: that delivery counts', true, [2, 2]],
+    ['without an epoch is taken as before: that delivery is not counted', false, [1, 1]],
+  ] as const)
+    it(`a returned range ${what}`, async () => {
+      const { s, next } = rawSubscriber(5);
+      const first = await next(1);
+      await r.client.commitOffset('g', 't', 0, 0);
+      await next(2);
+      s.write({ returned: { ranges: [{ partition: 0, from_offset: 0, to_offset: 2, delivery_count: 1, epoch: stale ? first.epoch : 0 }] } });
+      await new Promise<void>((resolve) => s.on('status', () => resolve())); // the member left: the broker ended the call
+      const c = r.client.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000, maxDeliveries: 5 });
+      try {
+        const got = await take(c, 2);
+        assert.deepEqual(
+          got.map((m) => m.deliveryCount),
+          counts,
+        );
+      } finally {
+        await c.close();
+      }
+    });
+});

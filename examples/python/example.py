@@ -115,8 +115,11 @@ def consume(stub, n, within=30, buffer=64):
                     break  # not acked: the group gets it again after the ack deadline
                 print("  %d/%d  p%d@%d key=%r value=%r delivery %d" % (
                     handled + 1, n, partition, offset, key, value, count))
+                # The delivery's epoch: had a CommitOffset moved the partition since, this
+                # ack is ignored rather than taken for the offset's next delivery.
                 outgoing.put(pb.SubscribeRequest(acks=pb.Acks(ranges=[
-                    pb.AckRange(partition=partition, from_offset=offset, to_offset=offset + 1)])))
+                    pb.AckRange(partition=partition, from_offset=offset, to_offset=offset + 1,
+                                epoch=resp.delivery.epoch)])))
                 outgoing.put(pb.SubscribeRequest(credit=1))  # room for one more in our buffer
                 handled += 1
                 if handled == n:

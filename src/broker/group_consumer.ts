@@ -34,7 +34,10 @@ export type GroupConsumerOptions = GroupJoinOptions;
 
 /** Where a message's ack and nack go: a group member in-process, or a gRPC session. */
 export interface Acker {
-  /** resets: the partition's commitOffset count when delivered (embedded only; a stale one is ignored). */
+  /**
+   * resets: the partition's commitOffset count when delivered (the remote consumer
+   * sends it as the wire epoch, resets + 1); an ack or nack naming a stale one is ignored.
+   */
   ack(partition: number, offset: number, resets?: number): void;
   /** deliveryCount: of the message nacked (a nack of an earlier delivery is ignored). */
   nack(partition: number, offset: number, delayMs: number, deliveryCount: number, resets?: number): void;
@@ -61,7 +64,8 @@ export class GroupMessage implements ConsumedMessage {
     value: Buffer,
     headers: Record<string, Buffer>,
     readonly deliveryCount: number,
-    private readonly resets?: number,
+    /** @internal The partition's commitOffset count when delivered (see Acker); undefined: not checked. */
+    readonly resets?: number,
   ) {
     this.offset = offset;
     this.timestamp = timestamp;
@@ -176,8 +180,8 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private unhanded(): Returned[] {
     const out = returnedOf(this.cursor);
     for (const c of this.chunks.splice(0)) {
-      if (c.kind === 'batches') out.push({ partition: c.partition, from: c.from, to: c.to, deliveryCount: c.deliveryCount });
-      else for (const r of c.records) out.push({ partition: r.partition, from: r.offset, to: r.offset + 1, deliveryCount: r.deliveryCount });
+      if (c.kind === 'batches') out.push({ partition: c.partition, from: c.from, to: c.to, deliveryCount: c.deliveryCount, resets: c.resets });
+      else for (const r of c.records) out.push({ partition: r.partition, from: r.offset, to: r.offset + 1, deliveryCount: r.deliveryCount, resets: c.resets });
     }
     return out;
   }
@@ -307,9 +311,10 @@ export function returnedOf(cursor: FlattenCursor<ConsumedMessage>): Returned[] {
   const out: Returned[] = [];
   for (let i = cursor.next; i < cursor.batch.length; i++) {
     const msg = cursor.batch[i]!;
+    const resets = msg instanceof GroupMessage ? msg.resets : undefined;
     const last = out[out.length - 1];
-    if (last && last.partition === msg.partition && last.deliveryCount === msg.deliveryCount && last.to === msg.offset) last.to++;
-    else out.push({ partition: msg.partition, from: msg.offset, to: msg.offset + 1, deliveryCount: msg.deliveryCount });
+    if (last && last.partition === msg.partition && last.deliveryCount === msg.deliveryCount && last.resets === resets && last.to === msg.offset) last.to++;
+    else out.push({ partition: msg.partition, from: msg.offset, to: msg.offset + 1, deliveryCount: msg.deliveryCount, resets });
   }
   cursor.batch = [];
   cursor.next = 0;

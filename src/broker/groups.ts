@@ -96,6 +96,8 @@ export interface Returned {
   from: number;
   to: number;
   deliveryCount: number;
+  /** The partition's commitOffset count when delivered (as for ack): a range from before a move since is ignored. */
+  resets?: number;
 }
 
 interface Inflight {
@@ -476,9 +478,14 @@ export class GroupMember {
     this.coord.ack(this, partition, from, to, resets);
   }
 
-  /** Throws what ack() would for this range, acking nothing (the member only catches up with commitOffsets since its last ack): a message of several ranges is checked whole first. */
-  checkAck(partition: number, from: number, to: number): void {
-    this.coord.checkAck(this, partition, from, to);
+  /**
+   * Throws what ack() would for this range, acking nothing (the member only catches up
+   * with commitOffsets since its last ack): a message of several ranges is checked
+   * whole first. A range from before a commitOffset moved the partition (`resets`
+   * stale), which ack() ignores, is only checked for being a range.
+   */
+  checkAck(partition: number, from: number, to: number, resets?: number): void {
+    this.coord.checkAck(this, partition, from, to, resets);
   }
 
   /**
@@ -839,13 +846,14 @@ export class GroupCoordinator {
   }
 
   /** @internal The checks of ack(), with no effect on what is acked (the member catches up with commitOffsets since its last ack or nack). */
-  checkAck(m: GroupMember, partition: number, from: number, to: number): PartitionGroupState {
+  checkAck(m: GroupMember, partition: number, from: number, to: number, resets?: number): PartitionGroupState {
     const gs = m.state;
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
     catchUpResets(m, ps);
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to <= from)
       throw invalid(`ack range [${from}, ${to}) is not a valid offset range`);
+    if (resets !== undefined && resets !== ps.resets) return ps; // ignored by ack(), whatever it names
     const allowed = [m.released.get(partition), m.voided.get(partition)];
     if (to > ps.next) {
       // Past what the group was delivered: refused, unless this member was delivered
@@ -999,10 +1007,12 @@ export class GroupCoordinator {
     const gs = m.state;
     const ps = gs.parts[partition];
     if (!ps) throw invalid(`partition ${partition} does not exist in topic ${gs.topic}`);
-    if (resets !== undefined && resets !== ps.resets) return; // delivered before a commitOffset moved the partition
     validateOffset(offset);
     checkNackDelay(delayMs);
     if (!Number.isInteger(deliveryCount) || deliveryCount < 0) throw invalid(`deliveryCount must be a non-negative integer, got ${String(deliveryCount)}`);
+    // Delivered before a commitOffset moved the partition (checked after the form, as
+    // checkAck does: a malformed nack is refused whatever epoch it names).
+    if (resets !== undefined && resets !== ps.resets) return;
     catchUpResets(m, ps);
     const allowed = [m.released.get(partition), m.voided.get(partition)];
     if (offset >= ps.next) {
@@ -1060,6 +1070,9 @@ export class GroupCoordinator {
     // cost a splice each, quadratic in their number.
     const sorted = [...returned].sort((a, b) => a.from - b.from);
     for (const r of sorted) {
+      // Delivered before a commitOffset moved the partition: the same offsets may be
+      // outstanding to m again, a delivery this range does not speak for (as ack and nack).
+      if (r.resets !== undefined && r.resets !== gs.parts[r.partition]!.resets) continue;
       let counts = byPartition.get(r.partition);
       if (!counts) byPartition.set(r.partition, (counts = new Map()));
       let set = counts.get(r.deliveryCount);

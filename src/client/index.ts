@@ -1419,10 +1419,14 @@ type Chunk = {
   rawDeliveryCount?: number;
   records: DecodedRecord[];
   deliveryCounts: number[] | null;
+  /** Delivery.epoch - 1 (the coordinator's resets); undefined from a server that sends none. */
+  resets: number | undefined;
   session: number;
   arrived: number;
 };
 
+/** A delivery's resets as the epoch its acks, nacks and returned ranges carry (Delivery.epoch); 0: not checked. */
+const epochOf = (resets: number | undefined): number => (resets === undefined ? 0 : resets + 1);
 
 export class RemoteConsumer implements GroupConsumerApi {
   private stream: SubscribeChannel | null = null;
@@ -1432,7 +1436,11 @@ export class RemoteConsumer implements GroupConsumerApi {
   private closed = false;
   private fatal: UringmqError | null = null;
   private started = false;
-  /** per partition: [from, to, from, to, ...] ranges to ack */
+  /**
+   * per partition: [from, to, epoch, from, to, epoch, ...] ranges to ack. A range never
+   * spans two epochs (deliveries before and after a CommitOffset moved the partition):
+   * the broker takes or ignores a range whole by its epoch.
+   */
   private pendingAcks = new Map<number, number[]>();
   /** The last partition acked and its pendingAcks list: acks come in runs per partition. Reset with pendingAcks. */
   private lastAck: { partition: number; list: number[] } | null = null;
@@ -1524,6 +1532,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       const d = res.delivery;
       if (!d) return;
       const partition = d.partition ?? 0;
+      const resets = d.epoch ? d.epoch - 1 : undefined;
       if (d.batches && d.batches.length)
         this.chunks.push({
           partition,
@@ -1533,6 +1542,7 @@ export class RemoteConsumer implements GroupConsumerApi {
           rawDeliveryCount: d.delivery_count || 1,
           records: [],
           deliveryCounts: null,
+          resets,
           session,
           arrived: performance.now(),
         });
@@ -1544,7 +1554,7 @@ export class RemoteConsumer implements GroupConsumerApi {
           value: (r.value ?? Buffer.alloc(0)) as Buffer,
           headers: (r.headers ?? {}) as Record<string, Buffer>,
         }));
-        this.chunks.push({ partition, records: recs, deliveryCounts: d.records.map((r) => r.delivery_count || 1), session, arrived: performance.now() });
+        this.chunks.push({ partition, records: recs, deliveryCounts: d.records.map((r) => r.delivery_count || 1), resets, session, arrived: performance.now() });
       }
       this.notify();
     });
@@ -1592,8 +1602,8 @@ export class RemoteConsumer implements GroupConsumerApi {
     return this.inApp ?? this.chunks[0]?.arrived;
   }
 
-  /** @internal the Acker of this session's messages */
-  queueAck(partition: number, offset: number, session: number): void {
+  /** @internal the Acker of this session's messages; epoch: Delivery.epoch of the message (0: not checked) */
+  queueAck(partition: number, offset: number, session: number, epoch: number): void {
     if (session !== this.session || !this.stream) return; // that session's messages are redelivered anyway
     // In-order acks extend the last range of their partition: no sorting, no per-ack garbage.
     let l: number[] | undefined;
@@ -1604,15 +1614,15 @@ export class RemoteConsumer implements GroupConsumerApi {
       this.lastAck = { partition, list: l };
     }
     const n = l.length;
-    if (n >= 2 && l[n - 1] === offset) l[n - 1] = offset + 1;
-    else l.push(offset, offset + 1);
+    if (n >= 3 && l[n - 2] === offset && l[n - 1] === epoch) l[n - 2] = offset + 1;
+    else l.push(offset, offset + 1, epoch);
     this.pendingAckCount++;
     this.scheduleFlush(this.pendingAckCount >= 4096);
   }
 
   /** @internal the Acker of this session's messages */
-  sendNack(partition: number, offset: number, delayMs: number, deliveryCount: number, session: number): void {
-    if (session === this.session) this.stream?.write({ nack: { partition, offset, delay_ms: delayMs, delivery_count: deliveryCount } });
+  sendNack(partition: number, offset: number, delayMs: number, deliveryCount: number, session: number, epoch: number): void {
+    if (session === this.session) this.stream?.write({ nack: { partition, offset, delay_ms: delayMs, delivery_count: deliveryCount, epoch } });
   }
 
   private scheduleFlush(now: boolean): void {
@@ -1625,11 +1635,11 @@ export class RemoteConsumer implements GroupConsumerApi {
     this.flushTimer = null;
     const s = this.stream;
     if (!s) return;
-    const ranges: Array<{ partition: number; from_offset: number; to_offset: number }> = [];
+    const ranges: Array<{ partition: number; from_offset: number; to_offset: number; epoch: number }> = [];
     // Each partition's list is emptied, not the Map cleared: clear() leaves the old
     // table (once tenured) holding the lists through young GCs (see IdTable).
     for (const [partition, l] of this.pendingAcks) {
-      for (let i = 0; i < l.length; i += 2) ranges.push({ partition, from_offset: l[i]!, to_offset: l[i + 1]! });
+      for (let i = 0; i < l.length; i += 3) ranges.push({ partition, from_offset: l[i]!, to_offset: l[i + 1]!, epoch: l[i + 2]! });
       l.length = 0;
     }
     this.lastAck = null;
@@ -1667,11 +1677,13 @@ export class RemoteConsumer implements GroupConsumerApi {
     const back = this.cursorSession === this.session ? inBatch : []; // a broken stream's: they come again anyway
     for (const c of this.chunks) {
       if (c.session !== this.session) continue;
-      if (c.raw) back.push({ partition: c.partition, from: c.from!, to: c.to!, deliveryCount: c.rawDeliveryCount ?? 1 });
-      c.records.forEach((r, i) => back.push({ partition: c.partition, from: r.offset, to: r.offset + 1, deliveryCount: c.deliveryCounts ? c.deliveryCounts[i]! : 1 }));
+      if (c.raw) back.push({ partition: c.partition, from: c.from!, to: c.to!, deliveryCount: c.rawDeliveryCount ?? 1, resets: c.resets });
+      c.records.forEach((r, i) => back.push({ partition: c.partition, from: r.offset, to: r.offset + 1, deliveryCount: c.deliveryCounts ? c.deliveryCounts[i]! : 1, resets: c.resets }));
     }
     if (!s || back.length === 0) return;
-    s.write({ returned: { ranges: back.map((r) => ({ partition: r.partition, from_offset: r.from, to_offset: r.to, delivery_count: r.deliveryCount })) } });
+    s.write({
+      returned: { ranges: back.map((r) => ({ partition: r.partition, from_offset: r.from, to_offset: r.to, delivery_count: r.deliveryCount, epoch: epochOf(r.resets) })) },
+    });
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
@@ -1691,12 +1703,14 @@ export class RemoteConsumer implements GroupConsumerApi {
   private expand(c: Chunk): ConsumedMessage[] {
     const topic = this.opts.topic;
     const session = c.session;
-    const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session), nack: (p, o, d, n) => this.sendNack(p, o, d, n, session) };
+    // The chunk's epoch is the same for all its messages: taken here, not from each one.
+    const epoch = epochOf(c.resets);
+    const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session, epoch), nack: (p, o, d, n) => this.sendNack(p, o, d, n, session, epoch) };
     const p = c.partition;
     if (c.raw) {
-      return groupMessages(c.raw, c.from!, c.to!, acker, topic, p, c.rawDeliveryCount ?? 1);
+      return groupMessages(c.raw, c.from!, c.to!, acker, topic, p, c.rawDeliveryCount ?? 1, c.resets);
     }
-    return c.records.map((r, i) => new GroupMessage(acker, topic, p, r.offset, r.timestamp, r.key, r.value, r.headers, c.deliveryCounts ? c.deliveryCounts[i]! : 1));
+    return c.records.map((r, i) => new GroupMessage(acker, topic, p, r.offset, r.timestamp, r.key, r.value, r.headers, c.deliveryCounts ? c.deliveryCounts[i]! : 1, c.resets));
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {

@@ -20,9 +20,9 @@ type Uint64 = NonNullable<uringmq.v1.PublishResponse.$Properties['sequence']>;
  * to its pool at once. protobufjs would serialize later (grpc-js queues writes) from
  * a buffer we could not reuse, into a fresh buffer of its own.
  */
-export function encodeDeliveryResponse(headroom: number, partition: number, batches: Buffer, from: number, to: number, deliveryCount = 1): Buffer {
+export function encodeDeliveryResponse(headroom: number, partition: number, batches: Buffer, from: number, to: number, deliveryCount = 1, epoch = 0): Buffer {
   const count = deliveryCount > 1 ? deliveryCount : 0; // a first delivery leaves it out
-  const inner = fieldSize(partition) + 1 + uvarintSize(batches.length) + batches.length + fieldSize(from) + fieldSize(to) + fieldSize(count);
+  const inner = fieldSize(partition) + 1 + uvarintSize(batches.length) + batches.length + fieldSize(from) + fieldSize(to) + fieldSize(count) + fieldSize(epoch);
   const out = Buffer.allocUnsafe(headroom + 1 + uvarintSize(inner) + inner);
   let pos = headroom;
   out[pos++] = 0x12; // SubscribeResponse.delivery = 2, length-delimited
@@ -33,7 +33,8 @@ export function encodeDeliveryResponse(headroom: number, partition: number, batc
   pos += batches.copy(out, pos);
   pos = putField(out, pos, 0x18, from); // Delivery.from_offset = 3, varint
   pos = putField(out, pos, 0x20, to); // Delivery.to_offset = 4, varint
-  putField(out, pos, 0x30, count); // Delivery.delivery_count = 6, varint
+  pos = putField(out, pos, 0x30, count); // Delivery.delivery_count = 6, varint
+  putField(out, pos, 0x38, epoch); // Delivery.epoch = 7, varint
   return out;
 }
 

@@ -739,20 +739,22 @@ export class BrokerServer {
     this.streams.add(handle);
     const sink: DeliverySink = {
       copiesBatches: true, // serialized (copied) before deliverBatches returns
-      deliverBatches: (partition, raw, from, to, deliveryCount = 1) => {
+      deliverBatches: (partition, raw, from, to, deliveryCount = 1, resets) => {
         if (done) return;
+        const epoch = wireEpoch(resets);
         if (plain) {
           // Several messages when the records would not fit in one (a delivery of whole
           // batches can be past maxMessageBytes as records), each naming the range its
           // records cover; together they are [from, to). Serialized here: the records are
           // views of `raw`, whose pooled buffer is reused once this returns (copiesBatches).
           plainRecordRuns(raw, from, to, partition, deliveryCount, this.maxMessageBytes, (records, start, end) => {
-            io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: start, to_offset: end, records } }));
+            io.send(encodeSubscribeResponse(headroom, { delivery: { partition, from_offset: start, to_offset: end, records, epoch } }));
           });
-        } else io.send(encodeDeliveryResponse(headroom, partition, raw, from, to, deliveryCount));
+        } else io.send(encodeDeliveryResponse(headroom, partition, raw, from, to, deliveryCount, epoch));
       },
-      deliverRecords: (records: RedeliveredRecord[]) => {
+      deliverRecords: (records: RedeliveredRecord[], resets) => {
         if (done) return;
+        const epoch = wireEpoch(resets);
         const byPartition = new Map<number, RedeliveredRecord[]>();
         for (const r of records) {
           let l = byPartition.get(r.partition);
@@ -768,14 +770,14 @@ export class BrokerServer {
           for (const r of rs) {
             const size = 64 + r.value.length + (r.key?.length ?? 0) + Object.entries(r.headers).reduce((n, [k, v]) => n + k.length + v.length + 8, 0);
             if (part.length > 0 && bytes + size > limit) {
-              io.send(encodeSubscribeResponse(headroom, { delivery: { partition, records: part } }));
+              io.send(encodeSubscribeResponse(headroom, { delivery: { partition, records: part, epoch } }));
               part = [];
               bytes = 0;
             }
             part.push(consumedRecord(partition, r, r.deliveryCount));
             bytes += size;
           }
-          if (part.length) io.send(encodeSubscribeResponse(headroom, { delivery: { partition, records: part } }));
+          if (part.length) io.send(encodeSubscribeResponse(headroom, { delivery: { partition, records: part, epoch } }));
         }
       },
       assign: (partitions, generation, memberId) => {
@@ -858,12 +860,20 @@ export class BrokerServer {
         // All ranges checked before any applies: a bad one fails the stream with none
         // of the message's acks taken (they come again as redeliveries).
         const ranges = req.acks.ranges ?? [];
-        for (const r of ranges) m.checkAck(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
-        for (const r of ranges) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0));
-      } else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0, req.nack.delivery_count ?? 0);
+        for (const r of ranges) m.checkAck(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0), resetsOf(r.epoch));
+        for (const r of ranges) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0), resetsOf(r.epoch));
+      } else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0, req.nack.delivery_count ?? 0, resetsOf(req.nack.epoch));
       else if (req.returned)
         // The client is closing: the member leaves with them, and the call ends.
-        m.leave((req.returned.ranges ?? []).map((r) => ({ partition: r.partition ?? 0, from: Number(r.from_offset ?? 0), to: Number(r.to_offset ?? 0), deliveryCount: r.delivery_count ?? 0 })));
+        m.leave(
+          (req.returned.ranges ?? []).map((r) => ({
+            partition: r.partition ?? 0,
+            from: Number(r.from_offset ?? 0),
+            to: Number(r.to_offset ?? 0),
+            deliveryCount: r.delivery_count ?? 0,
+            resets: resetsOf(r.epoch),
+          })),
+        );
       else if (req.credit) {
         // A membership-only stream is never delivered to: its credit keeps it alive, no more.
         if (assignmentOnly) m.heartbeat();
@@ -983,6 +993,19 @@ function framedMeta(b: Buffer): BatchMeta | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Delivery.epoch: the partition's commitOffset count + 1, so that 0 on an ack, nack
+ * or returned range can mean "not checked" (a client written before the field).
+ */
+function wireEpoch(resets: number | undefined): number {
+  return resets === undefined ? 0 : resets + 1;
+}
+
+/** An AckRange/Nack/ReturnedRange epoch as the coordinator's resets; undefined: not checked. */
+function resetsOf(epoch: number | null | undefined): number | undefined {
+  return epoch ? epoch - 1 : undefined;
 }
 
 function unauthenticated(): UringmqError {

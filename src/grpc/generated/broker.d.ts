@@ -1748,6 +1748,9 @@ export namespace uringmq {
             /** AckRange to_offset. */
             to_offset: (number|Long);
 
+            /** AckRange epoch. */
+            epoch: number;
+
             /**
              * Encodes the specified AckRange message. Does not implicitly {@link uringmq.v1.AckRange.verify|verify} messages.
              * @param message AckRange message or plain object to encode
@@ -1788,6 +1791,9 @@ export namespace uringmq {
                 /** AckRange to_offset */
                 to_offset?: (number|Long|null);
 
+                /** AckRange epoch */
+                epoch?: (number|null);
+
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];
             }
@@ -1826,6 +1832,9 @@ export namespace uringmq {
 
             /** Nack delivery_count. */
             delivery_count: number;
+
+            /** Nack epoch. */
+            epoch: number;
 
             /**
              * Encodes the specified Nack message. Does not implicitly {@link uringmq.v1.Nack.verify|verify} messages.
@@ -1869,6 +1878,9 @@ export namespace uringmq {
 
                 /** Nack delivery_count */
                 delivery_count?: (number|null);
+
+                /** Nack epoch */
+                epoch?: (number|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];
@@ -2160,6 +2172,9 @@ export namespace uringmq {
             /** ReturnedRange delivery_count. */
             delivery_count: number;
 
+            /** ReturnedRange epoch. */
+            epoch: number;
+
             /**
              * Encodes the specified ReturnedRange message. Does not implicitly {@link uringmq.v1.ReturnedRange.verify|verify} messages.
              * @param message ReturnedRange message or plain object to encode
@@ -2202,6 +2217,9 @@ export namespace uringmq {
 
                 /** ReturnedRange delivery_count */
                 delivery_count?: (number|null);
+
+                /** ReturnedRange epoch */
+                epoch?: (number|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];
@@ -2388,6 +2406,9 @@ export namespace uringmq {
             /** Delivery delivery_count. */
             delivery_count: number;
 
+            /** Delivery epoch. */
+            epoch: number;
+
             /**
              * Encodes the specified Delivery message. Does not implicitly {@link uringmq.v1.Delivery.verify|verify} messages.
              * @param message Delivery message or plain object to encode
@@ -2436,6 +2457,9 @@ export namespace uringmq {
 
                 /** Delivery delivery_count */
                 delivery_count?: (number|null);
+
+                /** Delivery epoch */
+                epoch?: (number|null);
 
                 /** Unknown fields preserved while decoding when enabled */
                 $unknowns?: Uint8Array[];

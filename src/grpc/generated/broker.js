@@ -4537,6 +4537,7 @@ $root.uringmq = (function() {
              * @property {number|null} [partition] AckRange partition
              * @property {number|Long|null} [from_offset] AckRange from_offset
              * @property {number|Long|null} [to_offset] AckRange to_offset
+             * @property {number|null} [epoch] AckRange epoch
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -4593,6 +4594,14 @@ $root.uringmq = (function() {
             AckRange.prototype.to_offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
 
             /**
+             * AckRange epoch.
+             * @member {number} epoch
+             * @memberof uringmq.v1.AckRange
+             * @instance
+             */
+            AckRange.prototype.epoch = 0;
+
+            /**
              * Encodes the specified AckRange message. Does not implicitly {@link uringmq.v1.AckRange.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.AckRange
@@ -4614,6 +4623,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 2, wireType 0 =*/16).int64(message.from_offset);
                 if (message.to_offset != null && $Object.hasOwnProperty.call(message, "to_offset") && (typeof message.to_offset === "object" ? message.to_offset.low || message.to_offset.high : message.to_offset !== 0))
                     writer.uint32(/* id 3, wireType 0 =*/24).int64(message.to_offset);
+                if (message.epoch != null && $Object.hasOwnProperty.call(message, "epoch") && message.epoch !== 0)
+                    writer.uint32(/* id 4, wireType 0 =*/32).uint32(message.epoch);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -4685,6 +4696,15 @@ $root.uringmq = (function() {
                                 delete message.to_offset;
                             continue;
                         }
+                    case 4: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.epoch = value;
+                            else
+                                delete message.epoch;
+                            continue;
+                        }
                     }
                     reader.skipType(wireType, _depth, tag);
                     if (!reader.discardUnknown) {
@@ -4728,6 +4748,7 @@ $root.uringmq = (function() {
              * @property {number|Long|null} [offset] Nack offset
              * @property {number|null} [delay_ms] Nack delay_ms
              * @property {number|null} [delivery_count] Nack delivery_count
+             * @property {number|null} [epoch] Nack epoch
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -4792,6 +4813,14 @@ $root.uringmq = (function() {
             Nack.prototype.delivery_count = 0;
 
             /**
+             * Nack epoch.
+             * @member {number} epoch
+             * @memberof uringmq.v1.Nack
+             * @instance
+             */
+            Nack.prototype.epoch = 0;
+
+            /**
              * Encodes the specified Nack message. Does not implicitly {@link uringmq.v1.Nack.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.Nack
@@ -4815,6 +4844,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 3, wireType 0 =*/24).uint32(message.delay_ms);
                 if (message.delivery_count != null && $Object.hasOwnProperty.call(message, "delivery_count") && message.delivery_count !== 0)
                     writer.uint32(/* id 4, wireType 0 =*/32).uint32(message.delivery_count);
+                if (message.epoch != null && $Object.hasOwnProperty.call(message, "epoch") && message.epoch !== 0)
+                    writer.uint32(/* id 5, wireType 0 =*/40).uint32(message.epoch);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -4893,6 +4924,15 @@ $root.uringmq = (function() {
                                 message.delivery_count = value;
                             else
                                 delete message.delivery_count;
+                            continue;
+                        }
+                    case 5: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.epoch = value;
+                            else
+                                delete message.epoch;
                             continue;
                         }
                     }
@@ -5541,6 +5581,7 @@ $root.uringmq = (function() {
              * @property {number|Long|null} [from_offset] ReturnedRange from_offset
              * @property {number|Long|null} [to_offset] ReturnedRange to_offset
              * @property {number|null} [delivery_count] ReturnedRange delivery_count
+             * @property {number|null} [epoch] ReturnedRange epoch
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -5605,6 +5646,14 @@ $root.uringmq = (function() {
             ReturnedRange.prototype.delivery_count = 0;
 
             /**
+             * ReturnedRange epoch.
+             * @member {number} epoch
+             * @memberof uringmq.v1.ReturnedRange
+             * @instance
+             */
+            ReturnedRange.prototype.epoch = 0;
+
+            /**
              * Encodes the specified ReturnedRange message. Does not implicitly {@link uringmq.v1.ReturnedRange.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.ReturnedRange
@@ -5628,6 +5677,8 @@ $root.uringmq = (function() {
                     writer.uint32(/* id 3, wireType 0 =*/24).int64(message.to_offset);
                 if (message.delivery_count != null && $Object.hasOwnProperty.call(message, "delivery_count") && message.delivery_count !== 0)
                     writer.uint32(/* id 4, wireType 0 =*/32).uint32(message.delivery_count);
+                if (message.epoch != null && $Object.hasOwnProperty.call(message, "epoch") && message.epoch !== 0)
+                    writer.uint32(/* id 5, wireType 0 =*/40).uint32(message.epoch);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -5706,6 +5757,15 @@ $root.uringmq = (function() {
                                 message.delivery_count = value;
                             else
                                 delete message.delivery_count;
+                            continue;
+                        }
+                    case 5: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.epoch = value;
+                            else
+                                delete message.epoch;
                             continue;
                         }
                     }
@@ -6100,6 +6160,7 @@ $root.uringmq = (function() {
              * @property {number|Long|null} [to_offset] Delivery to_offset
              * @property {Array.<uringmq.v1.ConsumedRecord.$Properties>|null} [records] Delivery records
              * @property {number|null} [delivery_count] Delivery delivery_count
+             * @property {number|null} [epoch] Delivery epoch
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -6181,6 +6242,14 @@ $root.uringmq = (function() {
             Delivery.prototype.delivery_count = 0;
 
             /**
+             * Delivery epoch.
+             * @member {number} epoch
+             * @memberof uringmq.v1.Delivery
+             * @instance
+             */
+            Delivery.prototype.epoch = 0;
+
+            /**
              * Encodes the specified Delivery message. Does not implicitly {@link uringmq.v1.Delivery.verify|verify} messages.
              * @function encode
              * @memberof uringmq.v1.Delivery
@@ -6209,6 +6278,8 @@ $root.uringmq = (function() {
                         $root.uringmq.v1.ConsumedRecord.encode(message.records[i], writer.uint32(/* id 5, wireType 2 =*/42).fork(), _depth + 1).ldelim();
                 if (message.delivery_count != null && $Object.hasOwnProperty.call(message, "delivery_count") && message.delivery_count !== 0)
                     writer.uint32(/* id 6, wireType 0 =*/48).uint32(message.delivery_count);
+                if (message.epoch != null && $Object.hasOwnProperty.call(message, "epoch") && message.epoch !== 0)
+                    writer.uint32(/* id 7, wireType 0 =*/56).uint32(message.epoch);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
                         writer.raw(message.$unknowns[i]);
@@ -6304,6 +6375,15 @@ $root.uringmq = (function() {
                                 message.delivery_count = value;
                             else
                                 delete message.delivery_count;
+                            continue;
+                        }
+                    case 7: {
+                            if (wireType !== 0)
+                                break;
+                            if (value = reader.uint32())
+                                message.epoch = value;
+                            else
+                                delete message.epoch;
                             continue;
                         }
                     }
