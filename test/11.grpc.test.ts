@@ -10,7 +10,7 @@ import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { metricsRegistry } from '../src/metrics';
-import { openBroker, sleep, startServer, take, type Running } from './helpers';
+import { openBroker, sleep, startServer, take, waitFor, type Running } from './helpers';
 import { BrokerServer } from '../src/grpc/server';
 import { partitionForKey } from '../src/broker/partitioner';
 
@@ -1510,14 +1510,6 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
     await r.stop();
   });
 
-  /** Throws unless cond() holds within ms. */
-  async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-    const until = Date.now() + ms;
-    while (!(await cond())) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await sleep(20);
-    }
-  }
   const committed = async () => (await r.broker.committedOffsets('g', 't'))[0];
   const unacked = () => r.broker.groups.describe('t').find((g) => g.group === 'g')?.members[0]?.unacked;
 
@@ -1534,7 +1526,7 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
     s.on('error', (e) => (err = e));
     s.write({ subscribe: { topic: 't', group: 'g', from: pb.StartFrom.EARLIEST, ack_deadline_ms: 60_000, max_deliveries: maxDeliveries, plain_records: plain } });
     const next = async (n: number) => {
-      await waitFor(() => got.length >= n || err !== null, `delivery ${n}`);
+      await waitFor(() => got.length >= n || err !== null, 10_000, `delivery ${n}`);
       assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
       return got[n - 1]!;
     };
@@ -1560,13 +1552,13 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
         else before[0]!.nack();
         again[1]!.ack(); // queued right after: one range [0, 2) unless the epochs keep them apart
         // The ack of 1 is taken once the broker got it; the late ack or nack came first.
-        await waitFor(() => (unacked() ?? 2) <= 1, 'the ack of offset 1');
+        await waitFor(() => (unacked() ?? 2) <= 1, 10_000, 'the ack of offset 1');
         await sleep(300); // (a nack's dead-letter move, had it been taken)
         assert.equal(unacked(), 1, `the late ${how} took the delivery of offset 0 under way`);
         assert.equal(await committed(), 0, 'the late ack took the delivery still being processed');
         assert.ok(!(await r.broker.listTopics()).includes('t.dlq'), 'the late nack dead-lettered the delivery under way');
         again[0]!.ack();
-        await waitFor(async () => (await committed()) === 2, 'the commit of both');
+        await waitFor(async () => (await committed()) === 2, 10_000, 'the commit of both');
       } finally {
         await c.close();
       }
@@ -1584,11 +1576,11 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
       assert.deepEqual([Number(second.from_offset), Number(second.to_offset), second.epoch], [0, 2, epoch + 1]);
       s.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1, epoch }] } }); // late: ignored
       s.write({ acks: { ranges: [{ partition: 0, from_offset: 1, to_offset: 2, epoch: second.epoch }] } });
-      await waitFor(() => unacked() === 1, 'the ack of offset 1');
+      await waitFor(() => unacked() === 1, 10_000, 'the ack of offset 1');
       assert.equal(await committed(), 0, 'an ack of the epoch before the rewind was taken');
       s.write({ nack: { partition: 0, offset: 0, delivery_count: 1, epoch } }); // late: ignored (max_deliveries 1 would dead-letter it)
       s.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1 }] } }); // no epoch: whatever is outstanding, as before the field
-      await waitFor(async () => (await committed()) === 2, 'the commit of both');
+      await waitFor(async () => (await committed()) === 2, 10_000, 'the commit of both');
       assert.ok(!(await r.broker.listTopics()).includes('t.dlq'), 'the late nack dead-lettered the delivery under way');
       s.end();
     });
