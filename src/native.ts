@@ -10,6 +10,8 @@ import { fromNative } from './errors';
 export interface NativePartition { readonly __brand: 'NativePartition' }
 
 export interface PartitionOptions {
+  /** The topic's incarnation (its createdAt; 0: unknown): the fetch plane refuses fetches that name another one. */
+  incarnation?: number;
   segmentBytes?: number;
   retentionBytes?: number;
   retentionMs?: number;

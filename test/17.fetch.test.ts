@@ -29,6 +29,7 @@ import {
   decodeServerHello,
   encodeFetch,
   encodeHello,
+  fetchError,
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
@@ -80,14 +81,17 @@ class Raw {
     this.buf = this.buf.subarray(n);
     return out;
   }
-  async hello(token = ''): Promise<number> {
-    this.sock.write(encodeHello(token));
+  async hello(token = '', version?: number): Promise<number> {
+    return (await this.helloAs(token, version)).error;
+  }
+  async helloAs(token = '', version?: number) {
+    this.sock.write(encodeHello(token, version));
     const h = await this.read(SERVER_HELLO_SIZE);
     assert.ok(h, 'server hello');
-    return decodeServerHello(h).error;
+    return decodeServerHello(h);
   }
-  async fetch(topic: string, partition: number, offset: number, maxBytes = 1 << 20, maxWaitMs = 0) {
-    this.sock.write(encodeFetch({ correlationId: 7, topic, partition, offset, maxBytes, maxWaitMs }));
+  async fetch(topic: string, partition: number, offset: number, maxBytes = 1 << 20, maxWaitMs = 0, incarnation = 0) {
+    this.sock.write(encodeFetch({ correlationId: 7, topic, partition, offset, maxBytes, maxWaitMs, incarnation }));
     const h = await this.read(RESPONSE_HEADER_SIZE, maxWaitMs + 10_000);
     assert.ok(h, 'reply header');
     const header = decodeResponseHeader(h);
@@ -382,9 +386,9 @@ for (const backend of BACKENDS) {
       assert.equal((await c.fetch('t', 7, 0)).error, 'UNKNOWN_TOPIC_OR_PARTITION');
       assert.equal((await c.fetch('../t', 0, 0)).error, 'INVALID_REQUEST');
       const flagged = encodeFetch({ correlationId: 5, topic: 't', partition: 0, offset: 0, maxBytes: 1000, maxWaitMs: 0 });
-      flagged[5] = 1; // no flag has a meaning in version 1
+      flagged[5] = 2; // no flag but INCARNATION (1) has a meaning in version 2
       c.sock.write(flagged);
-      assert.equal(fetchErrorName(decodeResponseHeader((await c.read(RESPONSE_HEADER_SIZE))!).error), 'INVALID_REQUEST', 'a fetch with a flag set');
+      assert.equal(fetchErrorName(decodeResponseHeader((await c.read(RESPONSE_HEADER_SIZE))!).error), 'INVALID_REQUEST', 'a fetch with an unknown flag set');
       const oor = await c.fetch('t', 0, 1000);
       assert.equal(oor.error, 'OFFSET_OUT_OF_RANGE');
       assert.equal(oor.header.highWatermark, 100);
@@ -434,6 +438,86 @@ for (const backend of BACKENDS) {
       assert.equal(await settledFdCount(), fds, 'every fd of those connections is closed');
       assert.ok(fsrv.stats().badRequests >= 6);
       assert.ok(fsrv.stats().timeouts >= 1);
+    });
+
+    it('a version-2 fetch naming a topic incarnation that is not the topic under that name is refused (TOPIC_INCARNATION_MISMATCH), never served from the new topic; naming none, or version 1, reads as before', async () => {
+      broker = await openBroker();
+      const d1 = await broker.createTopic('inc');
+      await fill(broker, 'inc', 10, (i) => `old${i}`);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, maxWaitMs: 5000 });
+      const c = await Raw.open(fsrv.port);
+      const h = await c.helloAs();
+      assert.deepEqual([h.error, h.version], [0, 2], 'a version-2 hello is taken, and answered with version 2');
+      const ok = await c.fetch('inc', 0, 3, 1 << 20, 0, d1.createdAt);
+      assert.equal(ok.error, 'OK');
+      assert.equal(checkWhole(ok.data, 3)[0]!.value.toString(), 'old3');
+      const wrong = await c.fetch('inc', 0, 3, 1 << 20, 0, d1.createdAt + 1);
+      assert.deepEqual([wrong.error, wrong.header.highWatermark, wrong.header.logStartOffset, wrong.data.length], ['TOPIC_INCARNATION_MISMATCH', -1, -1, 0]);
+      assert.equal(fetchError(wrong.header.error, 'x').code, 'TOPIC_NOT_FOUND', 'what the client makes of it');
+
+      // A long-poll parked in the incarnation it names is answered when the topic goes (as before).
+      const waiting = c.fetch('inc', 0, 10, 1 << 20, 5000, d1.createdAt);
+      await waitFor(() => fsrv.stats().parked === 1);
+      await broker.deleteTopic('inc');
+      assert.equal((await waiting).error, 'UNKNOWN_TOPIC_OR_PARTITION');
+      const d2 = await broker.createTopic('inc'); // at once: within the same millisecond it would still be another incarnation
+      assert.ok(d2.createdAt > d1.createdAt, `createdAt ${d2.createdAt} after ${d1.createdAt}`);
+      await fill(broker, 'inc', 20, (i) => `new${i}`);
+      // The old incarnation at an old position: refused, nothing of the new topic sent; a
+      // long-poll naming it is refused at once, not parked on the new topic.
+      const stale = await c.fetch('inc', 0, 3, 1 << 20, 0, d1.createdAt);
+      assert.deepEqual([stale.error, stale.data.length], ['TOPIC_INCARNATION_MISMATCH', 0]);
+      const t0 = Date.now();
+      const stalePoll = await c.fetch('inc', 0, 20, 1 << 20, 5000, d1.createdAt);
+      assert.equal(stalePoll.error, 'TOPIC_INCARNATION_MISMATCH');
+      assert.ok(Date.now() - t0 < 3000, 'answered at once');
+      assert.equal(checkWhole((await c.fetch('inc', 0, 3, 1 << 20, 0, d2.createdAt)).data, 3)[0]!.value.toString(), 'new3');
+      // Naming none (incarnation 0, no flag): the topic under that name, as before.
+      assert.equal(checkWhole((await c.fetch('inc', 0, 3)).data, 3)[0]!.value.toString(), 'new3');
+      // A long-poll naming the right one waits and is answered with the new data.
+      const poll = c.fetch('inc', 0, 20, 1 << 20, 5000, d2.createdAt);
+      await waitFor(() => fsrv.stats().parked === 1);
+      await broker.producer().send('inc', { value: 'late' });
+      assert.equal(checkWhole((await poll).data, 20)[0]!.value.toString(), 'late');
+      // The flag with incarnation 0 names none either.
+      const zero = encodeFetch({ correlationId: 3, topic: 'inc', partition: 0, offset: 3, maxBytes: 1 << 20, maxWaitMs: 0, incarnation: d2.createdAt });
+      zero.fill(0, 32, 40);
+      c.sock.write(zero);
+      const zh = decodeResponseHeader((await c.read(RESPONSE_HEADER_SIZE))!);
+      assert.equal(fetchErrorName(zh.error), 'OK');
+      assert.equal(checkWhole((await c.read(zh.length))!, 3)[0]!.value.toString(), 'new3');
+      // The flag set on a frame too short to hold its field: framing, so closed after the reply.
+      const short = encodeFetch({ correlationId: 4, topic: 'inc', partition: 0, offset: 0, maxBytes: 1000, maxWaitMs: 0 });
+      short[5] = 1;
+      c.sock.write(short);
+      assert.equal(fetchErrorName(decodeResponseHeader((await c.read(RESPONSE_HEADER_SIZE))!).error), 'INVALID_REQUEST');
+      assert.equal(await c.read(1), null, 'closed after a framing error');
+
+      // A version-1 connection is what it was: its hello is answered with version 1, a
+      // flag is a field error (the connection kept), and the version-2 layout a framing one.
+      const v1 = await Raw.open(fsrv.port);
+      const h1 = await v1.helloAs('', 1);
+      assert.deepEqual([h1.error, h1.version], [0, 1]);
+      const f1 = encodeFetch({ correlationId: 5, topic: 'inc', partition: 0, offset: 0, maxBytes: 1000, maxWaitMs: 0 });
+      f1[5] = 1;
+      v1.sock.write(f1);
+      assert.equal(fetchErrorName(decodeResponseHeader((await v1.read(RESPONSE_HEADER_SIZE))!).error), 'INVALID_REQUEST');
+      assert.equal(checkWhole((await v1.fetch('inc', 0, 3)).data, 3)[0]!.value.toString(), 'new3');
+      v1.sock.write(encodeFetch({ correlationId: 6, topic: 'inc', partition: 0, offset: 3, maxBytes: 1000, maxWaitMs: 0, incarnation: d1.createdAt }));
+      assert.equal(fetchErrorName(decodeResponseHeader((await v1.read(RESPONSE_HEADER_SIZE))!).error), 'INVALID_REQUEST');
+      assert.equal(await v1.read(1), null, 'closed after a framing error');
+      // FetchConnection on a version-1 connection does not send the incarnation (the
+      // server could not check it): the request is a version-1 one.
+      const fc = await FetchConnection.open('127.0.0.1', fsrv.port, '', 10_000, undefined, 1);
+      assert.equal(fc.version, 1);
+      const r1 = await fc.fetch('inc', 0, 3, 1000, 0, d1.createdAt);
+      assert.equal(fetchErrorName(r1.header.error), 'OK');
+      fc.close();
+      const fc2 = await FetchConnection.open('127.0.0.1', fsrv.port);
+      assert.equal(fc2.version, 2);
+      assert.equal(fetchErrorName((await fc2.fetch('inc', 0, 3, 1000, 0, d1.createdAt)).header.error), 'TOPIC_INCARNATION_MISMATCH');
+      fc2.close();
+      await waitFor(() => fsrv.stats().connections === 0);
     });
 
     it('answers pipelined requests each once and in order: with the hello, in one write, or split anywhere', async () => {
@@ -1231,6 +1315,50 @@ describe('fetch plane: consumers, groups and the server', () => {
       await broker.close();
     }
   });
+
+  for (const backend of BACKENDS) {
+    it(`a FetchConsumer positioned in a topic that is deleted and made again hands the app no record of the new topic read at its old positions: it starts the new one over from its start (${backend})`, async () => {
+      const broker = await openBroker();
+      const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+      const fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+      try {
+        await broker.createTopic('inc');
+        for (let i = 0; i < 30; i++) await broker.producer().send('inc', { value: `old${i}` });
+        // One batch per fetch, and no commit round before the end: only the fetches can
+        // tell the consumer that the topic is another one.
+        const c = client.consumer({ topic: 'inc', group: 'g', from: 'earliest', transport: 'fetch', commitIntervalMs: 3_600_000, partitions: [0], maxBytes: 1 });
+        const it = c[Symbol.asyncIterator]();
+        const seen: string[] = [];
+        const next = async () => {
+          const r = await it.next();
+          assert.ok(!r.done, `the consumer ended after ${JSON.stringify(seen)}`);
+          r.value.ack();
+          seen.push(r.value.value.toString());
+        };
+        for (let i = 0; i < 5; i++) await next();
+        // Its pump holds its PREFETCH (2) chunks, offsets 5 and 6, and waits for the app:
+        // no fetch is parked that the delete would answer.
+        await waitFor(() => (c as FetchConsumer).positions.get(0) === 7);
+        await client.deleteTopic('inc');
+        await client.createTopic('inc');
+        for (let i = 0; i < 40; i++) await broker.producer().send('inc', { value: `new${i}` });
+        while (seen.filter((v) => v.startsWith('new')).length < 10) await next();
+        // The old topic's prefetched messages may come (they are of the topic the consumer
+        // was positioned in); then the new topic from its start (the group has no offsets
+        // there), never new7.. read at the old positions.
+        const old = seen.filter((v) => v.startsWith('old'));
+        assert.deepEqual(old, Array.from({ length: old.length }, (_, i) => `old${i}`), `the app was handed ${JSON.stringify(seen)}`);
+        assert.deepEqual(seen.slice(old.length), Array.from({ length: 10 }, (_, i) => `new${i}`), `the app was handed ${JSON.stringify(seen)}`);
+        await c.close();
+        assert.deepEqual(await client.committedOffsets('g', 'inc'), [10], 'what it processed of the new topic');
+      } finally {
+        await client.close();
+        await server.stop(2000);
+        await broker.close();
+      }
+    });
+  }
 
   it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {
     const broker = await openBroker();

@@ -454,6 +454,17 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Value d = o.Get("directIo");
     cfg.allow_direct = d.IsUndefined() ? true : d.ToBoolean().Value();
     cfg.full_scan = o.Get("fullScan").ToBoolean().Value();
+    {
+      // Checked as a double before any conversion: a cast of one outside int64's range
+      // is undefined. The broker passes the topic's createdAt (ms), a safe integer.
+      Napi::Value inc = o.Get("incarnation");
+      if (!inc.IsUndefined() && !inc.IsNull()) {
+        const double d = inc.IsNumber() ? inc.As<Napi::Number>().DoubleValue() : -1;
+        if (!(d >= 0 && d <= 9007199254740991.0) || d != static_cast<double>(static_cast<uint64_t>(d)))
+          ThrowInvalid(env, "incarnation must be an integer between 0 and 2^53 - 1");
+        cfg.incarnation = static_cast<uint64_t>(d);
+      }
+    }
     if (cfg.segment_bytes < 4096 || cfg.segment_bytes > (1ull << 30))
       ThrowInvalid(env, "segmentBytes must be between 4096 and 1 GiB");
     if (cfg.index_interval_bytes < 64) ThrowInvalid(env, "indexIntervalBytes must be >= 64");

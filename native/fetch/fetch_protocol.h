@@ -10,7 +10,11 @@ namespace uringmq {
 namespace fetchproto {
 
 inline constexpr uint32_t kMagic = 0x46514D55;  // bytes "UMQF"
-inline constexpr uint16_t kVersion = 1;
+// The versions this server speaks: a connection speaks the one its client's hello
+// names (version 2 adds the INCARNATION flag; a version-1 connection is byte for byte
+// what it was).
+inline constexpr uint16_t kMinVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 inline constexpr size_t kMaxTokenBytes = 256;
 
 // Client hello: magic u32, version u16, token_len u16, token bytes.
@@ -20,11 +24,16 @@ inline constexpr size_t kServerHelloSize = 16;
 
 // Fetch request frame: length u32 (bytes after this field), type u8, flags u8,
 // topic_len u16, correlation_id u32, partition u32, offset i64, max_bytes u32,
-// max_wait_ms u32, then topic_len bytes of topic name.
+// max_wait_ms u32, [incarnation u64 when flags has kFlagIncarnation (version 2)],
+// then topic_len bytes of topic name.
 inline constexpr uint8_t kTypeFetch = 1;
+// Version 2: the request names the topic's incarnation (its createdAt) it expects; a
+// topic of that name that is another incarnation is answered kTopicIncarnationMismatch.
+inline constexpr uint8_t kFlagIncarnation = 0x01;
+inline constexpr size_t kIncarnationBytes = 8;
 inline constexpr size_t kFetchFixed = 32;  // including the length field
 inline constexpr size_t kMaxTopicBytes = 249;
-inline constexpr size_t kMaxRequestBytes = kFetchFixed + kMaxTopicBytes;
+inline constexpr size_t kMaxRequestBytes = kFetchFixed + kIncarnationBytes + kMaxTopicBytes;
 
 // Response header: correlation_id u32, error u16, reserved u16, high_watermark i64,
 // log_start_offset i64, length u32, reserved u32; then `length` bytes of whole
@@ -41,6 +50,7 @@ enum class Error : uint16_t {
   kTooManyConnections = 6,
   kIoError = 7,
   kShuttingDown = 8,
+  kTopicIncarnationMismatch = 9,  // version 2: the topic under that name is another incarnation
 };
 
 inline void Put16(uint8_t* p, uint16_t v) {

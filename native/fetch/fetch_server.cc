@@ -70,6 +70,7 @@ struct Conn {
   int fd = -1;
   size_t slot = 0;  // index in FetchLoop::conns_
   ConnState state = ConnState::kHandshake;
+  uint16_t version = 0;  // the protocol version the hello agreed on (0 until then)
   bool closing = false;
   bool close_after_send = false;
   int64_t deadline = kNoDeadline;
@@ -925,9 +926,11 @@ class FetchLoop {
     if (c->state == ConnState::kReady) return ParseRequest(c);
   }
 
-  static void ServerHello(uint8_t* p, Error err) {
+  // version: the connection's (the client's, which this server speaks), or on a
+  // refusal the highest this server speaks, so a newer client knows what to retry with.
+  static void ServerHello(uint8_t* p, Error err, uint16_t version = fetchproto::kVersion) {
     fetchproto::Put32(p, fetchproto::kMagic);
-    fetchproto::Put16(p + 4, fetchproto::kVersion);
+    fetchproto::Put16(p + 4, version);
     fetchproto::Put16(p + 6, static_cast<uint16_t>(err));
     fetchproto::Put32(p + 8, 0);
     fetchproto::Put32(p + 12, 0);
@@ -953,10 +956,11 @@ class FetchLoop {
     }
     if (c->in_len < fetchproto::kClientHelloFixed + tlen) return;
     Error err = Error::kOk;
-    if (version != fetchproto::kVersion) err = Error::kUnsupportedVersion;
+    if (version < fetchproto::kMinVersion || version > fetchproto::kVersion) err = Error::kUnsupportedVersion;
     else if (!TokenOk(c->in + fetchproto::kClientHelloFixed, tlen)) err = Error::kAuthFailed;
     Consume(c, fetchproto::kClientHelloFixed + tlen);
-    ServerHello(c->hdr, err);
+    if (err == Error::kOk) c->version = version;
+    ServerHello(c->hdr, err, err == Error::kOk ? version : fetchproto::kVersion);
     fetchproto::Put32(c->hdr + 8, opts_.max_fetch_bytes);
     fetchproto::Put32(c->hdr + 12, opts_.max_wait_ms);
     if (err != Error::kOk) {
@@ -970,22 +974,31 @@ class FetchLoop {
   void ParseRequest(Conn* c) {
     if (c->in_len < 4) return;
     const uint32_t len = fetchproto::Get32(c->in);
-    if (len < fetchproto::kFetchFixed - 4 || len > fetchproto::kMaxRequestBytes - 4)
+    // Version 1 frames are exactly what they were: no flag changes their layout there.
+    const bool v2 = c->version >= 2;
+    const size_t max_len = fetchproto::kFetchFixed - 4 + (v2 ? fetchproto::kIncarnationBytes : 0) + fetchproto::kMaxTopicBytes;
+    if (len < fetchproto::kFetchFixed - 4 || len > max_len)
       return FatalRequest(c, c->in_len >= 12 ? fetchproto::Get32(c->in + 8) : 0);
     if (c->in_len < 4 + len) return;
     const uint8_t type = c->in[4];
     const uint8_t flags = c->in[5];
     const uint16_t topic_len = fetchproto::Get16(c->in + 6);
     const uint32_t corr = fetchproto::Get32(c->in + 8);
-    if (type != fetchproto::kTypeFetch || topic_len != len - (fetchproto::kFetchFixed - 4)) return FatalRequest(c, corr);
+    // The INCARNATION flag (version 2) inserts its field before the topic: the framing
+    // depends on it, so it is read before the request's fields are trusted.
+    const size_t extra = v2 && (flags & fetchproto::kFlagIncarnation) ? fetchproto::kIncarnationBytes : 0;
+    if (type != fetchproto::kTypeFetch || len < fetchproto::kFetchFixed - 4 + extra ||
+        topic_len != len - (fetchproto::kFetchFixed - 4) - extra || topic_len > fetchproto::kMaxTopicBytes)
+      return FatalRequest(c, corr);
     const uint32_t partition = fetchproto::Get32(c->in + 12);
     const int64_t offset = static_cast<int64_t>(fetchproto::Get64(c->in + 16));
     const uint32_t max_bytes = fetchproto::Get32(c->in + 24);
     const uint32_t max_wait = fetchproto::Get32(c->in + 28);
-    std::string topic(reinterpret_cast<const char*>(c->in + fetchproto::kFetchFixed), topic_len);
+    const uint64_t incarnation = extra ? fetchproto::Get64(c->in + fetchproto::kFetchFixed) : 0;
+    std::string topic(reinterpret_cast<const char*>(c->in + fetchproto::kFetchFixed + extra), topic_len);
     Consume(c, 4 + len);
     k_->requests++;
-    HandleFetch(c, corr, flags, topic, partition, offset, max_bytes, max_wait);
+    HandleFetch(c, corr, flags, incarnation, topic, partition, offset, max_bytes, max_wait);
   }
 
   // The framing cannot be trusted any more: answer, then end the connection.
@@ -997,17 +1010,27 @@ class FetchLoop {
     Reply(c, Error::kInvalidRequest);
   }
 
-  void HandleFetch(Conn* c, uint32_t corr, uint8_t flags, const std::string& topic, uint32_t partition, int64_t offset,
-                   uint32_t max_bytes, uint32_t max_wait) {
+  // incarnation: the topic incarnation the request names (0: none, as in version 1).
+  void HandleFetch(Conn* c, uint32_t corr, uint8_t flags, uint64_t incarnation, const std::string& topic, uint32_t partition,
+                   int64_t offset, uint32_t max_bytes, uint32_t max_wait) {
     c->corr = corr;
-    // No flag has a meaning in version 1: refusing them keeps them free for a later one
-    // (a client setting one learns that this server ignores it instead of guessing).
-    if (flags != 0 || !ValidTopic(topic) || offset < 0 || max_bytes == 0 || max_bytes > opts_.max_fetch_bytes || max_wait > opts_.max_wait_ms) {
+    // No flag has a meaning in version 1, and only INCARNATION in version 2: refusing the
+    // others keeps them free for a later version (a client setting one learns that this
+    // server ignores it instead of guessing).
+    const uint8_t known = c->version >= 2 ? fetchproto::kFlagIncarnation : 0;
+    if ((flags & ~known) != 0 || !ValidTopic(topic) || offset < 0 || max_bytes == 0 || max_bytes > opts_.max_fetch_bytes ||
+        max_wait > opts_.max_wait_ms) {
       k_->bad_requests++;
       return Reply(c, Error::kInvalidRequest);
     }
     std::shared_ptr<PartitionLog> part = dir_->Find(topic + "/" + std::to_string(partition));
     if (!part || part->closed.load(std::memory_order_acquire)) return Reply(c, Error::kUnknownTopicOrPartition);
+    // The topic was deleted and made again under this name since the client positioned
+    // itself: its offsets are not this log's, and the records there are not the ones it
+    // asked for. Checked against the log that would serve the reply (the incarnation of
+    // a PartitionLog never changes), so no reply carries another incarnation's bytes; a
+    // long-poll parked below keeps this log, and a delete answers it (TryParked).
+    if (incarnation != 0 && part->incarnation() != incarnation) return Reply(c, Error::kTopicIncarnationMismatch);
     if (part->failed.load(std::memory_order_acquire)) return Reply(c, Error::kIoError);
     c->part = std::move(part);
     c->offset = offset;

@@ -28,6 +28,10 @@ namespace uringmq {
 struct PartitionConfig {
   std::string dir;    // must exist
   std::string label;  // "topic/partition", used in every error message
+  // Which topic of that name this is (the broker's createdAt of the topic; 0: not
+  // known). A topic deleted and made again under the same name has another one: the
+  // fetch plane refuses a fetch that names another incarnation than this log's.
+  uint64_t incarnation = 0;
   uint64_t segment_bytes = 128ull << 20;
   int64_t retention_bytes = -1;  // -1: unlimited
   int64_t retention_ms = -1;     // -1: unlimited
@@ -150,6 +154,7 @@ class PartitionLog {
   PartitionLog& operator=(const PartitionLog&) = delete;
 
   const std::string& label() const { return cfg_.label; }
+  uint64_t incarnation() const { return cfg_.incarnation; }
 
   // --- JS thread ---
   std::atomic<bool> closed{false};  // no more appends accepted

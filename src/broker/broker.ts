@@ -28,6 +28,7 @@ import { IdTable } from './id_table';
 import { WaiterList } from './waiter_list';
 import { GroupConsumer, type GroupConsumerOptions } from './group_consumer';
 import { FetchServer, type FetchServerOptions } from '../fetch/server';
+import { topicIncarnation } from '../fetch/protocol';
 
 export type Durability = 'sync' | 'none' | { intervalMs: number };
 export type IoBackend = 'io_uring' | 'thread';
@@ -272,6 +273,13 @@ export class Broker {
   private closePromise: Promise<void> | null = null;
   private idleWaiters: Array<() => void> = [];
   private adminChain: Promise<unknown> = Promise.resolve();
+  /**
+   * The newest createdAt of a topic this broker opened or created. A topic's createdAt
+   * is its incarnation (describeTopic, and the fetch plane's check of a fetch that names
+   * one): one made again under a deleted topic's name within the same millisecond must
+   * still get another, so each new one is past every one seen.
+   */
+  private lastCreatedAt = 0;
   private readonly maxPendingBytes: number;
   private readonly tailCacheBytes: number;
   private readonly directIo: boolean;
@@ -490,7 +498,11 @@ export class Broker {
         process.emitWarning(`${cfg.name}/${p}: ${(e as Error).message}; the idempotent-producer table is refilled from the newest part of the log only`, 'UringmqWarning');
       }
     } else await removeProducerSnapshot(pdir); // not kept up to date by this run: a later one must not trust it
+    if (Number.isSafeInteger(cfg.createdAt)) this.lastCreatedAt = Math.max(this.lastCreatedAt, cfg.createdAt);
     const native = await this.engine.openPartition(pdir, `${cfg.name}/${p}`, {
+      // The fetch plane refuses fetches that name another incarnation than this (0, for
+      // a topic.json without a usable createdAt: such fetches name none either).
+      incarnation: topicIncarnation(cfg.createdAt),
       segmentBytes: cfg.segmentBytes,
       retentionBytes: cfg.retention.maxBytes ?? -1,
       retentionMs: cfg.retention.maxAgeMs ?? -1,
@@ -614,7 +626,9 @@ export class Broker {
       this.assertOpen();
       if (this.topics.has(name)) throw new UringmqError('TOPIC_EXISTS', `topic ${name} already exists`);
       const tdir = path.join(this.dir, 'topics', name);
-      const cfg: TopicConfig = { name, partitions, segmentBytes, retention, createdAt: Date.now() };
+      const createdAt = Math.max(Date.now(), this.lastCreatedAt + 1);
+      this.lastCreatedAt = createdAt;
+      const cfg: TopicConfig = { name, partitions, segmentBytes, retention, createdAt };
       let t: TopicState | null = null;
       try {
         await fs.rm(tdir, { recursive: true, force: true }); // leftovers of a crashed create

@@ -40,6 +40,8 @@ import { fromServiceError } from '../grpc/status';
 import { pb } from '../grpc/proto';
 import {
   DEFAULT_FETCH_PORT,
+  FETCH_MIN_VERSION,
+  FETCH_VERSION,
   RESPONSE_HEADER_SIZE,
   SERVER_HELLO_SIZE,
   decodeResponseHeader,
@@ -48,6 +50,7 @@ import {
   encodeHello,
   fetchError,
   fetchErrorName,
+  topicIncarnation,
   type ResponseHeader,
   type ServerHello,
 } from '../fetch/protocol';
@@ -91,6 +94,8 @@ export interface FetchConsumerOptions {
 const MiB = 1 << 20;
 /** Errors FetchConnection.open() throws when a listener answered the handshake with a refusal. */
 const ANSWERED = new WeakSet<Error>();
+/** UNSUPPORTED_VERSION refusals of FetchConnection.open(): the older version the server speaks, to retry with. */
+const FALLBACK = new WeakMap<Error, number>();
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -140,8 +145,23 @@ export class FetchConnection {
     sock.on('close', () => fail());
   }
 
-  /** `signal`: aborting it gives up a connection still on its way (its consumer closed). */
-  static async open(host: string, port: number, token = '', timeoutMs = 10_000, signal?: AbortSignal): Promise<FetchConnection> {
+  /**
+   * `signal`: aborting it gives up a connection still on its way (its consumer closed).
+   * Says hello with the newest protocol version; a server that does not speak it (a
+   * version-1 server) answers UNSUPPORTED_VERSION with the version it speaks, and the
+   * connection is made again with that one (which cannot name topic incarnations).
+   */
+  static async open(host: string, port: number, token = '', timeoutMs = 10_000, signal?: AbortSignal, version = FETCH_VERSION): Promise<FetchConnection> {
+    try {
+      return await FetchConnection.openAs(host, port, token, timeoutMs, signal, version);
+    } catch (e) {
+      const older = e instanceof UringmqError ? FALLBACK.get(e) : undefined;
+      if (older === undefined) throw e;
+      return FetchConnection.openAs(host, port, token, timeoutMs, signal, older);
+    }
+  }
+
+  private static async openAs(host: string, port: number, token: string, timeoutMs: number, signal: AbortSignal | undefined, version: number): Promise<FetchConnection> {
     const where = `${host}:${port}`;
     const sock = net.connect({ host, port });
     const conn = new FetchConnection(sock, where);
@@ -150,7 +170,7 @@ export class FetchConnection {
     if (signal?.aborted) abort();
     else signal?.addEventListener('abort', abort);
     try {
-      sock.write(encodeHello(token));
+      sock.write(encodeHello(token, version));
       conn.hello = decodeServerHello(await conn.read(SERVER_HELLO_SIZE));
     } catch (e) {
       sock.destroy();
@@ -163,10 +183,17 @@ export class FetchConnection {
       sock.destroy();
       const e = fetchError(conn.hello.error, `from ${where} at handshake`);
       ANSWERED.add(e);
+      const theirs = conn.hello.version;
+      if (fetchErrorName(conn.hello.error) === 'UNSUPPORTED_VERSION' && theirs >= FETCH_MIN_VERSION && theirs < version) FALLBACK.set(e, theirs);
       throw e;
     }
+    // The version agreed: ours, unless a server that took the hello says it speaks an older one.
+    conn.version = Math.min(version, conn.hello.version);
     return conn;
   }
+
+  /** The protocol version this connection speaks (2 can name topic incarnations). */
+  version = FETCH_MIN_VERSION;
 
   get closed(): boolean {
     return this.failure !== null;
@@ -200,8 +227,13 @@ export class FetchConnection {
     return new Promise((resolve, reject) => (this.waiter = { need: n, resolve, reject }));
   }
 
-  /** One fetch; resolves with the reply header and its whole batches (maybe none). */
-  async fetch(topic: string, partition: number, offset: number, maxBytes: number, maxWaitMs: number): Promise<{ header: ResponseHeader; data: Buffer }> {
+  /**
+   * One fetch; resolves with the reply header and its whole batches (maybe none).
+   * `incarnation` (the topic's createdAt; 0: none): the reply is TOPIC_INCARNATION_MISMATCH
+   * when the topic under that name is another one. Not sent on a version-1 connection
+   * (the server could not check it): see `version`.
+   */
+  async fetch(topic: string, partition: number, offset: number, maxBytes: number, maxWaitMs: number, incarnation = 0): Promise<{ header: ResponseHeader; data: Buffer }> {
     if (this.busy) throw new UringmqError('FAILED_PRECONDITION', 'one fetch at a time per connection');
     if (this.failure) throw this.failure;
     this.busy = true;
@@ -209,7 +241,7 @@ export class FetchConnection {
     const timer = setTimeout(() => this.sock.destroy(new Error(`no reply within ${maxWaitMs + 30_000} ms`)), maxWaitMs + 30_000);
     try {
       const correlationId = (this.corr = (this.corr + 1) >>> 0);
-      this.sock.write(encodeFetch({ correlationId, topic, partition, offset, maxBytes, maxWaitMs }));
+      this.sock.write(encodeFetch({ correlationId, topic, partition, offset, maxBytes, maxWaitMs, incarnation: this.version >= 2 ? incarnation : 0 }));
       const header = decodeResponseHeader(await this.read(RESPONSE_HEADER_SIZE));
       if (header.correlationId !== correlationId)
         throw new UringmqError('INTERNAL', `fetch plane: reply for request ${header.correlationId}, expected ${correlationId}`);
@@ -248,6 +280,12 @@ interface PartitionState {
   committed: number;
   /** the broker run `committed` was read in: commits carry it (see restart()) */
   run: number;
+  /**
+   * The incarnation of the topic (its createdAt; 0: not known) that `position` and
+   * `processed` are offsets of. Fetches name it: the fetch plane refuses them once the
+   * topic under this name is another, so no record of that one is read at these offsets.
+   */
+  incarnation: number;
   /** bumped by a seek (nack) and a restart: fetches and chunks of an older epoch are dropped */
   epoch: number;
   /** bumped by a restart: acks and nacks of messages read before it are dropped */
@@ -387,7 +425,9 @@ export class FetchConsumer implements GroupConsumerApi {
     // something to commit: one describeTopic per commit round that commits.)
     if ([...this.parts.values()].some((s) => s.processed !== s.committed) && (await this.verifyTopic())) return;
     for (const s of this.parts.values()) {
-      if (s.processed === s.committed) continue;
+      // Positioned in another incarnation than the topic verifyTopic just found (a
+      // restart raced with the topic being made again): not this topic's offsets.
+      if (s.processed === s.committed || !this.sameIncarnation(s)) continue;
       const at = s.processed;
       try {
         await this.client.commitOffset(this.group, this.topic, s.partition, at, s.run, this.member);
@@ -416,6 +456,7 @@ export class FetchConsumer implements GroupConsumerApi {
     s.acked.clear();
     s.committed = c;
     s.run = run;
+    s.incarnation = topicIncarnation(d.createdAt);
     this.rewind(s, start);
   }
 
@@ -425,6 +466,8 @@ export class FetchConsumer implements GroupConsumerApi {
    * every partition starts over as if just given: from the new topic's committed
    * offset for the group, else `from`; what was read of the old topic is not committed.
    * True if that happened. Runs in the `committing` chain (commitNow, or the pumps).
+   * (Fetches name the incarnation each partition is positioned in, so the fetch plane
+   * tells the pumps at once when the topic was made again; this is what they then run.)
    */
   private async verifyTopic(): Promise<boolean> {
     const d = await this.client.describeTopic(this.topic, { groups: false });
@@ -457,6 +500,29 @@ export class FetchConsumer implements GroupConsumerApi {
     const r = this.committing.then(() => this.verifyTopic());
     this.committing = r.then(() => undefined, () => undefined);
     await r;
+  }
+
+  /**
+   * The fetch plane answered a fetch of `s` (at its epoch `epoch`) that the topic under
+   * this name is another incarnation than the one `s` is positioned in: it was deleted
+   * and made again. Every partition starts over as verifyTopic does; when verifyTopic
+   * saw nothing new (this consumer had already learnt the new createdAt, but `s` was
+   * positioned from an older description), `s` alone starts over in the topic as it is.
+   */
+  private async incarnationChanged(s: PartitionState, epoch: number): Promise<void> {
+    const r = this.committing.then(async () => {
+      if (await this.verifyTopic()) return;
+      if (this.closed || s.revoked || this.parts.get(s.partition) !== s || s.epoch !== epoch) return;
+      await this.restart(s);
+      s.committed = s.processed; // nothing read of this incarnation yet: nothing to commit
+    });
+    this.committing = r.then(() => undefined, () => undefined);
+    await r;
+  }
+
+  /** Positions of `s` are offsets of the topic as this consumer last saw it (see commitNow). */
+  private sameIncarnation(s: PartitionState): boolean {
+    return s.incarnation === 0 || this.createdAt === undefined || s.incarnation === topicIncarnation(this.createdAt);
   }
 
   /** Acks and nacks of messages read before now no longer count for `s`. */
@@ -569,6 +635,7 @@ export class FetchConsumer implements GroupConsumerApi {
         acked: new RangeSet(),
         committed: c >= 0 ? c : -1,
         run,
+        incarnation: topicIncarnation(d.createdAt),
         epoch: ++this.epochs,
         generation,
         acker: this.ackerOf(generation),
@@ -596,7 +663,7 @@ export class FetchConsumer implements GroupConsumerApi {
     // With the run: past a power cut's cut the broker refuses it, and its offset stays at the cut.
     // With the member id: the partition has a new owner already, which this late commit
     // must not rewind (the broker takes it as an ack of what lies below).
-    if (s.processed !== s.committed && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run, this.member).catch(() => undefined);
+    if (s.processed !== s.committed && this.sameIncarnation(s) && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run, this.member).catch(() => undefined);
     this.parts.delete(p);
     this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
   }
@@ -705,11 +772,17 @@ export class FetchConsumer implements GroupConsumerApi {
         // Within the limits the server's hello announced (it refuses a fetch past them).
         const lim = s.conn.hello;
         const wait = Math.min(this.maxWaitMs, lim.maxWaitMs);
-        const { header, data } = await s.conn.fetch(this.topic, s.partition, at, Math.min(this.maxBytes, lim.maxFetchBytes || this.maxBytes), wait);
+        // Naming the incarnation `at` is an offset of: a topic made again under this name
+        // since is refused (TOPIC_INCARNATION_MISMATCH), never read at these offsets.
+        const { header, data } = await s.conn.fetch(this.topic, s.partition, at, Math.min(this.maxBytes, lim.maxFetchBytes || this.maxBytes), wait, s.incarnation);
         attempts = 0;
         if (this.closed || epoch !== s.epoch) continue; // a seek happened meanwhile
         if (header.error !== 0) {
           const name = fetchErrorName(header.error);
+          if (name === 'TOPIC_INCARNATION_MISMATCH') {
+            await this.incarnationChanged(s, epoch);
+            continue;
+          }
           if (name === 'OFFSET_OUT_OF_RANGE' && at > header.highWatermark) {
             // Past the end: the log got shorter (a power cut took its tail, or the topic
             // was made again), and new messages may lie below us: start over from the

@@ -6,11 +6,16 @@
 import { UringmqError, type ErrorCode } from '../errors';
 
 export const FETCH_MAGIC = 0x46514d55; // bytes "UMQF"
-export const FETCH_VERSION = 1;
+/** The newest version this code speaks; a connection speaks the one its hello agreed on. */
+export const FETCH_VERSION = 2;
+export const FETCH_MIN_VERSION = 1;
 export const MAX_TOKEN_BYTES = 256;
 export const CLIENT_HELLO_FIXED = 8;
 export const SERVER_HELLO_SIZE = 16;
 export const TYPE_FETCH = 1;
+/** Version 2: the request names the topic incarnation it expects (8 bytes before the topic). */
+export const FLAG_INCARNATION = 0x01;
+export const INCARNATION_BYTES = 8;
 export const FETCH_FIXED = 32;
 export const MAX_TOPIC_BYTES = 249;
 export const RESPONSE_HEADER_SIZE = 32;
@@ -39,6 +44,7 @@ export const FETCH_ERRORS = [
   'TOO_MANY_CONNECTIONS',
   'IO_ERROR',
   'SHUTTING_DOWN',
+  'TOPIC_INCARNATION_MISMATCH',
 ] as const;
 export type FetchErrorName = (typeof FETCH_ERRORS)[number];
 
@@ -53,7 +59,19 @@ const TO_CODE: Record<FetchErrorName, ErrorCode> = {
   TOO_MANY_CONNECTIONS: 'RESOURCE_EXHAUSTED',
   IO_ERROR: 'IO_ERROR',
   SHUTTING_DOWN: 'UNAVAILABLE',
+  // The topic named is gone (deleted, another of that name made since): what the
+  // request was positioned in does not exist any more.
+  TOPIC_INCARNATION_MISMATCH: 'TOPIC_NOT_FOUND',
 };
+
+/**
+ * A topic's incarnation as the fetch plane knows it: its createdAt when that is a
+ * positive safe integer (every topic the broker creates), else 0 (none: not checked).
+ * The broker registers each partition with it, and clients name it in fetches.
+ */
+export function topicIncarnation(createdAt: unknown): number {
+  return typeof createdAt === 'number' && Number.isSafeInteger(createdAt) && createdAt > 0 ? createdAt : 0;
+}
 
 export function fetchErrorName(code: number): FetchErrorName | `UNKNOWN_${number}` {
   return FETCH_ERRORS[code] ?? `UNKNOWN_${code}`;
@@ -95,21 +113,31 @@ export interface FetchRequest {
   offset: number;
   maxBytes: number;
   maxWaitMs: number;
+  /**
+   * The topic incarnation expected (version 2 connections only; 0 or absent: none, the
+   * request is a version-1 one). The server answers TOPIC_INCARNATION_MISMATCH when the
+   * topic under that name is another.
+   */
+  incarnation?: number;
 }
 
 export function encodeFetch(r: FetchRequest): Buffer {
   const t = Buffer.from(r.topic, 'utf8');
-  const b = Buffer.allocUnsafe(FETCH_FIXED + t.length);
+  const inc = r.incarnation ?? 0;
+  if (!Number.isSafeInteger(inc) || inc < 0) throw new UringmqError('INVALID_ARGUMENT', `incarnation must be a non-negative safe integer, got ${String(inc)}`);
+  const extra = inc > 0 ? INCARNATION_BYTES : 0;
+  const b = Buffer.allocUnsafe(FETCH_FIXED + extra + t.length);
   b.writeUInt32LE(b.length - 4, 0);
   b.writeUInt8(TYPE_FETCH, 4);
-  b.writeUInt8(0, 5);
+  b.writeUInt8(inc > 0 ? FLAG_INCARNATION : 0, 5);
   b.writeUInt16LE(t.length, 6);
   b.writeUInt32LE(r.correlationId >>> 0, 8);
   b.writeUInt32LE(r.partition >>> 0, 12);
   b.writeBigInt64LE(BigInt(r.offset), 16);
   b.writeUInt32LE(r.maxBytes >>> 0, 24);
   b.writeUInt32LE(r.maxWaitMs >>> 0, 28);
-  t.copy(b, FETCH_FIXED);
+  if (extra) b.writeBigUInt64LE(BigInt(inc), FETCH_FIXED);
+  t.copy(b, FETCH_FIXED + extra);
   return b;
 }
 
