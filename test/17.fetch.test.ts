@@ -33,7 +33,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, take, tmpDir } from './helpers';
+import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, take, tmpDir, waitFor } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -1595,14 +1595,6 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 });
-
-async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${cond.toString()}`);
-    await sleep(20);
-  }
-}
 
 /**
  * Makes room for `want` open files in this process (soft RLIMIT_NOFILE up to the
