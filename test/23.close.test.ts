@@ -195,6 +195,25 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
     }
   });
 
+  it("producer.close({ timeoutMs }): a send that was waiting for its topic's partition count at close is sent at once, not after lingerMs", async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('fresh');
+      // lingerMs far past the timeout: a send that lingers through close outlives it.
+      const p = r.client.producer({ lingerMs: 20_000 });
+      const sent = p.send('fresh', { value: 'v' }); // the partition count is not known yet: it waits for the lookup
+      const t0 = Date.now();
+      // Before the fix the lookup answered after close() had cut the accumulators: the
+      // record lingered 20 s in a new one, close waited for it past its timeout, and its
+      // timeout left it pending (it rejects only what was handed to the stream or waits).
+      await within(p.close({ timeoutMs: 1000 }), 5000, 'close({ timeoutMs: 1000 })');
+      assert.ok(Date.now() - t0 < 1000, `close took ${Date.now() - t0} ms against a live server`);
+      assert.equal((await within(sent, 100, 'the send')).offset, 0);
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('the embedded producer: close() sends what lingers and waits for it; close({ timeoutMs }) does the same when the disk keeps up', async () => {
     const broker = await openBroker();
     try {

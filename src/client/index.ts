@@ -766,7 +766,11 @@ export class RemoteProducer implements ProducerApi {
     acc.records.push(rec);
     acc.bytes += size;
     acc.reserved += size;
-    if (acc.bytes >= this.maxBatchBytes) this.flushAcc(key);
+    // Closing: close()'s flush cut the accumulators already, and this record (a send
+    // accepted before close() that waited for its partition count or for buffer room)
+    // must not linger past it: close waits for it, and its timeout rejects only what
+    // was handed on (a lingering record kept close waiting lingerMs, past that timeout).
+    if (acc.bytes >= this.maxBatchBytes || this.closing) this.flushAcc(key);
     else if (!acc.timer && !acc.ready) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.lingerOver(key), this.lingerMs) : setImmediate(() => this.lingerOver(key));
     return out;
   }
