@@ -231,6 +231,36 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
     }
   });
 
+  it('the embedded producer: a send held back by the write queue at close() and resumed before its timeout is appended at once, not after lingerMs', async () => {
+    const broker = await openBroker();
+    const b = broker as unknown as { overHighWater: boolean; whenWritable: () => Promise<void> };
+    let writable!: () => void;
+    try {
+      await broker.createTopic('t');
+      // The write queue over its high-water mark, as the producer sees it, until `writable()`.
+      let over = true;
+      Object.defineProperty(b, 'overHighWater', { configurable: true, get: () => over });
+      const whenWritable = new Promise<void>((r) => (writable = () => ((over = false), r())));
+      b.whenWritable = () => whenWritable;
+      const p = broker.producer({ lingerMs: 60_000 });
+      const sent = p.send('t', { value: 'held' }); // held back
+      const closed = p.close({ timeoutMs: 2000 });
+      await sleep(50);
+      writable();
+      const t0 = Date.now();
+      // Before the fix the resumed send went into an accumulator made after close()'s
+      // flush and lingered 60 s: close resolved at its timeout, the send left pending.
+      await within(closed, 5000, 'close({ timeoutMs: 2000 })');
+      assert.ok(Date.now() - t0 < 1500, `close took ${Date.now() - t0} ms after the queue drained`);
+      assert.equal((await within(sent, 100, 'the held send')).offset, 0);
+    } finally {
+      writable?.();
+      delete (b as { overHighWater?: unknown }).overHighWater;
+      delete (b as { whenWritable?: unknown }).whenWritable;
+      await broker.close();
+    }
+  });
+
   it('the embedded producer: close({ timeoutMs }) with a disk that never answers rejects every send outstanding with BROKER_CLOSED and resolves', async () => {
     const broker = await openBroker();
     const b = broker as unknown as { appendBatch: (...args: unknown[]) => Promise<unknown> };

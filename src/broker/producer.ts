@@ -148,7 +148,10 @@ export class Producer implements ProducerApi {
       const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
       acc.records.push(rec);
       acc.bytes += size;
-      if (acc.bytes + BATCH_OVERHEAD >= this.maxBatchBytes) this.flushAcc(acc);
+      // Closing: close()'s flushAll ran already, and this record (a held send resumed
+      // after it) must not linger past it: close waits for it, and its timeout rejects
+      // only the appends (rejecters) and held sends, not a record in an accumulator.
+      if (acc.bytes + BATCH_OVERHEAD >= this.maxBatchBytes || this.closing) this.flushAcc(acc);
       else if (!acc.timer) {
         const a = acc;
         acc.timer = this.lingerMs > 0 ? setTimeout(() => this.flushAcc(a), this.lingerMs) : setImmediate(() => this.flushAcc(a));
