@@ -1360,6 +1360,34 @@ describe('fetch plane: consumers, groups and the server', () => {
     });
   }
 
+  it("a FetchConsumer of a topic whose topic.json has no usable createdAt (a string, a fraction: restored by hand) reads it: describeTopic reports no incarnation (0), so its fetches name none, as the fetch plane registered", async () => {
+    const dir = tmpDir();
+    for (const bad of ['2024-01-01', 1_700_000_000_000.5]) {
+      let broker = await openBroker({ dir });
+      await broker.createTopic('odd');
+      for (let i = 0; i < 5; i++) await broker.producer().send('odd', { value: `m${i}` });
+      await broker.close();
+      const file = path.join(dir, 'topics', 'odd', 'topic.json');
+      fs.writeFileSync(file, JSON.stringify({ ...(JSON.parse(fs.readFileSync(file, 'utf8')) as object), createdAt: bad }));
+      broker = await openBroker({ dir });
+      const { fsrv, client, close } = await fetchStack(broker);
+      try {
+        // Over gRPC (an int64) the value would arrive as 2024 or 1700000000000: an
+        // incarnation the partition was not registered with (it has none).
+        assert.equal((await client.describeTopic('odd')).createdAt, 0, `createdAt ${JSON.stringify(bad)}`);
+        const c = client.consumer({ topic: 'odd', group: 'g', from: 'earliest', transport: 'fetch', partitions: [0] });
+        // Before: every fetch refused TOPIC_INCARNATION_MISMATCH, restarted, refused again (a
+        // busy loop of fetches, describeTopic and committed-offset calls), nothing read.
+        assert.deepEqual((await take(c, 5, undefined, 5000)).map((m) => m.value.toString()), ['m0', 'm1', 'm2', 'm3', 'm4'], `createdAt ${JSON.stringify(bad)}`);
+        assert.ok(fsrv.stats().requests < 50, `${fsrv.stats().requests} fetches for 5 messages`);
+        await c.close();
+        await client.deleteTopic('odd');
+      } finally {
+        await close();
+      }
+    }
+  });
+
   it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

@@ -693,7 +693,11 @@ export class Broker {
       groups: groups && this.groupCoordinator ? this.groupCoordinator.describe(t.name) : [],
       segmentBytes: t.config.segmentBytes,
       retention: { ...t.config.retention },
-      createdAt: t.config.createdAt,
+      // As the fetch plane registered it (openPartition): a topic.json whose createdAt is
+      // not a positive safe integer (restored by hand: a string, a fraction) reports 0,
+      // none. Its raw value would reach gRPC clients as an int64 (2024 for "2024-01-01"),
+      // and a FetchConsumer naming that in its fetches would be refused every one of them.
+      createdAt: topicIncarnation(t.config.createdAt),
       partitions: t.partitions.map((ps) => {
         const i = this.engine.info(ps.native);
         return { partition: ps.index, startOffset: i.startOffset, endOffset: i.endOffset, bytes: i.bytes, segments: i.segments, directIo: i.directIo };
