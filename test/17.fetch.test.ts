@@ -1388,6 +1388,34 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it("a FetchConsumer whose fetchAddress is another broker's fetch listener (a topic of the same name, another incarnation) fails with FAILED_PRECONDITION naming it, instead of refetching for good", async () => {
+    const a = await openBroker();
+    const b = await openBroker();
+    const { client, close } = await fetchStack(a);
+    const other = await b.startFetchServer({ port: 0 });
+    try {
+      await a.createTopic('same');
+      await sleep(5); // another millisecond: another createdAt
+      await b.createTopic('same');
+      for (let i = 0; i < 3; i++) await b.producer().send('same', { value: `b${i}` });
+      const wrong = await connect(client.address, { fetchAddress: `127.0.0.1:${other.port}` });
+      try {
+        const c = wrong.consumer({ topic: 'same', group: 'g', from: 'earliest', transport: 'fetch', partitions: [0] });
+        // Before: refused, described (the same createdAt), restarted, refused again, for good.
+        const e = await expectCode(take(c, 1, undefined, 15_000), 'FAILED_PRECONDITION');
+        assert.match(e.message, /fetchAddress/);
+        assert.ok(other.stats().requests < 50, `${other.stats().requests} fetches`);
+        await c.close();
+      } finally {
+        await wrong.close();
+      }
+    } finally {
+      other.close();
+      await close();
+      await b.close();
+    }
+  });
+
   it('fetch consumers of one group share its partitions, and take over those of a member that leaves', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

@@ -299,9 +299,13 @@ interface PartitionState {
   revoked?: boolean;
   /** its fetch connection failed: before fetching again, check that the topic is the one it was reading (verifyTopic) */
   reconnecting?: boolean;
+  /** fetches refused in a row for an incarnation the broker still describes (see incarnationChanged) */
+  mismatches?: number;
 }
 
 const PREFETCH = 2; // chunks buffered per partition ahead of the app
+/** Fetches of one partition refused in a row for an incarnation the broker keeps describing, before the consumer fails. */
+const MAX_INCARNATION_MISMATCHES = 5;
 /** Between fetches at the end of a partition when no long-poll is allowed (maxWaitMs 0). */
 const IDLE_POLL_MS = 100;
 
@@ -510,6 +514,7 @@ export class FetchConsumer implements GroupConsumerApi {
    * positioned from an older description), `s` alone starts over in the topic as it is.
    */
   private async incarnationChanged(s: PartitionState, epoch: number): Promise<void> {
+    const refused = s.incarnation;
     const r = this.committing.then(async () => {
       if (await this.verifyTopic()) return;
       if (this.closed || s.revoked || this.parts.get(s.partition) !== s || s.epoch !== epoch) return;
@@ -518,6 +523,22 @@ export class FetchConsumer implements GroupConsumerApi {
     });
     this.committing = r.then(() => undefined, () => undefined);
     await r;
+    // The broker still describes the incarnation the fetch plane refused: they are not
+    // one broker's (fetchAddress names another one), or a topic.json was changed under
+    // it. Refetching would go round for good, reading nothing: a few tries, then an error.
+    if (this.closed || s.incarnation !== refused) {
+      s.mismatches = 0;
+      return;
+    }
+    s.mismatches = (s.mismatches ?? 0) + 1;
+    if (s.mismatches >= MAX_INCARNATION_MISMATCHES)
+      return this.fail(
+        new UringmqError(
+          'FAILED_PRECONDITION',
+          `the fetch plane at ${this.host}:${this.port} refused ${MAX_INCARNATION_MISMATCHES} fetches of ${this.topic}/${s.partition} for naming the topic's incarnation ${refused} (its createdAt), which the broker still reports: is fetchAddress this broker's fetch listener?`,
+        ),
+      );
+    await this.backoff(100 * s.mismatches);
   }
 
   /** Positions of `s` are offsets of the topic as this consumer last saw it (see commitNow). */
@@ -804,6 +825,7 @@ export class FetchConsumer implements GroupConsumerApi {
           }
           throw fetchError(header.error, `fetching ${this.topic}/${s.partition} at offset ${at}`);
         }
+        s.mismatches = 0;
         if (data.length === 0) {
           // Long-poll ran out: ask again. Without a long-poll (maxWaitMs 0, ours or the
           // server's limit) an empty reply comes back at once: poll, do not spin.
