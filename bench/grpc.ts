@@ -2,7 +2,7 @@
  * gRPC broker throughput and latency, client and server in separate processes on
  * this machine, 100-byte records, durability 'sync' (override: --durability none).
  *
- *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-streams grpc-js] [--freeze-probe] [--warmup-seconds 2]
+ *   npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--coarse-timers] [--server-node-defaults] [--server-streams grpc-js] [--freeze-probe] [--warmup-seconds 2] [--group-commit-us 1000]
  *
  * In the same run, a bare grpc-js stream of equal-sized bytes messages with no broker
  * behind it, with the same HTTP/2 window and TCP settings, gives the transport ceiling
@@ -31,10 +31,12 @@ import { nodeScriptArgs } from '../src/bench/node_script';
 import { arg, flag } from './args';
 import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
 import { GcPauseLog, gcCell, loopDelayMonitor, summarize, type GcPause, type GcSummary, type LoopDelay } from '../src/bench/gc_pauses';
-import type { LogLatency } from '../src/broker/broker';
+import { DEFAULT_GROUP_COMMIT_US, type LogLatency } from '../src/broker/broker';
 
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
+/** BrokerOptions.groupCommitUs of the bench server (default: the broker's). */
+const GROUP_COMMIT_US = arg('group-commit-us', String(DEFAULT_GROUP_COMMIT_US));
 const RECORD = 100;
 const BATCH = 1000;
 /** Batches in flight for the batched publish and its bare-stream ceiling alike (the client's default). */
@@ -288,7 +290,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(process.cwd(), '.bench-data', 'grpc-'));
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS, GROUP_COMMIT_US], { stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
   const ports = await new Promise<{ broker: number; raw: number; tcp: number; h2: number; ioBackend: string }>((resolve) => {
     let out = '';
@@ -306,7 +308,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   let disk: { publishBytes: number; before: number | string; after: number | string } | null = null;
   console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
-  console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, PublishStream and Subscribe ${SERVER_STREAMS === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
+  console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, group commit ${GROUP_COMMIT_US} µs, PublishStream and Subscribe ${SERVER_STREAMS === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
   console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}; client (this process): ${process.execArgv.join(' ') || 'none'}`);
   console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up (latency cases: ${WARMUP_MS / 1000}s)\n`);
   const client: Client = await connect(`127.0.0.1:${ports.broker}`, { maxMessageBytes: 64 << 20 });

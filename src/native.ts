@@ -99,6 +99,8 @@ export interface EngineOptions {
   backend: 'auto' | 'io_uring' | 'thread';
   durability: 'sync' | 'interval' | 'none';
   intervalMs?: number;
+  /** The shortest time between the starts of two write cycles, µs (BrokerOptions.groupCommitUs). */
+  groupCommitUs?: number;
   maxBatchBytes?: number;
   testIoDelayMs?: number;
   /** Test hook: the io_uring backend's first submission or wait for completions fails. */

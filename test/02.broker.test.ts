@@ -290,3 +290,50 @@ describe('Embedded producer: order and batch size at the limits', () => {
     }
   });
 });
+
+describe('Group commit (BrokerOptions.groupCommitUs)', function () {
+  this.timeout(60_000);
+  const batch = (v: string) => sealBatch(encodeBatch([{ value: v }]));
+
+  it('refuses a groupCommitUs that is negative, fractional, not a number or past 100000 with INVALID_ARGUMENT; 0 and 100000 open', async () => {
+    for (const bad of [-1, 1.5, '1000', NaN, 100_001]) await expectCode(openBroker({ groupCommitUs: bad as never }), 'INVALID_ARGUMENT');
+    for (const ok of [0, 100_000]) await (await openBroker({ groupCommitUs: ok })).close();
+  });
+
+  it('an append that queued up while a write cycle ran waits until groupCommitUs after that cycle began, and what comes meanwhile joins it', async () => {
+    // Each cycle takes 50 ms (a slow disk); the window is 100 ms.
+    const b = await openBroker({ groupCommitUs: 100_000, testIoDelayMs: 50 });
+    try {
+      await b.createTopic('t', { partitions: 3 });
+      const cycles = b.logWriteLatency.count;
+      const t0 = performance.now();
+      const a = b.publishBatch('t', batch('a'), 0); // cycle 1: [t0, t0 + 50 ms]
+      await sleep(10);
+      const late = b.publishBatch('t', batch('b'), 1); // queued while cycle 1 runs
+      await a;
+      const c = b.publishBatch('t', batch('c'), 2); // after cycle 1, before the window ends: joins b
+      await Promise.all([late, c]);
+      const took = performance.now() - t0;
+      // Cycle 2 began no sooner than 100 ms after cycle 1 and took 50 ms. Without the
+      // window b is written at once after cycle 1 (done by ~100 ms) and c in a third cycle.
+      assert.ok(took >= 145, `b and c were durable ${took.toFixed(0)} ms after a: before the window ended`);
+      assert.equal(b.logWriteLatency.count - cycles, 2, 'b and c did not share one cycle');
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a lone writer that awaits each append is not held back by the window (nothing could join it)', async () => {
+    const b = await openBroker({ groupCommitUs: 100_000, testIoDelayMs: 5 });
+    try {
+      await b.createTopic('t');
+      const t0 = performance.now();
+      for (let i = 0; i < 10; i++) await b.publishBatch('t', batch(`m${i}`), 0);
+      const took = performance.now() - t0;
+      // Held, each append would have waited out the window: 10 × 100 ms at least.
+      assert.ok(took < 800, `10 awaited appends took ${took.toFixed(0)} ms: the window held a lone writer`);
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -292,6 +292,7 @@ describe('CLI', function () {
       [{ producerStateScanBytes: -1 }, /INVALID_ARGUMENT: producerStateScanBytes must be a non-negative integer, got -1/],
       [{ maxRecordBytes: 0 }, /INVALID_ARGUMENT: maxRecordBytes/],
       [{ maxConnections: 0 }, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/],
+      [{ groupCommitUs: 100_001 }, /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/],
       [{ durability: -5 }, /INVALID_ARGUMENT: setting "durability" in .*: durability is 'sync', 'none' or a sync interval in ms/],
     ];
     for (const [settings, err] of bad) {
@@ -314,6 +315,7 @@ describe('CLI', function () {
       [{ URINGMQ_MAX_BATCH_BYTES: '0x100000' }, /INVALID_ARGUMENT: URINGMQ_MAX_BATCH_BYTES must be a non-negative integer/],
       [{ URINGMQ_PRODUCER_STATE_SCAN_BYTES: '1e3' }, /INVALID_ARGUMENT: URINGMQ_PRODUCER_STATE_SCAN_BYTES must be a non-negative integer/],
       [{ URINGMQ_DURABILITY: 'bogus' }, /INVALID_ARGUMENT: URINGMQ_DURABILITY: durability is 'sync', 'none'/],
+      [{ URINGMQ_GROUP_COMMIT_US: '-1' }, /INVALID_ARGUMENT: URINGMQ_GROUP_COMMIT_US must be a non-negative integer, got "-1"/],
       [{ URINGMQ_FETCH: 'no' }, /INVALID_ARGUMENT: URINGMQ_FETCH must be 1, 0, true or false, got "no"/],
       [{ URINGMQ_PERMIT_WITHOUT_STREAM: 'maybe' }, /INVALID_ARGUMENT: URINGMQ_PERMIT_WITHOUT_STREAM must be 1, 0, true or false/],
     ];

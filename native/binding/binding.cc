@@ -277,6 +277,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     else ThrowInvalid(env, "durability must be 'sync', 'interval' or 'none'");
     opts.interval_ms = GetInt(env, o, "intervalMs", 100);
     if (opts.interval_ms < 1) ThrowInvalid(env, "intervalMs must be >= 1");
+    opts.min_cycle_gap_us = GetInt(env, o, "groupCommitUs", 0);
+    if (opts.min_cycle_gap_us < 0 || opts.min_cycle_gap_us > 100000) ThrowInvalid(env, "groupCommitUs must be 0 to 100000");
     opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0));
     {
       Napi::Value f = o.Get("testUringFault");

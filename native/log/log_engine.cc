@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,6 +72,15 @@ void LogEngine::Sleep(int timeout_ms) {
   sleeping_.store(false, std::memory_order_relaxed);
 }
 
+void LogEngine::PauseUntil(int64_t mono_us) {
+  const int64_t now = MonoUs();
+  if (mono_us <= now) return;
+  // A plain sleep, not a wait on the eventfd: submissions meanwhile are what it waits to
+  // gather. Stop() waits at most the gap. Relative, so a signal's EINTR only shortens it.
+  timespec ts{static_cast<time_t>((mono_us - now) / 1000000), static_cast<long>(((mono_us - now) % 1000000) * 1000)};
+  (void)nanosleep(&ts, nullptr);  // its arguments are valid: EINTR is its only failure
+}
+
 void LogEngine::Register(const std::shared_ptr<PartitionLog>& p) {
   std::lock_guard<std::mutex> lk(registry_mu_);
   registry_.push_back(p);
@@ -102,6 +112,9 @@ void LogEngine::Run() {
     size_t bytes = 0;
     bool stop = false;
     IoRequest r;
+    // Appends queued up while the last cycle ran: more are coming at once, so let them
+    // gather until the gap since that cycle began has passed (see min_cycle_gap_us).
+    if (next_cycle_us_ > 0) PauseUntil(next_cycle_us_);
     while (bytes < opts_.max_cycle_bytes && ring_.TryPop(r)) {
       if (r.kind == IoRequest::Kind::kStop) {
         stop = true;
@@ -110,7 +123,15 @@ void LogEngine::Run() {
       bytes += r.len;
       reqs.push_back(std::move(r));
     }
-    if (!reqs.empty()) ProcessCycle(reqs);
+    next_cycle_us_ = 0;
+    if (!reqs.empty()) {
+      const int64_t start = MonoUs();
+      ProcessCycle(reqs);
+      // Only when others arrived meanwhile: a lone writer that waits for each append
+      // before sending the next would only be slowed, nothing joining it. A backlog (the
+      // cycle stopped at max_cycle_bytes) goes on at once.
+      if (opts_.min_cycle_gap_us > 0 && bytes < opts_.max_cycle_bytes && !ring_.EmptyApprox()) next_cycle_us_ = start + opts_.min_cycle_gap_us;
+    }
     if (stop) {
       RunTimers(/*force_sync=*/true);
       return;

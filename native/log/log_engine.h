@@ -60,6 +60,11 @@ struct EngineOptions {
   int64_t interval_ms = 100;
   size_t ring_capacity = 1u << 14;
   size_t max_cycle_bytes = 32u << 20;  // bounds each partition's staging buffer
+  // Group commit: when appends queued up while a cycle ran, the next cycle starts no
+  // sooner than this after that one began (0: at once), and what arrives meanwhile joins
+  // it: fewer, larger writes and flushes, which on a virtual disk is what the host
+  // charges the VM for (see PERFORMANCE-NOTES, 2026-12-05).
+  int64_t min_cycle_gap_us = 0;
   uint32_t test_io_delay_ms = 0;        // test hook: a slow disk
   int test_uring_fault = 0;             // test hook: IoBackend::InjectFault before the thread starts
 };
@@ -104,6 +109,7 @@ class LogEngine {
   template <typename It>
   void SyncPartitions(It begin, It end);
   void Sleep(int timeout_ms);
+  void PauseUntil(int64_t mono_us);
   void Wake(bool always);
 
   const EngineOptions opts_;
@@ -123,6 +129,7 @@ class LogEngine {
   std::unordered_set<std::shared_ptr<PartitionLog>> dirty_;
   int64_t last_sync_ms_ = 0;
   int64_t last_retention_ms_ = 0;
+  int64_t next_cycle_us_ = 0;  // when set, the earliest start of the next cycle (min_cycle_gap_us)
   std::atomic<uint64_t> sync_passes_{0};  // written by the I/O thread, read by any
   LatencyHistogram write_latency_;   // recorded by the I/O thread, read by any
   LatencyHistogram append_latency_;  // recorded by the I/O thread, read by any
