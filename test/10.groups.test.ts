@@ -1900,28 +1900,41 @@ describe('Committed-offsets file: two slots written in place', function () {
     assert.deepEqual(await readOffsetsFile(file), { sequence: 2, version: 4, ...state }, 'a refused write changed the file');
   });
 
-  it('a version-2 file (24-byte ranges, no run) is read with no delays and run 0; opening it for writing replaces it with version 4', async () => {
-    const file = path.join(tmpDir(), 't.offs');
+  /**
+   * A file whose first slot is as an older version wrote it (sequence 9; one partition,
+   * committed 4 and next 20), the second empty. `ranges`: [partition, deliveries, from,
+   * to, notBefore]; 24 bytes each in version 2 (no notBefore, no run), 32 in version 3.
+   */
+  function writeOldFile(file: string, version: 2 | 3, run: number, ranges: number[][]): void {
+    const rangeBytes = version === 2 ? 24 : 32;
     const slot = Buffer.alloc(4096);
     slot.write('UMQO', 0, 'latin1');
-    slot.writeUInt32LE(2, 4);
-    slot.writeDoubleLE(9, 8);
-    slot.writeUInt32LE(1, 16);
-    slot.writeUInt32LE(2, 24);
+    slot.writeUInt32LE(version, 4);
+    slot.writeDoubleLE(9, 8); // sequence
+    slot.writeUInt32LE(1, 16); // partitions
+    slot.writeUInt32LE(ranges.length, 24);
+    slot.writeUInt32LE(run, 28);
     slot.writeDoubleLE(4, 32); // committed
     slot.writeDoubleLE(20, 40); // next
-    const ranges = [
+    ranges.forEach(([partition, deliveries, from, to, notBefore], i) => {
+      const at = 48 + rangeBytes * i;
+      slot.writeUInt32LE(partition!, at);
+      slot.writeUInt32LE(deliveries!, at + 4);
+      slot.writeDoubleLE(from!, at + 8);
+      slot.writeDoubleLE(to!, at + 16);
+      if (version === 3) slot.writeDoubleLE(notBefore ?? 0, at + 24);
+    });
+    const end = 48 + rangeBytes * ranges.length;
+    slot.writeUInt32LE(crc32c(slot.subarray(24, end), crc32c(slot.subarray(8, 20))), 20);
+    fs.writeFileSync(file, Buffer.concat([slot, Buffer.alloc(4096)]));
+  }
+
+  it('a version-2 file (24-byte ranges, no run) is read with no delays and run 0; opening it for writing replaces it with version 4', async () => {
+    const file = path.join(tmpDir(), 't.offs');
+    writeOldFile(file, 2, 0, [
       [0, 0, 5, 8],
       [0, 3, 9, 11],
-    ];
-    ranges.forEach(([partition, deliveries, from, to], i) => {
-      slot.writeUInt32LE(partition!, 48 + 24 * i);
-      slot.writeUInt32LE(deliveries!, 52 + 24 * i);
-      slot.writeDoubleLE(from!, 56 + 24 * i);
-      slot.writeDoubleLE(to!, 64 + 24 * i);
-    });
-    slot.writeUInt32LE(crc32c(slot.subarray(24, 96), crc32c(slot.subarray(8, 20))), 20);
-    fs.writeFileSync(file, Buffer.concat([slot, Buffer.alloc(4096)]));
+    ]);
     const state = {
       committed: [4],
       next: [20],
@@ -1941,29 +1954,11 @@ describe('Committed-offsets file: two slots written in place', function () {
   it('a version-3 file (no given-back ranges) is read with its delays and run, 0xffffffff a count there; opening it for writing replaces it with version 4', async () => {
     const file = path.join(tmpDir(), 't.offs');
     // As version 3 wrote it: the version-4 layout, in which 0xffffffff was only a count.
-    const slot = Buffer.alloc(4096);
-    slot.write('UMQO', 0, 'latin1');
-    slot.writeUInt32LE(3, 4);
-    slot.writeDoubleLE(9, 8);
-    slot.writeUInt32LE(1, 16);
-    slot.writeUInt32LE(3, 24);
-    slot.writeUInt32LE(1_790_000_000, 28); // run
-    slot.writeDoubleLE(4, 32); // committed
-    slot.writeDoubleLE(20, 40); // next
-    const ranges = [
+    writeOldFile(file, 3, 1_790_000_000, [
       [0, 0, 5, 8, 0],
       [0, 3, 9, 11, 1_800_000_000_000],
       [0, 0xffffffff, 12, 13, 0],
-    ];
-    ranges.forEach(([partition, deliveries, from, to, notBefore], i) => {
-      slot.writeUInt32LE(partition!, 48 + 32 * i);
-      slot.writeUInt32LE(deliveries!, 52 + 32 * i);
-      slot.writeDoubleLE(from!, 56 + 32 * i);
-      slot.writeDoubleLE(to!, 64 + 32 * i);
-      slot.writeDoubleLE(notBefore!, 72 + 32 * i);
-    });
-    slot.writeUInt32LE(crc32c(slot.subarray(24, 144), crc32c(slot.subarray(8, 20))), 20);
-    fs.writeFileSync(file, Buffer.concat([slot, Buffer.alloc(4096)]));
+    ]);
     const state = {
       committed: [4],
       next: [20],

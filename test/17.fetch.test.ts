@@ -19,7 +19,7 @@ import { connect } from '../src/client';
 import { FetchConnection, FetchConsumer } from '../src/client/fetch_consumer';
 import { crc32c } from '../src/native';
 import { decodeBatches, readBatchMeta } from '../src/codec/record_batch';
-import type { FetchServer } from '../src/fetch/server';
+import type { FetchServer, FetchServerOptions } from '../src/fetch/server';
 import {
   DEFAULT_FETCH_PORT,
   FETCH_MAGIC,
@@ -165,10 +165,10 @@ async function fill(b: Broker, topic: string, n: number, valueOf: (i: number) =>
   }
 }
 
-/** A gRPC server and a fetch listener on `broker`, and a client of both; close() stops all four. */
-async function fetchStack(broker: Broker) {
+/** A gRPC server and a fetch listener (`fetchOpts`) on `broker`, and a client of both; close() stops all four. */
+async function fetchStack(broker: Broker, fetchOpts: Omit<FetchServerOptions, 'port'> = {}) {
   const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-  const fsrv = await broker.startFetchServer({ port: 0 });
+  const fsrv = await broker.startFetchServer({ port: 0, ...fetchOpts });
   const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
   const close = async () => {
     await client.close();
@@ -1290,9 +1290,7 @@ describe('fetch plane: consumers, groups and the server', () => {
 
   it("a FetchConsumer closed after its topic was made again, unnoticed while the app held its prefetched chunks, commits nothing of the old topic to the new one", async () => {
     const broker = await openBroker();
-    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-    const fsrv = await broker.startFetchServer({ port: 0 });
-    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    const { client, close } = await fetchStack(broker);
     try {
       await broker.createTopic('re');
       for (let i = 0; i < 30; i++) await broker.producer().send('re', { value: `old${i}` });
@@ -1310,18 +1308,14 @@ describe('fetch plane: consumers, groups and the server', () => {
       await c.close();
       assert.deepEqual(await client.committedOffsets('g', 're'), [-1]);
     } finally {
-      await client.close();
-      await server.stop(2000);
-      await broker.close();
+      await close();
     }
   });
 
   for (const backend of BACKENDS) {
     it(`a FetchConsumer positioned in a topic that is deleted and made again hands the app no record of the new topic read at its old positions: it starts the new one over from its start (${backend})`, async () => {
       const broker = await openBroker();
-      const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-      const fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
-      const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+      const { client, close } = await fetchStack(broker, { ioBackend: backend });
       try {
         await broker.createTopic('inc');
         for (let i = 0; i < 30; i++) await broker.producer().send('inc', { value: `old${i}` });
@@ -1353,9 +1347,7 @@ describe('fetch plane: consumers, groups and the server', () => {
         await c.close();
         assert.deepEqual(await client.committedOffsets('g', 'inc'), [10], 'what it processed of the new topic');
       } finally {
-        await client.close();
-        await server.stop(2000);
-        await broker.close();
+        await close();
       }
     });
   }
@@ -1463,12 +1455,8 @@ describe('fetch plane: consumers, groups and the server', () => {
   });
 
   it("a fetch member's commit of a partition it lost to a Subscribe member (its revocation commit, landing late) acks what it processed, and rewinds nothing the new owner was delivered", async () => {
-    const broker = await openBroker();
-    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-    const fsrv = await broker.startFetchServer({ port: 0 });
-    const address = `127.0.0.1:${server.port}`;
-    const client = await connect(address, { fetchAddress: `127.0.0.1:${fsrv.port}` });
-    const fclient = await connect(address, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    const { client, fsrv, close } = await fetchStack(await openBroker());
+    const fclient = await connect(client.address, { fetchAddress: `127.0.0.1:${fsrv.port}` });
     let open = () => {};
     try {
       await client.createTopic('moved', { partitions: 2 });
@@ -1527,16 +1515,12 @@ describe('fetch plane: consumers, groups and the server', () => {
     } finally {
       open();
       await fclient.close();
-      await client.close();
-      await server.stop(2000);
+      await close();
     }
   });
 
   it('a FetchConsumer whose group members come and go keeps a fetch loop per partition it holds, not one per partition it was ever given', async () => {
-    const broker = await openBroker();
-    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-    const fsrv = await broker.startFetchServer({ port: 0 });
-    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    const { client, close } = await fetchStack(await openBroker());
     try {
       await client.createTopic('churn', { partitions: 4 });
       const a = client.consumer({ topic: 'churn', group: 'fg', from: 'earliest', transport: 'fetch', maxWaitMs: 50 });
@@ -1562,8 +1546,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       await a.close();
       await loop;
     } finally {
-      await client.close();
-      await server.stop(2000);
+      await close();
     }
   });
 

@@ -511,7 +511,7 @@ export class Broker {
         process.emitWarning(`${cfg.name}/${p}: ${(e as Error).message}; the idempotent-producer table is refilled from the newest part of the log only`, 'UringmqWarning');
       }
     } else await removeProducerSnapshot(pdir); // not kept up to date by this run: a later one must not trust it
-    if (Number.isSafeInteger(cfg.createdAt)) this.lastCreatedAt = Math.max(this.lastCreatedAt, cfg.createdAt);
+    this.lastCreatedAt = Math.max(this.lastCreatedAt, topicIncarnation(cfg.createdAt));
     const native = await this.engine.openPartition(pdir, `${cfg.name}/${p}`, {
       // The fetch plane refuses fetches that name another incarnation than this (0, for
       // a topic.json without a usable createdAt: such fetches name none either).

@@ -8,7 +8,7 @@ import { encodeBatch, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
 import { PendingPromises } from './id_table';
-import { checkRecordSize, closeTimeout, closeTimedOut, positiveInt, validateRecord } from './validate';
+import { checkRecordSize, closeTimeout, closeTimedOut, positiveInt, settlesWithin, validateRecord } from './validate';
 
 export interface ProducerOptions {
   /** How long send() waits for more records to share its batch (default 0: the
@@ -241,11 +241,7 @@ export class Producer implements ProducerApi {
     this.closing = true;
     this.flushAll();
     const settled = this.inflight.settled();
-    if (timeoutMs === undefined) return settled;
-    let timer: NodeJS.Timeout | undefined;
-    const late = await Promise.race([settled.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
-    clearTimeout(timer);
-    if (!late) return;
+    if (timeoutMs === undefined || (await settlesWithin(settled, timeoutMs))) return settled;
     const err = closeTimedOut('producer', timeoutMs);
     for (const reject of [...this.rejecters]) reject(err);
     this.rejecters.clear();

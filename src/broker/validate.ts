@@ -162,6 +162,16 @@ export function closeTimeout(opts: unknown): number | undefined {
   return t;
 }
 
+/** Whether `p` settles within `ms` (false: the time ran out first); no timer is left behind. */
+export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.then(() => true, () => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The error of a send still outstanding when close()'s timeout passed. */
 export function closeTimedOut(what: string, timeoutMs: number): UringmqError {
   return new UringmqError(

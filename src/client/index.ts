@@ -18,8 +18,8 @@ import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { IdTable, PendingPromises } from '../broker/id_table';
-import { checkConsumerOptions, closeTimeout, closeTimedOut, positiveInt, validateOffset, validateRecord } from '../broker/validate';
-import { pb, type uringmq } from '../grpc/proto';
+import { checkConsumerOptions, closeTimeout, closeTimedOut, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
+import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
@@ -434,12 +434,7 @@ export class Client {
     this.closing ??= (async () => {
       const all = Promise.allSettled([...this.closers].map((c) => (c instanceof RemoteProducer ? c.close(opts) : c.close())));
       if (timeoutMs === undefined) await all;
-      else {
-        let timer: NodeJS.Timeout | undefined;
-        // The producers settle at the timeout themselves; the margin is for their last turn.
-        await Promise.race([all, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs + 100)))]);
-        clearTimeout(timer);
-      }
+      else await settlesWithin(all, timeoutMs + 100); // the producers settle at the timeout themselves; the margin is for their last turn
       this.closed = true;
       if (this.staleTimer) clearInterval(this.staleTimer);
       this.staleTimer = null;
@@ -902,12 +897,7 @@ export class RemoteProducer implements ProducerApi {
     // lingering when it ends, and would open a stream after close.
     this.closing = true;
     const flushed = this.flush();
-    if (timeoutMs !== undefined && !this.abandoned) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = await Promise.race([flushed.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
-      clearTimeout(timer);
-      if (late) this.abandonAll(closeTimedOut('producer', timeoutMs));
-    }
+    if (timeoutMs !== undefined && !this.abandoned && !(await settlesWithin(flushed, timeoutMs))) this.abandonAll(closeTimedOut('producer', timeoutMs));
     await flushed;
     this.closed = true;
     this.stream?.end();
@@ -1429,9 +1419,6 @@ type Chunk = {
   arrived: number;
 };
 
-/** A delivery's resets as the epoch its acks, nacks and returned ranges carry (Delivery.epoch); 0: not checked. */
-const epochOf = (resets: number | undefined): number => (resets === undefined ? 0 : resets + 1);
-
 export class RemoteConsumer implements GroupConsumerApi {
   private stream: SubscribeChannel | null = null;
   private readonly chunks: Chunk[] = [];
@@ -1536,7 +1523,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       const d = res.delivery;
       if (!d) return;
       const partition = d.partition ?? 0;
-      const resets = d.epoch ? d.epoch - 1 : undefined;
+      const resets = resetsOf(d.epoch);
       if (d.batches && d.batches.length)
         this.chunks.push({
           partition,
@@ -1686,7 +1673,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     }
     if (!s || back.length === 0) return;
     s.write({
-      returned: { ranges: back.map((r) => ({ partition: r.partition, from_offset: r.from, to_offset: r.to, delivery_count: r.deliveryCount, epoch: epochOf(r.resets) })) },
+      returned: { ranges: back.map((r) => ({ partition: r.partition, from_offset: r.from, to_offset: r.to, delivery_count: r.deliveryCount, epoch: wireEpoch(r.resets) })) },
     });
   }
 
@@ -1708,7 +1695,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     const topic = this.opts.topic;
     const session = c.session;
     // The chunk's epoch is the same for all its messages: taken here, not from each one.
-    const epoch = epochOf(c.resets);
+    const epoch = wireEpoch(c.resets);
     const acker: Acker = { ack: (p, o) => this.queueAck(p, o, session, epoch), nack: (p, o, d, n) => this.sendNack(p, o, d, n, session, epoch) };
     const p = c.partition;
     if (c.raw) {

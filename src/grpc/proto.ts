@@ -14,3 +14,17 @@ import generated = require('./generated/broker');
 
 export const pb = generated.uringmq.v1;
 export type { uringmq } from './generated/broker';
+
+/**
+ * Delivery.epoch of a delivery made at the coordinator's `resets` (its partition's
+ * commitOffset count): resets + 1, so that 0 on an ack, nack or returned range can mean
+ * "not checked" (a client written before the field). Server and client alike.
+ */
+export function wireEpoch(resets: number | undefined): number {
+  return resets === undefined ? 0 : resets + 1;
+}
+
+/** An epoch off the wire (Delivery, AckRange, Nack, ReturnedRange) as the coordinator's resets; undefined: not checked. */
+export function resetsOf(epoch: number | null | undefined): number | undefined {
+  return epoch ? epoch - 1 : undefined;
+}

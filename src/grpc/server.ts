@@ -14,7 +14,7 @@ import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, sealBatch, uvarint
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord } from '../broker/validate';
-import { pb, type uringmq } from './proto';
+import { pb, resetsOf, wireEpoch, type uringmq } from './proto';
 import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
@@ -993,19 +993,6 @@ function framedMeta(b: Buffer): BatchMeta | null {
   } catch {
     return null;
   }
-}
-
-/**
- * Delivery.epoch: the partition's commitOffset count + 1, so that 0 on an ack, nack
- * or returned range can mean "not checked" (a client written before the field).
- */
-function wireEpoch(resets: number | undefined): number {
-  return resets === undefined ? 0 : resets + 1;
-}
-
-/** An AckRange/Nack/ReturnedRange epoch as the coordinator's resets; undefined: not checked. */
-function resetsOf(epoch: number | null | undefined): number | undefined {
-  return epoch ? epoch - 1 : undefined;
 }
 
 function unauthenticated(): UringmqError {
