@@ -31,12 +31,14 @@ import { nodeScriptArgs } from '../src/bench/node_script';
 import { arg, flag } from './args';
 import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
 import { GcPauseLog, gcCell, loopDelayMonitor, summarize, type GcPause, type GcSummary, type LoopDelay } from '../src/bench/gc_pauses';
-import { DEFAULT_GROUP_COMMIT_US, type LogLatency } from '../src/broker/broker';
+import { DEFAULT_GROUP_COMMIT_US, DEFAULT_ZERO_AHEAD_BYTES, type LogLatency } from '../src/broker/broker';
 
 const SECONDS = Number(arg('seconds', '5'));
 const DURABILITY = arg('durability', 'sync');
 /** BrokerOptions.groupCommitUs of the bench server (default: the broker's). */
 const GROUP_COMMIT_US = arg('group-commit-us', String(DEFAULT_GROUP_COMMIT_US));
+/** BrokerOptions.zeroAheadBytes of the bench server (default: the broker's). */
+const ZERO_AHEAD_BYTES = arg('zero-ahead-bytes', String(DEFAULT_ZERO_AHEAD_BYTES));
 const RECORD = 100;
 const BATCH = 1000;
 /** Batches in flight for the batched publish and its bare-stream ceiling alike (the client's default). */
@@ -290,7 +292,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(process.cwd(), '.bench-data', 'grpc-'));
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS, GROUP_COMMIT_US], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS, GROUP_COMMIT_US, ZERO_AHEAD_BYTES], { stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
   const ports = await new Promise<{ broker: number; raw: number; tcp: number; h2: number; ioBackend: string }>((resolve) => {
     let out = '';
@@ -308,7 +310,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   let disk: { publishBytes: number; before: number | string; after: number | string } | null = null;
   console.log(`uringmq bench:grpc — ${new Date().toISOString()}`);
-  console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, group commit ${GROUP_COMMIT_US} µs, PublishStream and Subscribe ${SERVER_STREAMS === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
+  console.log(`kernel ${os.release()}, ${os.cpus().length}× ${os.cpus()[0]?.model}, node ${process.version}; server: separate process, ${ports.ioBackend}, durability ${DURABILITY}, group commit ${GROUP_COMMIT_US} µs, zero ahead ${Number(ZERO_AHEAD_BYTES) / 1024} KiB, PublishStream and Subscribe ${SERVER_STREAMS === 'direct' ? 'on node:http2 directly' : 'through grpc-js'}`);
   console.log(`server node flags: ${[...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs].join(' ') || 'none'}; client (this process): ${process.execArgv.join(' ') || 'none'}`);
   console.log(`${RECORD}-byte records, ${SECONDS}s per case after 0.5s warm-up (latency cases: ${WARMUP_MS / 1000}s)\n`);
   const client: Client = await connect(`127.0.0.1:${ports.broker}`, { maxMessageBytes: 64 << 20 });
@@ -561,10 +563,11 @@ async function main(): Promise<void> {
       console.log('`sync` written and flushed; a slow one holds every message in it and queued behind it), and the appends');
       console.log("in the log's core (Broker.logAppendLatency: from the I/O thread's queue to the completion handed back; long");
       console.log('here but not in the writes is the I/O thread, not the disk): count / mean ms / p50 / p99 / longest, in ms as');
-      console.log('the upper bound of their power-of-two bucket:\n');
-      console.log('| rate (msgs/s) | write cycles | appends in the core |');
-      console.log('|---:|---:|---:|');
-      for (const e of e2e) console.log(`| ${e.rate} | ${latencyCell(e.core?.writes)} | ${latencyCell(e.core?.appends)} |`);
+      console.log('the upper bound of their power-of-two bucket; and the zeros the I/O thread wrote ahead of the data meanwhile');
+      console.log('(BrokerOptions.zeroAheadBytes):\n');
+      console.log('| rate (msgs/s) | write cycles | appends in the core | zeros ahead, KiB |');
+      console.log('|---:|---:|---:|---:|');
+      for (const e of e2e) console.log(`| ${e.rate} | ${latencyCell(e.core?.writes)} | ${latencyCell(e.core?.appends)} | ${e.core ? Math.round(e.core.zeroed / 1024) : '—'} |`);
       console.log('\nEvent-loop delay of both main threads over the same windows (perf_hooks, 1 ms resolution: how late a');
       console.log('ready callback ran, whatever held the thread), p99 / longest in ms:\n');
       console.log('| rate (msgs/s) | client | server |');
@@ -943,7 +946,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const server = await stats.get<GcPause[]>(`/bench.Stats/Gc?from=${from}&to=${to}`).catch(() => null);
   const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
   const [w0, w1] = await Promise.all([coreFrom, coreTo]);
-  const core = w0 && w1 ? { writes: between(w0.writes, w1.writes), appends: between(w0.appends, w1.appends) } : null;
+  const core = w0 && w1 ? { writes: between(w0.writes, w1.writes), appends: between(w0.appends, w1.appends), zeroed: w1.zeroed - w0.zeroed } : null;
   stats.close();
   return { rate, n: received, sched: lat(hSched), warm: lat(hWarm), sent: lat(hSent), ack: lat(hAck), cpu: await cpu.result(), gc, core, loop };
 }
@@ -957,6 +960,8 @@ const clientLoop = loopDelayMonitor();
 interface CoreLatency {
   writes: LogLatency;
   appends: LogLatency;
+  /** Bytes of zeros written ahead of the data (Broker.zeroAheadBytesWritten). */
+  zeroed: number;
 }
 
 /** What was counted between two readings of one of the core's histograms. */

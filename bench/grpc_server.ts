@@ -21,8 +21,9 @@ import { GcPauseLog, loopDelayMonitor } from '../src/bench/gc_pauses';
 async function main(): Promise<void> {
   const gcPauses = new GcPauseLog();
   const loopDelay = loopDelayMonitor();
-  const [dir, durability, streams, groupCommit] = process.argv.slice(2) as [string, string, string | undefined, string | undefined];
-  const broker = await Broker.open({ dir, durability: durability === 'none' ? 'none' : 'sync', groupCommitUs: groupCommit === undefined || groupCommit === '' ? undefined : Number(groupCommit) });
+  const [dir, durability, streams, groupCommit, zeroAhead] = process.argv.slice(2) as [string, string, string | undefined, string | undefined, string | undefined];
+  const given = (v: string | undefined) => (v === undefined || v === '' ? undefined : Number(v));
+  const broker = await Broker.open({ dir, durability: durability === 'none' ? 'none' : 'sync', groupCommitUs: given(groupCommit), zeroAheadBytes: given(zeroAhead) });
   const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0, maxMessageBytes: 64 << 20, directStreams: streams !== 'grpc-js' });
   const raw = new grpc.Server({ 'grpc.max_receive_message_length': 64 << 20, 'grpc.enable_channelz': 0 }) // as the broker's server;
   const id = (b: Buffer) => b;
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
     }
     if (headers[':path'] === '/bench.Stats/Writes') {
       stream.respond({ ':status': 200, 'content-type': 'application/json' });
-      stream.end(JSON.stringify({ writes: broker.logWriteLatency, appends: broker.logAppendLatency }));
+      stream.end(JSON.stringify({ writes: broker.logWriteLatency, appends: broker.logAppendLatency, zeroed: broker.zeroAheadBytesWritten }));
       return;
     }
     const stats = /^\/bench\.Stats\/Gc\?from=([\d.]+)&to=([\d.]+)$/.exec(String(headers[':path']));

@@ -63,6 +63,8 @@ export interface NativeEngine {
   readonly pending: number;
   /** Sync passes (fdatasync of every dirty file) the I/O thread has run. */
   readonly syncPasses: number;
+  /** Bytes of zeros written ahead of the data (EngineOptions.zeroAheadBytes). */
+  readonly zeroAheadBytes: number;
   /**
    * The write cycles' disk-write durations so far: [count, sum in seconds, then per
    * bucket the cycles of at most 2^(i+4) µs (not cumulative), the last bucket the
@@ -101,6 +103,8 @@ export interface EngineOptions {
   intervalMs?: number;
   /** The shortest time between the starts of two write cycles, µs (BrokerOptions.groupCommitUs). */
   groupCommitUs?: number;
+  /** How far ahead of the data preallocated space is zeroed, with sync (BrokerOptions.zeroAheadBytes). */
+  zeroAheadBytes?: number;
   maxBatchBytes?: number;
   testIoDelayMs?: number;
   /** Test hook: the io_uring backend's first submission or wait for completions fails. */

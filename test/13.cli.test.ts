@@ -293,6 +293,7 @@ describe('CLI', function () {
       [{ maxRecordBytes: 0 }, /INVALID_ARGUMENT: maxRecordBytes/],
       [{ maxConnections: 0 }, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/],
       [{ groupCommitUs: 100_001 }, /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/],
+      [{ zeroAheadBytes: 64 * 1024 * 1024 + 1 }, /INVALID_ARGUMENT: zeroAheadBytes must be an integer between 0 and 67108864, got 67108865/],
       [{ durability: -5 }, /INVALID_ARGUMENT: setting "durability" in .*: durability is 'sync', 'none' or a sync interval in ms/],
     ];
     for (const [settings, err] of bad) {
@@ -316,6 +317,7 @@ describe('CLI', function () {
       [{ URINGMQ_PRODUCER_STATE_SCAN_BYTES: '1e3' }, /INVALID_ARGUMENT: URINGMQ_PRODUCER_STATE_SCAN_BYTES must be a non-negative integer/],
       [{ URINGMQ_DURABILITY: 'bogus' }, /INVALID_ARGUMENT: URINGMQ_DURABILITY: durability is 'sync', 'none'/],
       [{ URINGMQ_GROUP_COMMIT_US: '-1' }, /INVALID_ARGUMENT: URINGMQ_GROUP_COMMIT_US must be a non-negative integer, got "-1"/],
+      [{ URINGMQ_ZERO_AHEAD_BYTES: '2M' }, /INVALID_ARGUMENT: URINGMQ_ZERO_AHEAD_BYTES must be a non-negative integer, got "2M"/],
       [{ URINGMQ_FETCH: 'no' }, /INVALID_ARGUMENT: URINGMQ_FETCH must be 1, 0, true or false, got "no"/],
       [{ URINGMQ_PERMIT_WITHOUT_STREAM: 'maybe' }, /INVALID_ARGUMENT: URINGMQ_PERMIT_WITHOUT_STREAM must be 1, 0, true or false/],
     ];

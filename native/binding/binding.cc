@@ -244,6 +244,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceAccessor<&EngineWrap::BackendNote>("backendNote"),
                            InstanceAccessor<&EngineWrap::Pending>("pending"),
                            InstanceAccessor<&EngineWrap::SyncPasses>("syncPasses"),
+                           InstanceAccessor<&EngineWrap::ZeroAheadBytes>("zeroAheadBytes"),
                            InstanceMethod<&EngineWrap::WriteLatency>("writeLatency"),
                            InstanceMethod<&EngineWrap::AppendLatency>("appendLatency"),
                            InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
@@ -279,6 +280,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (opts.interval_ms < 1) ThrowInvalid(env, "intervalMs must be >= 1");
     opts.min_cycle_gap_us = GetInt(env, o, "groupCommitUs", 0);
     if (opts.min_cycle_gap_us < 0 || opts.min_cycle_gap_us > 100000) ThrowInvalid(env, "groupCommitUs must be 0 to 100000");
+    {
+      const int64_t z = GetInt(env, o, "zeroAheadBytes", static_cast<int64_t>(opts.zero_ahead_bytes));
+      if (z < 0 || z > (64 << 20)) ThrowInvalid(env, "zeroAheadBytes must be 0 to 67108864");
+      opts.zero_ahead_bytes = static_cast<size_t>(z);
+    }
     opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0));
     {
       Napi::Value f = o.Get("testUringFault");
@@ -407,6 +413,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
   Napi::Value SyncPasses(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->sync_passes()) : 0);
+  }
+  Napi::Value ZeroAheadBytes(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->zero_ahead_bytes()) : 0);
   }
   // writeLatency() and appendLatency() → Float64Array [count, sum in seconds, then per
   // bucket: durations of at most 2^(i+4) µs (not cumulative), the last one the longer

@@ -65,6 +65,9 @@ struct EngineOptions {
   // it: fewer, larger writes and flushes, which on a virtual disk is what the host
   // charges the VM for (see PERFORMANCE-NOTES, 2026-12-05).
   int64_t min_cycle_gap_us = 0;
+  // With sync durability: how far ahead of each written partition's data the I/O thread
+  // keeps its preallocated blocks zeroed, between cycles (PartitionLog::ZeroAhead; 0: never).
+  size_t zero_ahead_bytes = 2u << 20;
   uint32_t test_io_delay_ms = 0;        // test hook: a slow disk
   int test_uring_fault = 0;             // test hook: IoBackend::InjectFault before the thread starts
 };
@@ -86,6 +89,8 @@ class LogEngine {
   // Durations of the write cycles' disk writes (with sync durability each is written and
   // flushed), so an operator sees the disk's tail: a stall holds every message queued behind it.
   const LatencyHistogram& write_latency() const { return write_latency_; }
+  // Any thread. Bytes of zeros written ahead of the data (EngineOptions::zero_ahead_bytes).
+  uint64_t zero_ahead_bytes() const { return zero_ahead_bytes_.load(std::memory_order_relaxed); }
   // Each append's time in the core, from Submit to its completion handed to the sink:
   // waiting in the ring and behind the cycle in flight, staging, the writes, the
   // publish. Beside write_latency() it tells a slow disk from a busy or descheduled
@@ -109,6 +114,8 @@ class LogEngine {
   template <typename It>
   void SyncPartitions(It begin, It end);
   void Sleep(int timeout_ms);
+  // One ZeroAhead step for one partition, at most every kZeroStepGapUs: true if it wrote.
+  bool ZeroAheadStep();
   void PauseUntil(int64_t mono_us);
   void Wake(bool always);
 
@@ -131,6 +138,11 @@ class LogEngine {
   int64_t last_retention_ms_ = 0;
   int64_t next_cycle_us_ = 0;  // when set, the earliest start of the next cycle (min_cycle_gap_us)
   std::atomic<uint64_t> sync_passes_{0};  // written by the I/O thread, read by any
+  AlignedBuffer zeros_;       // ZeroAhead's source, allocated at its first use
+  int64_t last_zero_us_ = 0;  // the last ZeroAheadStep that looked for work
+  bool zero_pending_ = false; // that step wrote: there may be more
+  size_t zero_cursor_ = 0;    // where in registry_ the next step starts looking
+  std::atomic<uint64_t> zero_ahead_bytes_{0};  // written by the I/O thread, read by any
   LatencyHistogram write_latency_;   // recorded by the I/O thread, read by any
   LatencyHistogram append_latency_;  // recorded by the I/O thread, read by any
 };

@@ -504,6 +504,7 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   seg->write_fd = fd;
   u.cycle_start = u.len;
   u.allocated = static_cast<int64_t>(AlignUp(seg->size));
+  u.zeroed = u.allocated;  // past the data, the file was just cut to its end
   u.next_offset = seg->next_offset;
   u.cycle_first_offset = seg->next_offset;
   u.last_index_pos = seg->index.empty() ? 0 : seg->index.back().position;
@@ -623,6 +624,52 @@ Status PartitionLog::Reserve(WriteUnit& u, int64_t end) {
   }
   u.allocated = target;
   return Status::Ok();
+}
+
+size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_ms) {
+  WriteUnit& u = active_;
+  if (!u.seg || u.seg->write_fd < 0 || failed.load() || closed.load() || HasStaged()) return 0;
+  if (now_ms - last_publish_ms_ > 1000) return 0;  // an idle partition's space stays as it is
+  if (reinterpret_cast<uintptr_t>(zeros) % mem_align_.load() != 0) return 0;
+  // The block holding the partial tail is data: the next cycle rewrites it.
+  const int64_t data_end = u.file_pos + static_cast<int64_t>(AlignUp(u.len));
+  if (now_ms < u.zero_resume_ms) return 0;
+  if (u.zeroing && data_end > u.zeroed) {
+    // The writer overtook the zeros: it writes faster than the steps can keep ahead, and
+    // each step would only cost it a pause. Try again in a second.
+    u.zeroing = false;
+    u.zero_resume_ms = now_ms + 1000;
+    return 0;
+  }
+  // Keep the reservation ahead too, or the zeros would stop at each 16 MiB step until a
+  // batch crossed it. No room: zero what is reserved (the next batch's own Reserve
+  // reports a full disk, as it would without this).
+  const int64_t want = std::min<int64_t>(data_end + static_cast<int64_t>(ahead), static_cast<int64_t>(AlignUp(cfg_.segment_bytes)));
+  if (want > u.allocated) (void)Reserve(u, want);
+  const int64_t from = std::max(u.zeroed, data_end);
+  const int64_t to = static_cast<int64_t>(
+      AlignDown(static_cast<uint64_t>(std::min({u.allocated, data_end + static_cast<int64_t>(ahead), from + static_cast<int64_t>(max_step)}))));
+  if (to <= from) return 0;
+  int rc = PwriteFull(u.seg->write_fd, zeros, static_cast<size_t>(to - from), from);
+  const char* what = "write zeros ahead of the data of";
+  if (rc == 0 && fdatasync(u.seg->write_fd) != 0) {
+    rc = errno;
+    what = "fdatasync zeros ahead of the data of";
+  }
+  if (rc) {
+    // Only where preallocation is not supported can these blocks be unallocated (Reserve
+    // then counts them reserved without a fallocate): a full disk there refuses the
+    // zeros, not the data, whose own write will find out.
+    if (IsNoSpace(rc)) {
+      u.zeroed = u.allocated;
+      return 0;
+    }
+    Fail(SysError(what, u.seg->log_path, from, rc));
+    return 0;
+  }
+  u.zeroed = to;
+  u.zeroing = true;
+  return static_cast<size_t>(to - from);
 }
 
 bool PartitionLog::HasStaged() const { return active_.len > active_.cycle_start || !sealing_.empty(); }

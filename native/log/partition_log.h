@@ -188,6 +188,16 @@ class PartitionLog {
   Status Publish(int64_t now_ms);
   // After a failed write or sync: fence the partition. Nothing staged becomes readable.
   void Fail(const Status& s);
+  // Between cycles (when the ring is empty, or in the group commit pause): writes
+  // zeros over the next blocks of the active segment's preallocated space (at most
+  // max_step bytes, never past `ahead` beyond its data) and syncs them. fallocate leaves
+  // extents unwritten, and a durable write into one must also convert it: on ext4 a
+  // journal commit, with its own device writes and cache flush, per cycle. Over zeros a
+  // cycle is one data write and a flush (PostgreSQL's wal_init_zero does the same for
+  // its WAL). Only for a partition written within the last second; `zeros` is aligned
+  // for O_DIRECT and holds max_step zero bytes. Returns the bytes written; an I/O error
+  // fences.
+  size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_ms);
   // Deletes whole sealed segments past the retention limits.
   void EnforceRetention(int64_t now_ms);
   // Returns a burst's staging memory once the partition has been idle for a while.
@@ -239,6 +249,11 @@ class PartitionLog {
     size_t cycle_start = 0;
     int64_t file_pos = 0;
     int64_t allocated = 0;  // bytes preallocated in the file
+    // Blocks below this are written (data, or zeros by ZeroAhead): a write there
+    // converts no unwritten extent, so it costs the file system no metadata.
+    int64_t zeroed = 0;
+    bool zeroing = false;         // ZeroAhead wrote in this segment since it last backed off
+    int64_t zero_resume_ms = 0;   // ZeroAhead backs off until then (the writer overtook it)
     int64_t next_offset = 0;
     int64_t cycle_first_offset = 0;
     uint32_t last_index_pos = 0;

@@ -120,6 +120,8 @@ interface ServeConfig {
   minFreeBytes?: number;
   /** group commit: the shortest time between the log's write cycles, µs (BrokerOptions) */
   groupCommitUs?: number;
+  /** with sync: bytes of preallocated space kept zeroed ahead of each written partition's data (BrokerOptions) */
+  zeroAheadBytes?: number;
   groupRetentionMs?: number;
   tlsCert?: string;
   tlsKey?: string;
@@ -160,6 +162,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   producerStateScanBytes: 'number',
   minFreeBytes: 'number',
   groupCommitUs: 'number',
+  zeroAheadBytes: 'number',
   groupRetentionMs: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
@@ -251,6 +254,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.producerStateScanBytes = envInt('URINGMQ_PRODUCER_STATE_SCAN_BYTES') ?? cfg.producerStateScanBytes;
   cfg.minFreeBytes = envInt('URINGMQ_MIN_FREE_BYTES') ?? cfg.minFreeBytes;
   cfg.groupCommitUs = envInt('URINGMQ_GROUP_COMMIT_US') ?? cfg.groupCommitUs;
+  cfg.zeroAheadBytes = envInt('URINGMQ_ZERO_AHEAD_BYTES') ?? cfg.zeroAheadBytes;
   cfg.groupRetentionMs = envInt('URINGMQ_GROUP_RETENTION_MS') ?? cfg.groupRetentionMs;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
@@ -334,6 +338,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     producerStateScanBytes: cfg.producerStateScanBytes,
     minFreeBytes: cfg.minFreeBytes,
     groupCommitUs: cfg.groupCommitUs,
+    zeroAheadBytes: cfg.zeroAheadBytes,
     groupRetentionMs: cfg.groupRetentionMs,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
@@ -533,6 +538,7 @@ export function program(): Command {
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))
     .option('--min-free-bytes <n>', "free space appends leave on the data directory's file system; past it publishes get RESOURCE_EXHAUSTED until space is freed (default 64 MiB; 0: up to a full disk)", int('min-free-bytes'))
     .option('--group-commit-us <us>', "group commit: the shortest time between the starts of two of the log's write cycles, in µs; appends arriving meanwhile share the next write and flush (default 1000; 0 to 100000)", int('group-commit-us'))
+    .option('--zero-ahead-bytes <n>', "with sync: bytes of each written partition's preallocated space the log keeps written with zeros ahead of its data, so a durable write there needs no metadata commit (default 2 MiB; 0 to 64 MiB, 0: off)", int('zero-ahead-bytes'))
     .option('--group-retention-ms <ms>', "how long a consumer group's committed offsets on a topic are kept once it has no member there and commits nothing (default 7 days; 0: forever)", int('group-retention-ms'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')

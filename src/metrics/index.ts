@@ -66,6 +66,17 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
       seenSyncs = now;
     },
   });
+  let seenZeros = 0;
+  new Counter({
+    name: 'uringmq_log_zero_ahead_bytes_total',
+    help: "Bytes of zeros the log's I/O thread wrote over preallocated space ahead of the data, between write cycles (zeroAheadBytes: a durable write there needs no metadata commit)",
+    registers,
+    collect() {
+      const now = broker.closed ? seenZeros : broker.zeroAheadBytesWritten;
+      if (now > seenZeros) this.inc(now - seenZeros);
+      seenZeros = now;
+    },
+  });
   // The core counts write cycles and appends in its own buckets (no per-cycle call into
   // JavaScript): exposed as histograms as they are, cumulative per `le` as Prometheus wants.
   coreHistogram(
