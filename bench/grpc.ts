@@ -563,11 +563,14 @@ async function main(): Promise<void> {
       console.log('`sync` written and flushed; a slow one holds every message in it and queued behind it), and the appends');
       console.log("in the log's core (Broker.logAppendLatency: from the I/O thread's queue to the completion handed back; long");
       console.log('here but not in the writes is the I/O thread, not the disk): count / mean ms / p50 / p99 / longest, in ms as');
-      console.log('the upper bound of their power-of-two bucket; and the zeros the I/O thread wrote ahead of the data meanwhile');
-      console.log('(BrokerOptions.zeroAheadBytes):\n');
-      console.log('| rate (msgs/s) | write cycles | appends in the core | zeros ahead, KiB |');
-      console.log('|---:|---:|---:|---:|');
-      for (const e of e2e) console.log(`| ${e.rate} | ${latencyCell(e.core?.writes)} | ${latencyCell(e.core?.appends)} | ${e.core ? Math.round(e.core.zeroed / 1024) : '—'} |`);
+      console.log('the upper bound of their power-of-two bucket; the zeros the I/O thread wrote ahead of the data meanwhile');
+      console.log('(BrokerOptions.zeroAheadBytes); and the write requests and flushes the data directory\'s device completed');
+      console.log('(/proc/diskstats, anything else on the host included) per write cycle:\n');
+      console.log('| rate (msgs/s) | write cycles | appends in the core | zeros ahead, KiB | device writes / flushes per cycle |');
+      console.log('|---:|---:|---:|---:|---:|');
+      const perCycle = (c: CoreLatency | null) =>
+        c?.disk && c.writes.count > 0 ? `${(c.disk.writes / c.writes.count).toFixed(2)} / ${(c.disk.flushes / c.writes.count).toFixed(2)}` : '—';
+      for (const e of e2e) console.log(`| ${e.rate} | ${latencyCell(e.core?.writes)} | ${latencyCell(e.core?.appends)} | ${e.core ? Math.round(e.core.zeroed / 1024) : '—'} | ${perCycle(e.core)} |`);
       console.log('\nEvent-loop delay of both main threads over the same windows (perf_hooks, 1 ms resolution: how late a');
       console.log('ready callback ran, whatever held the thread), p99 / longest in ms:\n');
       console.log('| rate (msgs/s) | client | server |');
@@ -946,7 +949,15 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const server = await stats.get<GcPause[]>(`/bench.Stats/Gc?from=${from}&to=${to}`).catch(() => null);
   const gc = { client: summarize(gcPauses.between(from, to)), server: server && summarize(server) };
   const [w0, w1] = await Promise.all([coreFrom, coreTo]);
-  const core = w0 && w1 ? { writes: between(w0.writes, w1.writes), appends: between(w0.appends, w1.appends), zeroed: w1.zeroed - w0.zeroed } : null;
+  const core =
+    w0 && w1
+      ? {
+          writes: between(w0.writes, w1.writes),
+          appends: between(w0.appends, w1.appends),
+          zeroed: w1.zeroed - w0.zeroed,
+          disk: w0.disk && w1.disk ? { writes: w1.disk.writes - w0.disk.writes, flushes: w1.disk.flushes - w0.disk.flushes } : null,
+        }
+      : null;
   stats.close();
   return { rate, n: received, sched: lat(hSched), warm: lat(hWarm), sent: lat(hSent), ack: lat(hAck), cpu: await cpu.result(), gc, core, loop };
 }
@@ -962,6 +973,8 @@ interface CoreLatency {
   appends: LogLatency;
   /** Bytes of zeros written ahead of the data (Broker.zeroAheadBytesWritten). */
   zeroed: number;
+  /** Requests completed by the data directory's device, from /proc/diskstats (null: not known). */
+  disk: { writes: number; flushes: number } | null;
 }
 
 /** What was counted between two readings of one of the core's histograms. */

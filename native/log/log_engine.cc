@@ -16,12 +16,12 @@ namespace uringmq {
 namespace {
 
 constexpr int64_t kRetentionCheckMs = 1000;
-// A step holds the I/O thread for one write of kZeroStepBytes and a sync (about a
-// millisecond here): rare enough that an append arriving meanwhile seldom waits on one,
-// and at most ~50 MB/s of zeros, which keeps ahead of any rate at which the cost of a
-// cycle matters, while a faster writer simply overtakes it.
-constexpr size_t kZeroStepBytes = 256u << 10;
-constexpr int64_t kZeroStepGapUs = 5000;
+// A step holds the I/O thread for one write of up to kZeroStepBytes and a sync (about
+// 2 ms here), once per MiB of a small-cycled writer's data: few and large, because what
+// an append arriving meanwhile waits is mostly the sync, whatever the size. At most
+// 50 MB/s of zeros; a faster writer simply overtakes them.
+constexpr size_t kZeroStepBytes = 1u << 20;
+constexpr int64_t kZeroStepGapUs = 20000;
 
 }  // namespace
 
@@ -155,8 +155,9 @@ void LogEngine::Run() {
       int timeout = static_cast<int>(kRetentionCheckMs);
       if (opts_.durability == Durability::kInterval && !dirty_.empty())
         timeout = static_cast<int>(std::max<int64_t>(1, opts_.interval_ms - (MonoMs() - last_sync_ms_)));
-      // The last step wrote, so there may be more: back when the next one may run.
-      if (zero_pending_) timeout = std::min<int>(timeout, static_cast<int>((last_zero_us_ + kZeroStepGapUs - MonoUs()) / 1000) + 1);
+      // The last step wrote, or none has looked since the last appends: back when the next may run.
+      if (zero_pending_)
+        timeout = std::min<int>(timeout, static_cast<int>(std::max<int64_t>(1, (last_zero_us_ + kZeroStepGapUs - MonoUs()) / 1000 + 1)));
       Sleep(timeout);
     }
   }
@@ -165,7 +166,13 @@ void LogEngine::Run() {
 bool LogEngine::ZeroAheadStep() {
   if (opts_.durability != Durability::kSync || opts_.zero_ahead_bytes == 0) return false;
   const int64_t mono = MonoUs();
-  if (mono - last_zero_us_ < kZeroStepGapUs) return false;
+  if (mono - last_zero_us_ < kZeroStepGapUs) {
+    // Not looked at since the last step: appends since may have left work, so the idle
+    // loop comes back when the gap is over (else it could sleep past the last second in
+    // which their partition counts as written).
+    zero_pending_ = true;
+    return false;
+  }
   last_zero_us_ = mono;
   std::vector<std::shared_ptr<PartitionLog>> parts;
   {

@@ -140,7 +140,7 @@ class LogEngine {
   std::atomic<uint64_t> sync_passes_{0};  // written by the I/O thread, read by any
   AlignedBuffer zeros_;       // ZeroAhead's source, allocated at its first use
   int64_t last_zero_us_ = 0;  // the last ZeroAheadStep that looked for work
-  bool zero_pending_ = false; // that step wrote: there may be more
+  bool zero_pending_ = false; // that step wrote, or was due and skipped: there may be work
   size_t zero_cursor_ = 0;    // where in registry_ the next step starts looking
   std::atomic<uint64_t> zero_ahead_bytes_{0};  // written by the I/O thread, read by any
   LatencyHistogram write_latency_;   // recorded by the I/O thread, read by any

@@ -194,7 +194,8 @@ class PartitionLog {
   // extents unwritten, and a durable write into one must also convert it: on ext4 a
   // journal commit, with its own device writes and cache flush, per cycle. Over zeros a
   // cycle is one data write and a flush (PostgreSQL's wal_init_zero does the same for
-  // its WAL). Only for a partition written within the last second; `zeros` is aligned
+  // its WAL). Only for a partition written within the last second in cycles of at most
+  // 32 KiB on average; `zeros` is aligned
   // for O_DIRECT and holds max_step zero bytes. Returns the bytes written; an I/O error
   // fences.
   size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_ms);
@@ -358,6 +359,10 @@ class PartitionLog {
   std::vector<WriteUnit> sealing_;
   bool dirty_ = false;
   int64_t last_publish_ms_ = 0;
+  // Write cycles that carried data, and their bytes, since ZeroAhead last looked: it
+  // zeroes only for small cycles, the only ones it makes cheaper by more than it costs.
+  uint64_t cycles_since_zero_ = 0;
+  uint64_t bytes_since_zero_ = 0;
 
   // One RepairIndex at a time (taken before mu_): a reader that met a wrong entry while
   // another reader repaired the index waits for that repair, then retries.

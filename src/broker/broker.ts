@@ -72,13 +72,13 @@ export interface BrokerOptions {
   /**
    * With durability `sync`: how many bytes ahead of each partition's data the log keeps
    * its preallocated space written with zeros (default 2 MiB; 0 to 64 MiB, 0: never).
-   * The I/O thread does it between write cycles (when no append waits, or in the group
-   * commit pause), in steps of 256 KiB at most every 5 ms, for partitions written
-   * within the last second. A
-   * durable write into preallocated space never written must also record on disk that
+   * A durable write into preallocated space never written must also record on disk that
    * it now holds data (on ext4 a journal commit, with its own writes and flush); into
-   * zeros it is one write and a flush. A writer faster than the zeroing overtakes it and
-   * writes as without it. The zeros take no space beyond the preallocation.
+   * zeros it is one write and a flush. The I/O thread zeroes between write cycles (when
+   * no append waits, or in the group commit pause), a MiB at a time at most every 20 ms,
+   * for partitions written within the last second in cycles of at most 32 KiB on
+   * average: the writers a step pays off for. A writer that overtakes the zeros writes
+   * as without them. The zeros take no space beyond the preallocation.
    */
   zeroAheadBytes?: number;
   /** 'auto' (default) uses io_uring where the kernel allows it, else a thread doing
