@@ -633,8 +633,8 @@ size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahe
   if (!u.seg || u.seg->write_fd < 0 || failed.load() || closed.load() || HasStaged()) return 0;
   if (now_ms - last_publish_ms_ > 1000) return 0;  // an idle partition's space stays as it is
   if (reinterpret_cast<uintptr_t>(zeros) % mem_align_.load() != 0) return 0;
-  // A step (a write and a journal commit: 1-2 ms here) saves each later cycle over its
-  // zeros a metadata commit (~0.1 ms): worth it only when a MiB of data takes dozens of
+  // A step (a write and a sync of the conversion: 1-2 ms here) saves each later cycle
+  // that enters a new block over its zeros a metadata write (~0.05-0.1 ms): worth it only when a MiB of data takes dozens of
   // cycles. Larger cycles (a busier writer) write as they would without it.
   const bool small_cycles = cycles_since_zero_ == 0 || bytes_since_zero_ / cycles_since_zero_ <= kZeroMaxMeanCycleBytes;
   cycles_since_zero_ = 0;
@@ -651,7 +651,7 @@ size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahe
   }
   const int64_t step = static_cast<int64_t>(AlignDown(std::min(max_step, ahead)));
   const int64_t from = std::max(u.zeroed, data_end);
-  // Whole steps only: each costs a journal commit however small it is.
+  // Whole steps only: each costs a metadata write and a flush however small it is.
   if (step == 0 || from - data_end > static_cast<int64_t>(ahead) - step) return 0;
   // Keep the reservation ahead too, or the zeros would stop at each 16 MiB step until a
   // batch crossed it. No room: zero what is reserved (the next batch's own Reserve

@@ -191,13 +191,13 @@ class PartitionLog {
   // Between cycles (when the ring is empty, or in the group commit pause): writes
   // zeros over the next blocks of the active segment's preallocated space (at most
   // max_step bytes, never past `ahead` beyond its data) and syncs them. fallocate leaves
-  // extents unwritten, and a durable write into one must also convert it: on ext4 a
-  // journal commit, with its own device writes and cache flush, per cycle. Over zeros a
-  // cycle is one data write and a flush (PostgreSQL's wal_init_zero does the same for
-  // its WAL). Only for a partition written within the last second in cycles of at most
-  // 32 KiB on average; `zeros` is aligned
-  // for O_DIRECT and holds max_step zero bytes. Returns the bytes written; an I/O error
-  // fences.
+  // extents unwritten, and a durable write into one must also write the conversion (on
+  // ext4 the extent tree, by a journal commit where the file system has a journal) in
+  // every cycle that enters a new block. Over zeros such a cycle is one data write and a
+  // flush (PostgreSQL's wal_init_zero does the same for its WAL). Only for a partition
+  // written within the last second in cycles of at most 32 KiB on average; `zeros` is
+  // aligned for O_DIRECT and holds max_step zero bytes. Returns the bytes written; an
+  // I/O error fences.
   size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_ms);
   // Deletes whole sealed segments past the retention limits.
   void EnforceRetention(int64_t now_ms);

@@ -73,7 +73,7 @@ export interface BrokerOptions {
    * With durability `sync`: how many bytes ahead of each partition's data the log keeps
    * its preallocated space written with zeros (default 2 MiB; 0 to 64 MiB, 0: never).
    * A durable write into preallocated space never written must also record on disk that
-   * it now holds data (on ext4 a journal commit, with its own writes and flush); into
+   * it now holds data (on ext4 a metadata write, through a journal commit where there is a journal); into
    * zeros it is one write and a flush. The I/O thread zeroes between write cycles (when
    * no append waits, or in the group commit pause), a MiB at a time at most every 20 ms,
    * for partitions written within the last second in cycles of at most 32 KiB on
