@@ -569,7 +569,9 @@ async function main(): Promise<void> {
       console.log('| rate (msgs/s) | write cycles | appends in the core | zeros ahead, KiB | device writes / flushes per cycle |');
       console.log('|---:|---:|---:|---:|---:|');
       const perCycle = (c: CoreLatency | null) =>
-        c?.disk && c.writes.count > 0 ? `${(c.disk.writes / c.writes.count).toFixed(2)} / ${(c.disk.flushes / c.writes.count).toFixed(2)}` : '—';
+        c?.disk && c.writes.count > 0
+          ? `${(c.disk.writes / c.writes.count).toFixed(2)} / ${Number.isNaN(c.disk.flushes) ? '—' : (c.disk.flushes / c.writes.count).toFixed(2)}`
+          : '—';
       for (const e of e2e) console.log(`| ${e.rate} | ${latencyCell(e.core?.writes)} | ${latencyCell(e.core?.appends)} | ${e.core ? Math.round(e.core.zeroed / 1024) : '—'} | ${perCycle(e.core)} |`);
       console.log('\nEvent-loop delay of both main threads over the same windows (perf_hooks, 1 ms resolution: how late a');
       console.log('ready callback ran, whatever held the thread), p99 / longest in ms:\n');

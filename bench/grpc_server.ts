@@ -30,7 +30,8 @@ function diskCounts(dir: string): { writes: number; flushes: number } | null {
     const minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
     for (const line of fs.readFileSync('/proc/diskstats', 'utf8').split('\n')) {
       const f = line.trim().split(/\s+/);
-      if (Number(f[0]) === major && Number(f[1]) === minor && f.length >= 18) return { writes: Number(f[7]), flushes: Number(f[18] ?? NaN) };
+      // Flushes are counted from Linux 5.5 on (fields 16 and 17 after the name); NaN before.
+      if (Number(f[0]) === major && Number(f[1]) === minor && f.length >= 14) return { writes: Number(f[7]), flushes: f.length >= 19 ? Number(f[18]) : NaN };
     }
   } catch {
     // not Linux, or no access: the bench prints a dash

@@ -1298,6 +1298,35 @@ describe('Zero ahead (BrokerOptions.zeroAheadBytes)', function () {
     }
   });
 
+  it('a partition written in large cycles gets no zeros, even while another written in small ones gets them (its steps look at both)', async () => {
+    const b = await openBroker({ maxRecordBytes: 4 * MiB });
+    try {
+      await b.createTopic('t', { partitions: 2 });
+      const p = b.producer({ lingerMs: 0 });
+      const until = Date.now() + 2500;
+      const large = (async () => {
+        while (Date.now() < until) {
+          await p.send('t', { value: Buffer.alloc(256 * 1024, 1), partition: 0 });
+          await sleep(60);
+        }
+      })();
+      const small = (async () => {
+        while (Date.now() < until) {
+          await p.send('t', { value: 'x'.repeat(100), partition: 1 });
+          await sleep(2);
+        }
+      })();
+      await Promise.all([large, small]);
+      await sleep(300);
+      // Partition 1: its 2 MiB (its data stays far below a step). Partition 0's cycles
+      // average 256 KiB: a step there would add at least 1 MiB more.
+      const z = b.zeroAheadBytesWritten;
+      assert.ok(z >= DEFAULT_ZERO_AHEAD_BYTES && z < DEFAULT_ZERO_AHEAD_BYTES + MiB, `${z} bytes of zeros`);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('data written while zeros are laid down ahead of it, across segment rolls and batches larger than a segment, reads back whole, before and after a reopen', async () => {
     const dir = tmpDir();
     const b = await openBroker({ dir, maxRecordBytes: 4 * MiB });
@@ -1318,7 +1347,8 @@ describe('Zero ahead (BrokerOptions.zeroAheadBytes)', function () {
         sent.push(big);
         await p.send('t', { value: big, partition: 0 });
       }
-      await waitFor(() => b.zeroAheadBytesWritten > 0, 20_000, 'some zeros');
+      // Zeros in more segments than the first (each gets at most 2 MiB of them).
+      await waitFor(() => b.zeroAheadBytesWritten > DEFAULT_ZERO_AHEAD_BYTES, 20_000, 'zeros after a roll');
       assert.deepEqual((await readAll(b, 't', 0)).map((m) => m.value.toString()), sent);
       assert.ok((await b.describeTopic('t')).partitions[0]!.segments > 3, 'the segments should have rolled');
     } finally {

@@ -636,10 +636,16 @@ size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahe
   // A step (a write and a sync of the conversion: 1-2 ms here) saves each later cycle
   // that enters a new block over its zeros a metadata write (~0.05-0.1 ms): worth it only when a MiB of data takes dozens of
   // cycles. Larger cycles (a busier writer) write as they would without it.
-  const bool small_cycles = cycles_since_zero_ == 0 || bytes_since_zero_ / cycles_since_zero_ <= kZeroMaxMeanCycleBytes;
-  cycles_since_zero_ = 0;
-  bytes_since_zero_ = 0;
+  // During a backoff the counts go on, so that its end judges the whole second; a look
+  // with no cycle since the last one keeps the last verdict (looks follow any
+  // partition's cycles, not this one's).
   if (now_ms < u.zero_resume_ms) return 0;
+  if (cycles_since_zero_ > 0) {
+    small_cycles_ = bytes_since_zero_ / cycles_since_zero_ <= kZeroMaxMeanCycleBytes;
+    cycles_since_zero_ = 0;
+    bytes_since_zero_ = 0;
+  }
+  const bool small_cycles = small_cycles_;
   // The block holding the partial tail is data: the next cycle rewrites it.
   const int64_t data_end = u.file_pos + static_cast<int64_t>(AlignUp(u.len));
   // The writer overtook the zeros (it writes faster than the steps keep ahead, and each

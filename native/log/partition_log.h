@@ -363,6 +363,7 @@ class PartitionLog {
   // zeroes only for small cycles, the only ones it makes cheaper by more than it costs.
   uint64_t cycles_since_zero_ = 0;
   uint64_t bytes_since_zero_ = 0;
+  bool small_cycles_ = true;  // ZeroAhead's last verdict on them
 
   // One RepairIndex at a time (taken before mu_): a reader that met a wrong entry while
   // another reader repaired the index waits for that repair, then retries.
