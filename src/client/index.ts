@@ -636,13 +636,6 @@ export class RemoteProducer implements ProducerApi {
   /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
   private readonly pendingSends = new PendingPromises();
   private readonly accKeys = new Map<string, string[]>();
-  /**
-   * Topics a publish of this producer found gone (TOPIC_NOT_FOUND: deleted by another
-   * client), with forgetTopic's `since`: the number after the refused batch's. Forgotten
-   * once no send is pending; bounded by the topics in accKeys.
-   */
-  private readonly goneTopics = new Map<string, number>();
-  private goneWatch = false;
   /** send()s waiting for buffer room or a partition count, in call order. They hold only the caller's records, no encoded bytes. */
   private readonly waiting: WaitingSend[] = [];
   /** Responses received and not yet handled, in arrival order (at most one per batch in flight). */
@@ -1005,27 +998,6 @@ export class RemoteProducer implements ProducerApi {
     this.accKeys.delete(topic);
   }
 
-  /**
-   * Deleted by another client, the topic is forgotten here too once this producer's sends
-   * have settled (forgetTopic keeps it while any is pending): else a producer that never
-   * sent to it again kept its entries per partition for good.
-   */
-  private topicFoundGone(topic: string, since: number): void {
-    this.goneTopics.set(topic, Math.max(this.goneTopics.get(topic) ?? 0, since));
-    if (this.goneWatch) return;
-    this.goneWatch = true;
-    const watch = (): void => {
-      void this.pendingSends.settled().then(() => {
-        // A send may have begun since it settled: wait for that one too.
-        if (this.pendingSends.size > 0) return watch();
-        this.goneWatch = false;
-        for (const [t, s] of this.goneTopics) this.forgetTopic(t, s);
-        this.goneTopics.clear();
-      });
-    };
-    watch();
-  }
-
   private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
     return this.partitioner.choose(topic, n, rec.key, rec.partition);
   }
@@ -1299,7 +1271,6 @@ export class RemoteProducer implements ProducerApi {
         // the cached count is not the topic's. Sends after it would be refused the same
         // way until the cache went stale (5 s).
         if (err.code === 'INVALID_ARGUMENT' || err.code === 'TOPIC_NOT_FOUND') this.client.dropPartitionCount(b.topic);
-        if (err.code === 'TOPIC_NOT_FOUND') this.topicFoundGone(b.topic, b.seq + 1);
         this.giveUp(b, err, false);
       }
     } else {
