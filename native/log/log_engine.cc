@@ -187,7 +187,7 @@ bool LogEngine::ZeroAheadStep() {
     zeros_.Reserve(kZeroStepBytes, 0);
     std::memset(zeros_.data(), 0, kZeroStepBytes);
   }
-  const int64_t now = NowMs();
+  const int64_t now = MonoMs();
   for (size_t i = 0; i < parts.size(); i++) {
     PartitionLog* p = parts[(zero_cursor_ + i) % parts.size()].get();
     const size_t n = p->ZeroAhead(zeros_.data(), kZeroStepBytes, opts_.zero_ahead_bytes, now);

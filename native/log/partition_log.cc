@@ -628,10 +628,10 @@ Status PartitionLog::Reserve(WriteUnit& u, int64_t end) {
   return Status::Ok();
 }
 
-size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_ms) {
+size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_mono_ms) {
   WriteUnit& u = active_;
   if (!u.seg || u.seg->write_fd < 0 || failed.load() || closed.load() || HasStaged()) return 0;
-  if (now_ms - last_publish_ms_ > 1000) return 0;  // an idle partition's space stays as it is
+  if (now_mono_ms - last_publish_mono_ms_ > 1000) return 0;  // an idle partition's space stays as it is
   if (reinterpret_cast<uintptr_t>(zeros) % mem_align_.load() != 0) return 0;
   // A step (a write and a sync of the conversion: 1-2 ms here) saves each later cycle
   // that enters a new block over its zeros a metadata write (~0.05-0.1 ms): worth it only when a MiB of data takes dozens of
@@ -639,7 +639,7 @@ size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahe
   // During a backoff the counts go on, so that its end judges the whole second; a look
   // with no cycle since the last one keeps the last verdict (looks follow any
   // partition's cycles, not this one's).
-  if (now_ms < u.zero_resume_ms) return 0;
+  if (now_mono_ms < u.zero_resume_ms) return 0;
   if (cycles_since_zero_ > 0) {
     small_cycles_ = bytes_since_zero_ / cycles_since_zero_ <= kZeroMaxMeanCycleBytes;
     cycles_since_zero_ = 0;
@@ -652,7 +652,7 @@ size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahe
   // would only cost it a pause), or its cycles are large: try again in a second.
   if (!small_cycles || (u.zeroing && data_end > u.zeroed)) {
     u.zeroing = false;
-    u.zero_resume_ms = now_ms + 1000;
+    u.zero_resume_ms = now_mono_ms + 1000;
     return 0;
   }
   const int64_t step = static_cast<int64_t>(AlignDown(std::min(max_step, ahead)));
@@ -855,6 +855,7 @@ Status PartitionLog::Publish(int64_t now_ms) {
   if (!s.ok() && first_error.ok()) first_error = s;
 
   last_publish_ms_ = now_ms;
+  last_publish_mono_ms_ = MonoMs();
   // Keep only the partial last block: it is rewritten, extended, with the next write.
   WriteUnit& u = active_;
   const size_t cycle_used = u.len;

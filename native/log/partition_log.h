@@ -198,7 +198,7 @@ class PartitionLog {
   // written within the last second in cycles of at most 32 KiB on average; `zeros` is
   // aligned for O_DIRECT and holds max_step zero bytes. Returns the bytes written; an
   // I/O error fences.
-  size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_ms);
+  size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_mono_ms);
   // Deletes whole sealed segments past the retention limits.
   void EnforceRetention(int64_t now_ms);
   // Returns a burst's staging memory once the partition has been idle for a while.
@@ -254,7 +254,7 @@ class PartitionLog {
     // converts no unwritten extent, so it costs the file system no metadata.
     int64_t zeroed = 0;
     bool zeroing = false;         // ZeroAhead wrote in this segment since it last backed off
-    int64_t zero_resume_ms = 0;   // ZeroAhead backs off until then (the writer overtook it)
+    int64_t zero_resume_ms = 0;   // ZeroAhead backs off until then (steady clock; the writer overtook it)
     int64_t next_offset = 0;
     int64_t cycle_first_offset = 0;
     uint32_t last_index_pos = 0;
@@ -359,6 +359,7 @@ class PartitionLog {
   std::vector<WriteUnit> sealing_;
   bool dirty_ = false;
   int64_t last_publish_ms_ = 0;
+  int64_t last_publish_mono_ms_ = 0;  // the same on the steady clock (ZeroAhead's timers)
   // Write cycles that carried data, and their bytes, since ZeroAhead last looked: it
   // zeroes only for small cycles, the only ones it makes cheaper by more than it costs.
   uint64_t cycles_since_zero_ = 0;
