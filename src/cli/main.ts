@@ -538,7 +538,7 @@ export function program(): Command {
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))
     .option('--min-free-bytes <n>', "free space appends leave on the data directory's file system; past it publishes get RESOURCE_EXHAUSTED until space is freed (default 64 MiB; 0: up to a full disk)", int('min-free-bytes'))
     .option('--group-commit-us <us>', "group commit: the shortest time between the starts of two of the log's write cycles, in µs; appends arriving meanwhile share the next write and flush (default 1000; 0 to 100000)", int('group-commit-us'))
-    .option('--zero-ahead-bytes <n>', "with sync: bytes of each written partition's preallocated space the log keeps written with zeros ahead of its data, so a durable write there needs no metadata commit (default 2 MiB; 0 to 64 MiB, 0: off)", int('zero-ahead-bytes'))
+    .option('--zero-ahead-bytes <n>', "with sync: bytes of each written partition's preallocated space the log keeps written with zeros ahead of its data, so a durable write there needs no metadata write (default 2 MiB; 0 to 64 MiB, 0: off)", int('zero-ahead-bytes'))
     .option('--group-retention-ms <ms>', "how long a consumer group's committed offsets on a topic are kept once it has no member there and commits nothing (default 7 days; 0: forever)", int('group-retention-ms'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')

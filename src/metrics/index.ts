@@ -55,28 +55,18 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const diskFree = new Gauge({ name: 'uringmq_disk_free_bytes', help: "Free space on the data directory's file system (as an unprivileged process may use it); appends stop at uringmq_disk_min_free_bytes", registers, collect });
   const diskMin = new Gauge({ name: 'uringmq_disk_min_free_bytes', help: 'Free space appends leave on that file system (minFreeBytes): below it publishes get RESOURCE_EXHAUSTED', registers, collect });
   const queued = new Gauge({ name: 'uringmq_write_queue_bytes', help: 'Bytes accepted for writing and not yet written (with durability sync: not yet durable)', registers, collect });
-  let seenSyncs = 0;
-  new Counter({
-    name: 'uringmq_sync_passes_total',
-    help: 'Sync passes of the I/O thread (fdatasync of every file with unsynced writes; none in sync mode, where each write is durable)',
+  coreCounter(
     registers,
-    collect() {
-      const now = broker.closed ? seenSyncs : broker.syncPasses;
-      if (now > seenSyncs) this.inc(now - seenSyncs);
-      seenSyncs = now;
-    },
-  });
-  let seenZeros = 0;
-  new Counter({
-    name: 'uringmq_log_zero_ahead_bytes_total',
-    help: "Bytes of zeros the log's I/O thread wrote over preallocated space ahead of the data, between write cycles (zeroAheadBytes: a durable write there needs no metadata commit)",
+    'uringmq_sync_passes_total',
+    'Sync passes of the I/O thread (fdatasync of every file with unsynced writes; none in sync mode, where each write is durable)',
+    () => (broker.closed ? null : broker.syncPasses),
+  );
+  coreCounter(
     registers,
-    collect() {
-      const now = broker.closed ? seenZeros : broker.zeroAheadBytesWritten;
-      if (now > seenZeros) this.inc(now - seenZeros);
-      seenZeros = now;
-    },
-  });
+    'uringmq_log_zero_ahead_bytes_total',
+    "Bytes of zeros the log's I/O thread wrote over preallocated space ahead of the data, between write cycles (zeroAheadBytes: a durable write there needs no metadata write)",
+    () => (broker.closed ? null : broker.zeroAheadBytesWritten),
+  );
   // The core counts write cycles and appends in its own buckets (no per-cycle call into
   // JavaScript): exposed as histograms as they are, cumulative per `le` as Prometheus wants.
   coreHistogram(
@@ -276,6 +266,25 @@ export class MetricsServer {
 }
 
 /** A histogram the broker's core keeps itself, read at each scrape (the last reading stays once the broker closes). */
+/**
+ * A counter the core keeps (a running total read on each scrape): increased by what it
+ * gained since the last scrape; `read` returns null once the broker is closed, and the
+ * counter then stays where it was.
+ */
+function coreCounter(registers: Registry[], name: string, help: string, read: () => number | null): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const now = read() ?? seen;
+      if (now > seen) this.inc(now - seen);
+      seen = now;
+    },
+  });
+}
+
 function coreHistogram(registry: Registry, name: string, help: string, read: () => LogLatency | null): void {
   let last = read();
   registry.registerMetric({
