@@ -65,6 +65,8 @@ export interface NativeEngine {
   readonly syncPasses: number;
   /** Bytes of zeros written ahead of the data (EngineOptions.zeroAheadBytes). */
   readonly zeroAheadBytes: number;
+  /** Write cycles made durable by one flush of the disk's cache (EngineOptions.flushFile) instead of RWF_DSYNC writes. */
+  readonly cacheFlushes: number;
   /**
    * The write cycles' disk-write durations so far: [count, sum in seconds, then per
    * bucket the cycles of at most 2^(i+4) µs (not cumulative), the last bucket the
@@ -105,6 +107,13 @@ export interface EngineOptions {
   groupCommitUs?: number;
   /** How far ahead of the data preallocated space is zeroed, with sync (BrokerOptions.zeroAheadBytes). */
   zeroAheadBytes?: number;
+  /**
+   * With sync: an empty file on the data's file system whose fdatasync flushes the disk's
+   * write cache. Writes over blocks already written (zeros ahead) then go without
+   * RWF_DSYNC, made durable by one flush of it a cycle: no inode write for the
+   * segments' timestamps. Unset: every write with RWF_DSYNC.
+   */
+  flushFile?: string;
   maxBatchBytes?: number;
   testIoDelayMs?: number;
   /** Test hook: the io_uring backend's first submission or wait for completions fails. */

@@ -1391,3 +1391,99 @@ describe('Zero ahead (BrokerOptions.zeroAheadBytes)', function () {
     }
   });
 });
+
+describe("Cache flushes for writes over written blocks (sync on ext4)", function () {
+  this.timeout(60_000);
+  /** Whether dir is on ext4 (`stat -f` names it ext2/ext3, the magic the three share). */
+  const onExt4 = (dir: string) => /^ext[234]/.test(spawnSync('stat', ['-f', '-c', '%T', dir], { encoding: 'utf8' }).stdout ?? '');
+  const cycles = (b: Broker) => b.logWriteLatency.count;
+
+  it("with zeros ahead, every cycle of small appends is made durable by one flush of the disk's cache, and all of it reads back after a reopen", async function () {
+    const dir = tmpDir();
+    if (!onExt4(dir)) this.skip();
+    const b = await openBroker({ dir });
+    const sent: string[] = [];
+    try {
+      await b.createTopic('t');
+      const p = b.producer({ lingerMs: 0 });
+      await p.send('t', { value: 'first', partition: 0 });
+      sent.push('first');
+      await waitFor(() => b.zeroAheadBytesWritten >= DEFAULT_ZERO_AHEAD_BYTES, 20_000, 'the zeros ahead');
+      const [c0, f0] = [cycles(b), b.cacheFlushes];
+      // 100 × ~300 bytes: about 30 KiB, well inside the 2 MiB of zeros.
+      for (let i = 0; i < 100; i++) {
+        const v = `m${i}:` + 'x'.repeat(300);
+        sent.push(v);
+        await p.send('t', { value: v, partition: 0 });
+      }
+      const [c1, f1] = [cycles(b), b.cacheFlushes];
+      assert.ok(c1 - c0 >= 100, `one cycle per awaited send: ${c1 - c0}`);
+      assert.equal(f1 - f0, c1 - c0, 'every cycle over the zeros should be made durable by a cache flush');
+      assert.deepEqual((await readAll(b, 't', 0)).map((m) => m.value.toString()), sent);
+    } finally {
+      await b.close();
+    }
+    const r = await openBroker({ dir });
+    try {
+      assert.deepEqual((await readAll(r, 't', 0)).map((m) => m.value.toString()), sent);
+      await r.producer().send('t', { value: 'after', partition: 0 });
+      assert.equal((await r.describeTopic('t')).partitions[0]!.endOffset, sent.length + 1);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('a cycle that reaches past the blocks already written goes with O_DSYNC (no flush alone); one that only rewrites the tail block does not', async function () {
+    const dir = tmpDir();
+    if (!onExt4(dir)) this.skip();
+    const b = await openBroker({ dir, zeroAheadBytes: 0 });
+    try {
+      await b.createTopic('t');
+      const p = b.producer({ lingerMs: 0 });
+      await p.send('t', { value: 'first', partition: 0 });
+      // Each append more than a block: every cycle writes blocks never written before,
+      // whose extents (fallocated, unwritten) need their conversion made durable.
+      const f0 = b.cacheFlushes;
+      for (let i = 0; i < 30; i++) await p.send('t', { value: 'y'.repeat(5000), partition: 0 });
+      assert.equal(b.cacheFlushes - f0, 0, 'a write into new blocks was made durable by a cache flush alone');
+      // Small appends: most cycles rewrite the partial tail block the previous one wrote.
+      const [c1, f1] = [cycles(b), b.cacheFlushes];
+      for (let i = 0; i < 60; i++) await p.send('t', { value: 'z'.repeat(100), partition: 0 });
+      const [c2, f2] = [cycles(b), b.cacheFlushes];
+      assert.ok(f2 - f1 > 0 && f2 - f1 < c2 - c1, `cache flushes ${f2 - f1} of ${c2 - c1} cycles: those that stay in the tail block`);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("none without sync, and none on a file system that is not ext4 (tmpfs), where every write stays O_DSYNC", async function () {
+    const dir = tmpDir();
+    const b = await openBroker({ dir, durability: 'none' });
+    try {
+      await b.createTopic('t');
+      const p = b.producer({ lingerMs: 0 });
+      for (let i = 0; i < 20; i++) await p.send('t', { value: 'n'.repeat(100), partition: 0 });
+      assert.equal(b.cacheFlushes, 0);
+    } finally {
+      await b.close();
+    }
+    if (!fs.existsSync('/dev/shm') || onExt4('/dev/shm')) return;
+    const shm = fs.mkdtempSync('/dev/shm/uringmq-test-');
+    try {
+      const s = await openBroker({ dir: shm });
+      try {
+        await s.createTopic('t');
+        const p = s.producer({ lingerMs: 0 });
+        for (let i = 0; i < 20; i++) await p.send('t', { value: 's'.repeat(100), partition: 0 });
+        await sleep(100);
+        for (let i = 0; i < 20; i++) await p.send('t', { value: 's'.repeat(100), partition: 0 });
+        assert.equal(s.cacheFlushes, 0);
+        assert.equal((await s.describeTopic('t')).partitions[0]!.endOffset, 40);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      fs.rmSync(shm, { recursive: true, force: true });
+    }
+  });
+});

@@ -245,6 +245,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceAccessor<&EngineWrap::Pending>("pending"),
                            InstanceAccessor<&EngineWrap::SyncPasses>("syncPasses"),
                            InstanceAccessor<&EngineWrap::ZeroAheadBytes>("zeroAheadBytes"),
+                           InstanceAccessor<&EngineWrap::CacheFlushes>("cacheFlushes"),
                            InstanceMethod<&EngineWrap::WriteLatency>("writeLatency"),
                            InstanceMethod<&EngineWrap::AppendLatency>("appendLatency"),
                            InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
@@ -284,6 +285,13 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       const int64_t z = GetInt(env, o, "zeroAheadBytes", static_cast<int64_t>(opts.zero_ahead_bytes));
       if (z < 0 || z > (64 << 20)) ThrowInvalid(env, "zeroAheadBytes must be 0 to 67108864");
       opts.zero_ahead_bytes = static_cast<size_t>(z);
+    }
+    {
+      Napi::Value f = o.Get("flushFile");
+      if (!f.IsUndefined()) {
+        if (!f.IsString() || f.As<Napi::String>().Utf8Value().empty()) ThrowInvalid(env, "flushFile must be a non-empty path");
+        opts.flush_file = f.As<Napi::String>().Utf8Value();
+      }
     }
     opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0));
     {
@@ -413,6 +421,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
   Napi::Value SyncPasses(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->sync_passes()) : 0);
+  }
+  Napi::Value CacheFlushes(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->cache_flushes()) : 0);
   }
   Napi::Value ZeroAheadBytes(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->zero_ahead_bytes()) : 0);

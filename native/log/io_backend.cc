@@ -43,9 +43,9 @@ int PwriteFullDsync(int fd, const uint8_t* buf, size_t len, int64_t off) {
 class ThreadBackend final : public IoBackend {
  public:
   const char* name() const override { return "thread"; }
-  void RunWrites(std::vector<IoOp>& ops, bool dsync) override {
+  void RunWrites(std::vector<IoOp>& ops) override {
     for (auto& op : ops)
-      op.error = dsync ? PwriteFullDsync(op.fd, op.buf, op.len, op.offset) : PwriteFull(op.fd, op.buf, op.len, op.offset);
+      op.error = op.dsync ? PwriteFullDsync(op.fd, op.buf, op.len, op.offset) : PwriteFull(op.fd, op.buf, op.len, op.offset);
   }
   void RunSyncs(std::vector<IoOp>& ops) override {
     for (auto& op : ops) op.error = DataSync(op.fd);
@@ -57,19 +57,19 @@ class UringBackend final : public IoBackend {
   explicit UringBackend(std::unique_ptr<IoUring> ring) : ring_(std::move(ring)) {}
   const char* name() const override { return "io_uring"; }
 
-  void RunWrites(std::vector<IoOp>& ops, bool dsync) override { Run(ops, /*sync=*/false, dsync); }
-  void RunSyncs(std::vector<IoOp>& ops) override { Run(ops, /*sync=*/true, false); }
+  void RunWrites(std::vector<IoOp>& ops) override { Run(ops, /*sync=*/false); }
+  void RunSyncs(std::vector<IoOp>& ops) override { Run(ops, /*sync=*/true); }
 
  private:
   void InjectFault(int kind) override { fault_ = kind; }
 
-  void Run(std::vector<IoOp>& ops, bool sync, bool dsync) {
+  void Run(std::vector<IoOp>& ops, bool sync) {
     // One op gains nothing from the ring: io_uring would hand a write that must wait
     // for the disk (O_DIRECT into preallocated extents, RWF_DSYNC) or an fsync to one
     // of its io-wq worker threads, and that extra thread wake-up costs more latency
     // than the ring saves. The ring pays off when several files are written at once.
     if (ops.size() == 1 || broken_) {
-      for (auto& op : ops) Fallback(op, sync, dsync);
+      for (auto& op : ops) Fallback(op, sync);
       return;
     }
     size_t next = 0;
@@ -90,7 +90,7 @@ class UringBackend final : public IoBackend {
           sqe->addr = reinterpret_cast<uint64_t>(op.buf);
           sqe->len = static_cast<uint32_t>(op.len);
           sqe->off = static_cast<uint64_t>(op.offset);
-          if (dsync) sqe->rw_flags = RWF_DSYNC;
+          if (op.dsync) sqe->rw_flags = RWF_DSYNC;
         }
         next++;
       }
@@ -103,7 +103,7 @@ class UringBackend final : public IoBackend {
         // entries, which point into buffers later cycles reuse, never run. This
         // chunk and everything after it are written the plain way, now and from now on.
         broken_ = true;
-        for (size_t i = first; i < ops.size(); i++) Fallback(ops[i], sync, dsync);
+        for (size_t i = first; i < ops.size(); i++) Fallback(ops[i], sync);
         return;
       }
       std::vector<bool> done(want, false);
@@ -122,7 +122,7 @@ class UringBackend final : public IoBackend {
             broken_ = true;
             for (size_t i = first; i < next; i++)
               if (!done[i - first]) ops[i].error = -w;
-            for (size_t i = next; i < ops.size(); i++) Fallback(ops[i], sync, dsync);
+            for (size_t i = next; i < ops.size(); i++) Fallback(ops[i], sync);
             return;
           }
           continue;
@@ -131,14 +131,14 @@ class UringBackend final : public IoBackend {
         done[cqe.user_data - first] = true;
         got++;
         IoOp& op = ops[cqe.user_data];
-        if (cqe.res == -EOPNOTSUPP && dsync) {
-          Fallback(op, false, true);  // the flag refused: write and sync the plain way
+        if (cqe.res == -EOPNOTSUPP && !sync && op.dsync) {
+          Fallback(op, false);  // the flag refused: write and sync the plain way
         } else if (cqe.res < 0) {
           op.error = -cqe.res;
         } else if (!sync && static_cast<size_t>(cqe.res) < op.len) {
           // Short write: rare (ENOSPC on the way, signals). Finish it synchronously,
           // which reports the real errno if the remainder fails too.
-          op.error = dsync ? PwriteFullDsync(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res)
+          op.error = op.dsync ? PwriteFullDsync(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res)
                            : PwriteFull(op.fd, op.buf + cqe.res, op.len - cqe.res, op.offset + cqe.res);
         }
       }
@@ -163,9 +163,9 @@ class UringBackend final : public IoBackend {
     return rc;
   }
 
-  static void Fallback(IoOp& op, bool sync, bool dsync) {
+  static void Fallback(IoOp& op, bool sync) {
     if (sync) op.error = DataSync(op.fd);
-    else op.error = dsync ? PwriteFullDsync(op.fd, op.buf, op.len, op.offset) : PwriteFull(op.fd, op.buf, op.len, op.offset);
+    else op.error = op.dsync ? PwriteFullDsync(op.fd, op.buf, op.len, op.offset) : PwriteFull(op.fd, op.buf, op.len, op.offset);
   }
 
   std::unique_ptr<IoUring> ring_;

@@ -16,18 +16,26 @@ struct IoOp {
   size_t len = 0;
   int64_t offset = 0;
   const std::string* path = nullptr;  // for error messages; outlives the op
-  int error = 0;                      // 0 or a positive errno after Run*
+  // Writes only: durable when the write completes (RWF_DSYNC: the data and the metadata
+  // needed to read it back, as a following fdatasync would make it).
+  bool dsync = false;
+  // Writes only, set by the log: the write lands on blocks that are already written and
+  // inside the file's durable size, so its data needs no metadata to read back after a
+  // crash, only the disk's write cache flushed (LogEngine: one flush for all such writes
+  // of a cycle, on any file of the same file system: dev).
+  bool in_place = false;
+  uint64_t dev = 0;
+  int error = 0;  // 0 or a positive errno after Run*
 };
 
 class IoBackend {
  public:
   virtual ~IoBackend() = default;
   virtual const char* name() const = 0;
-  // Performs every write completely (short writes are continued). Sets op.error.
-  // With dsync each write is durable when it completes (RWF_DSYNC: the data and the
-  // metadata needed to read it back, as a following fdatasync would make it), so the
-  // sync mode needs one I/O per file per cycle instead of a write and then a sync.
-  virtual void RunWrites(std::vector<IoOp>& ops, bool dsync) = 0;
+  // Performs every write completely (short writes are continued), each with RWF_DSYNC
+  // where op.dsync says so: the sync mode then needs one I/O per file per cycle instead
+  // of a write and then a sync. Sets op.error.
+  virtual void RunWrites(std::vector<IoOp>& ops) = 0;
   // fdatasync on every op.fd, concurrently where the backend can.
   virtual void RunSyncs(std::vector<IoOp>& ops) = 0;
   // Test hook: make the ring's next submission (1) or next wait for completions (2)

@@ -4,7 +4,9 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +39,13 @@ Status LogEngine::Create(const EngineOptions& opts, Sink sink, std::unique_ptr<L
   if (opts.test_uring_fault) e->backend_->InjectFault(opts.test_uring_fault);
   e->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e->event_fd_ < 0) return SysError("eventfd", "", -1, errno);
+  if (opts.durability == Durability::kSync && !opts.flush_file.empty()) {
+    e->flush_fd_ = open(opts.flush_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (e->flush_fd_ < 0) return SysError("open", opts.flush_file, -1, errno);
+    struct stat st;
+    if (fstat(e->flush_fd_, &st) != 0) return SysError("fstat", opts.flush_file, -1, errno);
+    e->flush_dev_ = static_cast<uint64_t>(st.st_dev);
+  }
   e->last_sync_ms_ = e->last_retention_ms_ = MonoMs();
   e->thread_ = std::thread([raw = e.get()] { raw->Run(); });
   *out = std::move(e);
@@ -46,6 +55,7 @@ Status LogEngine::Create(const EngineOptions& opts, Sink sink, std::unique_ptr<L
 LogEngine::~LogEngine() {
   Stop();
   if (event_fd_ >= 0) close(event_fd_);
+  if (flush_fd_ >= 0) close(flush_fd_);
 }
 
 bool LogEngine::Submit(IoRequest&& r) {
@@ -259,14 +269,37 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     }
     owner.resize(writes.size(), p.get());
   }
-  // In sync mode every write of this cycle carries RWF_DSYNC, and everything written
-  // in earlier cycles is already durable, so no separate fdatasync pass is needed.
+  // In sync mode every write of this cycle is durable before the cycle completes: with
+  // RWF_DSYNC, or, over blocks already written (in_place) on the flush file's file
+  // system, as a plain write followed by one flush of the disk's cache for all of them.
+  // Everything written in earlier cycles is already durable, so no fdatasync pass of
+  // the segments is needed.
   const bool sync_mode = opts_.durability == Durability::kSync;
+  bool flush = false;
+  for (IoOp& w : writes) {
+    const bool by_flush = sync_mode && flush_fd_ >= 0 && w.in_place && w.dev == flush_dev_;
+    w.dsync = sync_mode && !by_flush;
+    flush = flush || by_flush;
+  }
   const int64_t write_start = MonoUs();
-  backend_->RunWrites(writes, sync_mode);
-  if (!writes.empty()) write_latency_.Record(static_cast<uint64_t>(MonoUs() - write_start));
+  backend_->RunWrites(writes);
   for (size_t i = 0; i < writes.size(); i++)
-    if (writes[i].error) owner[i]->Fail(SysError(sync_mode ? "write (RWF_DSYNC)" : "write", *writes[i].path, writes[i].offset, writes[i].error));
+    if (writes[i].error)
+      owner[i]->Fail(SysError(writes[i].dsync ? "write (RWF_DSYNC)" : "write", *writes[i].path, writes[i].offset, writes[i].error));
+  if (flush) {
+    // After every write completed: a flush covers what the disk acknowledged before it.
+    std::vector<IoOp> one(1);
+    one[0].fd = flush_fd_;
+    one[0].path = &opts_.flush_file;
+    backend_->RunSyncs(one);
+    cache_flushes_.fetch_add(1, std::memory_order_relaxed);
+    if (one[0].error) {
+      const std::string what = "flush of the disk's cache (fdatasync " + opts_.flush_file + ") after a write to";
+      for (size_t i = 0; i < writes.size(); i++)
+        if (!writes[i].dsync && !writes[i].error) owner[i]->Fail(SysError(what.c_str(), *writes[i].path, writes[i].offset, one[0].error));
+    }
+  }
+  if (!writes.empty()) write_latency_.Record(static_cast<uint64_t>(MonoUs() - write_start));
 
   if (sync_mode) {
     for (auto& p : touched)

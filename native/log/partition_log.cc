@@ -20,6 +20,32 @@
 namespace uringmq {
 namespace {
 
+// Whether a write over blocks of fd's file that are already written, inside its size,
+// needs no metadata to be read back after a crash, only the disk's write cache flushed:
+// ext4, which overwrites in place (no copy-on-write, no shared extents), with direct
+// I/O that really goes around the page cache. ext4 reports no direct-I/O alignment for
+// a file whose data it journals (data=journal, chattr +j), encrypts without direct-I/O
+// support or verifies (verity): there O_DIRECT quietly becomes buffered, and a flush of
+// the disk would leave the data in memory. DAX files skip the block layer's cache flushes.
+// XFS overwrites in place too, but a reflinked copy of a data dir would share extents,
+// and an overwrite of one is a copy-on-write whose new mapping needs its metadata synced.
+bool OverwritesInPlace(int fd) {
+  constexpr decltype(statfs::f_type) kExt4Magic = 0xEF53;
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0 || fs.f_type != kExt4Magic) return false;
+#ifdef STATX_DIOALIGN
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) != 0) return false;
+  if (!(stx.stx_mask & STATX_DIOALIGN) || stx.stx_dio_offset_align == 0 || stx.stx_dio_mem_align == 0) return false;
+#ifdef STATX_ATTR_DAX
+  if ((stx.stx_attributes_mask & STATX_ATTR_DAX) && (stx.stx_attributes & STATX_ATTR_DAX)) return false;
+#endif
+  return true;
+#else
+  return false;  // cannot tell whether direct I/O is real
+#endif
+}
+
 Status Discontinuous(const std::string& path, int64_t pos, int64_t got, int64_t want) {
   // The base offset and the length lie outside the CRC (FORMAT.md), and the index is a
   // hint: a batch that does not follow the one before it (or start where the index
@@ -504,6 +530,10 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
     }
   }
   seg->write_fd = fd;
+  u.in_place = direct_ && OverwritesInPlace(fd);
+  u.dev = static_cast<uint64_t>(st.st_dev);
+  // durable_end stays 0: the first write (the tail block onwards) goes with RWF_DSYNC,
+  // which also makes whatever this file's earlier run left unsynced durable.
   u.cycle_start = u.len;
   u.allocated = static_cast<int64_t>(AlignUp(seg->size));
   u.zeroed = u.allocated;  // past the data, the file was just cut to its end
@@ -685,6 +715,9 @@ size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahe
   }
   u.zeroed = to;
   u.zeroing = true;
+  // Synced, and contiguous with what is durable (a gap left by a refusal for space above
+  // is not): a later write over them needs only the disk's cache flushed.
+  if (u.durable_end >= from) u.durable_end = to;
   return static_cast<size_t>(to - from);
 }
 
@@ -705,6 +738,10 @@ Status PartitionLog::CollectWrites(std::vector<IoOp>* writes) {
     op.len = padded;
     op.offset = u.file_pos;
     op.path = &u.seg->log_path;
+    const int64_t end = u.file_pos + static_cast<int64_t>(padded);
+    op.in_place = u.in_place && end <= u.durable_end;
+    op.dev = u.dev;
+    u.written_end = std::max(u.written_end, end);
     writes->push_back(op);
     return Status::Ok();
   };
@@ -716,6 +753,12 @@ Status PartitionLog::CollectWrites(std::vector<IoOp>* writes) {
   if (!s.ok()) return s;
   dirty_ = true;
   return Status::Ok();
+}
+
+void PartitionLog::MarkSynced() {
+  dirty_ = false;
+  for (auto& u : sealing_) u.durable_end = std::max(u.durable_end, u.written_end);
+  active_.durable_end = std::max(active_.durable_end, active_.written_end);
 }
 
 void PartitionLog::CollectSyncs(std::vector<IoOp>* syncs) {

@@ -181,7 +181,9 @@ class PartitionLog {
   Status CollectWrites(std::vector<IoOp>* writes);
   // The fds that hold written-but-unsynced data.
   void CollectSyncs(std::vector<IoOp>* syncs);
-  void MarkSynced() { dirty_ = false; }
+  // Everything written so far is durable, with the metadata to read it back (after
+  // RWF_DSYNC writes, or an fdatasync of each file).
+  void MarkSynced();
   bool dirty() const { return dirty_; }
   // After writes (and syncs) succeeded: make the staged batches readable, extend the
   // index, fill the tail cache, seal rolled segments.
@@ -253,6 +255,15 @@ class PartitionLog {
     // Blocks below this are written (data, or zeros by ZeroAhead): a write there
     // converts no unwritten extent, so it costs the file system no metadata.
     int64_t zeroed = 0;
+    // Blocks below this are written and inside the file's size, durably (data written
+    // with RWF_DSYNC or synced, zeros synced): an overwrite there needs no metadata to
+    // read back after a crash, only the disk's write cache flushed (IoOp::in_place).
+    int64_t durable_end = 0;
+    int64_t written_end = 0;  // the end of the blocks written so far, durable or not
+    // The file system overwrites this file's blocks in place, and its writes bypass the
+    // page cache (OverwritesInPlace): what durable_end promises holds here.
+    bool in_place = false;
+    uint64_t dev = 0;  // st_dev of the file
     bool zeroing = false;         // ZeroAhead wrote in this segment since it last backed off
     int64_t zero_resume_ms = 0;   // ZeroAhead backs off until then (steady clock; the writer overtook it)
     int64_t next_offset = 0;

@@ -3,6 +3,7 @@
  * instance owns one data directory (an exclusive lock) and one I/O thread.
  *
  *   <dir>/.lock                      flock held while open
+ *   <dir>/.flush                     empty; its fdatasync flushes the disk's cache (EngineOptions.flushFile)
  *   <dir>/topics/<name>/topic.json   topic config (atomic writes)
  *   <dir>/topics/<name>/cuts.json    partition ends where a power cut may have cut (log_cuts.ts)
  *   <dir>/topics/<name>/<p>/         segment files of partition p
@@ -390,6 +391,7 @@ export class Broker {
         intervalMs: typeof durability === 'object' ? durability.intervalMs : undefined,
         groupCommitUs,
         zeroAheadBytes,
+        flushFile: path.join(dir, '.flush'),
         maxBatchBytes, // the core refuses a larger append whatever path it came by
         testIoDelayMs: opts.testIoDelayMs ?? 0,
         ...(opts.testUringFault ? { testUringFault: opts.testUringFault } : {}),
@@ -980,6 +982,14 @@ export class Broker {
   /** Bytes of zeros the log's I/O thread has written ahead of the data (BrokerOptions.zeroAheadBytes). */
   get zeroAheadBytesWritten(): number {
     return this.engine.zeroAheadBytes;
+  }
+
+  /**
+   * Write cycles whose writes, all over blocks already written (zeros ahead), were made
+   * durable by one flush of the disk's cache instead of `O_DSYNC` writes (with sync).
+   */
+  get cacheFlushes(): number {
+    return this.engine.cacheFlushes;
   }
 
   /**

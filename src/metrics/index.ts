@@ -67,6 +67,12 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     "Bytes of zeros the log's I/O thread wrote over preallocated space ahead of the data, between write cycles (zeroAheadBytes: a durable write there needs no metadata write)",
     () => (broker.closed ? null : broker.zeroAheadBytesWritten),
   );
+  coreCounter(
+    registers,
+    'uringmq_log_cache_flushes_total',
+    "Write cycles whose writes all landed on blocks already written (zeros ahead) and were made durable by one flush of the disk's cache, not by O_DSYNC writes (which on ext4 also write the file's inode when its timestamps moved)",
+    () => (broker.closed ? null : broker.cacheFlushes),
+  );
   // The core counts write cycles and appends in its own buckets (no per-cycle call into
   // JavaScript): exposed as histograms as they are, cumulative per `le` as Prometheus wants.
   coreHistogram(
