@@ -261,6 +261,102 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await p.close();
   });
 
+  it('a producer whose sends to a topic another client deleted were refused forgets it once its own sends to it settle, though a send to another topic stays pending throughout', async () => {
+    const other = await connect(r.address);
+    await r.client.createTopic('held');
+    // The broker answers sends to `held` only at the end: this producer always has one pending.
+    const server = r.server as unknown as { publish: (req: { topic: string }, copy?: boolean) => Promise<unknown> };
+    const publish = server.publish;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    server.publish = (req, copy) => (req.topic === 'held' ? gate.then(() => publish.call(r.server, req, copy)) : publish.call(r.server, req, copy));
+    const p = r.client.producer({ idempotent: true, lingerMs: 1 });
+    const x = p as unknown as Record<'sequences' | 'numbered' | 'accs' | 'accKeys' | 'restarted' | 'tallies', Map<string, unknown> | undefined> & { readyAccs: Set<string>; inflight: { size: number } };
+    const kept = () => {
+      const c = r.client as unknown as { partitionsCache: Map<string, unknown> };
+      const n = (m: { size: number } | undefined) => m?.size ?? 0;
+      return { sequences: n(x.sequences), numbered: n(x.numbered), accs: n(x.accs), accKeys: n(x.accKeys), restarted: n(x.restarted), ready: n(x.readyAccs), tallies: n(x.tallies), cache: c.partitionsCache.size };
+    };
+    try {
+      await p.send('t', { value: 'live' }); // a topic that stays: its entries stay
+      let heldDone = false;
+      const held = p.send('held', { value: 'waits' }).finally(() => (heldDone = true));
+      await waitFor(() => x.inflight.size === 1, 5000, 'the send to held in flight');
+      const live = kept();
+      for (let i = 0; i < 10; i++) {
+        const name = `elsewhere-${i}`;
+        await r.client.createTopic(name, { partitions: 2 });
+        await Promise.all([0, 1].map((partition) => p.send(name, { value: `v${i}`, partition })));
+        await other.deleteTopic(name); // not through this client
+        // Routed by the cached count: the first refused, those after it refused as well
+        // or failed with it (sent after it to the same partition) without being sent.
+        const late = await Promise.allSettled([1, 2, 3].map((j) => p.sendBatch(name, [{ value: `late${j}` }], { partition: 1 })));
+        for (const s of late) assert.ok(s.status === 'rejected' && (s.reason as UringmqError).code === 'TOPIC_NOT_FOUND', `${name}: ${JSON.stringify(s)}`);
+      }
+      await waitFor(() => JSON.stringify(kept()) === JSON.stringify(live), 5000, `the gone topics forgotten: ${JSON.stringify(kept())} against ${JSON.stringify(live)}`);
+      assert.equal(heldDone, false, 'the send to held was pending all along');
+      open();
+      assert.deepEqual(await held, { partition: 0, offset: 0 });
+      // A topic made again under one of the names takes this producer's sends from sequence 0, written.
+      await other.createTopic('elsewhere-3', { partitions: 2 });
+      assert.deepEqual(await p.send('elsewhere-3', { value: 'again', partition: 1 }), { partition: 1, offset: 0 });
+      assert.deepEqual((await r.client.fetch('elsewhere-3', 1, 0)).map((m) => m.value.toString()), ['again']);
+      await other.deleteTopic('elsewhere-3');
+    } finally {
+      open();
+      server.publish = publish;
+      await p.close();
+      await other.close();
+    }
+  });
+
+  it('a batch sent before one refused with TOPIC_NOT_FOUND, that lands on the topic made again when it is retried, keeps its partition numbered on: the next batch is written, not taken for a duplicate', async () => {
+    const other = await connect(r.address);
+    await r.client.createTopic('remade', { partitions: 1 });
+    const p = r.client.producer({ idempotent: true, lingerMs: 0 });
+    assert.equal((await p.sendBatch('remade', [{ value: 'a' }], { partition: 0 })).baseOffset, 0);
+    // The broker's side of the race, in this order: b refused for now (as for a full write
+    // queue: the client retries it after 100 ms); another client deletes the topic and c,
+    // sent after b, is refused with TOPIC_NOT_FOUND; the topic is made again, and b's
+    // retry lands on it, under the numbering c's refusal restarted the partition from.
+    const server = r.server as unknown as { publish: (req: { topic: string }, copy?: boolean) => Promise<unknown> };
+    const publish = server.publish;
+    let calls = 0;
+    let cRefused: Promise<unknown> = Promise.resolve();
+    server.publish = (req, copy) => {
+      if (req.topic !== 'remade') return publish.call(r.server, req, copy);
+      switch (++calls) {
+        case 1:
+          return Promise.reject(new UringmqError('RESOURCE_EXHAUSTED', 'the write queue is full (held so by the test); retry later'));
+        case 2:
+          return (cRefused = other.deleteTopic('remade').then(() => publish.call(r.server, req, copy)));
+        case 3:
+          return cRefused.then(
+            () => assert.fail('c was written'),
+            () => other.createTopic('remade', { partitions: 1 }).then(() => publish.call(r.server, req, copy)),
+          );
+        default:
+          return publish.call(r.server, req, copy);
+      }
+    };
+    try {
+      const b = p.sendBatch('remade', [{ value: 'b' }], { partition: 0 });
+      const c = p.sendBatch('remade', [{ value: 'c' }], { partition: 0 });
+      await assert.rejects(c, (e: UringmqError) => e.code === 'TOPIC_NOT_FOUND');
+      assert.equal((await b).baseOffset, 0, 'b, the first batch on the topic made again');
+      assert.equal(calls, 3);
+    } finally {
+      server.publish = publish;
+    }
+    await p.flush();
+    await sleep(50); // whatever the producer does once its sends settle, done
+    const d = await p.sendBatch('remade', [{ value: 'd' }], { partition: 0 });
+    assert.equal(d.baseOffset, 1, 'd written after b, not answered as a duplicate');
+    assert.deepEqual((await r.client.fetch('remade', 0, 0)).map((m) => m.value.toString()), ['b', 'd']);
+    await p.close();
+    await other.close();
+  });
+
   it('an idempotent producer that sent to a topic made again before its deleteTopic was answered goes on with its sequence: its next batch is written, not taken for a duplicate', async () => {
     await r.client.createTopic('again');
     const p = r.client.producer({ idempotent: true, lingerMs: 0 });
