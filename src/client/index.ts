@@ -511,24 +511,6 @@ interface OutBatch {
   attempts: number;
   /** Why its stream last failed or its last attempt was refused for now: named if it times out. */
   lastError: UringmqError | null;
-  /** When its last attempt was written, in the producer's count of writes (0: never written). */
-  sentAt: number;
-  /** Its last attempt was refused with TOPIC_NOT_FOUND: the topic was gone when the broker took it. */
-  foundGone: boolean;
-  /** Its topic's tally, which counts it until it settles (settleBatch). */
-  tally: TopicTally | null;
-}
-
-/**
- * A topic's batches that are numbered and not settled (sent, queued to be sent, or
- * waiting out a retry delay), and what their last attempts found, in write order
- * (RemoteProducer.writes): the last refused because the topic was gone, and the last
- * that may be in the topic's log (written, or its outcome unknown).
- */
-interface TopicTally {
-  pending: number;
-  goneAt: number;
-  mayBeWrittenAt: number;
 }
 
 const newProducerId = (): number => Math.floor(Math.random() * 2 ** 52) + 1;
@@ -654,14 +636,6 @@ export class RemoteProducer implements ProducerApi {
   /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
   private readonly pendingSends = new PendingPromises();
   private readonly accKeys = new Map<string, string[]>();
-  /**
-   * Per topic, its batches in flight and what became of them (see settleBatch). Kept
-   * while the topic is in accKeys, reset when its count is back to 0: a Map entry made
-   * and dropped per batch would churn the Map's tables (see `accs`).
-   */
-  private readonly tallies = new Map<string, TopicTally>();
-  /** Requests written to a publish stream so far, this producer's clock for settleBatch. */
-  private writes = 0;
   /** send()s waiting for buffer room or a partition count, in call order. They hold only the caller's records, no encoded bytes. */
   private readonly waiting: WaitingSend[] = [];
   /** Responses received and not yet handled, in arrival order (at most one per batch in flight). */
@@ -1013,10 +987,6 @@ export class RemoteProducer implements ProducerApi {
       const acc = this.accs.get(key);
       if (acc && (acc.records.length > 0 || acc.timer)) return; // cannot be with nothing pending; kept if so
     }
-    this.dropTopic(topic, keys);
-  }
-
-  private dropTopic(topic: string, keys: readonly (string | undefined)[]): void {
     for (const key of keys) {
       if (key === undefined) continue;
       this.accs.delete(key);
@@ -1026,46 +996,6 @@ export class RemoteProducer implements ProducerApi {
       this.restarted.delete(key);
     }
     this.accKeys.delete(topic);
-    this.tallies.delete(topic);
-  }
-
-  /**
-   * A numbered batch settled. Once none of its topic's is left, the topic is forgotten
-   * if the broker said it was gone and nothing written after that refusal may be in its
-   * log: a producer of topics that other clients delete would otherwise keep their
-   * entries per partition for good (deleteTopic through this client forgets them itself).
-   *
-   * Forgetting a partition's sequence and restarted id numbers its next batch from 0
-   * under the producer's first id. A topic made again under the name starts with no
-   * idempotence state, and takes any sequence as a producer's first; but once a batch
-   * of ours landed there, the broker expects that id's next sequence and answers a 0 as
-   * an old duplicate (acked with offset -1, never written). The broker looks a stream's
-   * requests' topics up in the order they come, and this producer opens a stream only
-   * once the one before it is gone, so a batch last written before the refused one was
-   * looked up before it: if it landed, it was in a log deleted since. So
-   * the topic is forgotten only if every batch written after the last refusal was
-   * refused too, or never written: one written after it that landed, was refused for
-   * another reason (the topic existed), or whose answer never came (it may land yet), is
-   * in or may reach the topic made again, whose sequences are then live. Batches are
-   * counted per topic, so sends to other topics do not hold the forget off.
-   */
-  private settleBatch(b: OutBatch): void {
-    const t = b.tally;
-    if (!t) return;
-    b.tally = null;
-    if (b.foundGone) t.goneAt = Math.max(t.goneAt, b.sentAt);
-    else t.mayBeWrittenAt = Math.max(t.mayBeWrittenAt, b.sentAt);
-    if (--t.pending > 0) return;
-    const gone = t.goneAt > t.mayBeWrittenAt;
-    t.goneAt = t.mayBeWrittenAt = 0;
-    const keys = this.accKeys.get(b.topic);
-    if (!gone || !keys || this.tallies.get(b.topic) !== t) return;
-    for (const key of keys) {
-      const acc = key === undefined ? undefined : this.accs.get(key);
-      // Records sent since, not numbered yet: their batch is counted when cut, and decides then.
-      if (acc && (acc.records.length > 0 || acc.timer)) return;
-    }
-    this.dropTopic(b.topic, keys);
   }
 
   private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
@@ -1154,6 +1084,7 @@ export class RemoteProducer implements ProducerApi {
       this.msgPool.release(prep.buf);
       throw this.abandoned;
     }
+    const key = this.accKey(topic, partition);
     // In call order: a batch never takes a slot, and so its partition's next sequence,
     // ahead of one already waiting for a slot (wakeCapacity hands each its own), nor
     // ahead of one handed a slot that has not resumed yet (`granted`): its
@@ -1166,14 +1097,8 @@ export class RemoteProducer implements ProducerApi {
         throw this.abandoned;
       }
     }
-    // After the wait: the topic may have been forgotten meanwhile (settleBatch), and
-    // this batch's entries must be under accKeys again to be forgotten in turn.
-    const key = this.accKey(topic, partition);
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
-    let tally = this.tallies.get(topic);
-    if (!tally) this.tallies.set(topic, (tally = { pending: 0, goneAt: 0, mayBeWrittenAt: 0 }));
-    tally.pending++;
     this.numbered.set(key, seq);
     const producerId = this.producerIdFor(key);
     const msg = finishRequest(prep, seq, topic, partition, producerId ? { producerId, baseSequence } : null, this.sync);
@@ -1191,23 +1116,15 @@ export class RemoteProducer implements ProducerApi {
         deadline: Date.now() + this.deliveryTimeoutMs,
         resolve: (r) => {
           this.msgPool.release(prep.buf);
-          this.settleBatch(b);
           resolve(r);
         },
         reject: (e) => {
           this.msgPool.release(prep.buf);
-          this.settleBatch(b);
           reject(e);
         },
-        abandon: (e) => {
-          this.settleBatch(b);
-          reject(e);
-        },
+        abandon: reject,
         attempts: 0,
         lastError: null,
-        sentAt: 0,
-        foundGone: false,
-        tally,
       };
       this.queue.push(b);
       this.pump();
@@ -1300,7 +1217,6 @@ export class RemoteProducer implements ProducerApi {
       }
       if (this.refuseOversize(b, false)) continue;
       b.attempts++;
-      b.sentAt = ++this.writes;
       this.inflight.set(b.seq, b);
       if (!s.write(b.msg)) this.blocked = true;
     }
@@ -1337,7 +1253,6 @@ export class RemoteProducer implements ProducerApi {
     this.inflight.delete(b.seq);
     if (res.error && res.error.code) {
       const err = new UringmqError(res.error.code as never, res.error.message ?? 'publish failed');
-      b.foundGone = err.code === 'TOPIC_NOT_FOUND';
       const stale = this.staleError(b);
       if (stale) b.reject(stale);
       else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
