@@ -65,7 +65,7 @@ export interface NativeEngine {
   readonly syncPasses: number;
   /** Bytes of zeros written ahead of the data (EngineOptions.zeroAheadBytes). */
   readonly zeroAheadBytes: number;
-  /** Write cycles made durable by one flush of the disk's cache (EngineOptions.flushFile) instead of RWF_DSYNC writes. */
+  /** Write cycles made durable by one flush of the disk's cache (EngineOptions.flushDir) instead of RWF_DSYNC writes. */
   readonly cacheFlushes: number;
   /**
    * The write cycles' disk-write durations so far: [count, sum in seconds, then per
@@ -108,12 +108,12 @@ export interface EngineOptions {
   /** How far ahead of the data preallocated space is zeroed, with sync (BrokerOptions.zeroAheadBytes). */
   zeroAheadBytes?: number;
   /**
-   * With sync: an empty file on the data's file system whose fdatasync flushes the disk's
-   * write cache. Writes over blocks already written (zeros ahead) then go without
-   * RWF_DSYNC, made durable by one flush of it a cycle: no inode write for the
-   * segments' timestamps. Unset: every write with RWF_DSYNC.
+   * With sync: a directory on the data's file system (created if missing) for an empty
+   * file whose fdatasync flushes the disk's write cache. Writes over blocks already
+   * written (the tail block, zeros ahead) then go without RWF_DSYNC, made durable by one
+   * flush a cycle: no inode write for the segments' timestamps. Unset: RWF_DSYNC always.
    */
-  flushFile?: string;
+  flushDir?: string;
   maxBatchBytes?: number;
   testIoDelayMs?: number;
   /** Test hook: the io_uring backend's first submission or wait for completions fails. */

@@ -287,10 +287,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       opts.zero_ahead_bytes = static_cast<size_t>(z);
     }
     {
-      Napi::Value f = o.Get("flushFile");
-      if (!f.IsUndefined()) {
-        if (!f.IsString() || f.As<Napi::String>().Utf8Value().empty()) ThrowInvalid(env, "flushFile must be a non-empty path");
-        opts.flush_file = f.As<Napi::String>().Utf8Value();
+      Napi::Value f = o.Get("flushDir");
+      if (!f.IsUndefined() && !f.IsNull()) {
+        if (!f.IsString() || f.As<Napi::String>().Utf8Value().empty()) ThrowInvalid(env, "flushDir must be a non-empty path");
+        opts.flush_dir = f.As<Napi::String>().Utf8Value();
       }
     }
     opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0));

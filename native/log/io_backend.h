@@ -25,6 +25,7 @@ struct IoOp {
   // of a cycle, on any file of the same file system: dev).
   bool in_place = false;
   uint64_t dev = 0;
+  uint64_t ino = 0;
   int error = 0;  // 0 or a positive errno after Run*
 };
 

@@ -5,8 +5,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,16 +42,55 @@ Status LogEngine::Create(const EngineOptions& opts, Sink sink, std::unique_ptr<L
   if (opts.test_uring_fault) e->backend_->InjectFault(opts.test_uring_fault);
   e->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e->event_fd_ < 0) return SysError("eventfd", "", -1, errno);
-  if (opts.durability == Durability::kSync && !opts.flush_file.empty()) {
-    e->flush_fd_ = open(opts.flush_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (e->flush_fd_ < 0) return SysError("open", opts.flush_file, -1, errno);
-    struct stat st;
-    if (fstat(e->flush_fd_, &st) != 0) return SysError("fstat", opts.flush_file, -1, errno);
-    e->flush_dev_ = static_cast<uint64_t>(st.st_dev);
+  if (opts.durability == Durability::kSync && !opts.flush_dir.empty()) {
+    Status s = e->OpenFlushFile();
+    if (!s.ok()) return s;
   }
   e->last_sync_ms_ = e->last_retention_ms_ = MonoMs();
   e->thread_ = std::thread([raw = e.get()] { raw->Run(); });
   *out = std::move(e);
+  return Status::Ok();
+}
+
+Status LogEngine::OpenFlushFile() {
+  // ext4 without a journal writes the inode table block holding a file's inode on every
+  // fsync of it, dirty from whichever inode in the block changed: a flush file among the
+  // segments' inodes (each O_DIRECT write moves their timestamps once per clock tick)
+  // would bring back the very metadata write it is there to avoid. Inodes go to the
+  // group of their directory, and a directory made inside one marked FS_TOPDIR_FL (chattr
+  // +T) to another group than its parent's (ext4's Orlov allocator): so the file lives
+  // in such a directory, with nothing else in it. Where the flag is refused, it still
+  // works, only without that placement.
+  const std::string& dir = opts_.flush_dir;
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return SysError("mkdir", dir, -1, errno);
+  const std::string sub = dir + "/d";
+  struct stat st;
+  if (stat(sub.c_str(), &st) != 0) {
+    if (errno != ENOENT) return SysError("stat", sub, -1, errno);
+    int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return SysError("open", dir, -1, errno);
+    int flags = 0;
+    if (ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
+      flags |= FS_TOPDIR_FL;
+      (void)ioctl(dfd, FS_IOC_SETFLAGS, &flags);  // best effort, above
+    }
+    close(dfd);
+    if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) return SysError("mkdir", sub, -1, errno);
+  }
+  flush_path_ = sub + "/flush";
+  flush_fd_ = open(flush_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (flush_fd_ < 0) return SysError("open", flush_path_, -1, errno);
+  if (fstat(flush_fd_, &st) != 0) return SysError("fstat", flush_path_, -1, errno);
+  // Its fdatasync must reach the file system's disk: not a FIFO's, a device node's or
+  // another file system's through a link.
+  if (!S_ISREG(st.st_mode))
+    return Status::Error(Code::kIoError, flush_path_ + " is not a regular file: remove it (the broker makes it again)");
+  flush_dev_ = static_cast<uint64_t>(st.st_dev);
+  flush_ino_ = static_cast<uint64_t>(st.st_ino);
+  struct statfs fs;
+  if (fstatfs(flush_fd_, &fs) != 0) return SysError("fstatfs", flush_path_, -1, errno);
+  // The most inodes a table block can hold (128-byte inodes, the smallest ext4 has).
+  inodes_per_block_ = std::max<uint64_t>(1, static_cast<uint64_t>(fs.f_bsize) / 128);
   return Status::Ok();
 }
 
@@ -119,6 +161,12 @@ void LogEngine::Stop() {
   while (!ring_.TryPush(std::move(r))) std::this_thread::yield();
   Wake(true);
   if (thread_.joinable()) thread_.join();
+  // Not left to the destructor, which waits for the JS wrapper's collection: a closed
+  // broker holds nothing open on its file system (an unmount right after close()).
+  if (flush_fd_ >= 0) {
+    close(flush_fd_);
+    flush_fd_ = -1;
+  }
 }
 
 void LogEngine::Run() {
@@ -277,7 +325,10 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   const bool sync_mode = opts_.durability == Durability::kSync;
   bool flush = false;
   for (IoOp& w : writes) {
-    const bool by_flush = sync_mode && flush_fd_ >= 0 && w.in_place && w.dev == flush_dev_;
+    // A file whose inode shares a table block with the flush file's gains nothing: that
+    // fdatasync writes the block too (OpenFlushFile).
+    const bool by_flush = sync_mode && flush_fd_ >= 0 && w.in_place && w.dev == flush_dev_ &&
+                          (w.ino - 1) / inodes_per_block_ != (flush_ino_ - 1) / inodes_per_block_;
     w.dsync = sync_mode && !by_flush;
     flush = flush || by_flush;
   }
@@ -286,17 +337,40 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   for (size_t i = 0; i < writes.size(); i++)
     if (writes[i].error)
       owner[i]->Fail(SysError(writes[i].dsync ? "write (RWF_DSYNC)" : "write", *writes[i].path, writes[i].offset, writes[i].error));
-  if (flush) {
-    // After every write completed: a flush covers what the disk acknowledged before it.
-    std::vector<IoOp> one(1);
-    one[0].fd = flush_fd_;
-    one[0].path = &opts_.flush_file;
-    backend_->RunSyncs(one);
-    cache_flushes_.fetch_add(1, std::memory_order_relaxed);
-    if (one[0].error) {
-      const std::string what = "flush of the disk's cache (fdatasync " + opts_.flush_file + ") after a write to";
-      for (size_t i = 0; i < writes.size(); i++)
-        if (!writes[i].dsync && !writes[i].error) owner[i]->Fail(SysError(what.c_str(), *writes[i].path, writes[i].offset, one[0].error));
+  if (sync_mode && flush) {
+    bool any = false;
+    for (size_t i = 0; i < writes.size(); i++) {
+      IoOp& w = writes[i];
+      if (w.dsync || w.error) continue;
+      // ext4 turns a direct write it cannot keep out of the page cache into a buffered one
+      // and writes it back, but drops that write-back's error, leaving it in the file's
+      // error sequence: RWF_DSYNC would report it, a flush of another file never does.
+      // With a clean page cache this returns at once.
+      if (sync_file_range(w.fd, w.offset, static_cast<off64_t>(w.len),
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
+        w.error = errno;
+        owner[i]->Fail(SysError("sync_file_range", *w.path, w.offset, w.error));
+        continue;
+      }
+      any = true;
+    }
+    if (any) {
+      // After every write completed: a flush covers what the disk acknowledged before it.
+      // That an fdatasync of a clean file flushes is what ext4 does in every mode that
+      // flushes at all: without a journal ext4_fsync_nojournal sets needs_barrier; with
+      // one, ext4_fsync_journal finds the file's transaction committed (or commits it, with
+      // a preflush) and jbd2_trans_will_send_data_barrier() false, and flushes itself.
+      std::vector<IoOp> one(1);
+      one[0].fd = flush_fd_;
+      one[0].path = &flush_path_;
+      backend_->RunSyncs(one);
+      if (one[0].error) {
+        const std::string what = "flush of the disk's cache (fdatasync " + flush_path_ + ") after a write to";
+        for (size_t i = 0; i < writes.size(); i++)
+          if (!writes[i].dsync && !writes[i].error) owner[i]->Fail(SysError(what.c_str(), *writes[i].path, writes[i].offset, one[0].error));
+      } else {
+        cache_flushes_.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   }
   if (!writes.empty()) write_latency_.Record(static_cast<uint64_t>(MonoUs() - write_start));

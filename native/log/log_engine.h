@@ -68,12 +68,13 @@ struct EngineOptions {
   // With sync durability: how far ahead of each written partition's data the I/O thread
   // keeps its preallocated blocks zeroed, between cycles (PartitionLog::ZeroAhead; 0: never).
   size_t zero_ahead_bytes = 2u << 20;
-  // With sync durability: an empty file (created if missing) whose fdatasync flushes the
-  // disk's write cache. A cycle's writes over blocks already written (IoOp::in_place) on
-  // that file system then go without RWF_DSYNC, and one fdatasync of this file makes them
-  // all durable: on ext4 an O_DSYNC write also writes the file's inode whenever its
-  // timestamps moved (once per clock tick), which no data needs. Empty: RWF_DSYNC always.
-  std::string flush_file;
+  // With sync durability: a directory (created if missing) for an empty file whose
+  // fdatasync flushes the disk's write cache. A cycle's writes over blocks already
+  // written (IoOp::in_place) on that file system then go without RWF_DSYNC, and one
+  // fdatasync of that file makes them all durable: on ext4 an O_DSYNC write also writes
+  // the file's inode whenever its timestamps moved (once per clock tick), which no data
+  // needs. Empty: RWF_DSYNC always.
+  std::string flush_dir;
   uint32_t test_io_delay_ms = 0;        // test hook: a slow disk
   int test_uring_fault = 0;             // test hook: IoBackend::InjectFault before the thread starts
 };
@@ -96,7 +97,7 @@ class LogEngine {
   // flushed), so an operator sees the disk's tail: a stall holds every message queued behind it.
   const LatencyHistogram& write_latency() const { return write_latency_; }
   // Any thread. Cycles whose in-place writes were made durable by a flush of the disk's
-  // cache (an fdatasync of EngineOptions::flush_file) instead of RWF_DSYNC.
+  // cache (an fdatasync of the file in EngineOptions::flush_dir) instead of RWF_DSYNC.
   uint64_t cache_flushes() const { return cache_flushes_.load(std::memory_order_relaxed); }
   // Any thread. Bytes of zeros written ahead of the data (EngineOptions::zero_ahead_bytes).
   uint64_t zero_ahead_bytes() const { return zero_ahead_bytes_.load(std::memory_order_relaxed); }
@@ -126,6 +127,7 @@ class LogEngine {
   // One ZeroAhead step for one partition, at most every kZeroStepGapUs: true if it wrote.
   bool ZeroAheadStep();
   void PauseUntil(int64_t mono_us);
+  Status OpenFlushFile();
   void Wake(bool always);
 
   const EngineOptions opts_;
@@ -152,8 +154,11 @@ class LogEngine {
   bool zero_pending_ = false; // that step wrote, or was due and skipped: there may be work
   size_t zero_cursor_ = 0;    // where in registry_ the next step starts looking
   std::atomic<uint64_t> zero_ahead_bytes_{0};  // written by the I/O thread, read by any
-  int flush_fd_ = -1;       // EngineOptions::flush_file, open for the engine's life
+  std::string flush_path_;  // the file in EngineOptions::flush_dir (OpenFlushFile)
+  int flush_fd_ = -1;       // open for the engine's life
   uint64_t flush_dev_ = 0;  // its file system (st_dev)
+  uint64_t flush_ino_ = 0;
+  uint64_t inodes_per_block_ = 32;  // at most, in an inode table block of that file system
   std::atomic<uint64_t> cache_flushes_{0};  // written by the I/O thread, read by any
   LatencyHistogram write_latency_;   // recorded by the I/O thread, read by any
   LatencyHistogram append_latency_;  // recorded by the I/O thread, read by any

@@ -532,6 +532,7 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   seg->write_fd = fd;
   u.in_place = direct_ && OverwritesInPlace(fd);
   u.dev = static_cast<uint64_t>(st.st_dev);
+  u.ino = static_cast<uint64_t>(st.st_ino);
   // durable_end stays 0: the first write (the tail block onwards) goes with RWF_DSYNC,
   // which also makes whatever this file's earlier run left unsynced durable.
   u.cycle_start = u.len;
@@ -741,6 +742,7 @@ Status PartitionLog::CollectWrites(std::vector<IoOp>* writes) {
     const int64_t end = u.file_pos + static_cast<int64_t>(padded);
     op.in_place = u.in_place && end <= u.durable_end;
     op.dev = u.dev;
+    op.ino = u.ino;
     u.written_end = std::max(u.written_end, end);
     writes->push_back(op);
     return Status::Ok();

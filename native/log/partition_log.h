@@ -264,6 +264,7 @@ class PartitionLog {
     // page cache (OverwritesInPlace): what durable_end promises holds here.
     bool in_place = false;
     uint64_t dev = 0;  // st_dev of the file
+    uint64_t ino = 0;
     bool zeroing = false;         // ZeroAhead wrote in this segment since it last backed off
     int64_t zero_resume_ms = 0;   // ZeroAhead backs off until then (steady clock; the writer overtook it)
     int64_t next_offset = 0;

@@ -3,7 +3,7 @@
  * instance owns one data directory (an exclusive lock) and one I/O thread.
  *
  *   <dir>/.lock                      flock held while open
- *   <dir>/.flush                     empty; its fdatasync flushes the disk's cache (EngineOptions.flushFile)
+ *   <dir>/.flush/d/flush             empty; its fdatasync flushes the disk's cache (EngineOptions.flushDir)
  *   <dir>/topics/<name>/topic.json   topic config (atomic writes)
  *   <dir>/topics/<name>/cuts.json    partition ends where a power cut may have cut (log_cuts.ts)
  *   <dir>/topics/<name>/<p>/         segment files of partition p
@@ -391,7 +391,7 @@ export class Broker {
         intervalMs: typeof durability === 'object' ? durability.intervalMs : undefined,
         groupCommitUs,
         zeroAheadBytes,
-        flushFile: path.join(dir, '.flush'),
+        flushDir: path.join(dir, '.flush'),
         maxBatchBytes, // the core refuses a larger append whatever path it came by
         testIoDelayMs: opts.testIoDelayMs ?? 0,
         ...(opts.testUringFault ? { testUringFault: opts.testUringFault } : {}),
