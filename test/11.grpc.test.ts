@@ -213,12 +213,17 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       await r.client.createTopic('pc', { partitions: 5 });
       assert.equal(c.knownPartitionCount('pc'), 3, 'fresh: no lookup per send');
       // Age the entry instead of waiting 5 s; the client's 1 s timer marks it stale.
-      (c as unknown as { partitionsCache: Map<string, { at: number }> }).partitionsCache.get('pc')!.at = 0;
+      const cache = (c as unknown as { partitionsCache: Map<string, { at: number }> }).partitionsCache;
+      cache.get('pc')!.at = Date.now() - 6000;
       await sleep(1100);
       assert.equal(c.knownPartitionCount('pc'), 3, 'stale: still served while the refresh runs');
       const until = Date.now() + 3000;
       while (c.knownPartitionCount('pc') !== 5 && Date.now() < until) await sleep(20);
       assert.equal(c.knownPartitionCount('pc'), 5);
+      // Not looked up for 5 minutes (no send used it): dropped, not kept for good.
+      cache.get('pc')!.at = Date.now() - 301_000;
+      await sleep(1100);
+      assert.equal(c.knownPartitionCount('pc'), undefined, 'idle: dropped');
     } finally {
       await c.close();
     }
@@ -246,9 +251,9 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   it('a long-lived client and producer of short-lived topics keep nothing per topic once they delete it', async () => {
     const p = r.client.producer({ idempotent: true, lingerMs: 1 });
     const kept = () => {
-      const x = p as unknown as { sequences: Map<string, number>; accs: Map<string, unknown>; accKeys: Map<string, unknown>; restarted: Map<string, unknown> };
+      const x = p as unknown as { sequences: Map<string, number>; accs: Map<string, unknown>; topics: Map<string, unknown>; restarted: Map<string, unknown> };
       const c = r.client as unknown as { partitionsCache: Map<string, unknown> };
-      return { sequences: x.sequences.size, accs: x.accs.size, accKeys: x.accKeys.size, restarted: x.restarted.size, cache: c.partitionsCache.size };
+      return { sequences: x.sequences.size, accs: x.accs.size, topics: x.topics.size, restarted: x.restarted.size, cache: c.partitionsCache.size };
     };
     await p.send('t', { value: 'live' }); // a topic that stays: its entries stay
     const live = kept();

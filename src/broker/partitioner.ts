@@ -71,4 +71,9 @@ export class StickyPartitioner {
   batchCut(topic: string, partition: number): void {
     if (this.sticky.get(topic) === partition) this.sticky.delete(topic);
   }
+
+  /** The producer forgot the topic: its sticky partition goes too. */
+  forget(topic: string): void {
+    this.sticky.delete(topic);
+  }
 }

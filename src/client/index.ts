@@ -76,6 +76,14 @@ export interface RemoteProducerOptions {
    * most (default 32 MiB): past it, send() waits for acks before taking the record.
    */
   maxBufferedBytes?: number;
+  /**
+   * A topic this producer has not sent a batch to for this long, with nothing of its
+   * pending (in flight, waiting to be retried, or lingering), is forgotten: what the
+   * producer keeps per partition of it goes (default 300000, 5 minutes, as Kafka's
+   * metadata.max.idle.ms). A later send to it starts its partitions under a fresh
+   * producer id, one more id in the broker's table of each (see RemoteProducer.forgetTopic).
+   */
+  topicIdleMs?: number;
 }
 
 export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTimeoutMs'> {
@@ -86,6 +94,8 @@ export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTi
 }
 
 const MiB = 1 << 20;
+/** A cached partition count not looked up again for this long is dropped (Client.describeTopic). */
+const PARTITIONS_IDLE_MS = 300_000;
 type M = keyof typeof brokerService;
 
 function methodOf(name: M) {
@@ -262,8 +272,15 @@ export class Client {
     this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now(), fresh: true });
     if (!this.staleTimer && !this.closed) {
       this.staleTimer = setInterval(() => {
-        const old = Date.now() - 5000;
-        for (const e of this.partitionsCache.values()) if (e.at <= old) e.fresh = false;
+        const now = Date.now();
+        const old = now - 5000;
+        // Not looked up for 5 minutes (a topic in use is looked up again every 5 s):
+        // dropped, so a client of topics others delete keeps no entry for good.
+        const idle = now - PARTITIONS_IDLE_MS;
+        for (const [name, e] of this.partitionsCache) {
+          if (e.at <= idle) this.partitionsCache.delete(name);
+          else if (e.at <= old) e.fresh = false;
+        }
       }, 1000);
       this.staleTimer.unref();
     }
@@ -271,28 +288,20 @@ export class Client {
   }
 
   async deleteTopic(name: string): Promise<void> {
-    const marks = this.producerMarks();
     await this.unary('deleteTopic', { name });
-    this.topicGone(name, marks);
+    this.topicGone(name);
   }
 
   /**
    * The topic is gone (deleted through this client, or a lookup found it missing): its
    * cached partition count goes, and so does what this client's producers keep per
-   * partition of it. Else a long-lived client of short-lived topics kept an entry per
-   * topic (and per partition) for good. `marks`: each producer's mark from before the
-   * deletion was asked or the lookup sent; what a producer numbered since (to the topic
-   * made again meanwhile, say) it keeps.
+   * partition of it, once nothing of theirs to it is pending (RemoteProducer.forgetTopic).
+   * Else a long-lived client of short-lived topics kept an entry per topic (and per
+   * partition) for good.
    */
-  private topicGone(name: string, marks: ReadonlyMap<RemoteProducer, number>): void {
+  private topicGone(name: string): void {
     this.partitionsCache.delete(name);
-    for (const c of this.closers) if (c instanceof RemoteProducer) c.forgetTopic(name, marks.get(c) ?? 0);
-  }
-
-  private producerMarks(): Map<RemoteProducer, number> {
-    const m = new Map<RemoteProducer, number>();
-    for (const c of this.closers) if (c instanceof RemoteProducer) m.set(c, c.mark);
-    return m;
+    for (const c of this.closers) if (c instanceof RemoteProducer) c.forgetTopic(name);
   }
 
   /** Reads whole batches from an offset (no group), decoded. */
@@ -398,12 +407,11 @@ export class Client {
   private lookupPartitions(topic: string): Promise<number> {
     let p = this.partitionLookups.get(topic);
     if (!p) {
-      const marks = this.producerMarks();
       p = this.describeTopic(topic, { groups: false })
         .then(
           (d) => d.partitions.length,
           (e: unknown) => {
-            if (e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND') this.topicGone(topic, marks);
+            if (e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND') this.topicGone(topic);
             throw e;
           },
         )
@@ -511,6 +519,25 @@ interface OutBatch {
   attempts: number;
   /** Why its stream last failed or its last attempt was refused for now: named if it times out. */
   lastError: UringmqError | null;
+  /** Its topic's entry, which counts it as pending until it settles (RemoteProducer.settle). */
+  topicState: TopicState;
+}
+
+/**
+ * What a producer keeps per topic it sends to (RemoteProducer.topics): kept while
+ * batches to it are pending, and forgotten (with its partitions' accumulators,
+ * sequences and producer ids) once none are and none lingers, if the topic is gone or
+ * idle for topicIdleMs.
+ */
+interface TopicState {
+  /** accKey(topic, partition), built once per partition. */
+  keys: string[];
+  /** Its batches numbered and not settled (sent, queued, or waiting out a retry delay). */
+  pending: number;
+  /** A publish was refused with TOPIC_NOT_FOUND, or a lookup or deleteTopic found it gone: forgotten once `pending` is 0. */
+  gone: boolean;
+  /** Date.now() when its last batch was numbered. */
+  usedAt: number;
 }
 
 const newProducerId = (): number => Math.floor(Math.random() * 2 ** 52) + 1;
@@ -572,13 +599,26 @@ export class RemoteProducer implements ProducerApi {
   private readonly deliveryTimeoutMs: number;
   private readonly producerId: number;
   private readonly sequences = new Map<string, number>();
-  /** Per partition, the `nextSeq` its last batch took (bounded like `sequences`): see forgetTopic. */
-  private readonly numbered = new Map<string, number>();
   /**
-   * Partitions restarted under a new producer id after one of their batches was given
-   * up, with the error that did it (bounded like `sequences`: one per partition).
+   * Per partition (bounded like `sequences`: one each), the producer id its batches
+   * go with: `idForNewKeys` when the partition's entry was made (accKey), a new one
+   * once one of its batches was given up (giveUp, with the error that did it, the old
+   * id and that batch's number). Only for an idempotent producer.
    */
-  private readonly restarted = new Map<string, { producerId: number; cause: UringmqError; oldId: number; failedSeq: number }>();
+  private readonly restarted = new Map<string, { producerId: number; cause: UringmqError | null; oldId: number; failedSeq: number }>();
+  /**
+   * The producer id of partitions whose entries are made from now on. Replaced by a
+   * fresh one whenever a topic is forgotten: an attempt of an earlier batch to it may
+   * still reach the broker (from a connection this client gave up on, held by the
+   * network), and land on a topic made again under the name, after which the broker
+   * expects that id's next sequence there. Under the same id, the partition numbered
+   * from 0 again would be answered as a duplicate of it and never written; under a new
+   * one it is a new producer's first batch.
+   */
+  private idForNewKeys: number;
+  private readonly topicIdleMs: number;
+  /** Forgets topics idle for topicIdleMs (sweepIdle); runs while `topics` has any. */
+  private idleTimer: NodeJS.Timeout | null = null;
   private deadlineTimer: NodeJS.Timeout | null = null;
   /**
    * One accumulator per partition this producer has sent to (bounded like
@@ -635,7 +675,8 @@ export class RemoteProducer implements ProducerApi {
   private reconnecting = false;
   /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
   private readonly pendingSends = new PendingPromises();
-  private readonly accKeys = new Map<string, string[]>();
+  /** Per topic sent to: its partitions' keys, its pending batches (see TopicState). */
+  private readonly topics = new Map<string, TopicState>();
   /** send()s waiting for buffer room or a partition count, in call order. They hold only the caller's records, no encoded bytes. */
   private readonly waiting: WaitingSend[] = [];
   /** Responses received and not yet handled, in arrival order (at most one per batch in flight). */
@@ -659,6 +700,8 @@ export class RemoteProducer implements ProducerApi {
     this.maxBufferedBytes = opts.maxBufferedBytes === undefined ? 32 * MiB : positiveInt(opts.maxBufferedBytes, 'maxBufferedBytes');
     // 52 random bits: unique enough across producers of one broker, a safe integer.
     this.producerId = opts.idempotent === false ? 0 : newProducerId();
+    this.idForNewKeys = this.producerId;
+    this.topicIdleMs = opts.topicIdleMs === undefined ? 300_000 : positiveInt(opts.topicIdleMs, 'topicIdleMs', 2 ** 31 - 1);
     if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`producer option sync must be a boolean, got ${String(opts.sync)}`);
     this.sync = opts.sync === true;
   }
@@ -793,9 +836,27 @@ export class RemoteProducer implements ProducerApi {
    * entry per partition this producer has sent to.
    */
   private accKey(topic: string, partition: number): string {
-    let keys = this.accKeys.get(topic);
-    if (!keys) this.accKeys.set(topic, (keys = []));
-    return (keys[partition] ??= `${topic}\u0000${partition}`);
+    const t = this.topicState(topic);
+    return t.keys[partition] ?? this.newKey(t, topic, partition);
+  }
+
+  private topicState(topic: string): TopicState {
+    let t = this.topics.get(topic);
+    if (!t) {
+      this.topics.set(topic, (t = { keys: [], pending: 0, gone: false, usedAt: Date.now() }));
+      if (!this.idleTimer && !this.closed) {
+        this.idleTimer = setInterval(() => this.sweepIdle(), Math.max(10, Math.min(this.topicIdleMs, 60_000)));
+        this.idleTimer.unref();
+      }
+    }
+    return t;
+  }
+
+  /** A partition's entry is made: its batches go with the producer id of new entries (see idForNewKeys). */
+  private newKey(t: TopicState, topic: string, partition: number): string {
+    const key = (t.keys[partition] = `${topic}\u0000${partition}`);
+    if (this.producerId) this.restarted.set(key, { producerId: this.idForNewKeys, cause: null, oldId: 0, failedSeq: 0 });
+    return key;
   }
 
   /**
@@ -900,6 +961,8 @@ export class RemoteProducer implements ProducerApi {
     if (timeoutMs !== undefined && !this.abandoned && !(await settlesWithin(flushed, timeoutMs))) this.abandonAll(closeTimedOut('producer', timeoutMs));
     await flushed;
     this.closed = true;
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = null;
     this.stream?.end();
     this.stream = null;
     this.client.forget(this);
@@ -959,43 +1022,66 @@ export class RemoteProducer implements ProducerApi {
     });
   }
 
-  /** @internal The number the next batch takes (forgetTopic's `since`). */
-  get mark(): number {
-    return this.nextSeq;
-  }
-
   private track(p: Promise<unknown>): void {
     this.pendingSends.track(p);
   }
 
   /**
-   * @internal The topic is gone: its accumulators, sequence numbers and restarted
-   * producer ids go. Not while any send is outstanding: a retry goes out with the
-   * sequence it was numbered with, and a later batch numbered from 0 again would then
-   * look like an old duplicate to a topic made again under the same name.
+   * @internal The topic is gone (deleted through this client, or a lookup found it
+   * missing): it is forgotten as soon as none of its batches is pending (settle).
    */
-  forgetTopic(topic: string, since: number): void {
-    if (this.pendingSends.size > 0) return;
-    const keys = this.accKeys.get(topic);
-    if (!keys) return;
-    for (const key of keys) {
-      if (key === undefined) continue;
-      // Numbered after the topic was found gone (`since`: this.mark then): sent to a topic
-      // made again under the name meanwhile, whose broker expects the next sequence. From 0
-      // again, the next batch would be answered as a duplicate, and not written.
-      if ((this.numbered.get(key) ?? 0) >= since) return;
-      const acc = this.accs.get(key);
-      if (acc && (acc.records.length > 0 || acc.timer)) return; // cannot be with nothing pending; kept if so
+  forgetTopic(topic: string): void {
+    const t = this.topics.get(topic);
+    if (!t) return;
+    t.gone = true;
+    this.dropIfSettled(topic, t);
+  }
+
+  /**
+   * Forgets the topic if none of its batches is pending and no records wait in its
+   * accumulators (their waiters settle only when their batch does): its
+   * accumulators, sequences and producer ids go. Safe whenever that holds, even if an
+   * attempt of one of its batches is still on its way to the broker (on a connection
+   * given up, in a proxy): the topic's partitions, if this producer sends to them again,
+   * start under a producer id none of its earlier batches had (idForNewKeys), from
+   * sequence 0, which the broker takes as a new producer's first batch whatever landed
+   * before. Each forget costs one more producer id per partition sent to again in the
+   * broker's idempotence table (at most 10k producers per partition there, the least
+   * recently used dropped).
+   */
+  private dropIfSettled(topic: string, t: TopicState): boolean {
+    if (t.pending > 0 || this.topics.get(topic) !== t) return false;
+    for (const key of t.keys) {
+      const acc = key === undefined ? undefined : this.accs.get(key);
+      if (acc && (acc.records.length > 0 || acc.timer)) return false;
     }
-    for (const key of keys) {
+    for (const key of t.keys) {
       if (key === undefined) continue;
       this.accs.delete(key);
       this.readyAccs.delete(key);
       this.sequences.delete(key);
-      this.numbered.delete(key);
       this.restarted.delete(key);
     }
-    this.accKeys.delete(topic);
+    this.topics.delete(topic);
+    this.partitioner.forget(topic);
+    if (this.producerId) this.idForNewKeys = newProducerId();
+    if (this.topics.size === 0 && this.idleTimer) {
+      clearInterval(this.idleTimer);
+      this.idleTimer = null;
+    }
+    return true;
+  }
+
+  /** Forgets topics not sent to for topicIdleMs, deleted or not (dropIfSettled). */
+  private sweepIdle(): void {
+    const old = Date.now() - this.topicIdleMs;
+    for (const [topic, t] of this.topics) if (t.usedAt <= old) this.dropIfSettled(topic, t);
+  }
+
+  /** A numbered batch settled (acked, failed, or abandoned). */
+  private settle(b: OutBatch): void {
+    const t = b.topicState;
+    if (--t.pending === 0 && t.gone) this.dropIfSettled(b.topic, t);
   }
 
   private choose(topic: string, n: number, rec: RecordInput & { partition?: number }): number {
@@ -1084,7 +1170,6 @@ export class RemoteProducer implements ProducerApi {
       this.msgPool.release(prep.buf);
       throw this.abandoned;
     }
-    const key = this.accKey(topic, partition);
     // In call order: a batch never takes a slot, and so its partition's next sequence,
     // ahead of one already waiting for a slot (wakeCapacity hands each its own), nor
     // ahead of one handed a slot that has not resumed yet (`granted`): its
@@ -1097,12 +1182,18 @@ export class RemoteProducer implements ProducerApi {
         throw this.abandoned;
       }
     }
+    // After the wait: the topic may have been forgotten meanwhile (dropIfSettled), and
+    // its entries are made again here, under the id for new ones.
+    const topicState = this.topicState(topic);
+    const key = topicState.keys[partition] ?? this.newKey(topicState, topic, partition);
     const baseSequence = this.sequences.get(key) ?? 0;
     const seq = this.nextSeq++;
-    this.numbered.set(key, seq);
     const producerId = this.producerIdFor(key);
     const msg = finishRequest(prep, seq, topic, partition, producerId ? { producerId, baseSequence } : null, this.sync);
     if (producerId) this.sequences.set(key, (baseSequence + prep.count) % 2 ** 31);
+    const now = Date.now();
+    topicState.pending++;
+    topicState.usedAt = now;
     return new Promise((resolve, reject) => {
       // Settled means sent and answered (or given up): the request buffer is reused.
       const b: OutBatch = {
@@ -1113,18 +1204,24 @@ export class RemoteProducer implements ProducerApi {
         producerId,
         msg,
         count: prep.count,
-        deadline: Date.now() + this.deliveryTimeoutMs,
+        deadline: now + this.deliveryTimeoutMs,
         resolve: (r) => {
           this.msgPool.release(prep.buf);
+          this.settle(b);
           resolve(r);
         },
         reject: (e) => {
           this.msgPool.release(prep.buf);
+          this.settle(b);
           reject(e);
         },
-        abandon: reject,
+        abandon: (e) => {
+          this.settle(b);
+          reject(e);
+        },
         attempts: 0,
         lastError: null,
+        topicState,
       };
       this.queue.push(b);
       this.pump();
@@ -1271,6 +1368,8 @@ export class RemoteProducer implements ProducerApi {
         // the cached count is not the topic's. Sends after it would be refused the same
         // way until the cache went stale (5 s).
         if (err.code === 'INVALID_ARGUMENT' || err.code === 'TOPIC_NOT_FOUND') this.client.dropPartitionCount(b.topic);
+        // Forgotten once its batches settle (this one as it is given up just below).
+        if (err.code === 'TOPIC_NOT_FOUND') b.topicState.gone = true;
         this.giveUp(b, err, false);
       }
     } else {
@@ -1331,8 +1430,9 @@ export class RemoteProducer implements ProducerApi {
     return new UringmqError('RECORD_TOO_LARGE', `a batch of ${bytes} bytes for ${topic}/${partition} is larger than the server reads (its maxMessageBytes is ${this.serverMaxMessageBytes}); send fewer records per sendBatch, or raise maxMessageBytes on the server`);
   }
 
+  /** The key's entry exists while a batch to it is pending (made in submit, kept by `pending`). */
   private producerIdFor(key: string): number {
-    return this.producerId ? (this.restarted.get(key)?.producerId ?? this.producerId) : 0;
+    return this.producerId ? this.restarted.get(key)!.producerId : 0;
   }
 
   private timeoutError(b: OutBatch): UringmqError {
@@ -1379,7 +1479,8 @@ export class RemoteProducer implements ProducerApi {
     if (!b.producerId || b.producerId === this.producerIdFor(b.key)) return null;
     const r = this.restarted.get(b.key)!;
     if (b.producerId === r.oldId && b.seq < r.failedSeq) return null;
-    const cause = r.cause;
+    // Set: the id changes only there while a batch of the partition is pending.
+    const cause = r.cause!;
     return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order`);
   }
 
