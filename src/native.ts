@@ -60,6 +60,8 @@ export type CompletionCallback = (
 export interface NativeEngine {
   readonly backend: 'io_uring' | 'thread';
   readonly backendNote: string;
+  /** Why the flush file (EngineOptions.flushDir) could not be set up, leaving every write O_DSYNC; empty otherwise. */
+  readonly flushNote: string;
   readonly pending: number;
   /** Sync passes (fdatasync of every dirty file) the I/O thread has run. */
   readonly syncPasses: number;

@@ -242,6 +242,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                        {
                            InstanceAccessor<&EngineWrap::Backend>("backend"),
                            InstanceAccessor<&EngineWrap::BackendNote>("backendNote"),
+                           InstanceAccessor<&EngineWrap::FlushNote>("flushNote"),
                            InstanceAccessor<&EngineWrap::Pending>("pending"),
                            InstanceAccessor<&EngineWrap::SyncPasses>("syncPasses"),
                            InstanceAccessor<&EngineWrap::ZeroAheadBytes>("zeroAheadBytes"),
@@ -418,6 +419,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
   Napi::Value BackendNote(const Napi::CallbackInfo& info) {
     return Napi::String::New(info.Env(), shared_->engine ? shared_->engine->backend_note() : "");
+  }
+  Napi::Value FlushNote(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), shared_->engine ? shared_->engine->flush_note() : "");
   }
   Napi::Value SyncPasses(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->sync_passes()) : 0);

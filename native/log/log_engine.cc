@@ -42,17 +42,14 @@ Status LogEngine::Create(const EngineOptions& opts, Sink sink, std::unique_ptr<L
   if (opts.test_uring_fault) e->backend_->InjectFault(opts.test_uring_fault);
   e->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e->event_fd_ < 0) return SysError("eventfd", "", -1, errno);
-  if (opts.durability == Durability::kSync && !opts.flush_dir.empty()) {
-    Status s = e->OpenFlushFile();
-    if (!s.ok()) return s;
-  }
+  if (opts.durability == Durability::kSync && !opts.flush_dir.empty()) e->OpenFlushFile();
   e->last_sync_ms_ = e->last_retention_ms_ = MonoMs();
   e->thread_ = std::thread([raw = e.get()] { raw->Run(); });
   *out = std::move(e);
   return Status::Ok();
 }
 
-Status LogEngine::OpenFlushFile() {
+void LogEngine::OpenFlushFile() {
   // ext4 without a journal writes the inode table block holding a file's inode on every
   // fsync of it, dirty from whichever inode in the block changed: a flush file among the
   // segments' inodes (each O_DIRECT write moves their timestamps once per clock tick)
@@ -60,38 +57,50 @@ Status LogEngine::OpenFlushFile() {
   // group of their directory, and a directory made inside one marked FS_TOPDIR_FL (chattr
   // +T) to another group than its parent's (ext4's Orlov allocator): so the file lives
   // in such a directory, with nothing else in it. Where the flag is refused, it still
-  // works, only without that placement.
+  // works, only without that placement. Only an optimisation: whatever goes wrong here
+  // leaves every write on RWF_DSYNC, says why in flush_note_, and opens the broker.
   const std::string& dir = opts_.flush_dir;
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return SysError("mkdir", dir, -1, errno);
-  const std::string sub = dir + "/d";
+  const std::string parent = dir.substr(0, dir.find_last_of('/') == std::string::npos ? 0 : dir.find_last_of('/'));
+  struct statfs fs;
+  if (statfs(parent.empty() ? "." : parent.c_str(), &fs) != 0 || fs.f_type != 0xEF53) return;  // only ext4 gains (PartitionLog)
+  auto off = [this](const std::string& why) {
+    if (flush_fd_ >= 0) close(flush_fd_);
+    flush_fd_ = -1;
+    flush_note_ = "writes over written blocks stay O_DSYNC (no cache flushes): " + why;
+  };
   struct stat st;
-  if (stat(sub.c_str(), &st) != 0) {
-    if (errno != ENOENT) return SysError("stat", sub, -1, errno);
-    int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return SysError("open", dir, -1, errno);
+  if (lstat(dir.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+    // An early build kept the flush file itself at this path.
+    if (unlink(dir.c_str()) != 0) return off(SysError("unlink", dir, -1, errno).message);
+  }
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return off(SysError("mkdir", dir, -1, errno).message);
+  const std::string sub = dir + "/d";
+  if (lstat(sub.c_str(), &st) != 0) {
+    if (errno != ENOENT) return off(SysError("lstat", sub, -1, errno).message);
+    int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) return off(SysError("open", dir, -1, errno).message);
     int flags = 0;
     if (ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
       flags |= FS_TOPDIR_FL;
       (void)ioctl(dfd, FS_IOC_SETFLAGS, &flags);  // best effort, above
     }
     close(dfd);
-    if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) return SysError("mkdir", sub, -1, errno);
+    if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) return off(SysError("mkdir", sub, -1, errno).message);
+  } else if (!S_ISDIR(st.st_mode)) {
+    return off(sub + " is not a directory (remove it: the broker makes it again)");
   }
   flush_path_ = sub + "/flush";
-  flush_fd_ = open(flush_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (flush_fd_ < 0) return SysError("open", flush_path_, -1, errno);
-  if (fstat(flush_fd_, &st) != 0) return SysError("fstat", flush_path_, -1, errno);
-  // Its fdatasync must reach the file system's disk: not a FIFO's, a device node's or
-  // another file system's through a link.
-  if (!S_ISREG(st.st_mode))
-    return Status::Error(Code::kIoError, flush_path_ + " is not a regular file: remove it (the broker makes it again)");
+  // Read-only is enough for fdatasync; O_NONBLOCK so that a FIFO put there cannot hang the open.
+  flush_fd_ = open(flush_path_.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (flush_fd_ < 0) return off(SysError("open", flush_path_, -1, errno).message);
+  if (fstat(flush_fd_, &st) != 0) return off(SysError("fstat", flush_path_, -1, errno).message);
+  // Its fdatasync must reach the file system's disk: not a FIFO's or a device node's.
+  if (!S_ISREG(st.st_mode)) return off(flush_path_ + " is not a regular file (remove it: the broker makes it again)");
   flush_dev_ = static_cast<uint64_t>(st.st_dev);
   flush_ino_ = static_cast<uint64_t>(st.st_ino);
-  struct statfs fs;
-  if (fstatfs(flush_fd_, &fs) != 0) return SysError("fstatfs", flush_path_, -1, errno);
+  if (fstatfs(flush_fd_, &fs) != 0) return off(SysError("fstatfs", flush_path_, -1, errno).message);
   // The most inodes a table block can hold (128-byte inodes, the smallest ext4 has).
   inodes_per_block_ = std::max<uint64_t>(1, static_cast<uint64_t>(fs.f_bsize) / 128);
-  return Status::Ok();
 }
 
 LogEngine::~LogEngine() {

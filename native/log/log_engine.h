@@ -90,6 +90,9 @@ class LogEngine {
 
   const char* backend_name() const { return backend_->name(); }
   const std::string& backend_note() const { return backend_note_; }
+  // Why writes over written blocks stay on RWF_DSYNC though the flush file was asked for
+  // (EngineOptions::flush_dir could not be set up); empty otherwise.
+  const std::string& flush_note() const { return flush_note_; }
   size_t ring_capacity() const { return ring_.capacity(); }
   // Any thread. How many sync passes (fdatasync of every dirty file) have run.
   uint64_t sync_passes() const { return sync_passes_.load(std::memory_order_relaxed); }
@@ -127,7 +130,7 @@ class LogEngine {
   // One ZeroAhead step for one partition, at most every kZeroStepGapUs: true if it wrote.
   bool ZeroAheadStep();
   void PauseUntil(int64_t mono_us);
-  Status OpenFlushFile();
+  void OpenFlushFile();
   void Wake(bool always);
 
   const EngineOptions opts_;
@@ -155,6 +158,7 @@ class LogEngine {
   size_t zero_cursor_ = 0;    // where in registry_ the next step starts looking
   std::atomic<uint64_t> zero_ahead_bytes_{0};  // written by the I/O thread, read by any
   std::string flush_path_;  // the file in EngineOptions::flush_dir (OpenFlushFile)
+  std::string flush_note_;
   int flush_fd_ = -1;       // open for the engine's life
   uint64_t flush_dev_ = 0;  // its file system (st_dev)
   uint64_t flush_ino_ = 0;

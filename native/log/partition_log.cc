@@ -618,12 +618,19 @@ Status PartitionLog::Headroom(int fd, const std::string& path, uint64_t bytes, c
   struct statfs sf;
   if (fstatfs(fd, &sf) != 0) return SysError("fstatfs", path, -1, errno);
   const uint64_t free_bytes = static_cast<uint64_t>(sf.f_bavail) * static_cast<uint64_t>(sf.f_bsize);
-  if (free_bytes >= bytes && free_bytes - bytes >= cfg_.min_free_bytes) return Status::Ok();
+  // And the file system's own blocks for the new extents, at worst one extent per block
+  // on a fragmented disk: ext4 keeps (bsize - 12) / 12 in an extent tree block, plus one
+  // for a new level. Without it a nearly full disk's appends went a block or two under
+  // the floor (and the file's tree blocks, counted in st_blocks, passed for data held).
+  const uint64_t bsize = std::max<uint64_t>(1024, static_cast<uint64_t>(sf.f_bsize));
+  const uint64_t per_tree_block = (bsize - 12) / 12;
+  const uint64_t need = bytes + ((bytes / bsize + 1 + per_tree_block - 1) / per_tree_block + 1) * bsize;
+  if (free_bytes >= need && free_bytes - need >= cfg_.min_free_bytes) return Status::Ok();
   *fits = false;
   return Status::Error(Code::kResourceExhausted,
                        "no space for " + what + " of " + cfg_.label + ": the file system holding " + path + " has " +
                            std::to_string(free_bytes) + " bytes free, and " + std::to_string(bytes) +
-                           " more would leave less than the broker's minFreeBytes (" + std::to_string(cfg_.min_free_bytes) + ")" +
+                           " more (with the file system's extent blocks for them) would leave less than the broker's minFreeBytes (" + std::to_string(cfg_.min_free_bytes) + ")" +
                            kNoSpaceHint);
 }
 

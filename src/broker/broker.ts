@@ -397,6 +397,7 @@ export class Broker {
         ...(opts.testUringFault ? { testUringFault: opts.testUringFault } : {}),
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
+      if (engine.flushNote) process.emitWarning(engine.flushNote, 'UringmqWarning');
       broker = new Broker(
         {
           dir,
