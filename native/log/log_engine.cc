@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -373,6 +374,11 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
       one[0].fd = flush_fd_;
       one[0].path = &flush_path_;
       backend_->RunSyncs(one);
+      // An ext4 that went read-only after an error (errors=remount-ro) answers an fsync
+      // with success and no flush on kernels before 6.15; RWF_DSYNC writes would have
+      // failed there instead.
+      struct statvfs v;
+      if (!one[0].error && fstatvfs(flush_fd_, &v) == 0 && (v.f_flag & ST_RDONLY)) one[0].error = EROFS;
       if (one[0].error) {
         const std::string what = "flush of the disk's cache (fdatasync " + flush_path_ + ") after a write to";
         for (size_t i = 0; i < writes.size(); i++)
