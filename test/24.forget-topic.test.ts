@@ -103,7 +103,7 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
 
   it('topics another client deleted, never sent to again, and a live topic left idle are forgotten after topicIdleMs; the live one takes sends again, written', async () => {
     const other = await connect(r.address);
-    const p = r.client.producer({ idempotent: true, lingerMs: 0, topicIdleMs: 200 });
+    const p = r.client.producer({ idempotent: true, lingerMs: 0, topicIdleMs: 1000 });
     try {
       await r.client.createTopic('live', { partitions: 1 });
       assert.equal((await p.sendBatch('live', [{ value: 'a' }], { partition: 0 })).baseOffset, 0);
@@ -114,7 +114,7 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
       }
       await p.flush();
       const none = { topics: 0, sequences: 0, accs: 0, restarted: 0, ready: 0 };
-      await waitFor(() => JSON.stringify(kept(p)) === JSON.stringify(none), 5000, `everything forgotten: ${JSON.stringify(kept(p))}`);
+      await waitFor(() => JSON.stringify(kept(p)) === JSON.stringify(none), 10_000, `everything forgotten: ${JSON.stringify(kept(p))}`);
       // Forgotten while it still exists: its partition starts again under a fresh producer id.
       assert.equal((await p.sendBatch('live', [{ value: 'b' }], { partition: 0 })).baseOffset, 1);
       assert.deepEqual((await r.client.fetch('live', 0, 0)).map((m) => m.value.toString()), ['a', 'b']);
@@ -206,23 +206,26 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
     } finally {
       server.publish = publish;
     }
-    await p.flush();
-    await sleep(50);
-    const d = await p.sendBatch('remade', [{ value: 'd' }], { partition: 0 });
-    assert.equal(d.baseOffset, 1, 'd written after b, not answered as a duplicate');
-    assert.deepEqual((await r.client.fetch('remade', 0, 0)).map((m) => m.value.toString()), ['b', 'd']);
-    await p.close();
-    await other.close();
+    try {
+      await p.flush();
+      await sleep(50);
+      const d = await p.sendBatch('remade', [{ value: 'd' }], { partition: 0 });
+      assert.equal(d.baseOffset, 1, 'd written after b, not answered as a duplicate');
+      assert.deepEqual((await r.client.fetch('remade', 0, 0)).map((m) => m.value.toString()), ['b', 'd']);
+    } finally {
+      await p.close();
+      await other.close();
+    }
   });
 
   it('a record still lingering in its accumulator when its topic is found gone keeps the accumulator: its send settles, and the topic is forgotten after it', async () => {
     const other = await connect(r.address);
     await r.client.createTopic('T', { partitions: 1 });
-    const p = r.client.producer({ idempotent: true, lingerMs: 500 });
+    const p = r.client.producer({ idempotent: true, lingerMs: 3000 });
     try {
       await p.sendBatch('T', [{ value: 'a' }], { partition: 0 }); // the stream open, the partition count cached
       await other.deleteTopic('T'); // not through this client
-      // In one turn: a batch sent now (refused within a few ms), and a record that lingers 500 ms.
+      // In one turn: a batch sent now (refused within a few ms), and a record that lingers 3 s.
       const refused = p.sendBatch('T', [{ value: 'b' }], { partition: 0 });
       let lingerDone = false;
       const lingering = p.send('T', { value: 'c', partition: 0 }).finally(() => (lingerDone = true));
@@ -237,4 +240,59 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
       await other.close();
     }
   });
+  it('the idle sweep keeps a topic with a batch pending: one whose ack was lost and that is retried after longer than topicIdleMs is written once, in order with the next', async () => {
+    await r.client.createTopic('T', { partitions: 1 });
+    const server = r.server as unknown as Hookable;
+    const publish = server.publish;
+    let calls = 0;
+    server.publish = (req, copy) => {
+      // x's first attempt is written, and its ack lost after 2.5 s (two sweeps of a 1 s topicIdleMs).
+      if (req.topic === 'T' && ++calls === 1)
+        return publish.call(r.server, req, copy).then(() => sleep(2500)).then(() => Promise.reject(new UringmqError('RESOURCE_EXHAUSTED', 'ack lost (the test); retry later')));
+      return publish.call(r.server, req, copy);
+    };
+    const p = r.client.producer({ idempotent: true, lingerMs: 0, topicIdleMs: 1000 });
+    try {
+      const x = p.sendBatch('T', [{ value: 'x' }], { partition: 0 });
+      await sleep(150);
+      const y = p.sendBatch('T', [{ value: 'y' }], { partition: 0 });
+      assert.equal((await x).baseOffset, 0);
+      assert.equal((await y).baseOffset, 1);
+      assert.deepEqual((await r.client.fetch('T', 0, 0)).map((m) => m.value.toString()), ['x', 'y']);
+    } finally {
+      server.publish = publish;
+      await p.close({ timeoutMs: 5000 });
+    }
+  });
+
+  it('a batch waiting for an in-flight slot while its topic is forgotten is numbered under the topic as made again here', async () => {
+    await r.client.createTopic('T', { partitions: 1 });
+    await r.client.createTopic('hog', { partitions: 1 });
+    const server = r.server as unknown as Hookable;
+    const publish = server.publish;
+    let open!: () => void;
+    const gate = new Promise<void>((res) => (open = res));
+    server.publish = (req, copy) => (req.topic === 'hog' ? publish.call(r.server, req, copy).then((v) => gate.then(() => v)) : publish.call(r.server, req, copy));
+    const p = r.client.producer({ idempotent: true, lingerMs: 0, maxInFlight: 1, topicIdleMs: 1000 });
+    try {
+      assert.equal((await p.sendBatch('T', [{ value: 'a' }], { partition: 0 })).baseOffset, 0);
+      const hog = p.sendBatch('hog', [{ value: 'h' }], { partition: 0 }); // holds the only slot
+      await sleep(20);
+      const b = p.sendBatch('T', [{ value: 'b' }], { partition: 0 }); // waits for the slot
+      await waitFor(() => !hasTopic(p, 'T'), 10_000, 'T forgotten while b waits (nothing of it numbered)');
+      open();
+      await hog;
+      assert.equal((await b).baseOffset, 1);
+      assert.deepEqual((await r.client.fetch('T', 0, 0)).map((m) => m.value.toString()), ['a', 'b']);
+    } finally {
+      open();
+      server.publish = publish;
+      await p.close({ timeoutMs: 5000 });
+    }
+  });
+
+  it('topicIdleMs under 1000 ms is refused with INVALID_ARGUMENT (each forget costs the broker a producer id per partition)', () => {
+    for (const bad of [0, 999, 1.5, -1]) assert.throws(() => r.client.producer({ topicIdleMs: bad }), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+  });
 });
+

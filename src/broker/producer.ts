@@ -260,6 +260,7 @@ export class Producer implements ProducerApi {
         this.flushAcc(acc);
         this.accs.delete(acc.key);
       }
+    this.partitioner.forget(topic); // or a producer of short-lived topics keeps an entry for each
   }
 
   private assertOpen(): void {

@@ -81,10 +81,13 @@ export interface RemoteProducerOptions {
    * pending (in flight, waiting to be retried, or lingering), is forgotten: what the
    * producer keeps per partition of it goes (default 300000, 5 minutes, as Kafka's
    * metadata.max.idle.ms). A later send to it starts its partitions under a fresh
-   * producer id, one more id in the broker's table of each (see RemoteProducer.forgetTopic).
+   * producer id, one more id in the broker's table of each partition (at least 1000).
    */
   topicIdleMs?: number;
 }
+
+/** RemoteProducerOptions.topicIdleMs: its floor. */
+const MIN_TOPIC_IDLE_MS = 1000;
 
 export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTimeoutMs'> {
   /** Ask the server for decoded records instead of RecordBatches. */
@@ -702,6 +705,11 @@ export class RemoteProducer implements ProducerApi {
     this.producerId = opts.idempotent === false ? 0 : newProducerId();
     this.idForNewKeys = this.producerId;
     this.topicIdleMs = opts.topicIdleMs === undefined ? 300_000 : positiveInt(opts.topicIdleMs, 'topicIdleMs', 2 ** 31 - 1);
+    // Each forget of a live topic costs a fresh producer id in the broker's table of each
+    // of its partitions (bounded there, least recently used out): a floor keeps a
+    // producer that sends every little while from filling it and pushing out other
+    // producers' duplicate detection.
+    if (this.topicIdleMs < MIN_TOPIC_IDLE_MS) throw invalid(`topicIdleMs must be at least ${MIN_TOPIC_IDLE_MS}, got ${this.topicIdleMs}`);
     if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`producer option sync must be a boolean, got ${String(opts.sync)}`);
     this.sync = opts.sync === true;
   }
