@@ -272,14 +272,21 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
     const publish = server.publish;
     let open!: () => void;
     const gate = new Promise<void>((res) => (open = res));
-    server.publish = (req, copy) => (req.topic === 'hog' ? publish.call(r.server, req, copy).then((v) => gate.then(() => v)) : publish.call(r.server, req, copy));
+    let hogArrived = false;
+    server.publish = (req, copy) => {
+      if (req.topic !== 'hog') return publish.call(r.server, req, copy);
+      hogArrived = true;
+      return publish.call(r.server, req, copy).then((v) => gate.then(() => v));
+    };
     const p = r.client.producer({ idempotent: true, lingerMs: 0, maxInFlight: 1, topicIdleMs: 1000 });
     try {
       assert.equal((await p.sendBatch('T', [{ value: 'a' }], { partition: 0 })).baseOffset, 0);
       const hog = p.sendBatch('hog', [{ value: 'h' }], { partition: 0 }); // holds the only slot
-      await sleep(20);
-      const b = p.sendBatch('T', [{ value: 'b' }], { partition: 0 }); // waits for the slot
+      await waitFor(() => hogArrived, 5000, "hog's publish at the server, holding the slot");
+      let bDone = false;
+      const b = p.sendBatch('T', [{ value: 'b' }], { partition: 0 }).finally(() => (bDone = true)); // waits for the slot
       await waitFor(() => !hasTopic(p, 'T'), 10_000, 'T forgotten while b waits (nothing of it numbered)');
+      assert.equal(bDone, false, 'b still waiting for the slot when T was forgotten');
       open();
       await hog;
       assert.equal((await b).baseOffset, 1);

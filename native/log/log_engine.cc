@@ -61,9 +61,10 @@ void LogEngine::OpenFlushFile() {
   // works, only without that placement. Only an optimisation: whatever goes wrong here
   // leaves every write on RWF_DSYNC, says why in flush_note_, and opens the broker.
   const std::string& dir = opts_.flush_dir;
-  const std::string parent = dir.substr(0, dir.find_last_of('/') == std::string::npos ? 0 : dir.find_last_of('/'));
+  const size_t slash = dir.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
   struct statfs fs;
-  if (statfs(parent.empty() ? "." : parent.c_str(), &fs) != 0 || fs.f_type != 0xEF53) return;  // only ext4 gains (PartitionLog)
+  if (statfs(parent.c_str(), &fs) != 0 || fs.f_type != 0xEF53) return;  // only ext4 gains (PartitionLog)
   auto off = [this](const std::string& why) {
     if (flush_fd_ >= 0) close(flush_fd_);
     flush_fd_ = -1;
@@ -374,9 +375,11 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
       one[0].fd = flush_fd_;
       one[0].path = &flush_path_;
       backend_->RunSyncs(one);
-      // An ext4 that went read-only after an error (errors=remount-ro) answers an fsync
-      // with success and no flush on kernels before 6.15; RWF_DSYNC writes would have
-      // failed there instead.
+      // Insurance for a file system made read-only under the broker without an error
+      // (an emergency remount): ext4's fsync then returns success with no flush, for
+      // RWF_DSYNC writes as for this one. After an ext4 error the writes and this fsync
+      // fail on their own (EROFS, or EIO on 6.6-6.14), and 6.15+ leaves the mount
+      // read-write (emergency_ro), so there this never fires.
       struct statvfs v;
       if (!one[0].error && fstatvfs(flush_fd_, &v) == 0 && (v.f_flag & ST_RDONLY)) one[0].error = EROFS;
       if (one[0].error) {

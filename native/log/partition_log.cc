@@ -618,9 +618,9 @@ Status PartitionLog::Headroom(int fd, const std::string& path, uint64_t bytes, c
   struct statfs sf;
   if (fstatfs(fd, &sf) != 0) return SysError("fstatfs", path, -1, errno);
   const uint64_t free_bytes = static_cast<uint64_t>(sf.f_bavail) * static_cast<uint64_t>(sf.f_bsize);
-  // And the file system's own blocks for the new extents, at worst one extent per block
-  // on a fragmented disk: ext4 keeps (bsize - 12) / 12 in an extent tree block, plus one
-  // for a new level. Without it a nearly full disk's appends went a block or two under
+  // And about the file system's own blocks for the new extents, counting one extent per
+  // block as on a badly fragmented disk: ext4 keeps (bsize - 12) / 12 in an extent tree
+  // block, plus one for a new level. Without it a nearly full disk's appends went a block or two under
   // the floor (and the file's tree blocks, counted in st_blocks, passed for data held).
   const uint64_t bsize = std::max<uint64_t>(1024, static_cast<uint64_t>(sf.f_bsize));
   const uint64_t per_tree_block = (bsize - 12) / 12;
@@ -629,8 +629,8 @@ Status PartitionLog::Headroom(int fd, const std::string& path, uint64_t bytes, c
   *fits = false;
   return Status::Error(Code::kResourceExhausted,
                        "no space for " + what + " of " + cfg_.label + ": the file system holding " + path + " has " +
-                           std::to_string(free_bytes) + " bytes free, and " + std::to_string(bytes) +
-                           " more (with the file system's extent blocks for them) would leave less than the broker's minFreeBytes (" + std::to_string(cfg_.min_free_bytes) + ")" +
+                           std::to_string(free_bytes) + " bytes free, and " + std::to_string(bytes) + " more (" +
+                           std::to_string(need) + " with the file system's extent blocks for them) would leave less than the broker's minFreeBytes (" + std::to_string(cfg_.min_free_bytes) + ")" +
                            kNoSpaceHint);
 }
 
