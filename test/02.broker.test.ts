@@ -256,6 +256,23 @@ describe('Broker: topics, produce, read, consume', () => {
 });
 
 describe('Embedded producer: order and batch size at the limits', () => {
+  it('keyless sendBatch calls without a partition go round the partitions, as the docs say (each is a whole batch: the sticky partition moves on)', async () => {
+    const b = await openBroker();
+    try {
+      await b.createTopic('rr', { partitions: 4 });
+      const p = b.producer();
+      const parts: number[] = [];
+      for (let i = 0; i < 8; i++) parts.push((await p.sendBatch('rr', [{ value: `v${i}` }])).partition);
+      assert.deepEqual([...new Set(parts)].sort(), [0, 1, 2, 3], `partitions used: ${parts.join(',')}`);
+      // A key still picks its partition, every time.
+      const keyed = new Set<number>();
+      for (let i = 0; i < 4; i++) keyed.add((await p.sendBatch('rr', [{ key: 'k', value: 'x' }])).partition);
+      assert.equal(keyed.size, 1);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('sends held back by the write queue go on in call order: a later send does not overtake them once the queue is below the mark but not yet down to half', async () => {
     const b = await openBroker({ testIoDelayMs: 100, writeHighWaterBytes: 100_000, maxPendingBytes: 70_000 });
     try {

@@ -298,6 +298,18 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
     }
   });
 
+  it('keyless sendBatch calls without a partition go round the partitions (each is a whole batch: the sticky partition moves on)', async () => {
+    await r.client.createTopic('rr', { partitions: 4 });
+    const p = r.client.producer({ lingerMs: 0 });
+    try {
+      const parts: number[] = [];
+      for (let i = 0; i < 8; i++) parts.push((await p.sendBatch('rr', [{ value: `v${i}` }])).partition);
+      assert.deepEqual([...new Set(parts)].sort(), [0, 1, 2, 3], `partitions used: ${parts.join(',')}`);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('topicIdleMs under 1000 ms is refused with INVALID_ARGUMENT (each forget costs the broker a producer id per partition)', () => {
     for (const bad of [0, 999, 1.5, -1]) assert.throws(() => r.client.producer({ topicIdleMs: bad }), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
   });

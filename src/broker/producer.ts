@@ -186,6 +186,9 @@ export class Producer implements ProducerApi {
       let bytes = BATCH_OVERHEAD;
       for (let i = 0; i < n; i++) bytes += this.checkSize(validateRecord(records[i], 'sendBatch to', topic, i), topic);
       const partition = this.choosePartition(t, records[0]!, opts.partition);
+      // A sendBatch is a whole batch: a keyless one moves the sticky partition on, as a cut
+      // accumulator does (or every keyless sendBatch went to one partition).
+      if (opts.partition === undefined && records[0]!.key == null) this.partitioner.batchCut(topic, partition);
       const limit = this.broker.maxBatchBytes;
       let batch: Buffer | null = null;
       if (bytes > limit) {

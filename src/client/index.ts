@@ -931,6 +931,9 @@ export class RemoteProducer implements ProducerApi {
     let partition: number;
     try {
       partition = this.partitioner.choose(topic, n, records[0]!.key, opts.partition);
+      // A sendBatch is a whole batch: a keyless one moves the sticky partition on, as a cut
+      // accumulator does (or every keyless sendBatch went to one partition).
+      if (opts.partition === undefined && records[0]!.key == null) this.partitioner.batchCut(topic, partition);
     } catch (e) {
       this.release(bytes);
       this.msgPool.release(prep.buf);
