@@ -298,13 +298,15 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
     }
   });
 
-  it('keyless sendBatch calls without a partition go round the partitions (each is a whole batch: the sticky partition moves on)', async () => {
+  it('keyless sendBatch calls without a partition spread over the partitions (each is a whole batch: the sticky partition moves on)', async () => {
     await r.client.createTopic('rr', { partitions: 4 });
     const p = r.client.producer({ lingerMs: 0 });
     try {
+      // The remote producer sticks to a random partition (as Kafka's does), not round-robin:
+      // 20 batches all on one of 4 by chance is 4 × 4^-20.
       const parts: number[] = [];
-      for (let i = 0; i < 8; i++) parts.push((await p.sendBatch('rr', [{ value: `v${i}` }])).partition);
-      assert.deepEqual([...new Set(parts)].sort(), [0, 1, 2, 3], `partitions used: ${parts.join(',')}`);
+      for (let i = 0; i < 20; i++) parts.push((await p.sendBatch('rr', [{ value: `v${i}` }])).partition);
+      assert.ok(new Set(parts).size >= 2, `partitions used: ${parts.join(',')}`);
     } finally {
       await p.close();
     }
