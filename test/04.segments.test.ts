@@ -1347,8 +1347,18 @@ describe('Zero ahead (BrokerOptions.zeroAheadBytes)', function () {
         sent.push(big);
         await p.send('t', { value: big, partition: 0 });
       }
-      // Zeros in more segments than the first (each gets at most 2 MiB of them).
-      await waitFor(() => b.zeroAheadBytesWritten > DEFAULT_ZERO_AHEAD_BYTES, 20_000, 'zeros after a roll');
+      // Zeros past the first 2 MiB. Steps follow small cycles and back off a second after
+      // a large one, so on a loaded machine the rounds above can end before a step reached
+      // a rolled segment (the CI's thread-backend stage once saw none): small sends go on
+      // until one has.
+      const until = Date.now() + 20_000;
+      while (b.zeroAheadBytesWritten <= DEFAULT_ZERO_AHEAD_BYTES && Date.now() < until) {
+        const v = `tail${sent.length}`;
+        sent.push(v);
+        await p.send('t', { value: v, partition: 0 });
+        await sleep(20);
+      }
+      assert.ok(b.zeroAheadBytesWritten > DEFAULT_ZERO_AHEAD_BYTES, `zeros after a roll: ${b.zeroAheadBytesWritten}`);
       assert.deepEqual((await readAll(b, 't', 0)).map((m) => m.value.toString()), sent);
       assert.ok((await b.describeTopic('t')).partitions[0]!.segments > 3, 'the segments should have rolled');
     } finally {
