@@ -502,6 +502,16 @@ function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
   };
 }
 
+/**
+ * A refusal of a batch an earlier attempt of which went unanswered says so: the refusal
+ * answers this attempt only (a topic deleted meanwhile, say), and the earlier one may
+ * still be written, as Kafka's producer says of a batch it expired.
+ */
+function unansweredError(b: OutBatch, err: UringmqError): UringmqError {
+  if (!b.unanswered) return err;
+  return new UringmqError(err.code, `${err.message}; an earlier attempt of this batch went out on a connection that broke before its answer, and may still be written`, { cause: err });
+}
+
 // ------------------------------------------------------------------------------------
 interface OutBatch {
   seq: number;
@@ -520,6 +530,12 @@ interface OutBatch {
   /** Rejects while the transport may still hold `msg`: the buffer is left to the GC, not reused. */
   abandon: (e: Error) => void;
   attempts: number;
+  /**
+   * An attempt went out on a stream that broke before its answer came: the server may
+   * still write that attempt (a connection it has not yet seen close, a proxy holding
+   * its bytes), whatever a later attempt is told.
+   */
+  unanswered: boolean;
   /** Why its stream last failed or its last attempt was refused for now: named if it times out. */
   lastError: UringmqError | null;
   /** Its topic's entry, which counts it as pending until it settles (RemoteProducer.settle). */
@@ -1231,6 +1247,7 @@ export class RemoteProducer implements ProducerApi {
           reject(e);
         },
         attempts: 0,
+        unanswered: false,
         lastError: null,
         topicState,
       };
@@ -1280,6 +1297,7 @@ export class RemoteProducer implements ProducerApi {
       // a batch over the server's limit: the server ended the stream because of it
       // (grpc-js refuses the request whole), and it would end every stream again.
       const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq).filter((b) => !this.refuseOversize(b, true));
+      for (const b of again) b.unanswered = true;
       this.inflight.clear();
       this.queue.unshift(...again);
       if (this.queue.length === 0) return;
@@ -1381,7 +1399,7 @@ export class RemoteProducer implements ProducerApi {
         if (err.code === 'INVALID_ARGUMENT' || err.code === 'TOPIC_NOT_FOUND') this.client.dropPartitionCount(b.topic);
         // Forgotten once its batches settle (this one as it is given up just below).
         if (err.code === 'TOPIC_NOT_FOUND') b.topicState.gone = true;
-        this.giveUp(b, err, false);
+        this.giveUp(b, unansweredError(b, err), false);
       }
     } else {
       b.resolve({ partition: res.partition, baseOffset: Number(res.base_offset) });
