@@ -9,6 +9,7 @@ import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
 import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
+import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
 import { openBroker, sleep, startServer, take, waitFor, type Running } from './helpers';
 import { BrokerServer } from '../src/grpc/server';
@@ -1281,6 +1282,87 @@ describe('gRPC server: plain records and sequences at their limits', function ()
       await expectStatus(unary(c, 'publish', { topic: 't', records: [{ value: Buffer.from('x') }], producer_id: -5, base_sequence: 0 }), grpc.status.INVALID_ARGUMENT);
       await expectStatus(unary(c, 'publish', { topic: 't', records: [{ value: Buffer.from('x') }], producer_id: 0, base_sequence: 7 }), grpc.status.INVALID_ARGUMENT);
       assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+
+  it('a PublishRequest of more than 10000 plain records is refused alone, counted before it is decoded (unary, and on a PublishStream that goes on); nothing of it is written, and 10000 are', async () => {
+    const r = await startServer();
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const records = (n: number) => Array.from({ length: n }, (_, i) => ({ value: Buffer.from([i & 0xff]) }));
+      const e = await expectStatus(unary(c, 'publish', { sequence: 7, topic: 't', partition: 0, records: records(MAX_PLAIN_RECORDS + 1) }), grpc.status.INVALID_ARGUMENT);
+      assert.match(e.details, /at most 10000 plain records; this one to t carried 10001/);
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
+      await unary(c, 'publish', { topic: 't', partition: 0, records: records(MAX_PLAIN_RECORDS) });
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, MAX_PLAIN_RECORDS);
+
+      const d = brokerService.publishStream!;
+      const s = c.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize, new grpc.Metadata());
+      const answers: Array<{ sequence: number; code: string; baseOffset: number }> = [];
+      const status = new Promise<grpc.ServiceError | null>((resolve) => {
+        s.on('data', (m: InstanceType<typeof pb.PublishResponse>) => answers.push({ sequence: Number(m.sequence), code: m.error?.code ?? '', baseOffset: Number(m.base_offset) }));
+        s.on('error', (err: grpc.ServiceError) => resolve(err));
+        s.on('status', (st: grpc.StatusObject) => st.code === grpc.status.OK && resolve(null));
+      });
+      s.write({ sequence: 1, topic: 't', partition: 0, records: records(3 * MAX_PLAIN_RECORDS) });
+      s.write({ sequence: 2, topic: 't', partition: 0, records: records(2) });
+      s.end();
+      assert.equal(await status, null, 'the stream ends cleanly');
+      assert.deepEqual(answers, [
+        { sequence: 1, code: 'INVALID_ARGUMENT', baseOffset: 0 },
+        { sequence: 2, code: '', baseOffset: MAX_PLAIN_RECORDS },
+      ]);
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, MAX_PLAIN_RECORDS + 2);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+
+  it('the server decodes a PublishRequest over the plain-records bound to its other fields, and a malformed one fails as protobufjs says', () => {
+    const fields = { sequence: 9, topic: 'tt', partition: 3, producer_id: 5, base_sequence: 11, sync: true };
+    const over = decodePublishRequest(pb.PublishRequest.encode({ ...fields, records: Array.from({ length: MAX_PLAIN_RECORDS + 5 }, () => ({ value: Buffer.from('v'), headers: { h: Buffer.from('x') } })) }).finish());
+    assert.equal(over.plainRecordsOver, MAX_PLAIN_RECORDS + 5);
+    assert.deepEqual([Number(over.sequence), over.topic, over.partition, Number(over.producer_id), over.base_sequence, over.sync, over.records.length], [9, 'tt', 3, 5, 11, true, 0]);
+    const within = decodePublishRequest(pb.PublishRequest.encode({ ...fields, records: [{ value: Buffer.from('v') }] }).finish());
+    assert.equal(within.plainRecordsOver, undefined);
+    assert.equal(within.records.length, 1);
+    const body = Buffer.from(pb.PublishRequest.encode({ ...fields, records: Array.from({ length: MAX_PLAIN_RECORDS + 1 }, () => ({ value: Buffer.from('v') })) }).finish());
+    for (const bad of [body.subarray(0, body.length - 1), Buffer.concat([body, Buffer.from([0x2a, 0x05, 0x01])]), Buffer.concat([body, Buffer.from([0x0b])])]) {
+      let ours: unknown;
+      let theirs: unknown;
+      try {
+        decodePublishRequest(bad);
+      } catch (err) {
+        ours = (err as Error).message;
+      }
+      try {
+        pb.PublishRequest.decode(bad);
+      } catch (err) {
+        theirs = (err as Error).message;
+      }
+      assert.ok(theirs !== undefined, 'malformed');
+      assert.equal(ours, theirs);
+    }
+  });
+
+  it('a plain-records Fetch answers at most 10000 records, however many fit, and the next fetch goes on', async () => {
+    const r = await startServer();
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      await r.broker.publishBatch('t', sealBatch(encodeBatch(Array.from({ length: 25_000 }, () => ({ value: Buffer.from('v') })))), 0);
+      const got: number[] = [];
+      for (let offset = 0, calls = 0; offset < 25_000 && calls < 10; calls++) {
+        const res = await unary<{ records: Array<{ offset: number }> }>(c, 'fetch', { topic: 't', partition: 0, offset, plain_records: true, max_bytes: 8 << 20 });
+        got.push(res.records.length);
+        offset = Number(res.records[res.records.length - 1]!.offset) + 1;
+      }
+      assert.deepEqual(got, [MAX_PLAIN_RECORDS, MAX_PLAIN_RECORDS, 5000]);
     } finally {
       c.close();
       await r.stop();

@@ -27,6 +27,7 @@ import type { BufferPool } from '../codec/buffer_pool';
 import { UringmqError } from '../errors';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from './framing';
 import { pb, type uringmq } from './proto';
+import { decodePublishRequest } from './publish_request';
 import { brokerService } from './service';
 import { CODE_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
 
@@ -113,7 +114,7 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
   if (typeof grpcHandler !== 'function' || grpcHandler.length !== 3 || s.channelzEnabled !== false) return false;
   const publish: CallKind<uringmq.v1.PublishRequest> = {
     name: 'PublishStream',
-    decode: (b) => pb.PublishRequest.decode(b),
+    decode: (b) => decodePublishRequest(b),
     open: opts.openPublish,
     pool: opts.pool,
     // What grpc-js's path sends too: the largest request this server reads.

@@ -16,6 +16,7 @@ import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/gro
 import { checkRecordSize, validateRecord } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from './proto';
 import { brokerService, isMalformed, type Malformed } from './service';
+import { MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
 import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
@@ -450,7 +451,9 @@ export class BrokerServer {
   }
 
   /** `copy` false: req.batch is the caller's until the promise settles (see publishBatch). */
-  private publish(req: Req<'PublishRequest'>, copy = true): Promise<PublishResult> {
+  private publish(req: DecodedPublishRequest, copy = true): Promise<PublishResult> {
+    if (req.plainRecordsOver !== undefined)
+      return Promise.reject(invalid(`a PublishRequest carries at most ${MAX_PLAIN_RECORDS} plain records; this one to ${req.topic} carried ${req.plainRecordsOver}, and nothing of it was written: send them in several requests, or as a RecordBatch (docs/FORMAT.md), which has no such bound`));
     const hasBatch = req.batch && req.batch.length > 0;
     const hasRecords = req.records && req.records.length > 0;
     if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
@@ -672,7 +675,9 @@ export class BrokerServer {
     if (req.plain_records) {
       // As many records as surely fit in one message; the client goes on after the last.
       let records: uringmq.v1.ConsumedRecord.$Properties[] = [];
-      plainRecordRuns(raw, offset, Number.MAX_SAFE_INTEGER, ps.index, 1, this.maxMessageBytes, (run) => {
+      // Not past MAX_PLAIN_RECORDS either, and none decoded past it: each costs this
+      // thread a few µs, and a fetch of 8 MiB of tiny records held it for a second.
+      plainRecordRuns(raw, offset, offset + MAX_PLAIN_RECORDS, ps.index, 1, this.maxMessageBytes, (run) => {
         records = run;
         return true;
       });
@@ -1020,7 +1025,7 @@ function plainRecordBytes(key: Buffer | null, value: Buffer, headers: Record<str
 /**
  * The records of `raw` in [from, to) as ConsumedRecords, in runs that each surely fit in
  * one message of `maxMessageBytes` (a small record takes more room as a ConsumedRecord
- * than in its batch); a run holds at least one record. `onRun` gets each run with the
+ * than in its batch) and hold at most MAX_PLAIN_RECORDS; a run holds at least one record. `onRun` gets each run with the
  * offsets it spans, the last ending at `to`; returning true stops there.
  */
 function plainRecordRuns(
@@ -1040,7 +1045,7 @@ function plainRecordRuns(
   decodeEach(raw, from, to, (offset, timestamp, key, value, headers) => {
     if (stopped) return;
     const size = plainRecordBytes(key, value, headers);
-    if (records.length > 0 && bytes + size > room) {
+    if (records.length > 0 && (bytes + size > room || records.length >= MAX_PLAIN_RECORDS)) {
       if (onRun(records, start, offset) === true) {
         stopped = true;
         return;

@@ -5,7 +5,8 @@
  * answer with INVALID_ARGUMENT (grpc-js would otherwise report INTERNAL).
  */
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
-import { pb } from './proto';
+import { pb, type uringmq } from './proto';
+import { decodePublishRequest } from './publish_request';
 
 export interface Malformed {
   readonly $malformed: string;
@@ -41,14 +42,17 @@ function method<Req, Res>(name: string, req: Codec<Req>, res: Codec<Res>, reques
   };
 }
 
+/** A PublishRequest's plain records past the bound are counted, not decoded (publish_request.ts). */
+const publishRequest: Codec<uringmq.v1.PublishRequest> = { encode: (m) => pb.PublishRequest.encode(m), decode: decodePublishRequest };
+
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export const brokerService: ServiceDefinition & Record<string, MethodDefinition<any, any>> = {
   createTopic: method('CreateTopic', pb.CreateTopicRequest, pb.TopicInfo, false, false),
   deleteTopic: method('DeleteTopic', pb.DeleteTopicRequest, pb.DeleteTopicResponse, false, false),
   listTopics: method('ListTopics', pb.ListTopicsRequest, pb.ListTopicsResponse, false, false),
   describeTopic: method('DescribeTopic', pb.DescribeTopicRequest, pb.TopicInfo, false, false),
-  publish: method('Publish', pb.PublishRequest, pb.PublishResponse, false, false),
-  publishStream: method('PublishStream', pb.PublishRequest, pb.PublishResponse, true, true),
+  publish: method('Publish', publishRequest, pb.PublishResponse, false, false),
+  publishStream: method('PublishStream', publishRequest, pb.PublishResponse, true, true),
   fetch: method('Fetch', pb.FetchRequest, pb.FetchResponse, false, false),
   subscribe: method('Subscribe', pb.SubscribeRequest, pb.SubscribeResponse, true, true),
   commitOffset: method('CommitOffset', pb.CommitOffsetRequest, pb.CommitOffsetResponse, false, false),
