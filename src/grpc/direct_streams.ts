@@ -186,12 +186,9 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
   };
   stream.on('data', (chunk: Buffer) => {
     if (call.over || aborted) return; // failed: what the client still sends is dropped
-    let messages: Buffer[];
-    try {
-      messages = reader.push(chunk);
-    } catch (e) {
-      return abort(e);
-    }
+    // The whole messages before one that cannot be read are taken first: the call
+    // ends only after they are answered (abort's contract).
+    const { messages, error } = reader.read(chunk);
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
       let req: Req;
@@ -207,6 +204,7 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
       }
       handler.request(req, pool ? m : null);
     }
+    if (error !== null && !aborted) abort(error);
   });
   stream.on('end', () => {
     // A reset ends the readable side too, before 'aborted' and 'close' say it was one:

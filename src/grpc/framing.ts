@@ -41,7 +41,28 @@ export class GrpcFrameReader {
   ) {}
 
   push(chunk: Buffer): Buffer[] {
+    const r = this.read(chunk);
+    if (r.error !== null) throw r.error;
+    return r.messages;
+  }
+
+  /**
+   * push(), except that a message that cannot be read (compressed, over the limit)
+   * does not take the whole messages before it in the chunk with it: they come back
+   * with the error, so that they can be answered before the call ends. After an
+   * error the reader's state is undefined: the caller reads nothing more.
+   */
+  read(chunk: Buffer): { messages: Buffer[]; error: unknown } {
     const out: Buffer[] = [];
+    try {
+      this.readInto(chunk, out);
+    } catch (e) {
+      return { messages: out, error: e };
+    }
+    return { messages: out, error: null };
+  }
+
+  private readInto(chunk: Buffer, out: Buffer[]): void {
     let pos = 0;
     while (pos < chunk.length) {
       if (this.body) {
@@ -80,7 +101,6 @@ export class GrpcFrameReader {
         }
       }
     }
-    return out;
   }
 
   /** True while part of a message has arrived and the rest has not. */
