@@ -20,7 +20,7 @@ import { UringmqError } from '../src/errors';
 import { routeDirectStreams } from '../src/grpc/direct_streams';
 import { brokerService } from '../src/grpc/service';
 import { pb } from '../src/grpc/proto';
-import { sleep, startServer, type Running } from './helpers';
+import { sleep, startServer, waitFor, type Running } from './helpers';
 
 function target(port: number, over: Partial<DirectTarget> = {}): DirectTarget {
   return { host: '127.0.0.1', port, tls: false, token: undefined, keepaliveTimeMs: 0, keepaliveTimeoutMs: 1000, maxMessageBytes: 1 << 20, ...over };
@@ -524,6 +524,42 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
   }
 
   for (const directStreams of [true, false]) {
+    it(`calls ended (by the client, or by a bad request) while their answers wait unread still count against maxConcurrentStreams until those are written: a client cannot pile them up one call after another (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
+      await withTopic({ directStreams, maxConcurrentStreams: 2 }, async (r) => {
+        const serverStreams: http2.ServerHttp2Stream[] = [];
+        const listeners = (r.server as unknown as { server: { http2Servers: Map<http2.Http2Server, unknown> } }).server.http2Servers;
+        for (const l of listeners.keys()) l.on('stream', (st: http2.ServerHttp2Stream) => serverStreams.push(st));
+        // A window of 0: nothing the server answers reaches this client.
+        const session = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 0 } });
+        session.on('error', () => undefined);
+        // Neither a batch nor records: each is answered at once (INVALID_ARGUMENT), ~90 bytes.
+        const body = pb.PublishRequest.encode({ sequence: 1, topic: 't' }).finish();
+        const chunk = Buffer.concat(Array.from({ length: 5000 }, () => framed(body)));
+        const malformed = framed(Buffer.from([0x0f]));
+        const statuses: string[] = [];
+        for (let i = 0; i < 24; i++) {
+          const st = session.request(PLAIN_HEADERS);
+          st.on('error', () => undefined);
+          st.on('response', (h) => h['grpc-status'] !== undefined && statuses.push(String(h['grpc-status'])));
+          st.pause(); // never reads
+          // Ends its side, or ends the call with a request the server cannot read.
+          if (i % 2) st.end(chunk);
+          else st.write(Buffer.concat([chunk, malformed]));
+          await sleep(100);
+        }
+        await sleep(500);
+        const live = serverStreams.filter((x) => !x.destroyed);
+        const queued = live.reduce((n, x) => n + x.writableLength, 0);
+        assert.ok(queued <= 4 << 20, `${queued} bytes of answers queued on the server, on ${live.length} streams`);
+        assert.ok(statuses.filter((c) => c === String(grpc.status.RESOURCE_EXHAUSTED)).length >= 20, `refused: ${statuses.join(',')}`);
+        session.destroy();
+        await waitFor(() => r.server.openStreams === 0); // each gives its place back once gone
+        assert.equal((await r.client.producer().send('t', { value: 'after', partition: 0 })).offset, 0);
+      });
+    });
+  }
+
+  for (const directStreams of [true, false]) {
     it(`a Subscribe client that never reads its deliveries (credit sent, messages redelivered at the deadline) makes the server hold deliveries back, not queue them without bound (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
       await withTopic({ directStreams }, async (r) => {
         const value = Buffer.alloc(4096, 1);
@@ -547,6 +583,35 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         assert.ok(peak <= 8 << 20, `${peak} bytes of deliveries queued on the server`);
         st.destroy();
         session.destroy();
+      });
+    });
+  }
+
+  for (const directStreams of [true, false]) {
+    it(`Subscribe calls the client ends without reading their deliveries still count against maxConcurrentStreams until those are written: they do not pile up one call after another (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
+      await withTopic({ directStreams, maxConcurrentStreams: 2 }, async (r) => {
+        const value = Buffer.alloc(4096, 1);
+        for (let i = 0; i < 40; i++) await r.broker.publishBatch('t', sealBatch(encodeBatch(Array.from({ length: 100 }, () => ({ value })))), 0); // ~16 MB
+        const serverStreams: http2.ServerHttp2Stream[] = [];
+        const listeners = (r.server as unknown as { server: { http2Servers: Map<http2.Http2Server, unknown> } }).server.http2Servers;
+        for (const l of listeners.keys()) l.on('stream', (st: http2.ServerHttp2Stream) => serverStreams.push(st));
+        const session = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 0 } });
+        session.on('error', () => undefined);
+        for (let i = 0; i < 10; i++) {
+          const st = session.request({ ...PLAIN_HEADERS, ':path': '/uringmq.v1.Broker/Subscribe' });
+          st.on('error', () => undefined);
+          st.pause(); // never reads
+          const init = { topic: 't', group: `g${i}`, from: pb.StartFrom.EARLIEST, max_unacked: 100_000, initial_credit: 100_000, flow: { min_window: 100_000 } };
+          st.write(framed(pb.SubscribeRequest.encode({ subscribe: init }).finish()));
+          await sleep(300);
+          st.end(); // the call ends (OK), its deliveries still unread
+        }
+        await sleep(500);
+        const live = serverStreams.filter((x) => !x.destroyed);
+        const queued = live.reduce((n, x) => n + x.writableLength, 0);
+        assert.ok(queued <= 12 << 20, `${queued} bytes of deliveries queued on the server, on ${live.length} streams`);
+        session.destroy();
+        await waitFor(() => r.server.openStreams === 0);
       });
     });
   }

@@ -551,12 +551,21 @@ export class BrokerServer {
     };
     this.streams.add(handle);
     let finished = false;
+    // The call holds its place among maxConcurrentStreams until its answers are written
+    // (or it is gone), not only until its status is decided: a client that ends its
+    // calls without reading their answers would otherwise pile them up, call after call.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.streams.delete(handle);
+    };
     const finish = () => {
       if (finished) return;
       finished = true;
-      this.streams.delete(handle);
       if (failure !== null) io.fail(failure);
       else io.end();
+      if (io.unflushed === 0) release(); // else once they are (onFlushed), or gone()
     };
     /** Nothing more is read; the call ends with e's status once the requests before it are answered. */
     const abort = (e: unknown) => {
@@ -580,7 +589,10 @@ export class BrokerServer {
       paused = false;
       io.resume();
     };
-    io.onFlushed = maybeResume;
+    io.onFlushed = () => {
+      if (!finished) maybeResume();
+      else if (io.unflushed === 0) release();
+    };
     const answer = (res: Buffer) => {
       inflight--;
       io.send(res);
@@ -639,7 +651,7 @@ export class BrokerServer {
       abort,
       gone: () => {
         finished = true;
-        this.streams.delete(handle);
+        release();
       },
     };
   }
@@ -726,6 +738,7 @@ export class BrokerServer {
       done = true;
       cleanup();
       io.fail(e);
+      if (io.unflushed === 0) release(); // else once they are written (onFlushed), or gone
     };
     const handle: StreamHandle = {
       shutdown: () => {
@@ -733,10 +746,17 @@ export class BrokerServer {
         done = true;
         cleanup();
         io.end();
+        if (io.unflushed === 0) release();
       },
     };
-    const cleanup = () => {
+    /** Gives the call's place among maxConcurrentStreams back: once it is done and its deliveries are written, or gone (as a PublishStream's). */
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       this.streams.delete(handle);
+    };
+    const cleanup = () => {
       const m = member;
       member = null;
       m?.leave();
@@ -797,6 +817,10 @@ export class BrokerServer {
     };
     // A member held back by backlogged() goes on once the client has read half of it.
     io.onFlushed = () => {
+      if (done) {
+        if (io.unflushed === 0) release();
+        return;
+      }
       if (!held || io.unflushed > MAX_UNREAD_DELIVERY_BYTES / 2) return;
       held = false;
       member?.wake();
@@ -900,6 +924,7 @@ export class BrokerServer {
       gone: () => {
         done = true;
         cleanup();
+        release();
       },
     };
   }
@@ -930,6 +955,9 @@ export class BrokerServer {
   }
 }
 
+/** The errors grpcJsCallIO's fail() emitted on a call: its status, not its end. */
+const statusErrors = new WeakSet<object>();
+
 /**
  * A grpc-js streaming call as the transport-neutral handlers see it. `send` writes a
  * serialized response (brokerService's responseSerialize passes a Buffer on); `ended`
@@ -959,7 +987,9 @@ function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buf
     },
     fail: (e) => {
       ended(codeOf(e));
-      call.emit('error', toServiceError(e));
+      const se = toServiceError(e);
+      statusErrors.add(se);
+      call.emit('error', se);
     },
   };
   return io;
@@ -982,7 +1012,9 @@ function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h
     cancelled(); // unless the call's status was already given
     h.gone();
   };
-  call.on('error', gone);
+  // The error this side emits to give the call its status (grpc-js then sends it once
+  // the answers before it are written, and emits 'cancelled') is not the call gone.
+  call.on('error', (e: unknown) => statusErrors.has(e as object) || gone());
   call.on('cancelled', gone);
 }
 
