@@ -2119,3 +2119,30 @@ describe('Consumer groups: late acks and nacks after commitOffset moved the part
       await c.close();
     });
 });
+
+describe('Consumer groups: review findings', function () {
+  this.timeout(60_000);
+  let broker: Broker;
+  let dir: string;
+  beforeEach(async () => {
+    dir = tmpDir();
+    broker = await openBroker({ dir });
+  });
+  afterEach(async () => broker.close());
+
+  it('a join refused for its flow options writes nothing: a later valid consumer from earliest gets every message', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 3; i++) await p.send('t', { value: `m${i}` });
+    for (const flow of [{ minWindow: 0 }, { minWindow: 1000 }, { feedbackIntervalMs: 1 }]) {
+      const bad = broker.consumer({ topic: 't', group: 'g', maxUnacked: 10, flow });
+      await assert.rejects(bad[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT', JSON.stringify(flow));
+      await bad.close();
+    }
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [-1], 'a refused join created the group (at latest)');
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const got = await take(c, 3, (m) => m.ack(), 3000);
+    assert.deepEqual(got.map((m) => m.value.toString()), ['m0', 'm1', 'm2']);
+    await c.close();
+  });
+});

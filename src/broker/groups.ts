@@ -652,6 +652,10 @@ export class GroupCoordinator {
       if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
       validateOffset(from.offset, 'from.offset');
     }
+    // Checked before the load: a new group's load writes its starting offsets, so a
+    // join refused after it (the member's flow options) left a group at `from` (by
+    // default the end), and a later valid consumer from 'earliest' missed the rest.
+    resolveFlowOptions(opts.flow, o.maxUnacked);
     const gs = await this.load(group, t.name, from);
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
