@@ -2145,4 +2145,29 @@ describe('Consumer groups: review findings', function () {
     assert.deepEqual(got.map((m) => m.value.toString()), ['m0', 'm1', 'm2']);
     await c.close();
   });
+  it('a consumer joining while its topic is being deleted ends with TOPIC_NOT_FOUND; nothing rejects unhandled (which crashes the process)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => void unhandled.push(e);
+    const listeners = process.listeners('unhandledRejection');
+    process.removeAllListeners('unhandledRejection'); // mocha's would report it elsewhere
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await broker.createTopic('t');
+      await broker.producer().send('t', { value: 'x' });
+      // The group in memory (a member came and went): the join's load answers at once.
+      const c0 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      await take(c0, 1);
+      await c0.close();
+      const del = broker.deleteTopic('t');
+      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      await assert.rejects(c[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
+      await del;
+      await c.close();
+      await sleep(100);
+      assert.deepEqual(unhandled.map((e) => String((e as Error).message)), []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      for (const l of listeners) process.on('unhandledRejection', l);
+    }
+  });
 });

@@ -658,7 +658,10 @@ export class GroupCoordinator {
     resolveFlowOptions(opts.flow, o.maxUnacked);
     const gs = await this.load(group, t.name, from);
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
-    if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
+    // t.deleted: deleteTopic has begun but not reached topicDeleted (which sets
+    // gs.deleted) yet. A member made then had a delivery loop whose first look-up of
+    // the topic threw outside its try: an unhandled rejection, which ends the process.
+    if (gs.deleted || t.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
     // Partitions only a commitOffset of another one put in the group start at this
     // member's `from`, written before anything is delivered (as a new group's, load()).
     let started = false;
@@ -674,7 +677,7 @@ export class GroupCoordinator {
       gs.dirty = true;
       await this.flush(gs);
       if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
-      if (gs.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
+      if (gs.deleted || t.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
     }
     const m = new GroupMember(this, gs, sink, o, opts.flow, initialCredit ?? o.maxUnacked, memberId);
     for (const ps of gs.parts) m.resetsSeen.set(ps.index, ps.resets);
@@ -1217,7 +1220,14 @@ export class GroupCoordinator {
   /** The delivery loop of one member: redeliveries first, then fresh batches. */
   private async pump(m: GroupMember): Promise<void> {
     const gs = m.state;
-    const t = this.broker.topicState(gs.topic);
+    let t: TopicState;
+    try {
+      t = this.broker.topicState(gs.topic);
+    } catch (e) {
+      // (never rejects: nothing awaits the loop)
+      this.leave(m, e instanceof UringmqError ? e : new UringmqError('TOPIC_NOT_FOUND', String(e)));
+      return;
+    }
     const waitOn: PartitionState[] = [];
     while (m.alive && !this.closed) {
       let delivered = false;
