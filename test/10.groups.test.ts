@@ -2170,4 +2170,33 @@ describe('Consumer groups: review findings', function () {
       for (const l of listeners) process.on('unhandledRejection', l);
     }
   });
+  it('a member that leaves while its delivery loop waits on a read arms no timer afterwards (the loop ends)', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'x' });
+    // Reads that wait (a backlog read from disk) until the test lets them go.
+    const b = broker as unknown as { readCached: (...a: unknown[]) => unknown; readRaw: (...a: unknown[]) => Promise<Buffer> };
+    const origCached = b.readCached;
+    const origRaw = b.readRaw;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reads = 0;
+    b.readCached = () => undefined;
+    b.readRaw = async (...a: unknown[]) => {
+      reads++;
+      await gate;
+      return origRaw.apply(broker, a);
+    };
+    try {
+      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      while (reads === 0) await sleep(5);
+      const member = [...(broker.groups as unknown as { groups: Map<string, { members: Map<string, unknown> }> }).groups.values()][0]!.members.values().next().value as { idleTimer: NodeJS.Timeout | null };
+      await c.close();
+      release();
+      await sleep(50);
+      assert.equal(member.idleTimer, null, 'the loop of a member that had left went to sleep on a fresh timer (it keeps the process up)');
+    } finally {
+      b.readCached = origCached;
+      b.readRaw = origRaw;
+    }
+  });
 });

@@ -1262,6 +1262,9 @@ export class GroupCoordinator {
         return;
       }
       if (delivered) continue;
+      // Left (or closed) while this pass awaited a read: leave() stopped the timers
+      // already, and a sleep now armed a fresh one (a second, holding the process up).
+      if (!m.alive || this.closed) break;
       waitOn.length = 0;
       for (const p of m.partitions) {
         const native = t.partitions[p];
