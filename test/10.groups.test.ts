@@ -2199,4 +2199,29 @@ describe('Consumer groups: review findings', function () {
       b.readRaw = origRaw;
     }
   });
+  it("a partition the group's file has no offset for (a commitOffset of another one) is written where a member's join started it: it resumes there after a restart", async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const p = broker.producer();
+    await p.sendBatch('t', [{ value: 'a0' }, { value: 'a1' }], { partition: 0 });
+    await p.sendBatch('t', [{ value: 'b0' }, { value: 'b1' }], { partition: 1 });
+    await broker.commitOffset('g', 't', 0, 2); // partition 1: none
+    await broker.close();
+    broker = await openBroker({ dir });
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [2, -1]);
+    // A member from 'latest' joins (partition 1 starts at its end, 2) and leaves before anything comes.
+    const c1 = broker.consumer({ topic: 't', group: 'g' });
+    const it = c1[Symbol.asyncIterator]();
+    const first = it.next().catch(() => undefined);
+    await sleep(50);
+    await c1.close();
+    await first;
+    await broker.producer().send('t', { value: 'b2', partition: 1 }); // published while the group has no member
+    await broker.close();
+    broker = await openBroker({ dir });
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [2, 2], "partition 1's start was never written");
+    const c2 = broker.consumer({ topic: 't', group: 'g' });
+    const got = await take(c2, 1, (m) => m.ack(), 3000);
+    assert.deepEqual(got.map((m) => `${m.partition}@${m.offset}:${m.value.toString()}`), ['1@2:b2']);
+    await c2.close();
+  });
 });

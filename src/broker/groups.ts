@@ -712,6 +712,8 @@ export class GroupCoordinator {
         // written name messages that are gone: new ones have taken their offsets.
         const cut = t.cutsAfter(saved?.run ?? 0, this.broker.run);
         const cutShort: string[] = [];
+        /** Partitions the file has no committed offset for (-1) that this load starts at `from`. */
+        let started = false;
         const rangesOf = new Map<number, StateRange[]>();
         for (const r of saved?.ranges ?? []) {
           const list = rangesOf.get(r.partition);
@@ -730,9 +732,12 @@ export class GroupCoordinator {
           else if (from === null) {
             start = info.startOffset;
             st.unset = true;
-          } else if (from === 'earliest') start = info.startOffset;
-          else if (from === 'latest' || from === undefined) start = info.endOffset;
-          else start = from.offset;
+          } else {
+            started = true;
+            if (from === 'earliest') start = info.startOffset;
+            else if (from === 'latest' || from === undefined) start = info.endOffset;
+            else start = from.offset;
+          }
           start = Math.min(Math.max(start, info.startOffset), info.endOffset);
           st.committed = st.next = start;
           if (resumes) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], Math.min(info.endOffset, bound), now);
@@ -750,7 +755,11 @@ export class GroupCoordinator {
         // redelivers what was delivered but not acked. Written later (the 20 ms flush), a
         // crash before that write found no file, and 'latest' moved the new group past
         // those messages. Only a written group is dropped from memory once idle (sweep).
-        if (!saved || cutShort.length > 0) {
+        // So are partitions a saved group had no offset for (-1: only a commitOffset of
+        // another partition made the group) that this join starts at its `from`: not
+        // written, the next load started them at 'latest' again, past what was published
+        // meanwhile (or delivered and unacked before a crash).
+        if (!saved || cutShort.length > 0 || started) {
           gs.dirty = true;
           try {
             await this.flush(gs);
