@@ -2224,4 +2224,12 @@ describe('Consumer groups: review findings', function () {
     assert.deepEqual(got.map((m) => `${m.partition}@${m.offset}:${m.value.toString()}`), ['1@2:b2']);
     await c2.close();
   });
+  it('a commitOffset racing deleteTopic is refused with TOPIC_NOT_FOUND, not answered as done', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'x' });
+    await broker.commitOffset('g', 't', 0, 0); // the group in memory: the commit's load answers at once
+    const del = broker.deleteTopic('t');
+    await assert.rejects(broker.commitOffset('g', 't', 0, 1), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
+    await del;
+  });
 });

@@ -1674,6 +1674,9 @@ export class GroupCoordinator {
     if (offset > info.endOffset)
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
     const gs = await this.load(group, topic, null);
+    // deleteTopic began meanwhile: the commit would be answered as done, and dropped
+    // with the group's file (the topic's own flag: topicDeleted may not have run yet).
+    if (gs.deleted || t.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${topic} was deleted`);
     const ps = gs.parts[partition]!;
     if (memberId !== undefined && ps.owner?.id !== memberId && !ps.unset) {
       // A member's commit of a partition a rebalance has given to another member since
