@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile, type StateRange } from '../src/broker/offsets_file';
 import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
-import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir } from './helpers';
+import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir, waitFor } from './helpers';
 import type { Client } from '../src/client';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
@@ -582,6 +582,30 @@ for (const mode of ['embedded', 'grpc'] as const) {
         while (ended.length === 0 && Date.now() < until) await sleep(20);
         assert.equal((ended[0] as { code?: string }).code, 'FAILED_PRECONDITION');
         await c.close();
+      });
+
+    if (mode === 'embedded')
+      it('a consumer first iterated later than its session timeout after it was made keeps its membership: it heartbeats from its join', async () => {
+        await broker.createTopic('t');
+        await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+        const c = broker.consumer({ topic: 't', group: 'late', from: 'earliest', sessionTimeoutMs: 300, ackDeadlineMs: 10_000 });
+        try {
+          await sleep(1200); // the app sets itself up before it iterates
+          assert.equal((await broker.describeTopic('t')).groups.find((g) => g.group === 'late')!.members.length, 1, 'still a member');
+          const it = c[Symbol.asyncIterator]();
+          const got: Array<[string, number]> = [];
+          for (let i = 0; i < 2; i++) {
+            const m = (await it.next()).value as ConsumedMessage;
+            got.push([m.value.toString(), m.deliveryCount]);
+            m.ack();
+          }
+          assert.deepEqual(got, [['a', 1], ['b', 1]]);
+          await waitFor(async () => (await broker.describeTopic('t')).groups.find((g) => g.group === 'late')!.committed[0] === 2, 5000, 'both acks committed');
+        } finally {
+          await c.close();
+        }
+        // Closed: its heartbeat timer is gone with it.
+        assert.equal((c as unknown as { beat: unknown }).beat, null);
       });
 
     if (mode === 'embedded')

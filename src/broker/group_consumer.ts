@@ -127,8 +127,26 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   /** @internal use broker.consumer({ topic, group }) */
   constructor(private readonly broker: Broker, coord: GroupCoordinator, opts: GroupConsumerOptions) {
     this.opts = ownOptions(opts);
-    this.joined = coord.join(this.opts, this).then((m) => (this.member = m));
+    this.joined = coord.join(this.opts, this).then((m) => {
+      this.member = m;
+      // Heartbeats from the join, not from the first iteration: the member holds its
+      // partitions from here, and an app that began iterating later than
+      // sessionTimeoutMs after making the consumer (setting up first) found it expired,
+      // its buffered deliveries taken back. One made and never iterated is bounded by
+      // the ack deadline, as one that stops iterating is. Slow handling keeps it too
+      // (as the remote client's own timer does): the session timeout is for consumers
+      // that are gone, ack deadlines for slow ones.
+      this.beat = setInterval(() => (m.alive && !this.ended ? m.heartbeat() : this.stopBeat()), Math.max(100, Math.floor(m.opts.sessionTimeoutMs / 3)));
+      this.beat.unref();
+      return m;
+    });
     this.joined.catch(() => undefined); // surfaced by the iterator
+  }
+
+  private beat: NodeJS.Timeout | null = null;
+  private stopBeat(): void {
+    if (this.beat) clearInterval(this.beat);
+    this.beat = null;
   }
 
   get memberId(): string | undefined {
@@ -172,6 +190,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     const m = await this.joined.catch(() => null);
     back.push(...this.unhanded());
     m?.leave(back);
+    this.stopBeat();
     this.ended = true;
     this.notify();
   }
@@ -211,17 +230,12 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
     const m = await this.joined;
     const acker: Acker = { ack: (p, o, r) => m.ack(p, o, o + 1, r), nack: (p, o, d, n, r) => m.nack(p, o, d, n, r) };
-    // Heartbeat while the consumer is open, also while the app is busy with a batch
-    // (as the remote client does from its own timer): slow handling is what ack
-    // deadlines are for; the session timeout is for consumers that are gone.
-    // Both timers stop themselves once the member is gone: close() while the app
-    // holds a batch (the generator suspended at its yield) never reaches `finally`.
+    // The heartbeat runs from the join (the constructor). The report timer stops itself
+    // once the member is gone: close() while the app holds a batch (the generator
+    // suspended at its yield) never reaches `finally`.
     const stopTimers = () => {
-      clearInterval(beat);
       clearInterval(report);
     };
-    const beat = setInterval(() => (m.alive ? m.heartbeat() : stopTimers()), Math.max(100, Math.floor(m.opts.sessionTimeoutMs / 3)));
-    beat.unref();
     // The same feedback the remote client sends, measured from this iterator.
     const meter = new FeedbackMeter();
     let inApp: number | undefined;
@@ -259,6 +273,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
       }
     } finally {
       stopTimers();
+      this.stopBeat();
       // Left early (a break out of the loop): the rest is given back as close() does.
       m.leave(this.unhanded());
     }
