@@ -332,6 +332,18 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await other.close();
   });
 
+  it('a Subscribe whose `from` is a StartFrom value the server does not know is INVALID_ARGUMENT, not LATEST; the group is not made', async () => {
+    const d = brokerService.subscribe!;
+    const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    st.on('data', () => undefined);
+    const err = new Promise<grpc.ServiceError>((resolve) => st.on('error', resolve));
+    st.write({ subscribe: { topic: 't', group: 'unknown-from', from: 7 } });
+    const e = await err;
+    assert.equal(e.code, grpc.status.INVALID_ARGUMENT, e.details);
+    assert.match(e.details, /subscribe\.from 7/);
+    assert.equal((await r.client.describeTopic('t')).groups.find((g) => g.group === 'unknown-from'), undefined);
+  });
+
   it('malformed protobuf → INVALID_ARGUMENT, server stays up', async () => {
     await expectStatus(unary(raw, 'publish', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), true), grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT');
     await expectStatus(unary(raw, 'createTopic', Buffer.from([0x0a, 0x50, 0x41]), true), grpc.status.INVALID_ARGUMENT);

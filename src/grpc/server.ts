@@ -829,6 +829,10 @@ export class BrokerServer {
       if (req.subscribe) {
         if (member || joining) throw new UringmqError('FAILED_PRECONDITION', 'this stream already subscribed');
         const s = req.subscribe;
+        // An enum value this server does not know (a newer client's) is not LATEST: a
+        // consumer that asked for something else would skip what it meant to read.
+        if (s.from !== undefined && s.from !== null && s.from !== pb.StartFrom.LATEST && s.from !== pb.StartFrom.EARLIEST && s.from !== pb.StartFrom.OFFSET)
+          throw new UringmqError('INVALID_ARGUMENT', `subscribe.from ${String(s.from)} is not a StartFrom this server knows (LATEST, EARLIEST or OFFSET)`);
         plain = !!s.plain_records;
         assignmentOnly = !!s.assignment_only;
         joining = true;
