@@ -42,6 +42,34 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     assert.equal((await values(b)).includes('seq0'), false);
   });
 
+  it('a batch whose sequence lies inside a remembered batch, not at its start, is OUT_OF_ORDER_SEQUENCE: never answered as a written duplicate', async () => {
+    const many = (seq: number, n: number) => sealBatch(encodeBatch(Array.from({ length: n }, (_, i) => ({ value: `seq${seq + i}` })), { producerId: PID, baseSequence: seq }));
+    await b.publishBatch('t', batch(0), 0);
+    // Sequences 1-5 in flight (and to fail: damaged); the same records cut otherwise,
+    // 3-5, sent meanwhile. They were answered as a duplicate (offset -1) at once, and
+    // never written when the batch that held them failed.
+    const bad = many(1, 5);
+    bad[16]! ^= 0xff;
+    const first = b.publishBatch('t', bad, 0);
+    const cut = b.publishBatch('t', many(3, 3), 0);
+    await expectCode(first, 'CORRUPT_BATCH');
+    const e = await expectCode(cut, 'OUT_OF_ORDER_SEQUENCE');
+    assert.match(e.message, /inside its batch of sequences 1 to 5/);
+    // Written: the same, after it is written too.
+    assert.equal((await b.publishBatch('t', many(1, 5), 0)).baseOffset, 1);
+    await expectCode(b.publishBatch('t', many(3, 3), 0), 'OUT_OF_ORDER_SEQUENCE');
+    // A header whose record count lies claims a range that the batch after it falls in.
+    const lying = encodeBatch([{ value: 'x' }], { producerId: PID, baseSequence: 6 });
+    lying.writeUInt32LE(1000, 24);
+    const l = b.publishBatch('t', sealBatch(lying), 0);
+    const next = b.publishBatch('t', batch(7), 0);
+    await expectCode(l, 'CORRUPT_BATCH');
+    await expectCode(next, 'OUT_OF_ORDER_SEQUENCE');
+    assert.equal((await b.publishBatch('t', batch(6), 0)).baseOffset, 6);
+    assert.equal((await b.publishBatch('t', batch(7), 0)).baseOffset, 7);
+    assert.deepEqual(await values(b), ['seq0', 'seq1', 'seq2', 'seq3', 'seq4', 'seq5', 'seq6', 'seq7']);
+  });
+
   it('a retry of a failed batch that nothing of its producer followed is written', async () => {
     await expectCode(b.publishBatch('t', damaged(0), 0), 'CORRUPT_BATCH');
     const retry = await b.publishBatch('t', batch(0), 0);

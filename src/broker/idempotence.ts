@@ -98,6 +98,7 @@ export class IdempotenceTable {
     const entries = this.producers.get(producerId);
     if (entries && entries.length > 0) {
       this.touch(producerId, entries);
+      let inside: Entry | null = null;
       for (const e of entries) {
         if (e.failed) {
           // A hole restored from a gap may span several batches.
@@ -105,7 +106,13 @@ export class IdempotenceTable {
           continue;
         }
         if (e.baseSequence === baseSequence) return this.retryOf(producerId, e, count);
+        if (within(baseSequence, e.baseSequence, e.count)) inside = e;
       }
+      // Inside a remembered batch but not at its start: not an old batch written before
+      // the window (answered as a duplicate below, unwritten), but a batch cut otherwise
+      // than the one sent first (or a header's count that lies). Answered as written
+      // while that batch was still in flight, its records were lost if it then failed.
+      if (inside) throw this.insideBatch(producerId, baseSequence, inside);
       const expected = nextSequence(entries[entries.length - 1]!);
       // Serial-number comparison: up to 2^30 behind `expected` is an old batch, ahead is a gap.
       const ahead = (baseSequence - expected + SEQ_MOD) % SEQ_MOD;
@@ -113,7 +120,11 @@ export class IdempotenceTable {
         // Older than the window: its append may still be under way ...
         const out = this.leftInFlight.get(producerId);
         if (out)
-          for (const e of out) if (e.baseSequence === baseSequence && !e.failed) return this.retryOf(producerId, e, count);
+          for (const e of out) {
+            if (e.failed || !within(baseSequence, e.baseSequence, e.count)) continue;
+            if (e.baseSequence === baseSequence) return this.retryOf(producerId, e, count);
+            throw this.insideBatch(producerId, baseSequence, e);
+          }
         // ... else it was written, unless it is a hole.
         const holes = this.holes.get(producerId);
         if (holes) for (const h of holes) if (within(baseSequence, h.baseSequence, h.count)) throw this.lostInOrder(producerId, baseSequence);
@@ -370,6 +381,13 @@ export class IdempotenceTable {
     if (e.count !== count)
       throw new UringmqError('OUT_OF_ORDER_SEQUENCE', `producer ${producerId} reused sequence ${e.baseSequence} on ${this.label} for a batch of a different size`);
     return { duplicate: e.result, entry: e };
+  }
+
+  private insideBatch(producerId: number, baseSequence: number, e: Entry): UringmqError {
+    return new UringmqError(
+      'OUT_OF_ORDER_SEQUENCE',
+      `producer ${producerId} sent sequence ${baseSequence} to ${this.label}, inside its batch of sequences ${e.baseSequence} to ${(e.baseSequence + e.count - 1) % SEQ_MOD}: a retry must be the same batch, whole`,
+    );
   }
 
   private lostInOrder(producerId: number, baseSequence: number): UringmqError {
