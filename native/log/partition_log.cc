@@ -1003,11 +1003,26 @@ void PartitionLog::RemoveRetired() {
   // ones past a .log that stayed would leave a gap after it (and its seal entry gone
   // with its .index), which an open takes for a torn tail and drops what follows —
   // the active segment included.
+  // Each removal is made durable before the next: one fsync of the directory after
+  // several unlinks lets a power cut keep any subset of them (ext4 without a journal
+  // writes the directory's blocks back in any order), and the same gap could be left
+  // on disk. Retention retires a segment or two at a time: two fsyncs each. At most
+  // kMaxRemovalsPerPass per pass, the rest at the next (a second later): these syncs
+  // run on the I/O thread, and a retention lowered over thousands of segments would
+  // hold every append behind them.
+  constexpr size_t kMaxRemovalsPerPass = 16;
   size_t done = 0;
-  while (done < unlink_retry_.size() && (unlink(unlink_retry_[done].c_str()) == 0 || errno == ENOENT)) done++;
-  bool removed = done > 0;
+  while (done < unlink_retry_.size() && done < kMaxRemovalsPerPass) {
+    if (dir_sync_pending_) {
+      if (FsyncDir(cfg_.dir) != 0) break;  // tried again at the next pass, before any other unlink
+      dir_sync_pending_ = false;
+    }
+    if (unlink(unlink_retry_[done].c_str()) == 0) dir_sync_pending_ = true;
+    else if (errno != ENOENT) break;
+    done++;
+  }
   unlink_retry_.erase(unlink_retry_.begin(), unlink_retry_.begin() + static_cast<std::ptrdiff_t>(done));
-  if (removed || dir_sync_pending_) dir_sync_pending_ = FsyncDir(cfg_.dir) != 0;
+  if (dir_sync_pending_) dir_sync_pending_ = FsyncDir(cfg_.dir) != 0;
 }
 
 Status PartitionLog::ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
