@@ -505,6 +505,14 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
       close(fd);
       return SysError("truncate torn tail of", path, static_cast<long long>(seg->size), e);
     }
+  } else if (cfg_.full_scan && fsync(fd) != 0) {
+    // After a crash of a run without sync, the data recovered here may never have been
+    // synced (buffered writes, extents converted in memory only). This run's durable
+    // appends land after it, and a power cut that kept them but lost it would leave a
+    // hole the next open cuts the log at, acknowledged records after it.
+    int e = errno;
+    close(fd);
+    return SysError("fsync", path, -1, e);
   }
 
   WriteUnit u;
