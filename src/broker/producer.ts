@@ -146,7 +146,15 @@ export class Producer implements ProducerApi {
       }
       if (acc.records.length === 0 && this.filled++ === 0) this.broker.activeProducers.add(this);
       const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
-      acc.records.push(rec);
+      // The record as it is now, not the caller's object: it is encoded when the batch
+      // is cut, and a caller that reuses or changes the object meanwhile (one record
+      // object filled anew per send) must not change what this send wrote, nor make
+      // the batch it shares fail to encode.
+      const own: RecordInput = { value: rec.value };
+      if (rec.key !== undefined && rec.key !== null) own.key = rec.key;
+      if (rec.headers !== undefined) own.headers = { ...rec.headers };
+      if (rec.timestamp !== undefined) own.timestamp = rec.timestamp;
+      acc.records.push(own);
       acc.bytes += size;
       // Closing: close()'s flushAll ran already, and this record (a held send resumed
       // after it) must not linger past it: close waits for it, and its timeout rejects
