@@ -56,6 +56,9 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await expectCode(Broker.open({ dir: tmpDir(), durability: { intervalMs: 0 } }), 'INVALID_ARGUMENT');
     await expectCode(Broker.open({ dir: tmpDir(), ioBackend: 'epoll' as never }), 'INVALID_ARGUMENT');
     await expectCode(Broker.open({} as never), 'INVALID_ARGUMENT');
+    // directIo: a string from a config file ('false') was taken as true, silently
+    for (const directIo of ['false', 'no', 0, 1, null])
+      await expectCode(Broker.open({ dir: tmpDir(), directIo: directIo as never }), 'INVALID_ARGUMENT');
     // nothing was written by any of it
     for (const part of (await broker.describeTopic('t')).partitions) assert.equal(part.endOffset, 0);
   });

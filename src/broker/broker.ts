@@ -371,6 +371,7 @@ export class Broker {
     const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
     const writeHighWaterBytes =
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
+    if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${JSON.stringify(opts.directIo)}`);
     const dir = path.resolve(opts.dir);
     await makeDirs(dir).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
