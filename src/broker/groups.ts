@@ -32,6 +32,7 @@ import { UringmqError, invalid, writeError } from '../errors';
 import { decodeBatches, readBatchSpan, recordAsBatch, sealBatch, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { RangeSet } from './range_set';
+import { fsyncDir } from './topic_store';
 import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
 import { BufferPool } from '../codec/buffer_pool';
 import { MAX_NACK_DELAY_MS, checkNackDelay, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
@@ -2334,15 +2335,26 @@ export async function removeGroupOffsets(groupsDir: string, topic: string): Prom
   }
   for (const g of groups) {
     if (!g.isDirectory()) continue;
-    const { file: current, legacyFile } = offsetsFiles(path.join(groupsDir, g.name), topic);
+    const groupDir = path.join(groupsDir, g.name);
+    const { file: current, legacyFile } = offsetsFiles(groupDir, topic);
+    let removed = false;
     for (const file of [current, legacyFile]) {
       try {
-        await fs.rm(file, { force: true });
+        await fs.unlink(file);
+        removed = true;
       } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${file}: ${(e as Error).message}`);
       }
     }
-    await removeIfEmpty(path.join(groupsDir, g.name)); // a group of that topic alone leaves no directory behind
+    // Durable before the caller goes on: createTopic makes a topic of the same name
+    // next, and a power cut that kept it and lost the unlink would give the new topic
+    // the deleted one's committed offsets.
+    if (removed)
+      await fsyncDir(groupDir).catch((e: Error) => {
+        throw new UringmqError('IO_ERROR', `cannot sync ${groupDir} after removing committed offsets: ${e.message}`);
+      });
+    await removeIfEmpty(groupDir); // a group of that topic alone leaves no directory behind
   }
 }
 
