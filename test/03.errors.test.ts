@@ -412,6 +412,24 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await b.close();
   });
 
+  it("a deleteTopic whose directory cannot be moved to the trash fails with a typed error and leaves the topic as it was: listed, readable, taking sends, deleted once it can be", async function () {
+    const p = broker.producer();
+    await p.send('t', { value: 'kept', partition: 0 });
+    const tdir = path.join(dir, 'topics', 't');
+    if (spawnSync('chattr', ['+i', tdir]).status !== 0) return this.skip(); // the rename out of topics/ fails (EPERM)
+    try {
+      const e = await expectCode(broker.deleteTopic('t'), 'IO_ERROR');
+      assert.ok(e instanceof UringmqError, `${e.constructor.name}: ${e.message}`);
+      assert.deepEqual(await broker.listTopics(), ['t']);
+      assert.deepEqual((await broker.read('t', 0, 0)).map((m) => m.value.toString()), ['kept']);
+      assert.equal((await p.send('t', { value: 'after', partition: 0 })).offset, 1);
+    } finally {
+      spawnSync('chattr', ['-i', tdir]);
+    }
+    await broker.deleteTopic('t');
+    assert.deepEqual(await broker.listTopics(), []);
+  });
+
   it('read(), describeTopic() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {
     await expectCode(broker.read('t', 0, 0, null as never), 'INVALID_ARGUMENT');
     await expectCode(broker.describeTopic('t', null as never), 'INVALID_ARGUMENT');

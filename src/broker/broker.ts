@@ -762,16 +762,33 @@ export class Broker {
       }
       await this.groupCoordinator?.topicDeleted(name);
       const trash = path.join(this.dir, 'trash');
-      await fs.mkdir(trash, { recursive: true });
       // Not named after the topic: a 249-character name plus a suffix would pass the
       // file system's 255-byte limit.
       const doomed = path.join(trash, `${Date.now()}-${process.pid}-${++trashSeq}`);
-      await fs.rename(t.dir, doomed);
-      await fsyncDir(path.join(this.dir, 'topics'));
-      // The groups' offsets only now: had they gone first, a crash before the rename
-      // would bring the topic back with its groups starting over from `from`.
-      await removeGroupOffsets(path.join(this.dir, 'groups'), name);
-      await fs.rm(doomed, { recursive: true, force: true });
+      try {
+        await fs.mkdir(trash, { recursive: true });
+        await fs.rename(t.dir, doomed);
+      } catch (e) {
+        // Not moved: the topic is still whole on disk, and comes back at the next open.
+        // It stays in this run too (its partitions opened again), not missing until then.
+        const err = writeError(`deleting topic ${name}: ${(e as Error).message}; the topic is kept`, e);
+        try {
+          const again = await this.openTopic(t.config, t.dir);
+          again.cuts = await readLogCuts(t.dir, t.config.partitions);
+        } catch (reopen) {
+          err.message += ` (but could not be opened again until the broker reopens: ${(reopen as Error).message})`;
+        }
+        throw err;
+      }
+      try {
+        await fsyncDir(path.join(this.dir, 'topics'));
+        // The groups' offsets only now: had they gone first, a crash before the rename
+        // would bring the topic back with its groups starting over from `from`.
+        await removeGroupOffsets(path.join(this.dir, 'groups'), name);
+        await fs.rm(doomed, { recursive: true, force: true });
+      } catch (e) {
+        throw e instanceof UringmqError ? e : writeError(`deleting topic ${name}: ${(e as Error).message}`, e);
+      }
     });
   }
 
