@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
+import { UringmqError, crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { validateBatch } from '../src/native';
 import { readBatchSpan, recordAsBatch, stampProducer, type RecordInput } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
@@ -19,6 +19,20 @@ describe('RecordBatch codec', () => {
     // chaining: crc(a+b) == crc(b, crc(a))
     const a = Buffer.from('hello '), b = Buffer.from('world');
     assert.equal(crc32c(b, crc32c(a)), crc32c(Buffer.concat([a, b])));
+  });
+
+  it('crc32c refuses what is not bytes, and a crc that is not a uint32, with a UringmqError (INVALID_ARGUMENT)', () => {
+    const bad: Array<() => unknown> = [
+      () => crc32c('123456789' as never),
+      () => crc32c(null as never),
+      () => crc32c(Buffer.from('a'), -1),
+      () => crc32c(Buffer.from('a'), 1.5),
+      () => crc32c(Buffer.from('a'), 2 ** 32),
+      () => crc32c(Buffer.from('a'), '7' as never),
+    ];
+    for (const f of bad)
+      assert.throws(f, (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT', String(f));
+    assert.equal(crc32c(Buffer.from('a'), 0xffffffff), crc32c(Buffer.from('a'), 0xffffffff)); // the largest crc is taken
   });
 
   it('computes CRC32C like a bytewise reference at every block boundary and alignment', () => {
