@@ -1229,6 +1229,44 @@ describe('fetch plane: consumers, groups and the server', () => {
     assert.deepEqual(commits, [], `committed ${JSON.stringify(commits)}: stale acks counted`);
   });
 
+  it('a delayed nack of a message of a partition the FetchConsumer lost and got back meanwhile does not rewind the new holding (its fetched chunks were dropped, the pump stalled)', async () => {
+    const fake = {
+      address: '127.0.0.1:1', token: undefined, fetchAddress: '127.0.0.1:1', isClosed: false,
+      describeTopic: async () => ({ partitions: [{ partition: 0, startOffset: 0, endOffset: 40 }] }),
+      committedState: async () => ({ offsets: [0], run: 1 }),
+      commitOffset: async () => undefined,
+      forget: () => undefined,
+      bidi: () => { throw new Error('unused'); },
+    };
+    type S = { generation: number; position: number; epoch: number; buffered: number; acker: { nack(p: number, o: number, d: number, n: number): void } };
+    // Internals, driven by hand: no server behind the fake client (no pumps run).
+    const c = new FetchConsumer(fake as never, { topic: 't', group: 'g', transport: 'fetch', partitions: [0] }) as unknown as {
+      parts: Map<number, S>;
+      chunks: Array<{ partition: number; epoch: number }>;
+      addPartitions(list: number[]): Promise<void>;
+      revoke(p: number): Promise<void>;
+    };
+    await c.addPartitions([0]);
+    const old = c.parts.get(0)!;
+    old.position = 40; // offsets 0..39 fetched and handed to the app
+    // The app nacks offset 10 with a delay; meanwhile a rebalance takes the partition away and gives it back.
+    old.acker.nack(0, 10, 100, 1);
+    await c.revoke(0);
+    await c.addPartitions([0]);
+    const now = c.parts.get(0)!;
+    assert.notEqual(now, old);
+    // The new holding's pump fetched a chunk the app has not taken yet.
+    now.position = 40;
+    now.buffered = 1;
+    const chunk = { partition: 0, raw: Buffer.alloc(0), from: 0, to: 40, epoch: now.epoch, acker: now.acker };
+    c.chunks.push(chunk);
+    const epoch = now.epoch;
+    await sleep(300); // the nack's delay passes
+    assert.equal(now.epoch, epoch, 'the new holding was rewound by a nack of the old one');
+    assert.deepEqual(c.chunks, [chunk], "the new holding's fetched chunk was dropped (its buffered count kept: the pump waits for ever)");
+    assert.equal(now.buffered, 1);
+  });
+
   it("a FetchConsumer whose topic was deleted and made again under the same name commits none of the old topic's positions to the new one, and reads the new one from its start", async () => {
     const dir = tmpDir();
     let broker = await openBroker({ dir });

@@ -910,7 +910,9 @@ export class FetchConsumer implements GroupConsumerApi {
     const s = this.parts.get(partition);
     if (!s) return;
     const apply = () => {
-      if (this.closed || offset >= s.position || generation !== s.generation) return;
+      // `s` as it was at the nack: a partition taken away and given back meanwhile has
+      // another state, whose chunks rewind() would drop (its pump left waiting for them).
+      if (this.closed || s.revoked || this.parts.get(partition) !== s || offset >= s.position || generation !== s.generation) return;
       this.rewind(s, offset);
     };
     if (delayMs > 0) setTimeout(apply, delayMs).unref();
