@@ -1706,3 +1706,50 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
       }
     });
 });
+
+describe('gRPC client consumer: a membership lost with a stalled connection', function () {
+  this.timeout(60_000);
+
+  it('a consumer whose connection stalled past its session timeout (the server expelled it) rejoins and goes on, instead of ending with FAILED_PRECONDITION', async () => {
+    const r = await startServer();
+    // A TCP proxy in front of the server that can stop carrying bytes for a while
+    // (a network that goes silent: the connection stays up).
+    const socks = new Set<net.Socket>();
+    const proxy = net.createServer((c) => {
+      const u = net.connect(r.server.port, '127.0.0.1');
+      for (const s of [c, u]) {
+        socks.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => (socks.delete(s), c.destroy(), u.destroy()));
+      }
+      c.pipe(u).pipe(c);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const c = await connect(`127.0.0.1:${(proxy.address() as net.AddressInfo).port}`);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const it = consumer[Symbol.asyncIterator]();
+      await r.client.producer().send('t', { value: 'a' });
+      const first = await it.next();
+      assert.equal(first.value?.value.toString(), 'a');
+      first.value!.ack();
+      await sleep(100);
+      // Silence for longer than the session timeout (10 s): no heartbeat reaches the server.
+      for (const s of socks) s.pause();
+      await sleep(11_500);
+      for (const s of socks) s.resume();
+      await r.client.producer().send('t', { value: 'b' });
+      const next = await Promise.race([it.next().then((x) => x, (e: UringmqError) => e), sleep(15_000).then(() => 'timeout' as const)]);
+      assert.ok(!(next instanceof Error), `the consumer ended: ${String(next)}`);
+      assert.notEqual(next, 'timeout');
+      assert.equal((next as IteratorResult<{ value: Buffer }>).value?.value.toString(), 'b');
+      await it.return?.();
+    } finally {
+      await c.close();
+      for (const s of socks) s.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+      await r.stop();
+    }
+  });
+});

@@ -6,3 +6,12 @@
 export function reconnectDelayMs(attempt: number): number {
   return Math.min(100 * 2 ** Math.min(attempt, 6), 5000);
 }
+
+/**
+ * The broker expelled a group member that stayed silent past its session timeout (its
+ * connection stalled, its heartbeats held up): its membership was lost, not refused. A
+ * consumer joins again, as after a lost connection; what it held unacked comes again.
+ */
+export function sessionExpired(e: { code: string; message: string }): boolean {
+  return e.code === 'FAILED_PRECONDITION' && /missed its session timeout/.test(e.message);
+}

@@ -30,7 +30,7 @@
 import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
-import { reconnectDelayMs } from './backoff';
+import { reconnectDelayMs, sessionExpired } from './backoff';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
@@ -746,7 +746,7 @@ export class FetchConsumer implements GroupConsumerApi {
       // A server going away is a reconnect (the pumps go on meanwhile); a refusal
       // (unknown topic, bad group name) ends the consumer.
       const e = err ? fromServiceError(err) : null;
-      if (e && !MEMBERSHIP_RETRYABLE.has(e.code)) return this.fail(e);
+      if (e && !MEMBERSHIP_RETRYABLE.has(e.code) && !sessionExpired(e)) return this.fail(e);
       setTimeout(() => this.openMembership(attempt + 1), reconnectDelayMs(attempt)).unref();
     };
     s.on('error', (e) => broken(e));

@@ -8,7 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { BufferPool } from '../codec/buffer_pool';
-import { reconnectDelayMs } from './backoff';
+import { reconnectDelayMs, sessionExpired } from './backoff';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
@@ -1686,7 +1686,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       this.stream = null;
       if (this.closed) return this.notify();
       const e = err ? fromServiceError(err) : new UringmqError('UNAVAILABLE', 'subscribe stream ended by the server');
-      if (!RETRYABLE.has(e.code)) {
+      if (!RETRYABLE.has(e.code) && !sessionExpired(e)) {
         this.fatal = e;
         return this.notify();
       }
