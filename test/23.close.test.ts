@@ -293,3 +293,38 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
     }
   });
 });
+
+describe('client.close(): consumers made while it runs', function () {
+  this.timeout(30_000);
+
+  it('a consumer made and iterated while client.close() is under way does not stay subscribed after it: its iteration ends, no heartbeat timer or stream is left', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const producer = r.client.producer({ lingerMs: 200 });
+      void producer.send('t', { value: 'lingering' }); // close() waits for it to land
+      const closing = r.client.close();
+      let made: ReturnType<typeof r.client.consumer> | null = null;
+      let ended: Promise<unknown> = Promise.resolve();
+      try {
+        made = r.client.consumer({ topic: 't', group: 'g', from: 'latest' });
+        const it = made[Symbol.asyncIterator]();
+        ended = it.next().then(
+          (x) => x,
+          (e: unknown) => e,
+        );
+      } catch (e) {
+        assert.ok(e instanceof UringmqError, String(e));
+        assert.equal(e.code, 'BROKER_CLOSED');
+      }
+      await closing;
+      const res = await Promise.race([ended, sleep(3000).then(() => 'hang' as const)]);
+      assert.notEqual(res, 'hang', 'the iteration of a consumer made during client.close() never ended');
+      // Nobody is still a member of the group once the client is closed.
+      const d = await waitFor(async () => ((await r.broker.describeTopic('t', { groups: true })).groups ?? []).every((g) => (g.members ?? []).length === 0), 3000).then(() => true, () => false);
+      assert.ok(d, 'the consumer made during close() is still a member of its group');
+    } finally {
+      await r.server.stop(2000);
+    }
+  });
+});

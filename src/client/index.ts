@@ -368,7 +368,9 @@ export class Client {
   consumer(opts: FetchConsumerOptions): FetchConsumer;
   consumer(opts: RemoteConsumerOptions): RemoteConsumer;
   consumer(opts: RemoteConsumerOptions | FetchConsumerOptions): RemoteConsumer | FetchConsumer {
-    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'client is closed');
+    // Also while close() runs: it closes the consumers it had when it began, and one made
+    // since would stay subscribed (its own connection, its heartbeats) after it.
+    if (this.closed || this.closing) throw new UringmqError('BROKER_CLOSED', 'client is closed');
     if (opts !== null && typeof opts === 'object' && opts.transport === 'fetch') {
       const f = new FetchConsumer(this, opts);
       this.closers.add(f);
