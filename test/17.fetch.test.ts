@@ -832,6 +832,33 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('a FetchConsumer closed while it joins its group (its first iteration under way) leaves no commit timer running after close()', async () => {
+    const broker = await openBroker();
+    const { client, close } = await fetchStack(broker);
+    try {
+      await client.createTopic('orders', { partitions: 2 });
+      for (const mode of ['member', 'partitions'] as const) {
+        const c = client.consumer({ topic: 'orders', group: `g-${mode}`, transport: 'fetch', commitIntervalMs: 20, ...(mode === 'partitions' ? { partitions: [0, 1] } : {}) });
+        const internals = c as unknown as { membership: unknown; parts: Map<number, unknown>; commit(): Promise<void> };
+        let commits = 0;
+        const commit = internals.commit.bind(c);
+        internals.commit = () => (commits++, commit());
+        const it = c[Symbol.asyncIterator]();
+        const first = it.next().then(() => undefined, () => undefined);
+        // Closed once the join is under way (member: its Subscribe stream open; partitions: its describe/committed look-ups).
+        await waitFor(() => (mode === 'member' ? internals.membership !== null : true), 5000);
+        if (mode === 'partitions') await new Promise((r) => setImmediate(r));
+        await c.close();
+        await first;
+        commits = 0;
+        await sleep(300);
+        assert.equal(commits, 0, `${mode}: ${commits} commits from a timer left running after close()`);
+      }
+    } finally {
+      await close();
+    }
+  });
+
   it('close() of a FetchConsumer reconnecting to a listener that went away returns at once: no waiting out a retry delay or a handshake timeout', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

@@ -627,6 +627,9 @@ export class FetchConsumer implements GroupConsumerApi {
     if (this.closed) return;
     if (this.opts.partitions) await this.addPartitions(this.opts.partitions);
     else await this.join();
+    // Closed while it joined (close() resolves the wait for the first assignment): a
+    // timer set now would commit for ever, close() having cleared none.
+    if (this.closed) return;
     // A commit that fails for now (the server restarting) is retried with the next one.
     this.commitTimer = setInterval(
       () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && RETRYABLE.has(e.code) ? undefined : this.fail(e))),
