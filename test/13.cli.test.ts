@@ -498,4 +498,23 @@ describe('CLI', function () {
     assert.equal(r.code, 2);
     assert.match(r.err, /line 1: .*partition 9/);
   });
+
+  /** serve with a short timeout: a server that starts instead of refusing is stopped (SIGTERM, reaped) and has status 0 or null. */
+  const serveBriefly = (args: string[]) => {
+    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'serve', '--port', '0', '--no-fetch', '--no-metrics', '--log-level', 'warn', ...args], { encoding: 'utf8', timeout: 15_000, killSignal: 'SIGKILL' });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+
+  it('serve refuses an empty TLS certificate and key (flag or config file) instead of serving plaintext', () => {
+    const dir = tmpDir();
+    let r = serveBriefly(['--dir', path.join(dir, 'never-made'), '--tls-cert', '', '--tls-key', '']);
+    assert.equal(r.code, 2, `served: ${r.out}${r.err}`);
+    assert.match(r.err, /INVALID_ARGUMENT: .*TLS/);
+    const cfg = path.join(dir, 'c.json');
+    fs.writeFileSync(cfg, '{"tlsCert": "", "tlsKey": ""}');
+    r = serveBriefly(['--dir', path.join(dir, 'never-made'), '--config', cfg]);
+    assert.equal(r.code, 2, `served: ${r.out}${r.err}`);
+    assert.match(r.err, /INVALID_ARGUMENT: .*TLS/);
+    assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
+  });
 });

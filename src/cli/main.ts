@@ -291,8 +291,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   // The server's settings and TLS files are checked before the data directory is
   // opened (and perhaps created): a bad value leaves nothing behind.
   const serverOpts: Omit<ServerOptions, 'broker'> = { host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
-  if (cfg.tlsCert || cfg.tlsKey) {
-    if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key');
+  // Given empty (`--tls-cert "$UNSET"`, "" in the file) is a mistake, not plaintext.
+  if (cfg.tlsCert !== undefined || cfg.tlsKey !== undefined) {
+    if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key, neither empty');
     const read = (file: string, what: string) => {
       try {
         return fs.readFileSync(file);
