@@ -517,4 +517,18 @@ describe('CLI', function () {
     assert.match(r.err, /INVALID_ARGUMENT: .*TLS/);
     assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
   });
+
+  it("serve refuses an empty --config instead of running on the defaults (also over URINGMQ_CONFIG)", () => {
+    const dir = tmpDir();
+    const cfg = path.join(dir, 'c.json');
+    fs.writeFileSync(cfg, '{"bogus": 1}');
+    let r = serveBriefly(['--dir', path.join(dir, 'never-made'), '--config', '']);
+    assert.equal(r.code, 2, `served: ${r.out}${r.err}`);
+    assert.match(r.err, /INVALID_ARGUMENT: .*config/);
+    // The flag wins over the environment's file: an empty one is not "use the environment's".
+    r = run(['serve', '--port', '0', '--no-fetch', '--no-metrics', '--dir', path.join(dir, 'never-made'), '--config', ''], undefined, { URINGMQ_CONFIG: cfg });
+    assert.equal(r.code, 2, `served: ${r.out}${r.err}`);
+    assert.match(r.err, /INVALID_ARGUMENT: --config/);
+    assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
+  });
 });

@@ -188,6 +188,8 @@ function testDefaultPort(which: 'FETCH' | 'METRICS'): number | undefined {
 /** defaults < config file < environment < flags */
 function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: testDefaultPort('FETCH') ?? 50052, metrics: true, metricsPort: testDefaultPort('METRICS') ?? 9464 };
+  // An empty --config (`--config "$UNSET"`) is a mistake, not "no file": it ran on the defaults.
+  if (flags.config === '') throw new UringmqError('INVALID_ARGUMENT', '--config needs a file');
   const file = (flags.config as string | undefined) ?? process.env.URINGMQ_CONFIG;
   const fileKeys = new Set<string>();
   if (file) {
