@@ -531,4 +531,12 @@ describe('CLI', function () {
     assert.match(r.err, /INVALID_ARGUMENT: --config/);
     assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
   });
+
+  it('an empty --tls-ca is refused, not taken for plaintext (nor for URINGMQ_TLS_CA)', async () => {
+    srv = await spawnServer(path.join(tmpDir(), 'data')); // plaintext
+    const server = `127.0.0.1:${srv.port}`;
+    const r = run(['topics', 'list', '--server', server, '--tls-ca', '']);
+    assert.equal(r.code, 2, `connected in plaintext: ${r.out}${r.err}`);
+    assert.match(r.err, /INVALID_ARGUMENT: --tls-ca/);
+  });
 });

@@ -468,6 +468,8 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
   // the default data directory here, and produce would write there.
   if (flags.server !== undefined && flags.server.trim() === '') throw new UringmqError('INVALID_ARGUMENT', '--server needs a host:port');
   if (flags.server !== undefined && flags.dir !== undefined) throw new UringmqError('INVALID_ARGUMENT', 'give --server (a running broker) or --dir (a data directory), not both');
+  // An empty --tls-ca (`--tls-ca "$UNSET"`) is not "no CA": it connected in plaintext.
+  if (flags.tlsCa === '') throw new UringmqError('INVALID_ARGUMENT', '--tls-ca needs a file');
   // The environment's CA is for --server commands: ignored with --dir (as the token is).
   const caFile = flags.tlsCa ?? (flags.server ? process.env.URINGMQ_TLS_CA || undefined : undefined);
   if (!flags.server) {
