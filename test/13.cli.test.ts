@@ -539,4 +539,16 @@ describe('CLI', function () {
     assert.equal(r.code, 2, `connected in plaintext: ${r.out}${r.err}`);
     assert.match(r.err, /INVALID_ARGUMENT: --tls-ca/);
   });
+
+  it("consume refuses an empty --group or --fetch-address, not taken for no group (nothing acked) or the default fetch port", () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);
+    assert.equal(run(['produce', 't', '--dir', dir], 'one\n').code, 0);
+    let r = run(['consume', 't', '--group', '', '--from', 'earliest', '--max', '1', '--dir', dir]);
+    assert.equal(r.code, 2, `consumed without a group: ${r.out}${r.err}`);
+    assert.match(r.err, /INVALID_ARGUMENT: --group/);
+    r = run(['consume', 't', '--group', 'g', '--transport', 'fetch', '--fetch-address', '', '--server', '127.0.0.1:1', '--max', '1']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /INVALID_ARGUMENT: --fetch-address/);
+  });
 });

@@ -697,6 +697,9 @@ export function program(): Command {
       const from = o.from === 'earliest' || o.from === 'latest' ? o.from : { offset: count(o.from) };
       if (typeof from === 'object' && Number.isNaN(from.offset))
         throw new UringmqError('INVALID_ARGUMENT', `--from must be 'earliest', 'latest' or an offset, got '${o.from}'`);
+      // Empty (`--group "$UNSET"`) is a mistake: it read as no group, printing without acking.
+      if (o.group === '') throw new UringmqError('INVALID_ARGUMENT', '--group needs a group name');
+      if (o.fetchAddress === '') throw new UringmqError('INVALID_ARGUMENT', '--fetch-address needs a host:port');
       if (o.group !== undefined && o.partition !== undefined)
         throw new UringmqError('INVALID_ARGUMENT', '--partition is for reading without --group: a group member reads the partitions the group assigns it');
       if (o.transport !== 'grpc' && o.transport !== 'fetch') throw new UringmqError('INVALID_ARGUMENT', `--transport must be 'grpc' or 'fetch', got '${o.transport}'`);
