@@ -125,6 +125,9 @@ describe('metrics', function () {
     await broker.close();
     text = await registry.metrics();
     assert.equal(value(text, 'uringmq_up'), 0);
+    // Free space is not read from a closed broker: no value, not the last one read.
+    assert.equal(value(text, 'uringmq_disk_free_bytes'), undefined, 'a closed broker kept its free-space reading');
+    assert.equal(value(text, 'uringmq_disk_min_free_bytes'), undefined);
   });
 
   for (const directStreams of [true, false]) {

@@ -52,8 +52,13 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const members = new Gauge({ name: 'uringmq_group_members', help: 'Members of the group on the topic', labelNames: ['group', 'topic'], registers, collect });
   const unacked = new Gauge({ name: 'uringmq_group_unacked', help: 'Messages delivered to the members and not yet acked', labelNames: ['group', 'topic'], registers, collect });
   const stalled = new Gauge({ name: 'uringmq_group_stalled_members', help: 'Members that let an ack deadline pass without acking (their partitions went to others)', labelNames: ['group', 'topic'], registers, collect });
-  const diskFree = new Gauge({ name: 'uringmq_disk_free_bytes', help: "Free space on the data directory's file system (as an unprivileged process may use it); appends stop at uringmq_disk_min_free_bytes", registers, collect });
-  const diskMin = new Gauge({ name: 'uringmq_disk_min_free_bytes', help: 'Free space appends leave on that file system (minFreeBytes): below it publishes get RESOURCE_EXHAUSTED', registers, collect });
+  // Without a reading (a closed broker, a directory gone) these have no value: a
+  // prom-client Gauge without labels shows 0 once reset (0 bytes free: a false alert)
+  // and kept the last reading of a closed broker.
+  let diskFreeBytes: number | null = null;
+  let diskMinBytes: number | null = null;
+  readingGauge(registry, 'uringmq_disk_free_bytes', "Free space on the data directory's file system (as an unprivileged process may use it); appends stop at uringmq_disk_min_free_bytes", collect, () => diskFreeBytes);
+  readingGauge(registry, 'uringmq_disk_min_free_bytes', 'Free space appends leave on that file system (minFreeBytes): below it publishes get RESOURCE_EXHAUSTED', collect, () => diskMinBytes);
   const queued = new Gauge({ name: 'uringmq_write_queue_bytes', help: 'Bytes accepted for writing and not yet written (with durability sync: not yet durable)', registers, collect });
   coreCounter(
     registers,
@@ -131,6 +136,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     up.set(broker.closed ? 0 : 1);
     info.reset();
     if (broker.closed) {
+      diskFreeBytes = diskMinBytes = null;
       topics.set(0);
       queued.set(0);
       streams?.set(0);
@@ -140,12 +146,12 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     info.set({ io_backend: broker.ioBackend, durability: typeof d === 'string' ? d : `interval_${d.intervalMs}ms` }, 1);
     queued.set(broker.queuedBytes);
     if (streams) streams.set(opts.server!.openStreams);
-    diskMin.set(broker.minFreeBytes);
+    diskMinBytes = broker.minFreeBytes;
     try {
       const st = await fs.statfs(broker.dir);
-      diskFree.set(st.bavail * st.bsize);
+      diskFreeBytes = st.bavail * st.bsize;
     } catch {
-      diskFree.reset(); // the directory is gone (a test's temp dir after close): no value, not a stale one
+      diskFreeBytes = null; // the directory is gone (a test's temp dir after close): no value, not a stale one
     }
     let names: string[];
     try {
@@ -289,6 +295,20 @@ function coreCounter(registers: Registry[], name: string, help: string, read: ()
       seen = now;
     },
   });
+}
+
+/** A gauge without labels that has no value while `read` returns null (after the scrape's pass, `collect`). */
+function readingGauge(registry: Registry, name: string, help: string, collect: () => Promise<void>, read: () => number | null): void {
+  registry.registerMetric({
+    name,
+    help,
+    async get() {
+      await collect();
+      const v = read();
+      return { name, help, type: 'gauge', values: v === null ? [] : [{ value: v, labels: {} }], aggregator: 'sum' };
+    },
+    reset() {},
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
 }
 
 function coreHistogram(registry: Registry, name: string, help: string, read: () => LogLatency | null): void {
