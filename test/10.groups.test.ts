@@ -1725,6 +1725,109 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.deepEqual((await take(c, 10)).map((m) => m.offset), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     await c.close();
   });
+
+  it('a join refused for its flow options writes nothing: a later valid consumer from earliest gets every message', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 3; i++) await p.send('t', { value: `m${i}` });
+    for (const flow of [{ minWindow: 0 }, { minWindow: 1000 }, { feedbackIntervalMs: 1 }]) {
+      const bad = broker.consumer({ topic: 't', group: 'g', maxUnacked: 10, flow });
+      await assert.rejects(bad[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT', JSON.stringify(flow));
+      await bad.close();
+    }
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [-1], 'a refused join created the group (at latest)');
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const got = await take(c, 3, (m) => m.ack(), 3000);
+    assert.deepEqual(got.map((m) => m.value.toString()), ['m0', 'm1', 'm2']);
+    await c.close();
+  });
+  it('a consumer joining while its topic is being deleted ends with TOPIC_NOT_FOUND; nothing rejects unhandled (which crashes the process)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => void unhandled.push(e);
+    const listeners = process.listeners('unhandledRejection');
+    process.removeAllListeners('unhandledRejection'); // mocha's would report it elsewhere
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await broker.createTopic('t');
+      await broker.producer().send('t', { value: 'x' });
+      // The group in memory (a member came and went): the join's load answers at once.
+      const c0 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      await take(c0, 1);
+      await c0.close();
+      const del = broker.deleteTopic('t');
+      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      await assert.rejects(c[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
+      await del;
+      await c.close();
+      await sleep(100);
+      assert.deepEqual(unhandled.map((e) => String((e as Error).message)), []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      for (const l of listeners) process.on('unhandledRejection', l);
+    }
+  });
+  it('a member that leaves while its delivery loop waits on a read arms no timer afterwards (the loop ends)', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'x' });
+    // Reads that wait (a backlog read from disk) until the test lets them go.
+    const b = broker as unknown as { readCached: (...a: unknown[]) => unknown; readRaw: (...a: unknown[]) => Promise<Buffer> };
+    const origCached = b.readCached;
+    const origRaw = b.readRaw;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reads = 0;
+    b.readCached = () => undefined;
+    b.readRaw = async (...a: unknown[]) => {
+      reads++;
+      await gate;
+      return origRaw.apply(broker, a);
+    };
+    try {
+      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      while (reads === 0) await sleep(5);
+      const member = [...(broker.groups as unknown as { groups: Map<string, { members: Map<string, unknown> }> }).groups.values()][0]!.members.values().next().value as { idleTimer: NodeJS.Timeout | null };
+      await c.close();
+      release();
+      await sleep(50);
+      assert.equal(member.idleTimer, null, 'the loop of a member that had left went to sleep on a fresh timer (it keeps the process up)');
+    } finally {
+      b.readCached = origCached;
+      b.readRaw = origRaw;
+    }
+  });
+  it("a partition the group's file has no offset for (a commitOffset of another one) is written where a member's join started it: it resumes there after a restart", async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const p = broker.producer();
+    await p.sendBatch('t', [{ value: 'a0' }, { value: 'a1' }], { partition: 0 });
+    await p.sendBatch('t', [{ value: 'b0' }, { value: 'b1' }], { partition: 1 });
+    await broker.commitOffset('g', 't', 0, 2); // partition 1: none
+    await broker.close();
+    broker = await openBroker({ dir });
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [2, -1]);
+    // A member from 'latest' joins (partition 1 starts at its end, 2) and leaves before anything comes.
+    const c1 = broker.consumer({ topic: 't', group: 'g' });
+    const it = c1[Symbol.asyncIterator]();
+    const first = it.next().catch(() => undefined);
+    await sleep(50);
+    await c1.close();
+    await first;
+    await broker.producer().send('t', { value: 'b2', partition: 1 }); // published while the group has no member
+    await broker.close();
+    broker = await openBroker({ dir });
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [2, 2], "partition 1's start was never written");
+    const c2 = broker.consumer({ topic: 't', group: 'g' });
+    const got = await take(c2, 1, (m) => m.ack(), 3000);
+    assert.deepEqual(got.map((m) => `${m.partition}@${m.offset}:${m.value.toString()}`), ['1@2:b2']);
+    await c2.close();
+  });
+  it('a commitOffset racing deleteTopic is refused with TOPIC_NOT_FOUND, not answered as done', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'x' });
+    await broker.commitOffset('g', 't', 0, 0); // the group in memory: the commit's load answers at once
+    const del = broker.deleteTopic('t');
+    await assert.rejects(broker.commitOffset('g', 't', 0, 1), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
+    await del;
+  });
 });
 
 describe('Consumer groups: a member acks and nacks only what was delivered to it', function () {
@@ -2142,118 +2245,4 @@ describe('Consumer groups: late acks and nacks after commitOffset moved the part
       assert.deepEqual(await broker.committedOffsets('g', 't'), [1]);
       await c.close();
     });
-});
-
-describe('Consumer groups: review findings', function () {
-  this.timeout(60_000);
-  let broker: Broker;
-  let dir: string;
-  beforeEach(async () => {
-    dir = tmpDir();
-    broker = await openBroker({ dir });
-  });
-  afterEach(async () => broker.close());
-
-  it('a join refused for its flow options writes nothing: a later valid consumer from earliest gets every message', async () => {
-    await broker.createTopic('t');
-    const p = broker.producer();
-    for (let i = 0; i < 3; i++) await p.send('t', { value: `m${i}` });
-    for (const flow of [{ minWindow: 0 }, { minWindow: 1000 }, { feedbackIntervalMs: 1 }]) {
-      const bad = broker.consumer({ topic: 't', group: 'g', maxUnacked: 10, flow });
-      await assert.rejects(bad[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT', JSON.stringify(flow));
-      await bad.close();
-    }
-    assert.deepEqual(await broker.committedOffsets('g', 't'), [-1], 'a refused join created the group (at latest)');
-    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
-    const got = await take(c, 3, (m) => m.ack(), 3000);
-    assert.deepEqual(got.map((m) => m.value.toString()), ['m0', 'm1', 'm2']);
-    await c.close();
-  });
-  it('a consumer joining while its topic is being deleted ends with TOPIC_NOT_FOUND; nothing rejects unhandled (which crashes the process)', async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (e: unknown) => void unhandled.push(e);
-    const listeners = process.listeners('unhandledRejection');
-    process.removeAllListeners('unhandledRejection'); // mocha's would report it elsewhere
-    process.on('unhandledRejection', onUnhandled);
-    try {
-      await broker.createTopic('t');
-      await broker.producer().send('t', { value: 'x' });
-      // The group in memory (a member came and went): the join's load answers at once.
-      const c0 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
-      await take(c0, 1);
-      await c0.close();
-      const del = broker.deleteTopic('t');
-      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
-      await assert.rejects(c[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
-      await del;
-      await c.close();
-      await sleep(100);
-      assert.deepEqual(unhandled.map((e) => String((e as Error).message)), []);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-      for (const l of listeners) process.on('unhandledRejection', l);
-    }
-  });
-  it('a member that leaves while its delivery loop waits on a read arms no timer afterwards (the loop ends)', async () => {
-    await broker.createTopic('t');
-    await broker.producer().send('t', { value: 'x' });
-    // Reads that wait (a backlog read from disk) until the test lets them go.
-    const b = broker as unknown as { readCached: (...a: unknown[]) => unknown; readRaw: (...a: unknown[]) => Promise<Buffer> };
-    const origCached = b.readCached;
-    const origRaw = b.readRaw;
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let reads = 0;
-    b.readCached = () => undefined;
-    b.readRaw = async (...a: unknown[]) => {
-      reads++;
-      await gate;
-      return origRaw.apply(broker, a);
-    };
-    try {
-      const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
-      while (reads === 0) await sleep(5);
-      const member = [...(broker.groups as unknown as { groups: Map<string, { members: Map<string, unknown> }> }).groups.values()][0]!.members.values().next().value as { idleTimer: NodeJS.Timeout | null };
-      await c.close();
-      release();
-      await sleep(50);
-      assert.equal(member.idleTimer, null, 'the loop of a member that had left went to sleep on a fresh timer (it keeps the process up)');
-    } finally {
-      b.readCached = origCached;
-      b.readRaw = origRaw;
-    }
-  });
-  it("a partition the group's file has no offset for (a commitOffset of another one) is written where a member's join started it: it resumes there after a restart", async () => {
-    await broker.createTopic('t', { partitions: 2 });
-    const p = broker.producer();
-    await p.sendBatch('t', [{ value: 'a0' }, { value: 'a1' }], { partition: 0 });
-    await p.sendBatch('t', [{ value: 'b0' }, { value: 'b1' }], { partition: 1 });
-    await broker.commitOffset('g', 't', 0, 2); // partition 1: none
-    await broker.close();
-    broker = await openBroker({ dir });
-    assert.deepEqual(await broker.committedOffsets('g', 't'), [2, -1]);
-    // A member from 'latest' joins (partition 1 starts at its end, 2) and leaves before anything comes.
-    const c1 = broker.consumer({ topic: 't', group: 'g' });
-    const it = c1[Symbol.asyncIterator]();
-    const first = it.next().catch(() => undefined);
-    await sleep(50);
-    await c1.close();
-    await first;
-    await broker.producer().send('t', { value: 'b2', partition: 1 }); // published while the group has no member
-    await broker.close();
-    broker = await openBroker({ dir });
-    assert.deepEqual(await broker.committedOffsets('g', 't'), [2, 2], "partition 1's start was never written");
-    const c2 = broker.consumer({ topic: 't', group: 'g' });
-    const got = await take(c2, 1, (m) => m.ack(), 3000);
-    assert.deepEqual(got.map((m) => `${m.partition}@${m.offset}:${m.value.toString()}`), ['1@2:b2']);
-    await c2.close();
-  });
-  it('a commitOffset racing deleteTopic is refused with TOPIC_NOT_FOUND, not answered as done', async () => {
-    await broker.createTopic('t');
-    await broker.producer().send('t', { value: 'x' });
-    await broker.commitOffset('g', 't', 0, 0); // the group in memory: the commit's load answers at once
-    const del = broker.deleteTopic('t');
-    await assert.rejects(broker.commitOffset('g', 't', 0, 1), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
-    await del;
-  });
 });

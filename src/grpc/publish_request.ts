@@ -23,7 +23,9 @@ const RECORDS_TAG = (5 << 3) | 2; // field 5, length-delimited
  * one), except that more than MAX_PLAIN_RECORDS plain records are counted, not decoded.
  */
 export function decodePublishRequest(b: Uint8Array): DecodedPublishRequest {
-  const over = overBound(b);
+  // Each record takes at least 2 bytes (its tag and its length): a request this short
+  // cannot be over the bound, and is not walked (the hot path: one request per batch).
+  const over = b.length > 2 * MAX_PLAIN_RECORDS ? overBound(b) : null;
   if (over === null) return pb.PublishRequest.decode(b);
   // The other fields (a few dozen bytes: sequence, topic, partition ...), without the
   // records, so the refusal can name its sequence and topic.
