@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_ZERO_AHEAD_BYTES, DIR_FORMAT } from '../src/broker/broker';
 import { Broker, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
-import { dropProducerSnapshot, expectCode, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, tmpDir, waitFor } from './helpers';
+import { dropProducerSnapshot, expectCode, hasStrace, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, straceNode, tmpDir, waitFor } from './helpers';
 
 async function readAll(b: Broker, topic: string, p: number, from = 0): Promise<Message[]> {
   const out: Message[] = [];
@@ -255,10 +255,7 @@ describe('Segments, index, retention and recovery', () => {
     // of them (ext4 without a journal writes the directory's blocks back in any order):
     // a segment's .log kept with its .index gone, the segments after it gone, reads as a
     // torn roll, and the open drops what follows it. Observed by strace, in a child.
-    if (spawnSync('strace', ['-V']).status !== 0) {
-      this.skip();
-      return;
-    }
+    if (!hasStrace()) return this.skip();
     const dir = tmpDir();
     const b = await openBroker({ dir });
     await b.createTopic('t', { segmentBytes: 8192 });
@@ -271,31 +268,17 @@ describe('Segments, index, retention and recovery', () => {
     const cfg = JSON.parse(fs.readFileSync(cfgPath, 'utf8'));
     cfg.retention = { maxBytes: 1 };
     fs.writeFileSync(cfgPath, JSON.stringify(cfg));
-    const trace = path.join(tmpDir(), 'trace');
     const src = path.join(__dirname, '..', 'src');
-    const r = spawnSync(
-      'strace',
-      ['-f', '-qq', '-o', trace, '-e', 'trace=unlink,unlinkat,openat,fsync', process.execPath, '--require', 'tsx/cjs', '-e',
-        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then(async (b) => { for (let i = 0; i < 100 && (await b.describeTopic('t')).partitions[0].startOffset === 0; i++) await new Promise((r) => setTimeout(r, 100)); await new Promise((r) => setTimeout(r, 300)); await b.close(); })`],
-      { encoding: 'utf8', timeout: 60_000 },
+    const calls = straceNode(
+      `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then(async (b) => { for (let i = 0; i < 100 && (await b.describeTopic('t')).partitions[0].startOffset === 0; i++) await new Promise((r) => setTimeout(r, 100)); await new Promise((r) => setTimeout(r, 300)); await b.close(); })`,
+      ['unlink', 'unlinkat', 'fsync'],
     );
-    assert.equal(r.status, 0, r.stderr);
     const partDir = path.dirname(logs[0]!);
-    const fdPath = new Map<number, string>();
-    const pendingOpen = new Map<string, string>();
     const events: string[] = [];
-    for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
-      const m = /^(\d+)\s+(.*)$/.exec(line);
-      if (!m) continue;
-      const [, tid, rest] = m as unknown as [string, string, string];
-      let open = /^openat\(AT_FDCWD, "([^"]+)".*= (\d+)$/.exec(rest);
-      if (open) fdPath.set(Number(open[2]), open[1]!);
-      else if ((open = /^openat\(AT_FDCWD, "([^"]+)".*<unfinished \.\.\.>$/.exec(rest))) pendingOpen.set(tid, open[1]!);
-      else if ((open = /^<\.\.\. openat resumed>.*= (\d+)$/.exec(rest)) && pendingOpen.has(tid)) fdPath.set(Number(open[1]), pendingOpen.get(tid)!);
-      const un = /^unlink(?:at)?\((?:AT_FDCWD, )?"([^"]+)"\S*\) = 0/.exec(rest);
-      if (un && path.dirname(un[1]!) === partDir && /\.(log|index)$/.test(un[1]!)) events.push(`unlink ${path.basename(un[1]!)}`);
-      const fs_ = /^(?:<\.\.\. )?fsync\((\d+)/.exec(rest);
-      if (fs_ && fdPath.get(Number(fs_[1])) === partDir) events.push('fsync dir');
+    for (const c of calls) {
+      const f = c.file;
+      if (c.call.startsWith('unlink') && c.result === 0 && f && path.dirname(f) === partDir && /\.(log|index)$/.test(f)) events.push(`unlink ${path.basename(f)}`);
+      if (c.call === 'fsync' && f === partDir) events.push('fsync dir');
     }
     const unlinks = events.filter((e) => e.startsWith('unlink'));
     assert.ok(unlinks.length >= 4, `retention removed ${unlinks.length} files: ${events.join(', ')}`);
@@ -731,10 +714,7 @@ describe('Segments, index, retention and recovery', () => {
     // The recovered data may never have been synced (buffered writes, extents converted
     // in memory only): a power cut that kept this run's synced appends but lost it would
     // leave a hole the next open cuts the log at, acknowledged records after it.
-    if (spawnSync('strace', ['-V']).status !== 0) {
-      this.skip();
-      return;
-    }
+    if (!hasStrace()) return this.skip();
     const dir = tmpDir();
     const b = await openBroker({ dir, durability: 'none' });
     await b.createTopic('t');
@@ -751,29 +731,13 @@ describe('Segments, index, retention and recovery', () => {
     state.clean = false;
     fs.writeFileSync(statePath, JSON.stringify(state));
     const L = segmentFiles(dir, 't', 0).at(-1)!;
-    const trace = path.join(tmpDir(), 'trace');
     const src = path.join(__dirname, '..', 'src');
-    const r = spawnSync(
-      'strace',
-      ['-f', '-qq', '-o', trace, '-e', 'trace=openat,fsync,fdatasync,pwrite64,pwritev2', process.execPath, '--require', 'tsx/cjs', '-e',
-        `const u = require(${JSON.stringify(src)}); u.Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'sync' }).then(async (b) => { await b.producer().send('t', { value: 'after', partition: 0 }); await b.close(); })`],
-      { encoding: 'utf8', timeout: 60_000, env: { ...process.env, URINGMQ_IO_BACKEND: 'thread' } },
+    const calls = straceNode(
+      `const u = require(${JSON.stringify(src)}); u.Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'sync' }).then(async (b) => { await b.producer().send('t', { value: 'after', partition: 0 }); await b.close(); })`,
+      ['fsync', 'fdatasync', 'pwrite64', 'pwritev2'],
+      { ...process.env, URINGMQ_IO_BACKEND: 'thread' }, // its writes are syscalls strace sees
     );
-    assert.equal(r.status, 0, r.stderr);
-    const fds = new Set<number>();
-    const pendingOpen = new Map<string, string>();
-    const events: string[] = [];
-    for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
-      const m = /^(\d+)\s+(.*)$/.exec(line);
-      if (!m) continue;
-      const [, tid, rest] = m as unknown as [string, string, string];
-      let open = /^openat\(AT_FDCWD, "([^"]+)".*= (\d+)$/.exec(rest);
-      if (open && open[1] === L) fds.add(Number(open[2]));
-      else if ((open = /^openat\(AT_FDCWD, "([^"]+)".*<unfinished \.\.\.>$/.exec(rest))) pendingOpen.set(tid, open[1]!);
-      else if ((open = /^<\.\.\. openat resumed>.*= (\d+)$/.exec(rest)) && pendingOpen.get(tid) === L) fds.add(Number(open[1]));
-      const call = /^(?:<\.\.\. )?(fsync|fdatasync|pwrite64|pwritev2)\((\d+)/.exec(rest);
-      if (call && fds.has(Number(call[2]))) events.push(call[1]!.startsWith('pwrite') ? 'write' : 'sync');
-    }
+    const events = calls.filter((c) => c.file === L).map((c) => (c.call.startsWith('pwrite') ? 'write' : 'sync'));
     const firstWrite = events.indexOf('write');
     assert.ok(firstWrite >= 0, `no write to ${L}: ${events.join(', ')}`);
     assert.ok(events.indexOf('sync') >= 0 && events.indexOf('sync') < firstWrite, `the recovered segment was not synced before this run wrote to it: ${events.join(', ')}`);
@@ -787,10 +751,7 @@ describe('Segments, index, retention and recovery', () => {
     // (never synced); a later run with sync trusts the seal entry, acks appends to the
     // next segment, and a power cut then must not find the seal entry durable but the
     // data (or the cut) not. Observed by strace: the order of the syscalls the open makes.
-    if (spawnSync('strace', ['-V']).status !== 0) {
-      this.skip();
-      return;
-    }
+    if (!hasStrace()) return this.skip();
     const dir = tmpDir();
     let b = await openBroker({ dir, durability: 'none' });
     await b.createTopic('t', { segmentBytes: 8192 });
@@ -806,35 +767,12 @@ describe('Segments, index, retention and recovery', () => {
     // The files a crash in the roll's cycle leaves: no seal entry, the data block-padded.
     fs.truncateSync(Lindex, fs.statSync(Lindex).size - 8);
     fs.truncateSync(L, Math.ceil(size / 4096) * 4096 + 4096);
-    const trace = path.join(tmpDir(), 'trace');
     const src = path.join(__dirname, '..', 'src');
-    const r = spawnSync(
-      'strace',
-      ['-f', '-qq', '-o', trace, '-e', 'trace=openat,close,fsync,fdatasync,pwrite64,truncate,ftruncate', process.execPath, '--require', 'tsx/cjs', '-e',
-        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then((b) => b.close())`],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
-    assert.equal(r.status, 0, r.stderr);
-    // Replays the trace: which file each descriptor names, and what happened to L.
-    const fdPath = new Map<number, string>();
-    const pendingOpen = new Map<string, string>(); // tid -> path of an openat not finished yet
+    const calls = straceNode(`require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then((b) => b.close())`, ['fsync', 'fdatasync', 'pwrite64', 'truncate', 'ftruncate']);
     const events: string[] = [];
-    for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
-      const m = /^(\d+)\s+(.*)$/.exec(line);
-      if (!m) continue;
-      const [, tid, rest] = m as unknown as [string, string, string];
-      let open = /^openat\(AT_FDCWD, "([^"]+)".*= (\d+)$/.exec(rest);
-      if (open) fdPath.set(Number(open[2]), open[1]!);
-      else if ((open = /^openat\(AT_FDCWD, "([^"]+)".*<unfinished \.\.\.>$/.exec(rest))) pendingOpen.set(tid, open[1]!);
-      else if ((open = /^<\.\.\. openat resumed>.*= (\d+)$/.exec(rest)) && pendingOpen.has(tid)) fdPath.set(Number(open[1]), pendingOpen.get(tid)!);
-      const call = /^(?:<\.\.\. )?(fsync|fdatasync|pwrite64|ftruncate)\((\d+)/.exec(rest);
-      if (call) {
-        const p = fdPath.get(Number(call[2]));
-        if (p === L) events.push(`${call[1]} log`);
-        if (p === Lindex && call[1] === 'pwrite64') events.push('write index');
-      }
-      const trunc = /^truncate\("([^"]+)"/.exec(rest);
-      if (trunc && trunc[1] === L) events.push('truncate log');
+    for (const c of calls) {
+      if (c.file === L) events.push(`${c.call} log`);
+      if (c.file === Lindex && c.call === 'pwrite64') events.push('write index');
     }
     const sealAt = events.indexOf('write index');
     assert.ok(sealAt >= 0, `the open wrote no index for ${L}: ${events.join(', ')}`);

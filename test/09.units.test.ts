@@ -410,6 +410,7 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
     IO_URING_UNAVAILABLE: status.INTERNAL,
     INTERNAL: status.INTERNAL,
     UNAUTHENTICATED: status.UNAUTHENTICATED,
+    SESSION_EXPIRED: status.FAILED_PRECONDITION,
   };
 
   it('every code goes out as its gRPC status with the exact code in the trailer, and comes back as the same code', () => {

@@ -33,7 +33,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, take, tmpDir, waitFor } from './helpers';
+import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, take, tcpProxy, tmpDir, waitFor } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -863,34 +863,20 @@ describe('fetch plane: consumers, groups and the server', () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
     const fsrv = await broker.startFetchServer({ port: 0 });
-    // A TCP proxy in front of the fetch listener; `mode` changes what new connections get.
-    let mode: 'forward' | 'refuse' | 'silent' = 'forward';
-    const socks = new Set<net.Socket>();
-    const proxy = net.createServer((c) => {
-      if (mode === 'refuse') return void c.destroy();
-      socks.add(c);
-      c.on('error', () => undefined).on('close', () => socks.delete(c));
-      if (mode === 'silent') return; // accepted, never answers the hello
-      const u = net.connect(fsrv.port, '127.0.0.1');
-      socks.add(u);
-      u.on('error', () => undefined).on('close', () => (socks.delete(u), c.destroy()));
-      c.on('close', () => u.destroy());
-      c.pipe(u).pipe(c);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${(proxy.address() as net.AddressInfo).port}` });
+    const proxy = await tcpProxy(fsrv.port); // in front of the fetch listener
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${proxy.port}` });
     try {
       await broker.createTopic('t');
       await broker.producer().send('t', { value: 'a', partition: 0 });
       for (const [i, m] of (['silent', 'refuse'] as const).entries()) {
-        mode = 'forward';
+        proxy.mode = 'forward';
         const c = client.consumer({ topic: 't', group: `g${i}`, transport: 'fetch', from: 'earliest', maxWaitMs: 100 });
         const it = c[Symbol.asyncIterator]();
         const first = await it.next();
         first.value!.ack();
         const next = it.next().catch(() => undefined);
-        mode = m;
-        for (const s of socks) s.destroy();
+        proxy.mode = m;
+        proxy.cut();
         await sleep(m === 'silent' ? 1500 : 7000); // refused: retries 100 ms apart, then 200, ... 3200, then 5000
         const t0 = Date.now();
         await c.close();
@@ -900,8 +886,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       }
     } finally {
       await client.close();
-      for (const s of socks) s.destroy();
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
       fsrv.close();
       await server.stop(2000);
       await broker.close();

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -54,6 +55,96 @@ export async function holdPort(): Promise<{ port: number; release(): void }> {
     l.listen(0, '127.0.0.1', resolve);
   });
   return { port: (l.address() as net.AddressInfo).port, release: () => void l.close() };
+}
+
+/**
+ * A TCP proxy on loopback in front of `upstreamPort`, for tests of a network that fails.
+ * `mode` is what a new connection gets: forwarded, closed at once (`refuse`), or
+ * accepted and never answered (`silent`). The live connections can be paused (the
+ * network goes silent, the connections stay up), resumed, or cut.
+ */
+export async function tcpProxy(upstreamPort: number) {
+  const socks = new Set<net.Socket>();
+  const srv = net.createServer((c) => {
+    if (px.mode === 'refuse') return void c.destroy();
+    socks.add(c);
+    c.on('error', () => undefined).on('close', () => socks.delete(c));
+    if (px.mode === 'silent') return;
+    const u = net.connect(upstreamPort, '127.0.0.1');
+    socks.add(u);
+    u.on('error', () => undefined).on('close', () => (socks.delete(u), c.destroy()));
+    c.on('close', () => u.destroy());
+    c.pipe(u).pipe(c);
+  });
+  const px = {
+    mode: 'forward' as 'forward' | 'refuse' | 'silent',
+    port: 0,
+    pause: () => socks.forEach((s) => s.pause()),
+    resume: () => socks.forEach((s) => s.resume()),
+    cut: () => socks.forEach((s) => s.destroy()),
+    close: async () => {
+      px.cut();
+      await new Promise<void>((resolve) => srv.close(() => resolve()));
+    },
+  };
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  px.port = (srv.address() as net.AddressInfo).port;
+  return px;
+}
+
+/** One system call a traced child made: its name, the file it names (its path argument, or what its descriptor was opened as), every path among its arguments, and its result. */
+export interface TracedCall {
+  call: string;
+  file: string | undefined;
+  paths: string[];
+  result: number;
+}
+
+/** strace runs here (tests that need it skip without it). */
+export const hasStrace = (): boolean => spawnSync('strace', ['-V']).status === 0;
+
+/**
+ * Runs `script` in a child Node (with tsx, so it may require ../src) under strace and
+ * returns the calls named in `syscalls`, in the order they finished, across all its
+ * threads: for tests of the order of syscalls that durability rests on (what a power cut
+ * can keep). Throws when the child fails.
+ */
+export function straceNode(script: string, syscalls: readonly string[], env: NodeJS.ProcessEnv = process.env): TracedCall[] {
+  const trace = path.join(tmpDir(), 'trace');
+  const r = spawnSync('strace', ['-f', '-qq', '-o', trace, '-e', `trace=${[...new Set(['openat', 'close', ...syscalls])].join(',')}`, process.execPath, '--require', 'tsx/cjs', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env,
+  });
+  if (r.status !== 0) throw new Error(`the traced child failed (${r.status ?? r.signal}): ${r.stderr}`);
+  const wanted = new Set(syscalls);
+  const fdPath = new Map<number, string>();
+  const unfinished = new Map<string, string>(); // thread -> the start of a call another thread's line interrupted
+  const out: TracedCall[] = [];
+  for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
+    const m = /^(\d+)\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const [, tid, rest] = m as unknown as [string, string, string];
+    if (rest.endsWith('<unfinished ...>')) {
+      unfinished.set(tid, rest.slice(0, -'<unfinished ...>'.length).trimEnd());
+      continue;
+    }
+    const resumed = /^<\.\.\. \w+ resumed>(.*)$/.exec(rest);
+    const whole = resumed ? (unfinished.get(tid) ?? '') + resumed[1] : rest;
+    unfinished.delete(tid);
+    const c = /^(\w+)\((.*)\)\s+=\s+(-?\d+)/.exec(whole);
+    if (!c) continue;
+    const [, call, args, res] = c as unknown as [string, string, string, string];
+    const result = Number(res);
+    const paths = [...args.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((x) => x[1]!);
+    const fdArg = /^(\d+)(?:,|$)/.exec(args);
+    const fd = fdArg ? Number(fdArg[1]) : undefined;
+    const file = fd !== undefined ? fdPath.get(fd) : paths[0];
+    if (call === 'openat' && result >= 0 && paths[0] !== undefined) fdPath.set(result, paths[0]);
+    if (wanted.has(call)) out.push({ call, file, paths, result });
+    if (call === 'close' && fd !== undefined) fdPath.delete(fd);
+  }
+  return out;
 }
 
 /** The log files of one partition. */

@@ -1559,7 +1559,7 @@ export class GroupCoordinator {
       }
       for (const m of [...gs.members.values()]) {
         if (now - m.lastSeen > m.opts.sessionTimeoutMs) {
-          this.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
+          this.leave(m, new UringmqError('SESSION_EXPIRED', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
           continue;
         }
         if (m.flow.tick(m.unacked, mono) && m.canDeliver()) m.wake();

@@ -11,7 +11,9 @@ export function reconnectDelayMs(attempt: number): number {
  * The broker expelled a group member that stayed silent past its session timeout (its
  * connection stalled, its heartbeats held up): its membership was lost, not refused. A
  * consumer joins again, as after a lost connection; what it held unacked comes again.
+ * The broker says so with its own code (the `uringmq-code` trailer SESSION_EXPIRED on a
+ * FAILED_PRECONDITION status), so no message text is read.
  */
-export function sessionExpired(e: { code: string; message: string }): boolean {
-  return e.code === 'FAILED_PRECONDITION' && /missed its session timeout/.test(e.message);
+export function sessionExpired(e: { code: string }): boolean {
+  return e.code === 'SESSION_EXPIRED';
 }

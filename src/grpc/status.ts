@@ -19,6 +19,9 @@ const TO_GRPC: Record<ErrorCode, status> = {
   FAILED_PRECONDITION: status.FAILED_PRECONDITION,
   OUT_OF_ORDER_SEQUENCE: status.FAILED_PRECONDITION,
   LOG_TRUNCATED: status.FAILED_PRECONDITION,
+  // FAILED_PRECONDITION, as before the code existed: a client that reads only the status
+  // sees its membership refused; one that reads the trailer knows to join again.
+  SESSION_EXPIRED: status.FAILED_PRECONDITION,
   DIR_LOCKED: status.FAILED_PRECONDITION,
   BROKER_CLOSED: status.UNAVAILABLE,
   UNAVAILABLE: status.UNAVAILABLE,
