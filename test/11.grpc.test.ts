@@ -1693,8 +1693,38 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
     });
 });
 
-describe('gRPC client consumer: a membership lost with a stalled connection', function () {
+describe('gRPC client consumer: a membership lost with a broken or stalled connection', function () {
   this.timeout(60_000);
+
+  it('after its stream broke, a consumer does not hand out the rest of a batch that came on it: those come again, in offset order, marked redelivered', async () => {
+    const r = await startServer();
+    const proxy = await tcpProxy(r.server.port);
+    const c = await connect(`127.0.0.1:${proxy.port}`);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      await r.client.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
+      const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const it = consumer[Symbol.asyncIterator]();
+      const first = (await it.next()).value!;
+      assert.deepEqual([first.offset, first.deliveryCount], [0, 1]);
+      const session = () => (consumer as unknown as { session: number }).session;
+      const s0 = session();
+      proxy.cut(); // first is not acked; offsets 1..9 wait in the batch being handed out
+      await waitFor(() => session() > s0, 10_000, 'the consumer subscribes again');
+      const got: Array<[number, number]> = [];
+      for (let i = 0; i < 10; i++) {
+        const m = (await it.next()).value!;
+        got.push([m.offset, m.deliveryCount]);
+        m.ack();
+      }
+      assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => [i, 2]), JSON.stringify(got));
+      await it.return?.();
+    } finally {
+      await c.close();
+      await proxy.close();
+      await r.stop();
+    }
+  });
 
   it('a consumer whose connection stalled past its session timeout (the server expelled it) rejoins and goes on (the stream ended with SESSION_EXPIRED), instead of ending', async () => {
     const r = await startServer();

@@ -1687,6 +1687,11 @@ export class RemoteConsumer implements GroupConsumerApi {
       if (session !== this.session || this.stream !== s) return;
       this.stream = null;
       if (this.closed) return this.notify();
+      // The rest of the batch the app is being handed a message at a time came on this
+      // stream: its acks can no longer reach the broker, which delivers those messages
+      // again. Handed out now, each was processed twice, and the redelivery after it
+      // went back in offsets.
+      if (this.cursorSession === session) this.cursor.next = this.cursor.batch.length;
       const e = err ? fromServiceError(err) : new UringmqError('UNAVAILABLE', 'subscribe stream ended by the server');
       if (!RETRYABLE.has(e.code) && !sessionExpired(e)) {
         this.fatal = e;
