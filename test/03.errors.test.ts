@@ -72,6 +72,7 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.match(e.message, /\b3\b/);
     assert.equal((await broker.read('t', 0, 2)).length, 0); // the end itself is fine: nothing yet
     await expectCode(() => broker.consumer({ topic: 't', from: { offset: -5 } }), 'INVALID_ARGUMENT');
+    await expectCode(() => broker.consumer({ topic: 't', from: null as never }), 'INVALID_ARGUMENT'); // not taken for 'latest'
   });
 
   it('RECORD_TOO_LARGE for records over maxRecordBytes, others unaffected', async () => {

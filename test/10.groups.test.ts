@@ -112,6 +112,7 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await producer().send('t', { value: 'x' });
       const bad: Array<Partial<GroupConsumerOptions>> = [
         { from: 'oldest' as never },
+        { from: null as never }, // not 'latest': a value that was meant to be something
         { from: { offset: '1' as never } },
         { ackDeadlineMs: 0 },
         { ackDeadlineMs: 'x' as never },

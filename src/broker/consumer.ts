@@ -32,7 +32,7 @@ export class Consumer implements AsyncIterable<Message> {
     const t = broker.topicState(opts.topic);
     this.parts = opts.partition === undefined ? [...t.partitions] : [broker.partitionState(opts.topic, opts.partition)];
     this.maxBytes = opts.maxBytes === undefined ? 1 << 20 : positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);
-    const from = opts.from ?? 'latest';
+    const from = opts.from === undefined ? 'latest' : opts.from;
     this.positions = this.parts.map((ps) => {
       const info = broker.partitionInfo(ps);
       if (from === 'earliest') return info.startOffset;

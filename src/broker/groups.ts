@@ -648,7 +648,7 @@ export class GroupCoordinator {
       throw invalid(`the default dead-letter topic ${t.name}.dlq would be longer than 249 characters: set deadLetterTopic`);
     validateTopicName(o.deadLetterTopic);
     if (o.deadLetterTopic === t.name) throw invalid(`deadLetterTopic must differ from the topic itself (${t.name})`);
-    const from = opts.from ?? 'latest';
+    const from = opts.from === undefined ? 'latest' : opts.from;
     if (from !== 'earliest' && from !== 'latest') {
       if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
       validateOffset(from.offset, 'from.offset');

@@ -137,7 +137,7 @@ export function checkConsumerOptions(opts: {
   if (opts.maxUnacked !== undefined) positiveInt(opts.maxUnacked, 'maxUnacked', 1_000_000);
   if (opts.maxDeliveries !== undefined) positiveInt(opts.maxDeliveries, 'maxDeliveries', 1000);
   if (opts.deadLetterTopic !== undefined) validateTopicName(opts.deadLetterTopic);
-  const from = opts.from ?? 'latest';
+  const from = opts.from === undefined ? 'latest' : opts.from;
   if (from !== 'earliest' && from !== 'latest') {
     if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
     validateOffset((from as { offset?: unknown }).offset, 'from.offset');
