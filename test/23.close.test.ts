@@ -294,7 +294,7 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
   });
 });
 
-describe('client.close(): consumers made while it runs', function () {
+describe('client.close(): consumers and producers made while it runs', function () {
   this.timeout(30_000);
 
   it('a consumer made and iterated while client.close() is under way does not stay subscribed after it: its iteration ends, no heartbeat timer or stream is left', async () => {
@@ -323,6 +323,19 @@ describe('client.close(): consumers made while it runs', function () {
       // Nobody is still a member of the group once the client is closed.
       const d = await waitFor(async () => ((await r.broker.describeTopic('t', { groups: true })).groups ?? []).every((g) => (g.members ?? []).length === 0), 3000).then(() => true, () => false);
       assert.ok(d, 'the consumer made during close() is still a member of its group');
+    } finally {
+      await r.server.stop(2000);
+    }
+  });
+  it('producer() while client.close() is under way is refused with BROKER_CLOSED, as consumer() is: close() closes only the producers it had when it began', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      void r.client.producer({ lingerMs: 200 }).send('t', { value: 'lingering' }); // close() waits for it to land
+      const closing = r.client.close();
+      assert.throws(() => r.client.producer(), (e: unknown) => e instanceof UringmqError && e.code === 'BROKER_CLOSED');
+      await closing;
+      assert.deepEqual((await r.broker.read('t', 0, 0)).map((m) => m.value.toString()), ['lingering']);
     } finally {
       await r.server.stop(2000);
     }

@@ -353,7 +353,10 @@ export class Client {
   }
 
   producer(opts: RemoteProducerOptions = {}): RemoteProducer {
-    if (this.closed) throw new UringmqError('BROKER_CLOSED', 'client is closed');
+    // Also while close() runs, as consumer() does: close() closes the producers it had
+    // when it began, and one made since was never closed (its sends never answered once
+    // the channel closed under them).
+    if (this.closed || this.closing) throw new UringmqError('BROKER_CLOSED', 'client is closed');
     const p = new RemoteProducer(this, opts);
     this.closers.add(p);
     return p;
