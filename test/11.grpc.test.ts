@@ -6,7 +6,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
-import { connect } from '../src/client';
+import { connect, withDefaultPort } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
@@ -945,6 +945,25 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     } finally {
       await s.stop();
     }
+  });
+
+  it("an address without a port names the broker's default port (50051), not grpc-js's 443; other targets are kept", async () => {
+    for (const [a, want] of [
+      ['127.0.0.1', '127.0.0.1:50051'],
+      ['broker.local', 'broker.local:50051'],
+      ['[::1]', '[::1]:50051'],
+      ['127.0.0.1:7000', '127.0.0.1:7000'],
+      ['[::1]:7000', '[::1]:7000'],
+      ['dns:///broker.local:7000', 'dns:///broker.local:7000'],
+      ['unix:///run/uringmq.sock', 'unix:///run/uringmq.sock'],
+    ] as const)
+      assert.equal(withDefaultPort(a), want, a);
+    // The client names the address it used.
+    const e = await connect('127.0.0.1', { connectTimeoutMs: 200 }).then(
+      async (c) => (await c.close(), null), // a broker listens on 50051 here
+      (err: UringmqError) => err,
+    );
+    if (e) assert.match(e.message, /127\.0\.0\.1:50051/);
   });
 
   it('a connect() that fails closes its channel: no reconnecting in the background', async () => {

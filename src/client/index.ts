@@ -130,7 +130,7 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
   if (typeof address !== 'string' || !address) throw invalid('connect(address) needs "host:port"');
   // Checked here: grpc-js would refuse it at every call, with the token in its message.
   if (opts.token !== undefined) checkAuthToken(opts.token, 'token', true);
-  const c = new Client(address, opts);
+  const c = new Client(withDefaultPort(address), opts);
   try {
     await c.ready(opts.connectTimeoutMs ?? 10_000);
   } catch (e) {
@@ -140,6 +140,18 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
     throw e;
   }
   return c;
+}
+
+/** The port `uringmq serve` listens on unless told otherwise. */
+export const DEFAULT_PORT = 50051;
+
+/**
+ * A host without a port (`127.0.0.1`, `broker.local`, `[::1]`) names the broker's
+ * default port: grpc-js would take 443 for it, where no broker listens, and a connect
+ * waited out its whole timeout. Other targets (`host:port`, `dns:`, `unix:`) are kept.
+ */
+export function withDefaultPort(address: string): string {
+  return /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])$/.test(address) ? `${address}:${DEFAULT_PORT}` : address;
 }
 
 export class Client {
