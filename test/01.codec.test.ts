@@ -35,6 +35,35 @@ describe('RecordBatch codec', () => {
     assert.equal(crc32c(Buffer.from('a'), 0xffffffff), crc32c(Buffer.from('a'), 0xffffffff)); // the largest crc is taken
   });
 
+  it('the exported codec functions refuse bad arguments with a UringmqError (INVALID_ARGUMENT, or CORRUPT_BATCH for bytes that are no batch), not a TypeError or RangeError', () => {
+    const ok = sealBatch(encodeBatch([{ value: 'a' }]));
+    const cases: Array<[() => unknown, string]> = [
+      [() => encodeBatch(null as never), 'INVALID_ARGUMENT'],
+      [() => encodeBatch({ length: 1, 0: { value: 'a' } } as never), 'INVALID_ARGUMENT'],
+      [() => encodeBatch([]), 'INVALID_ARGUMENT'],
+      [() => encodeBatch([{ value: 'a' }], 5 as never), 'INVALID_ARGUMENT'],
+      [() => encodeBatch([{ value: 'a' }], null as never), 'INVALID_ARGUMENT'],
+      [() => sealBatch(null as never), 'INVALID_ARGUMENT'],
+      [() => sealBatch('abc' as never), 'INVALID_ARGUMENT'],
+      [() => sealBatch(new Uint8Array(ok) as never), 'INVALID_ARGUMENT'],
+      [() => sealBatch(Buffer.alloc(3)), 'CORRUPT_BATCH'],
+      [() => decodeBatches(null as never), 'INVALID_ARGUMENT'],
+      [() => decodeBatches('x' as never), 'INVALID_ARGUMENT'],
+      [() => decodeBatches(ok, 'x' as never), 'INVALID_ARGUMENT'],
+      [() => decodeBatches(ok, -1), 'INVALID_ARGUMENT'],
+      [() => decodeBatches(ok, 0, null as never), 'INVALID_ARGUMENT'],
+      [() => decodeBatches(Buffer.alloc(10)), 'CORRUPT_BATCH'],
+      [() => readBatchMeta(null as never), 'INVALID_ARGUMENT'],
+      [() => readBatchMeta(ok, -1), 'INVALID_ARGUMENT'],
+      [() => readBatchMeta(ok, 1.5), 'INVALID_ARGUMENT'],
+      [() => readBatchMeta(ok, 'x' as never), 'INVALID_ARGUMENT'],
+      [() => readBatchMeta(Buffer.alloc(3)), 'CORRUPT_BATCH'],
+    ];
+    for (const [f, code] of cases)
+      assert.throws(f, (e: unknown) => e instanceof UringmqError && e.code === code, `${String(f)}: not ${code}`);
+    assert.deepEqual(decodeBatches(ok).map((r) => r.value.toString()), ['a']); // the good call still reads
+  });
+
   it('computes CRC32C like a bytewise reference at every block boundary and alignment', () => {
     // The native code runs three interleaved streams over 8 KiB and 256 B blocks and
     // combines them: lengths around 3×block and unaligned starts exercise each path.

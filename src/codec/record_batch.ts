@@ -192,8 +192,10 @@ function headersSize(h: unknown, opts: EncodeOptions, i: number): number {
  * throughput.
  */
 export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions = {}): Buffer {
+  if (!Array.isArray(records)) throw invalid('encodeBatch needs an array of records');
+  if (opts === null || typeof opts !== 'object') throw invalid('encodeBatch options must be an object');
   const n = records.length;
-  if (n === 0) throw new RangeError('a batch needs at least one record');
+  if (n === 0) throw invalid('a batch needs at least one record');
   if (opts.producerId !== undefined) checkProducerId(opts.producerId);
   if (opts.baseSequence !== undefined) checkBaseSequence(opts.baseSequence);
   if (opts.now !== undefined && (!isSafeInteger(opts.now) || opts.now < 0 || opts.now > MAX_TIMESTAMP))
@@ -355,11 +357,20 @@ export function stampProducer(batch: Buffer, producerId: number, baseSequence: n
 
 /** Computes and stores the CRC32C of an encoded batch (for batches sent over the wire). */
 export function sealBatch(batch: Buffer): Buffer {
+  if (!Buffer.isBuffer(batch)) throw invalid('sealBatch needs the Buffer encodeBatch returned');
+  batchLengthAt(batch, 0);
   batch.writeUInt32LE(crc32c(batch.subarray(CRC_START)), 16);
   return batch;
 }
 
+/** INVALID_ARGUMENT for what is not a Buffer and a position in it (the exported readers' arguments). */
+function checkBufferAt(buf: unknown, pos: unknown, what: string): void {
+  if (!Buffer.isBuffer(buf)) throw invalid(`${what} needs a Buffer`);
+  if (typeof pos !== 'number' || !isSafeInteger(pos) || pos < 0) throw invalid(`${what}: a position must be a non-negative integer, got ${String(pos)}`);
+}
+
 export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
+  checkBufferAt(buf, pos, 'readBatchMeta');
   return {
     length: batchLengthAt(buf, pos),
     baseOffset: readI64(buf, pos + 8),
@@ -576,6 +587,9 @@ export function recordAsBatch(buf: Buffer, offset: number, extra: Record<string,
  * Values are views into `buf`, not copies. Records below `fromOffset` are skipped.
  */
 export function decodeBatches(buf: Buffer, fromOffset = 0, out: DecodedRecord[] = []): DecodedRecord[] {
+  checkBufferAt(buf, 0, 'decodeBatches');
+  if (typeof fromOffset !== 'number' || !isSafeInteger(fromOffset) || fromOffset < 0) throw invalid(`decodeBatches: fromOffset must be a non-negative integer, got ${String(fromOffset)}`);
+  if (!Array.isArray(out)) throw invalid('decodeBatches: out must be an array');
   decodeEach(buf, fromOffset, Number.MAX_SAFE_INTEGER, (offset, timestamp, key, value, headers) => {
     out.push({ offset, timestamp, key, value, headers });
   });
