@@ -665,6 +665,35 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('an index that cannot be read (EIO) fails the open with IO_ERROR naming it: not taken for "no seal entry", which made damage before it look like a torn tail and dropped the segments after', async function () {
+    if (!hasStrace()) return this.skip();
+    const { dir, segs } = await segmentedLog(5);
+    // As in the test above: a segment's index lost and a bad header in it, which the
+    // next segment's seal entry (the last sealed one's) shows to be damage, not a torn tail.
+    const damaged = segs[segs.length - 3]!;
+    const data = fs.readFileSync(damaged);
+    overwriteAt(damaged, data.readUInt32LE(4), Buffer.from('garbage!'));
+    fs.rmSync(damaged.replace(/\.log$/, '.index'));
+    const listing = () => fs.readdirSync(path.dirname(segs[0]!)).sort().map((f) => [f, fs.statSync(path.join(path.dirname(segs[0]!), f)).size]);
+    const before = listing();
+    // The last sealed segment's index: its first open fails with EIO (strace's fault injection).
+    const sealedIndex = segs[segs.length - 2]!.replace(/\.log$/, '.index');
+    const src = path.join(__dirname, '..', 'src');
+    const r = spawnSync(
+      'strace',
+      ['-f', '-qq', '-o', '/dev/null', '-P', sealedIndex, '-e', 'trace=openat', '-e', 'inject=openat:error=EIO:when=1', process.execPath, '--require', 'tsx/cjs', '-e',
+        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then(async (b) => { console.log('opened', (await b.describeTopic('t')).partitions[0].endOffset); await b.close(); }, (e) => console.log('refused', e.code, e.message))`],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^refused IO_ERROR /, r.stdout);
+    assert.ok(r.stdout.includes(sealedIndex), r.stdout);
+    assert.deepEqual(listing(), before, 'the refused open changed the partition directory');
+    const b = await Broker.open({ dir }); // the index readable again: nothing was lost
+    assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 300);
+    await b.close();
+  });
+
   it('the segment before the active one is always sealed: after a batch refused once it rolled the segment, and (sealed at the next open) after a crash in the roll; damage in it then drops nothing', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

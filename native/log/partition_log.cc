@@ -77,19 +77,35 @@ bool ParseSegmentName(const char* name, int64_t* base) {
 // which SealUnit writes and syncs only once the segment's data is durable and its file
 // cut to its size. No other entry can point at the end of the file (entries point at
 // batches), and the seal entry stays a valid entry if the file grows again.
-bool HasSealEntry(const std::string& log_path, const std::string& index_path) {
+// A file that cannot be read (EIO, EMFILE, EACCES) is an error, not "no seal": taken
+// for an unsealed segment, the open would cut acknowledged records at a torn tail that
+// is not there. Only a file that is not there, or an index that does not end in a
+// whole entry, means no seal.
+Status HasSealEntry(const std::string& log_path, const std::string& index_path, bool* sealed) {
+  *sealed = false;
   struct stat st;
-  if (stat(log_path.c_str(), &st) != 0 || st.st_size <= 0) return false;
+  if (stat(log_path.c_str(), &st) != 0) return errno == ENOENT ? Status::Ok() : SysError("stat", log_path, -1, errno);
+  if (st.st_size <= 0) return Status::Ok();
   int fd = open(index_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return errno == ENOENT ? Status::Ok() : SysError("open", index_path, -1, errno);
   struct stat ist;
+  if (fstat(fd, &ist) != 0) {
+    const int err = errno;
+    close(fd);
+    return SysError("fstat", index_path, -1, err);
+  }
   IndexEntry e{};
+  if (ist.st_size < static_cast<off_t>(sizeof e) || ist.st_size % sizeof e != 0) {
+    close(fd);
+    return Status::Ok();
+  }
+  const off_t at = ist.st_size - static_cast<off_t>(sizeof e);
   size_t got = 0;
-  bool ok = fstat(fd, &ist) == 0 && ist.st_size >= static_cast<off_t>(sizeof e) && ist.st_size % sizeof e == 0 &&
-            PreadAll(fd, reinterpret_cast<uint8_t*>(&e), sizeof e, ist.st_size - static_cast<off_t>(sizeof e), &got) == 0 &&
-            got == sizeof e;
+  const int err = PreadAll(fd, reinterpret_cast<uint8_t*>(&e), sizeof e, at, &got);
   close(fd);
-  return ok && static_cast<off_t>(e.position) == st.st_size;
+  if (err != 0) return SysError("pread", index_path, at, err);
+  *sealed = got == sizeof e && static_cast<off_t>(e.position) == st.st_size;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -177,9 +193,14 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
     // sealed_after[i]: a segment after i was sealed, so i was sealed before it (seals
     // run in order) and holds all its data: damage in it is not a torn tail.
     std::vector<bool> sealed_after(bases.size(), false);
-    for (size_t i = bases.size(); i-- > 1;)
-      sealed_after[i - 1] = sealed_after[i] || HasSealEntry(cfg.dir + "/" + SegmentFileName(bases[i], ".log"),
-                                                            cfg.dir + "/" + SegmentFileName(bases[i], ".index"));
+    for (size_t i = bases.size(); i-- > 1;) {
+      bool sealed = sealed_after[i];
+      if (!sealed) {
+        Status s = HasSealEntry(cfg.dir + "/" + SegmentFileName(bases[i], ".log"), cfg.dir + "/" + SegmentFileName(bases[i], ".index"), &sealed);
+        if (!s.ok()) return s;
+      }
+      sealed_after[i - 1] = sealed;
+    }
     int64_t expected = -1;
     bool prev_whole = false;
     size_t keep = bases.size();
@@ -268,20 +289,34 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
   // gets rebuilt from the log, which is the source of truth.
   std::vector<IndexEntry> idx;
   bool index_dirty = false;
+  // An index that is there but cannot be read (EIO, EMFILE) is an error, not one to
+  // rebuild: rebuilt, its seal entry would be lost, and a sealed segment taken for one
+  // whose tail was torn.
   int ifd = open(seg->index_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (ifd >= 0) {
     struct stat ist;
-    if (fstat(ifd, &ist) == 0 && ist.st_size > 0) {
+    if (fstat(ifd, &ist) != 0) {
+      const int e = errno;
+      close(ifd);
+      return SysError("fstat", seg->index_path, -1, e);
+    }
+    if (ist.st_size > 0) {
       size_t n = static_cast<size_t>(ist.st_size) / sizeof(IndexEntry);
       idx.resize(n);
       size_t got = 0;
       int rc = PreadAll(ifd, reinterpret_cast<uint8_t*>(idx.data()), n * sizeof(IndexEntry), 0, &got);
-      if (rc != 0 || got != n * sizeof(IndexEntry)) idx.clear(), index_dirty = true;
+      if (rc != 0) {
+        close(ifd);
+        return SysError("pread", seg->index_path, 0, rc);
+      }
+      if (got != n * sizeof(IndexEntry)) idx.clear(), index_dirty = true;  // shrank under us: rebuilt from the log
       if (static_cast<size_t>(ist.st_size) % sizeof(IndexEntry)) index_dirty = true;
     }
     close(ifd);
-  } else {
+  } else if (errno == ENOENT) {
     index_dirty = true;
+  } else {
+    return SysError("open", seg->index_path, -1, errno);
   }
   // A sealed segment's index ends with its seal entry (HasSealEntry). Sealed and not
   // the last: its size and end are known, it holds all its data, and its batches are
