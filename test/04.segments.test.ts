@@ -694,6 +694,40 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('an index write that fails after a cycle made its batches readable fences the partition after that cycle: its appends are acknowledged (they are written, and read), the next ones refused', async function () {
+    if (!hasStrace()) return this.skip();
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t');
+    await b.close();
+    const index = path.join(partitionDir(dir, 't', 0), '00000000000000000000.index');
+    assert.ok(fs.existsSync(index));
+    // Every write to the active segment's index fails with EIO (strace's fault
+    // injection): the first comes with the batch that passes 4 KiB into the segment.
+    const src = path.join(__dirname, '..', 'src');
+    const r = spawnSync(
+      'strace',
+      ['-f', '-qq', '-o', '/dev/null', '-P', index, '-e', 'trace=pwrite64', '-e', 'inject=pwrite64:error=EIO', process.execPath, '--require', 'tsx/cjs', '-e',
+        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'sync' }).then(async (b) => {
+          const out = [];
+          for (let i = 0; i < 5; i++) out.push(await b.producer().send('t', { value: 'v'.repeat(1500) + i, partition: 0 }).then((r) => r.offset, (e) => e.code));
+          console.log(JSON.stringify(out));
+          await b.close().catch(() => undefined);
+        })`],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const sent = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Array<number | string>;
+    const acked = sent.filter((x): x is number => typeof x === 'number');
+    assert.ok(sent.includes('IO_ERROR'), `no write was refused (the index write never failed?): ${r.stdout}`);
+    // Acknowledged, then refused: never a refusal followed by an acknowledgment.
+    assert.deepEqual(sent, [...acked, ...sent.slice(acked.length).map(() => 'IO_ERROR')], r.stdout);
+    b = await Broker.open({ dir });
+    const read = await b.read('t', 0, 0);
+    assert.deepEqual(read.map((m) => m.offset), acked, `read back what was acknowledged, no more (sent: ${r.stdout.trim()})`);
+    await b.close();
+  });
+
   it('the segment before the active one is always sealed: after a batch refused once it rolled the segment, and (sealed at the next open) after a crash in the roll; damage in it then drops nothing', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

@@ -401,10 +401,15 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
       if (!p->failed.load()) dirty_.insert(p);
   }
 
+  // Publish makes the cycle's batches readable first, then writes the index and seals.
+  // A failure there fences the partition only after this cycle's appends complete as
+  // written: they are (durable, in sync mode) and consumers already read them, so an
+  // IO_ERROR for them made a producer's retry write them twice.
+  std::vector<std::pair<PartitionLog*, Status>> failed_after_publish;
   for (auto& p : touched) {
     if (p->failed.load()) continue;
     Status s = p->Publish(now);
-    if (!s.ok()) p->Fail(s);
+    if (!s.ok()) failed_after_publish.emplace_back(p.get(), std::move(s));
   }
   // A batch that asked to be on disk before it completes: sync now (a failed sync
   // fences its partition, and the completions below report that).
@@ -424,6 +429,7 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     }
     r.partition.reset();
   }
+  for (auto& [p, s] : failed_after_publish) p->Fail(s);
   const int64_t done_us = MonoUs();
   for (const IoRequest& r : reqs) append_latency_.Record(static_cast<uint64_t>(std::max<int64_t>(0, done_us - r.submitted_us)));
   sink_(std::move(done));
