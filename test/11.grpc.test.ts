@@ -1774,4 +1774,33 @@ describe('gRPC client consumer: a membership lost with a broken or stalled conne
       await r.stop();
     }
   });
+
+  it('a broker of an earlier release expels a silent member with FAILED_PRECONDITION (no SESSION_EXPIRED yet): the consumer still rejoins and goes on, as before', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const consumer = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const it = consumer[Symbol.asyncIterator]();
+      await r.client.producer().send('t', { value: 'a' });
+      const first = await it.next();
+      assert.equal(first.value?.value.toString(), 'a');
+      first.value!.ack();
+      await sleep(100);
+      // What such a broker ended the stream with: its code was FAILED_PRECONDITION (in
+      // the status and the uringmq-code trailer), the expiry told by the message alone.
+      const coord = (r.broker as unknown as { groups: { groups: Map<string, { members: Map<string, unknown> }>; leave(m: unknown, e: UringmqError): void } }).groups;
+      const members = [...coord.groups.values()].flatMap((gs) => [...gs.members.entries()]);
+      assert.equal(members.length, 1);
+      const [id, m] = members[0]!;
+      coord.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${id} of group g missed its session timeout (10000 ms)`));
+      await r.client.producer().send('t', { value: 'b' });
+      const next = await Promise.race([it.next().then((x) => x, (e: UringmqError) => e), sleep(15_000).then(() => 'timeout' as const)]);
+      assert.ok(!(next instanceof Error), `the consumer ended: ${String(next)}`);
+      assert.notEqual(next, 'timeout');
+      assert.equal((next as IteratorResult<{ value: Buffer }>).value?.value.toString(), 'b');
+      await it.return?.();
+    } finally {
+      await r.stop();
+    }
+  });
 });

@@ -12,8 +12,11 @@ export function reconnectDelayMs(attempt: number): number {
  * connection stalled, its heartbeats held up): its membership was lost, not refused. A
  * consumer joins again, as after a lost connection; what it held unacked comes again.
  * The broker says so with its own code (the `uringmq-code` trailer SESSION_EXPIRED on a
- * FAILED_PRECONDITION status), so no message text is read.
+ * FAILED_PRECONDITION status). Brokers of earlier releases, which a client may meet
+ * during a rolling upgrade, send FAILED_PRECONDITION in the trailer too, and tell the
+ * expiry by the message alone: that is still taken for one, or such a consumer ended
+ * where it used to join again.
  */
-export function sessionExpired(e: { code: string }): boolean {
-  return e.code === 'SESSION_EXPIRED';
+export function sessionExpired(e: { code: string; message?: string }): boolean {
+  return e.code === 'SESSION_EXPIRED' || (e.code === 'FAILED_PRECONDITION' && typeof e.message === 'string' && /missed its session timeout/.test(e.message));
 }
