@@ -117,11 +117,19 @@ export function straceNode(script: string, syscalls: readonly string[], env: Nod
     env,
   });
   if (r.status !== 0) throw new Error(`the traced child failed (${r.status ?? r.signal}): ${r.stderr}`);
+  return parseTrace(fs.readFileSync(trace, 'utf8'), syscalls);
+}
+
+/**
+ * The calls named in `syscalls` of an `strace -f` trace (openat and close traced too),
+ * in the order they finished, each with the file it names (see TracedCall).
+ */
+export function parseTrace(text: string, syscalls: readonly string[]): TracedCall[] {
   const wanted = new Set(syscalls);
   const fdPath = new Map<number, string>();
   const unfinished = new Map<string, string>(); // thread -> the start of a call another thread's line interrupted
   const out: TracedCall[] = [];
-  for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     const m = /^(\d+)\s+(.*)$/.exec(line);
     if (!m) continue;
     const [, tid, rest] = m as unknown as [string, string, string];
