@@ -10,7 +10,7 @@ import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import * as fs from 'node:fs';
 import { spawn } from './fixtures/children';
-import { sleep } from './helpers';
+import { parseTrace, sleep } from './helpers';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MAX_CUTS, cutsAfter, readLogCuts, recordLogCut } from '../src/broker/log_cuts';
@@ -523,5 +523,36 @@ describe('serve log destination (src/cli/log_destination.ts)', function () {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     }
+  });
+});
+
+describe('Units: the strace trace parser of the tests (parseTrace)', () => {
+  it('a descriptor another thread reopened while a close of that number was unfinished names the file opened, not nothing', () => {
+    // The kernel frees the number as close begins: thread 101's openat got 23 before
+    // thread 100's close of the old 23 was seen to finish.
+    const trace = [
+      '100 openat(AT_FDCWD, "/d/a.log", O_RDONLY|O_CLOEXEC) = 23',
+      '100 close(23 <unfinished ...>',
+      '101 openat(AT_FDCWD, "/d/b.log", O_RDWR|O_CLOEXEC) = 23',
+      '100 <... close resumed>) = 0',
+      '101 pwrite64(23, "x", 1, 0) = 1',
+      '101 fsync(23 <unfinished ...>',
+      '100 openat(AT_FDCWD, "/d/c.log", O_RDONLY|O_CLOEXEC <unfinished ...>',
+      '101 <... fsync resumed>) = 0',
+      '100 <... openat resumed>) = 24',
+      '100 fdatasync(24) = 0',
+      '101 close(23) = 0',
+      '101 fsync(23) = -1 EBADF (Bad file descriptor)',
+    ].join('\n');
+    const calls = parseTrace(trace, ['pwrite64', 'fsync', 'fdatasync']);
+    assert.deepEqual(
+      calls.map((c) => [c.call, c.file, c.result]),
+      [
+        ['pwrite64', '/d/b.log', 1],
+        ['fsync', '/d/b.log', 0],
+        ['fdatasync', '/d/c.log', 0],
+        ['fsync', undefined, -1],
+      ],
+    );
   });
 });

@@ -134,7 +134,12 @@ export function parseTrace(text: string, syscalls: readonly string[]): TracedCal
     if (!m) continue;
     const [, tid, rest] = m as unknown as [string, string, string];
     if (rest.endsWith('<unfinished ...>')) {
-      unfinished.set(tid, rest.slice(0, -'<unfinished ...>'.length).trimEnd());
+      const start = rest.slice(0, -'<unfinished ...>'.length).trimEnd();
+      unfinished.set(tid, start);
+      // A close frees its descriptor as it begins: another thread's openat may get that
+      // number before this close is seen to finish, and that file's mapping must stay.
+      const cl = /^close\((\d+)$/.exec(start);
+      if (cl) fdPath.delete(Number(cl[1]));
       continue;
     }
     const resumed = /^<\.\.\. \w+ resumed>(.*)$/.exec(rest);
@@ -150,7 +155,7 @@ export function parseTrace(text: string, syscalls: readonly string[]): TracedCal
     const file = fd !== undefined ? fdPath.get(fd) : paths[0];
     if (call === 'openat' && result >= 0 && paths[0] !== undefined) fdPath.set(result, paths[0]);
     if (wanted.has(call)) out.push({ call, file, paths, result });
-    if (call === 'close' && fd !== undefined) fdPath.delete(fd);
+    if (call === 'close' && fd !== undefined && !resumed) fdPath.delete(fd); // (a resumed one's was at its start)
   }
   return out;
 }
