@@ -1715,6 +1715,29 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
 describe('gRPC client consumer: a membership lost with a broken or stalled connection', function () {
   this.timeout(60_000);
 
+  it('a consumer whose stream ended with an error that ends it (its topic deleted) hands out nothing more that came on it: the error comes next', async () => {
+    const r = await startServer();
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const p = r.client.producer();
+      const consumer = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      const it = consumer[Symbol.asyncIterator]();
+      await p.send('t', { value: 'm0' });
+      assert.equal((await it.next()).value!.offset, 0);
+      // Two more deliveries, each its own, buffered while the app holds the first.
+      const buffered = consumer as unknown as { chunks: unknown[]; fatal: unknown };
+      for (let i = 1; i <= 2; i++) {
+        await p.send('t', { value: `m${i}` });
+        await waitFor(() => buffered.chunks.length === i, 10_000, `delivery ${i} arrives`);
+      }
+      await r.client.deleteTopic('t');
+      await waitFor(() => buffered.fatal !== null, 10_000, 'the stream ends');
+      await assert.rejects(it.next(), (e: unknown) => e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND');
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('after its stream broke, a consumer does not hand out the rest of a batch that came on it: those come again, in offset order, marked redelivered', async () => {
     const r = await startServer();
     const proxy = await tcpProxy(r.server.port);

@@ -1708,12 +1708,15 @@ export class RemoteConsumer implements GroupConsumerApi {
       // went back in offsets.
       if (this.cursorSession === session) this.cursor.next = this.cursor.batch.length;
       const e = err ? fromServiceError(err) : new UringmqError('UNAVAILABLE', 'subscribe stream ended by the server');
+      // What this stream delivered and the app was not handed goes too (nor are acks of
+      // it possible now): after a reconnect it comes again; after an error that ends
+      // the consumer, the error comes next.
+      this.chunks.length = 0;
       if (!RETRYABLE.has(e.code) && !sessionExpired(e)) {
         this.fatal = e;
         return this.notify();
       }
       // Reconnect and resume from committed offsets; what we held unacked comes again.
-      this.chunks.length = 0;
       const delay = reconnectDelayMs(this.attempts++);
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = null;
