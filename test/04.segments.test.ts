@@ -102,34 +102,47 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
-  it('a read that started before deleteTopic and must reopen a file the delete moved away gets TOPIC_NOT_FOUND, not IO_ERROR', async () => {
+  it('a read that started before deleteTopic and reopens a segment file reads it where the delete moved it, never the file of a topic made again under the name; once the trash is emptied it gets TOPIC_NOT_FOUND, not IO_ERROR', async () => {
     const dir = tmpDir();
     const b = await openBroker({ dir, tailCacheBytes: 0 });
     try {
       await b.createTopic('t', { segmentBytes: 4096 });
       await fill(b, 't', 1200, 5); // 60+ segments
       await readAll(b, 't', 0); // read forwards: the oldest segments' files are the closed ones
+      // Another topic with batches of the same sizes at the same offsets and positions.
+      await b.createTopic('u', { segmentBytes: 4096 });
+      const pu = b.producer();
+      for (let i = 0; i < 100; i += 5)
+        await pu.sendBatch('u', Array.from({ length: 5 }, (_, k) => ({ value: payload(i + k).replace('rec-', 'NEW-') })), { partition: 0 });
       const internal = b as unknown as {
         partitionState(t: string, p: number): { topic: { deleted: boolean } };
         readRaw(ps: unknown, offset: number, maxBytes: number): Promise<Buffer>;
       };
       const ps = internal.partitionState('t', 0);
       const tdir = path.dirname(partitionDir(dir, 't', 0));
-      const moved = `${tdir}-moved`;
-      // What deleteTopic does while the read waits for a thread: the files go away
-      // (renamed to trash), then the topic is marked deleted.
+      const moved = path.join(dir, 'trash', 'moved');
+      // What deleteTopic does while the read waits for a thread: the directory goes to
+      // the trash, then the topic is marked deleted; and what createTopic('t') then does:
+      // a new topic's files at the same paths (a copy of u's here).
+      fs.mkdirSync(path.dirname(moved), { recursive: true });
       fs.renameSync(tdir, moved);
-      const vanished = internal.readRaw(ps, 0, 1);
+      fs.cpSync(path.dirname(partitionDir(dir, 'u', 0)), tdir, { recursive: true });
+      const oldRead = internal.readRaw(ps, 0, 1);
+      ps.topic.deleted = true;
+      const old = decodeBatches(await oldRead);
+      assert.equal(old[0]?.value?.toString(), payload(0), 'the read served the new topic\'s file as the deleted one\'s records');
+      // The trash emptied: the file is gone, which the reader learns as the topic's deletion.
+      fs.rmSync(moved, { recursive: true });
+      ps.topic.deleted = false;
+      const vanished = internal.readRaw(ps, 40, 1);
       ps.topic.deleted = true;
       const e = await vanished.then(() => null, (x: { code?: string; message: string }) => x);
       assert.equal(e?.code, 'TOPIC_NOT_FOUND', e?.message);
       // The same missing file under a live topic is an I/O error naming the file.
       ps.topic.deleted = false;
-      const live = await internal.readRaw(ps, 5, 1).then(() => null, (x: { code?: string; message: string }) => x);
+      const live = await internal.readRaw(ps, 45, 1).then(() => null, (x: { code?: string; message: string }) => x);
       assert.equal(live?.code, 'IO_ERROR');
       assert.match(live!.message, /ENOENT|No such file/);
-      fs.renameSync(moved, tdir);
-      assert.equal((await b.read('t', 0, 5, { maxBytes: 1 }))[0]!.offset, 5);
     } finally {
       await b.close();
     }
@@ -286,6 +299,49 @@ describe('Segments, index, retention and recovery', () => {
       if (events[i]!.startsWith('unlink')) assert.equal(events[i + 1], 'fsync dir', `no sync of the directory right after ${events[i]}: ${events.join(', ')}`);
     // Oldest first, each .log before its .index.
     assert.deepEqual(unlinks, [...unlinks].sort((x, y) => x.slice(7, 27).localeCompare(y.slice(7, 27)) || (x.endsWith('.log') ? -1 : 1)));
+  });
+
+  it('a retention pass that was removing a deleted topic\'s segments when a topic of the same name was made again removes nothing of the new topic', async function () {
+    // The pass's first unlink of segment 0 held back 3 s (strace's delay): meanwhile the
+    // topic is deleted (its directory moved to the trash) and made again, whose first
+    // segment file has the very path the pass is about to remove.
+    if (!hasStrace()) return this.skip();
+    const dir = tmpDir();
+    const partDir = partitionDir(dir, 't', 0);
+    const seg0 = path.join(partDir, '00000000000000000000.log');
+    const src = path.join(__dirname, '..', 'src');
+    const script = `const { Broker } = require(${JSON.stringify(src)}); const fs = require('fs');
+      const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+      (async () => {
+        const b = await Broker.open({ dir: ${JSON.stringify(dir)} });
+        await b.createTopic('t', { segmentBytes: 8192, retention: { maxBytes: 1 } });
+        const p = b.producer();
+        for (let i = 0; i < 40; i++) await p.send('t', { value: 'x'.repeat(500) + i });
+        for (let i = 0; i < 100 && (await b.describeTopic('t', { groups: false })).partitions[0].startOffset === 0; i++) await sleep(20);
+        console.log('retired', (await b.describeTopic('t', { groups: false })).partitions[0].startOffset > 0);
+        console.log('pending', fs.existsSync(${JSON.stringify(seg0)}));
+        await b.deleteTopic('t');
+        await b.createTopic('t');
+        await b.producer().send('t', { value: 'new' });
+        await sleep(500);
+        console.log('after', fs.existsSync(${JSON.stringify(seg0)}));
+        await b.close();
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const r = spawnSync(
+      'strace',
+      ['-f', '-qq', '-o', '/dev/null', '-P', partDir, '-P', seg0, '-e', 'trace=unlink,unlinkat', '-e', 'inject=unlink,unlinkat:delay_enter=3000000:when=1', process.execPath, '--require', 'tsx/cjs', '-e', script],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^retired true$/m, `no retention pass retired segment 0: ${r.stdout}`);
+    assert.match(r.stdout, /^pending true$/m, `the retention pass had removed segment 0 before the delete: ${r.stdout}`);
+    assert.match(r.stdout, /^after true$/m, `the old topic's retention pass removed the new topic's segment file: ${r.stdout}`);
+    const b = await Broker.open({ dir });
+    try {
+      assert.deepEqual((await b.read('t', 0, 0)).map((m) => m.value.toString()), ['new']);
+    } finally {
+      await b.close();
+    }
   });
 
   it('a retired segment that cannot be removed stops the removal of those after it: a reopen meanwhile finds a whole log, nothing acknowledged dropped', async function () {

@@ -152,8 +152,11 @@ export function parseTrace(text: string, syscalls: readonly string[]): TracedCal
     const paths = [...args.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((x) => x[1]!);
     const fdArg = /^(\d+)(?:,|$)/.exec(args);
     const fd = fdArg ? Number(fdArg[1]) : undefined;
-    const file = fd !== undefined ? fdPath.get(fd) : paths[0];
-    if (call === 'openat' && result >= 0 && paths[0] !== undefined) fdPath.set(result, paths[0]);
+    // A *at call with a directory descriptor and a relative name (openat, unlinkat,
+    // renameat): the file is the name in that directory, as it was when opened.
+    const atDir = fd !== undefined && call.endsWith('at') && paths[0] !== undefined && !paths[0].startsWith('/') ? fdPath.get(fd) : undefined;
+    const file = atDir !== undefined ? path.join(atDir, paths[0]!) : fd !== undefined ? fdPath.get(fd) : paths[0];
+    if (call === 'openat' && result >= 0 && file !== undefined) fdPath.set(result, file);
     if (wanted.has(call)) out.push({ call, file, paths, result });
     if (call === 'close' && fd !== undefined && !resumed) fdPath.delete(fd); // (a resumed one's was at its start)
   }

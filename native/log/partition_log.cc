@@ -121,7 +121,7 @@ Segment::~Segment() {
 Status PartitionLog::FileLocked(Segment* seg, std::shared_ptr<ReadFd>* out) {
   seg->last_read = ++read_clock_;
   if (!seg->file) {
-    int fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = openat(dir_fd_, seg->log_name.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return SysError("open", seg->log_path, -1, errno);
     seg->file = std::make_shared<ReadFd>(fd);
     CloseLeastReadLocked();
@@ -148,6 +148,7 @@ void PartitionLog::CloseLeastReadLocked() {
 }
 
 PartitionLog::~PartitionLog() {
+  if (dir_fd_ >= 0) close(dir_fd_);
   if (active_.index_fd >= 0) close(active_.index_fd);
   for (auto& u : sealing_)
     if (u.index_fd >= 0) close(u.index_fd);
@@ -160,6 +161,8 @@ std::string PartitionLog::FailureMessage() {
 
 Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionLog>* out) {
   std::shared_ptr<PartitionLog> log(new PartitionLog(cfg));
+  log->dir_fd_ = open(cfg.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (log->dir_fd_ < 0) return SysError("open", cfg.dir, -1, errno);
   DIR* d = opendir(cfg.dir.c_str());
   if (!d) return SysError("opendir", cfg.dir, -1, errno);
   std::vector<int64_t> bases;
@@ -221,9 +224,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
         break;
       }
       auto seg = std::make_shared<Segment>();
-      seg->base_offset = bases[i];
-      seg->log_path = cfg.dir + "/" + SegmentFileName(bases[i], ".log");
-      seg->index_path = cfg.dir + "/" + SegmentFileName(bases[i], ".index");
+      log->NameSegment(seg.get(), bases[i]);
       int fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) return SysError("open", seg->log_path, -1, errno);
       seg->file = std::make_shared<ReadFd>(fd);
@@ -451,23 +452,22 @@ uint64_t PartitionLog::MaxIndexBytes() const {
 
 Status PartitionLog::CreateSegment(int64_t base, uint64_t first_bytes, std::shared_ptr<Segment>* out) {
   auto seg = std::make_shared<Segment>();
-  seg->base_offset = base;
-  seg->log_path = cfg_.dir + "/" + SegmentFileName(base, ".log");
-  seg->index_path = cfg_.dir + "/" + SegmentFileName(base, ".index");
-  std::vector<const std::string*> created;
+  NameSegment(seg.get(), base);
+  std::vector<const std::string*> created;  // names
   // Out of space: the files made so far go again (best effort: the full disk is the
   // error to report), so the log is as it was and a retry starts afresh.
   auto undo = [&](Status s) {
-    for (const std::string* p : created) unlink(p->c_str());
-    FsyncDir(cfg_.dir);
+    for (const std::string* n : created) unlinkat(dir_fd_, n->c_str(), 0);
+    SyncDir();
     return s;
   };
   const uint64_t reserve[2] = {cfg_.preallocate_bytes > 0 ? AlignUp(std::max<uint64_t>(first_bytes, 1)) : 0, MaxIndexBytes()};
   for (int i = 0; i < 2; i++) {
     const std::string& path = i == 0 ? seg->log_path : seg->index_path;
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const std::string& name = i == 0 ? seg->log_name : seg->index_name;
+    int fd = openat(dir_fd_, name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return IsNoSpace(errno) ? undo(NoSpace(path, "a new segment", errno)) : SysError("create", path, -1, errno);
-    created.push_back(&path);
+    created.push_back(&name);
     bool fits = true;
     Status h = Headroom(fd, path, reserve[i], "a new segment", &fits);
     if (!h.ok()) {
@@ -485,9 +485,9 @@ Status PartitionLog::CreateSegment(int64_t base, uint64_t first_bytes, std::shar
     close(fd);
     if (rc) return SysError("fsync", path, -1, rc);
   }
-  int rc = FsyncDir(cfg_.dir);
+  int rc = SyncDir();
   if (rc) return SysError("fsync directory", cfg_.dir, -1, rc);
-  int fd = open(seg->log_path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = openat(dir_fd_, seg->log_name.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return SysError("open", seg->log_path, -1, errno);
   seg->file = std::make_shared<ReadFd>(fd);
   seg->next_offset = base;
@@ -501,12 +501,12 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   int fd = -1;
   bool direct = false;
   if (cfg_.allow_direct) {
-    fd = open(path.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
+    fd = openat(dir_fd_, seg->log_name.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
     direct = fd >= 0;
     if (fd < 0 && errno != EINVAL) return SysError("open(O_DIRECT)", path, -1, errno);
   }
   if (fd < 0) {
-    fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    fd = openat(dir_fd_, seg->log_name.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return SysError("open", path, -1, errno);
   }
   uint32_t block = 4096;
@@ -571,7 +571,7 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
     ssize_t n = pwrite(fd, u.buf.data(), block_, u.file_pos);
     if (n < 0 && errno == EINVAL) {
       close(fd);
-      fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      fd = openat(dir_fd_, seg->log_name.c_str(), O_RDWR | O_CLOEXEC);
       if (fd < 0) return SysError("open", path, -1, errno);
       direct_ = false;
     } else if (n != static_cast<ssize_t>(block_)) {
@@ -593,7 +593,7 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
   u.cycle_first_offset = seg->next_offset;
   u.last_index_pos = seg->index.empty() ? 0 : seg->index.back().position;
   u.index_entries_written = seg->index.size();
-  u.index_fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  u.index_fd = openat(dir_fd_, seg->index_name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (u.index_fd < 0) return SysError("open", seg->index_path, -1, errno);
   // Room for the whole index again (recovery may have rewritten the file without the
   // space CreateSegment reserved). Best effort: without it an index append that finds
@@ -1031,8 +1031,8 @@ void PartitionLog::EnforceRetention(int64_t now_ms) {
   }
   // Readers holding a doomed segment keep its fd; unlink only removes the name.
   for (auto& seg : doomed) {
-    unlink_retry_.push_back(seg->log_path);
-    unlink_retry_.push_back(seg->index_path);
+    unlink_retry_.push_back(seg->log_name);
+    unlink_retry_.push_back(seg->index_name);
   }
   RemoveRetired();
 }
@@ -1057,15 +1057,32 @@ void PartitionLog::RemoveRetired() {
   size_t done = 0;
   while (done < unlink_retry_.size() && done < kMaxRemovalsPerPass) {
     if (dir_sync_pending_) {
-      if (FsyncDir(cfg_.dir) != 0) break;  // tried again at the next pass, before any other unlink
+      if (SyncDir() != 0) break;  // tried again at the next pass, before any other unlink
       dir_sync_pending_ = false;
     }
-    if (unlink(unlink_retry_[done].c_str()) == 0) dir_sync_pending_ = true;
+    // By name in the partition's directory, wherever it is now: a pass that began
+    // before deleteTopic moved it to the trash must not remove the files of a topic
+    // made again under the same name.
+    if (unlinkat(dir_fd_, unlink_retry_[done].c_str(), 0) == 0) dir_sync_pending_ = true;
     else if (errno != ENOENT) break;
     done++;
   }
   unlink_retry_.erase(unlink_retry_.begin(), unlink_retry_.begin() + static_cast<std::ptrdiff_t>(done));
-  if (dir_sync_pending_) dir_sync_pending_ = FsyncDir(cfg_.dir) != 0;
+  if (dir_sync_pending_) dir_sync_pending_ = SyncDir() != 0;
+}
+
+int PartitionLog::SyncDir() const {
+  while (fsync(dir_fd_) != 0)
+    if (errno != EINTR) return errno;
+  return 0;
+}
+
+void PartitionLog::NameSegment(Segment* seg, int64_t base) const {
+  seg->base_offset = base;
+  seg->log_name = SegmentFileName(base, ".log");
+  seg->index_name = SegmentFileName(base, ".index");
+  seg->log_path = cfg_.dir + "/" + seg->log_name;
+  seg->index_path = cfg_.dir + "/" + seg->index_name;
 }
 
 Status PartitionLog::ReadFromCache(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
@@ -1449,8 +1466,8 @@ bool PartitionLog::RepairIndex(const std::shared_ptr<Segment>& seg, uint64_t see
 
 void PartitionLog::PersistRepairedIndex(const std::shared_ptr<Segment>& seg, std::vector<IndexEntry> entries) {
   // Errors are dropped on purpose (see the declaration): the index is a hint.
-  const std::string tmp = seg->index_path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const std::string tmp = seg->index_name + ".tmp";
+  int fd = openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
   bool ok = PwriteFull(fd, reinterpret_cast<const uint8_t*>(entries.data()), entries.size() * sizeof(IndexEntry), 0) == 0 &&
             fdatasync(fd) == 0;
@@ -1461,13 +1478,13 @@ void PartitionLog::PersistRepairedIndex(const std::shared_ptr<Segment>& seg, std
     // neither bring back a removed index nor be undone by a late unlink.
     std::lock_guard<std::mutex> lk(mu_);
     ok = std::find(segments_.begin(), segments_.end(), seg) != segments_.end() &&
-         rename(tmp.c_str(), seg->index_path.c_str()) == 0;
+         renameat(dir_fd_, tmp.c_str(), dir_fd_, seg->index_name.c_str()) == 0;
   }
   if (!ok) {
-    unlink(tmp.c_str());
+    unlinkat(dir_fd_, tmp.c_str(), 0);
     return;
   }
-  FsyncDir(cfg_.dir);
+  SyncDir();
 }
 
 bool PartitionLog::TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out) {
@@ -1745,7 +1762,7 @@ Status PartitionLog::RecentProducerBatches(uint64_t max_bytes, int64_t from_offs
       file = it->seg->file;
     }
     if (!file) {
-      int fd = open(seg.log_path.c_str(), O_RDONLY | O_CLOEXEC);
+      int fd = openat(dir_fd_, seg.log_name.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) {
         fail(SysError("open", seg.log_path, -1, errno));
         continue;

@@ -83,8 +83,14 @@ inline constexpr size_t kMaxOpenSealedSegments = 32;
 // A segment file pair. Shared between the I/O thread and readers through shared_ptr.
 struct Segment {
   int64_t base_offset = 0;
+  // For messages only. The files are opened, made and removed by name relative to the
+  // partition's directory descriptor (PartitionLog::dir_fd_): deleteTopic renames the
+  // directory into the trash, and a topic made again under the name has its own files
+  // at these paths.
   std::string log_path;
   std::string index_path;
+  std::string log_name;    // 00000000000000000000.log
+  std::string index_name;  // 00000000000000000000.index
   int write_fd = -1;  // I/O thread only; closed when the segment is sealed
   // Guarded by PartitionLog::mu_ once the log is open; null while closed by the bound
   // above. The active segment's is never closed, so the I/O thread reads it unlocked.
@@ -353,10 +359,20 @@ class PartitionLog {
   void CloseLeastReadLocked();
   void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
   void RemoveRetired();
+  // fsync of the partition's directory (through dir_fd_): 0 or errno.
+  int SyncDir() const;
+  // The names of base's segment files, in seg (and their paths, for messages).
+  void NameSegment(Segment* seg, int64_t base) const;
   uint64_t AlignDown(uint64_t v) const { return v & ~static_cast<uint64_t>(block_ - 1); }
   uint64_t AlignUp(uint64_t v) const { return AlignDown(v + block_ - 1); }
 
   const PartitionConfig cfg_;
+  // cfg_.dir, open from Open() to the destructor. Every file of the log is reached
+  // through it (openat, unlinkat, renameat), never by its path after Open: a retention
+  // pass or a read still running when deleteTopic renames the directory into the trash
+  // follows it there, instead of reaching the files of a topic made again under the
+  // same name at the same paths (which it would delete, or serve as this log's).
+  int dir_fd_ = -1;
   // Set by the I/O thread when it opens an active segment; read by Info() (JS thread)
   // and PlanFetch() (fetch thread) too, hence atomics.
   std::atomic<bool> direct_{false};
@@ -364,7 +380,7 @@ class PartitionLog {
   std::atomic<uint32_t> mem_align_{4096};
 
   // I/O thread state.
-  std::vector<std::string> unlink_retry_;  // retired segment files not yet removed
+  std::vector<std::string> unlink_retry_;  // names of retired segment files not yet removed
   bool dir_sync_pending_ = false;
   WriteUnit active_;
   int64_t next_offset_ = 0;  // next offset to assign
