@@ -1,6 +1,7 @@
 #include "log/io_backend.h"
 
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -115,13 +116,21 @@ class UringBackend final : public IoBackend {
         if (fault_ == 2 || !ring_->PopCqe(&cqe)) {
           int w = Enter(1, /*submitting=*/false);
           if (w < 0) {
-            // How the ops in flight end cannot be learnt any more: each is reported
-            // failed (its partition is fenced, and reopening it recovers what reached
-            // the disk), never as done. Ops not yet submitted go the plain way; the
-            // ring is not entered again.
+            // The ring is not entered again. The ops in flight were submitted, and the
+            // kernel runs them whether or not anyone waits: each still reads its buffer
+            // (the partition's staging memory, which Fail() frees for a sealing segment
+            // and a later cycle or the log's close reuses) and rewrites its file from a
+            // block-aligned start below data already acknowledged. Returning now let a
+            // write land with whatever the memory held by then, over acknowledged records.
+            // So their completions are awaited first (DrainInFlight), from the completion
+            // queue, which the kernel fills without io_uring_enter. Each is then reported
+            // failed all the same (its partition is fenced, and reopening it recovers what
+            // reached the disk), never as done. Ops not yet submitted go the plain way.
             broken_ = true;
+            const std::vector<bool> reaped = done;
+            DrainInFlight(first, next, done);
             for (size_t i = first; i < next; i++)
-              if (!done[i - first]) ops[i].error = -w;
+              if (!reaped[i - first]) ops[i].error = -w;
             for (size_t i = next; i < ops.size(); i++) Fallback(ops[i], sync);
             return;
           }
@@ -161,6 +170,28 @@ class UringBackend final : public IoBackend {
       usleep(1000);
     }
     return rc;
+  }
+
+  // After io_uring_enter failed with ops [first, next) submitted: waits until the kernel
+  // has posted the completion of every one not yet in `done`, by polling the completion
+  // queue (the ring's memory, no syscall on the ring). A sleep between polls returns to
+  // user mode, which runs the task work that posts completions for this thread's ring.
+  // Unbounded, as the plain backend's pwrite is: a write the disk never finishes holds
+  // either backend's I/O thread, and no bound is safe here (the buffers stay in use).
+  void DrainInFlight(size_t first, size_t next, std::vector<bool>& done) {
+    size_t left = 0;
+    for (size_t i = first; i < next; i++) left += done[i - first] ? 0 : 1;
+    while (left > 0) {
+      io_uring_cqe cqe;
+      if (!ring_->PopCqe(&cqe)) {
+        timespec ts{0, 200 * 1000};
+        (void)nanosleep(&ts, nullptr);  // valid arguments: EINTR is its only failure, and only shortens it
+        continue;
+      }
+      if (cqe.user_data < first || cqe.user_data >= next || done[cqe.user_data - first]) continue;  // not ours
+      done[cqe.user_data - first] = true;
+      left--;
+    }
   }
 
   static void Fallback(IoOp& op, bool sync) {
