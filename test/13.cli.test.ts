@@ -551,4 +551,49 @@ describe('CLI', function () {
     assert.equal(r.code, 2);
     assert.match(r.err, /INVALID_ARGUMENT: --fetch-address/);
   });
+
+  /** The CLI as a child with stdin open for the test to write; reaped (afterEach, and the run's end). */
+  const startCli = (args: string[]) => {
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdin!.on('error', () => undefined); // it may exit while we write
+    clis.push(child);
+    return { child, out: () => out, err: () => err };
+  };
+  const clis: ChildProcess[] = [];
+  afterEach(() => {
+    for (const c of clis.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  });
+
+  it('produce names the first failing line in input order, and how many failed, whichever failure settled first', async () => {
+    const dir = tmpDir();
+    srv = await spawnServer(dir);
+    const s = srv;
+    assert.equal(run(['topics', 'create', 'o', '--server', s.address]).code, 0);
+    const client = await connect(s.address);
+    try {
+      const p = startCli(['produce', 'o', '--server', s.address]);
+      p.child.stdin!.write('first\n');
+      for (let i = 0; i < 300 && (await client.describeTopic('o')).partitions[0]!.endOffset < 1; i++) await sleep(50);
+      assert.equal((await client.describeTopic('o')).partitions[0]!.endOffset, 1, p.err());
+      // Held, the server answers line 2 (too large for its records: refused there) only
+      // once resumed; line 3 (too large for any request) fails in the client meanwhile.
+      s.child.kill('SIGSTOP');
+      try {
+        p.child.stdin!.write(`${'x'.repeat(1_100_000)}\n`);
+        p.child.stdin!.end(`${'y'.repeat(17 << 20)}\n`);
+        await sleep(1500);
+      } finally {
+        s.child.kill('SIGCONT');
+      }
+      assert.equal(await exitOf(p.child, 60_000), 2, p.err());
+      assert.match(p.err(), /produced 1 message to o/);
+      assert.match(p.err(), /uringmq: RECORD_TOO_LARGE: line 2: .*\(2 lines failed: 2, 3\)/);
+    } finally {
+      await client.close();
+    }
+  });
 });

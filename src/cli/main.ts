@@ -648,13 +648,21 @@ export function program(): Command {
         let n = 0;
         let ok = 0;
         // A refused line (too large, a bad partition) stops the input and the command
-        // fails naming it; the other lines read so far are still sent and counted.
-        let failure: { line: number; err: unknown } | null = null;
+        // fails naming it; the other lines read so far are still sent and counted. With
+        // several failing, the first in input order is named (not the first to fail:
+        // a later line's refusal by the client comes before an earlier one's by the
+        // server), with how many failed and which.
+        const failed: number[] = [];
+        let first: { line: number; err: unknown } | null = null;
+        const fail = (line: number, err: unknown) => {
+          failed.push(line);
+          if (!first || line < first.line) first = { line, err };
+        };
         // A line longer than any record may be: refused as it is read (its number in
         // the message), after the lines before it are sent.
         const maxLine = t.broker ? t.broker.maxRecordBytes : MAX_RECORD_LINE_BYTES;
         const lines = stdinLines(maxLine);
-        const next = () => lines.next().catch((e: unknown) => void (failure ??= { line: n + 1, err: e }));
+        const next = () => lines.next().catch((e: unknown) => void fail(n + 1, e));
         for (let r = await next(); r && !r.done; r = await next()) {
           const line = r.value;
           const lineNo = ++n;
@@ -664,17 +672,19 @@ export function program(): Command {
           } catch (e) {
             sent = Promise.reject(e);
           }
-          sends.push(sent.then(() => ok++, (e: unknown) => void (failure ??= { line: lineNo, err: e })));
+          sends.push(sent.then(() => ok++, (e: unknown) => void fail(lineNo, e)));
           if (sends.length >= 10_000) await Promise.all(sends.splice(0));
-          if (failure) break;
+          if (first) break;
         }
         await Promise.all(sends);
         await producer.flush();
         process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}\n`);
-        if (failure) {
-          const { line, err } = failure as { line: number; err: unknown };
+        if (first) {
+          const { line, err } = first as { line: number; err: unknown };
           const e = err instanceof UringmqError ? err : new UringmqError('INTERNAL', String(err));
-          throw new UringmqError(e.code, `line ${line}: ${e.message}`);
+          failed.sort((a, b) => a - b);
+          const which = failed.length > 10 ? `${failed.slice(0, 10).join(', ')}, …` : failed.join(', ');
+          throw new UringmqError(e.code, `line ${line}: ${e.message}${failed.length > 1 ? ` (${failed.length} lines failed: ${which})` : ''}`);
         }
       } finally {
         await done(t);
