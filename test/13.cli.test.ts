@@ -596,4 +596,40 @@ describe('CLI', function () {
       await client.close();
     }
   });
+
+  it('serve stopped by SIGTERM while it opens a large data directory closes it cleanly and exits 0 (the handlers come first)', async () => {
+    const dir = tmpDir();
+    // 1200 partitions: the open takes about a second, long enough to signal during it.
+    const b = await Broker.open({ dir, durability: 'none' });
+    for (let i = 0; i < 150; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => b.createTopic(`t${i + j}`, { partitions: 8, segmentBytes: 1 << 20 })));
+    await b.close();
+    const run1 = (JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { run: number }).run;
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'serve', '--dir', dir, '--port', '0', '--no-fetch', '--no-metrics', '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    srv = { child } as ServerProcess; // killed by afterEach if the test fails
+    let logs = '';
+    const opening = new Promise<void>((resolve) =>
+      child.stdout!.on('data', (d: Buffer) => {
+        logs += d.toString();
+        if (logs.includes('opening the data directory')) resolve();
+      }),
+    );
+    child.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const opened = await Promise.race([opening.then(() => true), exited.then(() => false), sleep(30_000).then(() => false)]);
+    assert.ok(opened, `no 'opening the data directory' line: ${logs}`);
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const { code, signal } = await exited;
+    clearTimeout(t);
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, logs);
+    assert.match(logs, /signal during startup/);
+    assert.doesNotMatch(logs, /"listening"/, 'stopped before it listened');
+    // Closed cleanly: state.json says so for this run, and the lock is free.
+    const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean; run: number };
+    assert.equal(state.clean, true, JSON.stringify(state));
+    assert.ok(state.run > run1, `the serve's own run (${state.run}) after ${run1}`);
+    const again = await Broker.open({ dir });
+    assert.equal((await again.listTopics()).length, 150);
+    await again.close();
+  });
 });

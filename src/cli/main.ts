@@ -290,6 +290,49 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const cfg = serveConfig(flags);
   const logs = logDestination();
   const log = pino({ level: cfg.logLevel, base: { service: 'uringmq' } }, logs.stream);
+  // Signal handlers before anything is opened: a SIGTERM while the broker opens its
+  // data directory (seconds, for a large one) took the default action, and the run
+  // ended without its clean close (state.json kept saying it crashed). During startup a
+  // signal is noted, and the start stops at its next step, closing what it had opened.
+  let broker: Broker | null = null;
+  let server: BrokerServer | null = null;
+  let metrics: MetricsServer | null = null;
+  let started = false;
+  let stopSignal: NodeJS.Signals | null = null;
+  let signals = 0;
+  const shutdown = () => {
+    // server.stop() closes the broker (and its fetch plane) once its calls are done.
+    const closing = server ? Promise.all([server.stop(), metrics?.close()]) : Promise.all([metrics?.close(), broker?.close()]);
+    closing.then(
+      () => logs.close().then(() => process.exit(0)),
+      (e) => {
+        log.error({ err: e }, 'shutdown failed');
+        return logs.close().then(() => process.exit(1));
+      },
+    );
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      log.warn({ signal: sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    if (!started) {
+      stopSignal = sig;
+      log.info({ signal: sig }, 'signal during startup: stopping once the step under way is done, closing what was opened');
+      return;
+    }
+    log.info({ signal: sig }, 'shutting down: finishing in-flight publishes, syncing');
+    shutdown();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  /** A signal came during startup: close what was opened, exit 0. The caller returns at once. */
+  const stoppedEarly = (): boolean => {
+    if (stopSignal === null) return false;
+    shutdown();
+    return true;
+  };
   // The server's settings and TLS files are checked before the data directory is
   // opened (and perhaps created): a bad value leaves nothing behind.
   const serverOpts: Omit<ServerOptions, 'broker'> = { host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
@@ -330,7 +373,8 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections'] as const)
     if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
   BrokerServer.checkOptions(serverOpts);
-  const broker = await Broker.open({
+  log.info({ dir: cfg.dir }, 'opening the data directory');
+  broker = await Broker.open({
     dir: cfg.dir,
     durability: cfg.durability,
     ioBackend: cfg.ioBackend,
@@ -345,8 +389,8 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     groupRetentionMs: cfg.groupRetentionMs,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
+  if (stoppedEarly()) return;
   const opts: ServerOptions = { ...serverOpts, broker };
-  let server: BrokerServer;
   try {
     server = await BrokerServer.start(opts);
   } catch (e) {
@@ -354,6 +398,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     if (e instanceof UringmqError && e.code === 'INVALID_ARGUMENT') throw e; // a bad setting, named in the message
     throw new UringmqError('UNAVAILABLE', `cannot listen on ${cfg.host}:${cfg.port}: ${(e as Error).message}`);
   }
+  if (stoppedEarly()) return;
   let fetchPort: number | undefined;
   if (cfg.fetch) {
     try {
@@ -373,7 +418,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       log.warn(`${why}; serving without it`);
     }
   }
-  let metrics: MetricsServer | null = null;
+  if (stoppedEarly()) return;
   if (cfg.metrics) {
     try {
       metrics = await MetricsServer.start(broker, metricsRegistry(broker, { server }), { host: cfg.host, port: cfg.metricsPort });
@@ -389,26 +434,10 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       log.warn(why);
     }
   }
-  let signals = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) {
-      log.warn({ signal: sig }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    log.info({ signal: sig }, 'shutting down: finishing in-flight publishes, syncing');
-    Promise.all([server.stop(), metrics?.close()]).then(
-      () => logs.close().then(() => process.exit(0)),
-      (e) => {
-        log.error({ err: e }, 'shutdown failed');
-        return logs.close().then(() => process.exit(1));
-      },
-    );
-  };
-  // Handlers first, then the line that tells scripts we are up: a signal sent right
-  // after that line must find them installed.
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  if (stoppedEarly()) return;
+  // Started: a signal from now on shuts down at once. Then the line that tells scripts
+  // we are up: a signal sent right after it must find the shutdown in place.
+  started = true;
   // Machine-readable line for scripts and tests that start the server with port 0.
   process.stdout.write(
     `${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port, ...(fetchPort !== undefined ? { fetchPort } : {}), ...(metrics ? { metricsPort: metrics.port } : {}) })}\n`,
