@@ -13,7 +13,7 @@ import { Broker, type Durability } from '../broker/broker';
 import type { ConsumedMessage } from '../broker/group_consumer';
 import type { Message, TopicDescription } from '../broker/broker';
 import { BrokerServer, type ServerOptions } from '../grpc/server';
-import { connect, type Client } from '../client';
+import { connect, type Client, type ConnectionEvent } from '../client';
 import { UringmqError } from '../errors';
 import { addBenchCommands } from '../bench/cli';
 import { MetricsServer, metricsRegistry } from '../metrics';
@@ -23,6 +23,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const DEFAULT_DIR = './uringmq-data';
 /** With --server the record limit is the server's: no record is larger than its largest possible batch (64 MiB). */
 const MAX_RECORD_LINE_BYTES = 64 * 1024 * 1024;
+/** produce --timeout's default: how long a line may wait for the server's ack, retries included. */
+const PRODUCE_TIMEOUT_MS = 30_000;
 
 /**
  * stdin's lines as bytes: split at \n only (a \r\n ending loses its \r), the last one
@@ -665,10 +667,15 @@ export function program(): Command {
   withTarget(prog.command('produce <topic>').description('publish one message per line of stdin'))
     .option('-k, --key <key>', 'key for every message')
     .option('--partition <n>', 'partition', int('partition'))
-    .action(async (topic: string, o: { key?: string; partition?: number; server?: string; dir?: string }) => {
+    .option('--timeout <ms>', `with --server: give up on a line the server has not acknowledged within this long, retries included, and exit 2 naming it (default ${PRODUCE_TIMEOUT_MS})`, int('timeout'))
+    .action(async (topic: string, o: { key?: string; partition?: number; timeout?: number; server?: string; dir?: string }) => {
+      if (o.timeout === 0) throw new UringmqError('INVALID_ARGUMENT', '--timeout must be at least 1 ms');
+      const timeoutMs = o.timeout ?? PRODUCE_TIMEOUT_MS;
       const t = await target(o);
       try {
-        const producer = t.client ? t.client.producer({ lingerMs: 5 }) : t.broker!.producer({ lingerMs: 5 });
+        // A server that went away is retried (a restart), for --timeout: not for the
+        // client's 120 s default, which left the command waiting without a word.
+        const producer = t.client ? t.client.producer({ lingerMs: 5, deliveryTimeoutMs: timeoutMs }) : t.broker!.producer({ lingerMs: 5 });
         // Fail fast with TOPIC_NOT_FOUND (over gRPC, each of thousands of queued lines
         // looked the topic up again before the first failure stopped the input).
         if (t.client) await t.client.describeTopic(topic, { groups: false });
@@ -710,7 +717,10 @@ export function program(): Command {
         process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}\n`);
         if (first) {
           const { line, err } = first as { line: number; err: unknown };
-          const e = err instanceof UringmqError ? err : new UringmqError('INTERNAL', String(err));
+          let e = err instanceof UringmqError ? err : new UringmqError('INTERNAL', String(err));
+          // The client's timeout is --timeout here, and the server is the one given.
+          if (t.client && /deliveryTimeoutMs \(\d+ ms\)/.test(e.message))
+            e = new UringmqError(e.code, e.message.replace(/not acknowledged within/, `not acknowledged by ${o.server} within`).replace(/deliveryTimeoutMs \((\d+) ms\)/g, '--timeout ($1 ms)'));
           failed.sort((a, b) => a - b);
           const which = failed.length > 10 ? `${failed.slice(0, 10).join(', ')}, …` : failed.join(', ');
           throw new UringmqError(e.code, `line ${line}: ${e.message}${failed.length > 1 ? ` (${failed.length} lines failed: ${which})` : ''}`);
@@ -756,10 +766,18 @@ export function program(): Command {
           // it stops count as a delivery each, and a few short runs would send the rest
           // of the backlog to the dead-letter topic.
           const window = o.max !== undefined ? { maxUnacked: Math.max(1, o.max) } : {};
+          // A lost server is waited for (a restart: its unacked messages come again), as
+          // Kafka's console consumer does; stderr says so, and when it is back.
+          const onConnectionState = (ev: ConnectionEvent) =>
+            process.stderr.write(
+              ev.state === 'reconnected'
+                ? `uringmq: reconnected to ${o.server}\n`
+                : `uringmq: ${ev.attempt === 1 ? 'lost the connection to' : 'still cannot reach'} ${o.server} (${ev.error.code}: ${ev.error.message}); reconnecting in ${ev.delayMs} ms (attempt ${ev.attempt})\n`,
+            );
           const c = t.client
             ? o.transport === 'fetch'
-              ? t.client.consumer({ topic, group: o.group, from, transport: 'fetch', fetchAddress: o.fetchAddress })
-              : t.client.consumer({ topic, group: o.group, from, ...window })
+              ? t.client.consumer({ topic, group: o.group, from, transport: 'fetch', fetchAddress: o.fetchAddress, onConnectionState })
+              : t.client.consumer({ topic, group: o.group, from, ...window, onConnectionState })
             : t.broker!.consumer({ topic, group: o.group, from, ...window });
           for await (const m of c) {
             // Not printed, not acked: the group redelivers it to whoever reads next.

@@ -1,3 +1,5 @@
+import type { UringmqError } from '../errors';
+
 /**
  * The client's wait before retry number `attempt` (from 0) after a connection was lost
  * or refused: 100 ms doubling to a 5 s ceiling, the same for producers, consumers and
@@ -19,4 +21,28 @@ export function reconnectDelayMs(attempt: number): number {
  */
 export function sessionExpired(e: { code: string; message?: string }): boolean {
   return e.code === 'SESSION_EXPIRED' || (e.code === 'FAILED_PRECONDITION' && typeof e.message === 'string' && /missed its session timeout/.test(e.message));
+}
+
+/**
+ * A group consumer's connection to the server, for its onConnectionState option: lost
+ * and retried (`reconnecting`, once per attempt: what failed, the attempt's number from
+ * 1, and the wait before it), or back after one or more such attempts (`reconnected`).
+ */
+export type ConnectionEvent =
+  | { state: 'reconnecting'; error: UringmqError; attempt: number; delayMs: number }
+  | { state: 'reconnected'; attempts: number };
+
+/** Tells a consumer's onConnectionState; what it throws is not the consumer's to handle. */
+export function tellConnectionState(cb: ((ev: ConnectionEvent) => void) | undefined, ev: ConnectionEvent): void {
+  if (!cb) return;
+  try {
+    cb(ev);
+  } catch {
+    // an observer's failure must not stop the reconnect
+  }
+}
+
+/** Checks a consumer's onConnectionState option. */
+export function checkConnectionStateOption(cb: unknown, invalid: (m: string) => Error): void {
+  if (cb !== undefined && typeof cb !== 'function') throw invalid('onConnectionState must be a function');
 }

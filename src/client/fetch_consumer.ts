@@ -30,7 +30,7 @@
 import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
-import { reconnectDelayMs, sessionExpired } from './backoff';
+import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
@@ -89,6 +89,12 @@ export interface FetchConsumerOptions {
   commitIntervalMs?: number;
   /** Check every batch's CRC32C (default true): the broker does not, the bytes never pass through it. */
   verifyCrc?: boolean;
+  /**
+   * Told when the group membership's stream to the server is lost and each reconnect
+   * attempt is scheduled, and when one is answered (ConnectionEvent); as
+   * RemoteConsumerOptions.onConnectionState.
+   */
+  onConnectionState?: (ev: ConnectionEvent) => void;
 }
 
 const MiB = 1 << 20;
@@ -361,6 +367,7 @@ export class FetchConsumer implements GroupConsumerApi {
     this.maxWaitMs = intOpt(opts.maxWaitMs, 'maxWaitMs', 500, 0, 3_600_000);
     this.commitIntervalMs = intOpt(opts.commitIntervalMs, 'commitIntervalMs', 1000, 1, 3_600_000);
     this.verifyCrc = opts.verifyCrc ?? true;
+    checkConnectionStateOption(opts.onConnectionState, invalid);
     if (opts.partitions !== undefined && (!Array.isArray(opts.partitions) || opts.partitions.some((p) => !Number.isInteger(p) || p < 0)))
       throw invalid('partitions must be an array of partition numbers');
     const from = opts.from;
@@ -724,6 +731,7 @@ export class FetchConsumer implements GroupConsumerApi {
     });
     s.on('data', (res: { assignment?: { member_id?: string; partitions?: number[] } | null }) => {
       if (this.membership !== s || !res.assignment) return;
+      if (attempt > 0) tellConnectionState(this.opts.onConnectionState, { state: 'reconnected', attempts: attempt });
       attempt = 0;
       this.member = res.assignment.member_id ?? undefined;
       const want = [...(res.assignment.partitions ?? [])];
@@ -750,7 +758,9 @@ export class FetchConsumer implements GroupConsumerApi {
       // (unknown topic, bad group name) ends the consumer.
       const e = err ? fromServiceError(err) : null;
       if (e && !MEMBERSHIP_RETRYABLE.has(e.code) && !sessionExpired(e)) return this.fail(e);
-      setTimeout(() => this.openMembership(attempt + 1), reconnectDelayMs(attempt)).unref();
+      const delay = reconnectDelayMs(attempt);
+      tellConnectionState(this.opts.onConnectionState, { state: 'reconnecting', error: e ?? new UringmqError('UNAVAILABLE', 'the group membership stream was ended by the server'), attempt: attempt + 1, delayMs: delay });
+      setTimeout(() => this.openMembership(attempt + 1), delay).unref();
     };
     s.on('error', (e) => broken(e));
     s.on('end', () => broken());

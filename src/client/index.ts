@@ -8,7 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { BufferPool } from '../codec/buffer_pool';
-import { reconnectDelayMs, sessionExpired } from './backoff';
+import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
@@ -31,6 +31,7 @@ export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, Se
 export { FetchConsumer, FetchConnection } from './fetch_consumer';
 export type { FetchConsumerOptions } from './fetch_consumer';
 export { UringmqError } from '../errors';
+export type { ConnectionEvent } from './backoff';
 
 export interface ConnectOptions {
   keepalive?: { timeMs?: number; timeoutMs?: number; permitWithoutStream?: boolean };
@@ -94,6 +95,12 @@ export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTi
   plainRecords?: boolean;
   /** 'grpc' (default): the Subscribe stream. 'fetch': the native fetch plane (FetchConsumerOptions). */
   transport?: 'grpc';
+  /**
+   * Told when the Subscribe stream is lost and each reconnect attempt is scheduled, and
+   * when one is answered (ConnectionEvent). The consumer retries for as long as it is
+   * open; this is how an application (the CLI's `consume --group`) says so.
+   */
+  onConnectionState?: (ev: ConnectionEvent) => void;
 }
 
 const MiB = 1 << 20;
@@ -1611,6 +1618,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     // must not follow a caller that reuses or changes its object afterwards.
     opts = this.opts = ownOptions(opts);
     checkConsumerOptions(opts);
+    checkConnectionStateOption(opts.onConnectionState, invalid);
     this.maxUnacked = opts.maxUnacked ?? 512;
     this.flowOpts = resolveFlowOptions(opts.flow, this.maxUnacked); // validated here, sent with subscribe
   }
@@ -1661,6 +1669,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     });
     s.on('data', (res: uringmq.v1.SubscribeResponse) => {
       if (session !== this.session) return;
+      if (this.attempts > 0) tellConnectionState(this.opts.onConnectionState, { state: 'reconnected', attempts: this.attempts });
       this.attempts = 0;
       if (res.assignment) {
         this.member = res.assignment.member_id ?? undefined;
@@ -1718,6 +1727,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       }
       // Reconnect and resume from committed offsets; what we held unacked comes again.
       const delay = reconnectDelayMs(this.attempts++);
+      tellConnectionState(this.opts.onConnectionState, { state: 'reconnecting', error: e, attempt: this.attempts, delayMs: delay });
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = null;
         if (!this.closed && !this.stream && !this.client.isClosed) this.open();
