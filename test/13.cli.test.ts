@@ -663,6 +663,34 @@ describe('CLI', function () {
     assert.match(r.err, /INVALID_ARGUMENT: --timeout must be at least 1 ms/);
   });
 
+  it('produce --server: a line the server took but answered after --timeout is said to be perhaps written, not only failed', async () => {
+    const dir = tmpDir();
+    srv = await spawnServer(dir);
+    const s = srv;
+    assert.equal(run(['topics', 'create', 'late', '--server', s.address]).code, 0);
+    const client = await connect(s.address);
+    try {
+      const p = startCli(['produce', 'late', '--timeout', '1500', '--server', s.address]);
+      p.child.stdin!.write('first\n');
+      for (let i = 0; i < 300 && (await client.describeTopic('late')).partitions[0]!.endOffset < 1; i++) await sleep(50);
+      assert.equal((await client.describeTopic('late')).partitions[0]!.endOffset, 1, p.err());
+      // Held: line 2 reaches the server, which answers only once resumed, after --timeout.
+      s.child.kill('SIGSTOP');
+      try {
+        p.child.stdin!.end('second\n');
+        assert.equal(await exitOf(p.child, 30_000), 2, p.err());
+      } finally {
+        s.child.kill('SIGCONT');
+      }
+      for (let i = 0; i < 300 && (await client.describeTopic('late')).partitions[0]!.endOffset < 2; i++) await sleep(50);
+      // It was written: a message saying only that it failed has it sent again, twice in the topic.
+      assert.equal((await client.describeTopic('late')).partitions[0]!.endOffset, 2);
+      assert.match(p.err(), new RegExp(`uringmq: UNAVAILABLE: line 2: .*not acknowledged by ${s.address} within --timeout \\(1500 ms\\).*may still be written`));
+    } finally {
+      await client.close();
+    }
+  });
+
   it('consume --group --server waits for a server that went away, saying so on stderr, and goes on once it is back', async () => {
     const dir = tmpDir();
     const port = await freePort();

@@ -1387,7 +1387,7 @@ export class RemoteProducer implements ProducerApi {
     for (const b of [...this.inflight.values()]) {
       if (now <= b.deadline) continue;
       this.inflight.delete(b.seq);
-      this.giveUp(b, this.timeoutError(b), true);
+      this.giveUp(b, this.timeoutError(b, true), true);
       this.wakeCapacity();
     }
     if (this.inflight.size === 0 && this.deadlineTimer) {
@@ -1488,12 +1488,17 @@ export class RemoteProducer implements ProducerApi {
     return this.producerId ? this.restarted.get(key)!.producerId : 0;
   }
 
-  private timeoutError(b: OutBatch): UringmqError {
+  /** `sent`: the batch is in flight (sent, its answer not come): the broker may have written it. */
+  private timeoutError(b: OutBatch, sent = false): UringmqError {
     // Why it kept failing (a server at its stream limit, say) is the useful part.
     const last = b.lastError;
+    // A batch that went out may be written after all (a broker answering late, a
+    // connection that broke after the request reached it): said, as Kafka's producer
+    // says of a batch it expired, or a caller sends it again and it is there twice.
+    const maybe = sent || b.unanswered ? '; it was sent and may still be written' : '';
     return new UringmqError(
       'UNAVAILABLE',
-      `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)${last ? `; it last failed with ${last.code}: ${last.message}` : ''}`,
+      `batch for ${b.topic}/${b.partition} not acknowledged within deliveryTimeoutMs (${this.deliveryTimeoutMs} ms)${maybe}${last ? `; it last failed with ${last.code}: ${last.message}` : ''}`,
       last ? { cause: last } : undefined,
     );
   }
