@@ -1768,6 +1768,49 @@ describe('gRPC client consumer: a membership lost with a broken or stalled conne
     }
   });
 
+  it('an onConnectionState that is an async function and rejects does not crash the process (an unhandled rejection); the consumer reconnects and is told so', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => void unhandled.push(e);
+    const listeners = process.listeners('unhandledRejection');
+    process.removeAllListeners('unhandledRejection'); // mocha's would report it elsewhere
+    process.on('unhandledRejection', onUnhandled);
+    const r = await startServer();
+    const proxy = await tcpProxy(r.server.port);
+    const c = await connect(`127.0.0.1:${proxy.port}`);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const states: string[] = [];
+      const consumer = c.consumer({
+        topic: 't',
+        group: 'g',
+        from: 'earliest',
+        onConnectionState: async (ev) => {
+          states.push(ev.state);
+          throw new Error(`observer failed on ${ev.state}`);
+        },
+      });
+      const it = consumer[Symbol.asyncIterator]();
+      await r.client.producer().send('t', { value: 'a' });
+      (await it.next()).value!.ack();
+      await sleep(50);
+      proxy.cut();
+      await waitFor(() => states.includes('reconnected'), 10_000, 'the consumer reconnects');
+      await r.client.producer().send('t', { value: 'b' });
+      let m = (await it.next()).value!;
+      if (m.value.toString() === 'a') m = (await it.next()).value!; // its ack may not have gone before the cut
+      assert.equal(m.value.toString(), 'b');
+      await it.return?.();
+      await sleep(100);
+      assert.deepEqual(unhandled.map((e) => String((e as Error).message)), []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      for (const l of listeners) process.on('unhandledRejection', l);
+      await c.close();
+      await proxy.close();
+      await r.stop();
+    }
+  });
+
   it('a consumer whose connection stalled past its session timeout (the server expelled it) rejoins and goes on (the stream ended with SESSION_EXPIRED), instead of ending', async () => {
     const r = await startServer();
     const proxy = await tcpProxy(r.server.port); // stops carrying bytes for a while, the connection up

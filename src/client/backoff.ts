@@ -32,11 +32,15 @@ export type ConnectionEvent =
   | { state: 'reconnecting'; error: UringmqError; attempt: number; delayMs: number }
   | { state: 'reconnected'; attempts: number };
 
-/** Tells a consumer's onConnectionState; what it throws is not the consumer's to handle. */
-export function tellConnectionState(cb: ((ev: ConnectionEvent) => void) | undefined, ev: ConnectionEvent): void {
+/**
+ * Tells a consumer's onConnectionState; what it throws is not the consumer's to handle,
+ * nor what an async one rejects with (unhandled, that rejection ended the process).
+ */
+export function tellConnectionState(cb: ((ev: ConnectionEvent) => unknown) | undefined, ev: ConnectionEvent): void {
   if (!cb) return;
   try {
-    cb(ev);
+    const r = cb(ev);
+    if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') (r as PromiseLike<unknown>).then(undefined, () => undefined);
   } catch {
     // an observer's failure must not stop the reconnect
   }
