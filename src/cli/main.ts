@@ -317,7 +317,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     signals++;
     if (signals > 1) {
       log.warn({ signal: sig }, 'second signal: exiting now');
-      process.exit(1);
+      // The warning is written (at most 200 ms), not lost with the buffered lines.
+      void logs.close(200).finally(() => process.exit(1));
+      return;
     }
     if (!started) {
       stopSignal = sig;
