@@ -657,10 +657,17 @@ describe('CLI', function () {
     assert.ok(took >= 1500 && took < 15_000, `gave up after ${took} ms`);
     assert.match(p.err(), /produced 1 message to gone/);
     assert.match(p.err(), new RegExp(`uringmq: UNAVAILABLE: line 2: .*not acknowledged by ${s.address} within --timeout \\(2000 ms\\)`));
-    // 0 would fail every line at once.
-    const r = run(['produce', 'gone', '--timeout', '0', '--server', s.address], 'x\n');
-    assert.equal(r.code, 2);
-    assert.match(r.err, /INVALID_ARGUMENT: --timeout must be at least 1 ms/);
+    // 0 would fail every line at once; past 2^31 - 1 ms a timer fires at once; without
+    // --server there is nothing to wait for.
+    for (const [args, want] of [
+      [['--timeout', '0', '--server', s.address], /INVALID_ARGUMENT: --timeout must be from 1 to 2147483647 ms, got 0/],
+      [['--timeout', '2147483648', '--server', s.address], /INVALID_ARGUMENT: --timeout must be from 1 to 2147483647 ms/],
+      [['--timeout', '5000', '--dir', dir], /INVALID_ARGUMENT: --timeout applies with --server only/],
+    ] as const) {
+      const r = run(['produce', 'gone', ...args], 'x\n');
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, want);
+    }
   });
 
   it('produce --server: a line the server took but answered after --timeout is said to be perhaps written, not only failed', async () => {

@@ -671,7 +671,8 @@ export function program(): Command {
     .option('--partition <n>', 'partition', int('partition'))
     .option('--timeout <ms>', `with --server: give up on a line the server has not acknowledged within this long, retries included, and exit 2 naming it (default ${PRODUCE_TIMEOUT_MS})`, int('timeout'))
     .action(async (topic: string, o: { key?: string; partition?: number; timeout?: number; server?: string; dir?: string }) => {
-      if (o.timeout === 0) throw new UringmqError('INVALID_ARGUMENT', '--timeout must be at least 1 ms');
+      if (o.timeout !== undefined && (o.timeout < 1 || o.timeout > 2 ** 31 - 1)) throw new UringmqError('INVALID_ARGUMENT', `--timeout must be from 1 to ${2 ** 31 - 1} ms, got ${o.timeout}`);
+      if (o.timeout !== undefined && !o.server) throw new UringmqError('INVALID_ARGUMENT', '--timeout applies with --server only (a data directory is written at once)');
       const timeoutMs = o.timeout ?? PRODUCE_TIMEOUT_MS;
       const t = await target(o);
       try {
