@@ -1673,7 +1673,8 @@ export class RemoteConsumer implements GroupConsumerApi {
       },
     });
     s.on('data', (res: uringmq.v1.SubscribeResponse) => {
-      if (session !== this.session) return;
+      // After close(), until the server sees the half-close: nothing more is handed out.
+      if (session !== this.session || this.closed) return;
       if (this.attempts > 0) tellConnectionState(this.opts.onConnectionState, { state: 'reconnected', attempts: this.attempts });
       this.attempts = 0;
       if (res.assignment) {
@@ -1877,6 +1878,7 @@ export class RemoteConsumer implements GroupConsumerApi {
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
     try {
       for (;;) {
+        if (this.closed) return;
         const c = this.chunks.shift();
         if (c) {
           if (c.session !== this.session) continue;
