@@ -730,7 +730,7 @@ export class FetchConsumer implements GroupConsumerApi {
       },
     });
     s.on('data', (res: { assignment?: { member_id?: string; partitions?: number[] } | null }) => {
-      if (this.membership !== s || !res.assignment) return;
+      if (this.membership !== s || !res.assignment || this.closed) return; // closing: no new assignment work, nor a 'reconnected'
       if (attempt > 0) tellConnectionState(this.opts.onConnectionState, { state: 'reconnected', attempts: attempt });
       attempt = 0;
       this.member = res.assignment.member_id ?? undefined;
