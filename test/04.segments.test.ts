@@ -784,6 +784,39 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('with durability none, a sync batch whose cycle failed to seal the segment before it (its fdatasync failing) is refused, not acknowledged: that data was never made durable, and a crash dropped the batch with it', async function () {
+    if (!hasStrace()) return this.skip();
+    const dir = tmpDir();
+    let b = await openBroker({ dir, durability: 'none' });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    await b.close();
+    const seg0 = path.join(partitionDir(dir, 't', 0), '00000000000000000000.log');
+    assert.ok(fs.existsSync(seg0));
+    // Every fdatasync of segment 0 fails with EIO: the first is its seal, in the cycle of
+    // the sync batch that rolls the segment (nothing syncs before with durability none).
+    const src = path.join(__dirname, '..', 'src');
+    const r = spawnSync(
+      'strace',
+      ['-f', '-qq', '-o', '/dev/null', '-P', seg0, '-e', 'trace=fdatasync', '-e', 'inject=fdatasync:error=EIO', process.execPath, '--require', 'tsx/cjs', '-e',
+        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'none' }).then(async (b) => {
+          const out = [];
+          const plain = b.producer(), synced = b.producer({ sync: true });
+          for (let i = 0; i < 2; i++) out.push(await plain.send('t', { value: 'v'.repeat(3000) + i, partition: 0 }).then((r) => r.offset, (e) => e.code));
+          out.push(await synced.send('t', { value: 'v'.repeat(3000) + 2, partition: 0 }).then((r) => r.offset, (e) => e.code));
+          console.log(JSON.stringify(out));
+          await b.close().catch(() => undefined);
+        })`],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const sent = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Array<number | string>;
+    assert.deepEqual(sent.slice(0, 2), [0, 1], r.stdout);
+    assert.equal(sent[2], 'IO_ERROR', `the sync batch was acknowledged though the segment before it was never synced: ${r.stdout}`);
+    b = await Broker.open({ dir });
+    assert.ok((await b.describeTopic('t')).partitions[0]!.segments >= 1);
+    await b.close();
+  });
+
   it('the segment before the active one is always sealed: after a batch refused once it rolled the segment, and (sealed at the next open) after a crash in the roll; damage in it then drops nothing', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

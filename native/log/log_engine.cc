@@ -405,11 +405,23 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
   // A failure there fences the partition only after this cycle's appends complete as
   // written: they are (durable, in sync mode) and consumers already read them, so an
   // IO_ERROR for them made a producer's retry write them twice.
+  // Not in sync mode, a failure there may have left this cycle's data unsynced: a seal
+  // that failed before or in its fdatasync (its segment is no longer among the files
+  // SyncDirty syncs, and a second fdatasync after EIO proves nothing), and a crash then
+  // cut the log at that segment's torn tail, dropping the segments after it. So a
+  // partition with a request that asked to be on disk (sync) is fenced at once, as
+  // before: that cycle's appends are refused, none acknowledged as durable.
   std::vector<std::pair<PartitionLog*, Status>> failed_after_publish;
+  std::vector<PartitionLog*> sync_asked;
+  if (!sync_mode && want_sync)
+    for (const IoRequest& r : reqs)
+      if (r.sync) sync_asked.push_back(r.partition.get());
   for (auto& p : touched) {
     if (p->failed.load()) continue;
     Status s = p->Publish(now);
-    if (!s.ok()) failed_after_publish.emplace_back(p.get(), std::move(s));
+    if (s.ok()) continue;
+    if (std::find(sync_asked.begin(), sync_asked.end(), p.get()) != sync_asked.end()) p->Fail(s);
+    else failed_after_publish.emplace_back(p.get(), std::move(s));
   }
   // A batch that asked to be on disk before it completes: sync now (a failed sync
   // fences its partition, and the completions below report that).
