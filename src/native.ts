@@ -119,7 +119,7 @@ export interface EngineOptions {
   maxBatchBytes?: number;
   testIoDelayMs?: number;
   /** Test hook: the io_uring backend's first submission or wait for completions fails. */
-  testUringFault?: 'submit' | 'wait';
+  testUringFault?: 'submit' | 'wait' | 'short-submit-wait';
   onComplete: CompletionCallback;
 }
 

@@ -301,7 +301,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         std::string kind = f.IsString() ? f.As<Napi::String>().Utf8Value() : "";
         if (kind == "submit") opts.test_uring_fault = 1;
         else if (kind == "wait") opts.test_uring_fault = 2;
-        else ThrowInvalid(env, "testUringFault must be 'submit' or 'wait'");
+        else if (kind == "short-submit-wait") opts.test_uring_fault = 3;
+        else ThrowInvalid(env, "testUringFault must be 'submit', 'wait' or 'short-submit-wait'");
       }
     }
     max_batch_bytes_ = static_cast<size_t>(GetInt(env, o, "maxBatchBytes", 16 << 20));

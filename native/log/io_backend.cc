@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "log/file_util.h"
@@ -97,6 +98,11 @@ class UringBackend final : public IoBackend {
       }
       unsigned want = static_cast<unsigned>(next - first);
       int rc = Enter(want, /*submitting=*/true);
+      // The kernel takes entries in order, and may take fewer than queued (it stops at
+      // one it cannot start, or when it cannot allocate a request): ops [first, first +
+      // submitted) are in flight, the rest still wait in the SQ for a later enter (each
+      // wait below submits them too).
+      size_t submitted = rc > 0 ? static_cast<size_t>(rc) : 0;
       if (rc < 0) {
         // The kernel took none of these entries (io_uring_enter fails only when it
         // consumed none), and without SQPOLL it runs entries only inside
@@ -115,6 +121,7 @@ class UringBackend final : public IoBackend {
         // (writes the kernel finished inside the submit), so the test sees it every time.
         if (fault_ == 2 || !ring_->PopCqe(&cqe)) {
           int w = Enter(1, /*submitting=*/false);
+          if (w >= 0) submitted = std::min(submitted + static_cast<size_t>(w), next - first);
           if (w < 0) {
             // The ring is not entered again. The ops in flight were submitted, and the
             // kernel runs them whether or not anyone waits: each still reads its buffer
@@ -125,13 +132,16 @@ class UringBackend final : public IoBackend {
             // So their completions are awaited first (DrainInFlight), from the completion
             // queue, which the kernel fills without io_uring_enter. Each is then reported
             // failed all the same (its partition is fenced, and reopening it recovers what
-            // reached the disk), never as done. Ops not yet submitted go the plain way.
+            // reached the disk), never as done. Ops the kernel never took (left in the SQ
+            // by a short submit, which no enter will now run) have no completion to await:
+            // they and the ops not yet queued go the plain way.
             broken_ = true;
+            const size_t in_flight_end = first + submitted;
             const std::vector<bool> reaped = done;
-            DrainInFlight(first, next, done);
-            for (size_t i = first; i < next; i++)
+            DrainInFlight(first, in_flight_end, done);
+            for (size_t i = first; i < in_flight_end; i++)
               if (!reaped[i - first]) ops[i].error = -w;
-            for (size_t i = next; i < ops.size(); i++) Fallback(ops[i], sync);
+            for (size_t i = in_flight_end; i < ops.size(); i++) Fallback(ops[i], sync);
             return;
           }
           continue;
@@ -161,6 +171,11 @@ class UringBackend final : public IoBackend {
       fault_ = 0;
       return -EIO;
     }
+    // A short submit (the kernel takes the first entry only), then a wait that fails.
+    if (fault_ == 3 && submitting) {
+      fault_ = 2;
+      return ring_->SubmitAndWait(0, 1);
+    }
     // A wait fault needs ops in flight that have not completed: submit without waiting.
     if (fault_ == 2 && submitting) return ring_->SubmitAndWait(0);
     int rc = 0;
@@ -172,7 +187,7 @@ class UringBackend final : public IoBackend {
     return rc;
   }
 
-  // After io_uring_enter failed with ops [first, next) submitted: waits until the kernel
+  // After io_uring_enter failed with ops [first, next) taken by the kernel: waits until the kernel
   // has posted the completion of every one not yet in `done`, by polling the completion
   // queue (the ring's memory, no syscall on the ring). A sleep between polls returns to
   // user mode, which runs the task work that posts completions for this thread's ring.

@@ -40,7 +40,9 @@ class IoBackend {
   // fdatasync on every op.fd, concurrently where the backend can.
   virtual void RunSyncs(std::vector<IoOp>& ops) = 0;
   // Test hook: make the ring's next submission (1) or next wait for completions (2)
-  // fail as io_uring_enter can (-EIO). No effect on backends without a ring.
+  // fail as io_uring_enter can (-EIO); or (3) the next submission short (the kernel
+  // takes one entry, as when it stops at one it cannot start or cannot allocate a
+  // request) and the wait after it fail. No effect on backends without a ring.
   virtual void InjectFault(int /*kind*/) {}
 };
 

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -122,10 +123,10 @@ io_uring_sqe* IoUring::GetSqe() {
   return sqe;
 }
 
-int IoUring::SubmitAndWait(unsigned wait_nr) {
+int IoUring::SubmitAndWait(unsigned wait_nr, unsigned max_submit) {
   // Publish the filled SQEs: release so the kernel sees their contents.
   __atomic_store_n(sq_tail_, sqe_local_tail_, __ATOMIC_RELEASE);
-  unsigned submit = to_submit_;
+  unsigned submit = std::min(to_submit_, max_submit);
   for (;;) {
     int ret = SysEnter(fd_, submit, wait_nr, wait_nr ? IORING_ENTER_GETEVENTS : 0);
     if (ret < 0) {

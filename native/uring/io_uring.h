@@ -23,9 +23,10 @@ class IoUring {
 
   // Next free submission entry (zeroed), or null when the SQ is full.
   io_uring_sqe* GetSqe();
-  // Submits everything queued and waits for at least wait_nr completions.
-  // Returns the number submitted or -errno. EINTR is retried.
-  int SubmitAndWait(unsigned wait_nr);
+  // Submits everything queued (at most max_submit: a test hook's short submit) and
+  // waits for at least wait_nr completions. Returns the number submitted or -errno.
+  // EINTR is retried.
+  int SubmitAndWait(unsigned wait_nr, unsigned max_submit = ~0u);
   // Pops one completion if one is ready.
   bool PopCqe(io_uring_cqe* out);
   unsigned sq_entries() const { return sq_entries_; }

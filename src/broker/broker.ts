@@ -139,7 +139,7 @@ export interface BrokerOptions {
   /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
   testIoDelayMs?: number;
   /** @internal Test hook: the io_uring backend's first submission or wait fails. */
-  testUringFault?: 'submit' | 'wait';
+  testUringFault?: 'submit' | 'wait' | 'short-submit-wait';
 }
 
 export interface TopicOptions {
