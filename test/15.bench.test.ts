@@ -211,7 +211,9 @@ describe('bench harness (uringmq bench)', function () {
       { encoding: 'utf8', timeout: 60_000 },
     );
     assert.equal(r.status, 3, r.stderr);
-    assert.match(r.stderr, /stopped by the circuit breaker: p99 end-to-end latency/);
+    // On a slow build (ASan) the first samples may have nothing consumed yet: "p99 end-to-end
+    // (nothing consumed, N messages waiting) latency ∞", the same breaker on the same number.
+    assert.match(r.stderr, /stopped by the circuit breaker: p99 end-to-end (\(nothing consumed, \d+ messages waiting\) )?latency/);
     const snapshot = /snapshot: (\S+)/.exec(r.stderr)![1]!;
     assert.ok(fs.existsSync(snapshot));
     assert.match(r.stdout, /\[\s*[\d.]+s\] step #1/, 'per-sample lines');
