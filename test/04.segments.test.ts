@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_ZERO_AHEAD_BYTES, DIR_FORMAT } from '../src/broker/broker';
 import { Broker, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
-import { dropProducerSnapshot, expectCode, hasStrace, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, straceNode, tmpDir, waitFor } from './helpers';
+import { dropProducerSnapshot, expectCode, faultNode, hasStrace, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, straceNode, tmpDir, waitFor } from './helpers';
 
 async function readAll(b: Broker, topic: string, p: number, from = 0): Promise<Message[]> {
   const out: Message[] = [];
@@ -327,15 +327,10 @@ describe('Segments, index, retention and recovery', () => {
         console.log('after', fs.existsSync(${JSON.stringify(seg0)}));
         await b.close();
       })().catch((e) => { console.error(e); process.exit(1); });`;
-    const r = spawnSync(
-      'strace',
-      ['-f', '-qq', '-o', '/dev/null', '-P', partDir, '-P', seg0, '-e', 'trace=unlink,unlinkat', '-e', 'inject=unlink,unlinkat:delay_enter=3000000:when=1', process.execPath, '--require', 'tsx/cjs', '-e', script],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^retired true$/m, `no retention pass retired segment 0: ${r.stdout}`);
-    assert.match(r.stdout, /^pending true$/m, `the retention pass had removed segment 0 before the delete: ${r.stdout}`);
-    assert.match(r.stdout, /^after true$/m, `the old topic's retention pass removed the new topic's segment file: ${r.stdout}`);
+    const out = faultNode(script, [partDir, seg0], 'unlink,unlinkat:delay_enter=3000000:when=1');
+    assert.match(out, /^retired true$/m, `no retention pass retired segment 0: ${out}`);
+    assert.match(out, /^pending true$/m, `the retention pass had removed segment 0 before the delete: ${out}`);
+    assert.match(out, /^after true$/m, `the old topic's retention pass removed the new topic's segment file: ${out}`);
     const b = await Broker.open({ dir });
     try {
       assert.deepEqual((await b.read('t', 0, 0)).map((m) => m.value.toString()), ['new']);
@@ -735,15 +730,13 @@ describe('Segments, index, retention and recovery', () => {
     // The last sealed segment's index: its first open fails with EIO (strace's fault injection).
     const sealedIndex = segs[segs.length - 2]!.replace(/\.log$/, '.index');
     const src = path.join(__dirname, '..', 'src');
-    const r = spawnSync(
-      'strace',
-      ['-f', '-qq', '-o', '/dev/null', '-P', sealedIndex, '-e', 'trace=openat', '-e', 'inject=openat:error=EIO:when=1', process.execPath, '--require', 'tsx/cjs', '-e',
-        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then(async (b) => { console.log('opened', (await b.describeTopic('t')).partitions[0].endOffset); await b.close(); }, (e) => console.log('refused', e.code, e.message))`],
-      { encoding: 'utf8', timeout: 60_000 },
+    const out = faultNode(
+      `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then(async (b) => { console.log('opened', (await b.describeTopic('t')).partitions[0].endOffset); await b.close(); }, (e) => console.log('refused', e.code, e.message))`,
+      [sealedIndex],
+      'openat:error=EIO:when=1',
     );
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^refused IO_ERROR /, r.stdout);
-    assert.ok(r.stdout.includes(sealedIndex), r.stdout);
+    assert.match(out, /^refused IO_ERROR /, out);
+    assert.ok(out.includes(sealedIndex), out);
     assert.deepEqual(listing(), before, 'the refused open changed the partition directory');
     const b = await Broker.open({ dir }); // the index readable again: nothing was lost
     assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 300);
@@ -761,26 +754,24 @@ describe('Segments, index, retention and recovery', () => {
     // Every write to the active segment's index fails with EIO (strace's fault
     // injection): the first comes with the batch that passes 4 KiB into the segment.
     const src = path.join(__dirname, '..', 'src');
-    const r = spawnSync(
-      'strace',
-      ['-f', '-qq', '-o', '/dev/null', '-P', index, '-e', 'trace=pwrite64', '-e', 'inject=pwrite64:error=EIO', process.execPath, '--require', 'tsx/cjs', '-e',
-        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'sync' }).then(async (b) => {
+    const out = faultNode(
+      `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'sync' }).then(async (b) => {
           const out = [];
           for (let i = 0; i < 5; i++) out.push(await b.producer().send('t', { value: 'v'.repeat(1500) + i, partition: 0 }).then((r) => r.offset, (e) => e.code));
           console.log(JSON.stringify(out));
           await b.close().catch(() => undefined);
-        })`],
-      { encoding: 'utf8', timeout: 60_000 },
+        })`,
+      [index],
+      'pwrite64:error=EIO',
     );
-    assert.equal(r.status, 0, r.stderr);
-    const sent = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Array<number | string>;
+    const sent = JSON.parse(out.trim().split('\n').at(-1)!) as Array<number | string>;
     const acked = sent.filter((x): x is number => typeof x === 'number');
-    assert.ok(sent.includes('IO_ERROR'), `no write was refused (the index write never failed?): ${r.stdout}`);
+    assert.ok(sent.includes('IO_ERROR'), `no write was refused (the index write never failed?): ${out}`);
     // Acknowledged, then refused: never a refusal followed by an acknowledgment.
-    assert.deepEqual(sent, [...acked, ...sent.slice(acked.length).map(() => 'IO_ERROR')], r.stdout);
+    assert.deepEqual(sent, [...acked, ...sent.slice(acked.length).map(() => 'IO_ERROR')], out);
     b = await Broker.open({ dir });
     const read = await b.read('t', 0, 0);
-    assert.deepEqual(read.map((m) => m.offset), acked, `read back what was acknowledged, no more (sent: ${r.stdout.trim()})`);
+    assert.deepEqual(read.map((m) => m.offset), acked, `read back what was acknowledged, no more (sent: ${out.trim()})`);
     await b.close();
   });
 
@@ -795,23 +786,21 @@ describe('Segments, index, retention and recovery', () => {
     // Every fdatasync of segment 0 fails with EIO: the first is its seal, in the cycle of
     // the sync batch that rolls the segment (nothing syncs before with durability none).
     const src = path.join(__dirname, '..', 'src');
-    const r = spawnSync(
-      'strace',
-      ['-f', '-qq', '-o', '/dev/null', '-P', seg0, '-e', 'trace=fdatasync', '-e', 'inject=fdatasync:error=EIO', process.execPath, '--require', 'tsx/cjs', '-e',
-        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'none' }).then(async (b) => {
+    const out = faultNode(
+      `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'none' }).then(async (b) => {
           const out = [];
           const plain = b.producer(), synced = b.producer({ sync: true });
           for (let i = 0; i < 2; i++) out.push(await plain.send('t', { value: 'v'.repeat(3000) + i, partition: 0 }).then((r) => r.offset, (e) => e.code));
           out.push(await synced.send('t', { value: 'v'.repeat(3000) + 2, partition: 0 }).then((r) => r.offset, (e) => e.code));
           console.log(JSON.stringify(out));
           await b.close().catch(() => undefined);
-        })`],
-      { encoding: 'utf8', timeout: 60_000 },
+        })`,
+      [seg0],
+      'fdatasync:error=EIO',
     );
-    assert.equal(r.status, 0, r.stderr);
-    const sent = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Array<number | string>;
-    assert.deepEqual(sent.slice(0, 2), [0, 1], r.stdout);
-    assert.equal(sent[2], 'IO_ERROR', `the sync batch was acknowledged though the segment before it was never synced: ${r.stdout}`);
+    const sent = JSON.parse(out.trim().split('\n').at(-1)!) as Array<number | string>;
+    assert.deepEqual(sent.slice(0, 2), [0, 1], out);
+    assert.equal(sent[2], 'IO_ERROR', `the sync batch was acknowledged though the segment before it was never synced: ${out}`);
     b = await Broker.open({ dir });
     assert.ok((await b.describeTopic('t')).partitions[0]!.segments >= 1);
     await b.close();

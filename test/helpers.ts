@@ -163,6 +163,24 @@ export function parseTrace(text: string, syscalls: readonly string[]): TracedCal
   return out;
 }
 
+/**
+ * Runs `script` in a child Node (with tsx) under strace with a fault injected into the
+ * calls that touch `paths` (`inject` as strace's `-e inject=` takes it:
+ * 'pwrite64:error=EIO', 'openat:error=EIO:when=1', 'unlink,unlinkat:delay_enter=3000000')
+ * and returns what it printed: for tests of what an I/O error or a stall at one file
+ * does. Throws when the child fails.
+ */
+export function faultNode(script: string, paths: readonly string[], inject: string, env: NodeJS.ProcessEnv = process.env): string {
+  const calls = inject.split(':')[0]!;
+  const r = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', ...paths.flatMap((p) => ['-P', p]), '-e', `trace=${calls}`, '-e', `inject=${inject}`, process.execPath, '--require', 'tsx/cjs', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env,
+  });
+  if (r.status !== 0) throw new Error(`the child under fault injection failed (${r.status ?? r.signal}): ${r.stderr}`);
+  return r.stdout;
+}
+
 /** The log files of one partition. */
 export function partitionDir(dir: string, topic: string, p: number): string {
   return path.join(dir, 'topics', topic, String(p));
