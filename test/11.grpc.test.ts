@@ -6,7 +6,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
-import { connect, withDefaultPort } from '../src/client';
+import { connect, withDefaultPort, type Client } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
@@ -1714,58 +1714,65 @@ describe('gRPC Subscribe: acks, nacks and returned ranges after CommitOffset mov
 
 describe('gRPC client consumer: a membership lost with a broken or stalled connection', function () {
   this.timeout(60_000);
+  // A server, and a client that reaches it through a TCP proxy the tests can cut or pause.
+  let r: Running;
+  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let c: Client;
+  beforeEach(async () => {
+    r = await startServer();
+    proxy = await tcpProxy(r.server.port);
+    c = await connect(`127.0.0.1:${proxy.port}`);
+  });
+  afterEach(async () => {
+    await c.close();
+    await proxy.close();
+    await r.stop();
+  });
+  /** The consumer's next message is `value`: it went on, neither ended nor stuck. */
+  async function goesOnWith(it: AsyncIterator<{ value: Buffer }>, value: string): Promise<void> {
+    const next = await Promise.race([it.next().then((x) => x, (e: UringmqError) => e), sleep(15_000).then(() => 'timeout' as const)]);
+    assert.ok(!(next instanceof Error), `the consumer ended: ${String(next)}`);
+    assert.notEqual(next, 'timeout');
+    assert.equal((next as IteratorResult<{ value: Buffer }>).value?.value.toString(), value);
+  }
 
   it('a consumer whose stream ended with an error that ends it (its topic deleted) hands out nothing more that came on it: the error comes next', async () => {
-    const r = await startServer();
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
-      const p = r.client.producer();
-      const consumer = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
-      const it = consumer[Symbol.asyncIterator]();
-      await p.send('t', { value: 'm0' });
-      assert.equal((await it.next()).value!.offset, 0);
-      // Two more deliveries, each its own, buffered while the app holds the first.
-      const buffered = consumer as unknown as { chunks: unknown[]; fatal: unknown };
-      for (let i = 1; i <= 2; i++) {
-        await p.send('t', { value: `m${i}` });
-        await waitFor(() => buffered.chunks.length === i, 10_000, `delivery ${i} arrives`);
-      }
-      await r.client.deleteTopic('t');
-      await waitFor(() => buffered.fatal !== null, 10_000, 'the stream ends');
-      await assert.rejects(it.next(), (e: unknown) => e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND');
-    } finally {
-      await r.stop();
+    await r.client.createTopic('t', { partitions: 1 });
+    const p = r.client.producer();
+    const consumer = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const it = consumer[Symbol.asyncIterator]();
+    await p.send('t', { value: 'm0' });
+    assert.equal((await it.next()).value!.offset, 0);
+    // Two more deliveries, each its own, buffered while the app holds the first.
+    const buffered = consumer as unknown as { chunks: unknown[]; fatal: unknown };
+    for (let i = 1; i <= 2; i++) {
+      await p.send('t', { value: `m${i}` });
+      await waitFor(() => buffered.chunks.length === i, 10_000, `delivery ${i} arrives`);
     }
+    await r.client.deleteTopic('t');
+    await waitFor(() => buffered.fatal !== null, 10_000, 'the stream ends');
+    await assert.rejects(it.next(), (e: unknown) => e instanceof UringmqError && e.code === 'TOPIC_NOT_FOUND');
   });
 
   it('after its stream broke, a consumer does not hand out the rest of a batch that came on it: those come again, in offset order, marked redelivered', async () => {
-    const r = await startServer();
-    const proxy = await tcpProxy(r.server.port);
-    const c = await connect(`127.0.0.1:${proxy.port}`);
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
-      await r.client.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
-      const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });
-      const it = consumer[Symbol.asyncIterator]();
-      const first = (await it.next()).value!;
-      assert.deepEqual([first.offset, first.deliveryCount], [0, 1]);
-      const session = () => (consumer as unknown as { session: number }).session;
-      const s0 = session();
-      proxy.cut(); // first is not acked; offsets 1..9 wait in the batch being handed out
-      await waitFor(() => session() > s0, 10_000, 'the consumer subscribes again');
-      const got: Array<[number, number]> = [];
-      for (let i = 0; i < 10; i++) {
-        const m = (await it.next()).value!;
-        got.push([m.offset, m.deliveryCount]);
-        m.ack();
-      }
-      assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => [i, 2]), JSON.stringify(got));
-      await it.return?.();
-    } finally {
-      await c.close();
-      await proxy.close();
-      await r.stop();
+    await r.client.createTopic('t', { partitions: 1 });
+    await r.client.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
+    const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const it = consumer[Symbol.asyncIterator]();
+    const first = (await it.next()).value!;
+    assert.deepEqual([first.offset, first.deliveryCount], [0, 1]);
+    const session = () => (consumer as unknown as { session: number }).session;
+    const s0 = session();
+    proxy.cut(); // first is not acked; offsets 1..9 wait in the batch being handed out
+    await waitFor(() => session() > s0, 10_000, 'the consumer subscribes again');
+    const got: Array<[number, number]> = [];
+    for (let i = 0; i < 10; i++) {
+      const m = (await it.next()).value!;
+      got.push([m.offset, m.deliveryCount]);
+      m.ack();
     }
+    assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => [i, 2]), JSON.stringify(got));
+    await it.return?.();
   });
 
   it('an onConnectionState that is an async function and rejects does not crash the process (an unhandled rejection); the consumer reconnects and is told so', async () => {
@@ -1774,9 +1781,6 @@ describe('gRPC client consumer: a membership lost with a broken or stalled conne
     const listeners = process.listeners('unhandledRejection');
     process.removeAllListeners('unhandledRejection'); // mocha's would report it elsewhere
     process.on('unhandledRejection', onUnhandled);
-    const r = await startServer();
-    const proxy = await tcpProxy(r.server.port);
-    const c = await connect(`127.0.0.1:${proxy.port}`);
     try {
       await r.client.createTopic('t', { partitions: 1 });
       const states: string[] = [];
@@ -1805,68 +1809,45 @@ describe('gRPC client consumer: a membership lost with a broken or stalled conne
     } finally {
       process.off('unhandledRejection', onUnhandled);
       for (const l of listeners) process.on('unhandledRejection', l);
-      await c.close();
-      await proxy.close();
-      await r.stop();
     }
   });
 
   it('a consumer whose connection stalled past its session timeout (the server expelled it) rejoins and goes on (the stream ended with SESSION_EXPIRED), instead of ending', async () => {
-    const r = await startServer();
-    const proxy = await tcpProxy(r.server.port); // stops carrying bytes for a while, the connection up
-    const c = await connect(`127.0.0.1:${proxy.port}`);
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
-      const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });
-      const it = consumer[Symbol.asyncIterator]();
-      await r.client.producer().send('t', { value: 'a' });
-      const first = await it.next();
-      assert.equal(first.value?.value.toString(), 'a');
-      first.value!.ack();
-      await sleep(100);
-      // Silence for longer than the session timeout (10 s): no heartbeat reaches the server.
-      proxy.pause();
-      await sleep(11_500);
-      proxy.resume();
-      await r.client.producer().send('t', { value: 'b' });
-      const next = await Promise.race([it.next().then((x) => x, (e: UringmqError) => e), sleep(15_000).then(() => 'timeout' as const)]);
-      assert.ok(!(next instanceof Error), `the consumer ended: ${String(next)}`);
-      assert.notEqual(next, 'timeout');
-      assert.equal((next as IteratorResult<{ value: Buffer }>).value?.value.toString(), 'b');
-      await it.return?.();
-    } finally {
-      await c.close();
-      await proxy.close();
-      await r.stop();
-    }
+    await r.client.createTopic('t', { partitions: 1 });
+    const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const it = consumer[Symbol.asyncIterator]();
+    await r.client.producer().send('t', { value: 'a' });
+    const first = await it.next();
+    assert.equal(first.value?.value.toString(), 'a');
+    first.value!.ack();
+    await sleep(100);
+    // Silence for longer than the session timeout (10 s): no heartbeat reaches the server.
+    proxy.pause();
+    await sleep(11_500);
+    proxy.resume();
+    await r.client.producer().send('t', { value: 'b' });
+    await goesOnWith(it, 'b');
+    await it.return?.();
   });
 
   it('a broker of an earlier release expels a silent member with FAILED_PRECONDITION (no SESSION_EXPIRED yet): the consumer still rejoins and goes on, as before', async () => {
-    const r = await startServer();
-    try {
-      await r.client.createTopic('t', { partitions: 1 });
-      const consumer = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
-      const it = consumer[Symbol.asyncIterator]();
-      await r.client.producer().send('t', { value: 'a' });
-      const first = await it.next();
-      assert.equal(first.value?.value.toString(), 'a');
-      first.value!.ack();
-      await sleep(100);
-      // What such a broker ended the stream with: its code was FAILED_PRECONDITION (in
-      // the status and the uringmq-code trailer), the expiry told by the message alone.
-      const coord = (r.broker as unknown as { groups: { groups: Map<string, { members: Map<string, unknown> }>; leave(m: unknown, e: UringmqError): void } }).groups;
-      const members = [...coord.groups.values()].flatMap((gs) => [...gs.members.entries()]);
-      assert.equal(members.length, 1);
-      const [id, m] = members[0]!;
-      coord.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${id} of group g missed its session timeout (10000 ms)`));
-      await r.client.producer().send('t', { value: 'b' });
-      const next = await Promise.race([it.next().then((x) => x, (e: UringmqError) => e), sleep(15_000).then(() => 'timeout' as const)]);
-      assert.ok(!(next instanceof Error), `the consumer ended: ${String(next)}`);
-      assert.notEqual(next, 'timeout');
-      assert.equal((next as IteratorResult<{ value: Buffer }>).value?.value.toString(), 'b');
-      await it.return?.();
-    } finally {
-      await r.stop();
-    }
+    await r.client.createTopic('t', { partitions: 1 });
+    const consumer = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const it = consumer[Symbol.asyncIterator]();
+    await r.client.producer().send('t', { value: 'a' });
+    const first = await it.next();
+    assert.equal(first.value?.value.toString(), 'a');
+    first.value!.ack();
+    await sleep(100);
+    // What such a broker ended the stream with: its code was FAILED_PRECONDITION (in
+    // the status and the uringmq-code trailer), the expiry told by the message alone.
+    const coord = (r.broker as unknown as { groups: { groups: Map<string, { members: Map<string, unknown> }>; leave(m: unknown, e: UringmqError): void } }).groups;
+    const members = [...coord.groups.values()].flatMap((gs) => [...gs.members.entries()]);
+    assert.equal(members.length, 1);
+    const [id, m] = members[0]!;
+    coord.leave(m, new UringmqError('FAILED_PRECONDITION', `member ${id} of group g missed its session timeout (10000 ms)`));
+    await r.client.producer().send('t', { value: 'b' });
+    await goesOnWith(it, 'b');
+    await it.return?.();
   });
 });
