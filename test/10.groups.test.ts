@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile, type StateRange } from '../src/broker/offsets_file';
 import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
-import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir, waitFor } from './helpers';
+import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir, unhandledRejectionsDuring, waitFor } from './helpers';
 import type { Client } from '../src/client';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
@@ -1744,12 +1744,7 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c.close();
   });
   it('a consumer joining while its topic is being deleted ends with TOPIC_NOT_FOUND; nothing rejects unhandled (which crashes the process)', async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (e: unknown) => void unhandled.push(e);
-    const listeners = process.listeners('unhandledRejection');
-    process.removeAllListeners('unhandledRejection'); // mocha's would report it elsewhere
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    const unhandled = await unhandledRejectionsDuring(async () => {
       await broker.createTopic('t');
       await broker.producer().send('t', { value: 'x' });
       // The group in memory (a member came and went): the join's load answers at once.
@@ -1761,12 +1756,8 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
       await assert.rejects(c[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
       await del;
       await c.close();
-      await sleep(100);
-      assert.deepEqual(unhandled.map((e) => String((e as Error).message)), []);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-      for (const l of listeners) process.on('unhandledRejection', l);
-    }
+    });
+    assert.deepEqual(unhandled, []);
   });
   it('a member that leaves while its delivery loop waits on a read arms no timer afterwards (the loop ends)', async () => {
     await broker.createTopic('t');

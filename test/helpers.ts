@@ -181,6 +181,27 @@ export function faultNode(script: string, paths: readonly string[], inject: stri
   return r.stdout;
 }
 
+/**
+ * Runs `fn` with the process's unhandled rejections caught here instead of by mocha
+ * (Node ends a process on one), and returns the messages of those seen while it ran and
+ * for 100 ms after.
+ */
+export async function unhandledRejectionsDuring(fn: () => Promise<void>): Promise<string[]> {
+  const seen: string[] = [];
+  const onUnhandled = (e: unknown) => void seen.push(String((e as Error)?.message ?? e));
+  const listeners = process.listeners('unhandledRejection');
+  process.removeAllListeners('unhandledRejection');
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    await fn();
+    await sleep(100);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    for (const l of listeners) process.on('unhandledRejection', l);
+  }
+  return seen;
+}
+
 /** The log files of one partition. */
 export function partitionDir(dir: string, topic: string, p: number): string {
   return path.join(dir, 'topics', topic, String(p));
