@@ -6,7 +6,7 @@ import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, UringmqError } from '../src';
-import { connect } from '../src/client';
+import { connect, type Client } from '../src/client';
 import { brokerService } from '../src/grpc/service';
 import { freePort, sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
@@ -18,6 +18,13 @@ const run = (args: string[], input?: string, env?: Record<string, string>) => {
 };
 
 /** A Subscribe stream of its own group on `topic`, and the status it ends with. */
+/** Partition 0's end offset of `topic` once it reaches `n` (or after 15 s, whatever it is then). */
+async function endOffsetAfter(client: Client, topic: string, n: number): Promise<number> {
+  const end = async () => (await client.describeTopic(topic)).partitions[0]!.endOffset;
+  for (let i = 0; i < 300 && (await end()) < n; i++) await sleep(50);
+  return end();
+}
+
 function openSubscribe(raw: grpc.Client, topic: string): { st: grpc.ClientDuplexStream<unknown, unknown>; ended: Promise<grpc.status> } {
   const d = brokerService.subscribe!;
   const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
@@ -577,8 +584,7 @@ describe('CLI', function () {
     try {
       const p = startCli(['produce', 'o', '--server', s.address]);
       p.child.stdin!.write('first\n');
-      for (let i = 0; i < 300 && (await client.describeTopic('o')).partitions[0]!.endOffset < 1; i++) await sleep(50);
-      assert.equal((await client.describeTopic('o')).partitions[0]!.endOffset, 1, p.err());
+      assert.equal(await endOffsetAfter(client, 'o', 1), 1, p.err());
       // Held, the server answers line 2 (too large for its records: refused there) only
       // once resumed; line 3 (too large for any request) fails in the client meanwhile.
       s.child.kill('SIGSTOP');
@@ -643,8 +649,7 @@ describe('CLI', function () {
     try {
       p = startCli(['produce', 'gone', '--timeout', '2000', '--server', s.address]);
       p.child.stdin!.write('first\n');
-      for (let i = 0; i < 300 && (await client.describeTopic('gone')).partitions[0]!.endOffset < 1; i++) await sleep(50);
-      assert.equal((await client.describeTopic('gone')).partitions[0]!.endOffset, 1, p.err());
+      assert.equal(await endOffsetAfter(client, 'gone', 1), 1, p.err());
     } finally {
       await client.close();
     }
@@ -679,8 +684,7 @@ describe('CLI', function () {
     try {
       const p = startCli(['produce', 'late', '--timeout', '1500', '--server', s.address]);
       p.child.stdin!.write('first\n');
-      for (let i = 0; i < 300 && (await client.describeTopic('late')).partitions[0]!.endOffset < 1; i++) await sleep(50);
-      assert.equal((await client.describeTopic('late')).partitions[0]!.endOffset, 1, p.err());
+      assert.equal(await endOffsetAfter(client, 'late', 1), 1, p.err());
       // Held: line 2 reaches the server, which answers only once resumed, after --timeout.
       s.child.kill('SIGSTOP');
       try {
@@ -689,9 +693,8 @@ describe('CLI', function () {
       } finally {
         s.child.kill('SIGCONT');
       }
-      for (let i = 0; i < 300 && (await client.describeTopic('late')).partitions[0]!.endOffset < 2; i++) await sleep(50);
       // It was written: a message saying only that it failed has it sent again, twice in the topic.
-      assert.equal((await client.describeTopic('late')).partitions[0]!.endOffset, 2);
+      assert.equal(await endOffsetAfter(client, 'late', 2), 2);
       assert.match(p.err(), new RegExp(`uringmq: UNAVAILABLE: line 2: .*not acknowledged by ${s.address} within --timeout \\(1500 ms\\).*may still be written`));
     } finally {
       await client.close();
