@@ -463,6 +463,15 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal((await p.send('t', { value: 'x', partition: 0 })).partition, 0);
   });
 
+  it("a consumer's onConnectionState that is not a function is INVALID_ARGUMENT, on both transports", () => {
+    for (const transport of ['grpc', 'fetch'] as const)
+      assert.throws(
+        () => r.client.consumer({ topic: 't', group: 'g', transport, onConnectionState: 'log' as never } as never),
+        (e: { code?: string; message?: string }) => e.code === 'INVALID_ARGUMENT' && /onConnectionState must be a function/.test(e.message ?? ''),
+        transport,
+      );
+  });
+
   it('oversize message → RESOURCE_EXHAUSTED, other calls unaffected', async () => {
     // Each record is under the broker's maxRecordBytes (1 MiB): only the server's
     // maxMessageBytes (1 MiB here) can refuse the request, not the broker's record limit.

@@ -1,4 +1,4 @@
-import type { UringmqError } from '../errors';
+import { invalid, type UringmqError } from '../errors';
 
 /**
  * The client's wait before retry number `attempt` (from 0) after a connection was lost
@@ -47,6 +47,6 @@ export function tellConnectionState(cb: ((ev: ConnectionEvent) => unknown) | und
 }
 
 /** Checks a consumer's onConnectionState option. */
-export function checkConnectionStateOption(cb: unknown, invalid: (m: string) => Error): void {
+export function checkConnectionStateOption(cb: unknown): void {
   if (cb !== undefined && typeof cb !== 'function') throw invalid('onConnectionState must be a function');
 }

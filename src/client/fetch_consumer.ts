@@ -367,7 +367,7 @@ export class FetchConsumer implements GroupConsumerApi {
     this.maxWaitMs = intOpt(opts.maxWaitMs, 'maxWaitMs', 500, 0, 3_600_000);
     this.commitIntervalMs = intOpt(opts.commitIntervalMs, 'commitIntervalMs', 1000, 1, 3_600_000);
     this.verifyCrc = opts.verifyCrc ?? true;
-    checkConnectionStateOption(opts.onConnectionState, invalid);
+    checkConnectionStateOption(opts.onConnectionState);
     if (opts.partitions !== undefined && (!Array.isArray(opts.partitions) || opts.partitions.some((p) => !Number.isInteger(p) || p < 0)))
       throw invalid('partitions must be an array of partition numbers');
     const from = opts.from;

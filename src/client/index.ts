@@ -1623,7 +1623,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     // must not follow a caller that reuses or changes its object afterwards.
     opts = this.opts = ownOptions(opts);
     checkConsumerOptions(opts);
-    checkConnectionStateOption(opts.onConnectionState, invalid);
+    checkConnectionStateOption(opts.onConnectionState);
     this.maxUnacked = opts.maxUnacked ?? 512;
     this.flowOpts = resolveFlowOptions(opts.flow, this.maxUnacked); // validated here, sent with subscribe
   }
