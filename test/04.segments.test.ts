@@ -775,6 +775,51 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('with durability interval, a fence syncs what the partition acknowledged before it (the segment whose seal failed, and the active one): no later sync pass covers a fenced partition', async function () {
+    if (!hasStrace()) return this.skip();
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192 }); // five 1.5 KB records a segment: 0-4, 5-9, 10-
+    await b.close();
+    const part = partitionDir(dir, 't', 0);
+    const [second, third] = ['00000000000000000005.log', '00000000000000000010.log'].map((f) => path.join(part, f)) as [string, string];
+    // An interval no test outlasts: only a fence (or the close) can sync. The second
+    // segment's seal fails in its ftruncate, before its own fdatasync: its records and the
+    // third segment's first were acknowledged (ff0b8cc), never synced. strace -y names
+    // each fd's file.
+    const trace = path.join(tmpDir(), 'trace');
+    const src = path.join(__dirname, '..', 'src');
+    const r = spawnSync(
+      'strace',
+      ['-f', '-qq', '-y', '-o', trace, '-P', second, '-P', third, '-e', 'trace=ftruncate,fdatasync,fsync', '-e', 'inject=ftruncate:error=EIO', process.execPath, '--require', 'tsx/cjs', '-e',
+        `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)}, durability: { intervalMs: 3600000 } }).then(async (b) => {
+          const out = [];
+          for (let i = 0; i < 13; i++) out.push(await b.producer().send('t', { value: 'v'.repeat(1500) + i, partition: 0 }).then((r) => r.offset, (e) => e.code + ' ' + e.message));
+          console.log(JSON.stringify(out));
+          await b.close().catch(() => undefined);
+        })`],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const sent = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Array<number | string>;
+    const acked = sent.filter((x): x is number => typeof x === 'number');
+    assert.deepEqual(acked, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], r.stdout);
+    assert.match(String(sent[11]), /^IO_ERROR .*ftruncate sealed segment/, r.stdout);
+    const lines = fs.readFileSync(trace, 'utf8').split('\n');
+    const failedSeal = lines.findIndex((l) => l.startsWith(`${l.split(' ')[0]} ftruncate(`) && l.includes(second) && l.includes('= -1 EIO'));
+    assert.ok(failedSeal >= 0, `the seal's ftruncate did not fail:\n${lines.join('\n')}`);
+    for (const file of [second, third]) {
+      const synced = lines.some((l, i) => i > failedSeal && /\b(fdatasync|fsync)\(/.test(l) && l.includes(file) && /= 0$/.test(l));
+      assert.ok(synced, `acknowledged records in ${path.basename(file)} were never synced after the fence:\n${lines.join('\n')}`);
+    }
+    b = await Broker.open({ dir });
+    const read: number[] = [];
+    for (const from of [0, 5, 10]) read.push(...(await b.read('t', 0, from)).map((m) => m.offset));
+    assert.deepEqual(read, acked);
+    assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 11);
+    await b.close();
+  });
+
   it('with durability none, a sync batch whose cycle failed to seal the segment before it (its fdatasync failing) is refused, not acknowledged: that data was never made durable, and a crash dropped the batch with it', async function () {
     if (!hasStrace()) return this.skip();
     const dir = tmpDir();

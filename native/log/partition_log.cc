@@ -817,6 +817,7 @@ Status PartitionLog::CollectWrites(std::vector<IoOp>* writes) {
 
 void PartitionLog::MarkSynced() {
   dirty_ = false;
+  acked_unsynced_ = false;
   for (auto& u : sealing_) u.durable_end = std::max(u.durable_end, u.written_end);
   active_.durable_end = std::max(active_.durable_end, active_.written_end);
 }
@@ -922,6 +923,8 @@ Status PartitionLog::Publish(int64_t now_ms) {
     for (auto& u : sealing_) publish(u);
     publish(active_);
     durable_next_ = active_.next_offset;
+    // In sync mode the cycle's writes were durable before this (MarkSynced): dirty_ is false.
+    acked_unsynced_ = acked_unsynced_ || (dirty_ && cycle_bytes > 0);
   }
   // The index is a hint rebuilt on recovery, so it is written buffered and synced
   // only when its segment is sealed.
@@ -950,6 +953,7 @@ Status PartitionLog::Publish(int64_t now_ms) {
     if (!s.ok()) {
       if (u.index_fd >= 0) close(u.index_fd);  // fenced below (Fail), which no longer sees this unit
       u.index_fd = -1;
+      if (acked_unsynced_) failed_seals_.push_back(u.seg);  // for Fail() to sync: the seal's own sync may not have run
       if (first_error.ok()) first_error = s;
     }
   }
@@ -989,9 +993,32 @@ void PartitionLog::ReleaseIdleMemory(int64_t now_ms) {
 }
 
 void PartitionLog::Fail(const Status& s) {
+  // Outside sync mode, earlier cycles' appends were acknowledged before any sync covered
+  // them, and a fenced partition is in no later sync pass (SyncPartitions, the close):
+  // unsynced here, they stayed so until the page cache wrote them back, and a power cut
+  // before that lost them. Synced with fdatasync directly, not through the backend: a
+  // fence is rare, and this one call per file keeps it in this one place.
+  std::string unsynced;
+  // A segment whose seal failed is synced even when a sync pass ran since: that pass no
+  // longer saw it (CollectSyncs).
+  if ((acked_unsynced_ || !failed_seals_.empty()) && !failed.load(std::memory_order_relaxed)) {
+    std::vector<Segment*> files;
+    for (auto& seg : failed_seals_) files.push_back(seg.get());
+    if (acked_unsynced_) {
+      for (auto& u : sealing_) files.push_back(u.seg.get());
+      if (active_.seg) files.push_back(active_.seg.get());
+    }
+    for (Segment* seg : files) {
+      if (seg->write_fd < 0 || fdatasync(seg->write_fd) == 0) continue;
+      const Status e = SysError("fdatasync", seg->log_path, -1, errno);
+      unsynced += (unsynced.empty() ? "; what was acknowledged before may not be durable: " : "; ") + e.message;
+    }
+    acked_unsynced_ = false;
+  }
+  failed_seals_.clear();
   {
     std::lock_guard<std::mutex> lk(mu_);
-    if (failure_.empty()) failure_ = s.message;
+    if (failure_.empty()) failure_ = s.message + unsynced;
   }
   failed.store(true, std::memory_order_release);
   // Staged bytes never become readable; the partition stays fenced until reopened,

@@ -195,6 +195,9 @@ class PartitionLog {
   // index, fill the tail cache, seal rolled segments.
   Status Publish(int64_t now_ms);
   // After a failed write or sync: fence the partition. Nothing staged becomes readable.
+  // What earlier cycles wrote and acknowledged but no sync has yet covered (durability
+  // none or interval) is synced first, and a failure of that sync is added to the
+  // fence's message.
   void Fail(const Status& s);
   // Between cycles (when the ring is empty, or in the group commit pause): writes
   // zeros over the next blocks of the active segment's preallocated space (at most
@@ -385,7 +388,12 @@ class PartitionLog {
   WriteUnit active_;
   int64_t next_offset_ = 0;  // next offset to assign
   std::vector<WriteUnit> sealing_;
-  bool dirty_ = false;
+  // Segments whose seal failed in this cycle's Publish, until the Fail() that follows
+  // it in the same cycle syncs what they hold (at most the segments rolled in a cycle).
+  std::vector<std::shared_ptr<Segment>> failed_seals_;
+  bool dirty_ = false;  // written since the last sync pass
+  // Batches made readable (so acknowledged) since the last sync pass: what Fail() syncs.
+  bool acked_unsynced_ = false;
   int64_t last_publish_ms_ = 0;
   int64_t last_publish_mono_ms_ = 0;  // the same on the steady clock (ZeroAhead's timers)
   // Write cycles that carried data, and their bytes, since ZeroAhead last looked: it
