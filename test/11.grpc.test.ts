@@ -11,7 +11,7 @@ import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
-import { openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
+import { checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
 import { BrokerServer } from '../src/grpc/server';
 import { partitionForKey } from '../src/broker/partitioner';
 
@@ -56,6 +56,10 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   afterEach(async () => {
     raw.close();
     await r.stop();
+  });
+
+  it("the client producer's send() takes the record as it was when sent, stamped with the time of its send(), as the embedded one does", async () => {
+    await checkSendTakesRecordAsSent(r.client.producer({ lingerMs: 100 }), r.broker, 't');
   });
 
   it('DescribeTopic lists a group whose consumer left (from its offsets file) unless skip_groups asks for partitions only', async () => {

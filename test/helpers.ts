@@ -1,9 +1,10 @@
+import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Broker, encodeBatch, sealBatch, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi } from '../src';
+import { Broker, encodeBatch, sealBatch, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi, type ProducerApi } from '../src';
 
 const made: string[] = [];
 
@@ -316,3 +317,42 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
     await sleep(20);
   }
 }
+
+/**
+ * What a producer's send() writes is the record as it was when sent: an object reused or
+ * changed while it lingers changes neither it nor the records batched with it, and a
+ * record without a timestamp gets the clock of its send(), not of its batch's cut
+ * (Kafka's producer stamps at send() too). Partition 0 of `topic`, empty, read back
+ * through `broker`; the producer lingers at least 100 ms.
+ */
+export async function checkSendTakesRecordAsSent(p: ProducerApi, broker: Broker, topic: string): Promise<void> {
+  const r: { value: unknown; key?: unknown; headers?: Record<string, unknown>; partition: number } = { value: 'a', key: 'k1', headers: { h: 'one' }, partition: 0 };
+  const s1 = p.send(topic, r as { value: string });
+  const sentBy = Date.now();
+  r.value = 'b';
+  r.key = 'k2';
+  r.headers!.h = 'two';
+  await sleep(30); // still lingering
+  const secondAt = Date.now();
+  const s2 = p.send(topic, r as { value: string });
+  assert.deepEqual([(await s1).offset, (await s2).offset], [0, 1]);
+  const got = await broker.read(topic, 0, 0);
+  assert.deepEqual(
+    got.map((m) => [m.value.toString(), m.key?.toString(), m.headers.h?.toString()]),
+    [
+      ['a', 'k1', 'one'],
+      ['b', 'k2', 'two'],
+    ],
+  );
+  assert.ok(got[0]!.timestamp <= sentBy && got[0]!.timestamp < secondAt, `the first record's timestamp ${got[0]!.timestamp} is not its send()'s (by ${sentBy}; the second sent at ${secondAt})`);
+  assert.ok(got[1]!.timestamp >= secondAt, `the second record's timestamp ${got[1]!.timestamp} is before its send() at ${secondAt}`);
+  // A record made invalid after its send was accepted: the send was checked and
+  // taken; neither it nor the record batched with it is refused.
+  const bad: { value: unknown; partition: number } = { value: 'x', partition: 0 };
+  const sends = [p.send(topic, { value: 'innocent', partition: 0 }), p.send(topic, bad as { value: string })];
+  bad.value = 42;
+  const settled = await Promise.allSettled(sends);
+  assert.deepEqual(settled.map((x) => x.status), ['fulfilled', 'fulfilled'], JSON.stringify(settled));
+  assert.deepEqual((await broker.read(topic, 0, 2)).map((m) => m.value.toString()), ['innocent', 'x']);
+}
+

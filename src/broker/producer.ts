@@ -124,11 +124,14 @@ export class Producer implements ProducerApi {
    */
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
     if (this.closing) return Promise.reject(new UringmqError('BROKER_CLOSED', 'producer is closed'));
-    if (this.mustHold()) return this.held(() => this.sendNow(topic, record));
-    return this.sendNow(topic, record);
+    // A record without a timestamp gets the time of its send(), as Kafka's producer
+    // gives it, not of its batch's cut (up to lingerMs later, or after a hold).
+    const at = Date.now();
+    if (this.mustHold()) return this.held(() => this.sendNow(topic, record, at));
+    return this.sendNow(topic, record, at);
   }
 
-  private sendNow(topic: string, record: ProducerRecord): Promise<SendResult> {
+  private sendNow(topic: string, record: ProducerRecord, at: number): Promise<SendResult> {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
@@ -153,7 +156,7 @@ export class Producer implements ProducerApi {
       const own: RecordInput = { value: rec.value };
       if (rec.key !== undefined && rec.key !== null) own.key = rec.key;
       if (rec.headers !== undefined) own.headers = { ...rec.headers };
-      if (rec.timestamp !== undefined) own.timestamp = rec.timestamp;
+      own.timestamp = rec.timestamp ?? at;
       acc.records.push(own);
       acc.bytes += size;
       // Closing: close()'s flushAll ran already, and this record (a held send resumed
@@ -178,11 +181,12 @@ export class Producer implements ProducerApi {
    */
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
     if (this.closing) return Promise.reject(new UringmqError('BROKER_CLOSED', 'producer is closed'));
-    if (this.mustHold()) return this.held(() => this.sendBatchNow(topic, records, opts));
-    return this.sendBatchNow(topic, records, opts);
+    const at = Date.now(); // the records' default timestamp, as for send()
+    if (this.mustHold()) return this.held(() => this.sendBatchNow(topic, records, opts, at));
+    return this.sendBatchNow(topic, records, opts, at);
   }
 
-  private sendBatchNow(topic: string, records: readonly RecordInput[], opts: { partition?: number }): Promise<SendBatchResult> {
+  private sendBatchNow(topic: string, records: readonly RecordInput[], opts: { partition?: number }, at: number): Promise<SendBatchResult> {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
@@ -202,7 +206,7 @@ export class Producer implements ProducerApi {
       if (bytes > limit) {
         // recordSize overstates a record's varints by at most 16 bytes: only a batch
         // near the limit needs its exact size, and that encoding is then the one used.
-        const exact = bytes - 16 * n > limit ? bytes - 16 * n : (batch = encodeBatch(records)).length;
+        const exact = bytes - 16 * n > limit ? bytes - 16 * n : (batch = encodeBatch(records, { now: at })).length;
         if (exact > limit)
           throw new UringmqError(
             'RECORD_TOO_LARGE',
@@ -214,7 +218,7 @@ export class Producer implements ProducerApi {
       const prior = this.accs.get(`${topic}\u0000${partition}`);
       if (prior) this.flushAcc(prior);
       const pooled = batch === null;
-      batch ??= encodeBatch(records, { alloc: this.alloc });
+      batch ??= encodeBatch(records, { alloc: this.alloc, now: at });
       const appended = this.broker.appendBatch(ps, batch, true, n, pooled, this.sync);
       const p = new Promise<SendBatchResult>((resolve, reject) => {
         this.rejecters.add(reject);

@@ -765,7 +765,14 @@ export class RemoteProducer implements ProducerApi {
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
     try {
       if (this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
-      const rec = validateRecord(record, 'send to', topic) as ProducerRecord;
+      const given = validateRecord(record, 'send to', topic) as ProducerRecord;
+      // The record as it is now, not the caller's object, which it may reuse or change
+      // while this one lingers (as the embedded producer keeps it); stamped with the time
+      // of this send() when it has no timestamp, not of its batch's cut.
+      const rec: ProducerRecord = { value: given.value, timestamp: given.timestamp ?? Date.now() };
+      if (given.key !== undefined && given.key !== null) rec.key = given.key;
+      if (given.headers !== undefined) rec.headers = { ...given.headers };
+      if (given.partition !== undefined) rec.partition = given.partition;
       const size = recordSize(rec);
       if (this.waiting.length > 0) return this.sendLater(topic, rec, size, null);
       const space = this.reserve(size);
@@ -923,7 +930,8 @@ export class RemoteProducer implements ProducerApi {
       if (typeof topic !== 'string') throw new UringmqError('INVALID_TOPIC_NAME', 'topic must be a string');
       // Encoded (and checked) in one pass; its size is what the buffer bound counts.
       const what = `sendBatch to ${topic}`;
-      const prep = prepareBatch(this.msgPool, topic, records, what);
+      const at = Date.now(); // the records' default timestamp, also if encoded again later
+      const prep = prepareBatch(this.msgPool, topic, records, what, at);
       const bytes = prep.end - prep.start;
       const n = this.client.knownPartitionCount(topic);
       const space = this.waiting.length === 0 && n !== undefined ? this.reserve(bytes) : undefined;
@@ -937,7 +945,7 @@ export class RemoteProducer implements ProducerApi {
             try {
               await (space ?? this.reserve(bytes));
               held = bytes;
-              const again = prepareBatch(this.msgPool, topic, records, what);
+              const again = prepareBatch(this.msgPool, topic, records, what, at);
               const now = again.end - again.start;
               this.bufferedBytes += now - bytes; // the caller changed its records meanwhile
               held = now;

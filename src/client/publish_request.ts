@@ -31,12 +31,13 @@ function roomFor(topicBytes: number): number {
   return GRPC_PREFIX_BYTES + 4 + 8 + uvarintSize(topicBytes) + topicBytes + 5 + 5 + 2;
 }
 
-/** Encodes records for `topic` (shape errors name "<what>, record i"). */
-export function prepareBatch(pool: BufferPool, topic: string, records: readonly RecordInput[], what?: string): PreparedBatch {
+/** Encodes records for `topic` (shape errors name "<what>, record i"; `now`: the timestamp of records without one). */
+export function prepareBatch(pool: BufferPool, topic: string, records: readonly RecordInput[], what?: string, now?: number): PreparedBatch {
   const room = roomFor(Buffer.byteLength(topic));
   let buf: Buffer | null = null;
   const batch = encodeBatch(records, {
     what,
+    now,
     alloc: (size) => {
       buf = pool.acquire(room + size);
       return buf.subarray(room, room + size);
