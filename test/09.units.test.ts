@@ -2,6 +2,7 @@ import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from '
 import { pb } from '../src/grpc/proto';
 import { strict as assert } from 'node:assert';
 import { RangeSet } from '../src/broker/range_set';
+import { barrierProblemIn, majorMinor, parseMountInfo } from '../src/broker/mount_check';
 import { IdTable, PendingPromises } from '../src/broker/id_table';
 import { WaiterList, type Waiting } from '../src/broker/waiter_list';
 import { IdempotenceTable, NEW } from '../src/broker/idempotence';
@@ -554,5 +555,38 @@ describe('Units: the strace trace parser of the tests (parseTrace)', () => {
         ['fsync', undefined, -1],
       ],
     );
+  });
+});
+
+describe('Units: the mount table check for file systems without barriers (mount_check.ts)', () => {
+  const info = [
+    '26 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard',
+    '45 26 7:0 / /mnt/with\\040space rw,relatime shared:1 master:2 - ext4 /dev/loop0 rw,nobarrier',
+    '46 26 7:1 / /b rw,relatime - btrfs /dev/loop1 rw,barrier=0,space_cache',
+    'a line that is not one',
+  ].join('\n');
+  const entries = parseMountInfo(info);
+
+  it('reads each entry, optional fields and octal escapes included, and skips lines it cannot read', () => {
+    assert.equal(entries.length, 3);
+    assert.deepEqual(entries[1], { majorMinor: '7:0', mountPoint: '/mnt/with space', mountOptions: 'rw,relatime', fsType: 'ext4', source: '/dev/loop0', superOptions: 'rw,nobarrier' });
+  });
+
+  it('names a mount without barriers on a disk with a write-back or unknown cache, and nothing for a write-through cache or a mount with barriers', () => {
+    const cache = (mode: string | null) => () => mode;
+    assert.equal(barrierProblemIn(entries, '254:0', '/data', cache('write back')), null);
+    assert.match(barrierProblemIn(entries, '7:0', '/mnt/with space/d', cache('write back'))!, /^the file system of \/mnt\/with space\/d \(ext4 on \/dev\/loop0, mounted at \/mnt\/with space\) is mounted nobarrier: .*"write back"/);
+    assert.match(barrierProblemIn(entries, '7:1', '/b/d', cache(null))!, /mounted barrier=0: .*of unknown mode/);
+    assert.equal(barrierProblemIn(entries, '7:0', '/d', cache('write through')), null);
+    assert.equal(barrierProblemIn(entries, '9:9', '/d', cache('write back')), null);
+  });
+
+  it('splits st_dev as glibc does, large majors and minors included', () => {
+    assert.equal(majorMinor(0x700n), '7:0');
+    assert.equal(majorMinor(0xfe00n), '254:0');
+    // glibc's makedev: major's low 12 bits at 8, the rest at 44; minor's low 8 bits at 0, the rest at 20.
+    const [major, minor] = [0x12345n, 0x6789an];
+    const dev = ((major & 0xfffff000n) << 32n) | ((major & 0xfffn) << 8n) | ((minor & 0xffffff00n) << 12n) | (minor & 0xffn);
+    assert.equal(majorMinor(dev), `${major}:${minor}`);
   });
 });

@@ -6,13 +6,13 @@ import * as path from 'node:path';
 import { Broker } from '../src';
 import { connect } from '../src/client';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, sleep } from './helpers';
+import { expectCode, openBrokerWithWarnings, sleep } from './helpers';
 
 /**
  * A full disk, for real: a small ext4 file system on a loop device (root, mkfs.ext4 and
  * loop devices needed; CI has them, elsewhere the tests are skipped and say why).
  */
-function mountSmallExt4(mib: number, mkfsOptions: string[] = []): { dir: string; unmount(): void } | string {
+function mountSmallExt4(mib: number, mkfsOptions: string[] = [], mountOptions: string[] = []): { dir: string; unmount(): void } | string {
   if (process.getuid?.() !== 0) return 'needs root to mount a loop device';
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'uringmq-full-'));
   const image = path.join(base, 'fs.img');
@@ -23,7 +23,7 @@ function mountSmallExt4(mib: number, mkfsOptions: string[] = []): { dir: string;
     fs.writeFileSync(image, '');
     fs.truncateSync(image, mib << 20);
     run('mkfs.ext4', ['-q', '-F', ...mkfsOptions, image]);
-    run('mount', ['-o', 'loop', image, dir]);
+    run('mount', ['-o', ['loop', ...mountOptions].join(','), image, dir]);
   } catch (e) {
     fs.rmSync(base, { recursive: true, force: true });
     return `cannot make a small ext4 file system here: ${String((e as Error).message).split('\n')[0]}`;
@@ -310,3 +310,31 @@ describe('Cache flushes reach the disk', function () {
     });
   }
 });
+
+describe('A file system mounted without barriers', function () {
+  this.timeout(120_000);
+  for (const option of ['nobarrier', 'barrier=0']) {
+    it(`mounted ${option}: the open warns that nothing acknowledged is safe from a power cut, naming the mount; with barriers, no warning`, async function () {
+      const m = mountSmallExt4(64, [], [option]);
+      if (typeof m === 'string') {
+        this.test!.title += ` (skipped: ${m})`;
+        this.skip();
+      }
+      try {
+        const { broker, warnings } = await openBrokerWithWarnings({ dir: path.join(m.dir, 'data') });
+        await broker.close();
+        const said = warnings.filter((w) => w.includes('cache flushes'));
+        assert.equal(said.length, 1, warnings.join('\n'));
+        assert.match(said[0]!, /is mounted nobarrier: .*power cut/);
+        assert.ok(said[0]!.includes(`mounted at ${m.dir}`) && said[0]!.includes('mount -o remount,barrier'), said[0]);
+        execFileSync('mount', ['-o', 'remount,barrier', m.dir], { stdio: 'pipe', timeout: 30_000 });
+        const again = await openBrokerWithWarnings({ dir: path.join(m.dir, 'data') });
+        await again.broker.close();
+        assert.deepEqual(again.warnings.filter((w) => w.includes('cache flushes')), []);
+      } finally {
+        m.unmount();
+      }
+    });
+  }
+});
+

@@ -15,6 +15,7 @@ import { UringmqError, fromNative, invalid, writeError } from '../errors';
 import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, checkBatchProducerId, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
+import { barrierProblem } from './mount_check';
 import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
 import { positiveInt, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
@@ -399,6 +400,8 @@ export class Broker {
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
       if (engine.flushNote) process.emitWarning(engine.flushNote, 'UringmqWarning');
+      const noBarrier = barrierProblem(dir);
+      if (noBarrier) process.emitWarning(noBarrier, 'UringmqWarning');
       broker = new Broker(
         {
           dir,
