@@ -334,6 +334,30 @@ describe('Embedded producer: order and batch size at the limits', () => {
     }
   });
 
+  it('a send held back by the write queue keeps the record as it was sent: the caller may reuse its object meanwhile', async () => {
+    const b = await openBroker({ testIoDelayMs: 100, writeHighWaterBytes: 100_000 });
+    try {
+      await b.createTopic('t');
+      const p = b.producer();
+      const big = Buffer.alloc(60_000, 1);
+      const queued = [p.sendBatch('t', [{ value: big }], { partition: 0 }), p.sendBatch('t', [{ value: big }], { partition: 0 })];
+      assert.ok(b.overHighWater);
+      const r: { value: unknown; headers: Record<string, string>; partition: number } = { value: 'first', headers: { h: 'one' }, partition: 0 };
+      const first = p.send('t', r as { value: string }); // held
+      r.value = 'second';
+      r.headers.h = 'two';
+      const second = p.send('t', r as { value: string });
+      await Promise.all([...queued, first, second]);
+      const got = (await b.read('t', 0, 2)).map((m) => [m.value.toString(), m.headers.h?.toString()]);
+      assert.deepEqual(got, [
+        ['first', 'one'],
+        ['second', 'two'],
+      ]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it("records that fit maxBatchBytes only without the batch header go in two batches, not one the broker refuses", async () => {
     const b = await openBroker({ maxBatchBytes: 65536 });
     try {

@@ -127,7 +127,13 @@ export class Producer implements ProducerApi {
     // A record without a timestamp gets the time of its send(), as Kafka's producer
     // gives it, not of its batch's cut (up to lingerMs later, or after a hold).
     const at = Date.now();
-    if (this.mustHold()) return this.held(() => this.sendNow(topic, record, at));
+    if (this.mustHold()) {
+      // Held, the record as it is now (checked when it goes on): the caller may reuse
+      // its object meanwhile, as sendNow's copy allows once it is in a batch.
+      const kept = record !== null && typeof record === 'object' ? { ...record } : record;
+      if (kept !== record && kept.headers !== null && typeof kept.headers === 'object') kept.headers = { ...kept.headers };
+      return this.held(() => this.sendNow(topic, kept, at));
+    }
     return this.sendNow(topic, record, at);
   }
 
