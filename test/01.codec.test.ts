@@ -173,6 +173,18 @@ describe('RecordBatch codec', () => {
     assert.equal(back.length, 20_000);
     assert.deepEqual(back[19_999]!.value, Buffer.from(many[19_999]!));
     assert.equal(back[16_384]!.offset, 16_384);
+    // Timestamps within 64 ms of the first (a one-byte delta, -64..63: a producer's
+    // send() stamps each record) stay on the plain pass, and agree with the general one;
+    // one further off takes the general pass.
+    for (const deltas of [[0, 63, -64, 5, 0], [0, 1, 64, 2], [0, -65]]) {
+      const recs = deltas.map((d, i) => ({ value: Buffer.from([i]), timestamp: now + d }));
+      const fast = sealBatch(encodeBatch(recs, { now }));
+      // The same bytes through the general pass: the last value as a string.
+      const slow = sealBatch(encodeBatch([...recs.slice(0, -1), { ...recs.at(-1)!, value: recs.at(-1)!.value.toString('latin1') }], { now }));
+      assert.doesNotThrow(() => validateBatch(fast));
+      assert.deepEqual(decodeBatches(fast).map((m) => m.timestamp - now), deltas);
+      assert.equal(Buffer.compare(fast, slow), 0, `plain pass = general pass (${deltas})`);
+    }
   });
 
   it('matches the worked example in docs/FORMAT.md byte for byte', () => {

@@ -220,8 +220,9 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
   const first = typeof t0 === 'number' ? t0 : now;
   let maxTs = first;
   let total = HEADER_SIZE;
-  // Plain: byte values, no key, no headers, the batch's timestamp. Such batches (the
-  // common bulk case) take a second pass with no per-field branches.
+  // Plain: byte values, no key, no headers, a timestamp within 64 ms of the first (a
+  // one-byte delta: a producer's send() stamps each record at its call). Such batches
+  // (the common bulk case) take a second pass with no per-field branches.
   let plain = true;
   for (let i = 0; i < n; i++) {
     const r = records[i]!;
@@ -245,7 +246,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     if (vl < 0) throw shapeError(opts, i, RECORD_PROBLEM.value);
     keyLens[i] = kl;
     valueLens[i] = vl;
-    if (plain && (kl >= 0 || ts !== first || typeof value === 'string' || r.headers !== undefined)) plain = false;
+    if (plain && (kl >= 0 || ts - first < -64 || ts - first > 63 || typeof value === 'string' || r.headers !== undefined)) plain = false;
     let body = 1 + uvarintSize(zigzag(ts - first)) + uvarintSize(i) + (kl < 0 ? 1 : uvarintSize(kl + 1) + kl) + uvarintSize(vl) + vl;
     const h = r.headers;
     body += h === undefined ? 1 : headersSize(h, opts, i);
@@ -261,7 +262,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
       if (body < 0x80) buf[pos++] = body;
       else pos = writeUvarint(buf, pos, body);
       buf[pos++] = 0; // attributes
-      buf[pos++] = 0; // timestamp delta
+      buf[pos++] = zigzag(tss[i]! - first); // timestamp delta, one byte
       if (i < 0x80) buf[pos++] = i;
       else pos = writeUvarint(buf, pos, i);
       buf[pos++] = 0; // no key
