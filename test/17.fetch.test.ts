@@ -802,6 +802,37 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('FetchConnection.fetch refuses fields a request cannot carry with INVALID_ARGUMENT, instead of wrapping them or throwing a bare RangeError; the connection stays usable', async () => {
+    const broker = await openBroker();
+    try {
+      await broker.createTopic('t');
+      await broker.producer().send('t', { value: 'x', partition: 0 });
+      const fsrv = await broker.startFetchServer({ port: 0 });
+      const conn = await FetchConnection.open('127.0.0.1', fsrv.port);
+      const bad: Array<[string, [string, number, number, number, number]]> = [
+        ['a fractional offset', ['t', 0, 1.5, 1000, 0]],
+        ['an offset that is not a number', ['t', 0, NaN, 1000, 0]],
+        ['maxBytes past 2^32 (went out as 1)', ['t', 0, 0, 2 ** 32 + 1, 0]],
+        ['a negative partition (went out as 4294967295)', ['t', -1, 0, 1000, 0]],
+        ['a fractional partition', ['t', 0.5, 0, 1000, 0]],
+        ['maxWaitMs that is not a number (its reply timer fired at once)', ['t', 0, 1, 1000, NaN]],
+        ['a negative maxWaitMs', ['t', 0, 0, 1000, -1]],
+        ['a topic longer than the length field holds', ['t'.repeat(70_000), 0, 0, 1000, 0]],
+      ];
+      for (const [what, args] of bad) {
+        const e = await expectCode(conn.fetch(...args), 'INVALID_ARGUMENT');
+        assert.ok(e.message.length > 0, what);
+      }
+      const ok = await conn.fetch('t', 0, 0, 1000, 0);
+      assert.equal(fetchErrorName(ok.header.error), 'OK', 'the connection still answers');
+      assert.equal(decodeBatches(ok.data, 0)[0]!.value.toString(), 'x');
+      conn.close();
+      fsrv.close();
+    } finally {
+      await broker.close();
+    }
+  });
+
   it("closing the client twice at once still makes its fetch consumers' final commit", async () => {
     // As the CLI does on SIGINT (the signal handler and the command's own cleanup):
     // the second close() went on and closed the channel under the first, and the

@@ -242,12 +242,18 @@ export class FetchConnection {
   async fetch(topic: string, partition: number, offset: number, maxBytes: number, maxWaitMs: number, incarnation = 0): Promise<{ header: ResponseHeader; data: Buffer }> {
     if (this.busy) throw new UringmqError('FAILED_PRECONDITION', 'one fetch at a time per connection');
     if (this.failure) throw this.failure;
+    // First: a field the request cannot carry is refused (INVALID_ARGUMENT) before the
+    // reply timer, which a maxWaitMs that is not a number would have set to fire at once.
+    const correlationId = (this.corr + 1) >>> 0;
+    const request = encodeFetch({ correlationId, topic, partition, offset, maxBytes, maxWaitMs, incarnation: this.version >= 2 ? incarnation : 0 });
+    this.corr = correlationId;
     this.busy = true;
     // A reply that never comes (a server wedged, a network gone silent) must not hang us.
-    const timer = setTimeout(() => this.sock.destroy(new Error(`no reply within ${maxWaitMs + 30_000} ms`)), maxWaitMs + 30_000);
+    // (Within setTimeout's range: past 2^31 - 1 ms it fires at once, with a warning.)
+    const limit = Math.min(maxWaitMs + 30_000, 2 ** 31 - 1);
+    const timer = setTimeout(() => this.sock.destroy(new Error(`no reply within ${limit} ms`)), limit);
     try {
-      const correlationId = (this.corr = (this.corr + 1) >>> 0);
-      this.sock.write(encodeFetch({ correlationId, topic, partition, offset, maxBytes, maxWaitMs, incarnation: this.version >= 2 ? incarnation : 0 }));
+      this.sock.write(request);
       const header = decodeResponseHeader(await this.read(RESPONSE_HEADER_SIZE));
       if (header.correlationId !== correlationId)
         throw new UringmqError('INTERNAL', `fetch plane: reply for request ${header.correlationId}, expected ${correlationId}`);

@@ -121,8 +121,25 @@ export interface FetchRequest {
   incarnation?: number;
 }
 
+/** A request field the wire holds as an unsigned 32-bit integer: refused, not wrapped, when it does not fit. */
+function u32Field(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new UringmqError('INVALID_ARGUMENT', `${what} must be an integer between 0 and 4294967295, got ${String(v)}`);
+  return v;
+}
+
 export function encodeFetch(r: FetchRequest): Buffer {
+  // Each field is checked against what the wire can carry (the server judges the rest,
+  // e.g. a negative offset or a max_bytes over its limit, and answers INVALID_REQUEST):
+  // written with `>>> 0` or BigInt() unchecked, 2^32 + 1 bytes went out as 1, a partition
+  // of -1 as 4294967295, and a fractional offset threw a bare RangeError.
+  if (typeof r.topic !== 'string') throw new UringmqError('INVALID_ARGUMENT', `topic must be a string, got ${typeof r.topic}`);
   const t = Buffer.from(r.topic, 'utf8');
+  if (t.length > 0xffff) throw new UringmqError('INVALID_ARGUMENT', `the topic name is ${t.length} bytes; a fetch request holds at most 65535 (a topic has at most ${MAX_TOPIC_BYTES})`);
+  u32Field(r.correlationId, 'correlationId');
+  u32Field(r.partition, 'partition');
+  u32Field(r.maxBytes, 'maxBytes');
+  u32Field(r.maxWaitMs, 'maxWaitMs');
+  if (!Number.isSafeInteger(r.offset)) throw new UringmqError('INVALID_ARGUMENT', `offset must be a safe integer, got ${String(r.offset)}`);
   const inc = r.incarnation ?? 0;
   if (!Number.isSafeInteger(inc) || inc < 0) throw new UringmqError('INVALID_ARGUMENT', `incarnation must be a non-negative safe integer, got ${String(inc)}`);
   const extra = inc > 0 ? INCARNATION_BYTES : 0;
@@ -131,11 +148,11 @@ export function encodeFetch(r: FetchRequest): Buffer {
   b.writeUInt8(TYPE_FETCH, 4);
   b.writeUInt8(inc > 0 ? FLAG_INCARNATION : 0, 5);
   b.writeUInt16LE(t.length, 6);
-  b.writeUInt32LE(r.correlationId >>> 0, 8);
-  b.writeUInt32LE(r.partition >>> 0, 12);
+  b.writeUInt32LE(r.correlationId, 8);
+  b.writeUInt32LE(r.partition, 12);
   b.writeBigInt64LE(BigInt(r.offset), 16);
-  b.writeUInt32LE(r.maxBytes >>> 0, 24);
-  b.writeUInt32LE(r.maxWaitMs >>> 0, 28);
+  b.writeUInt32LE(r.maxBytes, 24);
+  b.writeUInt32LE(r.maxWaitMs, 28);
   if (extra) b.writeBigUInt64LE(BigInt(inc), FETCH_FIXED);
   t.copy(b, FETCH_FIXED + extra);
   return b;
