@@ -2239,3 +2239,64 @@ describe('Consumer groups: late acks and nacks after commitOffset moved the part
       await c.close();
     });
 });
+
+describe('Consumer groups: ack deadlines and session timeouts do not follow wall-clock steps', function () {
+  this.timeout(60_000);
+  let broker: Broker;
+  const realNow = Date.now;
+  let step = 0;
+  beforeEach(async () => {
+    broker = await openBroker({ dir: tmpDir() });
+    step = 0;
+    Date.now = () => realNow() + step;
+  });
+  afterEach(async () => {
+    Date.now = realNow;
+    await broker.close();
+  });
+  function recorder(got: Array<[number, number, number]>, ended: Array<string | undefined>) {
+    return {
+      deliverBatches: (_p: number, _r: Buffer, f: number, t: number, n = 1) => got.push([f, t, n]),
+      deliverRecords: (rs: Array<{ offset: number; deliveryCount: number }>) => got.push(...rs.map((r) => [r.offset, r.offset + 1, r.deliveryCount] as [number, number, number])),
+      assign: () => undefined,
+      end: (e?: { code: string }) => void ended.push(e?.code),
+    };
+  }
+  const count = (got: Array<[number, number, number]>) => got.reduce((n, [f, t]) => n + t - f, 0);
+  async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+    const end = realNow() + ms;
+    while (!cond() && realNow() < end) await sleep(10);
+    assert.ok(cond(), `timed out waiting for ${what}`);
+  }
+
+  it('the clock stepping back an hour (NTP, a VM resumed) does not hold an unacked message past its ack deadline for that hour', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 3 }, (_, i) => ({ value: `m${i}` })));
+    const got: Array<[number, number, number]> = [];
+    const ended: Array<string | undefined> = [];
+    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300, sessionTimeoutMs: 60_000 }, recorder(got, ended), 100);
+    await until(() => count(got) === 3, 'the first delivery');
+    m.ack(0, 0, 1);
+    m.ack(0, 2, 3);
+    step = -3_600_000;
+    // offset 1 was not acked: its deadline passes 300 ms after the delivery, whatever the wall clock says
+    await until(() => got.some(([f, t, n]) => f <= 1 && t > 1 && n === 2), 'the redelivery of offset 1', 3000);
+    assert.deepEqual(ended, []);
+  });
+
+  it('the clock stepping forward past the session timeout does not expire a live member nor take back what it holds', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 3 }, (_, i) => ({ value: `m${i}` })));
+    const got: Array<[number, number, number]> = [];
+    const ended: Array<string | undefined> = [];
+    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 30_000, sessionTimeoutMs: 5000 }, recorder(got, ended), 100);
+    await until(() => count(got) === 3, 'the first delivery');
+    m.heartbeat();
+    step = 3_600_000;
+    await sleep(400); // several sweeps (every 50 ms)
+    assert.deepEqual(ended, [], 'the member was ended');
+    assert.ok(m.alive, 'the member is gone');
+    assert.equal(count(got), 3, 'messages it holds, within their ack deadline, were delivered again');
+    m.ack(0, 0, 3);
+  });
+});

@@ -104,6 +104,7 @@ export interface Returned {
 interface Inflight {
   from: number;
   to: number;
+  /** performance.now() ms (monotonic): a step of the wall clock must not move it (see GroupMember.lastSeen). */
   deadline: number;
   deliveryCount: number;
   member: GroupMember;
@@ -333,9 +334,15 @@ export class GroupMember {
   /** The most credit the member has held: the size of the buffer it says it has (see refill). */
   private peakCredits: number;
   unacked = 0;
-  lastSeen = Date.now();
-  /** last ack, nack or credit: a member that lets its ack deadline pass without any is stalled */
-  lastProgress = Date.now();
+  /**
+   * performance.now() ms, as the in-flight deadlines: monotonic. On the wall clock, a
+   * step back (NTP, a VM resumed) held every unacked message past its ack deadline and
+   * every silent member past its session timeout for as long as the step, and a step
+   * forward expired every live member at once and took back what it held.
+   */
+  lastSeen = performance.now();
+  /** last ack, nack or credit (performance.now()): a member that lets its ack deadline pass without any is stalled */
+  lastProgress = performance.now();
   stalled = false;
   alive = true;
   partitions: number[] = [];
@@ -406,12 +413,12 @@ export class GroupMember {
   }
 
   heartbeat(): void {
-    this.lastSeen = Date.now();
+    this.lastSeen = performance.now();
   }
 
   /** What the consumer measured of itself (processed msgs/s, processing latency). */
   feedback(f: ConsumerFeedback): void {
-    this.lastSeen = Date.now();
+    this.lastSeen = performance.now();
     this.flow.report(f);
   }
 
@@ -499,7 +506,7 @@ export class GroupMember {
   }
 
   private progress(): void {
-    const now = Date.now();
+    const now = performance.now();
     this.lastSeen = now;
     this.lastProgress = now;
     if (this.stalled) this.coord.unstall(this);
@@ -925,7 +932,7 @@ export class GroupCoordinator {
     // taken back from m and held by nobody (waiting for redelivery: acked here).
     const inf = ps.inflight;
     let j = firstInflight(inf, from);
-    const now = Date.now();
+    const now = performance.now(); // (deadlines are monotonic)
     const voided = m.voided.get(partition);
     let added = 0;
     let cur = from;
@@ -1319,7 +1326,7 @@ export class GroupCoordinator {
     const slice = raw.subarray(0, pos);
     const n = to - from;
     m.bytesPerRecord = Math.max(16, Math.round((m.bytesPerRecord * 3 + pos / Math.max(1, n)) / 4));
-    this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
+    this.insertInflight(ps, { from, to, deadline: performance.now() + m.opts.ackDeadlineMs, deliveryCount: 1, member: m });
     ps.next = to;
     this.changed(m.state);
     m.delivered(n);
@@ -1466,7 +1473,7 @@ export class GroupCoordinator {
       return this.redeliver(m, ps, native, run);
     }
     if (to < end) ps.redeliver.putBack(run.slice(to - from)); // past what was read: the next pass
-    this.insertInflight(ps, { from, to, deadline: Date.now() + m.opts.ackDeadlineMs, deliveryCount: count, member: m });
+    this.insertInflight(ps, { from, to, deadline: performance.now() + m.opts.ackDeadlineMs, deliveryCount: count, member: m });
     this.changed(m.state); // the counts went up
     m.delivered(n);
     m.sink.deliverBatches(ps.index, raw.subarray(0, pos), from, to, count, ps.resets);
@@ -1520,7 +1527,7 @@ export class GroupCoordinator {
     // Acks that landed during the reads above.
     for (let k = out.length - 1; k >= 0; k--) if (out[k]!.offset < ps.committed || ps.acked.has(out[k]!.offset)) out.splice(k, 1);
     if (out.length === 0) return true;
-    const deadline = Date.now() + m.opts.ackDeadlineMs;
+    const deadline = performance.now() + m.opts.ackDeadlineMs;
     for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
     this.changed(m.state); // the counts went up
     m.delivered(out.length);
@@ -1558,7 +1565,7 @@ export class GroupCoordinator {
         void fs.utimes(gs.file, when, when).catch(() => undefined); // never written yet: nothing to keep
       }
       for (const m of [...gs.members.values()]) {
-        if (now - m.lastSeen > m.opts.sessionTimeoutMs) {
+        if (mono - m.lastSeen > m.opts.sessionTimeoutMs) {
           this.leave(m, new UringmqError('SESSION_EXPIRED', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
           continue;
         }
@@ -1567,12 +1574,14 @@ export class GroupCoordinator {
       const stalled = new Set<GroupMember>();
       for (const ps of gs.parts) {
         dropAckedInflight(ps); // before deadlines: an acked range must not make its member look stalled
-        if (ps.inflight.some((r) => r.deadline <= now)) {
+        // Deadlines, lastSeen and lastProgress are monotonic (mono); `now`, the wall
+        // clock, is for what the group's file keeps (nack delays, when due again).
+        if (ps.inflight.some((r) => r.deadline <= mono)) {
           const keep: Inflight[] = [];
           for (const r of ps.inflight) {
-            if (r.deadline > now) keep.push(r);
+            if (r.deadline > mono) keep.push(r);
             else {
-              if (now - r.member.lastProgress >= r.member.opts.ackDeadlineMs) stalled.add(r.member);
+              if (mono - r.member.lastProgress >= r.member.opts.ackDeadlineMs) stalled.add(r.member);
               this.expire(gs, ps, r, now, `ack deadline ${r.member.opts.ackDeadlineMs} ms`);
             }
           }
