@@ -316,6 +316,88 @@ describe('Idempotent producers: more batches in flight than the window (64)', ()
       await c.close();
     }
   });
+  it('a batch that fails while a snapshot waits for it, with nothing of its producer after it, is left out of that snapshot: after a crash a retry of its written retry is a duplicate, not refused', async () => {
+    const dir = tmpDir();
+    // A slow disk: the damaged batch is verified in the write cycle after the one that
+    // holds seq 0, so it is still under way when the snapshot collects the table.
+    let b = await openBroker({ dir, producerStateScanBytes: 100_000, testIoDelayMs: 200 });
+    try {
+      (b as unknown as { snapshotIntervalMs: number }).snapshotIntervalMs = 0;
+      await b.createTopic('t');
+      const p0 = b.publishBatch('t', batch(0, 99), 0);
+      // Past producerStateScanBytes: a snapshot starts, waiting for seq 0.
+      const big = b.publishBatch('t', sealBatch(encodeBatch([{ value: Buffer.alloc(150_000) }])), 0);
+      await sleep(50); // the I/O thread took seq 0's write cycle: seq 1 waits for the next
+      const p1 = b.publishBatch('t', damaged(1, 99), 0);
+      await p0;
+      await big;
+      await expectCode(p1, 'CORRUPT_BATCH');
+      const state = (b as unknown as { topics: Map<string, { partitions: Array<{ snapshotting: unknown }> }> }).topics.get('t')!.partitions[0]!;
+      for (let i = 0; i < 1000 && state.snapshotting; i++) await sleep(5);
+      const snapFile = path.join(partitionDir(dir, 't', 0), 'producers.snap');
+      const snap = fs.readFileSync(snapFile);
+      // Nothing of producer 99 followed seq 1: its retry is new, and written.
+      const retry = await b.publishBatch('t', batch(1, 99), 0);
+      assert.deepEqual([retry.duplicate, retry.baseOffset], [false, 2]);
+      await b.close();
+      fs.writeFileSync(snapFile, snap); // as a SIGKILL right after the retry leaves it
+      b = await openBroker({ dir, producerStateScanBytes: 100_000 });
+      // The retry's ack was lost: sent again, it is a duplicate of the written one.
+      const again = await b.publishBatch('t', batch(1, 99), 0);
+      assert.deepEqual([again.duplicate, again.baseOffset], [true, 2]);
+      assert.deepEqual((await values(b)).filter((v) => v.startsWith('seq')), ['seq0', 'seq1']);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('idempotence table: a batch failed() dropped while settled() waited is not in the snapshot as a hole; one still a hole is', async () => {
+    const t = new IdempotenceTable('t/0');
+    const deferred = () => {
+      let resolve!: (r: { baseOffset: number; count: number }) => void;
+      let reject!: (e: Error) => void;
+      const p = new Promise<{ baseOffset: number; count: number }>((res, rej) => ((resolve = res), (reject = rej)));
+      return { p, resolve, reject };
+    };
+    /** Records a batch under way; its failure reaches failed() first, as the broker's publish does. */
+    const pending = (id: number, seq: number) => {
+      const d = deferred();
+      const e = t.record(id, seq, 1, d.p);
+      d.p.catch(() => t.failed(id, e));
+      return d;
+    };
+    t.record(7, 0, 1, { baseOffset: 0, count: 1 });
+    const a7 = pending(7, 1);
+    t.record(9, 0, 1, { baseOffset: 1, count: 1 });
+    const a9 = pending(9, 1);
+    const snap = t.settled(); // waits for 7/1 and 9/1
+    // Recorded while settled() waits, still under way when it collects the table.
+    const b7 = pending(7, 2);
+    const b8 = pending(8, 0);
+    t.record(8, 1, 1, { baseOffset: 4, count: 1 });
+    const b9 = pending(9, 2);
+    a9.reject(new Error('refused')); // 9/1 is a hole: 9/2 was taken after it
+    a7.resolve({ baseOffset: 2, count: 1 });
+    await sleep(5);
+    b7.reject(new Error('refused')); // nothing of 7 after it: dropped, its retry is new
+    b8.reject(new Error('refused')); // 8/1 was taken after it: a hole
+    b9.reject(new Error('refused')); // 9/2 dropped, and with it 9/1: 9 expects 1 again
+    const { batches } = await snap;
+    assert.deepEqual(Array.from(batches), [7, 0, 1, 0, 7, 1, 1, 2, 8, 0, 1, -1, 8, 1, 1, 4, 9, 0, 1, 1]);
+    assert.equal(t.check(7, 2, 1), NEW);
+    assert.equal(t.check(9, 1, 1), NEW);
+    // After a crash in which the retries of 7/2 and 9/1 were written: a retry of either is a duplicate.
+    const u = new IdempotenceTable('t/0');
+    u.restore(batches);
+    u.restore(Float64Array.from([7, 2, 1, 5, 9, 1, 1, 6]));
+    u.restored();
+    for (const [id, seq, offset] of [[7, 2, 5], [9, 1, 6]] as const) {
+      const v = u.check(id, seq, 1);
+      assert.ok(v !== NEW, `${id}/${seq}`);
+      assert.deepEqual(await v.duplicate, { baseOffset: offset, count: 1 });
+    }
+    assert.throws(() => u.check(8, 0, 1), (e: UringmqError) => e.code === 'OUT_OF_ORDER_SEQUENCE');
+  });
 });
 
 describe('Idempotent producers: a batch refused for a full write queue', () => {

@@ -249,8 +249,14 @@ export class IdempotenceTable {
     entries.forEach((e, i) => !e.failed && e.result instanceof Promise && waiting.push(i));
     if (waiting.length) {
       const got = await Promise.all(waiting.map((i) => (entries[i]!.result as Promise<AppendResult>).catch(() => null)));
-      // One that failed meanwhile is a hole now, or gone (failed() decides).
-      waiting.forEach((i, k) => (results[i] = got[k] ?? (entries[i]!.failed ? NOT_WRITTEN : null)));
+      waiting.forEach((i, k) => (results[i] = got[k] ?? null));
+      // One that failed meanwhile is a hole now, or gone (failed() decides), and so may
+      // be a hole taken above, when every batch after it failed meanwhile too: only
+      // what still is a hole goes in. One failed() dropped (nothing of its producer
+      // after it) may be sent again and written; kept as a hole, a crash after that
+      // would make the next open refuse a retry of the written batch as
+      // OUT_OF_ORDER_SEQUENCE.
+      entries.forEach((e, i) => e.failed && (results[i] = this.isHole(ids[i]!, e) ? NOT_WRITTEN : null));
     }
     const out = new Float64Array(4 * entries.length);
     let n = 0;
@@ -266,6 +272,13 @@ export class IdempotenceTable {
     });
     // Trailing holes are dropped at restore (restored()), so a snapshot may keep them.
     return { batches: out.subarray(0, 4 * n), end };
+  }
+
+  /** True if `e`, whose append failed, is still a hole of the producer: in its window, or among (or merged into) its holes past it. */
+  private isHole(producerId: number, e: Entry): boolean {
+    if (!e.failed) return false;
+    if (this.producers.get(producerId)?.includes(e)) return true;
+    return this.holes.get(producerId)?.some((h) => h === e || within(e.baseSequence, h.baseSequence, h.count)) ?? false;
   }
 
   /**
