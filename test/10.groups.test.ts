@@ -1152,6 +1152,39 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     m2.leave();
   });
 
+  it('offsets nacked with a long delay and then acked (as a raw client may) do not hold fresh deliveries back at the cap on waiting redeliveries', async () => {
+    const got: Array<[number, number]> = [];
+    const sink = {
+      deliverBatches: (_part: number, _raw: Buffer, from: number, to: number) => got.push([from, to]),
+      deliverRecords: () => undefined,
+      assign: () => undefined,
+      end: () => undefined,
+    };
+    const delivered = () => got.reduce((n, [f, t]) => n + t - f, 0);
+    await broker.createTopic('w');
+    const p = broker.producer();
+    await p.sendBatch('w', Array.from({ length: 8 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+    broker.groups.maxWaitingRedeliveries = 4;
+    try {
+      const m = await broker.groups.join({ topic: 'w', group: 'g', from: 'earliest', maxUnacked: 1000, ackDeadlineMs: 60_000 }, sink, 100);
+      let until = Date.now() + 10_000;
+      while (delivered() < 8 && Date.now() < until) await sleep(10);
+      assert.equal(delivered(), 8);
+      // Offsets 1..7 nacked for an hour, then acked: offset 0 stays unacked, so the
+      // committed offset stays at 0 and nothing acked falls below it.
+      for (let o = 1; o < 8; o++) m.nack(0, o, 3_600_000);
+      m.ack(0, 1, 8);
+      await p.sendBatch('w', [{ value: 'fresh' }], { partition: 0 });
+      const before = delivered();
+      until = Date.now() + 3_000;
+      while (delivered() === before && Date.now() < until) await sleep(10);
+      assert.ok(delivered() > before, 'the fresh message was not delivered: seven acked redeliveries held the partition at the cap of four');
+      m.leave();
+    } finally {
+      broker.groups.maxWaitingRedeliveries = 65_536;
+    }
+  });
+
   it('keeps at most maxOpenOffsetFiles offsets files open; a group dropped while idle closes its file, and a late ack does not open it again', async () => {
     const openOffsFiles = () =>
       fs.readdirSync('/proc/self/fd').filter((fd) => {

@@ -240,6 +240,8 @@ class PartitionGroupState {
   readonly acked = new RangeSet();
   inflight: Inflight[] = [];
   readonly redeliver = new RedeliveryQueue();
+  /** redeliver's length after its last prune of acked entries (see deliverFresh): no second prune until it changes. */
+  redeliverPruned = -1;
   owner: GroupMember | null = null;
   /** Bumped by commitOffset (a rewind or skip drops in-flight state): reads under way are stale. */
   resets = 0;
@@ -613,6 +615,8 @@ export class GroupCoordinator {
   touchEveryMs = 3_600_000;
   /** @internal How long a group without members stays in memory (tests shorten it). */
   idleGroupMs = IDLE_GROUP_MS;
+  /** @internal Redeliveries a partition may have waiting before fresh deliveries pause (tests lower it). */
+  maxWaitingRedeliveries = MAX_WAITING_REDELIVERIES;
 
   /** @internal Resolves once no offsets file is being touched or removed (a group that left memory touches its file after it is gone from describe()). */
   async filesSettled(): Promise<void> {
@@ -1305,7 +1309,17 @@ export class GroupCoordinator {
     const info = this.broker.partitionOffsets(native);
     if (ps.committed < info.startOffset) this.skipRetained(m.state, ps, info.startOffset);
     if (ps.next >= info.endOffset) return false;
-    if (ps.redeliver.length >= MAX_WAITING_REDELIVERIES) return false; // until some are delivered (the next pass looks again)
+    if (ps.redeliver.length >= this.maxWaitingRedeliveries) {
+      // An ack does not take its offset out of the queue (it is skipped when due): a
+      // member may ack what it nacked with a delay (the protocol allows it, as the last
+      // to hold it), and such entries, due up to a day later, held fresh deliveries
+      // back at the cap for as long. Dropped here, once per length of the queue.
+      if (ps.redeliver.length !== ps.redeliverPruned) {
+        ps.redeliver.retain((e) => e.offset >= ps.committed && !ps.acked.has(e.offset));
+        ps.redeliverPruned = ps.redeliver.length;
+      }
+      if (ps.redeliver.length >= this.maxWaitingRedeliveries) return false; // until some are delivered (the next pass looks again)
+    }
     const from = ps.next;
     // Read about as much as the member may take: one large read instead of many
     // small serial ones (each costs a thread-pool round trip), within bounds.
