@@ -9,6 +9,7 @@ import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
 import { connect, withDefaultPort, type Client } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
+import { toServiceError } from '../src/grpc/status';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
 import { checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
@@ -415,6 +416,55 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     // the typed client maps statuses back to the same codes
     await assert.rejects(r.client.describeTopic('nope'), { code: 'TOPIC_NOT_FOUND' });
     await assert.rejects(r.client.createTopic('t'), { code: 'TOPIC_EXISTS' });
+  });
+
+  it('a plain-records publish to a topic name no topic can have, of any length, is INVALID_TOPIC_NAME with a bounded message: the unary call gets its status and its channel goes on; a PublishStream answers it and goes on (both paths)', async () => {
+    // Its refusals (a bad record, too many records) named the topic whole: 20,000 'é'
+    // made a 120 KB grpc-message trailer, which the client's HTTP/2 refused
+    // (COMPRESSION_ERROR): the call, and every later one on its channel, hung.
+    const withDeadline = (name: keyof typeof brokerService, req: unknown) =>
+      new Promise((resolve, reject) => {
+        const d = brokerService[name]!;
+        raw.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, req, { deadline: Date.now() + 5000 }, (err, res) => (err ? reject(err) : resolve(res)));
+      });
+    const long = 'é'.repeat(20_000);
+    for (const records of [[{ value: Buffer.from('x'), timestamp: -1 }], Array.from({ length: MAX_PLAIN_RECORDS + 1 }, () => ({ value: Buffer.from('x') }))]) {
+      const e = await expectStatus(withDeadline('publish', { topic: long, records }), grpc.status.INVALID_ARGUMENT, 'INVALID_TOPIC_NAME');
+      assert.ok(e.details.length < 1000, `${e.details.length} characters`);
+    }
+    assert.deepEqual((await withDeadline('listTopics', {}) as { names: string[] }).names, ['t'], 'the channel goes on');
+    // Any status's details are bounded so, whatever a message holds.
+    for (const ch of ['a', 'é', '😀']) {
+      const details = toServiceError(new UringmqError('INVALID_ARGUMENT', ch.repeat(100_000))).details;
+      assert.ok(Buffer.byteLength(details) <= 1024 && encodeURI(details).length <= 3072, `${ch}: ${Buffer.byteLength(details)} bytes`);
+      assert.ok(details.startsWith(ch.repeat(100)) && details.endsWith('…'));
+    }
+    assert.equal(toServiceError(new UringmqError('INVALID_ARGUMENT', 'é'.repeat(300))).details, 'é'.repeat(300), 'a message that fits is kept whole');
+    // On a stream the refusal is an answer: one naming a topic of nearly maxMessageBytes
+    // (1 MiB here) was over it, and ended the stream with the batches after it unanswered.
+    const other = await startServer({ maxMessageBytes: 1 << 20, directStreams: false });
+    try {
+      await other.client.createTopic('t');
+      for (const address of [r.address, other.address]) {
+        const c = rawClient(address);
+        const d = brokerService.publishStream!;
+        const s = c.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+        const answers: Array<InstanceType<typeof pb.PublishResponse>> = [];
+        s.on('data', (m: InstanceType<typeof pb.PublishResponse>) => answers.push(m));
+        const status = new Promise<grpc.StatusObject | grpc.ServiceError>((resolve) => s.on('status', resolve).on('error', resolve));
+        s.write({ sequence: 1, topic: 'a'.repeat(1_048_520), records: [{ value: Buffer.from('x'), timestamp: -1 }] });
+        s.write({ sequence: 2, topic: 't', records: [{ value: Buffer.from('y') }] });
+        s.end();
+        const st = await status;
+        c.close();
+        assert.equal(st.code, grpc.status.OK, `${address}: ${st.details}`);
+        const bySeq = new Map(answers.map((m) => [Number(m.sequence), m]));
+        assert.equal(bySeq.get(1)?.error?.code, 'INVALID_TOPIC_NAME', address);
+        assert.ok(bySeq.get(2) && !bySeq.get(2)!.error, `${address}: the batch after it is written`);
+      }
+    } finally {
+      await other.stop();
+    }
   });
 
   it('createTopic through the client refuses what the embedded broker refuses, instead of sending another config (2^32 + 1 partitions as 1, NaN retention as none)', async () => {

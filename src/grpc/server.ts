@@ -13,7 +13,7 @@ import { UringmqError, invalid } from '../errors';
 import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, sealBatch, uvarintSize, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
-import { checkRecordSize, validateRecord } from '../broker/validate';
+import { checkRecordSize, validateRecord, validateTopicName } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from './proto';
 import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
@@ -452,6 +452,15 @@ export class BrokerServer {
 
   /** `copy` false: req.batch is the caller's until the promise settles (see publishBatch). */
   private publish(req: DecodedPublishRequest, copy = true): Promise<PublishResult> {
+    // The name first: the refusals below name the topic, and one no topic can have may
+    // be as long as the request. In their message it made a PublishStream answer over
+    // maxMessageBytes (the stream ended, later batches unanswered) and a unary call's
+    // grpc-message trailer past what the client's HTTP/2 takes (it never got a status).
+    try {
+      validateTopicName(req.topic);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (req.plainRecordsOver !== undefined)
       return Promise.reject(invalid(`a PublishRequest carries at most ${MAX_PLAIN_RECORDS} plain records; this one to ${req.topic} carried ${req.plainRecordsOver}, and nothing of it was written: send them in several requests, or as a RecordBatch (docs/FORMAT.md), which has no such bound`));
     const hasBatch = req.batch && req.batch.length > 0;

@@ -57,12 +57,29 @@ export const CODE_TRAILER = 'uringmq-code';
  */
 export const MAX_MESSAGE_HEADER = 'uringmq-max-message-bytes';
 
+/**
+ * The most UTF-8 bytes of an error's message sent as a status's details. They go in the
+ * grpc-message trailer, percent-encoded (up to 3 characters a byte), and a client takes
+ * only so much of it: node:http2 fails the whole connection over a header field past
+ * 64 KiB (COMPRESSION_ERROR), and a call that got no status, and every later one on its
+ * channel, hung.
+ */
+const MAX_DETAILS_BYTES = 1024;
+
+/** `message`, cut to MAX_DETAILS_BYTES (at most 3 UTF-8 bytes per UTF-16 unit: most are not measured). */
+function boundedDetails(message: string): string {
+  if (message.length <= MAX_DETAILS_BYTES / 3) return message;
+  const b = Buffer.from(message);
+  // A character cut in two decodes as U+FFFD: at most 2 bytes more, and 3 for the ellipsis.
+  return b.length <= MAX_DETAILS_BYTES ? message : `${b.toString('utf8', 0, MAX_DETAILS_BYTES - 8)}…`;
+}
+
 /** A grpc-js error object (for callbacks and call.emit('error')) from any error. */
 export function toServiceError(e: unknown): Partial<StatusObject> & { code: status; details: string; metadata: Metadata } {
   const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', e instanceof Error ? e.message : String(e));
   const metadata = new Metadata();
   metadata.set(CODE_TRAILER, err.code);
-  return { code: TO_GRPC[err.code] ?? status.INTERNAL, details: err.message, metadata };
+  return { code: TO_GRPC[err.code] ?? status.INTERNAL, details: boundedDetails(err.message), metadata };
 }
 
 export function grpcCodeFor(code: ErrorCode): status {
