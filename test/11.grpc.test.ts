@@ -9,6 +9,7 @@ import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
 import { connect, withDefaultPort, type Client } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
+import { MAX_ACK_RANGES } from '../src/grpc/subscribe_request';
 import { toServiceError } from '../src/grpc/status';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
@@ -700,6 +701,49 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
         times.push(performance.now() - t0);
       }
       assert.ok(times[1]! < 3 * times[0]! + 1000, `descending ${times[1]!.toFixed(0)} ms, ascending ${times[0]!.toFixed(0)} ms`);
+    } finally {
+      c.close();
+      await big.stop();
+    }
+  });
+
+  it('an Acks message of more than 65,536 ranges ends the Subscribe call with INVALID_ARGUMENT before it is decoded, none of its acks taken; one of 65,536 is decoded and checked', async () => {
+    const big = await startServer({}); // messages up to 16 MiB
+    const c = rawClient(big.address);
+    try {
+      await big.client.createTopic('t');
+      await big.client.producer().sendBatch('t', Array.from({ length: 3 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const d = brokerService.subscribe!;
+      for (const n of [MAX_ACK_RANGES + 1, MAX_ACK_RANGES]) {
+        const s = c.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+        let err: grpc.ServiceError | null = null;
+        s.on('error', (e: grpc.ServiceError) => (err = e));
+        const got = new Promise<void>((resolve) => s.on('data', (res: { delivery?: unknown }) => res.delivery && resolve()));
+        s.write({ subscribe: { topic: 't', group: `acks-${n}`, from: pb.StartFrom.EARLIEST } });
+        await got;
+        // Offsets 0..2 acked, then n - 1 ranges past them: acks of offsets never
+        // delivered, each refused once decoded (FAILED_PRECONDITION), unless not decoded.
+        const ranges = [{ partition: 0, from_offset: 0, to_offset: 3 }, ...Array.from({ length: n - 1 }, (_, i) => ({ partition: 0, from_offset: 10 + 2 * i, to_offset: 11 + 2 * i }))];
+        const status = new Promise<void>((resolve) => s.on('status', () => resolve()));
+        const t0 = performance.now();
+        s.write({ acks: { ranges } });
+        await status;
+        const ms = performance.now() - t0;
+        const e = err as grpc.ServiceError | null;
+        assert.ok(e, `the call ended without an error (${n} ranges)`);
+        if (n > MAX_ACK_RANGES) {
+          assert.equal(e.code, grpc.status.INVALID_ARGUMENT, e.message);
+          assert.match(e.details, /at most 65536 ranges, this one 65537/);
+          assert.equal(e.metadata.get('uringmq-code')[0], 'INVALID_ARGUMENT');
+        } else {
+          // Decoded and checked: its acks past what was delivered are refused as such.
+          assert.equal(e.code, grpc.status.FAILED_PRECONDITION, e.message);
+        }
+        assert.ok(ms < 10_000, `${ms.toFixed(0)} ms`);
+        const g = (await big.client.describeTopic('t')).groups.find((x) => x.group === `acks-${n}`);
+        assert.equal(g?.committed[0] ?? 0, 0, 'none of the acks was taken');
+        s.cancel();
+      }
     } finally {
       c.close();
       await big.stop();

@@ -28,6 +28,7 @@ import { UringmqError } from '../errors';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from './framing';
 import { pb, type uringmq } from './proto';
 import { decodePublishRequest } from './publish_request';
+import { decodeSubscribeRequest } from './subscribe_request';
 import { brokerService } from './service';
 import { CODE_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
 
@@ -122,7 +123,7 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
   };
   const subscribe: CallKind<uringmq.v1.SubscribeRequest> = {
     name: 'Subscribe',
-    decode: (b) => pb.SubscribeRequest.decode(b),
+    decode: (b) => decodeSubscribeRequest(b),
     open: opts.openSubscribe,
     pool: null, // acks and credits: small, and decoded before the chunk is let go
     headers: {},

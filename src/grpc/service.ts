@@ -7,6 +7,7 @@
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { pb, type uringmq } from './proto';
 import { decodePublishRequest } from './publish_request';
+import { decodeSubscribeRequest } from './subscribe_request';
 
 export interface Malformed {
   readonly $malformed: string;
@@ -44,6 +45,8 @@ function method<Req, Res>(name: string, req: Codec<Req>, res: Codec<Res>, reques
 
 /** A PublishRequest's plain records past the bound are counted, not decoded (publish_request.ts). */
 const publishRequest: Codec<uringmq.v1.PublishRequest> = { encode: (m) => pb.PublishRequest.encode(m), decode: decodePublishRequest };
+/** A SubscribeRequest's ack ranges past the bound are counted, and refused, before they are decoded (subscribe_request.ts). */
+const subscribeRequest: Codec<uringmq.v1.SubscribeRequest> = { encode: (m) => pb.SubscribeRequest.encode(m), decode: decodeSubscribeRequest };
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export const brokerService: ServiceDefinition & Record<string, MethodDefinition<any, any>> = {
@@ -54,7 +57,7 @@ export const brokerService: ServiceDefinition & Record<string, MethodDefinition<
   publish: method('Publish', publishRequest, pb.PublishResponse, false, false),
   publishStream: method('PublishStream', publishRequest, pb.PublishResponse, true, true),
   fetch: method('Fetch', pb.FetchRequest, pb.FetchResponse, false, false),
-  subscribe: method('Subscribe', pb.SubscribeRequest, pb.SubscribeResponse, true, true),
+  subscribe: method('Subscribe', subscribeRequest, pb.SubscribeResponse, true, true),
   commitOffset: method('CommitOffset', pb.CommitOffsetRequest, pb.CommitOffsetResponse, false, false),
   getCommittedOffsets: method('GetCommittedOffsets', pb.GetCommittedOffsetsRequest, pb.GetCommittedOffsetsResponse, false, false),
 };
