@@ -255,6 +255,48 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     fs.rmSync(path.join(d, '..', path.basename(d) + '-hurt'), { recursive: true, force: true });
   });
 
+  it('a topic.json edited by hand into values no createTopic takes (a huge partition count, a retention or segment size of the wrong type, sign or range, no retention) is IO_ERROR naming the file, and the open changes nothing', async () => {
+    const d = tmpDir();
+    let b = await openBroker({ dir: d });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    await b.producer().send('t', { value: 'v', partition: 0 });
+    await b.close();
+    const tdir = path.join(d, 'topics', 't');
+    const file = path.join(tdir, 'topic.json');
+    const good = fs.readFileSync(file, 'utf8');
+    const listing = () => fs.readdirSync(tdir, { recursive: true }).map(String).sort();
+    const before = listing();
+    const edits: Array<[string, (c: Record<string, unknown>) => void]> = [
+      ['a million partitions', (c) => (c.partitions = 1_000_000)],
+      ['partitions past the limit', (c) => (c.partitions = 4097)],
+      ['no retention', (c) => delete c.retention],
+      ['retention null', (c) => (c.retention = null)],
+      ['retention a list', (c) => (c.retention = [])],
+      ['negative retention', (c) => (c.retention = { maxBytes: -5, maxAgeMs: -7 })],
+      ['retention as a string', (c) => (c.retention = { maxBytes: '5' })],
+      ['retention not a safe integer', (c) => (c.retention = { maxAgeMs: 1e300 })],
+      ['segmentBytes as a string', (c) => (c.segmentBytes = 'abc')],
+      ['segmentBytes missing', (c) => delete c.segmentBytes],
+      ['segmentBytes too small', (c) => (c.segmentBytes = 0)],
+      ['segmentBytes fractional', (c) => (c.segmentBytes = 8192.5)],
+      ['an invalid name', (c) => (c.name = '../t')],
+    ];
+    for (const [what, edit] of edits) {
+      const cfg = JSON.parse(good) as Record<string, unknown>;
+      edit(cfg);
+      fs.writeFileSync(file, JSON.stringify(cfg));
+      const e = await expectCode(Broker.open({ dir: d }), 'IO_ERROR').catch((err: Error) => {
+        throw new Error(`${what}: ${err.message}`);
+      });
+      assert.match(e.message, /corrupt topic metadata .*t.topic\.json/, what);
+      assert.deepEqual(listing(), before, `${what}: the open changed the topic's directory`);
+    }
+    fs.writeFileSync(file, good);
+    b = await Broker.open({ dir: d });
+    assert.equal((await b.read('t', 0, 0))[0]!.value.toString(), 'v');
+    await b.close();
+  });
+
   it('DIR_LOCKED for a second broker, in this process and in another', async () => {
     const e = await expectCode(Broker.open({ dir }), 'DIR_LOCKED');
     assert.ok(e.message.includes(dir));

@@ -16,7 +16,7 @@ import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, checkBatchProducerId
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { barrierProblem } from './mount_check';
-import { fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
+import { MAX_PARTITIONS, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES, fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
 import { positiveInt, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
@@ -269,7 +269,6 @@ const RECORD_ROOM_BYTES = 1024;
 /** With `sync`, an append of nothing: it completes once everything written before it is on disk. */
 const EMPTY_BATCH = Buffer.alloc(0);
 const DEFAULT_SEGMENT_BYTES = 128 * MiB;
-const MAX_PARTITIONS = 4096;
 /** Partition opens of one topic in flight at once (see openTopic). */
 const PARTITION_OPENS_AT_ONCE = 4;
 const NATIVE_MAX_BATCH_BYTES = 64 * MiB;
@@ -648,8 +647,8 @@ export class Broker {
     validateTopicName(name);
     if (opts === null || typeof opts !== 'object') throw invalid('createTopic options must be an object');
     const partitions = opts.partitions === undefined ? 1 : positiveInt(opts.partitions, 'partitions', MAX_PARTITIONS);
-    const segmentBytes = opts.segmentBytes === undefined ? DEFAULT_SEGMENT_BYTES : positiveInt(opts.segmentBytes, 'segmentBytes', 1 << 30);
-    if (segmentBytes < 4096) throw invalid('segmentBytes must be at least 4096');
+    const segmentBytes = opts.segmentBytes === undefined ? DEFAULT_SEGMENT_BYTES : positiveInt(opts.segmentBytes, 'segmentBytes', MAX_SEGMENT_BYTES);
+    if (segmentBytes < MIN_SEGMENT_BYTES) throw invalid(`segmentBytes must be at least ${MIN_SEGMENT_BYTES}`);
     const retention: TopicConfig['retention'] = {};
     if (opts.retention !== undefined) {
       if (opts.retention === null || typeof opts.retention !== 'object') throw invalid('retention must be an object');

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError } from '../errors';
+import { validateTopicName } from './validate';
 
 export interface TopicConfig {
   name: string;
@@ -63,6 +64,41 @@ export async function writeFileDurable(file: string, data: string | Uint8Array):
   await fsyncDir(path.dirname(file));
 }
 
+/** The most partitions a topic has (createTopic's limit; a topic.json naming more is damaged). */
+export const MAX_PARTITIONS = 4096;
+/** A segment's size bounds (createTopic's limits). */
+export const MIN_SEGMENT_BYTES = 4096;
+export const MAX_SEGMENT_BYTES = 1 << 30;
+
+/**
+ * What is wrong with a topic.json's fields (null: nothing), held to what createTopic
+ * writes: a value it never takes (edited by hand, or damaged) would otherwise reach the
+ * partitions' open, which fails part-way with an error that names no file (or, for a
+ * huge partition count, makes thousands of partition directories first), or be taken
+ * (a negative retention) and reported as the topic's setting. createdAt is not checked:
+ * one that is not a positive safe integer stands for none (topicIncarnation).
+ */
+function configProblem(cfg: unknown): string | null {
+  if (cfg === null || typeof cfg !== 'object' || Array.isArray(cfg)) return 'not a JSON object';
+  const c = cfg as Record<string, unknown>;
+  try {
+    validateTopicName(c.name);
+  } catch {
+    return `name ${JSON.stringify(c.name)} is not a topic name`;
+  }
+  if (!Number.isSafeInteger(c.partitions) || (c.partitions as number) < 1 || (c.partitions as number) > MAX_PARTITIONS)
+    return `partitions ${JSON.stringify(c.partitions)} is not an integer from 1 to ${MAX_PARTITIONS}`;
+  if (!Number.isSafeInteger(c.segmentBytes) || (c.segmentBytes as number) < MIN_SEGMENT_BYTES || (c.segmentBytes as number) > MAX_SEGMENT_BYTES)
+    return `segmentBytes ${JSON.stringify(c.segmentBytes)} is not an integer from ${MIN_SEGMENT_BYTES} to ${MAX_SEGMENT_BYTES}`;
+  const r = c.retention;
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) return `retention ${JSON.stringify(r)} is not an object`;
+  for (const k of ['maxBytes', 'maxAgeMs'] as const) {
+    const v = (r as Record<string, unknown>)[k];
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 0)) return `retention.${k} ${JSON.stringify(v)} is not a non-negative integer`;
+  }
+  return null;
+}
+
 export async function readTopicConfig(topicDir: string): Promise<TopicConfig | null> {
   let text: string;
   try {
@@ -73,7 +109,8 @@ export async function readTopicConfig(topicDir: string): Promise<TopicConfig | n
   }
   try {
     const cfg = JSON.parse(text) as TopicConfig;
-    if (typeof cfg.name !== 'string' || !Number.isInteger(cfg.partitions) || cfg.partitions < 1) throw new Error('bad fields');
+    const problem = configProblem(cfg);
+    if (problem !== null) throw new Error(problem);
     return cfg;
   } catch (e) {
     // Not guessed from the partition directories: retention and segment size live only
