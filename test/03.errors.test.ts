@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
-import { expectCode, openBroker, tmpDir } from './helpers';
+import { expectCode, openBroker, sleep, tmpDir } from './helpers';
 
 describe('Bad input and faults: typed errors, nothing lost', () => {
   let broker: Broker;
@@ -508,6 +508,46 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     }
     await broker.deleteTopic('t');
     assert.deepEqual(await broker.listTopics(), []);
+  });
+
+  it("a deleted topic's files that cannot be removed from the trash (an immutable file) neither fail the delete, which happened, nor keep the broker from opening; a later open removes them once it can", async function () {
+    const d = tmpDir();
+    let b = await openBroker({ dir: d });
+    await b.createTopic('keep');
+    await b.createTopic('gone');
+    await b.producer().send('keep', { value: 'k', partition: 0 });
+    await b.producer().send('gone', { value: 'g', partition: 0 });
+    const pdir = path.join(d, 'topics', 'gone', '0');
+    const seg = fs.readdirSync(pdir).find((n) => n.endsWith('.log'))!;
+    if (spawnSync('chattr', ['+i', path.join(pdir, seg)]).status !== 0) {
+      await b.close();
+      return this.skip(); // no immutable attribute here (not root, or a file system without it)
+    }
+    const stuck = () => fs.readdirSync(path.join(d, 'trash')).map((t) => path.join(d, 'trash', t, '0', seg)).filter((f) => fs.existsSync(f));
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      await b.deleteTopic('gone'); // the topic is gone: its directory left topics/ for good
+      assert.deepEqual(await b.listTopics(), ['keep']);
+      await expectCode(b.deleteTopic('gone'), 'TOPIC_NOT_FOUND');
+      await b.close();
+      assert.equal(stuck().length, 1);
+      b = await Broker.open({ dir: d });
+      assert.deepEqual(await b.listTopics(), ['keep']);
+      assert.equal((await b.read('keep', 0, 0))[0]!.value.toString(), 'k');
+      await b.createTopic('gone');
+      assert.equal((await b.describeTopic('gone')).partitions[0]!.endOffset, 0);
+      await b.close();
+      await sleep(10); // warnings are emitted on the next tick
+      assert.ok(warnings.some((w) => w.includes(path.join(d, 'trash'))), `no warning names the trash: ${warnings.join(' | ')}`);
+    } finally {
+      process.off('warning', onWarning);
+      for (const f of stuck()) spawnSync('chattr', ['-i', f]);
+    }
+    b = await Broker.open({ dir: d });
+    assert.deepEqual(fs.readdirSync(path.join(d, 'trash')), []);
+    await b.close();
   });
 
   it('read(), describeTopic() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {

@@ -418,7 +418,7 @@ export class Broker {
         engine,
         lock,
       );
-      await fs.rm(path.join(dir, 'trash'), { recursive: true, force: true });
+      await emptyTrash(path.join(dir, 'trash'));
       // Made now, while there is room: deleteTopic moves a topic into it, and on a full
       // disk (when deleting a topic is how space is won back) a new directory cannot be made.
       await fs.mkdir(path.join(dir, 'trash')).catch(() => undefined);
@@ -787,10 +787,15 @@ export class Broker {
         // The groups' offsets only now: had they gone first, a crash before the rename
         // would bring the topic back with its groups starting over from `from`.
         await removeGroupOffsets(path.join(this.dir, 'groups'), name);
-        await fs.rm(doomed, { recursive: true, force: true });
       } catch (e) {
         throw e instanceof UringmqError ? e : writeError(`deleting topic ${name}: ${(e as Error).message}`, e);
       }
+      // The topic is deleted now, whatever becomes of its files: out of topics/, they
+      // cannot come back. What cannot be removed (an immutable file, a failing disk)
+      // stays in the trash, which a later open empties, and the delete is done.
+      await fs.rm(doomed, { recursive: true, force: true }).catch((e: unknown) =>
+        process.emitWarning(`deleted topic ${name}: its files in ${doomed} could not all be removed (${(e as Error).message}); a later open removes what is left`, 'UringmqWarning'),
+      );
     });
   }
 
@@ -1413,6 +1418,19 @@ async function makeDirs(dir: string): Promise<void> {
   await fs.mkdir(dir).catch(async (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EEXIST' || !(await fs.stat(dir)).isDirectory()) throw e;
   });
+}
+
+/**
+ * At open: removes what deleteTopic left in the trash. What cannot be removed (an
+ * immutable file, a failing disk) stays, with a warning, for a later open: those are
+ * topics already deleted, which must not keep the broker from opening.
+ */
+async function emptyTrash(trash: string): Promise<void> {
+  try {
+    await fs.rm(trash, { recursive: true, force: true });
+  } catch (e) {
+    process.emitWarning(`could not empty ${trash} (deleted topics' files: ${(e as Error).message}); what is left stays until a later open removes it`, 'UringmqWarning');
+  }
 }
 
 /** What state.json says about the last run and the directory; null when there is none yet, or it is torn. */
