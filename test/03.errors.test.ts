@@ -470,6 +470,31 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     }
   });
 
+  it('a topic directory without topic.json: removed at open when it holds no records (a create that crashed), refused (IO_ERROR, nothing removed) when it does', async () => {
+    const d = tmpDir();
+    let b = await openBroker({ dir: d });
+    await b.createTopic('kept', { partitions: 2 });
+    await b.producer().send('kept', { value: 'precious', partition: 1 });
+    await b.createTopic('empty', { partitions: 2 });
+    await b.close();
+    const meta = path.join(d, 'topics', 'kept', 'topic.json');
+    const saved = fs.readFileSync(meta);
+    fs.rmSync(meta);
+    fs.rmSync(path.join(d, 'topics', 'empty', 'topic.json')); // as a create that crashed leaves it
+    const e = await expectCode(Broker.open({ dir: d }), 'IO_ERROR');
+    assert.match(e.message, /kept has no topic\.json but holds records \(1\/00000000000000000000\.log, \d+ bytes\)/);
+    assert.ok(fs.existsSync(path.join(d, 'topics', 'kept', '1', '00000000000000000000.log')), 'the records were removed');
+    fs.writeFileSync(meta, saved);
+    b = await openBroker({ dir: d });
+    try {
+      assert.deepEqual(await b.listTopics(), ['kept']);
+      assert.ok(!fs.existsSync(path.join(d, 'topics', 'empty')), 'the empty one, a create that crashed, was removed');
+      assert.deepEqual((await b.read('kept', 1, 0)).map((m) => m.value.toString()), ['precious']);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('a topic with the longest legal name can be deleted for good, and its group offsets written', async () => {
     const d = tmpDir();
     const name = 'z'.repeat(249);

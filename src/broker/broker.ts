@@ -476,7 +476,12 @@ export class Broker {
       const tdir = path.join(topicsDir, ent.name);
       const cfg = await readTopicConfig(tdir);
       if (!cfg) {
-        // A create that crashed before topic.json landed: it never existed.
+        // A create that crashed before topic.json landed: it never existed, and nothing
+        // was ever appended to it (topic.json is what makes it take appends). Records
+        // there mean its topic.json was lost some other way: removing the directory
+        // would delete a topic's data without a word.
+        const held = await recordsIn(tdir);
+        if (held) throw new UringmqError('IO_ERROR', `${tdir} has no topic.json but holds records (${held}): its metadata was lost, it is not a create that crashed; restore topic.json ({ "name", "partitions", "segmentBytes", "retention": {} }) or remove the directory`);
         await fs.rm(tdir, { recursive: true, force: true });
         continue;
       }
@@ -1418,6 +1423,29 @@ async function makeDirs(dir: string): Promise<void> {
   await fs.mkdir(dir).catch(async (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EEXIST' || !(await fs.stat(dir)).isDirectory()) throw e;
   });
+}
+
+/**
+ * The first segment file of a topic directory that holds data ("<partition>/<file>,
+ * n bytes"), or null when none does. A segment's first batch starts at its first byte,
+ * and a new segment is zeros (its first block is written with them when it is made).
+ */
+async function recordsIn(tdir: string): Promise<string | null> {
+  const head = Buffer.alloc(4096);
+  for (const part of await fs.readdir(tdir, { withFileTypes: true })) {
+    if (!part.isDirectory()) continue;
+    for (const f of await fs.readdir(path.join(tdir, part.name))) {
+      if (!f.endsWith('.log')) continue;
+      const fh = await fs.open(path.join(tdir, part.name, f), 'r');
+      try {
+        const { bytesRead } = await fh.read(head, 0, head.length, 0);
+        if (head.subarray(0, bytesRead).some((x) => x !== 0)) return `${part.name}/${f}, ${(await fh.stat()).size} bytes`;
+      } finally {
+        await fh.close();
+      }
+    }
+  }
+  return null;
 }
 
 /**
