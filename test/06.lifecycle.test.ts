@@ -70,6 +70,34 @@ describe('Lifecycle: gc, worker threads, backends', () => {
     assert.equal(batch.length > 0, true); // held until here: its memory outlives the append
   });
 
+  it("a native engine refuses another engine's partition (its I/O thread would write the log beside the owner's: use after free)", async () => {
+    const dir = tmpDir();
+    const completed: number[] = [];
+    const onComplete = (ids: Float64Array) => void completed.push(...ids);
+    const a = createEngine({ backend: 'thread', durability: 'none', onComplete });
+    const b = createEngine({ backend: 'thread', durability: 'none', onComplete });
+    try {
+      const p = await a.openPartition(dir, 't/0', {});
+      const batch = encodeBatch([{ value: Buffer.from('hello') }]);
+      await expectCode(() => b.append(p, batch, 1, true), 'INVALID_ARGUMENT');
+      await expectCode(() => b.info(p), 'INVALID_ARGUMENT');
+      await expectCode(() => b.offsets(p, new Float64Array(2)), 'INVALID_ARGUMENT');
+      await expectCode(() => b.read(p, 0, 1000), 'INVALID_ARGUMENT');
+      await expectCode(() => b.readCached(p, 0, 1000), 'INVALID_ARGUMENT');
+      await expectCode(() => b.takeProducerBatches(p), 'INVALID_ARGUMENT');
+      await expectCode(() => b.closePartition(p), 'INVALID_ARGUMENT');
+      // its own engine still takes it
+      assert.equal(a.append(p, batch, 2, true), true);
+      for (let i = 0; i < 100 && completed.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(completed, [2]);
+      assert.equal(a.info(p).endOffset, 1);
+      a.closePartition(p);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   it('unclosed brokers do not crash gc or process exit', async function () {
     if (!gc) this.skip();
     // Run in a child so its exit code tells whether collection and teardown were clean.

@@ -6,6 +6,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include <memory>
@@ -92,17 +93,22 @@ class PartitionWrap : public Napi::ObjectWrap<PartitionWrap> {
   }
   explicit PartitionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PartitionWrap>(info) {}
   std::shared_ptr<PartitionLog> log;
+  // The engine (EngineWrap::id_) whose I/O thread owns the log: the only one that may
+  // be handed this partition. Another engine's thread appending to it would stage and
+  // write the same log concurrently with the owner's.
+  uint64_t engine_id = 0;
   // Found by the open's scan of the log's tail; handed to JS once (takeProducerBatches).
   std::vector<ProducerBatch> producer_batches;
   std::string producer_scan_error;  // why the scan stopped early, if it did
 };
 
-PartitionWrap* UnwrapPartition(Napi::Env env, Napi::Value v) {
+PartitionWrap* UnwrapPartition(Napi::Env env, Napi::Value v, uint64_t engine_id) {
   auto* data = env.GetInstanceData<AddonData>();
   if (!v.IsObject() || !v.As<Napi::Object>().InstanceOf(data->partition_ctor.Value()))
     ThrowInvalid(env, "expected a NativePartition");
   PartitionWrap* w = PartitionWrap::Unwrap(v.As<Napi::Object>());
   if (!w->log) ThrowInvalid(env, "partition is not open");
+  if (w->engine_id != engine_id) ThrowInvalid(env, "partition " + w->log->label() + " was opened by another NativeEngine");
   return w;
 }
 
@@ -115,9 +121,10 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
   using OnOpen = std::function<void(const std::shared_ptr<PartitionLog>&)>;
   // `owner` (the engine's JS object) is held until OnOK, so `on_open` can use it.
   OpenPartitionWorker(Napi::Env env, PartitionConfig cfg, uint64_t scan_bytes, int64_t scan_from, size_t scan_batches, size_t scan_per_producer,
-                      Napi::Object owner, OnOpen on_open)
+                      Napi::Object owner, uint64_t engine_id, OnOpen on_open)
       : Napi::AsyncWorker(env, "uringmq.openPartition"),
         cfg_(std::move(cfg)),
+        engine_id_(engine_id),
         scan_bytes_(scan_bytes),
         scan_from_(scan_from),
         scan_batches_(scan_batches),
@@ -145,6 +152,7 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
     PartitionWrap* w = nullptr;
     if (napi_unwrap(env, v, reinterpret_cast<void**>(&w)) != napi_ok || !w) return;
     w->log = log_;
+    w->engine_id = engine_id_;
     w->producer_batches = std::move(producer_batches_);
     w->producer_scan_error = std::move(scan_error_);
     on_open_(log_);
@@ -154,6 +162,7 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
 
  private:
   PartitionConfig cfg_;
+  const uint64_t engine_id_;
   const uint64_t scan_bytes_;
   const int64_t scan_from_;
   const size_t scan_batches_;
@@ -504,7 +513,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (scan_from < -1) ThrowInvalid(env, "producerScanFrom must be an offset, or -1 for none");
     // Registered with the engine as soon as it is open, so its timers (retention,
     // idle memory) run whether or not anything is ever appended to it.
-    auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), scan_from, static_cast<size_t>(scan_batches), static_cast<size_t>(scan_per_producer), info.This().As<Napi::Object>(), [this](const std::shared_ptr<PartitionLog>& log) {
+    auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), scan_from, static_cast<size_t>(scan_batches), static_cast<size_t>(scan_per_producer), info.This().As<Napi::Object>(), id_, [this](const std::shared_ptr<PartitionLog>& log) {
       if (!tsfn_released_ && shared_->engine) shared_->engine->Register(log);
       directory_->Add(log);
     });
@@ -521,7 +530,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Env env = info.Env();
     LogEngine* engine = Live(env);
     if (info.Length() < 4) ThrowInvalid(env, "append(partition, batch, id, seal)");
-    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    PartitionWrap* pw = UnwrapPartition(env, info[0], id_);
     if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
       ThrowInvalid(env, "batch must be a Buffer or Uint8Array");
     if (!info[2].IsNumber()) ThrowInvalid(env, "id must be a number");
@@ -574,7 +583,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Env env = info.Env();
     Live(env);
     if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsNumber()) ThrowInvalid(env, usage);
-    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    PartitionWrap* pw = UnwrapPartition(env, info[0], id_);
     double off = info[1].As<Napi::Number>().DoubleValue();
     double max = info[2].As<Napi::Number>().DoubleValue();
     if (!(off >= 0) || off != static_cast<double>(static_cast<int64_t>(off)) || off > 9007199254740991.0)
@@ -641,7 +650,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   Napi::Value Info(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    PartitionWrap* pw = UnwrapPartition(env, info[0], id_);
     PartitionInfo i = pw->log->Info();
     Napi::Object o = Napi::Object::New(env);
     o.Set("startOffset", static_cast<double>(i.start_offset));
@@ -658,7 +667,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // with six named properties (~6% of a server's main thread at 10k msgs/s).
   Napi::Value Offsets(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    PartitionWrap* pw = UnwrapPartition(env, info[0], id_);
     if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
         info[1].As<Napi::Float64Array>().ElementLength() < 2)
       ThrowInvalid(env, "offsets(partition, Float64Array of length >= 2)");
@@ -675,7 +684,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // when the scan met a bad batch or an unreadable file }. Empty after the first call.
   Napi::Value TakeProducerBatches(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    PartitionWrap* pw = UnwrapPartition(env, info[0], id_);
     std::vector<ProducerBatch> v;
     v.swap(pw->producer_batches);
     std::string error;
@@ -697,7 +706,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // The caller has waited for the partition's pending appends.
   Napi::Value ClosePartition(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    PartitionWrap* pw = UnwrapPartition(env, info[0]);
+    PartitionWrap* pw = UnwrapPartition(env, info[0], id_);
     if (shared_->engine) shared_->engine->Unregister(pw->log.get());
     directory_->Remove(pw->log.get());
     pw->log->closed.store(true);
@@ -725,6 +734,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   Shared* shared_ = nullptr;
+  // Names this engine to the partitions it opens (PartitionWrap::engine_id); never reused.
+  const uint64_t id_ = [] {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }();
   // Before the engine: the I/O thread's sink captures the signal.
   std::shared_ptr<PartitionDirectory> directory_ = std::make_shared<PartitionDirectory>();
   std::shared_ptr<PublishSignal> publish_signal_ = std::make_shared<PublishSignal>();
