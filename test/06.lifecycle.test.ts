@@ -98,6 +98,25 @@ describe('Lifecycle: gc, worker threads, backends', () => {
     }
   });
 
+  it('append refuses an id that would not come back as given (negative, fractional, NaN, past 2^53)', async () => {
+    const dir = tmpDir();
+    const completed: number[] = [];
+    const e = createEngine({ backend: 'thread', durability: 'none', onComplete: (ids) => void completed.push(...ids) });
+    try {
+      const p = await e.openPartition(dir, 't/0', {});
+      const batch = encodeBatch([{ value: Buffer.from('hello') }]);
+      for (const id of [-1, 1.5, NaN, Infinity, 2 ** 53, 1e300]) await expectCode(() => e.append(p, batch, id, true), 'INVALID_ARGUMENT');
+      assert.equal(e.pending, 0);
+      assert.equal(e.append(p, batch, 2 ** 53 - 1, true), true);
+      assert.equal(e.append(p, batch, 0, true), true);
+      for (let i = 0; i < 100 && completed.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(completed, [2 ** 53 - 1, 0]);
+      e.closePartition(p);
+    } finally {
+      e.close();
+    }
+  });
+
   it('unclosed brokers do not crash gc or process exit', async function () {
     if (!gc) this.skip();
     // Run in a child so its exit code tells whether collection and teardown were clean.

@@ -535,7 +535,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       ThrowInvalid(env, "batch must be a Buffer or Uint8Array");
     if (!info[2].IsNumber()) ThrowInvalid(env, "id must be a number");
     Napi::Uint8Array buf = info[1].As<Napi::Uint8Array>();
-    const uint64_t id = static_cast<uint64_t>(info[2].As<Napi::Number>().DoubleValue());
+    // The completion hands the id back as a double: only a safe integer comes back as
+    // given (and a conversion of a negative, NaN or too large double is undefined).
+    const double id_d = info[2].As<Napi::Number>().DoubleValue();
+    if (!(id_d >= 0 && id_d <= 9007199254740991.0) || id_d != static_cast<double>(static_cast<uint64_t>(id_d)))
+      ThrowInvalid(env, "id must be an integer between 0 and 2^53 - 1");
+    const uint64_t id = static_cast<uint64_t>(id_d);
     const bool seal = info[3].ToBoolean().Value();
     PartitionLog* log = pw->log.get();
     if (log->closed.load()) throw MakeError(env, Code::kPartitionClosed, "partition " + log->label() + " is closed (topic deleted?)");
