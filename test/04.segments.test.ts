@@ -716,6 +716,38 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('a sealed segment whose file lost its end, the one before the active segment too, is damaged, not torn: nothing after it is dropped, the lost records read as CORRUPT_BATCH', async () => {
+    // Only the seal entry of a segment tells the open it was sealed when no segment after
+    // it is (the one before the active segment): with its file cut short (damage, or a
+    // copy that stopped early) the entry points past the end, and the open took the
+    // segment for one whose roll a crash interrupted, cut it there and deleted the active
+    // segment with its acknowledged records. An entry naming the next file's base offset
+    // is a seal entry (no batch of the segment has that offset).
+    for (const cut of ['mid-batch', 'batch boundary', 'below index entries', 'empty'] as const) {
+      const { dir, segs } = await segmentedLog(5);
+      const A = segs[segs.length - 2]!;
+      const next = Number(path.basename(segs[segs.length - 1]!, '.log'));
+      const data = fs.readFileSync(A);
+      const starts = batchStarts(data);
+      const last = starts.at(-1)!;
+      const size = { 'mid-batch': data.length - 100, 'batch boundary': last, 'below index entries': 1000, empty: 0 }[cut];
+      const lostFrom = Number(data.readBigInt64LE(starts.find((p) => p + data.readUInt32LE(p + 4) > size)! + 8)); // the first offset it lost
+      fs.truncateSync(A, size);
+      const files = segmentFiles(dir, 't', 0).map((f) => `${path.basename(f)}:${fs.statSync(f).size}`);
+      for (let open = 0; open < 2; open++) {
+        const b = await Broker.open({ dir });
+        assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 300 + open, `${cut}: nothing dropped`);
+        assert.deepEqual(segmentFiles(dir, 't', 0).slice(0, -1).map((f) => `${path.basename(f)}:${fs.statSync(f).size}`), files.slice(0, -1), `${cut}: no file cut or removed`);
+        assert.deepEqual((await readAll(b, 't', 0, next)).map((m) => m.value.toString()), [...Array.from({ length: 300 - next }, (_, i) => payload(next + i)), ...(open ? ['z'] : [])]);
+        const e = await b.read('t', 0, lostFrom).then(() => null, (err: Error & { code?: string }) => err);
+        assert.equal(e?.code, 'CORRUPT_BATCH', `${cut}: offset ${lostFrom}`);
+        if (lostFrom > Number(path.basename(A, '.log'))) assert.equal((await b.read('t', 0, lostFrom - 1, { maxBytes: 1 }))[0]!.value.toString(), payload(lostFrom - 1));
+        if (open === 0) assert.equal((await b.producer().send('t', { value: 'z', partition: 0 })).offset, 300);
+        await b.close();
+      }
+    }
+  });
+
   it('an index that cannot be read (EIO) fails the open with IO_ERROR naming it: not taken for "no seal entry", which made damage before it look like a torn tail and dropped the segments after', async function () {
     if (!hasStrace()) return this.skip();
     const { dir, segs } = await segmentedLog(5);

@@ -73,19 +73,41 @@ bool ParseSegmentName(const char* name, int64_t* base) {
   return true;
 }
 
-// Whether a segment's index ends with its seal entry: {next_offset - base, size},
-// which SealUnit writes and syncs only once the segment's data is durable and its file
-// cut to its size. No other entry can point at the end of the file (entries point at
-// batches), and the seal entry stays a valid entry if the file grows again.
+// The seal entry case of IsSealEntry (below) for a file cut short since its seal (or
+// emptied: then the open may have rewritten the entry as {next - base, 0}).
+bool IsSealOfShortFile(const IndexEntry& e, const IndexEntry* prev, int64_t base, int64_t size, int64_t next_file) {
+  return next_file >= 0 && static_cast<int64_t>(e.position) >= size && base + static_cast<int64_t>(e.rel_offset) == next_file &&
+         (!prev || (e.rel_offset > prev->rel_offset && e.position > prev->position));
+}
+
+// Whether an index's last entry e (the one before it: prev, if any) is the seal entry
+// of a segment with base offset `base`, log file size `size` and the next segment file
+// at `next_file` (-1: none). A seal entry is {next_offset - base, size}: no other entry
+// points at the end of the file (entries point at batches). Nor does any other name the
+// next segment's base offset (entries name batches of this segment, all before it):
+// an entry that does and points past the end of the file is the seal entry of a sealed
+// segment whose file lost its end afterwards (damaged, cut short by hand or by a copy),
+// not of one whose seal never came. That damage is not a torn tail: taken for one, the
+// open cut the segment there and deleted the segments after it, the active one with
+// its acknowledged records.
+bool IsSealEntry(const IndexEntry& e, const IndexEntry* prev, int64_t base, int64_t size, int64_t next_file) {
+  if (prev && e.rel_offset <= prev->rel_offset) return false;
+  if (size > 0 && static_cast<int64_t>(e.position) == size) return true;
+  return IsSealOfShortFile(e, prev, base, size, next_file);
+}
+
+// Whether a segment's index ends with its seal entry (IsSealEntry), which SealUnit
+// writes and syncs only once the segment's data is durable and its file cut to its
+// size. The seal entry stays a valid entry if the file grows again.
 // A file that cannot be read (EIO, EMFILE, EACCES) is an error, not "no seal": taken
 // for an unsealed segment, the open would cut acknowledged records at a torn tail that
 // is not there. Only a file that is not there, or an index that does not end in a
 // whole entry, means no seal.
-Status HasSealEntry(const std::string& log_path, const std::string& index_path, bool* sealed) {
+Status HasSealEntry(const std::string& log_path, const std::string& index_path, int64_t base, int64_t next_file,
+                    bool* sealed) {
   *sealed = false;
   struct stat st;
   if (stat(log_path.c_str(), &st) != 0) return errno == ENOENT ? Status::Ok() : SysError("stat", log_path, -1, errno);
-  if (st.st_size <= 0) return Status::Ok();
   int fd = open(index_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return errno == ENOENT ? Status::Ok() : SysError("open", index_path, -1, errno);
   struct stat ist;
@@ -94,17 +116,21 @@ Status HasSealEntry(const std::string& log_path, const std::string& index_path, 
     close(fd);
     return SysError("fstat", index_path, -1, err);
   }
-  IndexEntry e{};
-  if (ist.st_size < static_cast<off_t>(sizeof e) || ist.st_size % sizeof e != 0) {
+  IndexEntry e[2]{};
+  if (ist.st_size < static_cast<off_t>(sizeof e[0]) || ist.st_size % sizeof e[0] != 0) {
     close(fd);
     return Status::Ok();
   }
-  const off_t at = ist.st_size - static_cast<off_t>(sizeof e);
+  const size_t n = ist.st_size >= static_cast<off_t>(sizeof e) ? 2 : 1;
+  const off_t at = ist.st_size - static_cast<off_t>(n * sizeof e[0]);
   size_t got = 0;
-  const int err = PreadAll(fd, reinterpret_cast<uint8_t*>(&e), sizeof e, at, &got);
+  const int err = PreadAll(fd, reinterpret_cast<uint8_t*>(e), n * sizeof e[0], at, &got);
   close(fd);
   if (err != 0) return SysError("pread", index_path, at, err);
-  *sealed = got == sizeof e && static_cast<off_t>(e.position) == st.st_size;
+  // (The entry before it is not checked for the seal at the end of the file: counted
+  // sealed, a segment protects those before it from being cut.)
+  *sealed = got == n * sizeof e[0] && ((st.st_size > 0 && static_cast<off_t>(e[n - 1].position) == st.st_size) ||
+                                       IsSealOfShortFile(e[n - 1], n == 2 ? &e[0] : nullptr, base, st.st_size, next_file));
   return Status::Ok();
 }
 
@@ -199,7 +225,8 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
     for (size_t i = bases.size(); i-- > 1;) {
       bool sealed = sealed_after[i];
       if (!sealed) {
-        Status s = HasSealEntry(cfg.dir + "/" + SegmentFileName(bases[i], ".log"), cfg.dir + "/" + SegmentFileName(bases[i], ".index"), &sealed);
+        Status s = HasSealEntry(cfg.dir + "/" + SegmentFileName(bases[i], ".log"), cfg.dir + "/" + SegmentFileName(bases[i], ".index"),
+                                bases[i], i + 1 < bases.size() ? bases[i + 1] : -1, &sealed);
         if (!s.ok()) return s;
       }
       sealed_after[i - 1] = sealed;
@@ -322,9 +349,11 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
   // A sealed segment's index ends with its seal entry (HasSealEntry). Sealed and not
   // the last: its size and end are known, it holds all its data, and its batches are
   // checked when read (CRC), as every sealed segment's were before the seal entry.
+  // One that points past the end (its file cut short since) is the seal entry only
+  // when it names the next file's base (IsSealEntry): the segment is then whole, and
+  // what its file lost reads as CORRUPT_BATCH.
   int64_t sealed_next = -1;
-  if (!idx.empty() && file_size > 0 && static_cast<int64_t>(idx.back().position) == file_size &&
-      (idx.size() < 2 || idx.back().rel_offset > idx[idx.size() - 2].rel_offset)) {
+  if (!idx.empty() && IsSealEntry(idx.back(), idx.size() < 2 ? nullptr : &idx[idx.size() - 2], seg->base_offset, file_size, next_file)) {
     sealed_next = seg->base_offset + idx.back().rel_offset;
     idx.pop_back();
     if (last) {
@@ -435,7 +464,10 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     int fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return SysError("open", seg->index_path, -1, errno);
     std::vector<IndexEntry> entries = seg->index;
-    if (*whole && pos > 0) entries.push_back({static_cast<uint32_t>(expected - seg->base_offset), static_cast<uint32_t>(pos)});
+    // A segment with a seal entry keeps one, even one whose file lost all its data: without
+    // it a later open would take that damage for a torn tail (IsSealEntry).
+    if (*whole && (pos > 0 || sealed_next >= 0))
+      entries.push_back({static_cast<uint32_t>(expected - seg->base_offset), static_cast<uint32_t>(pos)});
     int rc = PwriteFull(fd, reinterpret_cast<const uint8_t*>(entries.data()), entries.size() * sizeof(IndexEntry), 0);
     if (rc == 0 && fdatasync(fd) != 0) rc = errno;
     close(fd);
