@@ -775,6 +775,42 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it("an open that rewrites a sealed segment's index and fails (a full disk) leaves the old index, seal entry and all: the next open still finds it sealed and drops nothing", async function () {
+    // The rewrite went over the old file in place (cut to nothing, then written): a write
+    // that failed, or a crash before it, took the seal entry away, and the next open took
+    // the damage in the segment for a torn tail, cut it and deleted the active segment.
+    if (!hasStrace()) return this.skip();
+    const { dir, segs } = await segmentedLog(5);
+    // The segment before the active one (only its own seal entry says it is sealed): a
+    // flipped bit in its last batch and an index entry pointing past its end, which the
+    // open rebuilds the index for.
+    const A = segs[segs.length - 2]!;
+    const index = A.replace(/\.log$/, '.index');
+    const data = fs.readFileSync(A);
+    const last = batchStarts(data).pop()!;
+    const lastBase = Number(data.readBigInt64LE(last + 8));
+    overwriteAt(A, last + 70, Buffer.from([data[last + 70]! ^ 0x01]));
+    overwriteAt(index, 4, Buffer.from([0xff, 0xff, 0xff, 0x00]));
+    const listing = () => fs.readdirSync(path.dirname(A)).sort().map((f) => [f, fs.readFileSync(path.join(path.dirname(A), f)).toString('hex')]);
+    const before = listing();
+    const src = path.join(__dirname, '..', 'src');
+    const out = faultNode(
+      `require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then(async (b) => { console.log('opened'); await b.close(); }, (e) => console.log('refused', e.code, e.message))`,
+      [index, `${index}.tmp`],
+      'pwrite64:error=ENOSPC',
+    );
+    assert.match(out, /^refused IO_ERROR .*No space left/, out);
+    assert.deepEqual(listing(), before, 'the refused open changed the partition directory');
+    for (let open = 0; open < 2; open++) {
+      const b = await Broker.open({ dir });
+      assert.equal((await b.describeTopic('t')).partitions[0]!.endOffset, 300, 'nothing dropped');
+      const next = Number(path.basename(segs[segs.length - 1]!, '.log'));
+      assert.deepEqual((await readAll(b, 't', 0, next)).map((m) => m.value.toString()), Array.from({ length: 300 - next }, (_, i) => payload(next + i)));
+      await expectCode(b.read('t', 0, lastBase), 'CORRUPT_BATCH');
+      await b.close();
+    }
+  });
+
   it('an index write that fails after a cycle made its batches readable fences the partition after that cycle: its appends are acknowledged (they are written, and read), the next ones refused', async function () {
     if (!hasStrace()) return this.skip();
     const dir = tmpDir();
@@ -990,7 +1026,8 @@ describe('Segments, index, retention and recovery', () => {
     const events: string[] = [];
     for (const c of calls) {
       if (c.file === L) events.push(`${c.call} log`);
-      if (c.file === Lindex && c.call === 'pwrite64') events.push('write index');
+      // (The index is written to a temporary file and renamed over the old one.)
+      if ((c.file === Lindex || c.file === `${Lindex}.tmp`) && c.call === 'pwrite64') events.push('write index');
     }
     const sealAt = events.indexOf('write index');
     assert.ok(sealAt >= 0, `the open wrote no index for ${L}: ${events.join(', ')}`);

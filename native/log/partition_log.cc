@@ -461,8 +461,18 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     if (fsync(seg->file->fd) != 0) return SysError("fsync", seg->log_path, -1, errno);
   }
   if (index_dirty) {
-    int fd = open(seg->index_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return SysError("open", seg->index_path, -1, errno);
+    // Through a temporary file and a rename, never over the old index in place: cut to
+    // nothing first, the old file lost its seal entry when the write failed (a full
+    // disk, EIO: the open refused) or a crash came before it, and the next open took
+    // damage in the sealed segment for a torn tail, cutting it and deleting the
+    // segments after it. A leftover temporary file goes at the next open (Open).
+    const std::string tmp = seg->index_name + ".tmp";
+    int fd = openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      const int e = errno;
+      if (seal_now && IsNoSpace(e)) return Status::Ok();
+      return SysError("create", seg->index_path + ".tmp", -1, e);
+    }
     std::vector<IndexEntry> entries = seg->index;
     // A segment with a seal entry keeps one, even one whose file lost all its data: without
     // it a later open would take that damage for a torn tail (IsSealEntry).
@@ -471,9 +481,20 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     int rc = PwriteFull(fd, reinterpret_cast<const uint8_t*>(entries.data()), entries.size() * sizeof(IndexEntry), 0);
     if (rc == 0 && fdatasync(fd) != 0) rc = errno;
     close(fd);
-    // A seal added here on a full disk may wait for a later open: the segment is read
-    // the same either way (the index is a hint), as it was before this open.
-    if (rc && !(seal_now && IsNoSpace(rc))) return SysError("write index", seg->index_path, 0, rc);
+    const char* what = "write index";
+    if (rc == 0 && renameat(dir_fd_, tmp.c_str(), dir_fd_, seg->index_name.c_str()) != 0) {
+      rc = errno;
+      what = "rename index";
+    }
+    if (rc) {
+      unlinkat(dir_fd_, tmp.c_str(), 0);
+      // A seal added here on a full disk may wait for a later open: the segment is read
+      // the same either way (the index is a hint), as it was before this open.
+      if (seal_now && IsNoSpace(rc)) return Status::Ok();
+      return SysError(what, seg->index_path, 0, rc);
+    }
+    rc = SyncDir();
+    if (rc) return SysError("fsync directory", cfg_.dir, -1, rc);
   }
   return Status::Ok();
 }
