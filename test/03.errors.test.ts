@@ -495,6 +495,26 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     }
   });
 
+  it("createTopic refuses (TOPIC_EXISTS) a name whose directory holds another topic's topic.json, removing nothing: on a file system that ignores case, `A` is `a`'s directory", async () => {
+    const d = tmpDir();
+    const b = await openBroker({ dir: d });
+    try {
+      await b.createTopic('a');
+      await b.producer().send('a', { value: 'kept', partition: 0 });
+      // What createTopic('A') finds on vfat or a casefold ext4 directory, made by hand here.
+      const alias = path.join(d, 'topics', 'A');
+      fs.cpSync(path.join(d, 'topics', 'a'), alias, { recursive: true });
+      const e = await expectCode(b.createTopic('A'), 'TOPIC_EXISTS');
+      assert.match(e.message, /holds topic a \(does the data directory's file system ignore case\?\)/);
+      assert.ok(fs.existsSync(path.join(alias, 'topic.json')) && fs.existsSync(path.join(alias, '0', '00000000000000000000.log')), 'the directory was removed');
+      fs.rmSync(alias, { recursive: true });
+      await b.createTopic('A'); // nothing there now
+      assert.deepEqual((await b.read('a', 0, 0)).map((m) => m.value.toString()), ['kept']);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('a topic with the longest legal name can be deleted for good, and its group offsets written', async () => {
     const d = tmpDir();
     const name = 'z'.repeat(249);

@@ -668,6 +668,11 @@ export class Broker {
       this.lastCreatedAt = createdAt;
       const cfg: TopicConfig = { name, partitions, segmentBytes, retention, createdAt };
       let t: TopicState | null = null;
+      // A directory of that name with a topic.json is another topic's: on a file system
+      // that ignores case (vfat, ext4's casefold) `A` is `a`'s directory, and the removal
+      // of a crashed create's leftovers below (or after a failure) would delete its records.
+      const other = await readTopicConfig(tdir).catch(() => ({ name: '(a topic.json that cannot be read)' }));
+      if (other) throw new UringmqError('TOPIC_EXISTS', `topic ${name} would use the directory ${tdir}, which holds topic ${other.name} (does the data directory's file system ignore case?)`);
       try {
         await fs.rm(tdir, { recursive: true, force: true }); // leftovers of a crashed create
         await removeGroupOffsets(path.join(this.dir, 'groups'), name); // ... or of a delete that crashed before removing them
