@@ -3,6 +3,7 @@ import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { spawn } from './fixtures/children';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, UringmqError } from '../src';
@@ -729,5 +730,25 @@ describe('CLI', function () {
     assert.equal(run(['produce', 'back', '--server', srv.address], 'after\n').code, 0);
     assert.equal(await exitOf(c.child, 30_000), 0, c.err());
     assert.equal(c.out(), 'before\nafter\n');
+  });
+
+  it("serve's ports line on an IPv6 host is an address a client connects to ([::1]:port, not ::1:port)", async function () {
+    // A host without IPv6 loopback cannot run it.
+    const v6 = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer().once('error', () => resolve(false));
+      probe.listen(0, '::1', () => probe.close(() => resolve(true)));
+    });
+    if (!v6) this.skip();
+    srv = await spawnServer(path.join(tmpDir(), 'data'), 0, ['--host', '::1', '--no-fetch', '--no-metrics']);
+    const line = JSON.parse(srv.logs().split('\n').find((l) => l.includes('"listening"'))!) as { listening: string; port: number };
+    assert.equal(line.listening, `[::1]:${line.port}`);
+    const client = await connect(line.listening, { connectTimeoutMs: 5000 });
+    try {
+      assert.deepEqual(await client.listTopics(), []);
+    } finally {
+      await client.close();
+    }
+    srv.child.kill('SIGTERM');
+    assert.equal((await srv.exited).code, 0);
   });
 });

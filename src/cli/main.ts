@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import { X509Certificate } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
@@ -288,6 +289,13 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   return cfg;
 }
 
+/**
+ * host:port as a client takes it back: an IPv6 address in brackets. `::1:50051` (what
+ * joining them gave) is read by gRPC as an address without a port, and a script that
+ * connected to the ports line's `listening` waited out its connect timeout.
+ */
+const hostPort = (host: string, port: number): string => `${isIPv6(host) ? `[${host}]` : host}:${port}`;
+
 async function serve(flags: Record<string, unknown>): Promise<void> {
   const cfg = serveConfig(flags);
   const logs = logDestination();
@@ -400,7 +408,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   } catch (e) {
     await broker.close();
     if (e instanceof UringmqError && e.code === 'INVALID_ARGUMENT') throw e; // a bad setting, named in the message
-    throw new UringmqError('UNAVAILABLE', `cannot listen on ${cfg.host}:${cfg.port}: ${(e as Error).message}`);
+    throw new UringmqError('UNAVAILABLE', `cannot listen on ${hostPort(cfg.host, cfg.port)}: ${(e as Error).message}`);
   }
   if (stoppedEarly()) return;
   let fetchPort: number | undefined;
@@ -408,9 +416,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     try {
       const f = await broker.startFetchServer({ host: cfg.host, port: cfg.fetchPort, authToken: cfg.authToken });
       fetchPort = f.port;
-      log.info({ address: `${cfg.host}:${f.port}`, ioBackend: f.ioBackend, note: f.ioBackendNote }, 'fetch plane listening');
+      log.info({ address: hostPort(cfg.host, f.port), ioBackend: f.ioBackend, note: f.ioBackendNote }, 'fetch plane listening');
     } catch (e) {
-      const why = `cannot start the fetch plane on ${cfg.host}:${cfg.fetchPort}: ${(e as Error).message} (--fetch-port, or --no-fetch)`;
+      const why = `cannot start the fetch plane on ${hostPort(cfg.host, cfg.fetchPort)}: ${(e as Error).message} (--fetch-port, or --no-fetch)`;
       // As with the metrics port below: the default port may be another broker's (a
       // second one on this host), and gRPC serves every call without the fetch plane.
       // A port asked for is a setting to keep, and any other failure is one to see.
@@ -426,9 +434,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   if (cfg.metrics) {
     try {
       metrics = await MetricsServer.start(broker, metricsRegistry(broker, { server }), { host: cfg.host, port: cfg.metricsPort });
-      log.info({ address: `${cfg.host}:${metrics.port}`, paths: ['/metrics', '/healthz'] }, 'metrics listening');
+      log.info({ address: hostPort(cfg.host, metrics.port), paths: ['/metrics', '/healthz'] }, 'metrics listening');
     } catch (e) {
-      const why = `cannot serve metrics on ${cfg.host}:${cfg.metricsPort}: ${(e as Error).message} (--metrics-port, or --no-metrics)`;
+      const why = `cannot serve metrics on ${hostPort(cfg.host, cfg.metricsPort)}: ${(e as Error).message} (--metrics-port, or --no-metrics)`;
       // The default port may be another program's (9464 is a common exporter port):
       // without metrics the broker still serves. A port asked for is a setting to keep.
       if (cfg.metricsPortSet) {
@@ -444,7 +452,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   started = true;
   // Machine-readable line for scripts and tests that start the server with port 0.
   process.stdout.write(
-    `${JSON.stringify({ listening: `${cfg.host}:${server.port}`, port: server.port, ...(fetchPort !== undefined ? { fetchPort } : {}), ...(metrics ? { metricsPort: metrics.port } : {}) })}\n`,
+    `${JSON.stringify({ listening: hostPort(cfg.host, server.port), port: server.port, ...(fetchPort !== undefined ? { fetchPort } : {}), ...(metrics ? { metricsPort: metrics.port } : {}) })}\n`,
   );
 }
 
