@@ -7,6 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import * as http2 from 'node:http2';
+import { isIPv6 } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
@@ -278,7 +279,7 @@ export class BrokerServer {
         { maxMessageBytes: s.maxMessageBytes, maxBatchBytes: s.broker.maxBatchBytes },
         'maxMessageBytes is below the broker\'s maxBatchBytes + 64 KiB: batches written embedded or through another server may be too large to deliver from this one',
       );
-    s.log?.info({ address: `${host}:${s.port}`, ioBackend: s.broker.ioBackend, dir: s.broker.dir }, 'uringmq serving');
+    s.log?.info({ address: `${isIPv6(host) ? `[${host}]` : host}:${s.port}`, ioBackend: s.broker.ioBackend, dir: s.broker.dir }, 'uringmq serving');
     return s;
   }
 
