@@ -709,7 +709,22 @@ export function program(): Command {
         // the message), after the lines before it are sent.
         const maxLine = t.broker ? t.broker.maxRecordBytes : MAX_RECORD_LINE_BYTES;
         const lines = stdinLines(maxLine);
-        const next = () => lines.next().catch((e: unknown) => void fail(n + 1, e));
+        // A signal (Ctrl-C on `tail -f log | uringmq produce t`) stops the input: the
+        // lines read so far are still sent and waited for, and the broker or client is
+        // closed (with --dir, a run killed by the signal left state.json saying it
+        // crashed, and the next open scanned the logs). A second signal exits at once.
+        let interrupted: NodeJS.Signals | null = null;
+        const onSignal = (sig: NodeJS.Signals) => {
+          if (interrupted) {
+            process.stderr.write(`uringmq: second ${sig}: exiting without waiting for the lines not yet acknowledged\n`);
+            process.exit(1);
+          }
+          interrupted = sig;
+          process.stdin.destroy(); // ends the read under way
+        };
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+        const next = () => lines.next().catch((e: unknown) => void (interrupted ? undefined : fail(n + 1, e)));
         for (let r = await next(); r && !r.done; r = await next()) {
           const line = r.value;
           const lineNo = ++n;
@@ -721,11 +736,11 @@ export function program(): Command {
           }
           sends.push(sent.then(() => ok++, (e: unknown) => void fail(lineNo, e)));
           if (sends.length >= 10_000) await Promise.all(sends.splice(0));
-          if (first) break;
+          if (first || interrupted) break;
         }
         await Promise.all(sends);
         await producer.flush();
-        process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}\n`);
+        process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}${interrupted ? ` (stopped by ${interrupted}: input after that was not read)` : ''}\n`);
         if (first) {
           const { line, err } = first as { line: number; err: unknown };
           let e = err instanceof UringmqError ? err : new UringmqError('INTERNAL', String(err));
