@@ -874,7 +874,8 @@ describe('Segments, index, retention and recovery', () => {
     assert.deepEqual(acked, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], r.stdout);
     assert.match(String(sent[11]), /^IO_ERROR .*ftruncate sealed segment/, r.stdout);
     const lines = fs.readFileSync(trace, 'utf8').split('\n');
-    const failedSeal = lines.findIndex((l) => l.startsWith(`${l.split(' ')[0]} ftruncate(`) && l.includes(second) && l.includes('= -1 EIO'));
+    // (strace pads the pid column: "8786  ftruncate(…", "12345 ftruncate(…")
+    const failedSeal = lines.findIndex((l) => /^\d+\s+ftruncate\(/.test(l) && l.includes(second) && l.includes('= -1 EIO'));
     assert.ok(failedSeal >= 0, `the seal's ftruncate did not fail:\n${lines.join('\n')}`);
     for (const file of [second, third]) {
       const synced = lines.some((l, i) => i > failedSeal && /\b(fdatasync|fsync)\(/.test(l) && l.includes(file) && /= 0$/.test(l));
