@@ -14,7 +14,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import { Broker, encodeBatch, sealBatch } from '../src';
+import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
 import { connect } from '../src/client';
 import { FetchConnection, FetchConsumer } from '../src/client/fetch_consumer';
 import { crc32c } from '../src/native';
@@ -1082,6 +1082,37 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
     await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE'); // stopped with the broker
   });
+
+  for (const lookup of ['describeTopic', 'committedState'] as const)
+    it(`a fetch member whose ${lookup} call fails for now (a connection dropped) while it takes up its assignment retries it and reads its partitions, instead of ending`, async () => {
+      const { client, close } = await fetchStack(await openBroker());
+      try {
+        await client.createTopic('t', { partitions: 2 });
+        const p = client.producer();
+        for (const part of [0, 1]) await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `${part}-${i}` })), { partition: part });
+        // What a broker killed (or a connection cut) under the call gives: UNAVAILABLE,
+        // the membership stream still up or already reconnected.
+        const real = client[lookup].bind(client) as (...a: unknown[]) => Promise<unknown>;
+        let failures = 1;
+        (client as unknown as Record<string, unknown>)[lookup] = (...a: unknown[]) =>
+          failures-- > 0 ? Promise.reject(new UringmqError('UNAVAILABLE', 'Connection dropped')) : real(...a);
+        const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 50, commitIntervalMs: 50 });
+        const seen = new Set<string>();
+        const err = await (async () => {
+          for await (const m of c) {
+            seen.add(m.value.toString());
+            m.ack();
+            if (seen.size === 40) break;
+          }
+        })().then(() => null, (e: Error) => e);
+        assert.equal(err, null, `the consumer ended with ${String(err)}`);
+        assert.ok(failures < 0, `the ${lookup} call failed once, and was made again`);
+        assert.equal(seen.size, 40);
+        assert.deepEqual(await client.committedOffsets('g', 't'), [20, 20]);
+      } finally {
+        await close();
+      }
+    });
 
   it('a FetchConsumer started while the fetch listener is full waits for a slot (the listener answered: it is there)', async () => {
     const broker = await openBroker();

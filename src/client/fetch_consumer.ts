@@ -104,6 +104,8 @@ const ANSWERED = new WeakSet<Error>();
 const FALLBACK = new WeakMap<Error, number>();
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
+/** Failures of the gRPC calls that take up an assignment (FetchConsumer.takeAssignment) that are tried again. */
+const ASSIGNMENT_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function parseHostPort(address: string, what: string): { host: string; port: number } {
@@ -743,12 +745,7 @@ export class FetchConsumer implements GroupConsumerApi {
       const want = [...(res.assignment.partitions ?? [])];
       // One assignment at a time, in the order they came.
       this.assigning = this.assigning
-        .then(async () => {
-          // After a reconnect (a broker restart) the topic may be another one of that name.
-          if (this.parts.size > 0) await this.verifyTopicInTurn();
-          for (const p of [...this.parts.keys()]) if (!want.includes(p)) await this.revoke(p);
-          await this.addPartitions(want);
-        })
+        .then(() => this.takeAssignment(s, want))
         .catch((e: unknown) => this.fail(e))
         .finally(() => {
           const f = this.firstAssignment;
@@ -770,6 +767,33 @@ export class FetchConsumer implements GroupConsumerApi {
     };
     s.on('error', (e) => broken(e));
     s.on('end', () => broken());
+  }
+
+  /**
+   * Takes up an assignment the membership stream `s` brought. Its lookups and its commit
+   * go over gRPC, and a connection lost under them (a broker killed or restarting, the
+   * network cut) fails them for now. That is tried again with backoff while `s` is
+   * still the membership, as the pumps and the membership stream retry: it used to end
+   * the consumer, which is to reconnect by itself (a SIGKILL of the broker just after a
+   * reconnect's assignment ended it with UNAVAILABLE). Once `s` is gone, the assignment
+   * its reconnect brings does the work instead. Each step can run again: partitions
+   * held already are kept, and one revoked is gone.
+   */
+  private async takeAssignment(s: grpc.ClientDuplexStream<unknown, unknown>, want: readonly number[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // After a reconnect (a broker restart) the topic may be another one of that name.
+        if (this.parts.size > 0) await this.verifyTopicInTurn();
+        for (const p of [...this.parts.keys()]) if (!want.includes(p)) await this.revoke(p);
+        await this.addPartitions(want);
+        return;
+      } catch (e) {
+        if (!(e instanceof UringmqError) || !ASSIGNMENT_RETRYABLE.has(e.code)) throw e;
+      }
+      if (this.closed || this.fatal || this.membership !== s) return; // or superseded (see above)
+      await this.backoff(reconnectDelayMs(attempt));
+      if (this.closed || this.fatal || this.membership !== s) return;
+    }
   }
 
   private fail(e: unknown): void {
