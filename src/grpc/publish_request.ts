@@ -9,6 +9,7 @@
  * itself (docs/FORMAT.md) are checked in the core, off this thread, and have no such bound.
  */
 import { pb, type uringmq } from './proto';
+import { walkFields } from './wire';
 
 /** Most plain records (PublishRequest.records) one PublishRequest may carry. */
 export const MAX_PLAIN_RECORDS = 10_000;
@@ -36,54 +37,17 @@ export function decodePublishRequest(b: Uint8Array): DecodedPublishRequest {
 }
 
 /**
- * Walks the top-level fields. Null when the records are within the bound, or when the
- * walk meets something it does not expect (a group, a field running past the end):
- * protobufjs then decodes the whole and says what is wrong.
+ * Counts the records among the top-level fields. Null when they are within the bound,
+ * or when the walk meets something it does not expect (a group, a field running past
+ * the end): protobufjs then decodes the whole and says what is wrong.
  */
 function overBound(b: Uint8Array): { count: number; rest: Array<[number, number]> } | null {
-  let pos = 0;
   let count = 0;
   const rest: Array<[number, number]> = [];
-  const n = b.length;
-  // A tag's or a length's value (floating point past 2^53: a length that large runs past the end anyway); -1: truncated or over 10 bytes.
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (let i = 0; i < 10; i++) {
-      if (pos >= n) return -1;
-      const byte = b[pos++]!;
-      v += (byte & 0x7f) * mul;
-      if (byte < 0x80) return v;
-      mul *= 128;
-    }
-    return -1;
-  };
-  while (pos < n) {
-    const start = pos;
-    const tag = varint();
-    if (tag < 0 || tag > 0xffffffff) return null;
-    switch (tag & 7) {
-      case 0:
-        if (varint() < 0) return null;
-        break;
-      case 1:
-        pos += 8;
-        break;
-      case 2: {
-        const len = varint();
-        if (len < 0) return null;
-        pos += len;
-        break;
-      }
-      case 5:
-        pos += 4;
-        break;
-      default:
-        return null;
-    }
-    if (pos > n) return null;
+  const ok = walkFields(b, 0, b.length, (tag, start, end) => {
     if (tag === RECORDS_TAG) count++;
-    else rest.push([start, pos]);
-  }
-  return count > MAX_PLAIN_RECORDS ? { count, rest } : null;
+    else rest.push([start, end]);
+    return true;
+  });
+  return ok && count > MAX_PLAIN_RECORDS ? { count, rest } : null;
 }

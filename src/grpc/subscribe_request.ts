@@ -10,6 +10,7 @@
  * acks taken (what they named is redelivered, as after any failed call).
  */
 import { pb, type uringmq } from './proto';
+import { walkFields } from './wire';
 
 /** Most AckRanges one SubscribeRequest's Acks may carry. */
 export const MAX_ACK_RANGES = 65_536;
@@ -32,57 +33,10 @@ export function decodeSubscribeRequest(b: Uint8Array): uringmq.v1.SubscribeReque
 /** The AckRanges in b's acks fields, all of them summed; 0 when the walk meets what it does not expect (protobufjs then says what is wrong). */
 function countAckRanges(b: Uint8Array): number {
   let count = 0;
-  // Calls onField for each length-delimited field of b[start, end); false: not protobuf as expected.
-  const walk = (start: number, end: number, onField: (tag: number, from: number, to: number) => boolean): boolean => {
-    let pos = start;
-    const varint = (): number => {
-      let v = 0;
-      let mul = 1;
-      for (let i = 0; i < 10; i++) {
-        if (pos >= end) return -1;
-        const byte = b[pos++]!;
-        v += (byte & 0x7f) * mul;
-        if (byte < 0x80) return v;
-        mul *= 128;
-      }
-      return -1;
-    };
-    while (pos < end) {
-      const tag = varint();
-      if (tag < 0 || tag > 0xffffffff) return false;
-      switch (tag & 7) {
-        case 0:
-          if (varint() < 0) return false;
-          break;
-        case 1:
-          pos += 8;
-          break;
-        case 2: {
-          const len = varint();
-          if (len < 0 || pos + len > end) return false;
-          if (!onField(tag, pos, pos + len)) return false;
-          pos += len;
-          break;
-        }
-        case 5:
-          pos += 4;
-          break;
-        default:
-          return false;
-      }
-      if (pos > end) return false;
-    }
+  const countRanges = (t: number): boolean => {
+    if (t === RANGES_TAG) count++;
     return true;
   };
-  const ok = walk(0, b.length, (tag, from, to) => {
-    if (tag !== ACKS_TAG) return true;
-    let n = 0;
-    const inner = walk(from, to, (t) => {
-      if (t === RANGES_TAG) n++;
-      return true;
-    });
-    count += n;
-    return inner;
-  });
+  const ok = walkFields(b, 0, b.length, (tag, _start, end, valueStart) => tag !== ACKS_TAG || walkFields(b, valueStart, end, countRanges));
   return ok ? count : 0;
 }
