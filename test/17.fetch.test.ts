@@ -1114,6 +1114,41 @@ describe('fetch plane: consumers, groups and the server', () => {
       }
     });
 
+  for (const code of ['BROKER_CLOSED', 'IO_ERROR'] as const)
+    it(`a FetchConsumer whose periodic commit is answered ${code} (a server shutting down, a disk refusing a write for now) goes on, and commits with a later round`, async () => {
+      const { client, close } = await fetchStack(await openBroker());
+      try {
+        await client.createTopic('t', { partitions: 1 });
+        const p = client.producer();
+        await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `a-${i}` })), { partition: 0 });
+        const real = client.commitOffset.bind(client);
+        let failures = 1;
+        client.commitOffset = (...a: Parameters<typeof real>) =>
+          failures-- > 0 ? Promise.reject(new UringmqError(code, 'broker is closed')) : real(...a);
+        const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 50, commitIntervalMs: 50 });
+        const seen = new Set<string>();
+        const err = await (async () => {
+          for await (const m of c) {
+            seen.add(m.value.toString());
+            m.ack();
+            // The second half only once the failed commit round is over.
+            if (seen.size === 20) {
+              const t0 = Date.now();
+              while (failures >= 0 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 10));
+              await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `b-${i}` })), { partition: 0 });
+            }
+            if (seen.size === 40) break;
+          }
+        })().then(() => null, (e: Error) => e);
+        assert.equal(err, null, `the consumer ended with ${String(err)}`);
+        assert.ok(failures < 0, 'a commit was answered with the error');
+        assert.equal(seen.size, 40);
+        assert.deepEqual(await client.committedOffsets('g', 't'), [40]);
+      } finally {
+        await close();
+      }
+    });
+
   it('a FetchConsumer started while the fetch listener is full waits for a slot (the listener answered: it is there)', async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

@@ -104,8 +104,12 @@ const ANSWERED = new WeakSet<Error>();
 const FALLBACK = new WeakMap<Error, number>();
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
-/** Failures of the gRPC calls that take up an assignment (FetchConsumer.takeAssignment) that are tried again. */
-const ASSIGNMENT_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR']);
+/**
+ * Failures of the consumer's own gRPC calls (those that take up an assignment, and the
+ * periodic commit) that are tried again: a server shutting down answers BROKER_CLOSED,
+ * a disk refusing a write for now IO_ERROR, and either passes.
+ */
+const CALL_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function parseHostPort(address: string, what: string): { host: string; port: number } {
@@ -647,7 +651,7 @@ export class FetchConsumer implements GroupConsumerApi {
     if (this.closed) return;
     // A commit that fails for now (the server restarting) is retried with the next one.
     this.commitTimer = setInterval(
-      () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && RETRYABLE.has(e.code) ? undefined : this.fail(e))),
+      () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && CALL_RETRYABLE.has(e.code) ? undefined : this.fail(e))),
       this.commitIntervalMs,
     );
     this.commitTimer.unref();
@@ -788,7 +792,7 @@ export class FetchConsumer implements GroupConsumerApi {
         await this.addPartitions(want);
         return;
       } catch (e) {
-        if (!(e instanceof UringmqError) || !ASSIGNMENT_RETRYABLE.has(e.code)) throw e;
+        if (!(e instanceof UringmqError) || !CALL_RETRYABLE.has(e.code)) throw e;
       }
       if (this.closed || this.fatal || this.membership !== s) return; // or superseded (see above)
       await this.backoff(reconnectDelayMs(attempt));
