@@ -763,23 +763,48 @@ describe('CLI', function () {
     assert.equal(c.out(), 'before\nafter\n');
   });
 
-  it("serve's ports line on an IPv6 host is an address a client connects to ([::1]:port, not ::1:port)", async function () {
-    // A host without IPv6 loopback cannot run it.
-    const v6 = await new Promise<boolean>((resolve) => {
-      const probe = net.createServer().once('error', () => resolve(false));
-      probe.listen(0, '::1', () => probe.close(() => resolve(true)));
+  for (const host of ['::1', '[::1]'])
+    it(`serve's ports line on an IPv6 host (--host ${host}) is an address a client connects to ([::1]:port, not ::1:port)`, async function () {
+      // A host without IPv6 loopback cannot run it.
+      const v6 = await new Promise<boolean>((resolve) => {
+        const probe = net.createServer().once('error', () => resolve(false));
+        probe.listen(0, '::1', () => probe.close(() => resolve(true)));
+      });
+      if (!v6) this.skip();
+      // In brackets, as an address writes it, it was looked up as a host name and refused.
+      srv = await spawnServer(path.join(tmpDir(), 'data'), 0, ['--host', host, '--no-fetch', '--no-metrics']);
+      const line = JSON.parse(srv.logs().split('\n').find((l) => l.includes('"listening"'))!) as { listening: string; port: number };
+      assert.equal(line.listening, `[::1]:${line.port}`);
+      const client = await connect(line.listening, { connectTimeoutMs: 5000 });
+      try {
+        assert.deepEqual(await client.listTopics(), []);
+      } finally {
+        await client.close();
+      }
+      srv.child.kill('SIGTERM');
+      assert.equal((await srv.exited).code, 0);
     });
-    if (!v6) this.skip();
-    srv = await spawnServer(path.join(tmpDir(), 'data'), 0, ['--host', '::1', '--no-fetch', '--no-metrics']);
-    const line = JSON.parse(srv.logs().split('\n').find((l) => l.includes('"listening"'))!) as { listening: string; port: number };
-    assert.equal(line.listening, `[::1]:${line.port}`);
-    const client = await connect(line.listening, { connectTimeoutMs: 5000 });
-    try {
-      assert.deepEqual(await client.listTopics(), []);
-    } finally {
-      await client.close();
+
+  it('--server with a port past 65535 (or 0) is refused at once, not tried for the connect timeout', () => {
+    for (const server of ['127.0.0.1:99999', '[::1]:0', 'localhost:65536']) {
+      const t0 = Date.now();
+      const r = run(['topics', 'list', '--server', server]);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, /INVALID_ARGUMENT: the port of .* must be 1 to 65535/);
+      assert.ok(Date.now() - t0 < 8_000, 'refused before the 10 s connect timeout');
     }
-    srv.child.kill('SIGTERM');
-    assert.equal((await srv.exited).code, 0);
+  });
+
+  it('produce with a directory as stdin is refused (it read as empty: "produced 0 messages", exit 0)', () => {
+    const dir = path.join(tmpDir(), 'data');
+    assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);
+    const fd = fs.openSync(tmpDir(), 'r');
+    try {
+      const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 't', '--dir', dir], { stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /INVALID_ARGUMENT: stdin is a directory/);
+    } finally {
+      fs.closeSync(fd);
+    }
   });
 });

@@ -67,6 +67,14 @@ async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
   }
 }
 
+function stdinIsDirectory(): boolean {
+  try {
+    return fs.fstatSync(0).isDirectory();
+  } catch {
+    return false; // no stdin at all (closed): it reads as empty, as before
+  }
+}
+
 /** A non-negative integer written in decimal digits, else NaN: Number() would also take '', ' ', '0x10' and '1e3'. */
 const count = (v: string): number => (/^[0-9]+$/.test(v) && Number.isSafeInteger(Number(v)) ? Number(v) : NaN);
 
@@ -282,6 +290,9 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('metricsPort'));
   if (cfg.port === 0 && !metricsPortSet) cfg.metricsPort = 0;
   cfg.metricsPortSet = metricsPortSet;
+  // `[::1]`, as an address writes it: the listeners want the bare IPv6 address.
+  const bracketed = /^\[(.*)\]$/.exec(cfg.host)?.[1];
+  if (bracketed !== undefined && isIPv6(bracketed)) cfg.host = bracketed;
   checkPort('metricsPort', cfg.metricsPort);
   checkPort('fetchPort', cfg.fetchPort);
   if (!Object.hasOwn(pino.levels.values, cfg.logLevel) && cfg.logLevel !== 'silent')
@@ -708,6 +719,8 @@ export function program(): Command {
         // A line longer than any record may be: refused as it is read (its number in
         // the message), after the lines before it are sent.
         const maxLine = t.broker ? t.broker.maxRecordBytes : MAX_RECORD_LINE_BYTES;
+        // A directory as stdin reads as empty: `produce t < dir` said "produced 0" and exited 0.
+        if (stdinIsDirectory()) throw new UringmqError('INVALID_ARGUMENT', 'stdin is a directory: give produce its messages as lines of a file or a pipe');
         const lines = stdinLines(maxLine);
         // A signal (Ctrl-C on `tail -f log | uringmq produce t`) stops the input: the
         // lines read so far are still sent and waited for, and the broker or client is

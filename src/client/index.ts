@@ -137,6 +137,9 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
   if (typeof address !== 'string' || !address) throw invalid('connect(address) needs "host:port"');
   // Checked here: grpc-js would refuse it at every call, with the token in its message.
   if (opts.token !== undefined) checkAuthToken(opts.token, 'token', true);
+  // grpc-js takes a port past 65535 (or 0) and tries for the whole connect timeout.
+  const port = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(\d+)$/.exec(address)?.[1];
+  if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65535)) throw invalid(`the port of ${JSON.stringify(address)} must be 1 to 65535`);
   const c = new Client(withDefaultPort(address), opts);
   try {
     await c.ready(opts.connectTimeoutMs ?? 10_000);
