@@ -297,6 +297,34 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await b.close();
   });
 
+  it("a topic.json whose partition count was lowered by hand, under partitions that hold records, is IO_ERROR naming them, not those partitions hidden; empty ones above it are left alone", async () => {
+    const d = tmpDir();
+    let b = await openBroker({ dir: d });
+    await b.createTopic('t', { partitions: 3, segmentBytes: 8192 });
+    await b.producer().send('t', { value: 'two', partition: 2 });
+    await b.createTopic('e', { partitions: 3, segmentBytes: 8192 });
+    await b.close();
+    const lower = (topic: string) => {
+      const file = path.join(d, 'topics', topic, 'topic.json');
+      const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      cfg.partitions = 2;
+      fs.writeFileSync(file, JSON.stringify(cfg));
+    };
+    lower('e'); // nothing written above: opens as 2 partitions
+    lower('t');
+    const e = await expectCode(Broker.open({ dir: d }), 'IO_ERROR');
+    assert.match(e.message, /t.topic\.json says 2 partitions, but a partition past those holds records \(2\/0+\.log/);
+    const file = path.join(d, 'topics', 't', 'topic.json');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"partitions":2', '"partitions":3'));
+    b = await Broker.open({ dir: d });
+    try {
+      assert.equal((await b.read('t', 2, 0))[0]!.value.toString(), 'two');
+      assert.equal((await b.describeTopic('e')).partitions.length, 2);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('DIR_LOCKED for a second broker, in this process and in another', async () => {
     const e = await expectCode(Broker.open({ dir }), 'DIR_LOCKED');
     assert.ok(e.message.includes(dir));

@@ -486,6 +486,11 @@ export class Broker {
         continue;
       }
       if (cfg.name !== ent.name) throw new UringmqError('IO_ERROR', `topic metadata in ${tdir} names "${cfg.name}"`);
+      // A partition count lowered by hand would hide the partitions above it, records
+      // and all, without a word (the count never shrinks otherwise).
+      const beyond = await recordsIn(tdir, (name) => /^[0-9]+$/.test(name) && Number(name) >= cfg.partitions);
+      if (beyond)
+        throw new UringmqError('IO_ERROR', `${path.join(tdir, 'topic.json')} says ${cfg.partitions} partition${cfg.partitions === 1 ? '' : 's'}, but a partition past those holds records (${beyond}): restore the partition count in topic.json, or move that partition's directory out`);
       const t = await this.openTopic(cfg, tdir);
       t.cuts = await readLogCuts(tdir, cfg.partitions);
       // What the previous run served may have been cut here: where the logs end now is
@@ -1435,10 +1440,10 @@ async function makeDirs(dir: string): Promise<void> {
  * n bytes"), or null when none does. A segment's first batch starts at its first byte,
  * and a new segment is zeros (its first block is written with them when it is made).
  */
-async function recordsIn(tdir: string): Promise<string | null> {
+async function recordsIn(tdir: string, partitionDir: (name: string) => boolean = () => true): Promise<string | null> {
   const head = Buffer.alloc(4096);
   for (const part of await fs.readdir(tdir, { withFileTypes: true })) {
-    if (!part.isDirectory()) continue;
+    if (!part.isDirectory() || !partitionDir(part.name)) continue;
     for (const f of await fs.readdir(path.join(tdir, part.name))) {
       if (!f.endsWith('.log')) continue;
       const fh = await fs.open(path.join(tdir, part.name, f), 'r');
