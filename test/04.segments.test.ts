@@ -683,6 +683,26 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it("the index of a segment that retention removed, left by a crash between the removal of its .log and its .index, is removed at the next open; the log opens from the next segment", async () => {
+    const { dir, segs } = await segmentedLog();
+    // What retention leaves when a crash comes between its two unlinks: the .log of the
+    // oldest segment gone, its .index still there.
+    fs.rmSync(segs[0]!);
+    const orphan = segs[0]!.replace(/\.log$/, '.index');
+    assert.ok(fs.existsSync(orphan));
+    const start = Number(path.basename(segs[1]!, '.log'));
+    const b = await Broker.open({ dir });
+    try {
+      assert.ok(!fs.existsSync(orphan), 'the orphan index was removed');
+      assert.deepEqual(segmentFiles(dir, 't', 0, '.index'), segs.slice(1).map((f) => f.replace(/\.log$/, '.index')), 'the other indexes kept');
+      const part = (await b.describeTopic('t')).partitions[0]!;
+      assert.equal(part.startOffset, start);
+      assert.deepEqual((await readAll(b, 't', 0, start)).map((m) => m.offset), Array.from({ length: 300 - start }, (_, i) => start + i));
+    } finally {
+      await b.close();
+    }
+  });
+
   it('damage inside a sealed segment is not taken for a torn tail: nothing is cut off or dropped, the damaged batch reads as CORRUPT_BATCH', async () => {
     const { dir, segs } = await segmentedLog(5);
     let b: Broker;

@@ -59,10 +59,10 @@ constexpr int64_t kMaxOffset = (int64_t{1} << 53) - 1;
 // ZeroAhead's bound on the mean bytes of a partition's write cycles (see there).
 constexpr uint64_t kZeroMaxMeanCycleBytes = 32u << 10;
 
-bool ParseSegmentName(const char* name, int64_t* base) {
-  // exactly 20 digits + ".log"
+bool ParseSegmentName(const char* name, int64_t* base, const char* ext = ".log") {
+  // exactly 20 digits + ext
   size_t n = std::strlen(name);
-  if (n != 24 || std::strcmp(name + 20, ".log") != 0) return false;
+  if (n != 20 + std::strlen(ext) || std::strcmp(name + 20, ext) != 0) return false;
   int64_t v = 0;
   for (int i = 0; i < 20; i++) {
     if (name[i] < '0' || name[i] > '9') return false;
@@ -193,10 +193,12 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   if (!d) return SysError("opendir", cfg.dir, -1, errno);
   std::vector<int64_t> bases;
   std::vector<std::string> stale;  // RepairIndex's temporary files a crash left behind
+  std::vector<int64_t> index_bases;
   while (dirent* e = readdir(d)) {
     int64_t b;
     const size_t n = std::strlen(e->d_name);
     if (n == 30 && std::strcmp(e->d_name + 20, ".index.tmp") == 0) stale.push_back(cfg.dir + "/" + e->d_name);
+    if (ParseSegmentName(e->d_name, &b, ".index")) index_bases.push_back(b);
     if (!ParseSegmentName(e->d_name, &b)) continue;
     // Offsets stay below 2^53 (JavaScript numbers); a file named past it was not written
     // by the broker, and appending after it would overflow.
@@ -212,6 +214,19 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
   std::sort(bases.begin(), bases.end());
   for (const std::string& t : stale)
     if (unlink(t.c_str()) != 0 && errno != ENOENT) return SysError("unlink", t, -1, errno);
+  // Retention removes a segment's .log, then its .index: a crash between the two leaves
+  // an index older than every segment, which no later removal would ever name again.
+  bool orphans = false;
+  for (int64_t b : index_bases) {
+    if (bases.empty() || b >= bases.front()) continue;
+    const std::string ip = cfg.dir + "/" + SegmentFileName(b, ".index");
+    if (unlink(ip.c_str()) != 0 && errno != ENOENT) return SysError("unlink", ip, -1, errno);
+    orphans = true;
+  }
+  if (orphans) {
+    int rc = FsyncDir(cfg.dir);
+    if (rc) return SysError("fsync directory", cfg.dir, -1, rc);
+  }
 
   if (bases.empty()) {
     std::shared_ptr<Segment> seg;
