@@ -2273,7 +2273,7 @@ describe('Consumer groups: late acks and nacks after commitOffset moved the part
     });
 });
 
-describe('Consumer groups: ack deadlines and session timeouts do not follow wall-clock steps', function () {
+describe('Consumer groups: ack deadlines, session timeouts and nack delays do not follow wall-clock steps', function () {
   this.timeout(60_000);
   let broker: Broker;
   const realNow = Date.now;
@@ -2331,5 +2331,34 @@ describe('Consumer groups: ack deadlines and session timeouts do not follow wall
     assert.ok(m.alive, 'the member is gone');
     assert.equal(count(got), 3, 'messages it holds, within their ack deadline, were delivered again');
     m.ack(0, 0, 3);
+  });
+
+  it("the clock stepping back an hour does not hold a nacked message past its nack's delay for that hour", async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 2 }, (_, i) => ({ value: `m${i}` })));
+    const got: Array<[number, number, number]> = [];
+    const ended: Array<string | undefined> = [];
+    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 }, recorder(got, ended), 100);
+    await until(() => count(got) === 2, 'the first delivery');
+    m.ack(0, 0, 1);
+    m.nack(0, 1, 300);
+    step = -3_600_000;
+    await until(() => got.some(([f, t, n]) => f <= 1 && t > 1 && n === 2), 'the redelivery of offset 1', 3000);
+    assert.deepEqual(ended, []);
+  });
+
+  it("the clock stepping forward two hours does not cut short a nack's delay", async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 2 }, (_, i) => ({ value: `m${i}` })));
+    const got: Array<[number, number, number]> = [];
+    const ended: Array<string | undefined> = [];
+    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 }, recorder(got, ended), 100);
+    await until(() => count(got) === 2, 'the first delivery');
+    m.ack(0, 0, 1);
+    m.nack(0, 1, 60_000);
+    step = 7_200_000;
+    await sleep(500); // several sweeps (every 50 ms)
+    assert.equal(count(got), 2, 'offset 1 came again long before its delay');
+    assert.deepEqual(ended, []);
   });
 });

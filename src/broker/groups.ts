@@ -57,6 +57,16 @@ export interface GroupJoinOptions {
   sessionTimeoutMs?: number;
 }
 
+/**
+ * The redelivery queue's clock (nack delays, `Redelivery.notBefore`), in ms: the wall
+ * clock's reading at the process's start, then monotonic. A step of the wall clock
+ * (an hour back) would otherwise hold every delayed message that much longer, or
+ * release them all at once. The group's file keeps due times on the wall clock:
+ * `snapshot` and `restoreDeliveries` convert with the offset between the two clocks
+ * of their moment.
+ */
+const steadyNow = (): number => performance.timeOrigin + performance.now();
+
 export interface RedeliveredRecord extends DecodedRecord {
   partition: number;
   deliveryCount: number;
@@ -719,7 +729,8 @@ export class GroupCoordinator {
         const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
         const t = this.broker.topicState(topic);
         const saved = await savedState(file, legacyFile, t.partitions.length);
-        const now = Date.now();
+        const now = steadyNow();
+        const wallShift = Date.now() - now;
         // Offsets past where a power cut may have cut the log since the file was
         // written name messages that are gone: new ones have taken their offsets.
         const cut = t.cutsAfter(saved?.run ?? 0, this.broker.run);
@@ -752,7 +763,7 @@ export class GroupCoordinator {
           }
           start = Math.min(Math.max(start, info.startOffset), info.endOffset);
           st.committed = st.next = start;
-          if (resumes) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], Math.min(info.endOffset, bound), now);
+          if (resumes) restoreDeliveries(st, saved.next[i]!, rangesOf.get(i) ?? [], Math.min(info.endOffset, bound), now, wallShift);
           return st;
         });
         if (cutShort.length > 0)
@@ -842,8 +853,8 @@ export class GroupCoordinator {
     m.stopTimers();
     const gs = m.state;
     gs.members.delete(m.id);
-    const now = Date.now();
-    if (gs.members.size === 0) gs.idleSince = now;
+    if (gs.members.size === 0) gs.idleSince = Date.now();
+    const now = steadyNow();
     // Its unacked messages are redelivered now, to whoever owns the partition next.
     for (const ps of gs.parts) {
       const keep: Inflight[] = [];
@@ -1067,7 +1078,7 @@ export class GroupCoordinator {
     ps.inflight.splice(i, 1, ...pieces);
     this.release(m, ps, offset, offset + 1);
     r.member.unacked = Math.max(0, r.member.unacked - 1);
-    const now = Date.now();
+    const now = steadyNow();
     if (r.deliveryCount >= r.member.opts.maxDeliveries) this.deadLetter(gs, ps, offset, r.deliveryCount, r.member.opts.deadLetterTopic, 'nacked too many times');
     else {
       ps.redeliver.push({ offset, deliveryCount: r.deliveryCount, notBefore: now + delayMs }, now);
@@ -1151,7 +1162,7 @@ export class GroupCoordinator {
     // Closing: no new move (the broker takes no more appends); the count goes into the
     // last write, and the next open moves the message at once.
     if (this.closing || ps.deadLettering.size >= MAX_DEAD_LETTER_MOVES || ps.deadLettering.has(offset)) {
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: 0, deadLetterReason: reason }, Date.now());
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: 0, deadLetterReason: reason }, steadyNow());
       if (this.closing) this.changed(gs);
       return false;
     }
@@ -1206,7 +1217,7 @@ export class GroupCoordinator {
       // for this, so the last write of the group's file keeps the count, and the next
       // open moves it at once; dropped here, it came back as never delivered.
       this.dlqReady.delete(dlq);
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: this.closing ? 0 : Date.now() + 1000, deadLetterReason: reason }, Date.now());
+      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: this.closing ? 0 : steadyNow() + 1000, deadLetterReason: reason }, steadyNow());
       this.changed(gs);
       return;
     }
@@ -1407,7 +1418,7 @@ export class GroupCoordinator {
 
   private async redeliverDue(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
     if (ps.redeliver.length === 0) return false;
-    const now = Date.now();
+    const now = steadyNow();
     const allowance = Math.min(m.allowance(), MAX_REDELIVERIES_PER_PASS);
     if (allowance <= 0) return false;
     const taken = ps.redeliver.takeDue(now, allowance);
@@ -1529,13 +1540,13 @@ export class GroupCoordinator {
       }
     } catch (e) {
       // A read failed: they stay due, for whoever owns the partition next.
-      if (ps.resets === resets) for (const d of due) ps.redeliver.push(d, Date.now());
+      if (ps.resets === resets) for (const d of due) ps.redeliver.push(d, steadyNow());
       throw e;
     }
     if (ps.resets !== resets) return false; // commitOffset moved the partition while we read: these are void
     if (!m.alive || ps.owner !== m) {
       // Rebalanced while reading: put them back for the new owner.
-      for (const d of due) ps.redeliver.push(d, Date.now());
+      for (const d of due) ps.redeliver.push(d, steadyNow());
       return false;
     }
     // Acks that landed during the reads above.
@@ -1553,6 +1564,7 @@ export class GroupCoordinator {
   private sweep(): void {
     const now = Date.now();
     const mono = performance.now();
+    const steady = steadyNow();
     for (const [k, gs] of this.groups) {
       if (gs.members.size === 0 && now - gs.idleSince > this.idleGroupMs && !gs.dirty && !gs.flushing && gs.busy === 0 && !this.loading.has(k)) {
         // Nobody consumes it: its committed offsets are on disk, where the next join
@@ -1588,22 +1600,22 @@ export class GroupCoordinator {
       const stalled = new Set<GroupMember>();
       for (const ps of gs.parts) {
         dropAckedInflight(ps); // before deadlines: an acked range must not make its member look stalled
-        // Deadlines, lastSeen and lastProgress are monotonic (mono); `now`, the wall
-        // clock, is for what the group's file keeps (nack delays, when due again).
+        // Deadlines, lastSeen and lastProgress are monotonic (mono), and so are due
+        // times (steady); `now`, the wall clock, is for the files' times.
         if (ps.inflight.some((r) => r.deadline <= mono)) {
           const keep: Inflight[] = [];
           for (const r of ps.inflight) {
             if (r.deadline > mono) keep.push(r);
             else {
               if (mono - r.member.lastProgress >= r.member.opts.ackDeadlineMs) stalled.add(r.member);
-              this.expire(gs, ps, r, now, `ack deadline ${r.member.opts.ackDeadlineMs} ms`);
+              this.expire(gs, ps, r, steady, `ack deadline ${r.member.opts.ackDeadlineMs} ms`);
             }
           }
           ps.inflight = keep;
         }
       }
-      for (const m of stalled) this.stall(m, now);
-      for (const ps of gs.parts) if (ps.redeliver.length && ps.redeliver.hasDue(now)) ps.owner?.wake();
+      for (const m of stalled) this.stall(m, steady);
+      for (const ps of gs.parts) if (ps.redeliver.length && ps.redeliver.hasDue(steady)) ps.owner?.wake();
     }
   }
 
@@ -1631,7 +1643,8 @@ export class GroupCoordinator {
       if (!gs.dirty || gs.deleted || gs.retired) return;
       gs.dirty = false;
       const t0 = performance.now();
-      const snap = snapshot(gs, this.broker.run, Date.now());
+      const at = steadyNow();
+      const snap = snapshot(gs, this.broker.run, at, Date.now() - at);
       gs.snapshotMs = performance.now() - t0;
       try {
         if (gs.out) {
@@ -2030,7 +2043,8 @@ async function savedState(file: string, legacyFile: string, count: number): Prom
  * what the log no longer holds (retention, or an end a power cut may have cut: `endOffset`
  * is the lower of the log's end and that cut) is left out.
  */
-function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readonly StateRange[], endOffset: number, now: number): void {
+/** `now` on the redelivery queue's clock (steadyNow), which is `wallShift` ms behind the wall clock the file's due times are on. */
+function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readonly StateRange[], endOffset: number, now: number, wallShift: number): void {
   let lo = st.committed;
   const hi = Math.min(next, endOffset);
   if (!(hi > lo) || !Number.isSafeInteger(hi)) return;
@@ -2063,7 +2077,7 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
     for (let o = a; o < b; o++) {
       const r = counted.get(o);
       // A delay no nack could have set (the clock went back) is cut to the longest one can.
-      if (r?.notBefore) st.redeliver.push({ offset: o, deliveryCount: r.deliveries, notBefore: Math.min(r.notBefore, now + MAX_NACK_DELAY_MS), restored: true }, now);
+      if (r?.notBefore) st.redeliver.push({ offset: o, deliveryCount: r.deliveries, notBefore: Math.min(r.notBefore - wallShift, now + MAX_NACK_DELAY_MS), restored: true }, now);
       else st.redeliver.push({ offset: o, deliveryCount: r?.deliveries ?? 1, notBefore: now }, now);
     }
 }
@@ -2077,10 +2091,10 @@ function restoreDeliveries(st: PartitionGroupState, next: number, ranges: readon
  * so after a restart what lies past it is delivered afresh (at least once; its counts
  * start over) rather than taken as acked.
  */
-function snapshot(gs: GroupState, run: number, now: number): GroupSnapshot {
+function snapshot(gs: GroupState, run: number, now: number, wallShift: number): GroupSnapshot {
   const committed = gs.parts.map((ps) => (ps.unset ? -1 : ps.committed));
   const next = gs.parts.map((ps) => (ps.unset ? -1 : ps.next));
-  const per = gs.parts.map((ps) => partitionRanges(ps, now));
+  const per = gs.parts.map((ps) => partitionRanges(ps, now, wallShift));
   const cap = maxStateRanges(gs.parts.length);
   if (per.reduce((n, r) => n + r.length, 0) > cap) {
     const quota = fairShares(per.map((r) => r.length), cap);
@@ -2100,7 +2114,7 @@ function snapshot(gs: GroupState, run: number, now: number): GroupSnapshot {
  * offset order; adjacent ones of one count (and delays less than a second apart, the
  * later kept) merged into one range.
  */
-function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
+function partitionRanges(ps: PartitionGroupState, now: number, wallShift: number): StateRange[] {
   const counts = new Map<number, { deliveries: number; notBefore: number; restored: boolean }>();
   const note = (offset: number, deliveries: number, notBefore = 0, restored = false): void => {
     const delayed = notBefore > now;
@@ -2121,7 +2135,9 @@ function partitionRanges(ps: PartitionGroupState, now: number): StateRange[] {
     if (r.deliveryCount !== 1)
       for (const [from, to] of ps.acked.gapsIn(Math.max(r.from, ps.committed), Math.min(r.to, ps.next))) out.push(unackedRange(ps.index, from, to, r.deliveryCount));
   for (const [from, to] of ps.acked.ranges()) if (from < ps.next) out.push({ partition: ps.index, from, to: Math.min(to, ps.next), deliveries: 0 });
-  for (const [o, c] of counts) out.push(c.notBefore > 0 ? { ...unackedRange(ps.index, o, o + 1, c.deliveries), notBefore: c.notBefore, restored: c.restored } : unackedRange(ps.index, o, o + 1, c.deliveries));
+  // Due times go to the file on the wall clock (0 stays "at once"), rounded up: the
+  // shift is read off Date.now(), in whole ms, and must not make a delay shorter.
+  for (const [o, c] of counts) out.push(c.notBefore > 0 ? { ...unackedRange(ps.index, o, o + 1, c.deliveries), notBefore: Math.ceil(c.notBefore + wallShift), restored: c.restored } : unackedRange(ps.index, o, o + 1, c.deliveries));
   out.sort((a, b) => a.from - b.from);
   // Adjacent ranges of one count as one (queued redeliveries are one offset each, and
   // so are those in flight as records): the file holds a bounded number of ranges.
