@@ -842,6 +842,41 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     s.end();
   });
 
+  it('credit granted after everything was acked is used at once, even below a quarter of the initial credit (a client pulling one message at a time)', async () => {
+    await r.client.producer().sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `p${i}` })), { partition: 0 });
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    let err: grpc.ServiceError | null = null;
+    s.on('error', (e: grpc.ServiceError) => (err = e));
+    const got: number[] = [];
+    s.on('data', (res: { delivery?: { partition?: number; from_offset?: unknown; to_offset?: unknown } }) => {
+      const dl = res.delivery;
+      if (!dl) return;
+      for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) got.push(o);
+      s.write({ acks: { ranges: [{ partition: dl.partition ?? 0, from_offset: Number(dl.from_offset), to_offset: Number(dl.to_offset) }] } });
+    });
+    const waitFor = async (n: number) => {
+      const until = Date.now() + 5000;
+      while (got.length < n && !err && Date.now() < until) await sleep(5);
+      assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+      assert.equal(got.length, n);
+    };
+    // A buffer of 8 drained and acked, then one message asked for at a time: nothing is
+    // unacked, so each credit of 1 is enough (the pump must not wait for its idle timeout).
+    s.write({ subscribe: { topic: 't', group: 'pull', from: pb.StartFrom.EARLIEST, initial_credit: 8, ack_deadline_ms: 60_000 } });
+    await waitFor(8);
+    await sleep(100); // the acks are in: nothing unacked
+    const t0 = Date.now();
+    for (let i = 1; i <= 4; i++) {
+      s.write({ credit: 1 });
+      await waitFor(8 + i);
+      await sleep(20); // its ack lands
+    }
+    const ms = Date.now() - t0;
+    assert.ok(ms < 1500, `4 pulls of one message took ${ms} ms`);
+    s.end();
+  });
+
   it('a consumer whose server is gone reconnects with backoff, not in a loop', async () => {
     const own = await startServer();
     const port = own.server.port;

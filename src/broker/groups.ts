@@ -421,7 +421,10 @@ export class GroupMember {
     this.credits = Math.min(this.credits + n, 1 << 30);
     if (this.credits > this.peakCredits) this.peakCredits = this.credits;
     this.progress();
-    if (this.credits >= this.refill) this.wake();
+    // canDeliver(), not credits >= refill: with nothing unacked any credit is enough, and
+    // a client that drained and acked its buffer and then asks for one message at a time
+    // was sent each only when the pump's idle timeout (1 s) came round.
+    if (this.canDeliver()) this.wake();
   }
 
   heartbeat(): void {
