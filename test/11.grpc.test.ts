@@ -877,6 +877,32 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     s.end();
   });
 
+  it('a nack with a delay frees its window slot at once: a window-bound client that nacks everything for later is sent the rest without waiting', async () => {
+    await r.client.producer().sendBatch('t', Array.from({ length: 40 }, (_, i) => ({ value: `k${i}` })), { partition: 0 });
+    const d = brokerService.subscribe!;
+    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+    let err: grpc.ServiceError | null = null;
+    s.on('error', (e: grpc.ServiceError) => (err = e));
+    const got: number[] = [];
+    s.on('data', (res: { delivery?: { partition?: number; from_offset?: unknown; to_offset?: unknown } }) => {
+      const dl = res.delivery;
+      if (!dl) return;
+      for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) {
+        got.push(o);
+        s.write({ nack: { partition: dl.partition ?? 0, offset: o, delay_ms: 60_000 } });
+      }
+    });
+    // Credit for all of them: only the window (4) holds deliveries back, and each nack empties it.
+    s.write({ subscribe: { topic: 't', group: 'later', from: pb.StartFrom.EARLIEST, max_unacked: 4, initial_credit: 1000, ack_deadline_ms: 60_000 } });
+    const t0 = Date.now();
+    while (got.length < 40 && !err && Date.now() - t0 < 15_000) await sleep(5);
+    const ms = Date.now() - t0;
+    assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+    assert.equal(got.length, 40);
+    assert.ok(ms < 1500, `10 windows of nacked messages took ${ms} ms`);
+    s.end();
+  });
+
   it('a consumer whose server is gone reconnects with backoff, not in a loop', async () => {
     const own = await startServer();
     const port = own.server.port;

@@ -1088,6 +1088,9 @@ export class GroupCoordinator {
       if (delayMs > 0) this.changed(gs); // the file keeps the delay across a restart
     }
     if (delayMs === 0) ps.owner?.wake();
+    // Its window has a free slot now, as after an ack: a member held back by it that
+    // nacked for later (or not as the owner) otherwise waited for its idle timeout.
+    if (m.canDeliver()) m.wake();
   }
 
   /**
