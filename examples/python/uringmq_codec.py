@@ -204,6 +204,7 @@ def decode_batch(buf, pos=0):
         raise ValueError("CRC32C mismatch")
     p = pos + HEADER_LEN
     records = []
+    largest = -1
     for i in range(count):
         rec_len, p = _get_uvarint(buf, p, end)
         rec_end = p + rec_len
@@ -234,9 +235,17 @@ def decode_batch(buf, pos=0):
             headers[hk.decode("utf-8", "replace")], p = _take(buf, p, hv_len, rec_end)
         if p != rec_end:
             raise ValueError("record %d: fields do not fill its length" % i)
-        records.append(Record(value, key, headers, first_ts + ts_delta, base_offset + i))
+        if i == 0 and ts_delta != 0:
+            raise ValueError("record 0 timestampDelta %d, not 0" % ts_delta)
+        ts = first_ts + ts_delta
+        if not 0 <= ts <= MAX_TIMESTAMP:
+            raise ValueError("record %d timestamp %d outside 0..2^52-1" % (i, ts))
+        largest = max(largest, ts)
+        records.append(Record(value, key, headers, ts, base_offset + i))
     if p != end:
         raise ValueError("records do not end at batchLength")
+    if max_ts != largest:
+        raise ValueError("maxTimestamp %d, but the largest record timestamp is %d" % (max_ts, largest))
     return Batch(base_offset, length, crc, first_ts, max_ts, producer_id, base_sequence,
                  records), end
 
@@ -286,6 +295,25 @@ def selftest():
     # as in the broker's plain_records and the Node client: not an error for the batch.
     odd = decode_batch(encode_batch([Record(b"v", None, {b"\xffk\xc3": b"x"}, 1)]))[0]
     assert odd.records[0].headers == {"\ufffdk\ufffd": b"x"}, "header key not UTF-8"
+    # Batches the broker refuses for their timestamps (FORMAT.md, "What the broker
+    # checks"): the decoder refuses them too.
+    two = encode_batch([Record(b"a", None, {}, 10), Record(b"b", None, {}, 12)])
+    for what, patch in (("maxTimestamp not the largest", {40: 11}),
+                        ("record 0 timestampDelta not 0", {66: 2, 40: 12}),  # record 0 at 11
+                        ("timestamp past 2^52-1", {32: MAX_TIMESTAMP, 40: MAX_TIMESTAMP + 2}),
+                        ("negative timestamp", {32: -20, 40: -18})):
+        bad = bytearray(two)
+        for at, v in patch.items():
+            if at == 66:
+                bad[at] = v
+            else:
+                struct.pack_into("<q", bad, at, v)
+        struct.pack_into("<I", bad, 16, crc32c(bad[20:]))
+        try:
+            decode_batch(bad)
+        except ValueError:
+            continue
+        raise AssertionError("decoded a batch with " + what)
 
 
 if __name__ == "__main__":
