@@ -18,6 +18,8 @@ HEADER_LEN = 64
 VERSION = 1
 # The broker refuses timestamps outside 0 .. 2^52 - 1 (exact in a JavaScript double).
 MAX_TIMESTAMP = (1 << 52) - 1
+# Idempotent producer ids are 1 .. 2^53 - 1; -1 or 0 is none.
+MAX_PRODUCER_ID = (1 << 53) - 1
 
 # magic, batchLength, baseOffset, crc: the part of the header the CRC does not cover,
 # so that the broker can stamp baseOffset without recomputing the checksum.
@@ -92,7 +94,11 @@ def _take(buf, pos, n, end):
 
 
 def _bytes(x):
-    return x.encode() if isinstance(x, str) else bytes(x)
+    if isinstance(x, str):
+        return x.encode()
+    if isinstance(x, int):  # bytes(5) is five zero bytes, not data
+        raise TypeError("a key, value or header must be bytes or str, not %s" % type(x).__name__)
+    return bytes(x)
 
 
 class Record:
@@ -147,6 +153,8 @@ def encode_batch(records, producer_id=-1, base_sequence=-1):
     """
     if not records:
         raise ValueError("a batch needs at least one record")
+    if not -1 <= producer_id <= MAX_PRODUCER_ID:  # the broker refuses it: INVALID_ARGUMENT
+        raise ValueError("producer id %d outside 1..2^53-1 (or -1, 0 for none)" % producer_id)
     now = int(time.time() * 1000)
     stamps = [now if r.timestamp is None else r.timestamp for r in records]
     for ts in stamps:
@@ -314,6 +322,18 @@ def selftest():
         except ValueError:
             continue
         raise AssertionError("decoded a batch with " + what)
+    # What the broker or the Node encoder refuses, encode_batch refuses: an int is not
+    # bytes (bytes(5) would be five zero bytes), nor a producer id past 2^53-1 or below -1.
+    for what, kw in (("an int value", dict(records=[Record(5)])),
+                     ("an int key", dict(records=[Record(b"v", 5)])),
+                     ("an int header value", dict(records=[Record(b"v", None, {"h": 5})])),
+                     ("producer id 2^53", dict(records=[Record(b"v")], producer_id=1 << 53)),
+                     ("producer id -2", dict(records=[Record(b"v")], producer_id=-2))):
+        try:
+            encode_batch(**kw)
+        except (TypeError, ValueError):
+            continue
+        raise AssertionError("encoded " + what)
 
 
 if __name__ == "__main__":
