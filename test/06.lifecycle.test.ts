@@ -98,6 +98,19 @@ describe('Lifecycle: gc, worker threads, backends', () => {
     }
   });
 
+  it('the native engine refuses option values its casts would wrap or make undefined (2^32 + 5 ms, a negative size, NaN, 1e300), naming the option', async () => {
+    const onComplete = () => undefined;
+    for (const [k, v] of [['testIoDelayMs', 2 ** 32 + 5], ['maxBatchBytes', -1], ['maxBatchBytes', 2 ** 40], ['intervalMs', 1e300], ['groupCommitUs', NaN]] as const)
+      await expectCode(() => createEngine({ backend: 'thread', durability: 'none', onComplete, [k]: v }), 'INVALID_ARGUMENT').then((e) => assert.match(e.message, new RegExp(k)));
+    const e = createEngine({ backend: 'thread', durability: 'none', onComplete });
+    try {
+      for (const [k, v] of [['tailCacheBytes', -1], ['indexIntervalBytes', 2 ** 32 + 64], ['minFreeBytes', -5], ['retentionMs', -2], ['segmentBytes', 1e300]] as const)
+        await expectCode(() => e.openPartition(tmpDir(), 't/0', { [k]: v }), 'INVALID_ARGUMENT').then((err) => assert.match(err.message, new RegExp(k)));
+    } finally {
+      e.close();
+    }
+  });
+
   it('append refuses an id that would not come back as given (negative, fractional, NaN, past 2^53)', async () => {
     const dir = tmpDir();
     const completed: number[] = [];

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 
 #include <memory>
 #include <string>
@@ -72,16 +73,24 @@ bool RejectIfError(napi_env env, napi_deferred d, const Status& s) {
   return true;
 }
 
+// 2^53 - 1: every option is a JavaScript number, exact up to here.
+constexpr int64_t kMaxSafeInteger = 9007199254740991;
+
 [[noreturn]] void ThrowInvalid(Napi::Env env, const std::string& msg) {
   throw MakeError(env, Code::kInvalidArgument, msg);
 }
 
-int64_t GetInt(Napi::Env env, const Napi::Object& o, const char* key, int64_t dflt) {
+// An integer option within [lo, hi]. Checked as a double before any conversion: the
+// cast of NaN or of a value outside int64's range is undefined behaviour, and a value
+// the casts below wrap (a negative size, 2^32 + 1 for a uint32) would be taken silently.
+int64_t GetInt(Napi::Env env, const Napi::Object& o, const char* key, int64_t dflt, int64_t lo = -kMaxSafeInteger,
+               int64_t hi = kMaxSafeInteger) {
   Napi::Value v = o.Get(key);
   if (v.IsUndefined() || v.IsNull()) return dflt;
   if (!v.IsNumber()) ThrowInvalid(env, std::string(key) + " must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
-  if (d != static_cast<double>(static_cast<int64_t>(d))) ThrowInvalid(env, std::string(key) + " must be an integer");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != std::trunc(d))
+    ThrowInvalid(env, std::string(key) + " must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi));
   return static_cast<int64_t>(d);
 }
 
@@ -303,7 +312,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         opts.flush_dir = f.As<Napi::String>().Utf8Value();
       }
     }
-    opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0));
+    opts.test_io_delay_ms = static_cast<uint32_t>(GetInt(env, o, "testIoDelayMs", 0, 0, 60'000));
     {
       Napi::Value f = o.Get("testUringFault");
       if (!f.IsUndefined()) {
@@ -314,7 +323,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         else ThrowInvalid(env, "testUringFault must be 'submit', 'wait' or 'short-submit-wait'");
       }
     }
-    max_batch_bytes_ = static_cast<size_t>(GetInt(env, o, "maxBatchBytes", 16 << 20));
+    max_batch_bytes_ = static_cast<size_t>(GetInt(env, o, "maxBatchBytes", 16 << 20, 4096, 64 << 20));
     Napi::Value cb = o.Get("onComplete");
     if (!cb.IsFunction()) ThrowInvalid(env, "onComplete must be a function");
 
@@ -480,13 +489,13 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     PartitionConfig cfg;
     cfg.dir = info[0].As<Napi::String>().Utf8Value();
     cfg.label = info[1].As<Napi::String>().Utf8Value();
-    cfg.segment_bytes = static_cast<uint64_t>(GetInt(env, o, "segmentBytes", 128 << 20));
-    cfg.retention_bytes = GetInt(env, o, "retentionBytes", -1);
-    cfg.retention_ms = GetInt(env, o, "retentionMs", -1);
-    cfg.index_interval_bytes = static_cast<uint32_t>(GetInt(env, o, "indexIntervalBytes", 4096));
-    cfg.tail_cache_bytes = static_cast<size_t>(GetInt(env, o, "tailCacheBytes", 1 << 20));
-    cfg.preallocate_bytes = static_cast<uint64_t>(GetInt(env, o, "preallocateBytes", 16 << 20));
-    cfg.min_free_bytes = static_cast<uint64_t>(GetInt(env, o, "minFreeBytes", 64 << 20));
+    cfg.segment_bytes = static_cast<uint64_t>(GetInt(env, o, "segmentBytes", 128 << 20, 4096, 1 << 30));
+    cfg.retention_bytes = GetInt(env, o, "retentionBytes", -1, -1);
+    cfg.retention_ms = GetInt(env, o, "retentionMs", -1, -1);
+    cfg.index_interval_bytes = static_cast<uint32_t>(GetInt(env, o, "indexIntervalBytes", 4096, 64, 1 << 30));
+    cfg.tail_cache_bytes = static_cast<size_t>(GetInt(env, o, "tailCacheBytes", 1 << 20, 0));
+    cfg.preallocate_bytes = static_cast<uint64_t>(GetInt(env, o, "preallocateBytes", 16 << 20, 0));
+    cfg.min_free_bytes = static_cast<uint64_t>(GetInt(env, o, "minFreeBytes", 64 << 20, 0));
     Napi::Value d = o.Get("directIo");
     cfg.allow_direct = d.IsUndefined() ? true : d.ToBoolean().Value();
     cfg.full_scan = o.Get("fullScan").ToBoolean().Value();
@@ -809,8 +818,8 @@ class FetchServerWrap : public Napi::ObjectWrap<FetchServerWrap> {
     opts.send_timeout_ms = u32("sendTimeoutMs", opts.send_timeout_ms, 1, 3'600'000);
     opts.max_fetch_bytes = u32("maxFetchBytes", opts.max_fetch_bytes, 1, 1u << 30);
     opts.max_wait_ms = u32("maxWaitMs", opts.max_wait_ms, 0, 3'600'000);
-    opts.memory_per_connection = static_cast<uint64_t>(GetInt(env, o, "memoryPerConnection", static_cast<int64_t>(opts.memory_per_connection)));
-    opts.memory_total = static_cast<uint64_t>(GetInt(env, o, "memoryTotal", static_cast<int64_t>(opts.memory_total)));
+    opts.memory_per_connection = static_cast<uint64_t>(GetInt(env, o, "memoryPerConnection", static_cast<int64_t>(opts.memory_per_connection), 0, int64_t{1} << 40));
+    opts.memory_total = static_cast<uint64_t>(GetInt(env, o, "memoryTotal", static_cast<int64_t>(opts.memory_total), 0, int64_t{1} << 40));
     Status s = FetchServer::Start(opts, engine->directory(), engine->publish_signal(), &server_);
     if (!s.ok()) throw MakeError(env, s);
   }
@@ -904,14 +913,14 @@ Napi::Value BenchFetchDrainJs(const Napi::CallbackInfo& info) {
   Napi::Object o = info[0].As<Napi::Object>();
   FetchDrainOptions d;
   d.host = o.Has("host") ? o.Get("host").ToString().Utf8Value() : "127.0.0.1";
-  d.port = static_cast<int>(GetInt(env, o, "port", 0));
+  d.port = static_cast<int>(GetInt(env, o, "port", 0, 0, 65535));
   d.token = o.Has("token") && o.Get("token").IsString() ? o.Get("token").ToString().Utf8Value() : "";
   if (!o.Get("topic").IsString()) ThrowInvalid(env, "topic must be a string");
   d.topic = o.Get("topic").ToString().Utf8Value();
   if (d.topic.empty() || d.topic.size() > fetchproto::kMaxTopicBytes) ThrowInvalid(env, "topic must be 1..249 bytes");
-  d.partition = static_cast<uint32_t>(GetInt(env, o, "partition", 0));
-  d.from_offset = GetInt(env, o, "fromOffset", 0);
-  d.max_bytes = static_cast<uint32_t>(GetInt(env, o, "maxBytes", 1 << 20));
+  d.partition = static_cast<uint32_t>(GetInt(env, o, "partition", 0, 0, 0xffffffffLL));
+  d.from_offset = GetInt(env, o, "fromOffset", 0, 0);
+  d.max_bytes = static_cast<uint32_t>(GetInt(env, o, "maxBytes", 1 << 20, 0, 0xffffffffLL));
   Napi::Value sec = o.Get("seconds");
   d.seconds = sec.IsNumber() ? sec.As<Napi::Number>().DoubleValue() : 3;
   auto* w = new BenchWorker(env, [d] { return FetchDrain(d); });
