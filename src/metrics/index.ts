@@ -277,7 +277,6 @@ export class MetricsServer {
   }
 }
 
-/** A histogram the broker's core keeps itself, read at each scrape (the last reading stays once the broker closes). */
 /**
  * A counter the core keeps (a running total read on each scrape): increased by what it
  * gained since the last scrape; `read` returns null once the broker is closed, and the
@@ -311,6 +310,7 @@ function readingGauge(registry: Registry, name: string, help: string, collect: (
   } as unknown as Parameters<Registry['registerMetric']>[0]);
 }
 
+/** A histogram the broker's core keeps itself, read at each scrape (the last reading stays once the broker closes). */
 function coreHistogram(registry: Registry, name: string, help: string, read: () => LogLatency | null): void {
   let last = read();
   registry.registerMetric({
