@@ -761,6 +761,8 @@ describe('Segments, index, retention and recovery', () => {
         assert.deepEqual((await readAll(b, 't', 0, next)).map((m) => m.value.toString()), [...Array.from({ length: 300 - next }, (_, i) => payload(next + i)), ...(open ? ['z'] : [])]);
         const e = await b.read('t', 0, lostFrom).then(() => null, (err: Error & { code?: string }) => err);
         assert.equal(e?.code, 'CORRUPT_BATCH', `${cut}: offset ${lostFrom}`);
+        // Where to go on: cut at a batch boundary the message said only "past the end".
+        assert.match(e!.message, new RegExp(`the next segment starts at offset ${next}$`), `${cut}: ${e!.message}`);
         if (lostFrom > Number(path.basename(A, '.log'))) assert.equal((await b.read('t', 0, lostFrom - 1, { maxBytes: 1 }))[0]!.value.toString(), payload(lostFrom - 1));
         if (open === 0) assert.equal((await b.producer().send('t', { value: 'z', partition: 0 })).offset, 300);
         await b.close();

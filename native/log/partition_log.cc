@@ -1377,8 +1377,13 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
     }
     if (found && !refill) break;
     // Another window: at the target batch (it outgrew this one), or where skipping stopped.
-    if (!found && (at == 0 || pos + static_cast<int64_t>(at) >= limit))
+    if (!found && (at == 0 || pos + static_cast<int64_t>(at) >= limit)) {
+      // Damage as any other (a file cut at a batch boundary): the message then says
+      // where reading can go on (FindNextReadable), as for a bad header.
+      tr->bad_pos = pos + static_cast<int64_t>(at);
+      tr->bad_base = want_base;
       return Status::Error(Code::kCorruptBatch, "batch header past the end of " + seg->log_path + " at " + std::to_string(pos + static_cast<int64_t>(at)));
+    }
     pos += static_cast<int64_t>(found ? start : at);
     pos_base = found ? start_base : want_base;
   }
