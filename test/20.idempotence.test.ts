@@ -275,6 +275,24 @@ describe('Idempotent producers: failed appends and producer ids', () => {
   });
 });
 
+describe('Idempotent producers: producerStateScanBytes', () => {
+  it('a scan bound whose after-snapshot multiple passes 2^53 (any past about 128 TiB) still reopens a partition with a snapshot', async () => {
+    const dir = tmpDir();
+    const scan = 2 ** 50;
+    const b = await openBroker({ dir, producerStateScanBytes: scan });
+    await b.createTopic('t');
+    await b.publishBatch('t', batch(0), 0);
+    await b.close(); // writes producers.snap: the next open scans 64 times the bound after it
+    const c = await openBroker({ dir, producerStateScanBytes: scan });
+    try {
+      const r = await c.publishBatch('t', batch(0), 0);
+      assert.deepEqual([r.duplicate, r.baseOffset], [true, 0]);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
 describe('Idempotent producers: more batches in flight than the window (64)', () => {
   const N = IdempotenceTable.KEEP_BATCHES + 1;
 

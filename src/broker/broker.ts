@@ -554,7 +554,9 @@ export class Broker {
       minFreeBytes: this.minFreeBytes,
       fullScan: this.fullScan,
       // After a snapshot: everything since it, up to a bound on what an open reads.
-      producerScanBytes: snap ? this.producerStateScanBytes * SCAN_AFTER_SNAPSHOT_FACTOR : this.producerStateScanBytes,
+      // Capped: the core takes its options as safe integers, and a bound past 2^53 bytes
+      // scans no more than one at it (a large producerStateScanBytes reopened no partition).
+      producerScanBytes: snap ? Math.min(this.producerStateScanBytes * SCAN_AFTER_SNAPSHOT_FACTOR, Number.MAX_SAFE_INTEGER) : this.producerStateScanBytes,
       producerScanFrom: snap ? snap.offset : -1,
       producerScanBatches: IdempotenceTable.MAX_ENTRIES,
       producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
