@@ -591,6 +591,32 @@ describe('Segments, index, retention and recovery', () => {
     await b.close();
   });
 
+  it('after a reopen, retention.maxAgeMs counts from a sealed segment\'s last write, not from the roll that sealed it later (nor from the open)', async function () {
+    this.timeout(30_000);
+    const dir = tmpDir();
+    let b = await openBroker({ dir });
+    try {
+      await b.createTopic('t', { segmentBytes: 8192, retention: { maxAgeMs: 4000 } });
+      await b.producer().send('t', { value: 'x'.repeat(3000), partition: 0 });
+      const lastWrite = Date.now();
+      await sleep(3000);
+      await b.producer().send('t', { value: 'y'.repeat(6000), partition: 0 }); // does not fit: rolls, sealing the first segment
+      const first = segmentFiles(dir, 't', 0)[0]!;
+      await b.close();
+      const mtime = fs.statSync(first).mtimeMs;
+      assert.ok(Math.abs(mtime - lastWrite) < 500, `the sealed segment's mtime is ${Math.round(mtime - lastWrite)} ms after its last write`);
+      b = await openBroker({ dir });
+      // Due at lastWrite + 4 s; a retention pass runs every second.
+      while ((await b.describeTopic('t')).partitions[0]!.segments > 1) {
+        assert.ok(Date.now() < lastWrite + 5800, 'the segment outlived its retention: its age was counted from its seal');
+        await sleep(100);
+      }
+      assert.equal((await b.describeTopic('t')).partitions[0]!.startOffset, 1);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('rebuilds a missing or corrupt index', async () => {
     const dir = tmpDir();
     let b = await openBroker({ dir });

@@ -134,6 +134,23 @@ Status HasSealEntry(const std::string& log_path, const std::string& index_path, 
   return Status::Ok();
 }
 
+// Retention by age takes a segment's last write from its file's mtime when the log is
+// reopened. The cuts of its preallocation (at its seal, which comes with the next
+// segment's first batch, maybe days later, and at an open) and the open's probe of its
+// tail block are no writes of data: each puts the mtime back. Best effort: a failure
+// only keeps the segment longer.
+struct MtimeOnly {
+  struct timespec ts[2];
+  explicit MtimeOnly(int64_t ms) {
+    ts[0].tv_sec = 0;
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_sec = static_cast<time_t>(ms / 1000);
+    ts[1].tv_nsec = static_cast<long>(ms % 1000) * 1000000;
+  }
+};
+void KeepMtime(int fd, int64_t last_write_ms) { (void)futimens(fd, MtimeOnly(last_write_ms).ts); }
+void KeepMtime(const std::string& path, int64_t last_write_ms) { (void)utimensat(AT_FDCWD, path.c_str(), MtimeOnly(last_write_ms).ts, 0); }
+
 }  // namespace
 
 ReadFd::~ReadFd() {
@@ -303,6 +320,7 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
       if (static_cast<uint64_t>(st.st_size) > seg->size) {
         if (truncate(seg->log_path.c_str(), static_cast<off_t>(seg->size)) != 0)
           return SysError("truncate", seg->log_path, static_cast<long long>(seg->size), errno);
+        KeepMtime(seg->log_path, seg->last_write_ms);
       }
     }
   }
@@ -648,6 +666,7 @@ Status PartitionLog::OpenActive(std::shared_ptr<Segment> seg) {
       return SysError("pwrite", path, u.file_pos, e);
     }
   }
+  KeepMtime(fd, seg->last_write_ms);
   seg->write_fd = fd;
   u.in_place = direct_ && OverwritesInPlace(fd);
   u.dev = static_cast<uint64_t>(st.st_dev);
@@ -907,6 +926,7 @@ Status PartitionLog::SealUnit(WriteUnit* u) {
   Segment* seg = u->seg.get();
   if (ftruncate(seg->write_fd, static_cast<off_t>(seg->size)) != 0)
     return SysError("ftruncate sealed segment", seg->log_path, static_cast<long long>(seg->size), errno);
+  KeepMtime(seg->write_fd, seg->last_write_ms);
   if (fdatasync(seg->write_fd) != 0) return SysError("fdatasync", seg->log_path, -1, errno);
   if (u->index_fd >= 0) {
     // The seal entry (HasSealEntry), after the data is durable: a reopen then knows the
