@@ -338,3 +338,48 @@ describe('A file system mounted without barriers', function () {
   }
 });
 
+
+describe('A file system without preallocation (ext4 without extents: fallocate is EOPNOTSUPP)', function () {
+  this.timeout(120_000);
+  it('appends to many partitions stop at minFreeBytes with RESOURCE_EXHAUSTED, none fenced, and go on once space is freed', async function () {
+    const m = mountSmallExt4(64, ['-O', '^extent,^flex_bg,^64bit']);
+    if (typeof m === 'string') {
+      this.test!.title += ` (skipped: ${m})`;
+      this.skip();
+    }
+    const minFreeBytes = 8 << 20;
+    let b: Broker | undefined;
+    try {
+      fs.writeFileSync(path.join(m.dir, 'ballast'), Buffer.alloc(4 << 20, 7));
+      b = await Broker.open({ dir: path.join(m.dir, 'data'), minFreeBytes });
+      const n = 8;
+      await b.createTopic('f', { partitions: n, segmentBytes: 32 << 20 });
+      const p = b.producer({ lingerMs: 0 });
+      const value = Buffer.alloc(1000, 1);
+      const refused = new Map<number, Error>();
+      let acked = 0;
+      // Every partition in turn, 100 KB a batch, until each is refused (64 MiB holds < 600 rounds).
+      for (let round = 0; round < 600 && refused.size < n; round++) {
+        const rs = await Promise.allSettled(Array.from({ length: n }, (_, i) => p.sendBatch('f', Array.from({ length: 100 }, () => ({ value })), { partition: i })));
+        rs.forEach((r, i) => {
+          if (r.status === 'fulfilled') acked += 100;
+          else if (!refused.has(i)) refused.set(i, r.reason as Error);
+        });
+      }
+      assert.equal(refused.size, n, 'the disk never filled');
+      for (const [i, e] of refused) assert.equal((e as { code?: string }).code, 'RESOURCE_EXHAUSTED', `f/${i}: ${e.message}`);
+      // Near the floor, not to the byte: without preallocation the indexes grow unreserved,
+      // and the batches of one write cycle are all checked before any is written.
+      assert.ok(freeBytes(m.dir) >= minFreeBytes - (1 << 20), `appends left ${freeBytes(m.dir)} bytes free, far under minFreeBytes (${minFreeBytes})`);
+      const d = await b.describeTopic('f');
+      assert.equal(d.partitions.reduce((s, x) => s + x.endOffset, 0), acked, 'what was acknowledged is all in the log');
+      fs.rmSync(path.join(m.dir, 'ballast'));
+      await sleep(100); // the refusal holds a partition's appends until the broker's resume reached the core
+      await p.sendBatch('f', [{ value }], { partition: 0 });
+      await p.sendBatch('f', [{ value }], { partition: n - 1 });
+    } finally {
+      await b?.close().catch(() => undefined);
+      m.unmount();
+    }
+  });
+});

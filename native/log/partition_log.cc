@@ -792,7 +792,15 @@ Status PartitionLog::Reserve(WriteUnit& u, int64_t end) {
     if (fallocate(u.seg->write_fd, 0, u.allocated, target - u.allocated) == 0) break;
     const int e = errno;
     if (e == EINTR) continue;
-    if (e == EOPNOTSUPP || e == ENOSYS) break;  // no preallocation here: writes extend the file
+    if (e == EOPNOTSUPP || e == ENOSYS) {
+      // No preallocation here (ext4 without extents, some network file systems): writes
+      // extend the file, and the headroom check is all that keeps them off a full disk.
+      // Counted as taken, a whole step let each partition write 16 MiB unchecked: a few
+      // filled the disk past minFreeBytes to its last block, where their writes failed
+      // and fenced them. Only the batch counts, so the next one is checked again.
+      target = end;
+      break;
+    }
     if (!IsNoSpace(e)) return SysError("fallocate", u.seg->log_path, u.allocated, e);
     if (target > end) {
       target = end;
