@@ -297,6 +297,34 @@ describe('Server crash and shutdown', function () {
     await client.close();
   });
 
+  it('one signal delivered twice (to the process group, and again by a parent that forwards it: `npm start`) is one graceful shutdown, not a forced exit', async () => {
+    const dir = tmpDir();
+    const { srv, client } = await serverWithTopic(dir);
+    await client.producer({ lingerMs: 0 }).send('t', { value: 'before' });
+    // A call the server cannot finish holds the graceful shutdown while the copy
+    // arrives (as in the test above); it goes once the copy has been taken.
+    const session = http2.connect(`http://${srv.address}`);
+    session.on('error', () => undefined);
+    const stuck = session.request({ ':method': 'POST', ':path': '/uringmq.v1.Broker/Publish', 'content-type': 'application/grpc', te: 'trailers' });
+    stuck.on('error', () => undefined);
+    stuck.write(Buffer.from([0, 0, 0, 0, 100]));
+    if (session.connecting) await new Promise<void>((resolve) => session.once('connect', () => resolve()));
+    await new Promise<void>((resolve, reject) => session.ping((e) => (e ? reject(e) : resolve())));
+    // Ctrl-C on `npm start` where /bin/sh is bash: one SIGINT from the terminal, one from npm.
+    srv.child.kill('SIGINT');
+    await sleep(20);
+    srv.child.kill('SIGINT');
+    await sleep(500);
+    assert.equal(srv.child.exitCode, null, `exited on the copy: ${srv.logs()}`);
+    session.destroy();
+    const { code } = await srv.exited;
+    assert.equal(code, 0, srv.logs());
+    assert.doesNotMatch(srv.logs(), /second signal/);
+    const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean };
+    assert.equal(state.clean, true);
+    await client.close();
+  });
+
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     it(`${signal} finishes in-flight publishes, syncs and exits 0: nothing acked is lost`, async () => {
       const dir = tmpDir();

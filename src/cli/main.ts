@@ -300,6 +300,9 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   return cfg;
 }
 
+/** The same signal again within this of the first is that one delivered twice (see serve), not a second. */
+const REPEATED_SIGNAL_MS = 250;
+
 /**
  * host:port as a client takes it back: an IPv6 address in brackets. `::1:50051` (what
  * joining them gave) is read by gRPC as an address without a port, and a script that
@@ -321,6 +324,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   let started = false;
   let stopSignal: NodeJS.Signals | null = null;
   let signals = 0;
+  let firstSignal: { sig: NodeJS.Signals; at: number } | null = null;
   const shutdown = () => {
     // server.stop() closes the broker (and its fetch plane) once its calls are done.
     const closing = server ? Promise.all([server.stop(), metrics?.close()]) : Promise.all([metrics?.close(), broker?.close()]);
@@ -333,6 +337,13 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     );
   };
   const onSignal = (sig: NodeJS.Signals) => {
+    // One Ctrl-C, or one `systemctl stop`, can arrive twice: the terminal (or systemd)
+    // signals the whole process group, and a parent that forwards signals (npm start,
+    // npx: npm passes SIGINT and SIGTERM on to its child, which is this process when
+    // the shell execs the command, as bash does) sends it again a few ms later. Taken as
+    // the second signal it exited at once, status 1, the data dir left marked crashed.
+    if (firstSignal && sig === firstSignal.sig && performance.now() - firstSignal.at < REPEATED_SIGNAL_MS) return;
+    firstSignal ??= { sig, at: performance.now() };
     signals++;
     if (signals > 1) {
       log.warn({ signal: sig }, 'second signal: exiting now');
