@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from './fixtures/children';
 import * as dns from 'node:dns';
+import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -1233,6 +1234,19 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     // grpc-js's forceShutdown left connections it does not track for channelz open.
     assert.deepEqual(sessions.map((s) => s.destroyed), sessions.map(() => true));
     assert.equal(await sent, 'UNAVAILABLE');
+  });
+
+  it('stop() called again while the first is under way (a second signal handler) resolves once the broker is closed, not at once', async () => {
+    r = await startServer();
+    await r.client.createTopic('t');
+    await r.client.producer({ lingerMs: 0 }).send('t', { value: 'x' });
+    let firstDone = false;
+    const first = r.server.stop(2000).then(() => (firstDone = true));
+    await r.server.stop(2000);
+    // An app's `await server.stop(); process.exit(0)` would exit here: the broker must be closed.
+    assert.ok(firstDone, 'the second stop() resolved before the first');
+    assert.equal(JSON.parse(fs.readFileSync(path.join(r.broker.dir, 'state.json'), 'utf8')).clean, true);
+    await first;
   });
 
   it('after a lost connection, each of 20 retried batches gets its own offsets back and is written once', async () => {

@@ -361,8 +361,16 @@ export class BrokerServer {
    * stay for the next consumer), let in-flight publishes finish, then close the
    * broker (which syncs). After `graceMs`, whatever is left is cut.
    */
-  async stop(graceMs = 10_000): Promise<void> {
-    if (this.stopping) return;
+  stop(graceMs = 10_000): Promise<void> {
+    // A later call (another signal's handler) waits for the same end: resolved at once,
+    // its `await stop(); process.exit(0)` exited while the broker was still closing,
+    // acks unsent and the data dir left marked as crashed.
+    return (this.stopped ??= this.stopOnce(graceMs));
+  }
+
+  private stopped: Promise<void> | null = null;
+
+  private async stopOnce(graceMs: number): Promise<void> {
     this.stopping = true;
     for (const h of [...this.streams]) h.shutdown();
     this.longPolls.wakeAll();
