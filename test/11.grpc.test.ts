@@ -1249,6 +1249,32 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     await first;
   });
 
+  it("a graceful stop takes the acks a consumer's app made just before it (the client sends them every 5 ms): none of those messages comes again after the restart", async () => {
+    r = await startServer();
+    await r.client.createTopic('t');
+    await r.client.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })));
+    const c = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    for await (const m of c) {
+      m.ack();
+      // The stop begins in the tick of the last ack, before the client's ack timer sent
+      // it; the app goes on (its consumer not closed) while the server stops.
+      if (m.offset === 9) {
+        await r.server.stop(5000);
+        break;
+      }
+    }
+    await c.close();
+    const dir = r.broker.dir;
+    await r.client.close();
+    r = null as unknown as typeof r;
+    const b = await openBroker({ dir });
+    try {
+      assert.deepEqual(await b.committedOffsets('g', 't'), [10], 'acked messages would come again');
+    } finally {
+      await b.close();
+    }
+  });
+
   it('after a lost connection, each of 20 retried batches gets its own offsets back and is written once', async () => {
     r = await startServer();
     await r.client.createTopic('t');

@@ -133,6 +133,12 @@ const MAX_UNREAD_ANSWER_BYTES = 1 << 20;
  * messages, not bytes, and messages taken back at the ack deadline are sent again.
  */
 const MAX_UNREAD_DELIVERY_BYTES = 4 << 20;
+/**
+ * How long a shutdown waits for a Subscribe member's acks before it ends the call. The
+ * client library sends acks every 5 ms: ended at once, what its app had acked in that
+ * time was lost with the stream, and came again after the restart.
+ */
+const SHUTDOWN_ACK_WAIT_MS = 250;
 
 /**
  * How PublishStream answers go out. grpc-js's ServerDuplexStream is a Writable without
@@ -758,13 +764,25 @@ export class BrokerServer {
       io.fail(e);
       if (io.unflushed === 0) release(); // else once they are written (onFlushed), or gone
     };
+    const end = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(drainTimer);
+      cleanup();
+      io.end();
+      if (io.unflushed === 0) release();
+    };
+    /** Set while a shutdown waits for the member's last acks (SHUTDOWN_ACK_WAIT_MS): nothing more is delivered. */
+    let draining = false;
+    let drainTimer: NodeJS.Timeout | undefined;
     const handle: StreamHandle = {
       shutdown: () => {
-        if (done) return;
-        done = true;
-        cleanup();
-        io.end();
-        if (io.unflushed === 0) release();
+        const m = member;
+        if (done || draining) return;
+        if (!m || m.unacked === 0) return end();
+        draining = true;
+        m.credits = 0; // delivers nothing more; credit the client sends meanwhile is not taken
+        drainTimer = setTimeout(end, SHUTDOWN_ACK_WAIT_MS);
       },
     };
     /** Gives the call's place among maxConcurrentStreams back: once it is done and its deliveries are written, or gone (as a PublishStream's). */
@@ -913,8 +931,11 @@ export class BrokerServer {
         const ranges = req.acks.ranges ?? [];
         for (const r of ranges) m.checkAck(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0), resetsOf(r.epoch));
         for (const r of ranges) m.ack(r.partition ?? 0, Number(r.from_offset ?? 0), Number(r.to_offset ?? 0), resetsOf(r.epoch));
-      } else if (req.nack) m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0, req.nack.delivery_count ?? 0, resetsOf(req.nack.epoch));
-      else if (req.returned)
+        if (draining && m.unacked === 0) end(); // all it was sent is acked: nothing more to wait for
+      } else if (req.nack) {
+        m.nack(req.nack.partition ?? 0, Number(req.nack.offset ?? 0), req.nack.delay_ms ?? 0, req.nack.delivery_count ?? 0, resetsOf(req.nack.epoch));
+        if (draining && m.unacked === 0) end();
+      } else if (req.returned)
         // The client is closing: the member leaves with them, and the call ends.
         m.leave(
           (req.returned.ranges ?? []).map((r) => ({
@@ -927,7 +948,7 @@ export class BrokerServer {
         );
       else if (req.credit) {
         // A membership-only stream is never delivered to: its credit keeps it alive, no more.
-        if (assignmentOnly) m.heartbeat();
+        if (assignmentOnly || draining) m.heartbeat();
         else m.credit(req.credit);
       } else if (req.feedback) m.feedback({ processedPerSec: req.feedback.processed_per_sec ?? 0, latencyMs: req.feedback.latency_ms ?? 0 });
       else m.heartbeat();
