@@ -441,36 +441,41 @@ describe('CLI', function () {
     assert.match(err, /produced 1 message to l/);
   });
 
-  it('produce stopped by a signal (Ctrl-C on `tail -f | uringmq produce`) sends the lines it read, closes the data directory cleanly, says how many, and exits 0', async () => {
-    const dir = tmpDir();
-    assert.equal(run(['topics', 'create', 'p', '--dir', dir]).code, 0);
-    const state = () => JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean };
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 'p', '--dir', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, sig) => resolve([code, sig])));
-    const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    try {
-      child.stdin!.on('error', () => undefined);
-      child.stdin!.write('one\ntwo\nthree\n'); // and stdin stays open, as under `tail -f`
-      const until = Date.now() + 30_000;
-      while (state().clean !== false && Date.now() < until) await sleep(50); // the broker is open
-      await sleep(500); // the lines read and sent
-      child.kill('SIGINT');
-      const [code, sig] = await exited;
-      assert.equal(sig, null, `killed by ${sig}: ${err}`);
-      assert.equal(code, 0, err);
-      assert.match(err, /produced 3 messages to p \(stopped by SIGINT/);
-      assert.equal(state().clean, true, 'state.json says the run crashed');
-      const b = await Broker.open({ dir });
-      assert.deepEqual((await b.read('p', 0, 0)).map((m) => m.value.toString()), ['one', 'two', 'three']);
-      await b.close();
-    } finally {
-      clearTimeout(kill);
-      child.stdin!.destroy();
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
-  });
+  for (const copies of [1, 2])
+    it(`produce stopped by a signal (Ctrl-C on \`tail -f | uringmq produce\`${copies > 1 ? ', delivered twice a few ms apart as under npx' : ''}) sends the lines it read, closes the data directory cleanly, says how many, and exits 0`, async () => {
+      const dir = tmpDir();
+      assert.equal(run(['topics', 'create', 'p', '--dir', dir]).code, 0);
+      const state = () => JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean };
+      const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 'p', '--dir', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, sig) => resolve([code, sig])));
+      const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      try {
+        child.stdin!.on('error', () => undefined);
+        child.stdin!.write('one\ntwo\nthree\n'); // and stdin stays open, as under `tail -f`
+        const until = Date.now() + 30_000;
+        while (state().clean !== false && Date.now() < until) await sleep(50); // the broker is open
+        await sleep(500); // the lines read and sent
+        child.kill('SIGINT');
+        for (let i = 1; i < copies; i++) {
+          await sleep(5);
+          child.kill('SIGINT');
+        }
+        const [code, sig] = await exited;
+        assert.equal(sig, null, `killed by ${sig}: ${err}`);
+        assert.equal(code, 0, err);
+        assert.match(err, /produced 3 messages to p \(stopped by SIGINT/);
+        assert.equal(state().clean, true, 'state.json says the run crashed');
+        const b = await Broker.open({ dir });
+        assert.deepEqual((await b.read('p', 0, 0)).map((m) => m.value.toString()), ['one', 'two', 'three']);
+        await b.close();
+      } finally {
+        clearTimeout(kill);
+        child.stdin!.destroy();
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    });
 
   it('serve refuses a TLS certificate or key it cannot use (garbage, a key of another, expired) with INVALID_ARGUMENT, before the data dir is made', function () {
     const dir = tmpDir();

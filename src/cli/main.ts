@@ -738,12 +738,16 @@ export function program(): Command {
         // closed (with --dir, a run killed by the signal left state.json saying it
         // crashed, and the next open scanned the logs). A second signal exits at once.
         let interrupted: NodeJS.Signals | null = null;
+        let interruptedAt = 0;
         const onSignal = (sig: NodeJS.Signals) => {
+          // `npx uringmq produce` gets one Ctrl-C twice, as serve does (see REPEATED_SIGNAL_MS).
+          if (sig === interrupted && performance.now() - interruptedAt < REPEATED_SIGNAL_MS) return;
           if (interrupted) {
             process.stderr.write(`uringmq: second ${sig}: exiting without waiting for the lines not yet acknowledged\n`);
             process.exit(1);
           }
           interrupted = sig;
+          interruptedAt = performance.now();
           process.stdin.destroy(); // ends the read under way
         };
         process.on('SIGINT', onSignal);
