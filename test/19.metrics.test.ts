@@ -225,6 +225,24 @@ describe('metrics', function () {
     await assert.rejects(MetricsServer.start({} as Broker, registry, { port: 70_000 }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
   });
 
+  it('MetricsServer.start refuses an empty or non-string host instead of listening on every interface', async () => {
+    broker = await openBroker();
+    const registry = metricsRegistry(broker);
+    for (const host of ['', 0, false] as unknown as string[]) {
+      let bound = '';
+      const err: { code?: string; message?: string } | null = await MetricsServer.start(broker, registry, { host, port: 0 }).then(
+        async (srv) => {
+          bound = JSON.stringify((srv as unknown as { http: http.Server }).http.address());
+          await srv.close();
+          return null;
+        },
+        (e: { code?: string; message?: string }) => e,
+      );
+      assert.equal(err?.code, 'INVALID_ARGUMENT', `host ${JSON.stringify(host)}: listening on ${bound}`);
+      assert.match(err.message ?? '', /host must be a non-empty string/);
+    }
+  });
+
   it('a scrape is shared for a second only, on the monotonic clock: a wall clock stepped back does not freeze /metrics', async () => {
     broker = await openBroker();
     await broker.createTopic('t');

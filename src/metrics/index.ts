@@ -213,6 +213,9 @@ export class MetricsServer {
 
   static async start(broker: Broker, registry: Registry, opts: MetricsServerOptions = {}): Promise<MetricsServer> {
     const host = opts.host ?? '127.0.0.1';
+    // Node's listen() takes '' (or any falsy host) as "every interface": a metrics
+    // host read from an unset variable exposed /metrics beyond the loopback.
+    if (typeof host !== 'string' || host.length === 0) throw new UringmqError('INVALID_ARGUMENT', 'host must be a non-empty string');
     const port = opts.port ?? 9464;
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UringmqError('INVALID_ARGUMENT', `metrics port must be an integer between 0 and 65535, got ${JSON.stringify(port)}`);
     // A scrape describes every topic on the main thread: scrapes within a second (two
