@@ -81,4 +81,21 @@ describe('Auth tokens and config files: refused where they are set, never echoed
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a config file whose auth token is not a string (a number, an array) does not echo it', () => {
+    const dir = tmpDir();
+    const cfg = path.join(dir, 'c.json');
+    try {
+      for (const [text, secret] of [['{"authToken": 847319205}', '847319205'], ['{"authToken": ["Sup3rSecretTok"]}', 'up3rSec'], ['{"authToken": {"value": "Sup3rSecretTok"}}', 'up3rSec']]) {
+        fs.writeFileSync(cfg, text);
+        const r = run(['serve', '--config', cfg, '--port', '0', '--dir', path.join(dir, 'data')]);
+        assert.equal(r.code, 2, r.err);
+        assert.match(r.err, /INVALID_ARGUMENT: setting "authToken" in .* must be a string/);
+        assert.ok(!r.err.includes(secret), `stderr echoes the token: ${r.err}`);
+        assert.ok(!fs.existsSync(path.join(dir, 'data')));
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -228,7 +228,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
       if (!type) throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
       // The type here; ranges where the value is used (BrokerServer, Broker.open).
       if (type === 'durability' ? typeof v !== 'string' && typeof v !== 'number' && (v === null || typeof v !== 'object') : typeof v !== type)
-        throw new UringmqError('INVALID_ARGUMENT', `${where} must be a ${type === 'durability' ? "'sync', 'none' or a number of ms" : type}, got ${JSON.stringify(v)}`);
+        // A token of the wrong type (a number, ["…"]) is still the secret: its type only.
+        throw new UringmqError('INVALID_ARGUMENT', `${where} must be a ${type === 'durability' ? "'sync', 'none' or a number of ms" : type}, got ${k === 'authToken' ? (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`) : JSON.stringify(v)}`);
       (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? named(where, () => parseDurability(String(v))) : v;
     }
   }
