@@ -301,6 +301,11 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   return cfg;
 }
 
+/** 127.0.0.0/8, ::1 and localhost: addresses no other host reaches. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 /** The same signal again within this of the first is that one delivered twice (see serve), not a second. */
 const REPEATED_SIGNAL_MS = 250;
 
@@ -440,6 +445,10 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
       const f = await broker.startFetchServer({ host: cfg.host, port: cfg.fetchPort, authToken: cfg.authToken });
       fetchPort = f.port;
       log.info({ address: hostPort(cfg.host, f.port), ioBackend: f.ioBackend, note: f.ioBackendNote }, 'fetch plane listening');
+      // TLS asked for gRPC reads as "the data is encrypted": the fetch plane carries
+      // records (and the auth token) in clear, so say so where others can reach it.
+      if (serverOpts.tls && !isLoopback(cfg.host))
+        log.warn({ address: hostPort(cfg.host, f.port) }, 'the fetch plane has no TLS: it serves records and takes the auth token in plaintext on this address (--no-fetch turns it off)');
     } catch (e) {
       const why = `cannot start the fetch plane on ${hostPort(cfg.host, cfg.fetchPort)}: ${(e as Error).message} (--fetch-port, or --no-fetch)`;
       // As with the metrics port below: the default port may be another broker's (a
