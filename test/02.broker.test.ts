@@ -144,6 +144,22 @@ describe('Broker: topics, produce, read, consume', () => {
     await checkSendTakesRecordAsSent(broker.producer({ lingerMs: 100 }), broker, 't');
   });
 
+  it("send() reads each field of the caller's record once: a getter or Proxy answering differently on a later read neither fails the sends batched with it nor writes what was not checked", async () => {
+    await broker.createTopic('t');
+    const p = broker.producer({ lingerMs: 20 });
+    const flaky = <T>(first: T): (() => T) => {
+      let reads = 0;
+      return () => (reads++ === 0 ? first : (42 as unknown as T));
+    };
+    const value = flaky('v');
+    const header = flaky('h');
+    const byGetter = { partition: 0, get value() { return value(); } };
+    const headers = new Proxy({ h: 'h' }, { get: (_t, k) => (k === 'h' ? header() : undefined) });
+    const settled = await Promise.allSettled([p.send('t', { value: 'innocent', partition: 0 }), p.send('t', byGetter), p.send('t', { value: 'x', headers, partition: 0 })]);
+    assert.deepEqual(settled.map((x) => x.status), ['fulfilled', 'fulfilled', 'fulfilled'], JSON.stringify(settled));
+    assert.deepEqual((await broker.read('t', 0, 0)).map((m) => [m.value.toString(), m.headers.h?.toString()]), [['innocent', undefined], ['v', undefined], ['x', 'h']]);
+  });
+
   it("a topic made again under a deleted one's name: the removal of the old topic's group offsets is synced before the new topic exists (a power cut must not bring them back under it)", async function () {
     // The offsets file of group g on x is unlinked by deleteTopic (and again by
     // createTopic); unless its directory is synced after that and before the new x's

@@ -141,9 +141,23 @@ export class Producer implements ProducerApi {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
-      const rec = validateRecord(record, 'send to', topic) as ProducerRecord;
-      const size = this.checkSize(rec, topic);
-      const partition = this.choosePartition(t, rec, rec.partition);
+      // The record as it is now, not the caller's object: it is encoded when the batch
+      // is cut, and a caller that reuses or changes the object meanwhile (one record
+      // object filled anew per send) must not change what this send wrote, nor make
+      // the batch it shares fail to encode. Copied before it is checked, each field read
+      // once: a getter or Proxy answering differently on a later read passed the checks
+      // with its first answer and was encoded with another, failing every send batched
+      // with it.
+      let own = record as RecordInput;
+      let explicit: number | undefined;
+      if (record !== null && typeof record === 'object') {
+        const { value, key, headers, timestamp, partition } = record;
+        own = { value, key, headers: headers !== null && typeof headers === 'object' && !Array.isArray(headers) ? { ...headers } : headers, timestamp };
+        explicit = partition;
+      }
+      validateRecord(own, 'send to', topic);
+      const size = this.checkSize(own, topic);
+      const partition = this.choosePartition(t, own, explicit);
       const ps = t.partitions[partition]!;
       const key = `${topic}\u0000${partition}`;
       let acc = this.accs.get(key);
@@ -155,14 +169,7 @@ export class Producer implements ProducerApi {
       }
       if (acc.records.length === 0 && this.filled++ === 0) this.broker.activeProducers.add(this);
       const out = new Promise<SendResult>((resolve, reject) => acc!.waiters.push({ resolve, reject }));
-      // The record as it is now, not the caller's object: it is encoded when the batch
-      // is cut, and a caller that reuses or changes the object meanwhile (one record
-      // object filled anew per send) must not change what this send wrote, nor make
-      // the batch it shares fail to encode.
-      const own: RecordInput = { value: rec.value };
-      if (rec.key !== undefined && rec.key !== null) own.key = rec.key;
-      if (rec.headers !== undefined) own.headers = { ...rec.headers };
-      own.timestamp = rec.timestamp ?? at;
+      own.timestamp ??= at;
       acc.records.push(own);
       acc.bytes += size;
       // Closing: close()'s flushAll ran already, and this record (a held send resumed
