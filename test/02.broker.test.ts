@@ -160,6 +160,27 @@ describe('Broker: topics, produce, read, consume', () => {
     assert.deepEqual((await broker.read('t', 0, 0)).map((m) => [m.value.toString(), m.headers.h?.toString()]), [['innocent', undefined], ['v', undefined], ['x', 'h']]);
   });
 
+  it("takes a Uint8Array value or key (a view at an offset, on a SharedArrayBuffer too) as it is, without changing the caller's record: frozen or with a getter, it is sent, not a TypeError", async () => {
+    await broker.createTopic('t', { partitions: 4 });
+    const p = broker.producer();
+    // Not in the declared types (Buffer | string), taken all the same.
+    const bytes = new Uint8Array(new SharedArrayBuffer(16)).map((_, i) => i).subarray(3, 7) as unknown as Buffer; // 3, 4, 5, 6
+    const key = new TextEncoder().encode('customer-42') as unknown as Buffer;
+    const frozen = Object.freeze({ key, value: bytes });
+    const sent = await p.send('t', frozen);
+    assert.equal(frozen.value, bytes);
+    const byGetter = await p.send('t', { partition: 1, get value() { return bytes; } });
+    const batch = await p.sendBatch('t', [frozen, Object.freeze({ value: bytes.subarray(1) })]);
+    // The same partition as the key as a Buffer or string goes to.
+    assert.equal(sent.partition, (await p.send('t', { key: 'customer-42', value: 'x' })).partition);
+    assert.equal(batch.partition, sent.partition);
+    const at = async (partition: number, offset: number) => (await broker.read('t', partition, offset))[0]!;
+    const first = await at(sent.partition, sent.offset);
+    assert.deepEqual([first.key?.toString(), [...first.value]], ['customer-42', [3, 4, 5, 6]]);
+    assert.deepEqual([...(await at(1, byGetter.offset)).value], [3, 4, 5, 6]);
+    assert.deepEqual([...(await at(batch.partition, batch.baseOffset + 1)).value], [4, 5, 6]);
+  });
+
   it("a topic made again under a deleted one's name: the removal of the old topic's group offsets is synced before the new topic exists (a power cut must not bring them back under it)", async function () {
     // The offsets file of group g on x is unlinked by deleteTopic (and again by
     // createTopic); unless its directory is synced after that and before the new x's

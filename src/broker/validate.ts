@@ -57,22 +57,19 @@ export function validateRecord(r: unknown, what: string, topic: string, index = 
   return r as RecordInput;
 }
 
-/** What is wrong with a record, or null. Views a non-Buffer Uint8Array as a Buffer in place. */
+/**
+ * What is wrong with a record, or null. A Uint8Array that is not a Buffer is taken as
+ * it is (the encoder and the partitioner read it as one): the record is the caller's,
+ * and viewing it as a Buffer in place threw a TypeError for a frozen record, or one
+ * whose value is a getter.
+ */
 function recordProblem(r: unknown): string | null {
   if (r === null || typeof r !== 'object') return RECORD_PROBLEM.notObject;
   const rec = r as Record<string, unknown>;
   const value = rec.value;
-  if (!isBuffer(value)) {
-    if (typeof value === 'string') {
-      // ok
-    } else if (value instanceof U8) rec.value = asBuffer(value);
-    else return RECORD_PROBLEM.value;
-  }
+  if (!isBuffer(value) && typeof value !== 'string' && !(value instanceof U8)) return RECORD_PROBLEM.value;
   const key = rec.key;
-  if (key !== undefined && key !== null && typeof key !== 'string' && !isBuffer(key)) {
-    if (key instanceof U8) rec.key = asBuffer(key);
-    else return RECORD_PROBLEM.key;
-  }
+  if (key !== undefined && key !== null && typeof key !== 'string' && !isBuffer(key) && !(key instanceof U8)) return RECORD_PROBLEM.key;
   const ts = rec.timestamp;
   if (ts !== undefined && !(typeof ts === 'number' && isSafeInteger(ts) && ts >= 0 && ts <= MAX_TIMESTAMP))
     return RECORD_PROBLEM.timestamp;
@@ -85,11 +82,6 @@ function recordProblem(r: unknown): string | null {
   const partition = rec.partition;
   if (partition !== undefined && !(Number.isInteger(partition) && (partition as number) >= 0)) return 'partition must be a non-negative integer';
   return null;
-}
-
-/** A Uint8Array that is not a Buffer, viewed as one without copying. */
-function asBuffer(v: Uint8Array): Buffer {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
 export function validateOffset(offset: unknown, what = 'offset'): number {
