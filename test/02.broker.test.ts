@@ -268,6 +268,25 @@ describe('Broker: topics, produce, read, consume', () => {
     assert.equal(await done, 0);
   });
 
+  it('a group consumer hands out nothing more once the broker is closing: its buffered messages, whose acks the close would not keep, are not handed to the app', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `m${i}` })));
+    let closing: Promise<void> | undefined;
+    let handed = 0;
+    const afterClose: string[] = [];
+    for await (const m of broker.consumer({ topic: 't', group: 'g', from: 'earliest' })) {
+      if (broker.closed) afterClose.push(m.value.toString());
+      m.ack();
+      if (++handed === 2) closing = broker.close();
+      await sleep(10); // the app's work
+    }
+    await closing;
+    assert.deepEqual(afterClose, []);
+    broker = await openBroker({ dir });
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [handed]);
+  });
+
   it('ends a consumer of several partitions when the broker closes while it holds a message, rather than failing with BROKER_CLOSED', async () => {
     await broker.createTopic('t', { partitions: 2 });
     const p = broker.producer();

@@ -206,7 +206,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return flatten(this.batches(), () => this.closing, this.cursor);
+    return flatten(this.batches(), () => this.closing || this.broker.closed, this.cursor);
   }
 
   /**
@@ -246,6 +246,10 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     report.unref();
     try {
       for (;;) {
+        // The broker is closing: what is buffered is not handed out, as after close().
+        // The group's last offsets are written during the close, and the acks of
+        // messages handed out meanwhile were lost: all of them came again at the next open.
+        if (this.broker.closed) return;
         const c = this.chunks.shift();
         if (c) {
           const msgs = this.expand(c, acker);
