@@ -64,6 +64,28 @@ describe('RecordBatch codec', () => {
     assert.deepEqual(decodeBatches(ok).map((r) => r.value.toString()), ['a']); // the good call still reads
   });
 
+  it('a key, value or header value that answers differently when written than when sized (a getter, a Proxy) is INVALID_ARGUMENT, not a record holding the buffer\'s old bytes or a RangeError', () => {
+    // Sized at its first read, written at its second.
+    const flaky = (first: unknown, then: unknown) => {
+      let reads = 0;
+      return () => (reads++ === 0 ? first : then) as Buffer;
+    };
+    const long = Buffer.alloc(40, 0x41);
+    const cases: Array<[string, () => RecordInput]> = [
+      ['plain value, shorter', () => { const v = flaky(long, Buffer.from('BB')); return { get value() { return v(); } }; }],
+      ['plain value, longer', () => { const v = flaky(Buffer.from('BB'), long); return { get value() { return v(); } }; }],
+      ['value, shorter string', () => { const v = flaky('A'.repeat(40), 'BB'); return { key: 'k', get value() { return v(); } }; }],
+      ['value, not bytes', () => { const v = flaky(long, 42); return { key: 'k', get value() { return v(); } }; }],
+      ['key, shorter', () => { const k = flaky(long, Buffer.from('BB')); return { value: 'v', get key() { return k(); } }; }],
+      ['header, not bytes', () => { const h = flaky(long, 42); return { value: 'v', headers: { get h() { return h(); } } }; }],
+    ];
+    for (const [what, rec] of cases) {
+      // A pooled buffer's old contents, as the producers' encodes get.
+      const alloc = (size: number) => Buffer.alloc(size, 0x53);
+      assert.throws(() => encodeBatch([rec()], { alloc }), (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && /changed while it was encoded/.test(e.message), what);
+    }
+  });
+
   it('computes CRC32C like a bytewise reference at every block boundary and alignment', () => {
     // The native code runs three interleaved streams over 8 KiB and 256 B blocks and
     // combines them: lengths around 3×block and unaligned starts exercise each path.

@@ -94,9 +94,12 @@ function readI64(buf: Buffer, pos: number): number {
  */
 const setBytes = Uint8Array.prototype.set;
 
+/** Writes `b`, sized at `len` bytes; -1 when it no longer is (RECORD_PROBLEM.changed). */
 function put(buf: Buffer, pos: number, b: Bytes, len: number): number {
-  if (typeof b === 'string') buf.write(b, pos, len, 'utf8');
-  else setBytes.call(buf, b, pos);
+  if (typeof b === 'string') {
+    if (buf.write(b, pos, len, 'utf8') !== len) return -1;
+  } else if ((b as unknown) instanceof U8 && b.length === len) setBytes.call(buf, b, pos);
+  else return -1;
   return pos + len;
 }
 
@@ -159,6 +162,7 @@ export const RECORD_PROBLEM = {
   timestamp: 'timestamp must be an integer from 0 to 2^52 - 1 (ms since the epoch)',
   headers: 'headers must be an object of Buffer or string values',
   header: (name: string): string => `header ${JSON.stringify(name)} must be a Buffer or string`,
+  changed: 'its key, value or headers changed while it was encoded (a getter or Proxy answering differently on each read)',
 } as const;
 
 function shapeError(opts: EncodeOptions, i: number, problem: string): Error {
@@ -269,7 +273,11 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
       const vl = valueLens[i]!;
       if (vl < 0x80) buf[pos++] = vl;
       else pos = writeUvarint(buf, pos, vl);
-      setBytes.call(buf, records[i]!.value as Uint8Array, pos);
+      // Read again: a getter's shorter answer would have left vl - length bytes of the
+      // pooled buffer's old contents (another batch's records) in this record.
+      const value = records[i]!.value as Uint8Array;
+      if (value.length !== vl) throw shapeError(opts, i, RECORD_PROBLEM.changed);
+      setBytes.call(buf, value, pos);
       pos += vl;
       buf[pos++] = 0; // no headers
     }
@@ -290,13 +298,16 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     else pos = writeUvarint(buf, pos, i);
     const kl = keyLens[i]!;
     if (kl < 0) buf[pos++] = 0;
-    else pos = put(buf, writeUvarint(buf, pos, kl + 1), r.key!, kl);
+    else if ((pos = put(buf, writeUvarint(buf, pos, kl + 1), r.key!, kl)) < 0) throw shapeError(opts, i, RECORD_PROBLEM.changed);
     const vl = valueLens[i]!;
     const value = r.value;
     if (vl < 0x80) buf[pos++] = vl;
     else pos = writeUvarint(buf, pos, vl);
-    if (typeof value === 'string') buf.write(value, pos, vl, 'utf8');
-    else setBytes.call(buf, value, pos);
+    // Read again, as the key and headers are: see the plain loop.
+    if (typeof value === 'string') {
+      if (buf.write(value, pos, vl, 'utf8') !== vl) throw shapeError(opts, i, RECORD_PROBLEM.changed);
+    } else if ((value as unknown) instanceof U8 && value.length === vl) setBytes.call(buf, value, pos);
+    else throw shapeError(opts, i, RECORD_PROBLEM.changed);
     pos += vl;
     const h = r.headers;
     if (h === undefined) buf[pos++] = 0;
@@ -308,7 +319,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
         const hk = Buffer.byteLength(k);
         const hv = bytesLen(v);
         pos = put(buf, writeUvarint(buf, pos, hk), k, hk);
-        pos = put(buf, writeUvarint(buf, pos, hv), v, hv);
+        if (hv < 0 || (pos = put(buf, writeUvarint(buf, pos, hv), v, hv)) < 0) throw shapeError(opts, i, RECORD_PROBLEM.changed);
       }
     }
   }
