@@ -287,6 +287,22 @@ describe('Broker: topics, produce, read, consume', () => {
     assert.deepEqual(await broker.committedOffsets('g', 't'), [handed]);
   });
 
+  it("a group consumer's iterator returned before its first next() leaves the group, as leaving the loop does (Readable.from(consumer) destroyed unread)", async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const members = async () => (await broker.describeTopic('t')).groups.map((g) => [g.group, g.members.length]);
+    await broker.consumer({ topic: 't', group: 'a', from: 'earliest' })[Symbol.asyncIterator]().return!(undefined);
+    await broker.consumer({ topic: 't', group: 'b', from: 'earliest' }).batches()[Symbol.asyncIterator]().return!(undefined);
+    assert.deepEqual(await members(), [['a', 0], ['b', 0]]);
+    // One that was iterated leaves as before, once.
+    await broker.producer().send('t', { value: 'x', partition: 0 });
+    const c = broker.consumer({ topic: 't', group: 'c', from: 'earliest' });
+    const it = c[Symbol.asyncIterator]();
+    assert.equal((await it.next()).done, false);
+    await it.return!(undefined);
+    await c.close();
+    assert.deepEqual(await members(), [['a', 0], ['b', 0], ['c', 0]]);
+  });
+
   it('ends a consumer of several partitions when the broker closes while it holds a message, rather than failing with BROKER_CLOSED', async () => {
     await broker.createTopic('t', { partitions: 2 });
     const p = broker.producer();

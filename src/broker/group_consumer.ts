@@ -206,7 +206,25 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return flatten(this.batches(), () => this.closing || this.broker.closed, this.cursor);
+    return this.leavesOnReturn(flatten(this.batches(), () => this.closing || this.broker.closed, this.cursor));
+  }
+
+  /** run() began: its `finally` leaves the group when the iteration ends. */
+  private running = false;
+
+  /**
+   * `it`, whose return() leaves the group also before the first next(): a generator
+   * returned before it began never runs its body, nor so run()'s `finally`, and the
+   * member stayed in the group for as long as the broker was open, heartbeating and
+   * holding its partitions (Readable.from(consumer) destroyed before it was read).
+   */
+  private leavesOnReturn<T>(it: AsyncGenerator<T>): AsyncGenerator<T> {
+    const ret = it.return.bind(it);
+    it.return = async (v) => {
+      if (!this.running) await this.close();
+      return ret(v);
+    };
+    return it;
   }
 
   /**
@@ -217,7 +235,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw new UringmqError('INVALID_ARGUMENT', 'a consumer can be iterated once');
     this.started = true;
-    return { [Symbol.asyncIterator]: () => this.run() };
+    return { [Symbol.asyncIterator]: () => this.leavesOnReturn(this.run()) };
   }
 
   private expand(c: Chunk, acker: Acker): ConsumedMessage[] {
@@ -228,6 +246,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
+    this.running = true;
     const m = await this.joined;
     const acker: Acker = { ack: (p, o, r) => m.ack(p, o, o + 1, r), nack: (p, o, d, n, r) => m.nack(p, o, d, n, r) };
     // The heartbeat runs from the join (the constructor). The report timer stops itself
