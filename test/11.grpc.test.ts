@@ -322,6 +322,22 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(m!.headers.h!.toString(), 'hi');
   });
 
+  it("a remote consumer's iterator returned before its first next() leaves the group (Readable.from(consumer) destroyed unread), as the embedded one does", async () => {
+    const members = async (group: string) => (await r.client.describeTopic('t')).groups.find((x) => x.group === group)?.members.length ?? 0;
+    const until = async (group: string, n: number) => {
+      for (let i = 0; i < 100 && (await members(group)) !== n; i++) await sleep(50);
+      return members(group);
+    };
+    const a = r.client.consumer({ topic: 't', group: 'ra', from: 'earliest' })[Symbol.asyncIterator]();
+    const b = r.client.consumer({ topic: 't', group: 'rb', from: 'earliest' }).batches()[Symbol.asyncIterator]();
+    assert.equal(await until('ra', 1), 1, 'joined on iteration'); // (iterating subscribes)
+    assert.equal(await until('rb', 1), 1);
+    await a.return!(undefined);
+    await b.return!(undefined);
+    assert.equal(await until('ra', 0), 0, 'the member of the returned iterator stayed in the group');
+    assert.equal(await until('rb', 0), 0);
+  });
+
   it('a consumer closed before it is iterated ends at once and joins nothing: no member left holding the partitions', async () => {
     await r.client.producer().send('t', { value: 'x', partition: 0 });
     const closed = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });

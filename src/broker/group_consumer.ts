@@ -206,26 +206,11 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return this.leavesOnReturn(flatten(this.batches(), () => this.closing || this.broker.closed, this.cursor));
+    return closesOnEarlyReturn(flatten(this.batches(), () => this.closing || this.broker.closed, this.cursor), () => this.running, () => this.close());
   }
 
   /** run() began: its `finally` leaves the group when the iteration ends. */
   private running = false;
-
-  /**
-   * `it`, whose return() leaves the group also before the first next(): a generator
-   * returned before it began never runs its body, nor so run()'s `finally`, and the
-   * member stayed in the group for as long as the broker was open, heartbeating and
-   * holding its partitions (Readable.from(consumer) destroyed before it was read).
-   */
-  private leavesOnReturn<T>(it: AsyncGenerator<T>): AsyncGenerator<T> {
-    const ret = it.return.bind(it);
-    it.return = async (v) => {
-      if (!this.running) await this.close();
-      return ret(v);
-    };
-    return it;
-  }
 
   /**
    * The same messages, a delivery at a time: one await per batch instead of per
@@ -235,7 +220,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw new UringmqError('INVALID_ARGUMENT', 'a consumer can be iterated once');
     this.started = true;
-    return { [Symbol.asyncIterator]: () => this.leavesOnReturn(this.run()) };
+    return { [Symbol.asyncIterator]: () => closesOnEarlyReturn(this.run(), () => this.running, () => this.close()) };
   }
 
   private expand(c: Chunk, acker: Acker): ConsumedMessage[] {
@@ -316,6 +301,22 @@ export function ownOptions<T extends { from?: unknown; flow?: unknown }>(opts: T
   if (o.from !== null && typeof o.from === 'object') o.from = { ...o.from };
   if (o.flow !== null && typeof o.flow === 'object') o.flow = { ...o.flow };
   return o;
+}
+
+/**
+ * `it`, whose return() closes the consumer also before the first next(): a generator
+ * returned before it began never runs its body, nor so its `finally` that leaves the
+ * group, and the member stayed in the group for as long as the broker (or client) was
+ * open, heartbeating and holding its partitions (Readable.from(consumer) destroyed
+ * before it was read). `began`: the body (whose `finally` closes) has started.
+ */
+export function closesOnEarlyReturn<T>(it: AsyncGenerator<T>, began: () => boolean, close: () => Promise<void>): AsyncGenerator<T> {
+  const ret = it.return.bind(it);
+  it.return = async (v) => {
+    if (!began()) await close();
+    return ret(v);
+  };
+  return it;
 }
 
 /** The batch flatten() is handing out, and the index of the next message it hands. */

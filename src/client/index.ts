@@ -12,7 +12,7 @@ import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConne
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
-import { GroupMessage, flatten, groupMessages, ownOptions, returnedOf, type Acker, type ConsumedMessage, type FlattenCursor, type GroupConsumerApi } from '../broker/group_consumer';
+import { GroupMessage, closesOnEarlyReturn, flatten, groupMessages, ownOptions, returnedOf, type Acker, type ConsumedMessage, type FlattenCursor, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
 import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../flow/controller';
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
@@ -1860,8 +1860,11 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return flatten(this.batches(), () => this.closed, this.cursor);
+    return closesOnEarlyReturn(flatten(this.batches(), () => this.closed, this.cursor), () => this.running, () => this.close());
   }
+
+  /** run() began: its `finally` closes the consumer when the iteration ends. */
+  private running = false;
 
   /** Deliveries as arrays: one await per batch; each message still acked on its own. */
   batches(): AsyncIterable<ConsumedMessage[]> {
@@ -1870,7 +1873,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     // A consumer closed before it is iterated ends at once: subscribing now would join
     // a member nobody closes (close() is done), holding partitions and their messages.
     if (!this.closed) this.open();
-    return { [Symbol.asyncIterator]: () => this.run() };
+    return { [Symbol.asyncIterator]: () => closesOnEarlyReturn(this.run(), () => this.running, () => this.close()) };
   }
 
   private expand(c: Chunk): ConsumedMessage[] {
@@ -1887,6 +1890,7 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
+    this.running = true;
     try {
       for (;;) {
         if (this.closed) return;
