@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { BrokerServer } from '../src';
 import { connect } from '../src/client';
 import { openBroker, tmpDir } from './helpers';
+import { spawnServer } from './fixtures/server_process';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
 const run = (args: string[], env: Record<string, string> = {}) => {
@@ -18,6 +19,18 @@ const run = (args: string[], env: Record<string, string> = {}) => {
 
 describe('Auth tokens and config files: refused where they are set, never echoed', function () {
   this.timeout(120_000);
+
+  it('URINGMQ_AUTH_TOKEN set but empty (a compose file\'s ${TOKEN} unset) serves without a token, and says so at start', async () => {
+    for (const [env, warned] of [[{ URINGMQ_AUTH_TOKEN: '' }, true], [{}, false]] as const) {
+      const srv = await spawnServer(path.join(tmpDir(), 'data'), 0, ['--no-fetch', '--no-metrics'], { env });
+      try {
+        assert.equal(/URINGMQ_AUTH_TOKEN is set but empty: serving without an auth token/.test(srv.logs()), warned, srv.logs());
+      } finally {
+        srv.child.kill('SIGTERM');
+        await srv.exited;
+      }
+    }
+  });
 
   it('a token over 256 bytes is refused as INVALID_ARGUMENT before the data dir is made', () => {
     const dir = tmpDir();

@@ -149,6 +149,8 @@ interface ServeConfig {
   metricsPortSet?: boolean;
   /** fetchPort was given (flag, environment or file), not the default */
   fetchPortSet?: boolean;
+  /** URINGMQ_AUTH_TOKEN is in the environment but empty (taken as unset, as every empty variable) */
+  emptyAuthTokenEnv?: boolean;
 }
 
 /** The settings a config file may hold, with their JSON types. */
@@ -288,6 +290,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const fetchPortSet = flags.fetchPort !== undefined || (env.URINGMQ_FETCH_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('fetchPort'));
   if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
   cfg.fetchPortSet = fetchPortSet;
+  cfg.emptyAuthTokenEnv = env.URINGMQ_AUTH_TOKEN === '';
   const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('metricsPort'));
   if (cfg.port === 0 && !metricsPortSet) cfg.metricsPort = 0;
   cfg.metricsPortSet = metricsPortSet;
@@ -376,6 +379,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   // The server's settings and TLS files are checked before the data directory is
   // opened (and perhaps created): a bad value leaves nothing behind.
   const serverOpts: Omit<ServerOptions, 'broker'> = { host: cfg.host, port: cfg.port, logger: log, authToken: cfg.authToken };
+  // A variable meant to hold the token but left empty (a compose file's `${TOKEN}` with
+  // TOKEN unset) serves every client without one: said, not silently open.
+  if (cfg.emptyAuthTokenEnv && cfg.authToken === undefined) log.warn('URINGMQ_AUTH_TOKEN is set but empty: serving without an auth token (give the token, or unset the variable)');
   // Given empty (`--tls-cert "$UNSET"`, "" in the file) is a mistake, not plaintext.
   if (cfg.tlsCert !== undefined || cfg.tlsKey !== undefined) {
     if (!cfg.tlsCert || !cfg.tlsKey) throw new UringmqError('INVALID_ARGUMENT', 'TLS needs both --tls-cert and --tls-key, neither empty');
