@@ -8,7 +8,7 @@ import { encodeBatch, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
 import { PendingPromises } from './id_table';
-import { checkRecordSize, closeTimeout, closeTimedOut, positiveInt, settlesWithin, validateRecord } from './validate';
+import { checkRecordSize, closeTimeout, closeTimedOut, ownRecord, positiveInt, settlesWithin, validateRecord } from './validate';
 
 export interface ProducerOptions {
   /** How long send() waits for more records to share its batch (default 0: the
@@ -141,23 +141,9 @@ export class Producer implements ProducerApi {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
-      // The record as it is now, not the caller's object: it is encoded when the batch
-      // is cut, and a caller that reuses or changes the object meanwhile (one record
-      // object filled anew per send) must not change what this send wrote, nor make
-      // the batch it shares fail to encode. Copied before it is checked, each field read
-      // once: a getter or Proxy answering differently on a later read passed the checks
-      // with its first answer and was encoded with another, failing every send batched
-      // with it.
-      let own = record as RecordInput;
-      let explicit: number | undefined;
-      if (record !== null && typeof record === 'object') {
-        const { value, key, headers, timestamp, partition } = record;
-        own = { value, key, headers: headers !== null && typeof headers === 'object' && !Array.isArray(headers) ? { ...headers } : headers, timestamp };
-        explicit = partition;
-      }
-      validateRecord(own, 'send to', topic);
+      const own = validateRecord(ownRecord(record), 'send to', topic) as ProducerRecord;
       const size = this.checkSize(own, topic);
-      const partition = this.choosePartition(t, own, explicit);
+      const partition = this.choosePartition(t, own, own.partition);
       const ps = t.partitions[partition]!;
       const key = `${topic}\u0000${partition}`;
       let acc = this.accs.get(key);

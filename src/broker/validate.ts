@@ -58,6 +58,20 @@ export function validateRecord(r: unknown, what: string, topic: string, index = 
 }
 
 /**
+ * A send()'s own copy of the caller's record, each field read once (its headers object
+ * copied too, their values kept): the copy is what is checked and encoded, when the
+ * batch is cut. A caller that reuses or changes its object meanwhile (one record object
+ * filled anew per send) must not change what this send writes, and a getter or Proxy
+ * answering differently on a later read must not pass the check with one answer and be
+ * encoded with another, failing every send batched with it. Both producers take it.
+ */
+export function ownRecord(r: unknown): unknown {
+  if (r === null || typeof r !== 'object') return r;
+  const { value, key, headers, timestamp, partition } = r as Record<string, unknown>;
+  return { value, key, headers: headers !== null && typeof headers === 'object' && !Array.isArray(headers) ? { ...headers } : headers, timestamp, partition };
+}
+
+/**
  * What is wrong with a record, or null. A Uint8Array that is not a Buffer is taken as
  * it is (the encoder and the partitioner read it as one): the record is the caller's,
  * and viewing it as a Buffer in place threw a TypeError for a frozen record, or one

@@ -18,7 +18,7 @@ import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { IdTable, PendingPromises } from '../broker/id_table';
-import { checkConsumerOptions, closeTimeout, closeTimedOut, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
+import { checkConsumerOptions, closeTimeout, closeTimedOut, ownRecord, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
@@ -768,14 +768,9 @@ export class RemoteProducer implements ProducerApi {
   send(topic: string, record: ProducerRecord): Promise<SendResult> {
     try {
       if (this.closing) throw new UringmqError('BROKER_CLOSED', 'producer is closed');
-      const given = validateRecord(record, 'send to', topic) as ProducerRecord;
-      // The record as it is now, not the caller's object, which it may reuse or change
-      // while this one lingers (as the embedded producer keeps it); stamped with the time
-      // of this send() when it has no timestamp, not of its batch's cut.
-      const rec: ProducerRecord = { value: given.value, timestamp: given.timestamp ?? Date.now() };
-      if (given.key !== undefined && given.key !== null) rec.key = given.key;
-      if (given.headers !== undefined) rec.headers = { ...given.headers };
-      if (given.partition !== undefined) rec.partition = given.partition;
+      // Stamped with the time of this send() when it has no timestamp, not of its batch's cut.
+      const rec = validateRecord(ownRecord(record), 'send to', topic) as ProducerRecord;
+      rec.timestamp ??= Date.now();
       const size = recordSize(rec);
       if (this.waiting.length > 0) return this.sendLater(topic, rec, size, null);
       const space = this.reserve(size);
