@@ -2302,13 +2302,19 @@ describe('Consumer groups: ack deadlines, session timeouts and nack delays do no
     assert.ok(cond(), `timed out waiting for ${what}`);
   }
 
-  it('the clock stepping back an hour (NTP, a VM resumed) does not hold an unacked message past its ack deadline for that hour', async () => {
+  /** A member of group g on a new topic t of `n` messages, once they were all delivered to it. */
+  async function deliveredTo(n: number, opts: { ackDeadlineMs: number; sessionTimeoutMs: number }) {
     await broker.createTopic('t');
-    await broker.producer().sendBatch('t', Array.from({ length: 3 }, (_, i) => ({ value: `m${i}` })));
+    await broker.producer().sendBatch('t', Array.from({ length: n }, (_, i) => ({ value: `m${i}` })));
     const got: Array<[number, number, number]> = [];
     const ended: Array<string | undefined> = [];
-    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 300, sessionTimeoutMs: 60_000 }, recorder(got, ended), 100);
-    await until(() => count(got) === 3, 'the first delivery');
+    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ...opts }, recorder(got, ended), 100);
+    await until(() => count(got) === n, 'the first delivery');
+    return { m, got, ended };
+  }
+
+  it('the clock stepping back an hour (NTP, a VM resumed) does not hold an unacked message past its ack deadline for that hour', async () => {
+    const { m, got, ended } = await deliveredTo(3, { ackDeadlineMs: 300, sessionTimeoutMs: 60_000 });
     m.ack(0, 0, 1);
     m.ack(0, 2, 3);
     step = -3_600_000;
@@ -2318,12 +2324,7 @@ describe('Consumer groups: ack deadlines, session timeouts and nack delays do no
   });
 
   it('the clock stepping forward past the session timeout does not expire a live member nor take back what it holds', async () => {
-    await broker.createTopic('t');
-    await broker.producer().sendBatch('t', Array.from({ length: 3 }, (_, i) => ({ value: `m${i}` })));
-    const got: Array<[number, number, number]> = [];
-    const ended: Array<string | undefined> = [];
-    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 30_000, sessionTimeoutMs: 5000 }, recorder(got, ended), 100);
-    await until(() => count(got) === 3, 'the first delivery');
+    const { m, got, ended } = await deliveredTo(3, { ackDeadlineMs: 30_000, sessionTimeoutMs: 5000 });
     m.heartbeat();
     step = 3_600_000;
     await sleep(400); // several sweeps (every 50 ms)
@@ -2334,12 +2335,7 @@ describe('Consumer groups: ack deadlines, session timeouts and nack delays do no
   });
 
   it("the clock stepping back an hour does not hold a nacked message past its nack's delay for that hour", async () => {
-    await broker.createTopic('t');
-    await broker.producer().sendBatch('t', Array.from({ length: 2 }, (_, i) => ({ value: `m${i}` })));
-    const got: Array<[number, number, number]> = [];
-    const ended: Array<string | undefined> = [];
-    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 }, recorder(got, ended), 100);
-    await until(() => count(got) === 2, 'the first delivery');
+    const { m, got, ended } = await deliveredTo(2, { ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 });
     m.ack(0, 0, 1);
     m.nack(0, 1, 300);
     step = -3_600_000;
@@ -2348,12 +2344,7 @@ describe('Consumer groups: ack deadlines, session timeouts and nack delays do no
   });
 
   it("the clock stepping forward two hours does not cut short a nack's delay", async () => {
-    await broker.createTopic('t');
-    await broker.producer().sendBatch('t', Array.from({ length: 2 }, (_, i) => ({ value: `m${i}` })));
-    const got: Array<[number, number, number]> = [];
-    const ended: Array<string | undefined> = [];
-    const m = await broker.groups.join({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 }, recorder(got, ended), 100);
-    await until(() => count(got) === 2, 'the first delivery');
+    const { m, got, ended } = await deliveredTo(2, { ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 });
     m.ack(0, 0, 1);
     m.nack(0, 1, 60_000);
     step = 7_200_000;
