@@ -1083,6 +1083,15 @@ describe('fetch plane: consumers, groups and the server', () => {
     await expectCode(FetchConnection.open('127.0.0.1', fsrv.port), 'UNAVAILABLE'); // stopped with the broker
   });
 
+  /** Makes `client[method]` fail once with `error`, then call through; `failed()`: that failure happened. */
+  function failsOnce(client: object, method: 'describeTopic' | 'committedState' | 'commitOffset', error: UringmqError): { failed: () => boolean } {
+    const c = client as Record<string, unknown>;
+    const real = (c[method] as (...a: unknown[]) => Promise<unknown>).bind(client);
+    let failures = 1;
+    c[method] = (...a: unknown[]) => (failures-- > 0 ? Promise.reject(error) : real(...a));
+    return { failed: () => failures < 0 };
+  }
+
   for (const lookup of ['describeTopic', 'committedState'] as const)
     it(`a fetch member whose ${lookup} call fails for now (a connection dropped) while it takes up its assignment retries it and reads its partitions, instead of ending`, async () => {
       const { client, close } = await fetchStack(await openBroker());
@@ -1092,10 +1101,7 @@ describe('fetch plane: consumers, groups and the server', () => {
         for (const part of [0, 1]) await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `${part}-${i}` })), { partition: part });
         // What a broker killed (or a connection cut) under the call gives: UNAVAILABLE,
         // the membership stream still up or already reconnected.
-        const real = client[lookup].bind(client) as (...a: unknown[]) => Promise<unknown>;
-        let failures = 1;
-        (client as unknown as Record<string, unknown>)[lookup] = (...a: unknown[]) =>
-          failures-- > 0 ? Promise.reject(new UringmqError('UNAVAILABLE', 'Connection dropped')) : real(...a);
+        const lookupCall = failsOnce(client, lookup, new UringmqError('UNAVAILABLE', 'Connection dropped'));
         const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 50, commitIntervalMs: 50 });
         const seen = new Set<string>();
         const err = await (async () => {
@@ -1106,7 +1112,7 @@ describe('fetch plane: consumers, groups and the server', () => {
           }
         })().then(() => null, (e: Error) => e);
         assert.equal(err, null, `the consumer ended with ${String(err)}`);
-        assert.ok(failures < 0, `the ${lookup} call failed once, and was made again`);
+        assert.ok(lookupCall.failed(), `the ${lookup} call failed once, and was made again`);
         assert.equal(seen.size, 40);
         assert.deepEqual(await client.committedOffsets('g', 't'), [20, 20]);
       } finally {
@@ -1121,10 +1127,7 @@ describe('fetch plane: consumers, groups and the server', () => {
         await client.createTopic('t', { partitions: 1 });
         const p = client.producer();
         await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `a-${i}` })), { partition: 0 });
-        const real = client.commitOffset.bind(client);
-        let failures = 1;
-        client.commitOffset = (...a: Parameters<typeof real>) =>
-          failures-- > 0 ? Promise.reject(new UringmqError(code, 'broker is closed')) : real(...a);
+        const commit = failsOnce(client, 'commitOffset', new UringmqError(code, 'broker is closed'));
         const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 50, commitIntervalMs: 50 });
         const seen = new Set<string>();
         const err = await (async () => {
@@ -1134,14 +1137,14 @@ describe('fetch plane: consumers, groups and the server', () => {
             // The second half only once the failed commit round is over.
             if (seen.size === 20) {
               const t0 = Date.now();
-              while (failures >= 0 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 10));
+              while (!commit.failed() && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 10));
               await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `b-${i}` })), { partition: 0 });
             }
             if (seen.size === 40) break;
           }
         })().then(() => null, (e: Error) => e);
         assert.equal(err, null, `the consumer ended with ${String(err)}`);
-        assert.ok(failures < 0, 'a commit was answered with the error');
+        assert.ok(commit.failed(), 'a commit was answered with the error');
         assert.equal(seen.size, 40);
         assert.deepEqual(await client.committedOffsets('g', 't'), [40]);
       } finally {
