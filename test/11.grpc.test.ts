@@ -23,6 +23,23 @@ function rawClient(address: string): grpc.Client {
   return new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20 });
 }
 
+type RawDelivery = { partition?: number; from_offset?: unknown; to_offset?: unknown };
+
+/** A raw Subscribe stream: the offsets delivered on it in order, its error once it failed; `onDelivery` sees each delivery after its offsets are counted. */
+function rawSubscriber(raw: grpc.Client, onDelivery?: (dl: RawDelivery) => void) {
+  const d = brokerService.subscribe!;
+  const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+  const st = { s, got: [] as number[], err: null as grpc.ServiceError | null };
+  s.on('error', (e: grpc.ServiceError) => (st.err = e));
+  s.on('data', (res: { delivery?: RawDelivery }) => {
+    const dl = res.delivery;
+    if (!dl) return;
+    for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) st.got.push(o);
+    onDelivery?.(dl);
+  });
+  return st;
+}
+
 function unary<T>(c: grpc.Client, name: keyof typeof brokerService, req: unknown, raw = false): Promise<T> {
   const d = brokerService[name]!;
   const ser = raw ? (b: Buffer) => b : d.requestSerialize;
@@ -774,24 +791,16 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     // `subscribe`, whether it arrives during the join (kept until it completes) or after.
     // Before the fix, whichever of these arrived during the join ended the stream with
     // FAILED_PRECONDITION, and a client reconnecting to a restarted broker lost its consumer.
-    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-    let err: grpc.ServiceError | null = null;
-    s.on('error', (e: grpc.ServiceError) => (err = e));
-    const got: number[] = [];
-    s.on('data', (res: { delivery?: { partition?: number; from_offset?: unknown; to_offset?: unknown } }) => {
-      const dl = res.delivery;
-      if (!dl) return;
-      for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) got.push(o);
-      // Acked at once, so only credit limits what comes next.
-      s.write({ acks: { ranges: [{ partition: dl.partition ?? 0, from_offset: Number(dl.from_offset), to_offset: Number(dl.to_offset) }] } });
-    });
+    // Acked at once, so only credit limits what comes next.
+    const st = rawSubscriber(raw, (dl) => s.write({ acks: { ranges: [{ partition: dl.partition ?? 0, from_offset: Number(dl.from_offset), to_offset: Number(dl.to_offset) }] } }));
+    const { s, got } = st;
     s.write({ subscribe: { topic: 't', group: 'early', from: pb.StartFrom.EARLIEST, max_unacked: 100, initial_credit: 2 } });
     s.write({ heartbeat: true });
     s.write({ feedback: { processed_per_sec: 10, latency_ms: 1 } });
     s.write({ credit: 5 });
     const until = Date.now() + 5000;
-    while (got.length < 5 && !err && Date.now() < until) await sleep(20);
-    assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+    while (got.length < 5 && !st.err && Date.now() < until) await sleep(20);
+    assert.equal(st.err, null, `stream failed: ${st.err?.details}`);
     assert.ok(got.length >= 5, `delivered ${got.length} of 5`);
     s.end();
     // An ack before anything could be delivered is still refused.
@@ -832,19 +841,12 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
 
   it('credit granted a little at a time is used as it comes, with messages still unacked (not only once all are acked)', async () => {
     await r.client.producer().sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `c${i}` })), { partition: 0 });
-    const d = brokerService.subscribe!;
-    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-    let err: grpc.ServiceError | null = null;
-    s.on('error', (e: grpc.ServiceError) => (err = e));
-    const got: number[] = [];
-    s.on('data', (res: { delivery?: { from_offset?: unknown; to_offset?: unknown } }) => {
-      const dl = res.delivery;
-      if (dl) for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) got.push(o);
-    });
+    const st = rawSubscriber(raw);
+    const { s, got } = st;
     const waitFor = async (n: number) => {
       const until = Date.now() + 5000;
-      while (got.length < n && !err && Date.now() < until) await sleep(20);
-      assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+      while (got.length < n && !st.err && Date.now() < until) await sleep(20);
+      assert.equal(st.err, null, `stream failed: ${st.err?.details}`);
       assert.deepEqual(got, Array.from({ length: n }, (_, i) => i));
     };
     // A client that buffers 2 messages and never acks here: only credit lets more through.
@@ -861,21 +863,12 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
 
   it('credit granted after everything was acked is used at once, even below a quarter of the initial credit (a client pulling one message at a time)', async () => {
     await r.client.producer().sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `p${i}` })), { partition: 0 });
-    const d = brokerService.subscribe!;
-    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-    let err: grpc.ServiceError | null = null;
-    s.on('error', (e: grpc.ServiceError) => (err = e));
-    const got: number[] = [];
-    s.on('data', (res: { delivery?: { partition?: number; from_offset?: unknown; to_offset?: unknown } }) => {
-      const dl = res.delivery;
-      if (!dl) return;
-      for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) got.push(o);
-      s.write({ acks: { ranges: [{ partition: dl.partition ?? 0, from_offset: Number(dl.from_offset), to_offset: Number(dl.to_offset) }] } });
-    });
+    const st = rawSubscriber(raw, (dl) => s.write({ acks: { ranges: [{ partition: dl.partition ?? 0, from_offset: Number(dl.from_offset), to_offset: Number(dl.to_offset) }] } }));
+    const { s, got } = st;
     const waitFor = async (n: number) => {
       const until = Date.now() + 5000;
-      while (got.length < n && !err && Date.now() < until) await sleep(5);
-      assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+      while (got.length < n && !st.err && Date.now() < until) await sleep(5);
+      assert.equal(st.err, null, `stream failed: ${st.err?.details}`);
       assert.equal(got.length, n);
     };
     // A buffer of 8 drained and acked, then one message asked for at a time: nothing is
@@ -896,25 +889,16 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
 
   it('a nack with a delay frees its window slot at once: a window-bound client that nacks everything for later is sent the rest without waiting', async () => {
     await r.client.producer().sendBatch('t', Array.from({ length: 40 }, (_, i) => ({ value: `k${i}` })), { partition: 0 });
-    const d = brokerService.subscribe!;
-    const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-    let err: grpc.ServiceError | null = null;
-    s.on('error', (e: grpc.ServiceError) => (err = e));
-    const got: number[] = [];
-    s.on('data', (res: { delivery?: { partition?: number; from_offset?: unknown; to_offset?: unknown } }) => {
-      const dl = res.delivery;
-      if (!dl) return;
-      for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) {
-        got.push(o);
-        s.write({ nack: { partition: dl.partition ?? 0, offset: o, delay_ms: 60_000 } });
-      }
+    const st = rawSubscriber(raw, (dl) => {
+      for (let o = Number(dl.from_offset); o < Number(dl.to_offset); o++) s.write({ nack: { partition: dl.partition ?? 0, offset: o, delay_ms: 60_000 } });
     });
+    const { s, got } = st;
     // Credit for all of them: only the window (4) holds deliveries back, and each nack empties it.
     s.write({ subscribe: { topic: 't', group: 'later', from: pb.StartFrom.EARLIEST, max_unacked: 4, initial_credit: 1000, ack_deadline_ms: 60_000 } });
     const t0 = Date.now();
-    while (got.length < 40 && !err && Date.now() - t0 < 15_000) await sleep(5);
+    while (got.length < 40 && !st.err && Date.now() - t0 < 15_000) await sleep(5);
     const ms = Date.now() - t0;
-    assert.equal(err, null, `stream failed: ${(err as grpc.ServiceError | null)?.details}`);
+    assert.equal(st.err, null, `stream failed: ${st.err?.details}`);
     assert.equal(got.length, 40);
     assert.ok(ms < 1500, `10 windows of nacked messages took ${ms} ms`);
     s.end();
