@@ -174,6 +174,24 @@ describe('CLI', function () {
     assert.doesNotMatch(stderr, /Error|EPIPE/);
   });
 
+  it('serve stopped by SIGHUP (its terminal closed) closes the data directory cleanly and exits 0', async () => {
+    const dir = path.join(tmpDir(), 'data');
+    srv = await spawnServer(dir);
+    const client = await connect(srv.address);
+    try {
+      await client.createTopic('t', { partitions: 1 });
+      const p = client.producer({ lingerMs: 0 });
+      await p.send('t', { value: 'before the hangup' });
+      await p.close();
+    } finally {
+      await client.close();
+    }
+    srv.child.kill('SIGHUP');
+    const { code, signal } = await srv.exited;
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, srv.logs());
+    assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean }).clean, true, 'state.json says the run crashed');
+  });
+
   it('consume ends with status 0 once its stdout reader is gone, without acking what it could not print', async () => {
     const dir = path.join(tmpDir(), 'data');
     assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);
@@ -441,8 +459,8 @@ describe('CLI', function () {
     assert.match(err, /produced 1 message to l/);
   });
 
-  for (const copies of [1, 2])
-    it(`produce stopped by a signal (Ctrl-C on \`tail -f | uringmq produce\`${copies > 1 ? ', delivered twice a few ms apart as under npx' : ''}) sends the lines it read, closes the data directory cleanly, says how many, and exits 0`, async () => {
+  for (const [signal, copies] of [['SIGINT', 1], ['SIGINT', 2], ['SIGHUP', 1]] as const)
+    it(`produce stopped by ${signal === 'SIGHUP' ? 'SIGHUP (its terminal closed)' : `a signal (Ctrl-C on \`tail -f | uringmq produce\`${copies > 1 ? ', delivered twice a few ms apart as under npx' : ''})`} sends the lines it read, closes the data directory cleanly, says how many, and exits 0`, async () => {
       const dir = tmpDir();
       assert.equal(run(['topics', 'create', 'p', '--dir', dir]).code, 0);
       const state = () => JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean };
@@ -457,15 +475,15 @@ describe('CLI', function () {
         const until = Date.now() + 30_000;
         while (state().clean !== false && Date.now() < until) await sleep(50); // the broker is open
         await sleep(500); // the lines read and sent
-        child.kill('SIGINT');
+        child.kill(signal);
         for (let i = 1; i < copies; i++) {
           await sleep(5);
-          child.kill('SIGINT');
+          child.kill(signal);
         }
         const [code, sig] = await exited;
         assert.equal(sig, null, `killed by ${sig}: ${err}`);
         assert.equal(code, 0, err);
-        assert.match(err, /produced 3 messages to p \(stopped by SIGINT/);
+        assert.match(err, new RegExp(`produced 3 messages to p \\(stopped by ${signal}`));
         assert.equal(state().clean, true, 'state.json says the run crashed');
         const b = await Broker.open({ dir });
         assert.deepEqual((await b.read('p', 0, 0)).map((m) => m.value.toString()), ['one', 'two', 'three']);

@@ -370,6 +370,10 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // A closed terminal (or an ssh session that dropped) sends SIGHUP, whose default action
+  // ended the run without its clean close. `nohup` does not help a Node process: Node
+  // resets an inherited ignored SIGHUP to the default at start. It stops as SIGTERM does.
+  process.on('SIGHUP', onSignal);
   /** A signal came during startup: close what was opened, exit 0. The caller returns at once. */
   const stoppedEarly = (): boolean => {
     if (stopSignal === null) return false;
@@ -768,6 +772,7 @@ export function program(): Command {
         };
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
+        process.on('SIGHUP', onSignal); // a closed terminal: as serve takes it
         const next = () => lines.next().catch((e: unknown) => void (interrupted ? undefined : fail(n + 1, e)));
         for (let r = await next(); r && !r.done; r = await next()) {
           const line = r.value;
@@ -830,6 +835,7 @@ export function program(): Command {
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
+      process.on('SIGHUP', stop); // a closed terminal: as serve takes it
       try {
         if (o.group) {
           // With --max n, no more than n taken at once: messages taken and not acked when
