@@ -6,9 +6,12 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { inspect } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
 import { BrokerServer } from '../src';
 import { connect } from '../src/client';
-import { openBroker, tmpDir } from './helpers';
+import { brokerService } from '../src/grpc/service';
+import { openBroker, startServer, tmpDir } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
@@ -109,6 +112,35 @@ describe('Auth tokens and config files: refused where they are set, never echoed
       }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the server takes the scheme `bearer` in any case and refuses a wrong token of any length; the client does not print its token', async () => {
+    const r = await startServer({ authToken: 'Sup3rSecretTok' });
+    const raw = new grpc.Client(r.address, grpc.credentials.createInsecure());
+    const listWith = (authorization: string) => {
+      const d = brokerService.listTopics!;
+      const md = new grpc.Metadata();
+      md.set('authorization', authorization);
+      return new Promise<number>((resolve) =>
+        raw.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, {}, md, { deadline: Date.now() + 10_000 }, (err) => resolve(err ? err.code : grpc.status.OK)),
+      );
+    };
+    try {
+      // RFC 9110: the scheme is case-insensitive; curl and many HTTP libraries send it as given.
+      for (const scheme of ['Bearer', 'bearer', 'BEARER']) assert.equal(await listWith(`${scheme} Sup3rSecretTok`), grpc.status.OK, scheme);
+      for (const wrong of ['Bearer Sup3rSecretTo', 'Bearer Sup3rSecretTokk', 'Bearer sup3rSecretTok', 'Basic Sup3rSecretTok', 'Sup3rSecretTok', 'Bearer', 'Bearer  Sup3rSecretTok'])
+        assert.equal(await listWith(wrong), grpc.status.UNAUTHENTICATED, wrong);
+      const client = await connect(r.address, { token: 'Sup3rSecretTok' });
+      try {
+        assert.deepEqual(await client.listTopics(), []);
+        assert.ok(!inspect(client, { depth: 6 }).includes('up3rSecret'), 'console.log(client) prints the token');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      raw.close();
+      await r.stop();
     }
   });
 });

@@ -176,7 +176,11 @@ export class Client {
   private readonly closers = new Set<{ close(): Promise<void> }>();
   private closed = false;
   private closing: Promise<void> | null = null;
-  /** @internal */ readonly token: string | undefined;
+  // A private field: `console.log(client)` (or a logger given the client) printed the token.
+  readonly #token: string | undefined;
+  /** @internal */ get token(): string | undefined {
+    return this.#token;
+  }
   /** @internal */ readonly fetchAddress: string | undefined;
   /**
    * @internal Where producers and consumers open their PublishStream and Subscribe
@@ -189,7 +193,7 @@ export class Client {
 
   /** @internal use connect() */
   constructor(readonly address: string, opts: ConnectOptions) {
-    this.token = opts.token;
+    this.#token = opts.token;
     this.fetchAddress = opts.fetchAddress;
     const tls = opts.tls;
     const creds =
@@ -206,11 +210,13 @@ export class Client {
     this.directTarget = hostPort && {
       ...hostPort,
       tls: tls === true ? {} : tls ? { ca: tls.ca, cert: tls.cert, key: tls.key } : false,
-      token: opts.token,
+      token: undefined,
       keepaliveTimeMs,
       keepaliveTimeoutMs,
       maxMessageBytes: maxMsg,
     };
+    // Not enumerable, for the same reason as #token.
+    if (this.directTarget) Object.defineProperty(this.directTarget, 'token', { value: opts.token, enumerable: false });
     this.grpc = new grpc.Client(address, creds, {
       'grpc.max_receive_message_length': maxMsg,
       'grpc.max_send_message_length': maxMsg,

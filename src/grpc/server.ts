@@ -5,7 +5,7 @@
  * same stream. Every failure becomes a precise status with the uringmq code in the
  * `uringmq-code` trailer; one bad request never affects another.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import * as http2 from 'node:http2';
 import { isIPv6 } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
@@ -237,7 +237,7 @@ export class BrokerServer {
     this.maxInFlight = c.maxInFlight;
     this.maxConnections = c.maxConnections;
     this.permitWithoutStream = opts.permitWithoutStream ?? true;
-    this.authToken = opts.authToken === undefined ? null : Buffer.from(`Bearer ${opts.authToken}`);
+    this.authToken = opts.authToken === undefined ? null : tokenDigest(opts.authToken);
     const maxMsg = c.maxMessageBytes;
     this.maxMessageBytes = maxMsg;
     const { maxAge, maxAgeGrace } = c;
@@ -990,13 +990,19 @@ export class BrokerServer {
     return null;
   }
 
-  /** With an auth token set: is this the call's `authorization`? (Constant-time compare.) */
+  /** With an auth token set: is this the call's `authorization`? */
   private authorized(v: string | Buffer | undefined): boolean {
     if (!this.authToken) return true;
-    const got = typeof v === 'string' ? Buffer.from(v) : v;
-    return got !== undefined && got.length === this.authToken.length && timingSafeEqual(got, this.authToken);
+    if (v === undefined) return false;
+    // The scheme in any case (RFC 9110: `bearer` is `Bearer`). The tokens are compared as
+    // digests: a length check before timingSafeEqual told a prober the token's length.
+    const m = /^bearer (.*)$/is.exec(typeof v === 'string' ? v : v.toString('latin1'));
+    return m !== null && timingSafeEqual(tokenDigest(m[1]!), this.authToken);
   }
 }
+
+/** A token's SHA-256: fixed length, so comparing two takes the same time whatever they are. */
+const tokenDigest = (token: string): Buffer => createHash('sha256').update(token, 'latin1').digest();
 
 /** The errors grpcJsCallIO's fail() emitted on a call: its status, not its end. */
 const statusErrors = new WeakSet<object>();
