@@ -1236,6 +1236,28 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     assert.equal(await sent, 'UNAVAILABLE');
   });
 
+  it('stop() does not wait out its grace for an idle connection whose client never answers GOAWAY (a silent raw HTTP/2 peer)', async () => {
+    r = await startServer();
+    const sock = net.connect(r.server.port, '127.0.0.1');
+    sock.on('error', () => undefined);
+    sock.on('data', () => undefined); // reads the server's SETTINGS and GOAWAY, answers nothing
+    try {
+      await new Promise((resolve) => sock.once('connect', resolve));
+      // The client preface and an empty SETTINGS frame: a connection, idle, no call.
+      sock.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]));
+      await waitFor(() => (r.server as unknown as { openSessions(): unknown[] }).openSessions().length >= 2, 5000, 'the raw connection is a session');
+      const closed = new Promise<void>((resolve) => sock.once('close', () => resolve()));
+      const t0 = performance.now();
+      await r.client.close();
+      await r.server.stop(10_000);
+      const took = performance.now() - t0;
+      assert.ok(took < 5000, `stop() took ${Math.round(took)} ms: it waited out its grace for an idle connection`);
+      await Promise.race([closed, sleep(5000).then(() => assert.fail('the idle connection was left open'))]);
+    } finally {
+      sock.destroy();
+    }
+  });
+
   it('stop() called again while the first is under way (a second signal handler) resolves once the broker is closed, not at once', async () => {
     r = await startServer();
     await r.client.createTopic('t');
