@@ -646,6 +646,38 @@ for (const mode of ['embedded', 'grpc'] as const) {
         await c.close();
       });
 
+    if (mode === 'embedded')
+      it('a consumer whose session expired hands its app nothing more of what it held: those messages went to the next member', async () => {
+        await broker.createTopic('t');
+        await broker.producer().sendBatch('t', Array.from({ length: 5 }, (_, i) => ({ value: `m${i}` })));
+        const c1 = broker.consumer({ topic: 't', group: 'g', from: 'earliest', sessionTimeoutMs: 300, ackDeadlineMs: 60_000 });
+        let c3: GroupConsumerApi | null = null;
+        try {
+          const it1 = c1[Symbol.asyncIterator]();
+          const first = (await it1.next()).value as ConsumedMessage; // m1..m4 wait in its batch
+          // Its process stops heartbeating (a blocked event loop, say): the session expires.
+          (c1 as unknown as { member: { heartbeat(): void } }).member.heartbeat = () => undefined;
+          await waitFor(async () => (await broker.describeTopic('t')).groups.find((g) => g.group === 'g')!.members.length === 0, 5000, 'the session expired');
+          c3 = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+          const taken = await take(c3, 5);
+          assert.deepEqual(taken.map((m) => [m.offset, m.deliveryCount]), [[0, 2], [1, 2], [2, 2], [3, 2], [4, 2]]);
+          const handed: number[] = [];
+          const err = await (async () => {
+            for (;;) {
+              const r = await it1.next();
+              if (r.done) return null;
+              handed.push(r.value.offset);
+            }
+          })().catch((e: Error & { code?: string }) => e);
+          assert.deepEqual(handed, [], 'handed out after its session expired, alongside the member that has them now');
+          assert.equal(err?.code, 'SESSION_EXPIRED');
+          assert.equal(first.offset, 0);
+        } finally {
+          await c1.close();
+          await c3?.close();
+        }
+      });
+
     it('maxUnacked caps the messages a consumer holds unacked; acking makes room again', async () => {
       await broker.createTopic('t');
       await producer().sendBatch('t', Array.from({ length: 50 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });

@@ -170,6 +170,12 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
     this.partitions = partitions;
   }
   end(err?: UringmqError): void {
+    // The member is gone (session expired, topic deleted, a read failed): what it held
+    // went back to the group, and to the next owner. Handed out now, the rest of the
+    // buffer and of the batch being iterated was processed twice, alongside that owner
+    // and out of order (the remote consumer drops them likewise on a broken stream).
+    this.chunks.length = 0;
+    this.cursor.next = this.cursor.batch.length;
     this.ended = true;
     this.endError = err;
     this.notify();
