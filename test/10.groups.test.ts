@@ -647,6 +647,23 @@ for (const mode of ['embedded', 'grpc'] as const) {
       });
 
     if (mode === 'embedded')
+      it('a consumer with a short session timeout (under 100 ms) heartbeats often enough to keep its membership', async () => {
+        await broker.createTopic('t');
+        const c = broker.consumer({ topic: 't', group: 'short', sessionTimeoutMs: 60 });
+        try {
+          const it = c[Symbol.asyncIterator]();
+          const next = it.next().then(
+            () => 'delivered',
+            (e: Error & { code?: string }) => e.code ?? e.message,
+          );
+          assert.equal(await Promise.race([next, sleep(1500).then(() => 'still waiting')]), 'still waiting');
+          assert.equal((await broker.describeTopic('t')).groups.find((g) => g.group === 'short')!.members.length, 1);
+        } finally {
+          await c.close();
+        }
+      });
+
+    if (mode === 'embedded')
       it('a consumer whose session expired hands its app nothing more of what it held: those messages went to the next member', async () => {
         await broker.createTopic('t');
         await broker.producer().sendBatch('t', Array.from({ length: 5 }, (_, i) => ({ value: `m${i}` })));

@@ -136,7 +136,9 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
       // the ack deadline, as one that stops iterating is. Slow handling keeps it too
       // (as the remote client's own timer does): the session timeout is for consumers
       // that are gone, ack deadlines for slow ones.
-      this.beat = setInterval(() => (m.alive && !this.ended ? m.heartbeat() : this.stopBeat()), Math.max(100, Math.floor(m.opts.sessionTimeoutMs / 3)));
+      // A third of the session timeout, however short: held to at least 100 ms, a
+      // sessionTimeoutMs under about 100 (valid) expelled a live consumer again and again.
+      this.beat = setInterval(() => (m.alive && !this.ended ? m.heartbeat() : this.stopBeat()), Math.max(1, Math.floor(m.opts.sessionTimeoutMs / 3)));
       this.beat.unref();
       return m;
     });
