@@ -741,6 +741,35 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
   });
   afterEach(async () => broker.close());
 
+  it('a group whose offsets file cannot be written (a failing disk) says so, once until a write succeeds; the acks are written once it can', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    const write = OffsetsFile.prototype.write;
+    let attempts = 0;
+    OffsetsFile.prototype.write = async function () {
+      attempts++;
+      throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    };
+    try {
+      await take(c, 2);
+      await waitFor(() => attempts >= 5, 5000, 'writes retried');
+      await sleep(10); // process.emitWarning delivers on a later tick
+      const said = warnings.filter((w) => w.includes('g/t.offs'));
+      assert.equal(said.length, 1, `warnings: ${JSON.stringify(warnings)}`);
+      assert.match(said[0]!, /group g on t: cannot write committed offsets .*EIO.*retried/);
+      OffsetsFile.prototype.write = write;
+      await waitFor(async () => (await readOffsetsFile(path.join(dir, 'groups', 'g', 't.offs')))?.committed[0] === 2, 5000, 'the acks written');
+    } finally {
+      OffsetsFile.prototype.write = write;
+      process.off('warning', onWarning);
+      await c.close();
+    }
+  });
+
   it("a member's record of what it gave back stays bounded while a long-delayed nack holds the committed offset (what others acked since is dropped from it)", async () => {
     await broker.createTopic('t');
     const value = Buffer.from('x');

@@ -328,6 +328,8 @@ class GroupState {
   out: OffsetsFile | null = null;
   /** Dropped from memory (idle) or the broker closed: nothing writes its file from this object again. */
   retired = false;
+  /** A write of its file failed and was said (writeFailed): not again until one succeeds. */
+  writeWarned = false;
   constructor(
     readonly group: string,
     readonly topic: string,
@@ -1631,11 +1633,27 @@ export class GroupCoordinator {
     // thousands held unacked) spaces the writes to keep it under a tenth of the time.
     gs.flushing = new Promise<void>((resolve) => setTimeout(resolve, Math.max(20, 10 * gs.snapshotMs)))
       .then(() => this.flush(gs))
-      .catch(() => undefined) // still dirty: the next flush retries; acks are redelivered, never lost
+      .catch((e: unknown) => this.writeFailed(gs, e)) // still dirty: the next flush retries; acks are redelivered, never lost
       .finally(() => {
         gs.flushing = null;
         if (gs.dirty && !this.closed && !gs.deleted) this.scheduleFlush(gs);
       });
+  }
+
+  /**
+   * A write of the group's file failed (a full or failing disk): said once until a write
+   * succeeds again. Retried silently every 20 ms, a group's acks stayed in memory only
+   * for as long as the disk failed, and nothing told the operator why a restart then
+   * delivered all of them again.
+   */
+  private writeFailed(gs: GroupState, e: unknown): void {
+    if (gs.writeWarned || gs.deleted) return;
+    gs.writeWarned = true;
+    process.emitWarning(
+      `group ${gs.group} on ${gs.topic}: ${e instanceof Error ? e.message : String(e)}; its acks are kept in memory and the write retried ` +
+        '(said once until a write succeeds): a restart before then delivers again what was acked since the last write',
+      'UringmqWarning',
+    );
   }
 
   /**
@@ -1665,6 +1683,7 @@ export class GroupCoordinator {
           if (!created) await file.write(snap);
           await fs.rm(gs.legacyFile, { force: true });
         }
+        gs.writeWarned = false;
       } catch (e) {
         gs.dirty = true;
         throw writeError(`cannot write committed offsets ${gs.file}: ${(e as Error).message}`, e);
@@ -2003,7 +2022,7 @@ export class GroupCoordinator {
       // was done again at the next open, one that failed lost its count.
       while (gs.moves.size > 0) await Promise.allSettled([...gs.moves]);
       if (gs.flushing) await gs.flushing;
-      await this.flush(gs).catch(() => undefined); // best effort: what was not written is redelivered
+      await this.flush(gs).catch((e: unknown) => this.writeFailed(gs, e)); // best effort: what was not written is redelivered
       gs.retired = true;
       await this.closeOffsetsFile(gs);
       // Retention (expireGroups) counts from the file's mtime, which commits move and a
