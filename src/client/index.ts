@@ -22,6 +22,7 @@ import { checkConsumerOptions, closeTimeout, closeTimedOut, ownRecord, positiveI
 import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
+import { MAX_ACK_RANGES } from '../grpc/subscribe_request';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
 import { checkAuthToken } from '../fetch/protocol';
@@ -1855,6 +1856,9 @@ export class RemoteConsumer implements GroupConsumerApi {
       c.records.forEach((r, i) => back.push({ partition: c.partition, from: r.offset, to: r.offset + 1, deliveryCount: c.deliveryCounts ? c.deliveryCounts[i]! : 1, resets: c.resets }));
     }
     if (!s || back.length === 0) return;
+    // The server takes at most MAX_ACK_RANGES (a Returned of more ends the call unread);
+    // what does not fit is redelivered as everything else this member held, counted.
+    if (back.length > MAX_ACK_RANGES) back.length = MAX_ACK_RANGES;
     s.write({
       returned: { ranges: back.map((r) => ({ partition: r.partition, from_offset: r.from, to_offset: r.to, delivery_count: r.deliveryCount, epoch: wireEpoch(r.resets) })) },
     });

@@ -7,36 +7,42 @@
  * (2026-12-05, a reviewer). The client library sends at most 4096 ranges a message.
  * A message with more than MAX_ACK_RANGES is counted on the wire, before protobufjs
  * decodes it, and refused: the Subscribe call ends with INVALID_ARGUMENT, none of its
- * acks taken (what they named is redelivered, as after any failed call).
+ * acks taken (what they named is redelivered, as after any failed call). A Returned
+ * message (sent once, at close) has the same bound on its ranges: one of a million
+ * held the event loop about 2 s (2026-12-06, a reviewer).
  */
 import { pb, type uringmq } from './proto';
 import { walkFields } from './wire';
 
-/** Most AckRanges one SubscribeRequest's Acks may carry. */
+/** Most AckRanges one SubscribeRequest's Acks may carry, and ReturnedRanges its Returned. */
 export const MAX_ACK_RANGES = 65_536;
 
 const ACKS_TAG = (2 << 3) | 2; // SubscribeRequest.acks: field 2, length-delimited
-const RANGES_TAG = (1 << 3) | 2; // Acks.ranges: field 1, length-delimited
+const RETURNED_TAG = (7 << 3) | 2; // SubscribeRequest.returned: field 7, length-delimited
+const RANGES_TAG = (1 << 3) | 2; // Acks.ranges and Returned.ranges: field 1, length-delimited
 
 /** Decodes `b` as pb.SubscribeRequest.decode does, and throws as it does on a malformed one, or on one over the bound. */
 export function decodeSubscribeRequest(b: Uint8Array): uringmq.v1.SubscribeRequest {
   // Each range takes at least 2 bytes (its tag and its length): a message this short is
   // within the bound, and not walked (acks and credits are small and frequent).
   if (b.length > 2 * MAX_ACK_RANGES) {
-    const n = countAckRanges(b);
-    if (n > MAX_ACK_RANGES)
-      throw new Error(`an Acks message carries at most ${MAX_ACK_RANGES} ranges, this one ${n}: send them in several messages (none of these was taken)`);
+    const { acks, returned } = countRanges(b);
+    if (acks > MAX_ACK_RANGES)
+      throw new Error(`an Acks message carries at most ${MAX_ACK_RANGES} ranges, this one ${acks}: send them in several messages (none of these was taken)`);
+    if (returned > MAX_ACK_RANGES)
+      throw new Error(`a Returned message carries at most ${MAX_ACK_RANGES} ranges, this one ${returned}: none was taken (all that was delivered to this member is redelivered, counted)`);
   }
   return pb.SubscribeRequest.decode(b);
 }
 
-/** The AckRanges in b's acks fields, all of them summed; 0 when the walk meets what it does not expect (protobufjs then says what is wrong). */
-function countAckRanges(b: Uint8Array): number {
-  let count = 0;
-  const countRanges = (t: number): boolean => {
-    if (t === RANGES_TAG) count++;
+/** The ranges in b's acks and returned fields, each summed; 0 when the walk meets what it does not expect (protobufjs then says what is wrong). */
+function countRanges(b: Uint8Array): { acks: number; returned: number } {
+  let acks = 0;
+  let returned = 0;
+  const ok = walkFields(b, 0, b.length, (tag, _start, end, valueStart) => {
+    if (tag === ACKS_TAG) return walkFields(b, valueStart, end, (t) => (t === RANGES_TAG && acks++, true));
+    if (tag === RETURNED_TAG) return walkFields(b, valueStart, end, (t) => (t === RANGES_TAG && returned++, true));
     return true;
-  };
-  const ok = walkFields(b, 0, b.length, (tag, _start, end, valueStart) => tag !== ACKS_TAG || walkFields(b, valueStart, end, countRanges));
-  return ok ? count : 0;
+  });
+  return ok ? { acks, returned } : { acks: 0, returned: 0 };
 }
