@@ -294,7 +294,25 @@ async function main(): Promise<void> {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS, GROUP_COMMIT_US, ZERO_AHEAD_BYTES], { stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
-  const ports = await new Promise<{ broker: number; raw: number; tcp: number; h2: number; ioBackend: string }>((resolve) => {
+  // Whether the server has exited (its 'exit' already emitted: waiting for it again would wait forever).
+  let serverExited = false;
+  child.once('exit', () => (serverExited = true));
+  child.once('error', () => (serverExited = true)); // not started: no 'exit' to wait for
+  try {
+    await runCases(child, dir, nodeArgs);
+  } finally {
+    if (!serverExited) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runCases(child: ReturnType<typeof spawn>, dir: string, nodeArgs: string[]): Promise<void> {
+  // The server's ports, or its exit (a bad option, a broker that cannot open) as the run's failure.
+  const ports = await new Promise<{ broker: number; raw: number; tcp: number; h2: number; ioBackend: string }>((resolve, reject) => {
     let out = '';
     let found = false;
     child.stdout!.on('data', (d: Buffer) => {
@@ -305,6 +323,10 @@ async function main(): Promise<void> {
         found = true;
         resolve(JSON.parse(m[0]));
       }
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (!found) reject(new Error(`the bench server exited (${signal ?? `status ${code}`}) before it was ready (its error is above)`));
     });
   });
   const rows: Row[] = [];
@@ -582,9 +604,6 @@ async function main(): Promise<void> {
     }
   } finally {
     await client.close();
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

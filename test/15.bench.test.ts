@@ -510,3 +510,24 @@ describe('bench harness (uringmq bench)', function () {
     assert.deepEqual(data.c.map((c: { n: string }) => c.n).sort(), ['node', 'uringmq-io']);
   });
 });
+
+describe('bench:grpc (bench/grpc.ts)', function () {
+  this.timeout(120_000);
+  const GRPC_BENCH = path.join(__dirname, '..', 'bench', 'grpc.ts');
+
+  /** The bench run from a scratch directory (its data goes under ./.bench-data), bounded. */
+  function grpcBench(args: string[]) {
+    const cwd = tmpDir('uringmq-bench-grpc-');
+    const r = spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), GRPC_BENCH, ...args], { cwd, encoding: 'utf8', timeout: 90_000, killSignal: 'SIGKILL' });
+    const dataDirs = fs.existsSync(path.join(cwd, '.bench-data')) ? fs.readdirSync(path.join(cwd, '.bench-data')) : [];
+    return { ...r, dataDirs };
+  }
+
+  it('a server that fails to start fails the run: its error, a non-zero exit, no data dir left', () => {
+    const r = grpcBench(['--only', 'e2e', '--rates', '1000', '--group-commit-us', 'abc']);
+    assert.equal(r.error, undefined, `the bench did not end: ${r.error?.message}`);
+    assert.notEqual(r.status, 0, `exit status ${r.status}, stdout: ${r.stdout}`);
+    assert.match(r.stderr, /groupCommitUs/);
+    assert.deepEqual(r.dataDirs, []);
+  });
+});
