@@ -28,13 +28,25 @@ import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
 import { brokerService } from '../src/grpc/service';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import { nodeScriptArgs } from '../src/bench/node_script';
-import { arg, flag } from './args';
+import { arg, checkFlags, flag, usageError } from './args';
 import { freezeCell, startFreezeProbe, type FreezeResult } from './freeze_probe';
 import { GcPauseLog, gcCell, loopDelayMonitor, summarize, type GcPause, type GcSummary, type LoopDelay } from '../src/bench/gc_pauses';
 import { DEFAULT_GROUP_COMMIT_US, DEFAULT_ZERO_AHEAD_BYTES, type LogLatency } from '../src/broker/broker';
 
+const USAGE =
+  'usage: npm run bench:grpc [-- --seconds 5] [--only e2e|throughput] [--in-flight 64] [--rates 1000,5000,10000] [--durability sync|none] [--coarse-timers] [--server-node-defaults] [--server-streams direct|grpc-js] [--freeze-probe] [--warmup-seconds 2] [--group-commit-us 1000] [--zero-ahead-bytes 2097152]';
+checkFlags(USAGE, ['seconds', 'only', 'in-flight', 'rates', 'durability', 'server-streams', 'warmup-seconds', 'group-commit-us', 'zero-ahead-bytes'], ['coarse-timers', 'server-node-defaults', 'freeze-probe']);
 const SECONDS = Number(arg('seconds', '5'));
+if (!(SECONDS > 0 && Number.isFinite(SECONDS))) usageError(USAGE, `--seconds takes a positive number, not ${arg('seconds', '')}`);
+/** The server's durability, 'sync' or 'none' (anything else would run 'sync' under another name). */
 const DURABILITY = arg('durability', 'sync');
+if (DURABILITY !== 'sync' && DURABILITY !== 'none') usageError(USAGE, `--durability takes sync or none, not ${DURABILITY}`);
+/** --only: the latency cases or the throughput cases alone (default both). */
+const ONLY = arg('only', '');
+if (ONLY !== '' && ONLY !== 'e2e' && ONLY !== 'throughput') usageError(USAGE, `--only takes e2e or throughput, not ${ONLY}`);
+/** The end-to-end cases' rates, msgs/s. */
+const RATES = arg('rates', '1000,5000,10000').split(',').map(Number);
+if (!RATES.every((r) => r > 0 && Number.isFinite(r))) usageError(USAGE, `--rates takes msgs/s separated by commas, not ${arg('rates', '')}`);
 /** BrokerOptions.groupCommitUs of the bench server (default: the broker's). */
 const GROUP_COMMIT_US = arg('group-commit-us', String(DEFAULT_GROUP_COMMIT_US));
 /** BrokerOptions.zeroAheadBytes of the bench server (default: the broker's). */
@@ -43,6 +55,7 @@ const RECORD = 100;
 const BATCH = 1000;
 /** Batches in flight for the batched publish and its bare-stream ceiling alike (the client's default). */
 const IN_FLIGHT = Number(arg('in-flight', '64'));
+if (!(Number.isInteger(IN_FLIGHT) && IN_FLIGHT > 0)) usageError(USAGE, `--in-flight takes a positive integer, not ${arg('in-flight', '')}`);
 /**
  * The open-loop sender sends each message at its own scheduled time, woken by a
  * native timerfd that the client's own event loop polls (src/bench/open_loop.ts): at 10k msgs/s, one
@@ -60,7 +73,7 @@ const SERVER_DEFAULTS = flag('server-node-defaults');
  * grpc-js (directStreams: false) instead of serving them on node:http2 directly.
  */
 const SERVER_STREAMS = arg('server-streams', 'direct');
-if (SERVER_STREAMS !== 'direct' && SERVER_STREAMS !== 'grpc-js') throw new Error(`--server-streams takes direct or grpc-js, not ${SERVER_STREAMS}`);
+if (SERVER_STREAMS !== 'direct' && SERVER_STREAMS !== 'grpc-js') usageError(USAGE, `--server-streams takes direct or grpc-js, not ${SERVER_STREAMS}`);
 /**
  * --freeze-probe: run bench/native/freeze_probe.cc beside each latency case (one
  * real-time thread per CPU, waking every 2 ms) and print how often the host took a
@@ -77,7 +90,7 @@ const FREEZE_PROBE = flag('freeze-probe');
  * warm-up's own latency beside the measured window's, so it is not hidden.
  */
 const WARMUP_MS = Number(arg('warmup-seconds', '2')) * 1000;
-if (!(WARMUP_MS >= 0)) throw new Error('--warmup-seconds takes a number of seconds');
+if (!(WARMUP_MS >= 0)) usageError(USAGE, '--warmup-seconds takes a number of seconds');
 
 interface Row {
   name: string;
@@ -344,13 +357,13 @@ async function runCases(child: ReturnType<typeof spawn>, dir: string, nodeArgs: 
     const batch = Array.from({ length: BATCH }, () => ({ value }));
     const batchBytes = 64 + BATCH * (RECORD + 6);
 
-    const only = arg('only', '');
+    const only = ONLY;
     // End-to-end latency, open loop, scheduled sends. Run first: after the throughput
     // cases this process (the measuring client) carries the GC aftermath of consuming
     // millions of messages, and its pauses showed as several ms at p99 (7 ms at 10k/s
     // in one run, 2.8 ms with the latency cases first, same code and hour).
     const e2e: Array<E2e & { raw: Floor; h2: Floor; h2Durable: Floor; tcp: Floor; disk: Lat; diskBackToBack: Lat; frozen: Freezes }> = [];
-    for (const rate of only === 'throughput' ? [] : arg('rates', '1000,5000,10000').split(',').map(Number)) {
+    for (const rate of only === 'throughput' ? [] : RATES) {
       const disk = await diskSyncLatency(dir, Math.min(rate, 1000), 3);
       const diskBackToBack = await diskSyncLatency(dir, 0, 1);
       const frozen: Freezes = {};

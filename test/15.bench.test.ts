@@ -530,4 +530,24 @@ describe('bench:grpc (bench/grpc.ts)', function () {
     assert.match(r.stderr, /groupCommitUs/);
     assert.deepEqual(r.dataDirs, []);
   });
+
+  it('--help prints the usage; a mistyped flag or a value it does not take exits 2 before any case runs', () => {
+    const help = grpcBench(['--help']);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^usage: npm run bench:grpc/);
+    assert.deepEqual(help.dataDirs, [], 'no server started');
+    for (const [args, said] of [
+      [['--rate', '1000'], /unknown flag --rate/],
+      [['--durability', 'interval'], /--durability takes sync or none/], // the server would run `sync` labeled `interval`
+      [['--only', 'latency'], /--only takes e2e or throughput/], // both kinds would run
+      [['--rates', '1k'], /--rates takes/],
+      [['--only', 'e2e', '--seconds'], /--seconds needs a value/],
+    ] as Array<[string[], RegExp]>) {
+      const r = grpcBench(args);
+      assert.equal(r.status, 2, `${args.join(' ')}: status ${r.status}, stdout: ${r.stdout.slice(0, 300)}`);
+      assert.match(r.stderr, said);
+      assert.equal(r.stdout, '');
+      assert.deepEqual(r.dataDirs, []);
+    }
+  });
 });
