@@ -15,6 +15,7 @@ import { runBench, type RunOptions } from '../src/bench/runner';
 import type { BenchResults, Sample, StepResult } from '../src/bench/results';
 import { readWorkloadFile, resolveWorkload, type WorkloadInput } from '../src/bench/workload';
 import { freezeProbe, runFreezeProbe } from '../bench/freeze_probe';
+import { Broker, BrokerServer } from '../src';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
 
@@ -128,6 +129,22 @@ describe('bench harness (uringmq bench)', function () {
     assert.ok(tput.points.length >= 4 && tput.points.some(([, y]) => y > 0));
     assert.equal(charts.get('e2e-distribution')!.series.length, 2, 'one distribution per step');
     assert.ok(charts.get('memory')!.series.some((s) => s.name === 'broker RSS' && s.points.length > 0));
+  });
+
+  it('a running server (--server): the results do not claim a durability the tool cannot know', async () => {
+    const broker = await Broker.open({ dir: tmpDir(), durability: 'none' });
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    try {
+      const o = opts();
+      const { results: r, reportPath } = await runBench(smoke({ api: 'grpc-batched', rates: [300] }), { ...o, server: `127.0.0.1:${server.port}` });
+      assert.equal(r.environment.brokerPlacement, 'external');
+      assert.equal(r.workload.durability, 'sync', "the workload's default, which the server was not started with");
+      assert.match(r.environment.durability, /unknown/);
+      assert.doesNotMatch(fs.readFileSync(reportPath, 'utf8'), /durability sync/);
+    } finally {
+      await server.stop(1000);
+      await broker.close();
+    }
   });
 
   it('max-rate search: probes with verdicts and a sustainable rate', async () => {

@@ -196,7 +196,8 @@ function git(root: string, args: string[]): string | null {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-export function environment(broker: { ioBackend: string; ioBackendNote: string; placement: string; address: string | null; pid: number | null; dataDir: string | null }, durability: Workload['durability']): Environment {
+/** `durability` null: the broker's own setting, unknown here (a running server reached with --server). */
+export function environment(broker: { ioBackend: string; ioBackendNote: string; placement: string; address: string | null; pid: number | null; dataDir: string | null }, durability: Workload['durability'] | null): Environment {
   const root = packageRoot();
   const cpus = os.cpus();
   const commit = git(root, ['rev-parse', 'HEAD']);
@@ -222,7 +223,7 @@ export function environment(broker: { ioBackend: string; ioBackendNote: string; 
     gitDirty: status === null ? null : status.length > 0,
     ioBackend: broker.ioBackend,
     ioBackendNote: broker.ioBackendNote,
-    durability: typeof durability === 'string' ? durability : `interval ${durability.intervalMs} ms`,
+    durability: durability === null ? "unknown (the running server's own setting)" : typeof durability === 'string' ? durability : `interval ${durability.intervalMs} ms`,
     brokerPlacement: broker.placement,
     brokerAddress: broker.address,
     brokerPid: broker.pid,

@@ -793,7 +793,8 @@ class BenchRun {
       throw e;
     }
     try {
-      env = environment({ ...this.host, dataDir: this.host.dataDir }, w.durability);
+      // A running server (--server) has its own durability, which the workload's does not set.
+      env = environment({ ...this.host, dataDir: this.host.dataDir }, this.host.placement === 'external' ? null : w.durability);
       this.progress.log(
         `uringmq bench ${w.name} (${w.kind}, ${w.kind === 'comparison' ? w.compare.apis.join(' vs ') : w.api}), ${w.messageSize} B, durability ${env.durability}, ${this.host.ioBackend}, broker ${this.host.placement}${this.host.address ? ` at ${this.host.address}` : ''}`,
       );
