@@ -461,22 +461,28 @@ async function runCases(child: ReturnType<typeof spawn>, dir: string, nodeArgs: 
       const s = client.grpc.makeBidiStreamRequest(streamDef.path, streamDef.requestSerialize, streamDef.responseDeserialize);
       let inflight = 0;
       let seq = 0;
-      return new Promise<void>((resolve) => {
+      // A response with `error` set is a batch that was not written: not counted, and
+      // the case fails with it (as a failed unary call fails its case).
+      let failure: Error | null = null;
+      return new Promise<void>((resolve, reject) => {
         const pump = () => {
-          while (inflight < 1000 && !stop()) {
+          while (inflight < 1000 && !stop() && !failure) {
             inflight++;
             s.write({ sequence: ++seq, topic: 'unary', partition: 0, records: [{ value }] });
           }
-          if (stop() && inflight === 0) {
+          if ((stop() || failure) && inflight === 0) {
             s.end();
-            resolve();
+            if (failure) reject(failure);
+            else resolve();
           }
         };
-        s.on('data', () => {
+        s.on('data', (r: { error?: { code?: string | null; message?: string | null } | null }) => {
           inflight--;
-          counter++;
+          if (r.error?.code) failure ??= new Error(`PublishStream: ${r.error.code}: ${r.error.message ?? ''}`);
+          else counter++;
           pump();
         });
+        s.on('error', reject);
         pump();
       });
     });
