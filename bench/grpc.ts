@@ -305,12 +305,24 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(process.cwd(), '.bench-data', 'grpc-'));
   // BENCH_SERVER_NODE_ARGS passes V8 flags to the server only (e.g. "--trace-gc").
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS, GROUP_COMMIT_US, ZERO_AHEAD_BYTES], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(SERVER_DEFAULTS ? [] : SERVER_NODE_FLAGS), ...nodeArgs, ...nodeScriptArgs(path.join(__dirname, 'grpc_server')), dir, DURABILITY, SERVER_STREAMS, GROUP_COMMIT_US, ZERO_AHEAD_BYTES], { stdio: ['pipe', 'pipe', 'inherit'] }); // stdin: its end tells the server this process is gone
   serverPid = child.pid ?? 0;
   // Whether the server has exited (its 'exit' already emitted: waiting for it again would wait forever).
   let serverExited = false;
   child.once('exit', () => (serverExited = true));
   child.once('error', () => (serverExited = true)); // not started: no 'exit' to wait for
+  // SIGTERM or SIGINT: the server stopped and the data dir removed before exiting, as at the end of a run.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      const done = () => {
+        fs.rmSync(dir, { recursive: true, force: true });
+        process.exit(sig === 'SIGINT' ? 130 : 143);
+      };
+      if (serverExited) return done();
+      child.once('exit', done);
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+    });
   try {
     await runCases(child, dir, nodeArgs);
   } finally {

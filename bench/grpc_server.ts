@@ -135,12 +135,20 @@ async function main(): Promise<void> {
   });
   const h2Port = await listening(h2);
   process.stdout.write(`${JSON.stringify({ broker: server.port, raw: rawPort, tcp: tcpPort, h2: h2Port, ioBackend: broker.ioBackend })}\n`);
-  process.on('SIGTERM', () => {
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
     raw.forceShutdown();
     tcp.close();
     h2.close();
     void server.stop(1000).then(() => process.exit(0));
-  });
+  };
+  process.once('SIGTERM', stop);
+  // stdin is a pipe from the bench: its end means the bench is gone (killed, even
+  // with SIGKILL), and a server left running would hold its ports and data dir.
+  process.stdin.once('end', stop);
+  process.stdin.resume();
 }
 
 /**

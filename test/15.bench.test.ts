@@ -567,4 +567,24 @@ describe('bench:grpc (bench/grpc.ts)', function () {
       assert.deepEqual(r.dataDirs, []);
     }
   });
+
+  it('SIGTERM (or the bench going away) stops its server and removes the data dir', async () => {
+    const cwd = tmpDir('uringmq-bench-grpc-');
+    const bench = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), GRPC_BENCH, '--only', 'e2e', '--rates', '1000'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    bench.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    bench.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+    // The header is printed once the server is up.
+    for (let i = 0; i < 600 && !/^server node flags/m.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.match(out, /^server node flags/m);
+    const [dataDir] = fs.readdirSync(path.join(cwd, '.bench-data'));
+    const serverRunning = () => spawnSync('pgrep', ['-f', `grpc_server.* ${path.join(cwd, '.bench-data', dataDir!)} `]).status === 0;
+    assert.ok(serverRunning(), 'the server runs');
+    bench.kill('SIGTERM');
+    assert.equal(await exited, 143, out);
+    for (let i = 0; i < 100 && serverRunning(); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(!serverRunning(), 'the server is gone');
+    assert.deepEqual(fs.readdirSync(path.join(cwd, '.bench-data')), []);
+  });
 });
