@@ -1006,6 +1006,7 @@ async function endToEnd(client: Client, rate: number, seconds: number, statsPort
   const loop = { client: clientLoop(), server: await stats.get<LoopDelay>('/bench.Stats/Loop').catch(() => null) };
   if (latestSeen < final) await Promise.race([consuming, new Promise((r) => setTimeout(r, 10_000))]);
   await consumer.close();
+  await producer.close();
   // Messages not received when the wait ended are not left out of the percentiles: each
   // counts as late by at least the time from the schedule's end until now.
   const missing = Math.max(0, measured - received);
