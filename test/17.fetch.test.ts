@@ -833,6 +833,46 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('FetchConnection.fetch takes a reply that keeps arriving over a slow link as long as it takes, instead of cutting it off at a fixed time (then fetched again, and cut off again, for ever)', async function () {
+    this.timeout(120_000);
+    const broker = await openBroker();
+    const socks = new Set<net.Socket>();
+    // A slow link: what the listener sends reaches the client 4 KiB a second.
+    const link = net.createServer((c) => {
+      const u = net.connect(fsrv.port, '127.0.0.1');
+      for (const s of [c, u]) socks.add(s.on('error', () => undefined).on('close', () => (c.destroy(), u.destroy())));
+      c.pipe(u);
+      let held = Buffer.alloc(0);
+      u.on('data', (d: Buffer) => void (held = Buffer.concat([held, d])));
+      const tick = setInterval(() => {
+        if (c.destroyed) return clearInterval(tick);
+        if (held.length > 0) c.write(held.subarray(0, 4096));
+        held = held.subarray(Math.min(4096, held.length));
+      }, 1000);
+    });
+    let fsrv!: FetchServer;
+    try {
+      await broker.createTopic('t');
+      const p = broker.producer();
+      for (let i = 0; i < 17; i++) await p.send('t', { value: Buffer.alloc(8000, i), partition: 0 });
+      fsrv = await broker.startFetchServer({ port: 0 });
+      await new Promise<void>((resolve) => link.listen(0, '127.0.0.1', resolve));
+      const conn = await FetchConnection.open('127.0.0.1', (link.address() as net.AddressInfo).port);
+      const t0 = Date.now();
+      // About 136 KB: some 33 s on this link, past the 30 s a reply with no progress is given.
+      const r = await conn.fetch('t', 0, 0, 1 << 20, 0);
+      assert.ok(Date.now() - t0 > 30_000, `the reply took ${Date.now() - t0} ms`);
+      assert.equal(fetchErrorName(r.header.error), 'OK');
+      assert.equal(decodeBatches(r.data, 0).length, 17);
+      conn.close();
+    } finally {
+      for (const s of socks) s.destroy();
+      await new Promise<void>((resolve) => link.close(() => resolve()));
+      fsrv?.close();
+      await broker.close();
+    }
+  });
+
   it("closing the client twice at once still makes its fetch consumers' final commit", async () => {
     // As the CLI does on SIGINT (the signal handler and the command's own cleanup):
     // the second close() went on and closed the channel under the first, and the

@@ -132,12 +132,15 @@ export class FetchConnection {
   private failure: UringmqError | null = null;
   private corr = 0;
   private busy = false;
+  /** The fetch in flight's no-progress timer: restarted by every chunk of its reply that arrives. */
+  private stall: NodeJS.Timeout | null = null;
   /** The server's hello: its limits. */
   hello!: ServerHello;
 
   private constructor(private readonly sock: net.Socket, private readonly where: string) {
     sock.setNoDelay(true);
     sock.on('data', (d: Buffer) => {
+      this.stall?.refresh();
       this.chunks.push(d);
       this.buffered += d.length;
       const w = this.waiter;
@@ -256,8 +259,12 @@ export class FetchConnection {
     this.busy = true;
     // A reply that never comes (a server wedged, a network gone silent) must not hang us.
     // (Within setTimeout's range: past 2^31 - 1 ms it fires at once, with a warning.)
+    // It bounds the wait for each next chunk, not the whole reply: a big reply over a
+    // slow link takes as long as it takes while it arrives (cut off at a fixed time, it
+    // was fetched again from the same offset, and cut off again, for ever).
     const limit = Math.min(maxWaitMs + 30_000, 2 ** 31 - 1);
-    const timer = setTimeout(() => this.sock.destroy(new Error(`no reply within ${limit} ms`)), limit);
+    const timer = setTimeout(() => this.sock.destroy(new Error(`no reply, or no more of it, within ${limit} ms`)), limit);
+    this.stall = timer;
     try {
       this.sock.write(request);
       const header = decodeResponseHeader(await this.read(RESPONSE_HEADER_SIZE));
@@ -267,6 +274,7 @@ export class FetchConnection {
       return { header, data };
     } finally {
       clearTimeout(timer);
+      this.stall = null;
       this.busy = false;
     }
   }
