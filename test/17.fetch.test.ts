@@ -964,6 +964,33 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('a FetchConsumer closed while its first connection waits for a listener that never answers ends its iteration at once, without an error', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const silent = net.createServer((s) => void s.on('error', () => undefined).resume()); // accepts, never says hello
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${(silent.address() as net.AddressInfo).port}` });
+    try {
+      await broker.createTopic('t');
+      const c = client.consumer({ topic: 't', group: 'g', transport: 'fetch', from: 'earliest' });
+      const next = c[Symbol.asyncIterator]()
+        .next()
+        .then((r) => ({ done: r.done, error: undefined as unknown }), (error: unknown) => ({ done: undefined, error }));
+      await sleep(300);
+      const t0 = Date.now();
+      await c.close();
+      const r = await Promise.race([next, sleep(3000).then(() => 'still pending' as const)]);
+      assert.notEqual(r, 'still pending', 'the iteration went on after close() (for the 10 s handshake timeout)');
+      assert.deepEqual(r, { done: true, error: undefined }, `the iteration ended with ${String((r as { error: unknown }).error)}`);
+      assert.ok(Date.now() - t0 < 3000);
+    } finally {
+      await client.close();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      await server.stop(2000);
+      await broker.close();
+    }
+  });
+
   it("a FetchConsumer keeps its fetches within the server's limits (its hello's maxFetchBytes and maxWaitMs), whatever its options ask", async () => {
     const broker = await openBroker();
     const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });

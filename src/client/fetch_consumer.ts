@@ -638,9 +638,12 @@ export class FetchConsumer implements GroupConsumerApi {
     // restarting) are retried.
     // A listener that answers with a refusal is there: one for now (full, shutting
     // down) is left to the pumps' retries, as later.
+    // close() gives it up at once (with a listener that never answers, the iteration went
+    // on for the handshake timeout after close(), and then threw UNAVAILABLE).
     try {
-      (await FetchConnection.open(this.host, this.port, this.client.token ?? '')).close();
+      (await FetchConnection.open(this.host, this.port, this.client.token ?? '', undefined, this.closeSignal.signal)).close();
     } catch (e) {
+      if (this.closed) return;
       if (!(e instanceof UringmqError)) throw e;
       if (ANSWERED.has(e)) {
         if (!RETRYABLE.has(e.code)) throw e;
