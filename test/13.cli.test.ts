@@ -658,6 +658,29 @@ describe('CLI', function () {
     }
   });
 
+  it('produce stops at a refused line at once, though its input stays open (`tail -f`): it neither waits for the next line to say so nor writes that line', async () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'w', '--dir', dir]).code, 0);
+    const p = startCli(['produce', 'w', '--dir', dir]);
+    // Line 2 is short enough to be read as a line, too large for a record once encoded:
+    // the producer refuses it, after the line is read. stdin stays open.
+    p.child.stdin!.write(`first\n${'x'.repeat(1 << 20)}\n`);
+    const exited = exitOf(p.child, 60_000);
+    const early = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+    // It waited for the next line: that line was written after the refused one.
+    if (!early) p.child.stdin!.end('after\n');
+    assert.equal(await exited, 2, p.err());
+    assert.ok(early, `still running 10 s after the refusal: ${p.err()}`);
+    assert.match(p.err(), /produced 1 message to w/);
+    assert.match(p.err(), /RECORD_TOO_LARGE: line 2:/);
+    const b = await Broker.open({ dir });
+    try {
+      assert.deepEqual((await b.read('w', 0, 0)).map((m) => m.value.toString()), ['first']);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('serve stopped by SIGTERM while it opens a large data directory closes it cleanly and exits 0 (the handlers come first)', async () => {
     const dir = tmpDir();
     // 1200 partitions: the open takes about a second, long enough to signal during it.

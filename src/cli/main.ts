@@ -746,6 +746,9 @@ export function program(): Command {
         const fail = (line: number, err: unknown) => {
           failed.push(line);
           if (!first || line < first.line) first = { line, err };
+          // Ends the read under way: with an input that stays open (`tail -f`), a refusal
+          // was said only once another line came, and that line was sent too.
+          process.stdin.destroy();
         };
         // A line longer than any record may be: refused as it is read (its number in
         // the message), after the lines before it are sent.
@@ -773,8 +776,9 @@ export function program(): Command {
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
         process.on('SIGHUP', onSignal); // a closed terminal: as serve takes it
-        const next = () => lines.next().catch((e: unknown) => void (interrupted ? undefined : fail(n + 1, e)));
+        const next = () => lines.next().catch((e: unknown) => void (interrupted || first ? undefined : fail(n + 1, e)));
         for (let r = await next(); r && !r.done; r = await next()) {
+          if (first) break; // a line read after a refusal is not sent
           const line = r.value;
           const lineNo = ++n;
           let sent: Promise<unknown>;
@@ -785,7 +789,7 @@ export function program(): Command {
           }
           sends.push(sent.then(() => ok++, (e: unknown) => void fail(lineNo, e)));
           if (sends.length >= 10_000) await Promise.all(sends.splice(0));
-          if (first || interrupted) break;
+          if (interrupted) break;
         }
         await Promise.all(sends);
         await producer.flush();
