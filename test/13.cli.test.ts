@@ -223,6 +223,25 @@ describe('CLI', function () {
     assert.ok(k > 1 && k < 2000, third.out);
   });
 
+  it('consume whose stdout fails (ENOSPC: a full disk) exits 2 saying so, after closing its data directory cleanly', () => {
+    const dir = path.join(tmpDir(), 'data');
+    assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);
+    assert.equal(run(['produce', 't', '--dir', dir], 'one\ntwo\n').code, 0);
+    const full = fs.openSync('/dev/full', 'w');
+    try {
+      const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'consume', 't', '--group', 'g', '--from', 'earliest', '--dir', dir], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /cannot write to stdout: ENOSPC/);
+    } finally {
+      fs.closeSync(full);
+    }
+    // It exited at the error, the broker still open: the next open took it for a crash.
+    assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean }).clean, true, 'state.json says the run crashed');
+    // Nothing was printed, nothing acked.
+    const again = run(['consume', 't', '--group', 'g', '--from', 'earliest', '--dir', dir, '--max', '1']);
+    assert.equal(again.out, 'one\n', again.err);
+  });
+
   it('serve takes keepalive, connection age and the stream limit from the environment: it pings, refuses a stream past the limit, and sends GOAWAY at the age limit', async () => {
     const env: Record<string, string> = {
       URINGMQ_KEEPALIVE_TIME_MS: '200', // the default is 2 hours: pings in the first second come from this

@@ -508,9 +508,12 @@ let stdoutClosed = false;
 function watchStdout(): void {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (stdoutClosed) return; // later writes fail too
+    // Anything else (ENOSPC: a file on a full disk) is said, and the status will be 2;
+    // the command still ends as on EPIPE, closing its data directory or client (an
+    // exit here left the directory marked crashed, and dropped acks not yet written).
     if (e.code !== 'EPIPE') {
       process.stderr.write(`uringmq: cannot write to stdout: ${e.message}\n`);
-      process.exit(2);
+      process.exitCode = 2;
     }
     stdoutClosed = true;
   });
