@@ -392,6 +392,19 @@ describe('CLI', function () {
     }
   });
 
+  it('produce keeps a last line\'s lone \\r when the input ends without a newline (it is not a CRLF ending)', async () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'r', '--dir', dir]).code, 0);
+    const r = run(['produce', 'r', '--dir', dir], 'a\r\nprogress 100%\r');
+    assert.equal(r.code, 0, r.err);
+    const b = await Broker.open({ dir });
+    try {
+      assert.deepEqual((await b.read('r', 0, 0)).map((m) => m.value.toString()), ['a', 'progress 100%\r']);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('consume --group --max n takes no more than n at once: repeated short runs walk the backlog, nothing goes to the dead-letter topic', () => {
     const dir = tmpDir();
     assert.equal(run(['topics', 'create', 'w', '--dir', dir]).code, 0);

@@ -61,10 +61,8 @@ async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
       if (held > maxLineBytes + 1) throw new UringmqError('RECORD_TOO_LARGE', `line ${n + 1} is longer than ${maxLineBytes} bytes, more than a record may hold`);
     }
   }
-  if (parts.length > 0) {
-    const rest = Buffer.concat(parts);
-    yield line(rest, rest.length);
-  }
+  // The last line, without a newline: a \r at its end is a lone one, kept.
+  if (parts.length > 0) yield Buffer.concat(parts);
 }
 
 function stdinIsDirectory(): boolean {
