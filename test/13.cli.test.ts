@@ -713,6 +713,33 @@ describe('CLI', function () {
     }
   });
 
+  it('produce holds a bounded number of bytes of lines not yet written, not 10,000 lines whatever their size (1500 lines of 900 kB to a data directory)', async () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'm', '--dir', dir]).code, 0);
+    const p = startCli(['produce', 'm', '--dir', dir]);
+    let peakKb = 0;
+    const poll = setInterval(() => {
+      try {
+        const m = /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
+        if (m) peakKb = Math.max(peakKb, Number(m[1]));
+      } catch {
+        // exited
+      }
+    }, 20);
+    try {
+      const line = Buffer.alloc(900_001, 0x61);
+      line[900_000] = 0x0a;
+      for (let i = 0; i < 1500 && p.child.exitCode === null; i++) if (!p.child.stdin!.write(line)) await new Promise((resolve) => p.child.stdin!.once('drain', resolve));
+      p.child.stdin!.end();
+      assert.equal(await exitOf(p.child, 120_000), 0, p.err());
+    } finally {
+      clearInterval(poll);
+    }
+    assert.match(p.err(), /produced 1500 messages to m/);
+    // The lines held waited for the disk: 1.35 GB came in faster than it was written.
+    assert.ok(peakKb > 0 && peakKb < 450_000, `peak RSS ${Math.round(peakKb / 1024)} MiB`);
+  });
+
   it('serve stopped by SIGTERM while it opens a large data directory closes it cleanly and exits 0 (the handlers come first)', async () => {
     const dir = tmpDir();
     // 1200 partitions: the open takes about a second, long enough to signal during it.

@@ -26,6 +26,8 @@ const DEFAULT_DIR = './uringmq-data';
 const MAX_RECORD_LINE_BYTES = 64 * 1024 * 1024;
 /** produce --timeout's default: how long a line may wait for the server's ack, retries included. */
 const PRODUCE_TIMEOUT_MS = 30_000;
+/** produce waits for its lines sent once they hold this many bytes (or number 10,000). */
+const PRODUCE_PENDING_BYTES = 32 << 20;
 
 /**
  * stdin's lines as bytes: split at \n only (a \r\n ending loses its \r), the last one
@@ -735,6 +737,7 @@ export function program(): Command {
         if (t.client) await t.client.describeTopic(topic, { groups: false });
         else t.broker!.topicState(topic);
         const sends: Array<Promise<unknown>> = [];
+        let sentBytes = 0;
         let n = 0;
         let ok = 0;
         // A refused line (too large, a bad partition) stops the input and the command
@@ -789,7 +792,13 @@ export function program(): Command {
             sent = Promise.reject(e);
           }
           sends.push(sent.then(() => ok++, (e: unknown) => void fail(lineNo, e)));
-          if (sends.length >= 10_000) await Promise.all(sends.splice(0));
+          // Bounded in bytes too: a producer holds a line it has not written (an
+          // embedded one while the disk is behind), and 10,000 lines of 1 MiB are 10 GB.
+          sentBytes += line.length;
+          if (sends.length >= 10_000 || sentBytes >= PRODUCE_PENDING_BYTES) {
+            await Promise.all(sends.splice(0));
+            sentBytes = 0;
+          }
           if (interrupted) break;
         }
         await Promise.all(sends);
