@@ -472,6 +472,17 @@ describe('CLI', function () {
     assert.ok(!fs.existsSync(dir));
   });
 
+  it('an empty URINGMQ_DIR is taken as unset, as serve takes it (the default data dir); an empty --dir is refused naming it', () => {
+    const cwd = tmpDir();
+    const inCwd = (args: string[], env: Record<string, string>) => spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), CLI, ...args], { cwd, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+    const r = inCwd(['topics', 'create', 't'], { URINGMQ_DIR: '' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(fs.existsSync(path.join(cwd, 'uringmq-data', 'topics')), 'not the default data dir');
+    const e = inCwd(['topics', 'list', '--dir', ''], {});
+    assert.equal(e.status, 2, e.stderr);
+    assert.match(e.stderr, /INVALID_ARGUMENT: --dir needs/);
+  });
+
   it('produce refuses a line longer than a record may be as it reads it, without waiting for its end (a binary file without newlines)', async () => {
     const dir = tmpDir();
     assert.equal(run(['topics', 'create', 'l', '--dir', dir]).code, 0);

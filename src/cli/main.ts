@@ -572,7 +572,9 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
     if (tls) quietIpServername();
     return { client: await connect(flags.server, { token: process.env.URINGMQ_AUTH_TOKEN || undefined, tls }) };
   }
-  return { broker: await Broker.open({ dir: flags.dir ?? process.env.URINGMQ_DIR ?? DEFAULT_DIR }) };
+  // Empty: a flag given empty is a mistake; the variable empty is unset, as serve takes it.
+  if (flags.dir === '') throw new UringmqError('INVALID_ARGUMENT', '--dir needs a path');
+  return { broker: await Broker.open({ dir: flags.dir ?? (process.env.URINGMQ_DIR || DEFAULT_DIR) }) };
 }
 
 async function done(t: Target): Promise<void> {
