@@ -787,6 +787,33 @@ describe('CLI', function () {
     await again.close();
   });
 
+  it('a --dir command stopped by SIGINT while it opens a large data directory closes it cleanly and exits 130', async () => {
+    const dir = tmpDir();
+    // 1200 partitions: the open takes about a second, long enough to signal during it.
+    const b = await Broker.open({ dir, durability: 'none' });
+    for (let i = 0; i < 150; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => b.createTopic(`t${i + j}`, { partitions: 8, segmentBytes: 1 << 20 })));
+    await b.close();
+    const state = () => JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean; run: number };
+    const run1 = state().run;
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'topics', 'list', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    try {
+      // The open writes state.json first (its run, not clean), then opens the partitions.
+      const until = Date.now() + 30_000;
+      while (state().run === run1 && child.exitCode === null && Date.now() < until) await sleep(10);
+      assert.notEqual(state().run, run1, `the open never began: ${err}`);
+      child.kill('SIGINT');
+      assert.deepEqual(await exited, { code: 130, signal: null }, err);
+      assert.match(err, /stopped by SIGINT while the data directory opened; closed it cleanly/);
+      assert.equal(state().clean, true, 'state.json says the run crashed');
+    } finally {
+      clearTimeout(kill);
+    }
+  });
+
   it('produce --server gives up on a server that went away after --timeout, exits 2 naming the line, the server and the timeout', async () => {
     const dir = tmpDir();
     srv = await spawnServer(dir);

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { isIPv6 } from 'node:net';
+import { constants as osConstants } from 'node:os';
 import { createSecureContext } from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
@@ -574,8 +575,35 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
   }
   // Empty: a flag given empty is a mistake; the variable empty is unset, as serve takes it.
   if (flags.dir === '') throw new UringmqError('INVALID_ARGUMENT', '--dir needs a path');
-  return { broker: await Broker.open({ dir: flags.dir ?? (process.env.URINGMQ_DIR || DEFAULT_DIR) }) };
+  // A signal while a large directory opens (seconds) took the default action, and the
+  // next open found state.json saying the run crashed, and scanned the logs. It is
+  // noted; once the open is done the directory is closed cleanly and the command exits
+  // as a shell reports a signal (128 + its number). A second signal exits at once.
+  let signaled: NodeJS.Signals | null = null;
+  let signaledAt = 0;
+  const note = (sig: NodeJS.Signals) => {
+    if (signaled === null) {
+      signaled = sig;
+      signaledAt = performance.now();
+    } else if (sig !== signaled || performance.now() - signaledAt >= REPEATED_SIGNAL_MS) process.exit(1);
+  };
+  for (const sig of OPEN_SIGNALS) process.on(sig, note);
+  let broker: Broker;
+  try {
+    broker = await Broker.open({ dir: flags.dir ?? (process.env.URINGMQ_DIR || DEFAULT_DIR) });
+  } finally {
+    for (const sig of OPEN_SIGNALS) process.off(sig, note);
+  }
+  if (signaled) {
+    await broker.close();
+    process.stderr.write(`uringmq: stopped by ${signaled} while the data directory opened; closed it cleanly\n`);
+    process.exit(128 + osConstants.signals[signaled]);
+  }
+  return { broker };
 }
+
+/** The signals a command stops on (see serve), also while its data directory opens. */
+const OPEN_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 async function done(t: Target): Promise<void> {
   await t.client?.close();
