@@ -481,6 +481,13 @@ describe('CLI', function () {
     const e = inCwd(['topics', 'list', '--dir', ''], {});
     assert.equal(e.status, 2, e.stderr);
     assert.match(e.stderr, /INVALID_ARGUMENT: --dir needs/);
+    // A mistyped --dir: refused, and nothing made there (only `topics create` makes one).
+    for (const args of [['topics', 'list'], ['topics', 'describe', 't'], ['consume', 't', '--from', 'earliest'], ['produce', 't'], ['groups', 'offsets', 't', 'g']]) {
+      const typo = inCwd([...args, '--dir', 'uringmq-dta'], {});
+      assert.equal(typo.status, 2, `${args.join(' ')}: ${typo.stderr}`);
+      assert.match(typo.stderr, /INVALID_ARGUMENT: no data directory at uringmq-dta \(`uringmq topics create` makes one/);
+      assert.ok(!fs.existsSync(path.join(cwd, 'uringmq-dta')), `${args.join(' ')} made a data directory at the typo`);
+    }
   });
 
   it('produce refuses a line longer than a record may be as it reads it, without waiting for its end (a binary file without newlines)', async () => {

@@ -550,7 +550,7 @@ function quietIpServername(): void {
   }) as typeof process.emitWarning;
 }
 
-async function target(flags: { server?: string; dir?: string; tls?: boolean; tlsCa?: string }): Promise<Target> {
+async function target(flags: { server?: string; dir?: string; tls?: boolean; tlsCa?: string }, create = false): Promise<Target> {
   // An empty --server (`--server "$UNSET"`) is not "no server": it would silently mean
   // the default data directory here, and produce would write there.
   if (flags.server !== undefined && flags.server.trim() === '') throw new UringmqError('INVALID_ARGUMENT', '--server needs a host:port');
@@ -575,6 +575,11 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
   }
   // Empty: a flag given empty is a mistake; the variable empty is unset, as serve takes it.
   if (flags.dir === '') throw new UringmqError('INVALID_ARGUMENT', '--dir needs a path');
+  const dir = flags.dir ?? (process.env.URINGMQ_DIR || DEFAULT_DIR);
+  // Only `topics create` makes a data directory: `topics list --dir <typo>` made an
+  // empty one at the typo and listed nothing, as if the topics were gone.
+  if (!create && !fs.existsSync(dir))
+    throw new UringmqError('INVALID_ARGUMENT', `no data directory at ${dir} (\`uringmq topics create\` makes one; a running server is reached with --server)`);
   // A signal while a large directory opens (seconds) took the default action, and the
   // next open found state.json saying the run crashed, and scanned the logs. It is
   // noted; once the open is done the directory is closed cleanly and the command exits
@@ -590,7 +595,7 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
   for (const sig of OPEN_SIGNALS) process.on(sig, note);
   let broker: Broker;
   try {
-    broker = await Broker.open({ dir: flags.dir ?? (process.env.URINGMQ_DIR || DEFAULT_DIR) });
+    broker = await Broker.open({ dir });
   } finally {
     for (const sig of OPEN_SIGNALS) process.off(sig, note);
   }
@@ -678,7 +683,7 @@ export function program(): Command {
     .option('--retention-ms <n>', 'delete segments older than this', int('retention-ms'))
     .option('--segment-bytes <n>', 'segment size', int('segment-bytes'))
     .action(async (name: string, o: { partitions?: number; retentionBytes?: number; retentionMs?: number; segmentBytes?: number; server?: string; dir?: string }) => {
-      const t = await target(o);
+      const t = await target(o, true);
       try {
         const retention = { ...(o.retentionBytes !== undefined ? { maxBytes: o.retentionBytes } : {}), ...(o.retentionMs !== undefined ? { maxAgeMs: o.retentionMs } : {}) };
         const opts = { partitions: o.partitions, retention, segmentBytes: o.segmentBytes };
