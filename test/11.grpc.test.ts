@@ -1089,6 +1089,19 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     assert.ok(Date.now() - t0 < 5000, 'rejected near its deadline');
   });
 
+  it('deliveryTimeoutMs also bounds batches queued behind a stream the server stopped reading (its disk hangs): none waits for good', async () => {
+    r = await startServer({ maxInFlightPerStream: 1 });
+    await r.client.createTopic('t');
+    publishOf(r).publish = () => new Promise(() => undefined); // a disk that hangs
+    const p = r.client.producer({ deliveryTimeoutMs: 1000 });
+    // Past the stream's 16 MiB HTTP/2 window: the rest waits in the producer's queue.
+    const big = Buffer.alloc(900 << 10, 1);
+    const sends = Array.from({ length: 30 }, () => p.sendBatch('t', [{ value: big }], { partition: 0 }).then(() => 'acked', (e: UringmqError) => e.code));
+    const got = await Promise.race([Promise.all(sends), sleep(10_000).then(() => null)]);
+    assert.ok(got, 'every send settled');
+    assert.deepEqual(new Set(got), new Set(['UNAVAILABLE']));
+  });
+
   it('connections past maxConnections are closed on arrival: the client gets UNAVAILABLE, open ones keep working, a new one gets in once one closes', async () => {
     const s = await startServer({ maxConnections: 2 }); // its own client's channel is one
     const extra: Array<{ close(): Promise<void> }> = [];

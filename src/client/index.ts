@@ -1383,7 +1383,7 @@ export class RemoteProducer implements ProducerApi {
       this.inflight.set(b.seq, b);
       if (!s.write(b.msg)) this.blocked = true;
     }
-    if (this.inflight.size && !this.deadlineTimer) {
+    if ((this.inflight.size || this.queue.length) && !this.deadlineTimer) {
       this.deadlineTimer = setInterval(() => this.expireInflight(), Math.min(1000, Math.max(10, this.deliveryTimeoutMs / 4)));
       this.deadlineTimer.unref();
     }
@@ -1403,7 +1403,21 @@ export class RemoteProducer implements ProducerApi {
       this.giveUp(b, this.timeoutError(b, true), true);
       this.wakeCapacity();
     }
-    if (this.inflight.size === 0 && this.deadlineTimer) {
+    // Batches queued behind a stream that does not drain (a server that stopped reading
+    // it: its disk hangs) wait for no pump(): their deadline is kept here too.
+    for (let i = 0; i < this.queue.length; ) {
+      const b = this.queue[i]!;
+      const stale = this.staleError(b);
+      if (!stale && now <= b.deadline) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      if (stale) b.reject(stale);
+      else this.giveUp(b, this.timeoutError(b), false);
+      this.wakeCapacity();
+    }
+    if (this.inflight.size === 0 && this.queue.length === 0 && this.deadlineTimer) {
       clearInterval(this.deadlineTimer);
       this.deadlineTimer = null;
     }
