@@ -214,6 +214,22 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     assert.ok(old !== NEW && old.duplicate === null, 'a written batch older than the window was taken as new');
   });
 
+  it('a keyless idempotent batch without a partition goes by its producer id: its retry is a duplicate, its next batch lands in order on the same partition', async () => {
+    await b.createTopic('rr', { partitions: 3 });
+    const pid = 4243; // 4243 % 3 = 1
+    const first = await b.publishBatch('rr', batch(0, pid));
+    assert.deepEqual(first, { partition: 1, baseOffset: 0, count: 1, duplicate: false });
+    // Round-robin sent these to partitions 2 and 0, where the table does not know the batch: written three times.
+    for (let i = 0; i < 2; i++) assert.deepEqual(await b.publishBatch('rr', batch(0, pid)), { ...first, duplicate: true });
+    assert.deepEqual(await b.publishBatch('rr', batch(1, pid)), { partition: 1, baseOffset: 1, count: 1, duplicate: false });
+    assert.deepEqual((await b.describeTopic('rr')).partitions.map((p) => p.endOffset), [0, 2, 0]);
+    // Not idempotent: still round-robin.
+    const plain = sealBatch(encodeBatch([{ value: 'p' }]));
+    const parts = [];
+    for (let i = 0; i < 3; i++) parts.push((await b.publishBatch('rr', plain)).partition);
+    assert.deepEqual(new Set(parts).size, 3);
+  });
+
   it('producer ids past 2^53-1 or below -1 in a batch header are refused with INVALID_ARGUMENT before anything is written', async () => {
     const withId = (id: bigint, value: string) => {
       const x = encodeBatch([{ value }], { producerId: 1, baseSequence: 0 });

@@ -888,7 +888,8 @@ export class Broker {
   /**
    * Appends one RecordBatch built by a client (docs/FORMAT.md, CRC set): the core
    * verifies it. Without `partition` it goes by the first record's key, else
-   * round-robin. A batch with a producer id and sequence is deduplicated.
+   * round-robin (an idempotent one: producerId % partitions). A batch with a producer
+   * id and sequence is deduplicated.
    *
    * `copy` (default true): take a copy (into the batch pool) and let the caller's
    * buffer go now. The I/O thread reads the batch after this returns, from its raw
@@ -950,7 +951,10 @@ export class Broker {
       p = partition;
     } else {
       const key = firstKey(batch);
-      p = key ? partitionForKey(key, t.partitions.length) : t.roundRobin++ % t.partitions.length;
+      // A keyless idempotent batch goes by its producer id, not round-robin: its retry
+      // must reach the partition whose table knows it (round-robin wrote it again on the
+      // next one), and the producer's sequence numbers are per partition.
+      p = key ? partitionForKey(key, t.partitions.length) : idempotent ? meta.producerId % t.partitions.length : t.roundRobin++ % t.partitions.length;
     }
     const ps = t.partitions[p]!;
     let pooled = false;
