@@ -601,24 +601,28 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
         const started = Date.now();
         // First things on a new stream: written before the server's metadata can
         // arrive. A small batch to the same partition goes just before the big one, and
-        // sends to another partition go after it: all of them land (idempotent
-        // producer: failing the big one must not fail the batch numbered before it).
+        // sends to its partition and another go after it: all of them land (idempotent
+        // producer: failing the big one must not fail the batches numbered before it,
+        // nor those numbered after it, which take its sequence numbers).
         const before = p.sendBatch('t', [{ value: 'before' }], { partition: 0 });
         const first = p.sendBatch('t', big, { partition: 0 });
+        const after = p.sendBatch('t', [{ value: 'after' }], { partition: 0 });
         const small = Array.from({ length: 100 }, (_, i) => p.send('t', { value: `s${i}`, partition: 1 }));
         const e = await first.then(() => null, (x: UringmqError) => x);
         assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
         assert.match(e!.message, /maxMessageBytes is 1048576/);
         assert.equal((await before).baseOffset, 0);
+        assert.equal((await after).baseOffset, 1);
         const offsets = (await Promise.all(small)).map((x) => x.offset);
         assert.deepEqual(offsets, Array.from({ length: 100 }, (_, i) => i));
         // Now the limit is known: refused before it is sent, the stream stays up.
         const again = await p.sendBatch('t', big, { partition: 0 }).then(() => null, (x: UringmqError) => x);
         assert.equal(again?.code, 'RECORD_TOO_LARGE');
-        assert.equal((await p.sendBatch('t', big.slice(0, 5), { partition: 0 })).baseOffset, 1);
+        assert.equal((await p.sendBatch('t', big.slice(0, 5), { partition: 0 })).baseOffset, 2);
         assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
         const d = await r.client.describeTopic('t');
-        assert.deepEqual(d.partitions.map((x) => x.endOffset), [6, 100]);
+        assert.deepEqual(d.partitions.map((x) => x.endOffset), [7, 100]);
+        assert.deepEqual((await r.client.fetch('t', 0, 0, { maxBytes: 1 << 20 })).slice(0, 2).map((m) => m.value.toString()), ['before', 'after']);
       } finally {
         await c.close();
       }

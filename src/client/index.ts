@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { BufferPool } from '../codec/buffer_pool';
 import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
-import { decodeEach, recordSize, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { decodeEach, recordSize, sealBatch, stampProducer, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, closesOnEarlyReturn, flatten, groupMessages, ownOptions, returnedOf, type Acker, type ConsumedMessage, type FlattenCursor, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
@@ -557,6 +557,10 @@ interface OutBatch {
   producerId: number;
   /** The serialized PublishRequest (sequence, topic, partition, batch), sent as is on every attempt. */
   msg: Buffer;
+  /** The RecordBatch at the end of `msg`, whose sequence takeBackSequence may change. */
+  batch: Buffer;
+  /** Its first sequence number (with producerId). */
+  baseSequence: number;
   count: number;
   deadline: number;
   resolve: (r: { partition: number; baseOffset: number }) => void;
@@ -1267,6 +1271,8 @@ export class RemoteProducer implements ProducerApi {
         key,
         producerId,
         msg,
+        batch: prep.buf.subarray(prep.start, prep.end),
+        baseSequence,
         count: prep.count,
         deadline: now + this.deliveryTimeoutMs,
         resolve: (r) => {
@@ -1501,8 +1507,51 @@ export class RemoteProducer implements ProducerApi {
   private refuseOversize(b: OutBatch, inTransport: boolean): boolean {
     const limit = this.serverMaxMessageBytes;
     if (limit === 0 || b.msg.length <= limit) return false;
-    this.giveUp(b, this.oversizeError(b.msg.length, b.topic, b.partition), inTransport);
+    const err = this.oversizeError(b.msg.length, b.topic, b.partition);
+    if (!this.takeBackSequence(b, inTransport)) this.giveUp(b, err, inTransport);
+    else if (inTransport) b.abandon(err);
+    else b.reject(err);
     this.wakeCapacity();
+    return true;
+  }
+
+  /**
+   * An idempotent batch over the server's limit, numbered before that limit was known
+   * (the first requests of a stream go before its metadata), is refused: no server read
+   * it, nor any later batch of its partition (a server ends the stream at such a
+   * request; a first attempt goes in sequence order). Those later batches then take its
+   * sequence numbers, restamped, instead of failing with it under a new producer id:
+   * the producer's other batches are not affected. False (giveUp instead) unless that
+   * holds for certain: the batch went out at most on the stream that refused it, and
+   * every batch of its partition numbered after it waits to be sent and went out no
+   * earlier than it.
+   */
+  private takeBackSequence(b: OutBatch, inTransport: boolean): boolean {
+    if (!b.producerId || b.producerId !== this.producerIdFor(b.key) || b.attempts !== (inTransport ? 1 : 0)) return false;
+    const later: OutBatch[] = [];
+    const add = (x: OutBatch, sent: boolean): boolean => {
+      if (x === b || x.key !== b.key || x.producerId !== b.producerId) return true;
+      if (x.seq < b.seq) return true;
+      if (x.attempts > b.attempts || (sent && !inTransport)) return false;
+      later.push(x);
+      return true;
+    };
+    for (const x of this.retrying.keys()) if (x.key === b.key && x.producerId === b.producerId && x.seq > b.seq) return false;
+    for (const x of this.inflight.values()) if (!add(x, true)) return false;
+    for (const x of this.queue) if (!add(x, false)) return false;
+    later.sort((x, y) => x.seq - y.seq);
+    const SEQ_MOD = 2 ** 31;
+    let next = b.baseSequence;
+    // Every batch numbered after it must be among them, or the numbers would not add up.
+    const end = later.reduce((at, x) => (at + x.count) % SEQ_MOD, (b.baseSequence + b.count) % SEQ_MOD);
+    if (end !== this.sequences.get(b.key)) return false;
+    for (const x of later) {
+      stampProducer(x.batch, x.producerId, next);
+      sealBatch(x.batch);
+      x.baseSequence = next;
+      next = (next + x.count) % SEQ_MOD;
+    }
+    this.sequences.set(b.key, next);
     return true;
   }
 
