@@ -1093,6 +1093,35 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
     assert.ok(Date.now() - t0 < 5000, 'rejected near its deadline');
   });
 
+  it('a batch failed with an earlier one after its connection broke unanswered says it may have been written (it may be in the log)', async () => {
+    r = await startServer();
+    await r.client.createTopic('t');
+    const srv = publishOf(r);
+    const orig = srv.publish.bind(srv);
+    // The first batch is never answered nor written; the second is written, its ack never sent.
+    let n = 0;
+    srv.publish = (req) => (n++ === 0 ? new Promise(() => undefined) : orig(req).then(() => new Promise(() => undefined)));
+    const proxy = await tcpProxy(r.server.port);
+    const c = await connect(`127.0.0.1:${proxy.port}`);
+    try {
+      const p = c.producer({ deliveryTimeoutMs: 1500 });
+      const a = p.sendBatch('t', [{ value: 'a' }], { partition: 0 }).catch((e: UringmqError) => e);
+      const b = p.sendBatch('t', [{ value: 'b' }], { partition: 0 }).catch((e: UringmqError) => e);
+      await waitFor(async () => (await r.client.describeTopic('t')).partitions[0]!.endOffset === 1, 5000, 'b written');
+      proxy.mode = 'refuse';
+      proxy.cut(); // both go unanswered; reconnects fail past a's deadline
+      const ea = (await a) as UringmqError;
+      assert.match(ea.message, /may still be written/);
+      const eb = (await b) as UringmqError;
+      assert.match(eb.message, /fails with it/);
+      assert.match(eb.message, /this one was sent on a connection that broke before its answer came and may have been written/);
+      assert.deepEqual((await r.client.fetch('t', 0, 0)).map((m) => m.value.toString()), ['b']);
+    } finally {
+      await c.close();
+      await proxy.close();
+    }
+  });
+
   it('deliveryTimeoutMs also bounds batches queued behind a stream the server stopped reading (its disk hangs): none waits for good', async () => {
     r = await startServer({ maxInFlightPerStream: 1 });
     await r.client.createTopic('t');

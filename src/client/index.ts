@@ -1615,7 +1615,10 @@ export class RemoteProducer implements ProducerApi {
     if (b.producerId === r.oldId && b.seq < r.failedSeq) return null;
     // Set: the id changes only there while a batch of the partition is pending.
     const cause = r.cause!;
-    return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order`);
+    // Sent before, on a connection that broke: that attempt may be in the log (its ack
+    // lost), which a caller must know before it sends the records again.
+    const maybe = b.unanswered ? '; this one was sent on a connection that broke before its answer came and may have been written' : '';
+    return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order${maybe}`);
   }
 
   /** In-flight slots taken: sent, queued to be sent, waiting to be sent again, or handed to a waiter. */
