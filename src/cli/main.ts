@@ -838,7 +838,7 @@ export function program(): Command {
         }
         await Promise.all(sends);
         await producer.flush();
-        process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}${interrupted ? ` (stopped by ${interrupted}: input after that was not read)` : ''}\n`);
+        process.stderr.write(`produced ${ok} message${ok === 1 ? '' : 's'} to ${topic}${interrupted ? ` (stopped by ${interrupted}: input after that was not sent)` : ''}\n`);
         if (first) {
           const { line, err } = first as { line: number; err: unknown };
           let e = err instanceof UringmqError ? err : new UringmqError('INTERNAL', String(err));
