@@ -818,6 +818,11 @@ describe('fetch plane: consumers, groups and the server', () => {
         ['maxWaitMs that is not a number (its reply timer fired at once)', ['t', 0, 1, 1000, NaN]],
         ['a negative maxWaitMs', ['t', 0, 0, 1000, -1]],
         ['a topic longer than the length field holds', ['t'.repeat(70_000), 0, 0, 1000, 0]],
+        // 250..65535 bytes fit the length field, but no topic has them: the server takes
+        // them for bad framing and closes the connection.
+        ['a topic name of 250 bytes', ['t'.repeat(250), 0, 0, 1000, 0]],
+        ['a topic name of 249 characters that is 250 bytes in UTF-8', ['é' + 't'.repeat(248), 0, 0, 1000, 0]],
+        ['a topic name of 65535 bytes', ['t'.repeat(65_535), 0, 0, 1000, 0]],
       ];
       for (const [what, args] of bad) {
         const e = await expectCode(conn.fetch(...args), 'INVALID_ARGUMENT');

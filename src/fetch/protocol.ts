@@ -134,7 +134,10 @@ export function encodeFetch(r: FetchRequest): Buffer {
   // of -1 as 4294967295, and a fractional offset threw a bare RangeError.
   if (typeof r.topic !== 'string') throw new UringmqError('INVALID_ARGUMENT', `topic must be a string, got ${typeof r.topic}`);
   const t = Buffer.from(r.topic, 'utf8');
-  if (t.length > 0xffff) throw new UringmqError('INVALID_ARGUMENT', `the topic name is ${t.length} bytes; a fetch request holds at most 65535 (a topic has at most ${MAX_TOPIC_BYTES})`);
+  // Past MAX_TOPIC_BYTES (what a topic name can be, and what the server reads), the
+  // server takes the request for bad framing and closes the connection: 250..65535
+  // bytes fit the length field, and went out.
+  if (t.length > MAX_TOPIC_BYTES) throw new UringmqError('INVALID_ARGUMENT', `the topic name is ${t.length} bytes; a topic name has at most ${MAX_TOPIC_BYTES}`);
   u32Field(r.correlationId, 'correlationId');
   u32Field(r.partition, 'partition');
   u32Field(r.maxBytes, 'maxBytes');
