@@ -1413,6 +1413,39 @@ describe('fetch plane: consumers, groups and the server', () => {
     assert.deepEqual(commits, [], `committed ${JSON.stringify(commits)}: stale acks counted`);
   });
 
+  it('a FetchConsumer that starts a partition over (fetched past its end) when the topic no longer has that partition drops it, as verifyTopic does, instead of a TypeError swallowed and the fetch retried every 100 ms for good', async () => {
+    // Real fetch plane, fake gRPC side: partition 1 is described at offset 50 (the log
+    // is empty: its fetch is past the end, and it starts over), and the look-up of that
+    // restart finds the topic without it (made again with fewer partitions meanwhile).
+    const broker = await openBroker();
+    try {
+      await broker.createTopic('t', { partitions: 2 });
+      const fsrv = await broker.startFetchServer({ port: 0 });
+      let lookups = 0; // committedState: once when the partitions are taken, then once per restart
+      const fake = {
+        address: '127.0.0.1:1', token: undefined, fetchAddress: `127.0.0.1:${fsrv.port}`, isClosed: false,
+        describeTopic: async () => ({
+          partitions: [{ partition: 0, startOffset: 0, endOffset: 0 }, ...(lookups < 2 ? [{ partition: 1, startOffset: 50, endOffset: 50 }] : [])],
+        }),
+        committedState: async () => (lookups++, { offsets: [-1, -1], run: 1 }),
+        commitOffset: async () => undefined,
+        forget: () => undefined,
+        bidi: () => { throw new Error('unused'); },
+      };
+      const c = new FetchConsumer(fake as never, { topic: 't', group: 'g', transport: 'fetch', from: 'earliest', partitions: [0, 1], maxWaitMs: 50 });
+      const it = c[Symbol.asyncIterator]();
+      const err = await Promise.race([it.next().then(() => null, (e: unknown) => e), sleep(3000).then(() => 'still running')]);
+      assert.ok(err instanceof UringmqError && err.code === 'INVALID_ARGUMENT', `${String(err)} after ${lookups - 1} restarts`);
+      assert.match(err.message, /partition 1 does not exist in topic t/);
+      assert.deepEqual(c.assignment, [0]);
+      assert.equal(lookups, 2, 'one restart');
+      await c.close();
+      fsrv.close();
+    } finally {
+      await broker.close();
+    }
+  });
+
   it('a delayed nack of a message of a partition the FetchConsumer lost and got back meanwhile does not rewind the new holding (its fetched chunks were dropped, the pump stalled)', async () => {
     const fake = {
       address: '127.0.0.1:1', token: undefined, fetchAddress: '127.0.0.1:1', isClosed: false,

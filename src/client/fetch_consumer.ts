@@ -480,8 +480,13 @@ export class FetchConsumer implements GroupConsumerApi {
   private async restart(s: PartitionState, described?: Awaited<ReturnType<FetchClientSide['describeTopic']>>): Promise<void> {
     const [{ offsets, run }, d] = await Promise.all([this.client.committedState(this.group, this.topic), described ?? this.client.describeTopic(this.topic, { groups: false })]);
     if (this.closed || s.revoked || this.parts.get(s.partition) !== s) return;
+    const info = d.partitions.find((x) => x.partition === s.partition);
+    // The topic has it no more (made again with fewer partitions since it was looked up):
+    // dropped, as verifyTopic drops it (startOf threw a TypeError, which the pump took for
+    // a failed look-up, fetching past the end again every 100 ms for good).
+    if (!info) return this.dropGone(s, d.partitions.length);
     const c = offsets[s.partition] ?? -1;
-    const start = this.startOf(c, d.partitions.find((x) => x.partition === s.partition)!);
+    const start = this.startOf(c, info);
     this.newGeneration(s);
     s.processed = start;
     s.acked.clear();
@@ -513,17 +518,24 @@ export class FetchConsumer implements GroupConsumerApi {
         s.committed = s.processed; // nothing read of the new topic yet: nothing to commit
         continue;
       }
-      // Gone with the old topic: dropped, not committed.
-      s.revoked = true;
-      s.conn?.close();
-      s.wake?.();
-      this.dropChunks(s.partition);
-      this.parts.delete(s.partition);
-      this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
-      if (this.opts.partitions)
-        this.fail(invalid(`partition ${s.partition} does not exist in topic ${this.topic} (${d.partitions.length} partitions): the topic was deleted and made again`));
+      this.dropGone(s, d.partitions.length);
     }
     return true;
+  }
+
+  /**
+   * `s` is gone with the old topic (the one of that name now has `count` partitions):
+   * dropped, not committed. Assigned by the application, it is an error.
+   */
+  private dropGone(s: PartitionState, count: number): void {
+    s.revoked = true;
+    s.conn?.close();
+    s.wake?.();
+    this.dropChunks(s.partition);
+    this.parts.delete(s.partition);
+    this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
+    if (this.opts.partitions)
+      this.fail(invalid(`partition ${s.partition} does not exist in topic ${this.topic} (${count} partitions): the topic was deleted and made again`));
   }
 
   /** verifyTopic, in turn with the commits (and restarts) under way. */
@@ -553,7 +565,7 @@ export class FetchConsumer implements GroupConsumerApi {
     // The broker still describes the incarnation the fetch plane refused: they are not
     // one broker's (fetchAddress names another one), or a topic.json was changed under
     // it. Refetching would go round for good, reading nothing: a few tries, then an error.
-    if (this.closed || s.incarnation !== refused) {
+    if (this.closed || s.revoked || s.incarnation !== refused) {
       s.mismatches = 0;
       return;
     }
