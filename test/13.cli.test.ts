@@ -545,6 +545,36 @@ describe('CLI', function () {
       }
     });
 
+  it('produce stopped by SIGHUP whose stderr is gone too (a closed terminal: its writes fail) still closes the data directory cleanly', async () => {
+    const dir = tmpDir();
+    assert.equal(run(['topics', 'create', 'p', '--dir', dir]).code, 0);
+    const state = () => JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean };
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 'p', '--dir', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, sig) => resolve([code, sig])));
+    const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    try {
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.write('one\ntwo\n');
+      const until = Date.now() + 30_000;
+      while (state().clean !== false && Date.now() < until) await sleep(50);
+      await sleep(500);
+      // The terminal is gone: "produced 2 messages" cannot be written (EIO on a hung-up
+      // tty, EPIPE here), and that failure must not stop the clean close.
+      child.stderr!.destroy();
+      child.kill('SIGHUP');
+      const [code, sig] = await exited;
+      assert.deepEqual({ code, sig }, { code: 0, sig: null });
+      assert.equal(state().clean, true, 'state.json says the run crashed');
+      const b = await Broker.open({ dir });
+      assert.deepEqual((await b.read('p', 0, 0)).map((m) => m.value.toString()), ['one', 'two']);
+      await b.close();
+    } finally {
+      clearTimeout(kill);
+      child.stdin!.destroy();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
   it('serve refuses a TLS certificate or key it cannot use (garbage, a key of another, expired) with INVALID_ARGUMENT, before the data dir is made', function () {
     const dir = tmpDir();
     const garbage = path.join(dir, 'garbage.pem');

@@ -955,6 +955,10 @@ export function program(): Command {
 
 if (require.main === module) {
   watchStdout();
+  // A failed write to stderr (its terminal closed: EIO, the SIGHUP case; a reader gone:
+  // EPIPE) has nowhere to be said. Unhandled, it crashed the command in the middle of
+  // its clean close, leaving the data directory marked crashed.
+  process.stderr.on('error', () => undefined);
   program()
     .parseAsync(process.argv)
     .catch((e: unknown) => {
