@@ -589,6 +589,25 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     }
   });
 
+  it("client library: a batch over the server's maxMessageBytes, the only one in flight (maxInFlight 1), frees its slot: the send waiting for it goes", async () => {
+    // Refused when its stream broke, while still counted in flight: the slot it freed
+    // was handed to nobody, and the next send waited for it for ever.
+    const c = await connect(r.address);
+    try {
+      const p = c.producer({ maxInFlight: 1, lingerMs: 0, deliveryTimeoutMs: 30_000 });
+      const big = Array.from({ length: 18 }, () => ({ value: Buffer.alloc(100_000, 1) }));
+      const first = p.sendBatch('t', big, { partition: 0 }).then(() => null, (x: UringmqError) => x);
+      const next = p.sendBatch('t', [{ value: 'next' }], { partition: 1 });
+      const e = await first;
+      assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
+      const res = await Promise.race([next, sleep(10_000).then(() => 'still waiting')]);
+      assert.notEqual(res, 'still waiting');
+      assert.equal((res as { baseOffset: number }).baseOffset, 0);
+    } finally {
+      await c.close();
+    }
+  });
+
   for (const via of ['node:http2', 'grpc-js'] as const)
     it(`client library (${via} publish stream): a batch over the server's maxMessageBytes fails alone with RECORD_TOO_LARGE; the producer's other sends land`, async () => {
       // The client allows 16 MiB; the server reads 1 MiB. Without the server's limit the

@@ -1339,10 +1339,15 @@ export class RemoteProducer implements ProducerApi {
       // Everything in flight on this stream goes again, same sequence numbers, except
       // a batch over the server's limit: the server ended the stream because of it
       // (grpc-js refuses the request whole), and it would end every stream again.
+      const sent = this.inflight.size;
       const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq).filter((b) => !this.refuseOversize(b, true));
       for (const b of again) b.unanswered = true;
       this.inflight.clear();
       this.queue.unshift(...again);
+      // The slots of those refused: refuseOversize's wakeCapacity ran while they were
+      // still counted in flight, and handed them to nobody (with maxInFlight 1, the send
+      // waiting for its slot waited for ever).
+      if (again.length < sent) this.wakeCapacity();
       if (this.queue.length === 0) return;
       this.reconnecting = true;
       const fatal = err ? fromServiceError(err) : null;
