@@ -770,6 +770,41 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     }
   });
 
+  it('a group whose offsets file cannot be written at the close says so then (not that it is retried): its acks since the last write are delivered again at the next open', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    const write = OffsetsFile.prototype.write;
+    let attempts = 0;
+    OffsetsFile.prototype.write = async function () {
+      attempts++;
+      throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    };
+    try {
+      await take(c, 2);
+      await waitFor(() => attempts >= 2, 5000, 'writes retried');
+      await broker.close();
+      await sleep(10); // process.emitWarning delivers on a later tick
+      const said = warnings.filter((w) => w.includes('g/t.offs'));
+      assert.equal(said.length, 2, `warnings: ${JSON.stringify(warnings)}`);
+      assert.match(said[0]!, /retried/);
+      // The last word is the close's: nothing is retried, nothing kept.
+      assert.doesNotMatch(said[1]!, /retried|kept in memory/);
+      assert.match(said[1]!, /group g on t: cannot write committed offsets .*EIO.*at the close.*delivered again at the next open/);
+    } finally {
+      OffsetsFile.prototype.write = write;
+      process.off('warning', onWarning);
+      await c.close().catch(() => undefined);
+    }
+    broker = await openBroker({ dir });
+    const again = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    assert.deepEqual((await take(again, 2)).map((m) => m.value.toString()), ['a', 'b']);
+    await again.close();
+  });
+
   it("a member's record of what it gave back stays bounded while a long-delayed nack holds the committed offset (what others acked since is dropped from it)", async () => {
     await broker.createTopic('t');
     const value = Buffer.from('x');

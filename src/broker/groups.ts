@@ -1646,11 +1646,19 @@ export class GroupCoordinator {
    * for as long as the disk failed, and nothing told the operator why a restart then
    * delivered all of them again.
    */
-  private writeFailed(gs: GroupState, e: unknown): void {
-    if (gs.writeWarned || gs.deleted) return;
+  private writeFailed(gs: GroupState, e: unknown, atClose = false): void {
+    if (gs.deleted) return;
+    const what = `group ${gs.group} on ${gs.topic}: ${e instanceof Error ? e.message : String(e)}`;
+    // The close's write is the last: said whatever was said before (that the acks were
+    // kept and the write retried, which no longer holds).
+    if (atClose) {
+      process.emitWarning(`${what} at the close: what was acked since the last write is delivered again at the next open`, 'UringmqWarning');
+      return;
+    }
+    if (gs.writeWarned) return;
     gs.writeWarned = true;
     process.emitWarning(
-      `group ${gs.group} on ${gs.topic}: ${e instanceof Error ? e.message : String(e)}; its acks are kept in memory and the write retried ` +
+      `${what}; its acks are kept in memory and the write retried ` +
         '(said once until a write succeeds): a restart before then delivers again what was acked since the last write',
       'UringmqWarning',
     );
@@ -2022,7 +2030,7 @@ export class GroupCoordinator {
       // was done again at the next open, one that failed lost its count.
       while (gs.moves.size > 0) await Promise.allSettled([...gs.moves]);
       if (gs.flushing) await gs.flushing;
-      await this.flush(gs).catch((e: unknown) => this.writeFailed(gs, e)); // best effort: what was not written is redelivered
+      await this.flush(gs).catch((e: unknown) => this.writeFailed(gs, e, true)); // best effort: what was not written is redelivered
       gs.retired = true;
       await this.closeOffsetsFile(gs);
       // Retention (expireGroups) counts from the file's mtime, which commits move and a
