@@ -177,6 +177,12 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       ['trailers-only, with the uringmq code', (s) => s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '9', 'grpc-message': 'seq%20gap', 'uringmq-code': 'OUT_OF_ORDER_SEQUENCE' }, { endStream: true }), 'OUT_OF_ORDER_SEQUENCE'],
       ['trailers-only, status alone, a message that is not valid percent-encoding', (s) => s.respond({ ':status': 200, 'grpc-status': '16', 'grpc-message': '50% off' }, { endStream: true }), 'UNAUTHENTICATED'],
       ['HTTP 401', (s) => s.respond({ ':status': 401 }, { endStream: true }), 'UNAUTHENTICATED'],
+      // A proxy in front of the broker (nginx's grpc_pass, say) answers an upstream that
+      // is down or restarting with an error page: retried, not taken for gRPC framing.
+      ['HTTP 502 with an HTML page', (s) => { s.respond({ ':status': 502, 'content-type': 'text/html' }); s.end('<html><head><title>502 Bad Gateway</title></head></html>\n'); }, 'UNAVAILABLE'],
+      // A gRPC status beside an HTTP error is the one that counts (gRPC's HTTP mapping is only for responses without one).
+      ['HTTP 503 with a gRPC status and a body', (s) => { s.respond({ ':status': 503, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'bad%20token' }); s.end('<html>no</html>'); }, 'UNAUTHENTICATED'],
+      ['HTTP 503 with a text body', (s) => { s.respond({ ':status': 503, 'content-type': 'text/plain' }); s.end('upstream connect error or disconnect/reset before headers'); }, 'UNAVAILABLE'],
       ['a compressed response', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); const r = framedResponse(1, 0); r[0] = 1; s.write(r); }, 'INTERNAL'],
       ['closed without a status', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); s.end(); }, 'UNAVAILABLE'],
       ['reset by the server', (s) => s.close(http2.constants.NGHTTP2_INTERNAL_ERROR), 'UNAVAILABLE'],

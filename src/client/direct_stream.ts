@@ -171,13 +171,19 @@ export class DirectStream<Res> extends EventEmitter {
     let trailers: http2.IncomingHttpHeaders | null = null;
     this.stream.on('response', (h) => {
       httpStatus = Number(h[':status']);
+      // An HTTP error without a gRPC status (a proxy's 502 or 503 page, say): its body
+      // is not gRPC messages, and read as such it gave INTERNAL ("compressed message"),
+      // which producers and consumers do not retry. The HTTP status says what happened
+      // (a grpc-status beside it, if any, says it better: settle() uses that).
+      if (httpStatus !== 200 && h['grpc-status'] === undefined) return this.fail(this.statusError(statusForHttp(httpStatus), `HTTP status ${httpStatus}`, undefined));
       const limit = Number(headerString(h[MAX_MESSAGE_HEADER]));
       if (Number.isSafeInteger(limit) && limit > 0) this.emit('limit', limit);
       // A trailers-only response (an error before any message) carries the status here.
       if (h['grpc-status'] !== undefined) trailers = h;
     });
     this.stream.on('trailers', (h) => (trailers = h));
-    this.stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    // The body of an HTTP error is not gRPC messages (a status came with its headers).
+    this.stream.on('data', (chunk: Buffer) => httpStatus === 200 && this.onData(chunk));
     this.stream.on('drain', () => this.emit('drain'));
     this.stream.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port}: ${e.message}`, { cause: e })));
     // The server's side is over once its responses are read ('end', after the last
@@ -185,7 +191,9 @@ export class DirectStream<Res> extends EventEmitter {
     // open, so a status sent mid-stream (a graceful shutdown's OK, an error) would sit
     // unseen. 'close' still settles a stream that ends without 'end' (a reset).
     const settle = () => {
-      if (httpStatus !== 200 && httpStatus !== 0) return this.fail(this.statusError(statusForHttp(httpStatus), `HTTP status ${httpStatus}`, undefined));
+      // The HTTP status only when there is no gRPC status: "if grpc-status was
+      // provided, it must be used" (gRPC's doc/http-grpc-status-mapping.md).
+      if (!trailers && httpStatus !== 200 && httpStatus !== 0) return this.fail(this.statusError(statusForHttp(httpStatus), `HTTP status ${httpStatus}`, undefined));
       if (!trailers) return this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port} closed without a status`));
       const code = Number(headerString(trailers['grpc-status']));
       const message = grpcMessage(headerString(trailers['grpc-message']));
