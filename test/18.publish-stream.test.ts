@@ -183,6 +183,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       // A gRPC status beside an HTTP error is the one that counts (gRPC's HTTP mapping is only for responses without one).
       ['HTTP 503 with a gRPC status and a body', (s) => { s.respond({ ':status': 503, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'bad%20token' }); s.end('<html>no</html>'); }, 'UNAUTHENTICATED'],
       ['HTTP 503 with a text body', (s) => { s.respond({ ':status': 503, 'content-type': 'text/plain' }); s.end('upstream connect error or disconnect/reset before headers'); }, 'UNAVAILABLE'],
+      ['a web server, not gRPC', (s) => { s.respond({ ':status': 200, 'content-type': 'text/html; charset=utf-8' }); s.end('<!doctype html><html></html>'); }, 'INTERNAL'],
       ['a compressed response', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); const r = framedResponse(1, 0); r[0] = 1; s.write(r); }, 'INTERNAL'],
       ['closed without a status', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); s.end(); }, 'UNAVAILABLE'],
       ['reset by the server', (s) => s.close(http2.constants.NGHTTP2_INTERNAL_ERROR), 'UNAVAILABLE'],
@@ -197,6 +198,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
         assert.equal(error?.code, code, `${what}: ${error?.message}`);
         if (what.startsWith('trailers-only, with')) assert.equal(error?.message, 'seq gap');
         if (what.startsWith('trailers-only, status alone')) assert.equal(error?.message, '50% off');
+        if (what.startsWith('a web server')) assert.match(error!.message, /content-type text\/html; charset=utf-8, not gRPC/);
       } finally {
         await srv.close();
       }

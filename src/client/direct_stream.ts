@@ -176,6 +176,12 @@ export class DirectStream<Res> extends EventEmitter {
       // which producers and consumers do not retry. The HTTP status says what happened
       // (a grpc-status beside it, if any, says it better: settle() uses that).
       if (httpStatus !== 200 && h['grpc-status'] === undefined) return this.fail(this.statusError(statusForHttp(httpStatus), `HTTP status ${httpStatus}`, undefined));
+      // Not a gRPC server at all (a web server on that port): its page read as gRPC
+      // messages said "the server sent a compressed message". Still INTERNAL (not
+      // retried: as for UNIMPLEMENTED, not a uringmq server), but saying so.
+      const type = headerString(h['content-type']);
+      if (type !== undefined && !type.startsWith('application/grpc') && h['grpc-status'] === undefined)
+        return this.fail(new UringmqError('INTERNAL', `${kind.what} to ${host}:${port}: the server answered with content-type ${type}, not gRPC: is this the address of a uringmq broker?`));
       const limit = Number(headerString(h[MAX_MESSAGE_HEADER]));
       if (Number.isSafeInteger(limit) && limit > 0) this.emit('limit', limit);
       // A trailers-only response (an error before any message) carries the status here.
