@@ -1685,6 +1685,51 @@ describe('gRPC server: plain records and sequences at their limits', function ()
     }
   });
 
+  it('plain records carrying more than 100000 headers in all are refused alone, counted before they are decoded (unary, and on a PublishStream that goes on); 100000 are taken', async () => {
+    const r = await startServer();
+    const c = rawClient(r.address);
+    try {
+      await r.client.createTopic('t', { partitions: 1 });
+      const MAX_PLAIN_HEADERS = 100_000;
+      // n records of 100 headers each
+      const records = (n: number) => {
+        const headers: Record<string, Buffer> = {};
+        for (let h = 0; h < 100; h++) headers[`h${h}`] = Buffer.from('x');
+        return Array.from({ length: n }, () => ({ value: Buffer.from('v'), headers }));
+      };
+      const over = records(MAX_PLAIN_HEADERS / 100 + 1);
+      const decoded = decodePublishRequest(pb.PublishRequest.encode({ sequence: 3, topic: 't', records: over }).finish());
+      assert.equal(decoded.records.length, 0, 'not decoded');
+      assert.ok(decoded.plainHeadersOver! > MAX_PLAIN_HEADERS);
+      const e = await expectStatus(unary(c, 'publish', { sequence: 7, topic: 't', partition: 0, records: over }), grpc.status.INVALID_ARGUMENT);
+      assert.match(e.details, /carry at most 100000 headers in all; this one to t carried more/);
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0);
+      await unary(c, 'publish', { topic: 't', partition: 0, records: records(MAX_PLAIN_HEADERS / 100) });
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, MAX_PLAIN_HEADERS / 100);
+
+      const d = brokerService.publishStream!;
+      const s = c.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize, new grpc.Metadata());
+      const answers: Array<{ sequence: number; code: string }> = [];
+      const status = new Promise<grpc.ServiceError | null>((resolve) => {
+        s.on('data', (m: InstanceType<typeof pb.PublishResponse>) => answers.push({ sequence: Number(m.sequence), code: m.error?.code ?? '' }));
+        s.on('error', (err: grpc.ServiceError) => resolve(err));
+        s.on('status', (st: grpc.StatusObject) => st.code === grpc.status.OK && resolve(null));
+      });
+      s.write({ sequence: 1, topic: 't', partition: 0, records: over });
+      s.write({ sequence: 2, topic: 't', partition: 0, records: records(2) });
+      s.end();
+      assert.equal(await status, null, 'the stream ends cleanly');
+      assert.deepEqual(answers, [
+        { sequence: 1, code: 'INVALID_ARGUMENT' },
+        { sequence: 2, code: '' },
+      ]);
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, MAX_PLAIN_HEADERS / 100 + 2);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+
   it('the server decodes a PublishRequest over the plain-records bound to its other fields, and a malformed one fails as protobufjs says', () => {
     const fields = { sequence: 9, topic: 'tt', partition: 3, producer_id: 5, base_sequence: 11, sync: true };
     const over = decodePublishRequest(pb.PublishRequest.encode({ ...fields, records: Array.from({ length: MAX_PLAIN_RECORDS + 5 }, () => ({ value: Buffer.from('v'), headers: { h: Buffer.from('x') } })) }).finish());

@@ -17,7 +17,7 @@ import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/gro
 import { checkRecordSize, validateRecord, validateTopicName } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from './proto';
 import { brokerService, isMalformed, type Malformed } from './service';
-import { MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
+import { MAX_PLAIN_HEADERS, MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
 import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
@@ -478,6 +478,8 @@ export class BrokerServer {
     }
     if (req.plainRecordsOver !== undefined)
       return Promise.reject(invalid(`a PublishRequest carries at most ${MAX_PLAIN_RECORDS} plain records; this one to ${req.topic} carried ${req.plainRecordsOver}, and nothing of it was written: send them in several requests, or as a RecordBatch (docs/FORMAT.md), which has no such bound`));
+    if (req.plainHeadersOver !== undefined)
+      return Promise.reject(invalid(`the plain records of a PublishRequest carry at most ${MAX_PLAIN_HEADERS} headers in all; this one to ${req.topic} carried more, and nothing of it was written: send them in several requests, or as a RecordBatch (docs/FORMAT.md), which has no such bound`));
     const hasBatch = req.batch && req.batch.length > 0;
     const hasRecords = req.records && req.records.length > 0;
     if (hasBatch === hasRecords) return Promise.reject(invalid('a PublishRequest carries either a batch or records (exactly one)'));
