@@ -10,7 +10,7 @@ import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
 import { connect, withDefaultPort, type Client } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
-import { MAX_ACK_RANGES } from '../src/grpc/subscribe_request';
+import { MAX_ACK_RANGES, decodeSubscribeRequest } from '../src/grpc/subscribe_request';
 import { toServiceError } from '../src/grpc/status';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
@@ -1724,6 +1724,39 @@ describe('gRPC server: plain records and sequences at their limits', function ()
         { sequence: 2, code: '' },
       ]);
       assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, MAX_PLAIN_HEADERS / 100 + 2);
+    } finally {
+      c.close();
+      await r.stop();
+    }
+  });
+
+  it('a PublishRequest or SubscribeRequest repeating a field millions of times is refused before protobufjs decodes it (it held the event loop seconds)', async () => {
+    // n empty fields of one tag: protobuf lets a field come again, the last one counting
+    const repeated = (tag: number, n: number) => {
+      const b = Buffer.alloc(2 * n);
+      for (let i = 0; i < n; i++) b[2 * i] = tag;
+      return b;
+    };
+    const n = 4_000_000;
+    assert.throws(() => decodePublishRequest(repeated(0x12, n)), /more than 64 fields besides the records/); // topic
+    const record = repeated(0x12, n); // one record of n `value`s
+    const len: number[] = [];
+    for (let v = record.length; ; v = Math.floor(v / 128)) {
+      if (v < 0x80) {
+        len.push(v);
+        break;
+      }
+      len.push((v & 0x7f) | 0x80);
+    }
+    assert.throws(() => decodePublishRequest(Buffer.concat([Buffer.from([0x2a, ...len]), record])), /a record with more than 64 fields besides its headers/);
+    assert.throws(() => decodeSubscribeRequest(repeated(0x0a, n)), /a SubscribeRequest of more than 64 fields/); // subscribe
+    // A request of a few fields each way decodes as before.
+    assert.equal(decodePublishRequest(Buffer.concat([repeated(0x12, 3), Buffer.from(pb.PublishRequest.encode({ topic: 't', records: [{ value: Buffer.alloc(30_000) }] }).finish())])).topic, 't');
+    const r = await startServer();
+    const c = rawClient(r.address);
+    try {
+      const e = await expectStatus(unary(c, 'publish', repeated(0x12, n), true), grpc.status.INVALID_ARGUMENT);
+      assert.match(e.details, /more than 64 fields besides the records/);
     } finally {
       c.close();
       await r.stop();
