@@ -123,7 +123,7 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       assert.ok(got2.every((m, i) => m === given[i]), 'each message is the buffer alloc gave');
     }
     const big = Buffer.from([0, 0, 0x10, 0, 1]); // announces 1 MiB + 1
-    assert.throws(() => new GrpcFrameReader(1 << 20, { side: 'client' }).push(big), { code: 'INTERNAL' });
+    assert.throws(() => new GrpcFrameReader(1 << 20, { side: 'client' }).push(big), { code: 'INTERNAL', message: /1048577-byte message, over this client's maxMessageBytes \(1048576\): raise maxMessageBytes in connect\(\)/ });
     let allocated = 0;
     assert.throws(() => new GrpcFrameReader(1 << 20, { side: 'server', alloc: (n) => ((allocated += n), Buffer.alloc(n)) }).push(big), { code: 'RESOURCE_EXHAUSTED' });
     assert.equal(allocated, 0, 'nothing allocated for a message over the limit');
