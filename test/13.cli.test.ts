@@ -174,6 +174,28 @@ describe('CLI', function () {
     assert.doesNotMatch(stderr, /Error|EPIPE/);
   });
 
+  it('consume --server without a group polls many partitions at once: messages on the 400th print soon, and --max stops at exactly that many', async () => {
+    srv = await spawnServer(tmpDir());
+    const client = await connect(srv.address);
+    try {
+      await client.createTopic('wide', { partitions: 400 });
+      const p = client.producer({ lingerMs: 0 });
+      for (const partition of [0, 100, 200, 399]) await p.send('wide', { value: `on ${partition}`, partition });
+      await p.close();
+    } finally {
+      await client.close();
+    }
+    // One partition at a time, 100 ms a long poll, a round took 40 s: past this timeout.
+    const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'consume', 'wide', '--from', 'earliest', '--max', '3', '--server', srv.address], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 0, `status ${r.status} (${r.signal ?? 'no signal'}): ${r.stderr}`);
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, 3, r.stdout);
+    for (const l of lines) assert.match(l, /^on (0|100|200|399)$/);
+    assert.equal(new Set(lines).size, 3, r.stdout);
+    srv.child.kill('SIGTERM');
+    assert.equal((await srv.exited).code, 0);
+  });
+
   it('serve stopped by SIGHUP (its terminal closed) closes the data directory cleanly and exits 0', async () => {
     const dir = path.join(tmpDir(), 'data');
     srv = await spawnServer(dir);
