@@ -741,22 +741,28 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
   });
   afterEach(async () => broker.close());
 
-  it('a group whose offsets file cannot be written (a failing disk) says so, once until a write succeeds; the acks are written once it can', async () => {
-    await broker.createTopic('t');
-    await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
-    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+  /** Every offsets-file write fails with EIO from now (until OffsetsFile.prototype.write = write), and process warnings are collected. */
+  const failOffsetsWrites = () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => void warnings.push(w.message);
     process.on('warning', onWarning);
     const write = OffsetsFile.prototype.write;
-    let attempts = 0;
+    let n = 0;
     OffsetsFile.prototype.write = async function () {
-      attempts++;
+      n++;
       throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
     };
+    return { warnings, attempts: () => n, write, onWarning };
+  };
+
+  it('a group whose offsets file cannot be written (a failing disk) says so, once until a write succeeds; the acks are written once it can', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const { warnings, attempts, write, onWarning } = failOffsetsWrites();
     try {
       await take(c, 2);
-      await waitFor(() => attempts >= 5, 5000, 'writes retried');
+      await waitFor(() => attempts() >= 5, 5000, 'writes retried');
       await sleep(10); // process.emitWarning delivers on a later tick
       const said = warnings.filter((w) => w.includes('g/t.offs'));
       assert.equal(said.length, 1, `warnings: ${JSON.stringify(warnings)}`);
@@ -774,18 +780,10 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await broker.createTopic('t');
     await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
     const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => void warnings.push(w.message);
-    process.on('warning', onWarning);
-    const write = OffsetsFile.prototype.write;
-    let attempts = 0;
-    OffsetsFile.prototype.write = async function () {
-      attempts++;
-      throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-    };
+    const { warnings, attempts, write, onWarning } = failOffsetsWrites();
     try {
       await take(c, 2);
-      await waitFor(() => attempts >= 2, 5000, 'writes retried');
+      await waitFor(() => attempts() >= 2, 5000, 'writes retried');
       await broker.close();
       await sleep(10); // process.emitWarning delivers on a later tick
       const said = warnings.filter((w) => w.includes('g/t.offs'));
