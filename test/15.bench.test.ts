@@ -569,9 +569,6 @@ describe('bench:grpc (bench/grpc.ts)', function () {
   });
 
   it('SIGTERM (or the bench going away) stops its server and removes the data dir', async function () {
-    // Under ASan (the CI's third stage) this run hung the stage (2026-12-06, not yet
-    // understood); the two stages without it run it.
-    if ((process.env.LD_PRELOAD ?? '').includes('asan')) this.skip();
     const cwd = tmpDir('uringmq-bench-grpc-');
     const bench = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), GRPC_BENCH, '--only', 'e2e', '--rates', '1000'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -582,7 +579,21 @@ describe('bench:grpc (bench/grpc.ts)', function () {
     for (let i = 0; i < 600 && !/^server node flags/m.test(out); i++) await new Promise((r) => setTimeout(r, 50));
     assert.match(out, /^server node flags/m);
     const [dataDir] = fs.readdirSync(path.join(cwd, '.bench-data'));
-    const serverRunning = () => spawnSync('pgrep', ['-f', `grpc_server.* ${path.join(cwd, '.bench-data', dataDir!)} `]).status === 0;
+    // /proc is read here rather than with pgrep: under the ASan stage's LD_PRELOAD, pgrep
+    // never returns (checked: procps with libasan preloaded waits forever), and spawnSync
+    // held this process with it.
+    const serverDir = path.join(cwd, '.bench-data', dataDir!);
+    const serverRunning = () =>
+      fs.readdirSync('/proc').some((pid) => {
+        if (!/^\d+$/.test(pid)) return false;
+        let argv: string[];
+        try {
+          argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        } catch {
+          return false; // gone between the listing and the read
+        }
+        return argv.some((a) => a.includes('grpc_server')) && argv.includes(serverDir);
+      });
     assert.ok(serverRunning(), 'the server runs');
     bench.kill('SIGTERM');
     assert.equal(await exited, 143, out);
