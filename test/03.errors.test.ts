@@ -631,4 +631,48 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await expectCode(broker.publishBatch('t', batch, 0, null as never), 'INVALID_ARGUMENT');
     await expectCode(broker.publishBatch('t', 'not a buffer' as never, 0), 'CORRUPT_BATCH');
   });
+
+  it("options are read once: a getter that answers differently on a second read changes nothing (Broker.open's dir, producer and consumer options)", async () => {
+    // Each option is read once, when the call is made; a getter's later answers are never
+    // seen, so what was checked is what is used.
+    const reads = new Map<string, number>();
+    const once = <T extends object>(first: Record<string, unknown>, later: Record<string, unknown>): T => {
+      const o = {};
+      for (const k of Object.keys(first)) {
+        Object.defineProperty(o, k, {
+          enumerable: true,
+          get: () => {
+            const n = (reads.get(k) ?? 0) + 1;
+            reads.set(k, n);
+            return n === 1 ? first[k] : later[k];
+          },
+        });
+      }
+      return o as T;
+    };
+    const dir = tmpDir();
+    const other = tmpDir();
+    const b2 = await Broker.open(once({ dir, durability: 'none' }, { dir: other, durability: 42 }));
+    try {
+      assert.equal(reads.get('dir'), 1);
+      await b2.createTopic('t');
+      assert.ok(fs.existsSync(path.join(dir, 'topics', 't')), 'the broker is in the dir first read');
+      assert.deepEqual(fs.readdirSync(other), [], 'nothing made where the second read points');
+      reads.clear();
+      const p = b2.producer(once({ lingerMs: 1, maxBatchBytes: 4096 }, { lingerMs: -5, maxBatchBytes: 'x' }));
+      await p.send('t', { value: 'v' });
+      await p.flush();
+      assert.equal(reads.get('lingerMs'), 1);
+      assert.equal(reads.get('maxBatchBytes'), 1);
+      reads.clear();
+      const c = b2.consumer(once({ topic: 't', from: 'earliest', maxBytes: 1 << 16 }, { topic: 'nope', from: 'bogus', maxBytes: -1 }));
+      const first = await c[Symbol.asyncIterator]().next();
+      c.close();
+      assert.equal(first.done, false);
+      assert.equal(reads.get('topic'), 1);
+      assert.equal(reads.get('from'), 1);
+    } finally {
+      await b2.close();
+    }
+  });
 });

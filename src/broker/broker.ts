@@ -349,6 +349,9 @@ export class Broker {
   /** Opens (creating if needed) the broker in opts.dir and recovers every partition. */
   static async open(opts: BrokerOptions): Promise<Broker> {
     if (opts === null || typeof opts !== 'object') throw invalid('Broker.open(options) needs an options object');
+    // One read of each option: a getter or Proxy answering differently later must not
+    // make what is used differ from what was checked.
+    opts = { ...opts };
     if (typeof opts.dir !== 'string' || opts.dir.length === 0) throw invalid('options.dir must be a non-empty string');
     const durability = parseDurability(opts.durability);
     const envBackend = process.env.URINGMQ_IO_BACKEND;

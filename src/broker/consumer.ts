@@ -29,6 +29,7 @@ export class Consumer implements AsyncIterable<Message> {
   /** @internal use broker.consumer() */
   constructor(private readonly broker: Broker, opts: ConsumerOptions) {
     if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
+    opts = { ...opts }; // one read of each option, so what is checked is what is used
     const t = broker.topicState(opts.topic);
     this.parts = opts.partition === undefined ? [...t.partitions] : [broker.partitionState(opts.topic, opts.partition)];
     this.maxBytes = opts.maxBytes === undefined ? 1 << 20 : positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);

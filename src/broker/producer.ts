@@ -107,6 +107,7 @@ export class Producer implements ProducerApi {
   /** @internal use broker.producer() */
   constructor(private readonly broker: Broker, opts: ProducerOptions) {
     if (opts === null || typeof opts !== 'object') throw invalid('producer options must be an object');
+    opts = { ...opts }; // one read of each option, so what is checked is what is used
     if (opts.lingerMs !== undefined && !(Number.isInteger(opts.lingerMs) && opts.lingerMs >= 0 && opts.lingerMs <= 60_000))
       throw invalid('lingerMs must be an integer between 0 and 60000');
     this.lingerMs = opts.lingerMs ?? 0;
