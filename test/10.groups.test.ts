@@ -1334,6 +1334,44 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     for (let g = 0; g < 5; g++) assert.deepEqual(await broker.groups.committedOffsets(`g${g}`, 't'), [g === 4 ? 9 : 10], `group g${g}`);
   });
 
+  it('the cap on open offsets files holds while many groups write at once (a file being written is waited for, not skipped); every commit lands', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: String(i) })));
+    broker.groups.maxOpenOffsetFiles = 8;
+    // OffsetsFile objects open (or opening) at once: each holds a descriptor.
+    const open = OffsetsFile.open;
+    const close = OffsetsFile.prototype.close;
+    let live = 0;
+    let most = 0;
+    OffsetsFile.open = async function (...a: Parameters<typeof open>) {
+      most = Math.max(most, ++live);
+      try {
+        return await open.apply(this, a);
+      } catch (e) {
+        live--;
+        throw e;
+      }
+    };
+    OffsetsFile.prototype.close = async function () {
+      try {
+        return await close.call(this);
+      } finally {
+        live--;
+      }
+    };
+    try {
+      for (let round = 1; round <= 3; round++) await Promise.all(Array.from({ length: 100 }, (_, g) => broker.commitOffset(`g${g}`, 't', 0, round)));
+    } finally {
+      OffsetsFile.open = open;
+      OffsetsFile.prototype.close = close;
+    }
+    assert.ok(most <= 8, `${most} offsets files open at once with a cap of 8`);
+    for (let g = 0; g < 100; g += 11) assert.deepEqual(await broker.groups.committedOffsets(`g${g}`, 't'), [3], `group g${g}`);
+    await broker.close();
+    broker = await openBroker({ dir });
+    for (let g = 0; g < 100; g++) assert.deepEqual(await broker.committedOffsets(`g${g}`, 't'), [3], `group g${g} after a restart`);
+  });
+
   it('a group acking around more gaps than its file holds keeps the lowest; after a restart nothing unacked is lost, the rest comes afresh', async () => {
     await broker.createTopic('t');
     await broker.producer().sendBatch('t', Array.from({ length: 3000 }, (_, i) => ({ value: String(i) })));

@@ -326,6 +326,8 @@ class GroupState {
   readonly moves = new Set<Promise<void>>();
   /** The offsets file, open for writing once the group's first write made it (closed again when the coordinator needs the descriptor). */
   out: OffsetsFile | null = null;
+  /** A write through `out` is under way: the file cannot be closed to make room until it ends. */
+  outWriting = false;
   /** Dropped from memory (idle) or the broker closed: nothing writes its file from this object again. */
   retired = false;
   /** A write of its file failed and was said (writeFailed): not again until one succeeds. */
@@ -641,6 +643,14 @@ export class GroupCoordinator {
   maxOpenOffsetFiles = MAX_OPEN_OFFSET_FILES;
   /** Groups whose offsets file is open, least recently written first. */
   private readonly openFiles = new Set<GroupState>();
+  /**
+   * Offsets files open or being opened: the count the cap bounds. A slot is taken before
+   * the open and given back once the close has finished, so files being opened or
+   * closed count too (openFiles alone let many concurrent opens past the cap).
+   */
+  private fileSlots = 0;
+  /** Writers waiting for a slot while every open file is being written: woken when a write ends or a file closes. */
+  private slotWaiters: Array<() => void> = [];
   /** read buffers for sinks that copy: reused instead of a fresh external buffer per read */
   private readonly readPool = new BufferPool(16 * 1024 * 1024);
   /** readBatchSpan's answer, reused: the delivery loop is synchronous between the reads and the send. */
@@ -1682,13 +1692,23 @@ export class GroupCoordinator {
         if (gs.out) {
           this.openFiles.delete(gs); // to the most recently written end
           this.openFiles.add(gs);
-          await gs.out.write(snap);
+          await this.writeOpen(gs, gs.out, snap);
         } else {
-          await this.makeRoomForOffsetsFile(gs);
-          const { file, created } = await OffsetsFile.open(gs.file, snap);
-          gs.out = file;
+          await this.takeFileSlot(gs);
+          if (gs.deleted) {
+            this.freeFileSlot(); // its topic went while this waited for a slot: nothing may write its file again
+            return;
+          }
+          let opened: Awaited<ReturnType<typeof OffsetsFile.open>>;
+          try {
+            opened = await OffsetsFile.open(gs.file, snap);
+          } catch (e) {
+            this.freeFileSlot();
+            throw e;
+          }
+          gs.out = opened.file;
           this.openFiles.add(gs);
-          if (!created) await file.write(snap);
+          if (!opened.created) await this.writeOpen(gs, opened.file, snap);
           await fs.rm(gs.legacyFile, { force: true });
         }
         gs.writeWarned = false;
@@ -1703,20 +1723,68 @@ export class GroupCoordinator {
     return p;
   }
 
-  /** Closes the least recently written offsets files past the cap, skipping groups with a write queued or under way. */
-  private async makeRoomForOffsetsFile(writer: GroupState): Promise<void> {
-    for (const gs of this.openFiles) {
-      if (this.openFiles.size < this.maxOpenOffsetFiles) return;
-      if (gs === writer || gs.busy > 0) continue;
-      await this.closeOffsetsFile(gs); // the group's next write opens it again
+  /** Writes `snap` through the group's open file, marked as in use meanwhile (takeFileSlot does not close it). */
+  private async writeOpen(gs: GroupState, out: OffsetsFile, snap: GroupSnapshot): Promise<void> {
+    gs.outWriting = true;
+    try {
+      await out.write(snap);
+    } finally {
+      gs.outWriting = false;
+      this.wakeSlotWaiters(); // its file may be closed for a waiting writer now
     }
+  }
+
+  /**
+   * Takes one of the maxOpenOffsetFiles slots for `writer`'s open, closing the least
+   * recently written file no write is using (its group's next write opens it again).
+   * When every open file is being written it waits for one of those writes to end:
+   * skipping them instead (as this did) let 100 groups acking at once hold 31 files
+   * open under a cap of 8. Only writers with no file open wait, and a write under way
+   * always ends, so the wait does too; a queued commit is delayed, never dropped.
+   */
+  private async takeFileSlot(writer: GroupState): Promise<void> {
+    for (;;) {
+      if (this.fileSlots < this.maxOpenOffsetFiles) {
+        this.fileSlots++;
+        return;
+      }
+      let victim: GroupState | null = null;
+      for (const gs of this.openFiles) {
+        if (gs !== writer && !gs.outWriting) {
+          victim = gs;
+          break;
+        }
+      }
+      if (victim) await this.closeOffsetsFile(victim);
+      else await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    }
+  }
+
+  private freeFileSlot(): void {
+    this.fileSlots--;
+    this.wakeSlotWaiters();
+  }
+
+  /** Every waiter looks again (each takes a slot or closes a file, or waits once more). */
+  private wakeSlotWaiters(): void {
+    if (this.slotWaiters.length === 0) return;
+    const waiters = this.slotWaiters;
+    this.slotWaiters = [];
+    for (const w of waiters) w();
   }
 
   private async closeOffsetsFile(gs: GroupState): Promise<void> {
     const out = gs.out;
     gs.out = null;
     this.openFiles.delete(gs);
-    await out?.close().catch(() => undefined); // written durably already: nothing to lose in a failed close
+    if (!out) return;
+    try {
+      await out.close();
+    } catch {
+      // written durably already: nothing to lose in a failed close
+    } finally {
+      this.freeFileSlot(); // only now: the descriptor counts until it is closed
+    }
   }
 
   /**
