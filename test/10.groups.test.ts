@@ -2147,6 +2147,108 @@ describe('Consumer groups: a member acks and nacks only what was delivered to it
   });
 });
 
+describe('Consumer groups: redeliveries after a failed read, a rebalance or a drained allowance', function () {
+  this.timeout(60_000);
+  let broker: Broker;
+  beforeEach(async () => {
+    broker = await openBroker({ dir: tmpDir() });
+  });
+  afterEach(async () => broker.close());
+
+  type Got = Array<[number, number, number]>;
+  function recorder(got: Got) {
+    return {
+      deliverBatches: (_p: number, _r: Buffer, f: number, t: number, n = 1) => void got.push([f, t, n]),
+      deliverRecords: (rs: Array<{ offset: number; deliveryCount: number }>) => void got.push(...rs.map((r) => [r.offset, r.offset + 1, r.deliveryCount] as [number, number, number])),
+      assign: () => undefined,
+      end: () => undefined,
+    };
+  }
+  const count = (got: Got) => got.reduce((n, [f, t]) => n + t - f, 0);
+  /** The offsets of the redeliveries in `got`, in the order delivered. */
+  const redelivered = (got: Got) => got.filter(([, , n]) => n > 1).flatMap(([f, t]) => Array.from({ length: t - f }, (_, i) => f + i));
+  async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!cond() && Date.now() < end) await sleep(10);
+    assert.ok(cond(), `timed out waiting for ${what}`);
+  }
+  // A window that stays at maxUnacked (the flow controller does not shrink it mid-test).
+  const opts = { topic: 't', group: 'g', from: 'earliest' as const, ackDeadlineMs: 60_000, maxUnacked: 1000, flow: { minWindow: 1000 } };
+  /** Topic t holding n messages, all delivered to member b-m1 (which sorts after a-m2). */
+  async function delivered(n: number, d1: Got): Promise<GroupMember> {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', Array.from({ length: n }, (_, i) => ({ value: `m${i}` })));
+    const m1 = await broker.groups.join(opts, recorder(d1), 1000, 'b-m1');
+    await until(() => count(d1) === n, 'the first delivery');
+    return m1;
+  }
+  /** Replaces broker.readRaw by `f` (given the original) until the returned restore(). */
+  function hookReads(f: (orig: (...a: unknown[]) => Promise<Buffer>, a: unknown[]) => Promise<Buffer>): () => void {
+    const b = broker as unknown as { readRaw: (...a: unknown[]) => Promise<Buffer> };
+    const orig = b.readRaw;
+    b.readRaw = (...a: unknown[]) => f((...x) => orig.apply(broker, x), a);
+    return () => void (b.readRaw = orig);
+  }
+  /** Of offsets 0..599, acks the odd ones and nacks the even ones: 300 redeliveries due, none consecutive (they go as records, 256 a pass). */
+  function nackEvens(m: GroupMember): void {
+    for (let o = 0; o < 600; o++) {
+      if (o % 2) m.ack(0, o, o + 1);
+      else m.nack(0, o, 0);
+    }
+  }
+  const evens = Array.from({ length: 300 }, (_, i) => 2 * i);
+
+  it('redeliveries put back after a failed read come again in offset order (before those queued behind them)', async () => {
+    const d1: Got = [];
+    const m1 = await delivered(600, d1);
+    let reads = 0;
+    const restore = hookReads(async (orig, a) => {
+      if (reads++ === 0) throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+      return orig(...a);
+    });
+    try {
+      nackEvens(m1);
+      await until(() => !m1.alive, 'the member dropped for its failed read');
+    } finally {
+      restore();
+    }
+    const d2: Got = [];
+    const m2 = await broker.groups.join(opts, recorder(d2), 1000, 'a-m2');
+    await until(() => count(d2) === 300, 'the redeliveries');
+    assert.deepEqual(redelivered(d2), evens);
+    m2.leave();
+  });
+
+  it('redeliveries a member was reading when a rebalance took its partition come to the new owner first, in offset order', async () => {
+    const d1: Got = [];
+    const m1 = await delivered(600, d1);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reads = 0;
+    const restore = hookReads(async (orig, a) => {
+      if (reads++ === 0) await gate; // m1's read of the first 256
+      return orig(...a);
+    });
+    try {
+      nackEvens(m1);
+      await until(() => reads === 1, "m1's read");
+      const d2: Got = [];
+      const m2 = await broker.groups.join(opts, recorder(d2), 1000, 'a-m2'); // sorts first: takes the partition
+      assert.deepEqual(m1.partitions, []);
+      await sleep(100); // (m2 would take the 44 queued behind m1's 256 now)
+      release();
+      await until(() => count(d2) === 300, 'the redeliveries');
+      assert.deepEqual(redelivered(d2), evens);
+      assert.equal(count(d1), 600, 'm1 was sent redeliveries of a partition it no longer owns');
+      m2.leave();
+    } finally {
+      release();
+      restore();
+    }
+    m1.leave();
+  });
+});
+
 describe('Committed-offsets file: two slots written in place', function () {
   this.timeout(20_000);
   const size = (n: number) => 2 * Math.ceil((32 + 16 * n + 32 * (1024 + n)) / 4096) * 4096;

@@ -1436,6 +1436,11 @@ export class GroupCoordinator {
 
   private async redeliverDue(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
     if (ps.redeliver.length === 0) return false;
+    // A previous owner is still reading redeliveries of this partition (taken before a
+    // rebalance gave it to m): they are older than what is queued, and go back to the
+    // front when its read ends. Taken now, what is behind them went to m first, out of
+    // offset order. That read's end wakes m (below); fresh messages go on meanwhile.
+    if (ps.redelivering.size > 0) return false;
     const now = steadyNow();
     const allowance = Math.min(m.allowance(), MAX_REDELIVERIES_PER_PASS);
     if (allowance <= 0) return false;
@@ -1471,6 +1476,7 @@ export class GroupCoordinator {
       return await (batched ? this.redeliverRun(m, ps, native, due) : this.redeliver(m, ps, native, due));
     } finally {
       ps.redelivering.delete(due);
+      if (ps.owner !== m) ps.owner?.wake(); // it waited for this read (see above)
     }
   }
 
@@ -1557,14 +1563,16 @@ export class GroupCoordinator {
         }
       }
     } catch (e) {
-      // A read failed: they stay due, for whoever owns the partition next.
-      if (ps.resets === resets) for (const d of due) ps.redeliver.push(d, steadyNow());
+      // A read failed: they stay due, for whoever owns the partition next. At the front,
+      // as redeliverRun puts them: pushed at the back, what was queued behind them
+      // (past the 256 a pass takes) went out first, out of offset order.
+      if (ps.resets === resets) ps.redeliver.putBack(due);
       throw e;
     }
     if (ps.resets !== resets) return false; // commitOffset moved the partition while we read: these are void
     if (!m.alive || ps.owner !== m) {
-      // Rebalanced while reading: put them back for the new owner.
-      for (const d of due) ps.redeliver.push(d, steadyNow());
+      // Rebalanced while reading: put them back (at the front) for the new owner.
+      ps.redeliver.putBack(due);
       return false;
     }
     // Acks that landed during the reads above.
