@@ -2247,6 +2247,49 @@ describe('Consumer groups: redeliveries after a failed read, a rebalance or a dr
     }
     m1.leave();
   });
+
+  for (const [how, nacked] of [
+    ['a run as whole batches', Array.from({ length: 100 }, (_, i) => i)],
+    ['single records', Array.from({ length: 50 }, (_, i) => 2 * i)],
+  ] as const) {
+    it(`a member drained (its credit taken) while its redeliveries are read is sent none of them (${how}); they stay due, counted once`, async () => {
+      const d1: Got = [];
+      const m1 = await delivered(100, d1);
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let reads = 0;
+      let readsDone = 0;
+      const restore = hookReads(async (orig, a) => {
+        reads++;
+        await gate;
+        const r = await orig(...a);
+        readsDone++;
+        return r;
+      });
+      try {
+        for (let o = 0; o < 100; o++) {
+          if (nacked.includes(o as never)) m1.nack(0, o, 0);
+          else m1.ack(0, o, o + 1);
+        }
+        await until(() => reads === 1, 'the redelivery read');
+        m1.credits = 0; // as a server shutdown drains a Subscribe member
+        release();
+        await until(() => readsDone >= 1, 'the read');
+        await sleep(100);
+        assert.deepEqual(redelivered(d1), [], 'redeliveries sent to a member with no credit');
+      } finally {
+        release();
+        restore();
+      }
+      m1.credit(1000);
+      await until(() => redelivered(d1).length === nacked.length, 'the redeliveries');
+      await sleep(50);
+      assert.deepEqual(redelivered(d1), [...nacked]);
+      assert.ok(d1.every(([, , n]) => n <= 2), `a delivery counted twice: ${JSON.stringify(d1.filter(([, , n]) => n > 2))}`);
+      assert.equal(m1.unacked, nacked.length);
+      m1.leave();
+    });
+  }
 });
 
 describe('Committed-offsets file: two slots written in place', function () {

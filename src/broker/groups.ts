@@ -1513,7 +1513,15 @@ export class GroupCoordinator {
       release();
       return ps.owner === m && m.alive && raw.length > 0;
     }
-    const { pos, to } = this.wholeBatches(raw, from, end);
+    // The allowance again: it may have shrunk during the read (a server shutdown drains
+    // the member by zeroing its credit). What it cannot take now stays due, uncounted.
+    const allowance = m.allowance();
+    if (allowance <= 0) {
+      ps.redeliver.putBack(run);
+      release();
+      return false;
+    }
+    const { pos, to } = this.wholeBatches(raw, from, Math.min(end, from + allowance));
     const n = to - from;
     if (pos > 8 * n * Math.max(m.bytesPerRecord, 128)) {
       // A short run inside large batches: sending the batches would cost far more than
@@ -1578,6 +1586,14 @@ export class GroupCoordinator {
     // Acks that landed during the reads above.
     for (let k = out.length - 1; k >= 0; k--) if (out[k]!.offset < ps.committed || ps.acked.has(out[k]!.offset)) out.splice(k, 1);
     if (out.length === 0) return true;
+    // The allowance again, as in redeliverRun: what m cannot take now stays due, uncounted.
+    const allowance = Math.max(0, m.allowance());
+    if (out.length > allowance) {
+      const cut = out[allowance]!.offset;
+      ps.redeliver.putBack(due.filter((d) => d.offset >= cut));
+      out.length = allowance;
+      if (allowance === 0) return false;
+    }
     const deadline = performance.now() + m.opts.ackDeadlineMs;
     for (const r of out) this.insertInflight(ps, { from: r.offset, to: r.offset + 1, deadline, deliveryCount: r.deliveryCount, member: m });
     this.changed(m.state); // the counts went up
