@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile, type StateRange } from '../src/broker/offsets_file';
 import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
@@ -1969,6 +1970,29 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
       b.readCached = origCached;
       b.readRaw = origRaw;
     }
+  });
+  it('a process whose consumer nacked with a long delay, holds a message unacked and closed ends on its own: no group timer holds it (its broker left open)', async () => {
+    // Nack delay, ack deadline and session timeout are 60 s: a timer of any of them that
+    // kept the event loop alive held the child past the 30 s it is given.
+    const child = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', `
+      const { Broker } = require(${JSON.stringify(path.resolve(__dirname, '../src'))});
+      (async () => {
+        const b = await Broker.open({ dir: ${JSON.stringify(tmpDir())} });
+        await b.createTopic('t');
+        await b.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }, { value: 'c' }]);
+        const c = b.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60000, sessionTimeoutMs: 60000 });
+        let n = 0;
+        for await (const m of c) {
+          if (n === 0) m.nack({ delayMs: 60000 });
+          else if (n === 1) m.ack();
+          if (++n === 3) break; // the third held unacked
+        }
+        await c.close();
+        console.log('DONE');
+      })();`], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(child.signal, null, `the process was still running after 30 s (${child.stderr})`);
+    assert.equal(child.stdout.trim(), 'DONE', child.stderr);
+    assert.equal(child.status, 0, child.stderr);
   });
   it("a partition the group's file has no offset for (a commitOffset of another one) is written where a member's join started it: it resumes there after a restart", async () => {
     await broker.createTopic('t', { partitions: 2 });
