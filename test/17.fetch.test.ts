@@ -7,7 +7,7 @@
  * Both backends: io_uring (splice) and thread (epoll + sendfile).
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { spawn } from './fixtures/children';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -679,6 +679,73 @@ for (const backend of BACKENDS) {
       assert.ok(fsrv.stats().timeouts >= 1, 'the reader that stopped was timed out');
       fsrv.close();
       assert.equal(await settledFdCount(), fds, `${kinds0}\n${JSON.stringify(fdKinds())}`);
+    });
+
+    it('a reader that takes a large reply slowly but steadily is not cut off by the send timeout, which measures a stall, not the whole reply', async function () {
+      // In a child in its own network namespace whose TCP send buffers are capped at
+      // 128 KiB, as on a slow link (loopback's 64 KiB segments grow them to MiBs, so the
+      // socket only wakes a sender every MiB or so): the reader takes one 64 KiB read
+      // every 150 ms, the send timeout is 1.5 s. On io_uring a file range went out as
+      // 1 MiB pipe loads, and only a drained pipe restarted the timer, so the reply was
+      // cut off after its first MiB although it moved every 150 ms.
+      this.timeout(90_000);
+      const ns = netnsFlags();
+      if (!ns) return this.skip();
+      const dir = tmpDir();
+      const code = `
+        const net = require('node:net');
+        const { Broker } = require(${JSON.stringify(path.join(__dirname, '../src'))});
+        const p = require(${JSON.stringify(path.join(__dirname, '../src/fetch/protocol'))});
+        (async () => {
+          const broker = await Broker.open({ dir: ${JSON.stringify(dir)}, durability: 'none', tailCacheBytes: 0 });
+          await broker.createTopic('t', { segmentBytes: 16 << 20 });
+          const prod = broker.producer();
+          for (let i = 0; i < 3; i++) await prod.sendBatch('t', Array.from({ length: 1000 }, () => ({ value: 'z'.repeat(1000) })), { partition: 0 });
+          const fsrv = await broker.startFetchServer({ port: 0, ioBackend: '${backend}', sendTimeoutMs: 1500 });
+          const sock = net.connect(fsrv.port, '127.0.0.1');
+          await new Promise((r, j) => { sock.once('connect', r); sock.once('error', j); });
+          sock.on('error', () => undefined);
+          let closed = false;
+          sock.once('close', () => (closed = true));
+          let buf = Buffer.alloc(0);
+          let got = 0;
+          sock.on('data', (d) => {
+            if (buf.length < p.SERVER_HELLO_SIZE + p.RESPONSE_HEADER_SIZE) buf = Buffer.concat([buf, d.subarray(0, 64)]);
+            got += d.length;
+            sock.pause(); // one read per tick
+          });
+          sock.pause();
+          sock.write(Buffer.concat([p.encodeHello(''), p.encodeFetch({ correlationId: 1, topic: 't', partition: 0, offset: 0, maxBytes: 16 << 20, maxWaitMs: 0 })]));
+          let want = Infinity;
+          const t0 = Date.now();
+          while (!closed && got < want && Date.now() - t0 < 60000) {
+            if (want === Infinity && buf.length >= p.SERVER_HELLO_SIZE + p.RESPONSE_HEADER_SIZE)
+              want = p.SERVER_HELLO_SIZE + p.RESPONSE_HEADER_SIZE + p.decodeResponseHeader(buf.subarray(p.SERVER_HELLO_SIZE)).length;
+            sock.resume();
+            await new Promise((r) => setTimeout(r, 150));
+          }
+          console.log(JSON.stringify({ want, got, closed, timeouts: fsrv.stats().timeouts }));
+          sock.destroy();
+          fsrv.close();
+          await broker.close();
+        })().catch((e) => { console.error(e); process.exit(1); });`;
+      const child = spawn('unshare', [ns, 'sh', '-c', `${NETNS_SETUP} && exec "$0" --require tsx/cjs -e "$1"`, process.execPath, code], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      try {
+        assert.equal(await Promise.race([exited, sleep(75_000).then(() => 'timeout')]), 0, err);
+        const r = JSON.parse(out.trim().split('\n').pop()!) as { want: number; got: number; closed: boolean; timeouts: number };
+        assert.ok(r.want > 2_500_000, `a reply of ${r.want} bytes`);
+        assert.equal(r.got, r.want, `${r.got} of ${r.want} bytes before the server closed the connection (timeouts: ${r.timeouts})`);
+        assert.equal(r.timeouts, 0);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await exited;
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('a reply holds one segment: readers that stop reading keep one segment file and no copy each, and do not stall other replies', async () => {
@@ -1889,6 +1956,17 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 });
+
+/** Moves a shell into a network namespace of its own: loopback up, TCP send buffers capped at 128 KiB (a slow link's, not loopback's MiBs). */
+const NETNS_SETUP = "ip link set lo up && sysctl -q -w net.ipv4.tcp_wmem='4096 16384 131072'";
+/** The unshare(1) flags that make such a namespace here (`-rn` without root), or null where none can be made. */
+function netnsFlags(): string | null {
+  for (const flags of ['-n', '-rn']) {
+    const probe = spawnSync('unshare', [flags, 'sh', '-c', NETNS_SETUP], { stdio: 'ignore', timeout: 10_000 });
+    if (probe.status === 0) return flags;
+  }
+  return null;
+}
 
 /**
  * Makes room for `want` open files in this process (soft RLIMIT_NOFILE up to the

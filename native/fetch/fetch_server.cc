@@ -140,10 +140,12 @@ struct Conn {
 };
 
 struct IoEvent {
-  enum Kind : uint8_t { kAccepted, kRecv, kSent, kWake };
+  // kProgress: part of a send reached the socket while the rest is still in flight
+  // (a file range the backend moves in several steps before its kSent).
+  enum Kind : uint8_t { kAccepted, kRecv, kSent, kProgress, kWake };
   Kind kind;
   Conn* c;
-  int64_t res;  // kAccepted: fd or -errno; kRecv/kSent: bytes or -errno
+  int64_t res;  // kAccepted: fd or -errno; kRecv/kSent: bytes or -errno; kProgress: bytes
 };
 
 // How the fetch thread talks to the kernel. Operations complete later, as events
@@ -467,12 +469,19 @@ class UringIo final : public FetchIo {
     out->push_back({IoEvent::kSent, c, res});
   }
 
+  // A pipe's worth (1 MiB) can take a slow reader far longer than the send timeout to
+  // drain although it takes some every moment: the stall timer must hear of each step.
+  static void Progress(Conn* c, int64_t res, std::vector<IoEvent>* out) {
+    if (res > 0) out->push_back({IoEvent::kProgress, c, res});
+  }
+
   void AfterPair(Conn* c, std::vector<IoEvent>* out) {
     if (c->splice_in_res < 0) return Sent(c, c->splice_in_res, out);
     if (c->splice_in_res == 0) return Sent(c, -EIO, out);  // the file ended early: truncated?
     const int64_t o = c->splice_out_res;
     if (o < 0 && o != -EAGAIN && o != -ECANCELED) return Sent(c, o, out);
     if (c->pipe_bytes == 0) return Sent(c, static_cast<int64_t>(c->delivered), out);
+    Progress(c, o, out);
     // Part of the chunk is still in the pipe: the socket was full (EAGAIN or a short
     // splice), or the file splice was short, which cancels the linked socket splice.
     Drain(c, o != -ECANCELED);
@@ -550,6 +559,7 @@ class UringIo final : public FetchIo {
           c->pipe_bytes -= res;
           c->delivered += static_cast<size_t>(res);
           if (c->pipe_bytes == 0) return Sent(c, static_cast<int64_t>(c->delivered), out);
+          Progress(c, res, out);
           return Drain(c, true);
         }
         if (res == -EAGAIN) return Drain(c, true);
@@ -860,6 +870,10 @@ class FetchLoop {
         return;
       case IoEvent::kSent:
         if (!e.c->closing) OnSent(e.c, e.res);
+        return;
+      case IoEvent::kProgress:
+        // The stall timer measures a reply that stopped moving, not how long it takes.
+        if (!e.c->closing && e.c->state == ConnState::kSending) SetDeadline(e.c, MonoMs() + opts_.send_timeout_ms);
         return;
       case IoEvent::kWake:
         CheckParked();
