@@ -440,6 +440,31 @@ for (const backend of BACKENDS) {
       assert.ok(fsrv.stats().timeouts >= 1);
     });
 
+    it('a peer whose first bytes cannot begin the magic is closed at once, not kept until the handshake timeout; a hello split inside the magic is still read', async () => {
+      broker = await openBroker();
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, handshakeTimeoutMs: 60_000 });
+      // Three bytes of another protocol, then it waits for the server to speak first.
+      for (const bytes of [Buffer.from('GET'), Buffer.from('UMX') /* the magic is UMQF */, Buffer.from([0x16, 0x03]) /* a TLS record */]) {
+        const c = await Raw.open(fsrv.port);
+        c.sock.write(bytes);
+        assert.equal(await c.read(1, 15_000), null, `closed after ${JSON.stringify(bytes.toString('latin1'))}`);
+      }
+      assert.equal(fsrv.stats().timeouts, 0, 'closed for its bytes, not by the handshake timeout');
+      assert.equal(fsrv.stats().badRequests, 3);
+      // A good hello that arrives a byte at a time is answered.
+      const c = await Raw.open(fsrv.port);
+      const hello = encodeHello();
+      for (let i = 0; i < hello.length; i++) {
+        c.sock.write(hello.subarray(i, i + 1));
+        await sleep(20);
+      }
+      const h = await c.read(SERVER_HELLO_SIZE);
+      assert.ok(h);
+      assert.equal(decodeServerHello(h).error, 0);
+      c.close();
+      await waitFor(() => fsrv.stats().connections === 0);
+    });
+
     it('a version-2 fetch naming a topic incarnation that is not the topic under that name is refused (TOPIC_INCARNATION_MISMATCH), never served from the new topic; naming none, or version 1, reads as before', async () => {
       broker = await openBroker();
       const d1 = await broker.createTopic('inc');

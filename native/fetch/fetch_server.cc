@@ -960,7 +960,17 @@ class FetchLoop {
   }
 
   void ParseHello(Conn* c) {
-    if (c->in_len < fetchproto::kClientHelloFixed) return;
+    if (c->in_len < fetchproto::kClientHelloFixed) {
+      // A peer that sent a few bytes that cannot begin the magic (another protocol
+      // waiting for us to speak first) is not kept until the handshake timeout.
+      uint8_t magic[4];
+      fetchproto::Put32(magic, fetchproto::kMagic);
+      if (std::memcmp(c->in, magic, std::min<size_t>(c->in_len, sizeof magic)) != 0) {
+        k_->bad_requests++;
+        Close(c);  // not this protocol: no reply
+      }
+      return;
+    }
     const uint32_t magic = fetchproto::Get32(c->in);
     const uint16_t version = fetchproto::Get16(c->in + 4);
     const uint16_t tlen = fetchproto::Get16(c->in + 6);
