@@ -1699,7 +1699,7 @@ describe('fetch plane: consumers, groups and the server', () => {
     });
   }
 
-  it("a FetchConsumer of a topic whose topic.json has no usable createdAt (a string, a fraction: restored by hand) reads it: describeTopic reports no incarnation (0), so its fetches name none, as the fetch plane registered", async () => {
+  it("a FetchConsumer of a topic whose topic.json has no usable createdAt (a string, a fraction: restored by hand) reads it: the broker gives the topic an incarnation, and describeTopic reports the one the fetch plane registered", async () => {
     const dir = tmpDir();
     for (const bad of ['2024-01-01', 1_700_000_000_000.5]) {
       let broker = await openBroker({ dir });
@@ -1711,9 +1711,11 @@ describe('fetch plane: consumers, groups and the server', () => {
       broker = await openBroker({ dir });
       const { fsrv, client, close } = await fetchStack(broker);
       try {
-        // Over gRPC (an int64) the value would arrive as 2024 or 1700000000000: an
-        // incarnation the partition was not registered with (it has none).
-        assert.equal((await client.describeTopic('odd')).createdAt, 0, `createdAt ${JSON.stringify(bad)}`);
+        // Over gRPC (an int64) the raw value would arrive as 2024 or 1700000000000: an
+        // incarnation the partition was not registered with.
+        const given = (await client.describeTopic('odd')).createdAt;
+        assert.ok(Number.isSafeInteger(given) && given > 1_700_000_000_000, `createdAt ${given} for ${JSON.stringify(bad)}`);
+        assert.equal((await broker.describeTopic('odd')).createdAt, given);
         const c = client.consumer({ topic: 'odd', group: 'g', from: 'earliest', transport: 'fetch', partitions: [0] });
         // Before: every fetch refused TOPIC_INCARNATION_MISMATCH, restarted, refused again (a
         // busy loop of fetches, describeTopic and committed-offset calls), nothing read.
@@ -1724,6 +1726,50 @@ describe('fetch plane: consumers, groups and the server', () => {
       } finally {
         await close();
       }
+    }
+  });
+
+  it("a topic whose topic.json has no createdAt (an older release's, restored by hand) is given one when the broker opens it, kept across restarts: a FetchConsumer positioned in it when it is deleted and made again hands the app no record of the new topic read at its old positions", async () => {
+    const dir = tmpDir();
+    let broker = await openBroker({ dir });
+    await broker.createTopic('inc');
+    for (let i = 0; i < 30; i++) await broker.producer().send('inc', { value: `old${i}` });
+    await broker.close();
+    const file = path.join(dir, 'topics', 'inc', 'topic.json');
+    const { createdAt: _, ...withoutCreatedAt } = JSON.parse(fs.readFileSync(file, 'utf8')) as { createdAt: number };
+    fs.writeFileSync(file, JSON.stringify(withoutCreatedAt));
+    broker = await openBroker({ dir });
+    const given = (await broker.describeTopic('inc')).createdAt;
+    assert.ok(given > 0, `createdAt ${given}: an incarnation the fetches can name`);
+    assert.equal((JSON.parse(fs.readFileSync(file, 'utf8')) as { createdAt: unknown }).createdAt, given, 'written to topic.json');
+    await broker.close();
+    broker = await openBroker({ dir });
+    assert.equal((await broker.describeTopic('inc')).createdAt, given, 'the same after a restart');
+    const { client, close } = await fetchStack(broker);
+    try {
+      // As the test of a topic made again above: one batch per fetch, no commit round
+      // before the end, so only the fetches can tell the consumer.
+      const c = client.consumer({ topic: 'inc', group: 'g', from: 'earliest', transport: 'fetch', commitIntervalMs: 3_600_000, partitions: [0], maxBytes: 1 });
+      const it = c[Symbol.asyncIterator]();
+      const seen: string[] = [];
+      const next = async () => {
+        const r = await it.next();
+        assert.ok(!r.done, `the consumer ended after ${JSON.stringify(seen)}`);
+        r.value.ack();
+        seen.push(r.value.value.toString());
+      };
+      for (let i = 0; i < 5; i++) await next();
+      await waitFor(() => (c as FetchConsumer).positions.get(0) === 7);
+      await client.deleteTopic('inc');
+      await client.createTopic('inc');
+      for (let i = 0; i < 40; i++) await broker.producer().send('inc', { value: `new${i}` });
+      while (seen.filter((v) => v.startsWith('new')).length < 10) await next();
+      const old = seen.filter((v) => v.startsWith('old'));
+      assert.deepEqual(old, Array.from({ length: old.length }, (_, i) => `old${i}`), `the app was handed ${JSON.stringify(seen)}`);
+      assert.deepEqual(seen.slice(old.length), Array.from({ length: 10 }, (_, i) => `new${i}`), `the app was handed ${JSON.stringify(seen)}`);
+      await c.close();
+    } finally {
+      await close();
     }
   });
 

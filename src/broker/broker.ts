@@ -489,6 +489,7 @@ export class Broker {
         continue;
       }
       if (cfg.name !== ent.name) throw new UringmqError('IO_ERROR', `topic metadata in ${tdir} names "${cfg.name}"`);
+      if (topicIncarnation(cfg.createdAt) === 0) await this.giveIncarnation(cfg, tdir);
       // A partition count lowered by hand would hide the partitions above it, records
       // and all, without a word (the count never shrinks otherwise).
       const beyond = await recordsIn(tdir, (name) => /^[0-9]+$/.test(name) && Number(name) >= cfg.partitions);
@@ -500,6 +501,32 @@ export class Broker {
       // the most that state it wrote can be trusted with (log_cuts.ts).
       if (this.fullScan) t.cuts = await recordLogCut(tdir, t.cuts, this.run, t.partitions.map((ps) => this.partitionInfo(ps).endOffset));
     }
+  }
+
+  /**
+   * A topic.json without a usable createdAt (an older release's, or restored by hand)
+   * gets one, written back before the topic opens. Without it the topic has no
+   * incarnation: fetches name none and are served from whatever topic has the name, so
+   * a consumer positioned in it when it is deleted and made again is handed the new
+   * topic's records at its old offsets. Kept in the file, so it is the same after a
+   * restart (one made up per run would look like a topic made again at every restart).
+   * Where the file cannot be written, the topic opens with none, as before, and a
+   * warning says so.
+   */
+  private async giveIncarnation(cfg: TopicConfig, tdir: string): Promise<void> {
+    const createdAt = Math.max(Date.now(), this.lastCreatedAt + 1);
+    const file = path.join(tdir, 'topic.json');
+    try {
+      await writeFileDurable(file, JSON.stringify({ ...cfg, createdAt }, null, 2));
+    } catch (e) {
+      process.emitWarning(
+        `${file} has no usable createdAt and could not be given one (${(e as Error).message}): topic ${cfg.name} has no incarnation in this run, so fetch consumers cannot tell it from a topic made again under its name`,
+        'UringmqWarning',
+      );
+      return;
+    }
+    cfg.createdAt = createdAt;
+    this.lastCreatedAt = createdAt;
   }
 
   /** Opens a topic's partitions; `register`: make it visible (createTopic does that once topic.json is durable). */
@@ -547,7 +574,8 @@ export class Broker {
     this.lastCreatedAt = Math.max(this.lastCreatedAt, topicIncarnation(cfg.createdAt));
     const native = await this.engine.openPartition(pdir, `${cfg.name}/${p}`, {
       // The fetch plane refuses fetches that name another incarnation than this (0, for
-      // a topic.json without a usable createdAt: such fetches name none either).
+      // a topic.json without a usable createdAt that could not be given one: such
+      // fetches name none either).
       incarnation: topicIncarnation(cfg.createdAt),
       segmentBytes: cfg.segmentBytes,
       retentionBytes: cfg.retention.maxBytes ?? -1,
@@ -747,8 +775,8 @@ export class Broker {
       segmentBytes: t.config.segmentBytes,
       retention: { ...t.config.retention },
       // As the fetch plane registered it (openPartition): a topic.json whose createdAt is
-      // not a positive safe integer (restored by hand: a string, a fraction) reports 0,
-      // none. Its raw value would reach gRPC clients as an int64 (2024 for "2024-01-01"),
+      // not a positive safe integer (restored by hand: a string, a fraction) and could not
+      // be given one (giveIncarnation) reports 0, none. Its raw value would reach gRPC clients as an int64 (2024 for "2024-01-01"),
       // and a FetchConsumer naming that in its fetches would be refused every one of them.
       createdAt: topicIncarnation(t.config.createdAt),
       partitions: t.partitions.map((ps) => {

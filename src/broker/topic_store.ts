@@ -76,7 +76,8 @@ export const MAX_SEGMENT_BYTES = 1 << 30;
  * partitions' open, which fails part-way with an error that names no file (or, for a
  * huge partition count, makes thousands of partition directories first), or be taken
  * (a negative retention) and reported as the topic's setting. createdAt is not checked:
- * one that is not a positive safe integer stands for none (topicIncarnation).
+ * one that is not a positive safe integer stands for none (topicIncarnation), and the
+ * broker gives the topic one when it opens it.
  */
 function configProblem(cfg: unknown): string | null {
   if (cfg === null || typeof cfg !== 'object' || Array.isArray(cfg)) return 'not a JSON object';
