@@ -975,3 +975,112 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   });
 });
+
+/** A PublishRequest as a scripted broker sees it, with what its batch header says. */
+interface SeenRequest {
+  sequence: number;
+  partition: number;
+  producerId: number;
+  baseSequence: number;
+  /** Which PublishStream it came on (0: the first). */
+  call: number;
+}
+
+/**
+ * A broker scripted by the test, for the producer's retries: DescribeTopic says `t` has
+ * `partitions` partitions; each PublishRequest goes to `onRequest`, which answers it
+ * (ack, or an error with retry_after_ms), or leaves it unanswered. `streams` are the
+ * PublishStreams in order (a test resets one to break it).
+ */
+async function scriptedBroker(
+  partitions: number,
+  onRequest: (req: SeenRequest, answer: { ack(): void; fail(code: string, message: string, retryAfterMs?: number): void }, s: http2.ServerHttp2Stream) => void,
+): Promise<{ address: string; seen: SeenRequest[]; streams: http2.ServerHttp2Stream[]; close(): Promise<void> }> {
+  const seen: SeenRequest[] = [];
+  const streams: http2.ServerHttp2Stream[] = [];
+  let offset = 0;
+  const srv = await h2Server((s, h) => {
+    if (h[':path'] === '/uringmq.v1.Broker/DescribeTopic') {
+      s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
+      s.end(framed(pb.TopicInfo.encode({ name: 't', partitions: Array.from({ length: partitions }, (_, p) => ({ partition: p })) }).finish()));
+      return;
+    }
+    if (h[':path'] !== '/uringmq.v1.Broker/PublishStream') {
+      s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12' }, { endStream: true });
+      return;
+    }
+    const call = streams.length;
+    streams.push(s);
+    s.respond({ ':status': 200, 'content-type': 'application/grpc' });
+    const reader = new GrpcFrameReader(8 << 20, { side: 'server' });
+    const send = (res: object) => !s.destroyed && s.write(framed(pb.PublishResponse.encode(res).finish()));
+    s.on('data', (chunk: Buffer) => {
+      for (const body of reader.push(chunk)) {
+        const req = pb.PublishRequest.decode(body);
+        const meta = readBatchMeta(Buffer.from(req.batch), 0);
+        const r: SeenRequest = { sequence: Number(req.sequence), partition: req.partition ?? 0, producerId: meta.producerId, baseSequence: meta.baseSequence, call };
+        seen.push(r);
+        onRequest(r, {
+          ack: () => send({ sequence: r.sequence, partition: r.partition, base_offset: offset, count: meta.recordCount }) && (offset += meta.recordCount),
+          fail: (code, message, retryAfterMs = 0) => send({ sequence: r.sequence, error: { code, message, retry_after_ms: retryAfterMs } }),
+        }, s);
+      }
+    });
+  });
+  return { address: `127.0.0.1:${srv.port}`, seen, streams, close: srv.close };
+}
+
+describe('The producer against a scripted broker: permanent refusals, resend order, retry delays past the deadline', function () {
+  this.timeout(30_000);
+
+  it("OUT_OF_ORDER_SEQUENCE for a batch with nothing of its partition before it still pending fails it at once, saying whether it may be in the log; with an earlier batch pending (a gap) it is retried", async () => {
+    const lost = 'producer 1 sent sequence 1 to t/0 again: its first attempt failed and a later batch of this producer was written after it, so it can no longer be written in order';
+    const b = await scriptedBroker(3, (req, answer, s) => {
+      const tries = (x: SeenRequest) => b.seen.filter((y) => y.sequence === x.sequence).length;
+      if (req.partition === 0) {
+        // The first batch is written; the second is refused for good, whatever its attempt.
+        if (req.baseSequence === 0) answer.ack();
+        else answer.fail('OUT_OF_ORDER_SEQUENCE', lost);
+      } else if (req.partition === 1) {
+        // Its first attempt goes unanswered on a connection that breaks: it may be in the log.
+        if (tries(req) === 1) s.close(http2.constants.NGHTTP2_CANCEL);
+        else answer.fail('OUT_OF_ORDER_SEQUENCE', lost);
+      } else {
+        // Partition 2: the first batch is refused for a full queue, the second, sent
+        // meanwhile, is out of order (a batch in between is missing): both go once the
+        // first is written.
+        if (tries(req) > 1) answer.ack();
+        else if (req.baseSequence === 0) answer.fail('RESOURCE_EXHAUSTED', 'the write queue is full', 20);
+        else answer.fail('OUT_OF_ORDER_SEQUENCE', `sent sequence ${req.baseSequence}, expected 0: a batch in between is missing`);
+      }
+    });
+    const c = await connect(b.address);
+    try {
+      const p = c.producer({ deliveryTimeoutMs: 10_000 });
+      await p.sendBatch('t', [{ value: 'a' }], { partition: 0 });
+      const e = (await p.sendBatch('t', [{ value: 'b' }], { partition: 0 }).then(() => null, (x: unknown) => x)) as UringmqError;
+      assert.ok(e instanceof UringmqError, String(e));
+      assert.equal(e.code, 'OUT_OF_ORDER_SEQUENCE', e.message);
+      assert.match(e.message, /can never be written.*it was not written/);
+      assert.equal(b.seen.filter((x) => x.partition === 0 && x.baseSequence === 1).length, 1, 'sent once, not retried');
+      // The partition starts afresh under a new producer id.
+      await p.sendBatch('t', [{ value: 'c' }], { partition: 0 });
+      const last = b.seen[b.seen.length - 1]!;
+      assert.equal(last.baseSequence, 0);
+      assert.notEqual(last.producerId, b.seen[0]!.producerId);
+
+      const m = (await p.sendBatch('t', [{ value: 'd' }], { partition: 1 }).then(() => null, (x: unknown) => x)) as UringmqError;
+      assert.equal(m?.code, 'OUT_OF_ORDER_SEQUENCE', String(m));
+      assert.match(m.message, /may have been written/);
+      assert.equal(b.seen.filter((x) => x.partition === 1).length, 2);
+
+      const both = await Promise.all([p.sendBatch('t', [{ value: 'e' }], { partition: 2 }), p.sendBatch('t', [{ value: 'f' }], { partition: 2 })]);
+      assert.equal(both.length, 2);
+      await p.close();
+    } finally {
+      await c.close();
+      await b.close();
+    }
+  });
+});

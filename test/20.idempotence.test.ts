@@ -261,7 +261,8 @@ describe('Idempotent producers: failed appends and producer ids', () => {
 
   it('idempotence table: a failed batch is a hole once a later one was taken, kept past the window and bounded by merging', () => {
     const t = new IdempotenceTable('t/0');
-    const ok = (base: number) => Promise.resolve({ baseOffset: base, count: 1 });
+    // Written: settled, as the broker puts a settled append's result in its entry.
+    const ok = (base: number) => ({ baseOffset: base, count: 1 });
     const rejected = () => {
       const p = Promise.reject(new Error('corrupt'));
       p.catch(() => undefined);
@@ -288,6 +289,39 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     for (let i = 0; i < 64; i++) t.record(1, seq++, 1, ok(seq));
     for (const h of holes) assert.throws(() => t.check(1, h, 1), { code: 'OUT_OF_ORDER_SEQUENCE' }, `hole ${h}`);
     assert.equal(t.check(1, seq, 1), NEW);
+  });
+
+  it('idempotence table: a retry of a hole while every batch taken after it is still under way waits for them: new if they all fail, refused once one is written', async () => {
+    const t = new IdempotenceTable('t/0');
+    const deferred = () => {
+      let resolve!: (r: { baseOffset: number; count: number }) => void;
+      let reject!: (e: Error) => void;
+      const promise = new Promise<{ baseOffset: number; count: number }>((res, rej) => ((resolve = res), (reject = rej)));
+      promise.catch(() => undefined);
+      return { promise, resolve, reject };
+    };
+    for (const outcome of ['fails', 'written'] as const) {
+      const pid = outcome === 'fails' ? 1 : 2;
+      const d0 = deferred();
+      const d1 = deferred();
+      const e0 = t.record(pid, 0, 1, d0.promise);
+      const e1 = t.record(pid, 1, 1, d1.promise);
+      t.failed(pid, e0); // a hole: seq 1 was taken after it
+      const v = t.check(pid, 0, 1);
+      assert.ok(v !== NEW && 'wait' in v, `${outcome}: the retry waits, not refused while seq 1 may still fail`);
+      if (outcome === 'fails') {
+        d1.reject(new Error('disk'));
+        await d1.promise.catch(() => undefined);
+        t.failed(pid, e1); // as the broker does when the append fails
+        await v.wait;
+        assert.equal(t.check(pid, 0, 1), NEW, 'nothing of the producer was written after it');
+      } else {
+        d1.resolve({ baseOffset: 0, count: 1 });
+        e1.result = await d1.promise; // as the broker does when the append settles
+        await v.wait;
+        assert.throws(() => t.check(pid, 0, 1), { code: 'OUT_OF_ORDER_SEQUENCE' });
+      }
+    }
   });
 });
 

@@ -1008,6 +1008,10 @@ export class Broker {
           throw e;
         }
         if (v === NEW) break;
+        if ('wait' in v) {
+          await v.wait;
+          continue;
+        }
         let r: AppendResult | null;
         try {
           r = await v.duplicate;

@@ -55,10 +55,15 @@ export interface Entry {
  * What check() says of a batch: NEW (write it, then record() it), or a duplicate with
  * the original's result (null: older than remembered, its offsets unknown) and entry
  * (absent for null). A result still a promise may yet fail: the caller then calls
- * failed() with the entry and asks check() again.
+ * failed() with the entry and asks check() again. Or `wait`: a retry of a hole that
+ * may yet be written (see lostInOrder); the caller asks again once it settles.
  */
 export const NEW = 'new';
-export type IdempotenceVerdict = typeof NEW | { duplicate: Promise<AppendResult> | AppendResult | null; entry?: Entry };
+export type IdempotenceVerdict =
+  | typeof NEW
+  | { duplicate: Promise<AppendResult> | AppendResult | null; entry?: Entry }
+  /** A retry of a hole whose fate hangs on later batches still under way: check() again once this settles (it never rejects). */
+  | { wait: Promise<unknown>; duplicate?: never; entry?: never };
 
 /** The sequence a producer's next batch after `e` starts at. */
 const nextSequence = (e: Entry): number => (e.baseSequence + e.count) % SEQ_MOD;
@@ -99,10 +104,11 @@ export class IdempotenceTable {
     if (entries && entries.length > 0) {
       this.touch(producerId, entries);
       let inside: Entry | null = null;
-      for (const e of entries) {
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
         if (e.failed) {
           // A hole restored from a gap may span several batches.
-          if (within(baseSequence, e.baseSequence, e.count)) throw this.lostInOrder(producerId, baseSequence);
+          if (within(baseSequence, e.baseSequence, e.count)) return this.lostInOrder(producerId, baseSequence, entries.slice(i + 1));
           continue;
         }
         if (e.baseSequence === baseSequence) return this.retryOf(producerId, e, count);
@@ -127,7 +133,9 @@ export class IdempotenceTable {
           }
         // ... else it was written, unless it is a hole.
         const holes = this.holes.get(producerId);
-        if (holes) for (const h of holes) if (within(baseSequence, h.baseSequence, h.count)) throw this.lostInOrder(producerId, baseSequence);
+        if (holes)
+          for (const h of holes)
+            if (within(baseSequence, h.baseSequence, h.count)) return this.lostInOrder(producerId, baseSequence, h.merged ? [] : [...(out ?? []), ...entries]);
         return { duplicate: null };
       }
       if (ahead > 0)
@@ -403,8 +411,19 @@ export class IdempotenceTable {
     );
   }
 
-  private lostInOrder(producerId: number, baseSequence: number): UringmqError {
-    return new UringmqError(
+  /**
+   * A retry of a hole, with the producer's batches taken after it. Refused for good
+   * once one of them is written. While none is and some are under way, they may all
+   * fail yet, and then the hole is the expected sequence again (failed()): the retry
+   * waits for them (a client takes this refusal as final).
+   */
+  private lostInOrder(producerId: number, baseSequence: number, after: Entry[]): IdempotenceVerdict {
+    const settled = (e: Entry) => !(e.result instanceof Promise);
+    if (!after.some((e) => !e.failed && settled(e))) {
+      const under = after.filter((e) => !e.failed && !settled(e)).map((e) => (e.result as Promise<AppendResult>).catch(() => null));
+      if (under.length > 0) return { wait: Promise.all(under) };
+    }
+    throw new UringmqError(
       'OUT_OF_ORDER_SEQUENCE',
       `producer ${producerId} sent sequence ${baseSequence} to ${this.label} again: its first attempt failed and a later batch of this producer was written after it, so it can no longer be written in order`,
     );

@@ -546,6 +546,18 @@ function unansweredError(b: OutBatch, err: UringmqError): UringmqError {
   return new UringmqError(err.code, `${err.message}; an earlier attempt of this batch went out on a connection that broke before its answer, and may still be written`, { cause: err });
 }
 
+/**
+ * An idempotent batch the broker refused as out of order with nothing of its partition
+ * sent before it still pending: no retry can be written. Each attempt the broker
+ * answered was not written; only one that went out on a broken connection may have been.
+ */
+function outOfOrderError(b: OutBatch, err: UringmqError): UringmqError {
+  const where = b.unanswered
+    ? 'an earlier attempt of it went out on a connection that broke before its answer came and may have been written'
+    : 'it was not written';
+  return new UringmqError('OUT_OF_ORDER_SEQUENCE', `batch for ${b.topic}/${b.partition} can never be written: the broker refuses it as out of order (${err.message}), and no earlier batch of its partition is pending to fill a gap; ${where}`, { cause: err });
+}
+
 // ------------------------------------------------------------------------------------
 interface OutBatch {
   seq: number;
@@ -1443,7 +1455,14 @@ export class RemoteProducer implements ProducerApi {
       const err = new UringmqError(res.error.code as never, res.error.message ?? 'publish failed');
       const stale = this.staleError(b);
       if (stale) b.reject(stale);
-      else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
+      else if (err.code === 'OUT_OF_ORDER_SEQUENCE' && !this.earlierPending(b)) {
+        // Transient only while a batch the broker expects before this one may still
+        // come (a gap): one of its partition numbered earlier, still pending. With none,
+        // the broker refused this batch itself (its first attempt failed and a later
+        // batch was written: see IdempotenceTable.check, which waits until that is
+        // decided), and every retry would be refused alike until deliveryTimeoutMs.
+        this.giveUp(b, outOfOrderError(b, err), false);
+      } else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
         b.lastError = err;
         const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
         const timer = setTimeout(() => {
@@ -1624,6 +1643,14 @@ export class RemoteProducer implements ProducerApi {
     // lost), which a caller must know before it sends the records again.
     const maybe = b.unanswered ? '; this one was sent on a connection that broke before its answer came and may have been written' : '';
     return new UringmqError(cause.code, `an earlier batch for ${b.topic}/${b.partition} failed (${cause.message}); this one was sent after it and fails with it, so the partition keeps send order${maybe}`);
+  }
+
+  /** True if a batch numbered before `b` under its partition's producer id is pending (sent, queued, or waiting out a retry delay). */
+  private earlierPending(b: OutBatch): boolean {
+    const before = (x: OutBatch) => x.key === b.key && x.producerId === b.producerId && x.seq < b.seq;
+    for (const x of this.inflight.values()) if (before(x)) return true;
+    for (const x of this.retrying.keys()) if (before(x)) return true;
+    return this.queue.some(before);
   }
 
   /** In-flight slots taken: sent, queued to be sent, waiting to be sent again, or handed to a waiter. */
