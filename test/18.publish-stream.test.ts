@@ -1083,4 +1083,38 @@ describe('The producer against a scripted broker: permanent refusals, resend ord
       await b.close();
     }
   });
+
+  it('after a reconnect, batches go again in the order they were first sent: one waiting to be sent again is not put behind later ones of its partition', async () => {
+    // Stream 0 takes A and B, then stops reading; A is refused for now. Its retry
+    // queues behind C, a batch over the stream's buffer that does not drain. Then the
+    // stream breaks with B and C in flight: on the next stream A must go first.
+    let first: http2.ServerHttp2Stream | null = null;
+    const b = await scriptedBroker(1, (req, answer, s) => {
+      if (req.call > 0) answer.ack();
+      else if (req.sequence === 1) answer.fail('RESOURCE_EXHAUSTED', 'the write queue is full', 1);
+      else if (req.sequence === 2) {
+        first = s;
+        s.pause();
+      }
+    });
+    const c = await connect(b.address);
+    try {
+      const p = c.producer({ idempotent: false, deliveryTimeoutMs: 20_000 });
+      const queue = (p as unknown as { queue: Array<{ seq: number }> }).queue;
+      await c.describeTopic('t'); // the partition count known: A, B and C go in one turn
+      const sends = [
+        p.sendBatch('t', [{ value: 'A' }], { partition: 0 }),
+        p.sendBatch('t', [{ value: 'B' }], { partition: 0 }),
+        p.sendBatch('t', [{ value: 'C'.repeat(300_000) }], { partition: 0 }),
+      ];
+      await waitFor(() => queue.length === 1 && queue[0]!.seq === 1, 10_000, 'A queued again behind the blocked stream');
+      first!.close(http2.constants.NGHTTP2_CANCEL);
+      const res = await Promise.all(sends);
+      assert.equal(res.length, 3);
+      assert.deepEqual(b.seen.filter((x) => x.call === 1).map((x) => x.sequence), [1, 2, 3]);
+    } finally {
+      await c.close();
+      await b.close();
+    }
+  });
 });

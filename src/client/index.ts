@@ -1355,7 +1355,12 @@ export class RemoteProducer implements ProducerApi {
       const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq).filter((b) => !this.refuseOversize(b, true));
       for (const b of again) b.unanswered = true;
       this.inflight.clear();
-      this.queue.unshift(...again);
+      // In numbering order with what was queued: a batch queued to go again (its retry
+      // delay over while the stream did not drain) goes before later batches of its
+      // partition that were in flight, as it first did. Put behind them, an idempotent
+      // producer's later batches came back out of order, a plain one's landed first.
+      this.queue.push(...again);
+      this.queue.sort((x, y) => x.seq - y.seq);
       // The slots of those refused: refuseOversize's wakeCapacity ran while they were
       // still counted in flight, and handed them to nobody (with maxInFlight 1, the send
       // waiting for its slot waited for ever).
