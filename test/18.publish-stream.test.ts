@@ -1117,4 +1117,30 @@ describe('The producer against a scripted broker: permanent refusals, resend ord
       await b.close();
     }
   });
+
+  it('a batch waiting out a retry_after_ms past its delivery deadline fails at that deadline, not when the wait ends', async () => {
+    const b = await scriptedBroker(1, (_req, answer) => answer.fail('RESOURCE_EXHAUSTED', 'the write queue is full', 3_600_000));
+    const c = await connect(b.address);
+    try {
+      const p = c.producer({ deliveryTimeoutMs: 300 });
+      const sent = p.send('t', { value: 'x', partition: 0 });
+      const flushed = p.flush();
+      // Far past the deadline, far short of the hour: a failure here is no timing noise.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise((resolve) => (timer = setTimeout(resolve, 20_000, 'still pending after 20 s')));
+      try {
+        const e = await Promise.race([sent.then(() => 'acked', (x: unknown) => x), late]);
+        assert.ok(e instanceof UringmqError, String(e));
+        assert.equal(e.code, 'UNAVAILABLE');
+        assert.match(e.message, /not acknowledged within deliveryTimeoutMs \(300 ms\); it last failed with RESOURCE_EXHAUSTED/);
+        assert.equal(await Promise.race([flushed.then(() => 'flushed'), late]), 'flushed');
+        assert.equal(b.seen.length, 1);
+      } finally {
+        clearTimeout(timer);
+      }
+    } finally {
+      await c.close({ timeoutMs: 1000 });
+      await b.close();
+    }
+  });
 });

@@ -1470,12 +1470,24 @@ export class RemoteProducer implements ProducerApi {
       } else if (RETRYABLE.has(err.code) && Date.now() < b.deadline) {
         b.lastError = err;
         const delay = Number(res.error.retry_after_ms) || Math.min(50 * 2 ** Math.min(b.attempts, 6), 2000);
+        // Not past its deadline: a server's retry_after_ms may be longer than what is
+        // left, and send() and flush() must not wait it out (nothing else watches a
+        // batch here: expireInflight looks at those sent or queued).
+        const left = Math.max(0, b.deadline - Date.now());
+        const expires = delay > left;
         const timer = setTimeout(() => {
           this.retrying.delete(b);
+          if (expires) {
+            const stale = this.staleError(b); // as pump() would say
+            if (stale) b.reject(stale);
+            else this.giveUp(b, this.timeoutError(b), false);
+            this.wakeCapacity();
+            return;
+          }
           this.queue.push(b);
           this.queue.sort((x, y) => x.seq - y.seq);
           this.pump();
-        }, delay);
+        }, expires ? left : delay);
         this.retrying.set(b, timer);
         return b.msg.length;
       } else {
