@@ -1730,7 +1730,7 @@ describe('gRPC server: plain records and sequences at their limits', function ()
       len.push((v & 0x7f) | 0x80);
     }
     assert.throws(() => decodePublishRequest(Buffer.concat([Buffer.from([0x2a, ...len]), record])), /a record with more than 64 fields besides its headers/);
-    assert.throws(() => decodeSubscribeRequest(repeated(0x0a, n)), /a SubscribeRequest of more than 64 fields/); // subscribe
+    assert.throws(() => decodeSubscribeRequest(repeated(0x0a, n)), /a SubscribeRequest with more than 64 fields/); // subscribe
     // A request of a few fields each way decodes as before.
     assert.equal(decodePublishRequest(Buffer.concat([repeated(0x12, 3), Buffer.from(pb.PublishRequest.encode({ topic: 't', records: [{ value: Buffer.alloc(30_000) }] }).finish())])).topic, 't');
     const r = await startServer();
@@ -1744,7 +1744,71 @@ describe('gRPC server: plain records and sequences at their limits', function ()
     }
   });
 
-  it('the server decodes a PublishRequest over the plain-records bound to its other fields, and a malformed one fails as protobufjs says', () => {
+  it('repeats nested in a request (inside a record, a header, an Acks, a range, a SubscribeInit), a group or a truncation behind millions of records, and a wire type protobufjs would misread are refused before protobufjs decodes them', () => {
+    const SIZE = 16 << 20;
+    const varint = (n: number) => {
+      const o: number[] = [];
+      for (; n >= 0x80; n = Math.floor(n / 128)) o.push((n & 0x7f) | 0x80);
+      o.push(n);
+      return o;
+    };
+    const ld = (tag: number, body: Buffer) => Buffer.concat([Buffer.from([tag, ...varint(body.length)]), body]);
+    /** `unit` again and again, `bytes` at most */
+    const rep = (unit: number[], bytes: number) => {
+      const n = Math.floor(bytes / unit.length);
+      const b = Buffer.alloc(n * unit.length);
+      for (let i = 0; i < n; i++) b.set(unit, i * unit.length);
+      return b;
+    };
+    const RECORD = 0x2a;
+    const HEADER = 0x1a;
+    // Each 16 MB; how long protobufjs (or the walk before it) held the event loop before
+    // these were refused, 2026-12-06: in the comments.
+    const cases: Array<[string, () => Uint8Array, (b: Uint8Array) => unknown, RegExp]> = [
+      // 2.4 s (a walk per record), now counted: refused for the records bound
+      ['8M empty records', () => rep([RECORD, 0], SIZE), decodePublishRequest, /^$/],
+      // 15 s: the walk gave up at the group, protobufjs decoded the records and skipped it
+      ['8M empty records, then a group', () => Buffer.concat([rep([RECORD, 0], SIZE - 2), Buffer.from([0x4b, 0x4c])]), decodePublishRequest, /malformed PublishRequest: wire type 3 \(field 9\)/],
+      // 12 s, then "index out of range"
+      ['8M empty records, then a truncated one', () => Buffer.concat([rep([RECORD, 0], SIZE - 4), Buffer.from([RECORD, 0x05, 0x01])]), decodePublishRequest, /malformed PublishRequest: field 5 at byte \d+ runs past the end/],
+      // 61 ms
+      ['a header of 8M empty keys', () => ld(RECORD, ld(HEADER, rep([0x0a, 0], SIZE - 16))), decodePublishRequest, /a header with more than 64 fields/],
+      // 1.9 s: 8M headers, protobufjs past the walk's group
+      ['a record of 8M headers, then a group', () => Buffer.concat([ld(RECORD, rep([HEADER, 0], SIZE - 10)), Buffer.from([0x4b, 0x4c])]), decodePublishRequest, /malformed PublishRequest: wire type 3/],
+      // the walk took `key` (field 1) as a varint, protobufjs as a length: 16 MB of what the walk saw as one unknown field decoded as 8M headers
+      ['a varint key before 8M headers', () => ld(RECORD, Buffer.concat([Buffer.from([0x08, ...varint(SIZE - 40)]), ld(0x7a, rep([HEADER, 0], SIZE - 40))])), decodePublishRequest, /malformed record: field 1 has wire type 0, not 2/],
+      // 128 ms
+      ['an Acks of 8M unknown fields', () => ld(0x12, rep([0x10, 0], SIZE - 8)), decodeSubscribeRequest, /an Acks with more than 64 fields besides its ranges/],
+      // 243 ms
+      ['an AckRange of 8M partitions', () => ld(0x12, ld(0x0a, rep([0x08, 0], SIZE - 16))), decodeSubscribeRequest, /an AckRange with more than 64 fields/],
+      // 260 ms
+      ['a SubscribeInit of 8M topics', () => ld(0x0a, rep([0x0a, 0], SIZE - 8)), decodeSubscribeRequest, /a SubscribeInit with more than 64 fields/],
+      // 247 ms
+      ['a Nack of 8M fields', () => ld(0x1a, rep([0x08, 0], SIZE - 8)), decodeSubscribeRequest, /a Nack with more than 64 fields/],
+      // 254 ms
+      ['a ReturnedRange of 8M fields', () => ld(0x3a, ld(0x0a, rep([0x08, 0], SIZE - 16))), decodeSubscribeRequest, /a ReturnedRange with more than 64 fields/],
+      // 3.3 s
+      ['an Acks of 8M ranges, then a group', () => Buffer.concat([ld(0x12, rep([0x0a, 0], SIZE - 10)), Buffer.from([0x4b, 0x4c])]), decodeSubscribeRequest, /malformed SubscribeRequest: wire type 3/],
+    ];
+    const report: string[] = [];
+    for (const [name, make, decode, why] of cases) {
+      const b = make();
+      const t0 = performance.now();
+      let err: Error | null = null;
+      let res: unknown;
+      try {
+        res = decode(b);
+      } catch (e) {
+        err = e as Error;
+      }
+      report.push(`${name}: ${(performance.now() - t0).toFixed(1)} ms`);
+      if (why.source === '^$') assert.equal((res as { plainRecordsOver?: number }).plainRecordsOver, SIZE / 2, name);
+      else assert.match(err?.message ?? `decoded: ${JSON.stringify(res).slice(0, 100)}`, why, name);
+    }
+    console.log(`      event loop held per 16 MB request: ${report.join('; ')}`);
+  });
+
+  it('the server decodes a PublishRequest over the plain-records bound to its other fields, and refuses a malformed one', () => {
     const fields = { sequence: 9, topic: 'tt', partition: 3, producer_id: 5, base_sequence: 11, sync: true };
     const over = decodePublishRequest(pb.PublishRequest.encode({ ...fields, records: Array.from({ length: MAX_PLAIN_RECORDS + 5 }, () => ({ value: Buffer.from('v'), headers: { h: Buffer.from('x') } })) }).finish());
     assert.equal(over.plainRecordsOver, MAX_PLAIN_RECORDS + 5);
@@ -1752,22 +1816,16 @@ describe('gRPC server: plain records and sequences at their limits', function ()
     const within = decodePublishRequest(pb.PublishRequest.encode({ ...fields, records: [{ value: Buffer.from('v') }] }).finish());
     assert.equal(within.plainRecordsOver, undefined);
     assert.equal(within.records.length, 1);
+    // Malformed past the size the walk takes: refused by the walk, which says where
+    // (protobufjs read to the end before it said so: see the next test).
     const body = Buffer.from(pb.PublishRequest.encode({ ...fields, records: Array.from({ length: MAX_PLAIN_RECORDS + 1 }, () => ({ value: Buffer.from('v') })) }).finish());
-    for (const bad of [body.subarray(0, body.length - 1), Buffer.concat([body, Buffer.from([0x2a, 0x05, 0x01])]), Buffer.concat([body, Buffer.from([0x0b])])]) {
-      let ours: unknown;
-      let theirs: unknown;
-      try {
-        decodePublishRequest(bad);
-      } catch (err) {
-        ours = (err as Error).message;
-      }
-      try {
-        pb.PublishRequest.decode(bad);
-      } catch (err) {
-        theirs = (err as Error).message;
-      }
-      assert.ok(theirs !== undefined, 'malformed');
-      assert.equal(ours, theirs);
+    for (const [bad, why] of [
+      [body.subarray(0, body.length - 1), /malformed PublishRequest: a truncated varint at byte \d+/],
+      [Buffer.concat([body, Buffer.from([0x2a, 0x05, 0x01])]), /malformed PublishRequest: field 5 at byte \d+ runs past the end of its message/],
+      [Buffer.concat([body, Buffer.from([0x0b])]), /malformed PublishRequest: wire type 3 \(field 1\)/],
+    ] as const) {
+      assert.throws(() => pb.PublishRequest.decode(bad), 'malformed');
+      assert.throws(() => decodePublishRequest(bad), why);
     }
   });
 

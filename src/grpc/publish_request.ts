@@ -10,7 +10,7 @@
  * itself (docs/FORMAT.md) are checked in the core, off this thread, and have no such bound.
  */
 import { pb, type uringmq } from './proto';
-import { walkFields } from './wire';
+import { MAX_FIELDS, shape, walkMessage } from './wire';
 
 /** Most plain records (PublishRequest.records) one PublishRequest may carry. */
 export const MAX_PLAIN_RECORDS = 10_000;
@@ -30,27 +30,55 @@ export const MAX_PLAIN_HEADERS = 100_000;
 export type DecodedPublishRequest = uringmq.v1.PublishRequest & { plainRecordsOver?: number; plainHeadersOver?: number };
 
 /**
- * Most fields a PublishRequest may have besides its records, and a record besides its
- * headers (a client sends each field once: 7 and 3 at most). protobuf lets a field
- * come again (the last one counts), but 8 million empty `topic` fields in 16 MB cost
- * the event loop 4.2 s (the walk below kept each one's place).
+ * Most fields a PublishRequest may have besides its records, a record besides its
+ * headers, and a header (a client sends each field once: 7, 3 and 2 at most). protobuf
+ * lets a field come again (the last one counts), but 8 million empty `topic` fields in
+ * 16 MB cost the event loop 4.2 s (the walk below kept each one's place), and 8 million
+ * empty keys in one header 60 ms.
  */
-export const MAX_OTHER_FIELDS = 64;
+export const MAX_OTHER_FIELDS = MAX_FIELDS;
 
-const RECORDS_TAG = (5 << 3) | 2; // field 5, length-delimited
-const HEADERS_TAG = (3 << 3) | 2; // Record.headers: field 3, length-delimited (one map entry each)
+const HEADER = shape('header', [
+  [1, 2],
+  [2, 2],
+]);
+const RECORD = shape(
+  'record',
+  [
+    [1, 2],
+    [2, 2],
+    [3, HEADER],
+    [4, 0],
+  ],
+  { field: 3, what: 'its headers' },
+);
+const PUBLISH_REQUEST = shape(
+  'PublishRequest',
+  [
+    [1, 0],
+    [2, 2],
+    [3, 0],
+    [4, 2],
+    [5, RECORD],
+    [6, 0],
+    [7, 0],
+    [8, 0],
+  ],
+  { field: 5, what: 'the records' },
+);
 
 /**
- * Decodes `b` as pb.PublishRequest.decode does (and throws as it does on a malformed
- * one), except that more than MAX_PLAIN_RECORDS plain records are counted, not decoded,
- * and a request with more than MAX_OTHER_FIELDS fields besides its records (or a record
- * with as many besides its headers) throws, undecoded.
+ * Decodes `b` as pb.PublishRequest.decode does, except that more than MAX_PLAIN_RECORDS
+ * plain records (or MAX_PLAIN_HEADERS headers) are counted, not decoded, and a request
+ * that walkMessage refuses (malformed, or a message of it with more than
+ * MAX_OTHER_FIELDS fields) throws, undecoded.
  */
 export function decodePublishRequest(b: Uint8Array): DecodedPublishRequest {
-  // Each record and each header takes at least 2 bytes (its tag and its length): a
-  // request this short cannot be over either bound, and is not walked (the hot path:
-  // one request per batch).
-  const over = b.length > 2 * MAX_PLAIN_RECORDS ? overBound(b) : null;
+  // Each record and each header takes at least 2 bytes (its tag and its length), as
+  // does every other field: a request this short is within every bound, and is not
+  // walked (the hot path: one request per batch).
+  if (b.length <= 2 * MAX_PLAIN_RECORDS) return pb.PublishRequest.decode(b);
+  const over = overBound(b);
   if (over === null) return pb.PublishRequest.decode(b);
   // The other fields (a few dozen bytes: sequence, topic, partition ...), without the
   // records, so the refusal can name its sequence and topic.
@@ -62,30 +90,25 @@ export function decodePublishRequest(b: Uint8Array): DecodedPublishRequest {
 }
 
 /**
- * Counts the records among the top-level fields. Null when they are within the bound,
- * or when the walk meets something it does not expect (a group, a field running past
- * the end): protobufjs then decodes the whole and says what is wrong.
+ * Counts the records and their headers (past either bound, the records are only
+ * counted: the request is refused). Null when they are within the bounds.
  */
 function overBound(b: Uint8Array): { count: number; headers: number; rest: Array<[number, number]> } | null {
   let count = 0;
   let headers = 0;
-  /** Fields of the record being walked that are not headers. */
-  let recordFields = 0;
-  const countHeader = (tag: number) => {
-    if (tag === HEADERS_TAG) headers++;
-    else if (++recordFields > MAX_OTHER_FIELDS) throw new Error(`a record with more than ${MAX_OTHER_FIELDS} fields besides its headers (record ${count - 1})`);
-    return true;
-  };
   const rest: Array<[number, number]> = [];
-  const ok = walkFields(b, 0, b.length, (tag, start, end, valueStart) => {
-    if (tag === RECORDS_TAG) {
-      count++;
-      recordFields = 0;
-      // Past the bound, the other records' headers are not walked (a record that does
-      // not walk is protobufjs's to report, unless the request is refused anyway).
-      if (headers <= MAX_PLAIN_HEADERS) walkFields(b, valueStart, end, countHeader);
-    } else if (rest.push([start, end]) > MAX_OTHER_FIELDS) throw new Error(`more than ${MAX_OTHER_FIELDS} fields besides the records`);
-    return true;
-  });
-  return ok && (count > MAX_PLAIN_RECORDS || headers > MAX_PLAIN_HEADERS) ? { count, headers, rest } : null;
+  walkMessage(
+    b,
+    0,
+    b.length,
+    PUBLISH_REQUEST,
+    (parent) => {
+      if (parent === PUBLISH_REQUEST) return ++count <= MAX_PLAIN_RECORDS && headers <= MAX_PLAIN_HEADERS ? 'walk' : 'skip';
+      return ++headers <= MAX_PLAIN_HEADERS ? 'walk' : 'stop';
+    },
+    (start, end) => {
+      rest.push([start, end]);
+    },
+  );
+  return count > MAX_PLAIN_RECORDS || headers > MAX_PLAIN_HEADERS ? { count, headers, rest } : null;
 }

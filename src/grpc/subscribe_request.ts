@@ -12,46 +12,55 @@
  * held the event loop about 2 s (2026-12-06, a reviewer).
  */
 import { pb, type uringmq } from './proto';
-import { walkFields } from './wire';
+import { type Shape, shape, walkMessage } from './wire';
 
 /** Most AckRanges one SubscribeRequest's Acks may carry, and ReturnedRanges its Returned. */
 export const MAX_ACK_RANGES = 65_536;
 
-/** Most top-level fields a SubscribeRequest (a oneof: one field) may have. */
-const MAX_FIELDS = 64;
+const varints = (n: number): Array<[number, number]> => Array.from({ length: n }, (_, i) => [i + 1, 0]);
+const ACKS = shape('Acks', [[1, shape('AckRange', varints(4))]], { field: 1, what: 'its ranges' });
+const RETURNED = shape('Returned', [[1, shape('ReturnedRange', varints(5))]], { field: 1, what: 'its ranges' });
+const SUBSCRIBE_REQUEST = shape('SubscribeRequest', [
+  // topic, group and dead_letter_topic are strings, flow a FlowSettings, the rest varints
+  [1, shape('SubscribeInit', varints(12).map(([n]): [number, number | Shape] => [n, n === 11 ? shape('FlowSettings', varints(5)) : n === 1 || n === 2 || n === 8 ? 2 : 0]))],
+  [2, ACKS],
+  [3, shape('Nack', varints(5))],
+  [4, 0],
+  [5, 0],
+  [
+    6,
+    shape('Feedback', [
+      [1, 1],
+      [2, 1],
+    ]),
+  ],
+  [7, RETURNED],
+]);
 
-const ACKS_TAG = (2 << 3) | 2; // SubscribeRequest.acks: field 2, length-delimited
-const RETURNED_TAG = (7 << 3) | 2; // SubscribeRequest.returned: field 7, length-delimited
-const RANGES_TAG = (1 << 3) | 2; // Acks.ranges and Returned.ranges: field 1, length-delimited
-
-/** Decodes `b` as pb.SubscribeRequest.decode does, and throws as it does on a malformed one, or on one over the bound. */
+/**
+ * Decodes `b` as pb.SubscribeRequest.decode does, and throws as it does on a malformed
+ * one, or as walkMessage does (a large one malformed, or over a bound: nothing of it decoded).
+ */
 export function decodeSubscribeRequest(b: Uint8Array): uringmq.v1.SubscribeRequest {
-  // Each range takes at least 2 bytes (its tag and its length): a message this short is
-  // within the bound, and not walked (acks and credits are small and frequent).
+  // Each range takes at least 2 bytes (its tag and its length), as does every other
+  // field: a message this short is within every bound, and not walked (acks and credits
+  // are small and frequent).
   if (b.length > 2 * MAX_ACK_RANGES) {
-    const { acks, returned, fields } = countRanges(b);
-    // One of the oneof's fields is what a client sends; protobuf lets it come again (the
-    // last counts), but 8 million empty `subscribe` fields in 16 MB, each an object to
-    // protobufjs, held the event loop 2 s.
-    if (fields > MAX_FIELDS) throw new Error(`a SubscribeRequest of more than ${MAX_FIELDS} fields: a client sends one`);
+    // One of the oneof's fields is what a client sends, each of its messages' fields
+    // once; protobuf lets a field come again (the last counts), but 8 million empty
+    // `subscribe` fields in 16 MB, each an object to protobufjs, held the event loop
+    // 2 s, and as many fields inside one SubscribeInit, Nack or AckRange 0.25 s:
+    // walkMessage bounds them all. Past the bound, ranges are counted, not walked.
+    let acks = 0;
+    let returned = 0;
+    walkMessage(b, 0, b.length, SUBSCRIBE_REQUEST, (parent) => {
+      const n = parent === ACKS ? ++acks : ++returned;
+      return n <= MAX_ACK_RANGES ? 'walk' : 'skip';
+    });
     if (acks > MAX_ACK_RANGES)
       throw new Error(`an Acks message carries at most ${MAX_ACK_RANGES} ranges, this one ${acks}: send them in several messages (none of these was taken)`);
     if (returned > MAX_ACK_RANGES)
       throw new Error(`a Returned message carries at most ${MAX_ACK_RANGES} ranges, this one ${returned}: none was taken (all that was delivered to this member is redelivered, counted)`);
   }
   return pb.SubscribeRequest.decode(b);
-}
-
-/** The ranges in b's acks and returned fields, each summed; 0 when the walk meets what it does not expect (protobufjs then says what is wrong). */
-function countRanges(b: Uint8Array): { acks: number; returned: number; fields: number } {
-  let acks = 0;
-  let returned = 0;
-  let fields = 0;
-  const ok = walkFields(b, 0, b.length, (tag, _start, end, valueStart) => {
-    if (++fields > MAX_FIELDS) return false;
-    if (tag === ACKS_TAG) return walkFields(b, valueStart, end, (t) => (t === RANGES_TAG && acks++, true));
-    if (tag === RETURNED_TAG) return walkFields(b, valueStart, end, (t) => (t === RANGES_TAG && returned++, true));
-    return true;
-  });
-  return ok || fields > MAX_FIELDS ? { acks, returned, fields } : { acks: 0, returned: 0, fields: 0 };
 }
