@@ -1061,6 +1061,32 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
   type Publish = (req: unknown) => Promise<unknown>;
   const publishOf = (running: Running) => running.server as unknown as { publish: Publish };
 
+  for (const via of ['node:http2', 'grpc-js'] as const)
+    it(`client library (${via} streams and unary calls): a message over the client's own maxMessageBytes fails with INTERNAL, saying to raise it in connect(), and is not retried`, async () => {
+      r = await startServer(); // reads and sends up to 16 MiB
+      await r.client.createTopic('t', { partitions: 1 });
+      await r.client.producer().sendBatch('t', [{ value: Buffer.alloc(200_000, 1) }], { partition: 0 });
+      const c = await connect(via === 'grpc-js' ? `ipv4:${r.address}` : r.address, { maxMessageBytes: 64 * 1024 });
+      try {
+        const reconnects: string[] = [];
+        const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest', onConnectionState: (ev) => reconnects.push(ev.state) });
+        const it = consumer[Symbol.asyncIterator]();
+        // Before: grpc-js's RESOURCE_EXHAUSTED was taken for the broker's (a full disk)
+        // and the consumer reconnected for good, the delivery too large each time.
+        const got = await Promise.race([it.next().then(() => null, (e: UringmqError) => e), sleep(15_000).then(() => 'still waiting' as const)]);
+        assert.notEqual(got, 'still waiting', `no error; connection states: ${reconnects.join(', ')}`);
+        assert.equal((got as UringmqError).code, 'INTERNAL', (got as UringmqError).message);
+        assert.match((got as UringmqError).message, /over this client's maxMessageBytes \(65536\): raise maxMessageBytes in connect\(\)/);
+        await consumer.close();
+        // A unary answer too (grpc-js carries every Fetch).
+        const e = await c.fetch('t', 0, 0, { maxBytes: 1 << 20 }).then(() => null, (x: UringmqError) => x);
+        assert.equal(e?.code, 'INTERNAL', e?.message);
+        assert.match(e!.message, /raise maxMessageBytes in connect\(\)/);
+      } finally {
+        await c.close();
+      }
+    });
+
   it('a batch given up does not wedge its partition: batches numbered after it fail with it, later ones land in order', async () => {
     r = await startServer();
     await r.client.createTopic('t');

@@ -246,7 +246,7 @@ export class Client {
     const m = methodOf(name);
     return new Promise((resolve, reject) => {
       this.grpc.makeUnaryRequest(m.path, m.ser, m.de, req, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
-        err ? reject(fromServiceError(err)) : resolve(res as R),
+        err ? reject(fromServiceError(err, this.maxMessageBytes)) : resolve(res as R),
       );
     });
   }
@@ -1367,7 +1367,7 @@ export class RemoteProducer implements ProducerApi {
       if (again.length < sent) this.wakeCapacity();
       if (this.queue.length === 0) return;
       this.reconnecting = true;
-      const fatal = err ? fromServiceError(err) : null;
+      const fatal = err ? fromServiceError(err, this.client.maxMessageBytes) : null;
       if (fatal) for (const b of this.queue) b.lastError = fatal;
       void sleep(reconnectDelayMs(again[0]?.attempts ?? 0), this.abandon.signal).then(() => {
         this.reconnecting = false;
@@ -1850,7 +1850,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       // again. Handed out now, each was processed twice, and the redelivery after it
       // went back in offsets.
       if (this.cursorSession === session) this.cursor.next = this.cursor.batch.length;
-      const e = err ? fromServiceError(err) : new UringmqError('UNAVAILABLE', 'subscribe stream ended by the server');
+      const e = err ? fromServiceError(err, this.client.maxMessageBytes) : new UringmqError('UNAVAILABLE', 'subscribe stream ended by the server');
       // What this stream delivered and the app was not handed goes too (nor are acks of
       // it possible now): after a reconnect it comes again; after an error that ends
       // the consumer, the error comes next.

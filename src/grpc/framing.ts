@@ -5,6 +5,7 @@
  * src/grpc/direct_streams.ts).
  */
 import { UringmqError } from '../errors';
+import { overClientMax } from './status';
 
 /** Bytes of the prefix before every message. */
 export const GRPC_PREFIX_BYTES = 5;
@@ -111,8 +112,7 @@ export class GrpcFrameReader {
   private check(flag: number, len: number): void {
     if (flag !== 0) throw new UringmqError('INTERNAL', `the ${this.opts.side === 'client' ? 'server' : 'client'} sent a compressed message, which was not negotiated`);
     if (len <= this.maxBytes) return;
-    if (this.opts.side === 'client')
-      throw new UringmqError('INTERNAL', `the server sent a ${len}-byte message, over this client's maxMessageBytes (${this.maxBytes}): raise maxMessageBytes in connect() to at least the server's`);
+    if (this.opts.side === 'client') throw overClientMax(len, this.maxBytes);
     throw new UringmqError('RESOURCE_EXHAUSTED', `a ${len}-byte message is over this server's maxMessageBytes (${this.maxBytes}); nothing of it was written`);
   }
 }

@@ -86,12 +86,28 @@ export function grpcCodeFor(code: ErrorCode): status {
   return TO_GRPC[code] ?? status.INTERNAL;
 }
 
-/** A UringmqError from a grpc-js client error. */
-export function fromServiceError(e: unknown): UringmqError {
+/** A client's refusal of a message from the server over its maxMessageBytes: its setting, not the server, is to change (not retried). */
+export function overClientMax(len: number, max: number, cause?: unknown): UringmqError {
+  return new UringmqError('INTERNAL', `the server sent a ${len}-byte message, over this client's maxMessageBytes (${max}): raise maxMessageBytes in connect() to at least the server's`, { cause });
+}
+
+/**
+ * A UringmqError from a grpc-js client error. `receiveMax`: the client's
+ * maxMessageBytes, to tell grpc-js's own refusal of a message over it (RESOURCE_EXHAUSTED,
+ * "Received message larger than max (N vs receiveMax)") from the broker's (a full disk,
+ * retried): taken for the broker's, a consumer on a grpc-js target reconnected for
+ * good, the delivery too large each time. A server's refusal of a request has the same
+ * text, with its own limit: never this client's, which sends nothing larger.
+ */
+export function fromServiceError(e: unknown, receiveMax?: number): UringmqError {
   if (e instanceof UringmqError) return e;
   const se = e as Partial<ServiceError>;
   const trailer = se.metadata?.get?.(CODE_TRAILER)?.[0];
   const tcode = typeof trailer === 'string' ? trailer : trailer ? trailer.toString() : undefined;
+  if (receiveMax !== undefined && !tcode && se.code === status.RESOURCE_EXHAUSTED) {
+    const m = /^Received message larger than max \((\d+) vs\.? (\d+)\)$/.exec(se.details ?? '');
+    if (m && Number(m[2]) === receiveMax) return overClientMax(Number(m[1]), receiveMax, e);
+  }
   const code: ErrorCode = tcode && isErrorCode(tcode) ? tcode : (se.code !== undefined && FROM_GRPC[se.code]) || 'UNAVAILABLE';
   return new UringmqError(code, se.details || se.message || 'gRPC call failed', { cause: e });
 }
