@@ -835,6 +835,54 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   });
 
+  for (const directStreams of [true, false])
+    for (const how of ['past the stream limit', 'unauthenticated', 'after a malformed request'] as const)
+      it(`a call refused ${how} has its request side reset (NO_ERROR) once its status is sent: the client stops sending, the server buffers nothing of it (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
+        // No topic: refused before any is looked up. (withTopic's client has no token.)
+        const r = await startServer({ directStreams, maxConcurrentStreams: 1, authToken: 'tok' });
+        {
+          const serverStreams: http2.ServerHttp2Stream[] = [];
+          const listeners = (r.server as unknown as { server: { http2Servers: Map<http2.Http2Server, unknown> } }).server.http2Servers;
+          for (const l of listeners.keys()) l.on('stream', (st: http2.ServerHttp2Stream) => serverStreams.push(st));
+          const session = http2.connect(`http://${r.address}`);
+          session.on('error', () => undefined);
+          try {
+            const auth = { ...PLAIN_HEADERS, authorization: 'Bearer tok' };
+            if (how === 'past the stream limit') {
+              const holder = session.request(auth); // takes the one place
+              holder.on('error', () => undefined);
+              await waitFor(() => r.server.openStreams === 1);
+            }
+            const st = session.request(how === 'unauthenticated' ? PLAIN_HEADERS : auth);
+            st.on('error', () => undefined);
+            let status: string | undefined;
+            st.on('response', (h) => (status ??= h['grpc-status'] as string | undefined));
+            st.on('trailers', (h) => (status ??= h['grpc-status'] as string | undefined));
+            st.resume();
+            let rstCode: number | null = null;
+            const closed = new Promise<void>((resolve) => st.on('close', () => ((rstCode = st.rstCode ?? null), resolve())));
+            if (how === 'after a malformed request') st.write(framed(Buffer.from([0x0f])));
+            await waitFor(() => status !== undefined, 10_000, 'the status');
+            // A client that goes on sending after the status: 64 KiB at a time, 1 s at most.
+            const chunk = Buffer.alloc(64 * 1024);
+            let writes = 0;
+            for (const t0 = Date.now(); !st.closed && Date.now() - t0 < 1000; writes++) {
+              if (!st.write(chunk)) await Promise.race([new Promise((res) => st.once('drain', res)), closed, sleep(100)]);
+              await sleep(1);
+            }
+            await Promise.race([closed, sleep(1000)]);
+            const buffered = serverStreams.filter((x) => !x.destroyed).reduce((n, x) => n + x.readableLength, 0);
+            console.log(`      status ${status}, client stream closed: ${st.closed} (rstCode ${rstCode}), ${writes} writes, ${buffered} bytes buffered on the server`);
+            assert.ok(st.closed, 'the server left the request side open');
+            assert.equal(rstCode, http2.constants.NGHTTP2_NO_ERROR);
+            assert.ok(buffered < 1 << 20, `${buffered} bytes buffered on the server`);
+          } finally {
+            session.destroy();
+            await r.stop();
+          }
+        }
+      });
+
   it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {
     await withTopic({ maxConcurrentStreams: 3 }, async (r) => {
       const session = http2.connect(`http://${r.address}`);

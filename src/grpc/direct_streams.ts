@@ -148,6 +148,39 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
 }
 
 /**
+ * Once a call's status is sent, a client still sending requests has nobody to read
+ * them: its side of the stream is reset (RST_STREAM NO_ERROR, which RFC 9113 §8.1
+ * allows after a complete response). Without it a client went on sending into a failed
+ * call (about 40 MB a second, read and dropped), or one grpc-js refused, for as long as
+ * it kept the stream open. Done to every stream of the server, before grpc-js or
+ * routeDirectStreams sees it, through its two ways of sending a status (trailers, or a
+ * trailers-only response).
+ */
+export function resetAfterStatus(stream: http2.ServerHttp2Stream): void {
+  const respond = stream.respond;
+  const sendTrailers = stream.sendTrailers;
+  stream.respond = function (this: http2.ServerHttp2Stream, headers?: http2.OutgoingHttpHeaders, options?: http2.ServerStreamResponseOptions) {
+    respond.call(this, headers, options);
+    if (options?.endStream) resetRequestSide(this);
+  };
+  stream.sendTrailers = function (this: http2.ServerHttp2Stream, headers: http2.OutgoingHttpHeaders) {
+    sendTrailers.call(this, headers);
+    resetRequestSide(this);
+  };
+}
+
+/**
+ * A turn later: the trailers are sent from within nghttp2's write of the last DATA
+ * frame ('wantTrailers'), and a reset asked for there went out before them (the client
+ * never saw the status).
+ */
+function resetRequestSide(stream: http2.ServerHttp2Stream): void {
+  setImmediate(() => {
+    if (!stream.destroyed && !stream.closed && !stream.readableEnded) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  });
+}
+
+/**
  * Plain gRPC over HTTP/2 with nothing this path leaves to grpc-js: no message
  * compression, no deadline (grpc-js enforces those).
  */
@@ -239,7 +272,7 @@ class Http2StreamCall implements StreamCallIO {
     this.stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity', ...extra }, { waitForTrailers: true });
     this.stream.on('wantTrailers', () => {
       try {
-        this.stream.sendTrailers(this.trailers ?? { 'grpc-status': '0' });
+        this.stream.sendTrailers(this.trailers ?? { 'grpc-status': '0' }); // then the request side is reset (resetAfterStatus)
       } catch {
         // reset meanwhile: nobody to tell
       }
@@ -305,7 +338,8 @@ class Http2StreamCall implements StreamCallIO {
     this.trailers = trailers;
     this.stream.end();
     // Requests still arriving are read and dropped, so the client's sends do not stall
-    // on flow control before it sees the status.
+    // on flow control before it sees the status (sent once the responses before it
+    // are; then the request side is reset: resetAfterStatus).
     this.stream.resume();
   }
 }

@@ -20,7 +20,7 @@ import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_PLAIN_HEADERS, MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
-import { routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
+import { resetAfterStatus, routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 import { WaiterList } from '../broker/waiter_list';
 import { checkAuthToken } from '../fetch/protocol';
 
@@ -299,6 +299,7 @@ export class BrokerServer {
    *   past it before any HTTP/2 is spoken on it (the cheapest refusal there is). It
    *   counts per listener, and grpc-js makes one per address a host name resolves to
    *   ('localhost': 127.0.0.1 and ::1), so the total over all of them is checked too.
+   * - The reset of a call's request side once its status is sent (resetAfterStatus).
    */
   private tuneListeners(): void {
     const servers = (this.server as unknown as { http2Servers?: Map<import('node:net').Server, unknown> }).http2Servers;
@@ -307,6 +308,8 @@ export class BrokerServer {
       return;
     }
     for (const srv of servers.keys()) {
+      // First, so that a status grpc-js sends as it takes the stream is seen too.
+      srv.prependListener('stream', (stream: import('node:http2').ServerHttp2Stream) => resetAfterStatus(stream));
       srv.maxConnections = this.maxConnections;
       srv.on('drop', () => this.connectionRefused());
       srv.on('connection', (sock: import('node:net').Socket) => {
