@@ -213,7 +213,7 @@ describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
     const shebang = fs.readFileSync(path.join(root, 'src/cli/main.ts'), 'utf8').split('\n')[0]!;
     assert.equal(shebang, `#!/usr/bin/env -S node ${SERVER_NODE_FLAGS.join(' ')}`);
     const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
-    assert.equal(start, `node ${SERVER_NODE_FLAGS.join(' ')} dist/src/cli/main.js serve`);
+    assert.equal(start, `exec node ${SERVER_NODE_FLAGS.join(' ')} dist/src/cli/main.js serve`);
   });
 
   it('buffer pool reuses what it handed out and holds a bounded amount', () => {

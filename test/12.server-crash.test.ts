@@ -9,6 +9,7 @@ import { connect, type Client } from '../src/client';
 import { encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi } from '../src';
 import { sleep, take, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
+import { spawn } from './fixtures/children';
 
 describe('Server crash and shutdown', function () {
   this.timeout(240_000);
@@ -323,6 +324,56 @@ describe('Server crash and shutdown', function () {
     const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean };
     assert.equal(state.clean, true);
     await client.close();
+  });
+
+  it('SIGTERM to `npm start` (docker stop, a process manager) stops the server cleanly, also where /bin/sh is dash', async function () {
+    const root = path.join(__dirname, '..');
+    // npm start runs the compiled CLI; dash is where a script's `sh -c` does not exec
+    // its last command, so npm's forwarded SIGTERM ended the shell and orphaned the server.
+    if (!fs.existsSync(path.join(root, 'dist/src/cli/main.js'))) this.skip();
+    const shell = fs.existsSync('/bin/dash') ? '/bin/dash' : '/bin/sh';
+    const dir = path.join(tmpDir(), 'data');
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: root,
+      detached: true, // its own process group: an orphaned server is found and killed below
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, URINGMQ_DIR: dir, URINGMQ_PORT: '0', URINGMQ_LOG_LEVEL: 'warn', npm_config_script_shell: shell },
+    });
+    const pgid = npm.pid!;
+    try {
+      let out = '';
+      npm.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`npm start did not listen: ${out}`)), 60_000);
+        npm.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (/"listening"/.test(out)) (clearTimeout(timer), resolve());
+        });
+        void exited.then((code) => (clearTimeout(timer), reject(new Error(`npm start exited (${code}): ${out}`))));
+      });
+      npm.kill('SIGTERM');
+      await exited;
+      // The server is gone with npm, after its clean close (a bounded wait: it may lag npm's exit by a little).
+      const alive = () => {
+        try {
+          process.kill(-pgid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 100 && alive(); i++) await sleep(100);
+      assert.equal(alive(), false, `the server outlived npm start: ${out}`);
+      const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean };
+      assert.equal(state.clean, true);
+    } finally {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const)

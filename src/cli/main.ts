@@ -350,7 +350,8 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     // One Ctrl-C, or one `systemctl stop`, can arrive twice: the terminal (or systemd)
     // signals the whole process group, and a parent that forwards signals (npm start,
     // npx: npm passes SIGINT and SIGTERM on to its child, which is this process when
-    // the shell execs the command, as bash does) sends it again a few ms later. Taken as
+    // the shell execs the command, as bash does and npm start's `exec` makes every shell
+    // do) sends it again a few ms later. Taken as
     // the second signal it exited at once, status 1, the data dir left marked crashed.
     if (firstSignal && sig === firstSignal.sig && performance.now() - firstSignal.at < REPEATED_SIGNAL_MS) return;
     firstSignal ??= { sig, at: performance.now() };
