@@ -28,7 +28,17 @@ describe('TLS', function () {
       const r = await client.producer().send('secure', { value: 'over tls' });
       assert.equal((await client.fetch('secure', 0, r.offset))[0]!.value.toString(), 'over tls');
       await client.close();
-      await assert.rejects(connect(`127.0.0.1:${server.port}`, { connectTimeoutMs: 1500 }), { code: 'UNAVAILABLE' });
+      await assert.rejects(connect(`127.0.0.1:${server.port}`, { connectTimeoutMs: 1500 }), (e: Error & { code?: string }) => {
+        assert.equal(e.code, 'UNAVAILABLE');
+        assert.match(e.message, /if the server uses TLS, connect with the `tls` option/);
+        return true;
+      });
+      // A certificate the client does not trust is named, not only "the deadline passed".
+      await assert.rejects(connect(`127.0.0.1:${server.port}`, { tls: true, connectTimeoutMs: 1500 }), (e: Error & { code?: string }) => {
+        assert.equal(e.code, 'UNAVAILABLE');
+        assert.match(e.message, /before the deadline \(last error: self[- ]signed certificate/);
+        return true;
+      });
       // The CLI: --tls-ca (or URINGMQ_TLS_CA) names the certificate to trust.
       // Not spawnSync: the server runs in this process, and must answer meanwhile.
       const cli = (args: string[], env: Record<string, string> = {}) =>

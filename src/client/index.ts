@@ -191,12 +191,14 @@ export class Client {
   readonly directTarget: DirectTarget | null;
   /** @internal The largest request this client sends (ConnectOptions.maxMessageBytes). */
   readonly maxMessageBytes: number;
+  private readonly plaintext: boolean;
 
   /** @internal use connect() */
   constructor(readonly address: string, opts: ConnectOptions) {
     this.#token = opts.token;
     this.fetchAddress = opts.fetchAddress;
     const tls = opts.tls;
+    this.plaintext = !tls;
     const creds =
       tls === true
         ? grpc.credentials.createSsl()
@@ -234,8 +236,25 @@ export class Client {
   /** @internal */
   ready(timeoutMs: number): Promise<void> {
     return new Promise((resolve, reject) =>
-      this.grpc.waitForReady(Date.now() + timeoutMs, (err) =>
-        err ? reject(new UringmqError('UNAVAILABLE', `cannot reach uringmq at ${this.address}: ${err.message}`)) : resolve(),
+      this.grpc.waitForReady(Date.now() + timeoutMs, (err) => {
+        if (!err) return resolve();
+        // waitForReady says only that the deadline passed: a certificate the client does
+        // not trust read the same as a server that is down. A call made now fails at
+        // once with the channel's last connection error, which names the cause.
+        void this.lastConnectError().then((why) => {
+          // A plaintext client's HTTP/2 preface to a TLS server is answered by a TLS alert, which grpc-js reports as a bare "Failed to connect".
+          if (why && this.plaintext && /^Failed to connect\b/.test(why)) why += '; if the server uses TLS, connect with the `tls` option (the CLI: --tls-ca or --tls)';
+          reject(new UringmqError('UNAVAILABLE', `cannot reach uringmq at ${this.address}: ${err.message}${why ? ` (last error: ${why})` : ''}`));
+        });
+      }),
+    );
+  }
+
+  private lastConnectError(): Promise<string | undefined> {
+    const m = methodOf('listTopics');
+    return new Promise((resolve) =>
+      this.grpc.makeUnaryRequest(m.path, m.ser, m.de, {}, this.metadata(), { deadline: Date.now() + 1000 }, (e) =>
+        resolve(e?.code === grpc.status.UNAVAILABLE ? /Last error: (?:Error: )?(.*?)(?:\. Resolution note:.*)?$/s.exec(e.details)?.[1] : undefined),
       ),
     );
   }
