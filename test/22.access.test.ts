@@ -35,6 +35,23 @@ describe('Auth tokens and config files: refused where they are set, never echoed
     }
   });
 
+  it('a CLI command without the token (or a wrong one) is refused naming URINGMQ_AUTH_TOKEN; with it, served', async () => {
+    const srv = await spawnServer(path.join(tmpDir(), 'data'), 0, ['--no-fetch', '--no-metrics', '--auth-token', 's3cret']);
+    try {
+      // run() blocks this process: the server is a child of its own, so it answers meanwhile.
+      for (const env of [{}, { URINGMQ_AUTH_TOKEN: 'wrong' }] as Array<Record<string, string>>) {
+        const r = run(['topics', 'list', '--server', srv.address], env);
+        assert.equal(r.code, 2, r.err);
+        assert.match(r.err, /UNAUTHENTICATED: .*URINGMQ_AUTH_TOKEN/, r.err);
+      }
+      const r = run(['topics', 'list', '--server', srv.address], { URINGMQ_AUTH_TOKEN: 's3cret' });
+      assert.equal(r.code, 0, r.err);
+    } finally {
+      srv.child.kill('SIGTERM');
+      await srv.exited;
+    }
+  });
+
   it('a token over 256 bytes is refused as INVALID_ARGUMENT before the data dir is made', () => {
     const dir = tmpDir();
     const fresh = path.join(dir, 'never-made');

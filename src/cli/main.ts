@@ -993,7 +993,9 @@ if (require.main === module) {
     .parseAsync(process.argv)
     .catch((e: unknown) => {
       const err = e as UringmqError;
-      process.stderr.write(`uringmq: ${err.code ? `${err.code}: ` : ''}${err.message}\n`);
+      // The server's message names gRPC metadata and connect(): a CLI user sets a variable.
+      const hint = err.code === 'UNAUTHENTICATED' ? ' (uringmq commands send the token in URINGMQ_AUTH_TOKEN)' : '';
+      process.stderr.write(`uringmq: ${err.code ? `${err.code}: ` : ''}${err.message}${hint}\n`);
       process.exit(2);
     });
 }
