@@ -36,7 +36,10 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await expectCode(broker.read('nope', 0, 0), 'TOPIC_NOT_FOUND');
     await expectCode(broker.createTopic('u', { partitions: 0 }), 'INVALID_ARGUMENT');
     await expectCode(broker.createTopic('u', { partitions: 1.5 }), 'INVALID_ARGUMENT');
-    await expectCode(broker.createTopic('u', { segmentBytes: 100 }), 'INVALID_ARGUMENT');
+    for (const segmentBytes of [100, 2 ** 30 + 1, 4096.5]) {
+      const e = await expectCode(broker.createTopic('u', { segmentBytes }), 'INVALID_ARGUMENT');
+      assert.match(e.message, /segmentBytes must be an integer between 4096 and 1073741824, got /);
+    }
     await expectCode(broker.createTopic('u', { retention: { maxBytes: -1 } }), 'INVALID_ARGUMENT');
     assert.deepEqual(await broker.listTopics(), ['t']);
   });

@@ -690,8 +690,10 @@ export class Broker {
     validateTopicName(name);
     if (opts === null || typeof opts !== 'object') throw invalid('createTopic options must be an object');
     const partitions = opts.partitions === undefined ? 1 : positiveInt(opts.partitions, 'partitions', MAX_PARTITIONS);
-    const segmentBytes = opts.segmentBytes === undefined ? DEFAULT_SEGMENT_BYTES : positiveInt(opts.segmentBytes, 'segmentBytes', MAX_SEGMENT_BYTES);
-    if (segmentBytes < MIN_SEGMENT_BYTES) throw invalid(`segmentBytes must be at least ${MIN_SEGMENT_BYTES}`);
+    const segmentBytes: unknown = opts.segmentBytes === undefined ? DEFAULT_SEGMENT_BYTES : opts.segmentBytes;
+    // One message with both bounds: a value past the top was told "between 1 and 1 GiB".
+    if (typeof segmentBytes !== 'number' || !Number.isSafeInteger(segmentBytes) || segmentBytes < MIN_SEGMENT_BYTES || segmentBytes > MAX_SEGMENT_BYTES)
+      throw invalid(`segmentBytes must be an integer between ${MIN_SEGMENT_BYTES} and ${MAX_SEGMENT_BYTES}, got ${String(segmentBytes)}`);
     const retention: TopicConfig['retention'] = {};
     if (opts.retention !== undefined) {
       if (opts.retention === null || typeof opts.retention !== 'object') throw invalid('retention must be an object');

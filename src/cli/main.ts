@@ -685,7 +685,7 @@ export function program(): Command {
     .option('--partitions <n>', 'partitions (default 1)', int('partitions'))
     .option('--retention-bytes <n>', 'delete old segments past this many bytes', int('retention-bytes'))
     .option('--retention-ms <n>', 'delete segments older than this', int('retention-ms'))
-    .option('--segment-bytes <n>', 'segment size', int('segment-bytes'))
+    .option('--segment-bytes <n>', 'segment size, 4096 to 1073741824 (default 128 MiB)', int('segment-bytes'))
     .action(async (name: string, o: { partitions?: number; retentionBytes?: number; retentionMs?: number; segmentBytes?: number; server?: string; dir?: string }) => {
       const t = await target(o, true);
       try {
