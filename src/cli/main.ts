@@ -639,7 +639,7 @@ function withTarget(cmd: Command): Command {
     .option('-s, --server <host:port>', 'a running uringmq server')
     .option('--tls', 'connect to --server over TLS, trusting the system CAs')
     .option('--tls-ca <file>', "connect to --server over TLS, trusting this CA (or the server's self-signed) certificate; also URINGMQ_TLS_CA")
-    .option('-d, --dir <path>', `a data directory (default ${DEFAULT_DIR})`);
+    .option('-d, --dir <path>', `a data directory (default $URINGMQ_DIR, else ${DEFAULT_DIR})`);
 }
 
 export function program(): Command {
