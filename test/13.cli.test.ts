@@ -387,6 +387,8 @@ describe('CLI', function () {
       [{ URINGMQ_ZERO_AHEAD_BYTES: '2M' }, /INVALID_ARGUMENT: URINGMQ_ZERO_AHEAD_BYTES must be a non-negative integer, got "2M"/],
       [{ URINGMQ_FETCH: 'no' }, /INVALID_ARGUMENT: URINGMQ_FETCH must be 1, 0, true or false, got "no"/],
       [{ URINGMQ_PERMIT_WITHOUT_STREAM: 'maybe' }, /INVALID_ARGUMENT: URINGMQ_PERMIT_WITHOUT_STREAM must be 1, 0, true or false/],
+      [{ URINGMQ_IO_BACKEND: 'uring' }, /INVALID_ARGUMENT: URINGMQ_IO_BACKEND: ioBackend must be 'auto', 'io_uring' or 'thread', got "uring"/],
+      [{ URINGMQ_LOG_LEVEL: 'verbose' }, /INVALID_ARGUMENT: URINGMQ_LOG_LEVEL: logLevel must be one of trace, .*, got "verbose"/],
     ];
     for (const [env, err] of badEnv) {
       const r = run(['serve', '--dir', path.join(dir, 'data')], undefined, env);

@@ -255,8 +255,9 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (env.URINGMQ_HOST) cfg.host = env.URINGMQ_HOST;
   cfg.port = envInt('URINGMQ_PORT') ?? cfg.port;
   if (env.URINGMQ_DURABILITY) cfg.durability = named('URINGMQ_DURABILITY', () => parseDurability(env.URINGMQ_DURABILITY!));
-  if (env.URINGMQ_IO_BACKEND) cfg.ioBackend = env.URINGMQ_IO_BACKEND as ServeConfig['ioBackend'];
-  if (env.URINGMQ_LOG_LEVEL) cfg.logLevel = env.URINGMQ_LOG_LEVEL;
+  // Checked here too, as URINGMQ_DURABILITY is: the error names the variable, not only the setting.
+  if (env.URINGMQ_IO_BACKEND) cfg.ioBackend = named('URINGMQ_IO_BACKEND', () => ioBackendOf(env.URINGMQ_IO_BACKEND!));
+  if (env.URINGMQ_LOG_LEVEL) cfg.logLevel = named('URINGMQ_LOG_LEVEL', () => logLevelOf(env.URINGMQ_LOG_LEVEL!));
   cfg.keepaliveTimeMs = envInt('URINGMQ_KEEPALIVE_TIME_MS') ?? cfg.keepaliveTimeMs;
   cfg.keepaliveTimeoutMs = envInt('URINGMQ_KEEPALIVE_TIMEOUT_MS') ?? cfg.keepaliveTimeoutMs;
   cfg.maxConnectionAgeMs = envInt('URINGMQ_MAX_CONNECTION_AGE_MS') ?? cfg.maxConnectionAgeMs;
@@ -300,9 +301,19 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (bracketed !== undefined && isIPv6(bracketed)) cfg.host = bracketed;
   checkPort('metricsPort', cfg.metricsPort);
   checkPort('fetchPort', cfg.fetchPort);
-  if (!Object.hasOwn(pino.levels.values, cfg.logLevel) && cfg.logLevel !== 'silent')
-    throw new UringmqError('INVALID_ARGUMENT', `logLevel must be one of ${[...Object.keys(pino.levels.values), 'silent'].join(', ')}, got ${JSON.stringify(cfg.logLevel)}`);
+  logLevelOf(cfg.logLevel);
   return cfg;
+}
+
+function logLevelOf(v: string): string {
+  if (!Object.hasOwn(pino.levels.values, v) && v !== 'silent')
+    throw new UringmqError('INVALID_ARGUMENT', `logLevel must be one of ${[...Object.keys(pino.levels.values), 'silent'].join(', ')}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function ioBackendOf(v: string): ServeConfig['ioBackend'] {
+  if (v !== 'auto' && v !== 'io_uring' && v !== 'thread') throw new UringmqError('INVALID_ARGUMENT', `ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(v)}`);
+  return v;
 }
 
 /** 127.0.0.0/8, ::1 and localhost: addresses no other host reaches. */
