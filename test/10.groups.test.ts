@@ -721,8 +721,15 @@ for (const mode of ['embedded', 'grpc'] as const) {
     it('rejects invalid group names with INVALID_GROUP_NAME, creating nothing', async () => {
       await broker.createTopic('t');
       for (const group of ['../etc', '', 'a/b', 'x'.repeat(250), '..']) {
-        const c = consumer({ topic: 't', group });
-        await assert.rejects(take(c, 1, undefined, 5000), (e: { code?: string }) => e.code === 'INVALID_GROUP_NAME', `group ${JSON.stringify(group)}`);
+        const isCode = (e: { code?: string }) => e.code === 'INVALID_GROUP_NAME';
+        // Embedded: refused when the consumer is made (it joins then), not at its first
+        // iteration: one made and closed without iterating was never told.
+        if (mode === 'embedded') assert.throws(() => consumer({ topic: 't', group }), isCode, `group ${JSON.stringify(group)}`);
+        else await assert.rejects(take(consumer({ topic: 't', group }), 1, undefined, 5000), isCode, `group ${JSON.stringify(group)}`);
+      }
+      if (mode === 'embedded') {
+        assert.throws(() => consumer({ topic: 'nope', group: 'g' }), (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
+        assert.throws(() => consumer({ topic: 't', group: 'g', ackDeadlineMs: -1 }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
       }
       const made = fs.existsSync(path.join(dir, 'groups')) ? fs.readdirSync(path.join(dir, 'groups')) : [];
       assert.deepEqual(made, []);
@@ -1005,16 +1012,14 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
 
   it('refuses dead-letter topics that cannot work, at join', async () => {
     await broker.createTopic('t');
-    const bad = async (o: Partial<GroupConsumerOptions>, code: string) => {
-      const c = broker.consumer({ topic: 't', group: 'g', ...o } as GroupConsumerOptions);
-      await assert.rejects(take(c, 1), (e: { code?: string }) => e.code === code);
-    };
-    await bad({ deadLetterTopic: 'bad name!' }, 'INVALID_TOPIC_NAME');
-    await bad({ deadLetterTopic: 't' }, 'INVALID_ARGUMENT');
+    // Refused when the consumer is made (broker.consumer joins then).
+    const bad = (o: Partial<GroupConsumerOptions>, code: string) =>
+      assert.throws(() => broker.consumer({ topic: 't', group: 'g', ...o } as GroupConsumerOptions), (e: { code?: string }) => e.code === code);
+    bad({ deadLetterTopic: 'bad name!' }, 'INVALID_TOPIC_NAME');
+    bad({ deadLetterTopic: 't' }, 'INVALID_ARGUMENT');
     const long = 'x'.repeat(247);
     await broker.createTopic(long);
-    const c = broker.consumer({ topic: long, group: 'g' });
-    await assert.rejects(take(c, 1), (e: { code?: string; message?: string }) => e.code === 'INVALID_ARGUMENT' && /deadLetterTopic/.test(e.message ?? ''));
+    assert.throws(() => broker.consumer({ topic: long, group: 'g' }), (e: { code?: string; message?: string }) => e.code === 'INVALID_ARGUMENT' && /deadLetterTopic/.test(e.message ?? ''));
   });
 
   it('retention past unacked and nacked messages moves the group past them and gives the member its window back', async () => {
@@ -1916,9 +1921,9 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const p = broker.producer();
     for (let i = 0; i < 3; i++) await p.send('t', { value: `m${i}` });
     for (const flow of [{ minWindow: 0 }, { minWindow: 1000 }, { feedbackIntervalMs: 1 }]) {
-      const bad = broker.consumer({ topic: 't', group: 'g', maxUnacked: 10, flow });
-      await assert.rejects(bad[Symbol.asyncIterator]().next(), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT', JSON.stringify(flow));
-      await bad.close();
+      assert.throws(() => broker.consumer({ topic: 't', group: 'g', maxUnacked: 10, flow }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT', JSON.stringify(flow));
+      // The coordinator's own check, reached by the gRPC server's joins, writes nothing either.
+      await assert.rejects(broker.groups.join({ topic: 't', group: 'g', maxUnacked: 10, flow }, { deliverBatches() {}, deliverRecords() {}, assign() {}, end() {} } as never), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
     }
     assert.deepEqual(await broker.committedOffsets('g', 't'), [-1], 'a refused join created the group (at latest)');
     const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });

@@ -128,10 +128,7 @@ describe('Flow control: units', () => {
       await expectCode(() => resolveFlowOptions({ minWindow: 600 }, 512), 'INVALID_ARGUMENT');
       await expectCode(() => resolveFlowOptions({ feedbackIntervalMs: 1.5 }, 512), 'INVALID_ARGUMENT');
       await expectCode(() => new FlowController(resolveFlowOptions({}, 16)).report({ processedPerSec: -1, latencyMs: 0 }), 'INVALID_ARGUMENT');
-      const c = broker.consumer({ topic: 't', group: 'g', flow: { windowStep: 0 } });
-      await expectCode(async () => {
-        for await (const _ of c) break;
-      }, 'INVALID_ARGUMENT');
+      await expectCode(() => broker.consumer({ topic: 't', group: 'g', flow: { windowStep: 0 } }), 'INVALID_ARGUMENT');
     } finally {
       await broker.close();
     }

@@ -127,6 +127,9 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   /** @internal use broker.consumer({ topic, group }) */
   constructor(private readonly broker: Broker, coord: GroupCoordinator, opts: GroupConsumerOptions) {
     this.opts = ownOptions(opts);
+    // A bad option (group name, topic, deadline…) is refused here, when the consumer is
+    // made, as the offset consumer's are; join() checks again, after the broker may close.
+    coord.checkJoin(this.opts);
     this.joined = coord.join(this.opts, this).then((m) => {
       this.member = m;
       // Heartbeats from the join, not from the first iteration: the member holds its

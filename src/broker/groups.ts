@@ -667,9 +667,15 @@ export class GroupCoordinator {
     return path.join(this.broker.dir, 'groups');
   }
 
-  /** Joins a group; deliveries start right away through `sink`. */
-  async join(opts: GroupJoinOptions, sink: DeliverySink, initialCredit?: number, memberId?: string): Promise<GroupMember> {
-    if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+  /**
+   * The checks a join makes before it touches anything, for a caller that wants a bad
+   * option refused when the consumer is made rather than at its first iteration.
+   */
+  checkJoin(opts: GroupJoinOptions): void {
+    this.checkedJoinOptions(opts);
+  }
+
+  private checkedJoinOptions(opts: GroupJoinOptions) {
     if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
     const group = validateGroupName(opts.group);
     const t = this.broker.topicState(opts.topic);
@@ -693,6 +699,13 @@ export class GroupCoordinator {
     // join refused after it (the member's flow options) left a group at `from` (by
     // default the end), and a later valid consumer from 'earliest' missed the rest.
     resolveFlowOptions(opts.flow, o.maxUnacked);
+    return { group, t, o, from };
+  }
+
+  /** Joins a group; deliveries start right away through `sink`. */
+  async join(opts: GroupJoinOptions, sink: DeliverySink, initialCredit?: number, memberId?: string): Promise<GroupMember> {
+    if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+    const { group, t, o, from } = this.checkedJoinOptions(opts);
     const gs = await this.load(group, t.name, from);
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     // t.deleted: deleteTopic has begun but not reached topicDeleted (which sets
