@@ -183,6 +183,8 @@ interface Addon {
   crc32c(bytes: Uint8Array, crc?: number): number;
   validateBatch(bytes: Uint8Array): { recordCount: number; baseOffset: number };
   probeIoUring(): { available: boolean; reason: string };
+  /** Absent from an addon built before it. */
+  fdHungUp?(fd: number): boolean;
 }
 
 function packageRoot(): string {
@@ -240,6 +242,12 @@ export const validateBatch = (bytes: Uint8Array): { recordCount: number; baseOff
   }
 };
 export const probeIoUring = (): { available: boolean; reason: string } => addon.probeIoUring();
+
+/**
+ * Whether `fd` is hung up (poll(): a pipe with no reader left, a socket whose peer
+ * closed, a hung-up terminal), asked without writing to it. null: this addon cannot say.
+ */
+export const fdHungUp = (fd: number): boolean | null => (addon.fdHungUp ? addon.fdHungUp(fd) : null);
 
 /** Binds the native fetch listener of `engine` and starts its thread. */
 export function createFetchServer(engine: NativeEngine, opts: NativeFetchServerOptions): NativeFetchServer {

@@ -245,6 +245,46 @@ describe('CLI', function () {
     assert.ok(k > 1 && k < 2000, third.out);
   });
 
+  it('consume notices at once that its stdout pipe has no reader (`| head -0`), though no message comes to fail a write, and exits 0, closing cleanly', async () => {
+    const dir = path.join(tmpDir(), 'data');
+    assert.equal(run(['topics', 'create', 't', '--partitions', '2', '--dir', dir]).code, 0);
+    srv = await spawnServer(path.join(tmpDir(), 'served'));
+    const client = await connect(srv.address);
+    try {
+      await client.createTopic('t', { partitions: 2 });
+    } finally {
+      await client.close();
+    }
+    const consume = ['--require', 'tsx/cjs', CLI, 'consume', 't', '--from', 'latest'];
+    for (const args of [['--dir', dir], ['--dir', dir, '--group', 'g'], ['--server', srv.address], ['--server', srv.address, '--group', 'g']]) {
+      // A shell's pipe whose reader is gone before the command starts; its status said on
+      // stderr. In a process group of its own: a consume left waiting is killed with it.
+      const sh = spawn('sh', ['-c', '{ "$@"; echo "consume exited $?" >&2; } | head -c 0', 'sh', process.execPath, ...consume, ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+      let stderr = '';
+      sh.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      try {
+        // Nothing is ever produced: before, it waited here for a message to fail a write.
+        await exitOf(sh, 30_000);
+      } finally {
+        try {
+          process.kill(-sh.pid!, 'SIGKILL');
+        } catch {
+          // all gone
+        }
+      }
+      assert.match(stderr, /consume exited 0\n$/, `${args.join(' ')}: ${stderr}`);
+      assert.doesNotMatch(stderr, /Error|EPIPE|uringmq:/, args.join(' '));
+    }
+    // Node's own stdio pipes are socket pairs: the parent's end closed reads as a hangup too.
+    const child = spawn(process.execPath, [...consume, '--dir', dir, '--group', 'g'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.destroy();
+    assert.equal(await exitOf(child, 30_000), 0, stderr);
+    assert.doesNotMatch(stderr, /Error|EPIPE|uringmq:/);
+    assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as { clean: boolean }).clean, true, 'state.json says the run crashed');
+  });
+
   it('consume whose stdout fails (ENOSPC: a full disk) exits 2 saying so, after closing its data directory cleanly', () => {
     const dir = path.join(tmpDir(), 'data');
     assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);

@@ -3,6 +3,7 @@
 // back only through the ThreadSafeFunction, one call per group-commit cycle.
 #include <napi.h>
 #include <uv.h>
+#include <poll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -1146,6 +1147,21 @@ Napi::Value ProbeIoUringJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// fdHungUp(fd) → whether poll() reports `fd` hung up: POLLERR on a pipe whose readers
+// are all gone, POLLHUP on a socket whose peer closed or a hung-up terminal. Both come
+// without being asked for, and without writing: a pipe's writer otherwise hears of its
+// reader's end only from a write's EPIPE (Node offers no poll of its own).
+Napi::Value FdHungUpJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) ThrowInvalid(env, "fdHungUp(fd)");
+  struct pollfd p = {info[0].As<Napi::Number>().Int32Value(), 0, 0};
+  int r;
+  do {
+    r = ::poll(&p, 1, 0);
+  } while (r < 0 && errno == EINTR);
+  return Napi::Boolean::New(env, r > 0 && (p.revents & (POLLERR | POLLHUP)) != 0);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   auto* data = new AddonData();
   Napi::Function partition = PartitionWrap::Init(env);
@@ -1163,6 +1179,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
   exports.Set("validateBatch", Napi::Function::New(env, ValidateBatchJs, "validateBatch"));
   exports.Set("probeIoUring", Napi::Function::New(env, ProbeIoUringJs, "probeIoUring"));
+  exports.Set("fdHungUp", Napi::Function::New(env, FdHungUpJs, "fdHungUp"));
   return exports;
 }
 

@@ -20,6 +20,7 @@ import { UringmqError } from '../errors';
 import { addBenchCommands } from '../bench/cli';
 import { MetricsServer, metricsRegistry } from '../metrics';
 import { logDestination } from './log_destination';
+import { fdHungUp } from '../native';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const DEFAULT_DIR = './uringmq-data';
@@ -532,6 +533,29 @@ function watchStdout(): void {
   });
 }
 
+/** How often consume checks that its stdout still has a reader (see watchStdoutReader). */
+const STDOUT_PROBE_MS = 250;
+
+/**
+ * A pipe's writer hears that its reader is gone only from a write's EPIPE: `consume
+ * --from latest | head -0`, or a reader gone while nothing arrives, waited (a group
+ * member holding its partitions) until a message came to fail on. poll() tells without
+ * a write (a pipe with no reader, a socket whose peer closed); `gone` is called once then.
+ */
+function watchStdoutReader(gone: () => void): () => void {
+  const timer = setInterval(() => {
+    const hungUp = fdHungUp(1);
+    if (hungUp === false) return;
+    clearInterval(timer); // true, or null: an addon built before fdHungUp, and the writes still tell
+    if (hungUp && !stdoutClosed) {
+      stdoutClosed = true;
+      gone();
+    }
+  }, STDOUT_PROBE_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /**
  * Prints one message; resolves false once stdout takes no more. Waits for the write
  * (on Linux a pipe's or a file's write is done, or has failed, by its callback), so
@@ -900,6 +924,8 @@ export function program(): Command {
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
       process.on('SIGHUP', stop); // a closed terminal: as serve takes it
+      // Its reader gone: it ends as a signal ends it (nothing printed then, nothing acked).
+      const unwatch = watchStdoutReader(stop);
       try {
         if (o.group) {
           // With --max n, no more than n taken at once: messages taken and not acked when
@@ -987,6 +1013,7 @@ export function program(): Command {
           if (failure !== null) throw failure;
         }
       } finally {
+        unwatch();
         await done(t);
       }
     });
