@@ -609,6 +609,34 @@ describe('CLI', function () {
       }
     });
 
+  it('produce stopped by a signal while a line is only partly read sends the lines before it, not that part (its newline had not come)', async () => {
+    srv = await spawnServer(tmpDir());
+    const client = await connect(srv.address);
+    try {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        const topic = `part-${signal}`;
+        await client.createTopic(topic, { partitions: 1 });
+        const child: ChildProcess = spawn(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', topic, '--server', srv.address], { stdio: ['pipe', 'pipe', 'pipe'] });
+        let err = '';
+        child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+        try {
+          child.stdin!.on('error', () => undefined);
+          child.stdin!.write('one\ntwo\npar'); // and stdin stays open: the rest of the line is still to come
+          assert.equal(await endOffsetAfter(client, topic, 2), 2, err);
+          child.kill(signal);
+          assert.equal(await exitOf(child, 30_000), 0, err);
+          assert.match(err, new RegExp(`produced 2 messages to ${topic} \\(stopped by ${signal}`));
+          assert.deepEqual((await client.fetch(topic, 0, 0)).map((m) => m.value.toString()), ['one', 'two']);
+        } finally {
+          child.stdin!.destroy();
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        }
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   it('produce stopped by SIGHUP whose stderr is gone too (a closed terminal: its writes fail) still closes the data directory cleanly', async () => {
     const dir = tmpDir();
     assert.equal(run(['topics', 'create', 'p', '--dir', dir]).code, 0);

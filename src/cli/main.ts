@@ -65,7 +65,9 @@ async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
       if (held > maxLineBytes + 1) throw new UringmqError('RECORD_TOO_LARGE', `line ${n + 1} is longer than ${maxLineBytes} bytes, more than a record may hold`);
     }
   }
-  // The last line, without a newline: a \r at its end is a lone one, kept.
+  // The last line, without a newline: a \r at its end is a lone one, kept. Only at the
+  // input's real end: produce's signal destroys stdin, the loop above then throws (a
+  // premature close), and a line still waiting for its newline is not sent.
   if (parts.length > 0) yield Buffer.concat(parts);
 }
 
