@@ -22,7 +22,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as hdr from 'hdr-histogram-js';
+import { histogram, lat, latCell, roundTrips as measureRoundTrips, type Echo, type Lat, type RoundTripLat } from './round_trips';
 import { connect, type Client } from '../src/client';
 import { encodeBatch } from '../src/codec/record_batch';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
@@ -556,7 +556,7 @@ async function runCases(child: ReturnType<typeof spawn>, dir: string, nodeArgs: 
         console.log(`| ${r.name} | ${per.join(' | ')} | ${waitPct.toFixed(0)}% |`);
       }
     }
-    const f = (l: Lat) => `${l.p50.toFixed(2)} / ${l.p99.toFixed(2)} / ${l.max.toFixed(2)}`;
+    const f = latCell;
     console.log(`\nLatency in ms as p50 / p99 / max, open-loop schedule, the first ${WARMUP_MS / 1000} s of each case discarded (the last column: the`);
     console.log('broker\'s end to end over that warm-up, not counted: a new producer and consumer). End to end = send → consumer;');
     console.log(`Sender: ${PRECISE ? 'each message at its own time (timerfd wake-ups)' : "Node's 1 ms timers (--coarse-timers), bursts per tick"}.`);
@@ -569,7 +569,9 @@ async function runCases(child: ReturnType<typeof spawn>, dir: string, nodeArgs: 
     console.log('"durable node:http2": that echo answered only once the request is durable in a file (plain Node: O_DSYNC writes');
     console.log('through libuv\'s thread pool, one in flight, group-committed) — a durable round trip with no broker in it.');
     console.log('"TCP echo": the same schedule over a plain loopback TCP socket to the server process, which writes each');
-    console.log('chunk back — the round trip this host gives two Node processes with no HTTP/2 at all.\n');
+    console.log('chunk back — the round trip this host gives two Node processes with no HTTP/2 at all.');
+    console.log('A round trip of a floor not answered within 200 ms of its schedule\'s end counts as late as that wait (its cell says');
+    console.log('how many); n/a: no sample at all.\n');
     console.log('| rate (msgs/s) | messages | end to end, from schedule | end to end, from send() | publish ack, from send() | bare grpc-js stream round trip | bare node:http2 round trip | durable node:http2 round trip | TCP echo round trip | disk sync write | disk sync write, back to back | end to end over the warm-up (not counted) |');
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const e of e2e) console.log(`| ${e.rate} | ${e.n}${e.missing ? ` (${e.missing} never arrived, counted as late as the wait)` : ''} | ${f(e.sched)} | ${f(e.sent)} | ${f(e.ack)} | ${f(e.raw)} | ${f(e.h2)} | ${f(e.h2Durable)} | ${f(e.tcp)} | ${f(e.disk)} | ${f(e.diskBackToBack)} | ${f(e.warm)} |`);
@@ -648,12 +650,6 @@ function openLoop(rate: number, start: number, end: number, send: (scheduled: nu
   return runOpenLoop({ rate, start, end, send, precise: PRECISE }).then(() => undefined);
 }
 
-interface Lat {
-  p50: number;
-  p99: number;
-  max: number;
-}
-
 /** Both processes' CPU snapshots at a schedule's first measured send and at its last, and the messages sent between. */
 interface CpuWindow {
   from: CpuSnap;
@@ -674,7 +670,7 @@ function perMessage(w: CpuWindow, k: 'ns' | 'switches', columns: CpuColumns = CP
 }
 
 /** A latency floor's numbers: its round trips, and the CPU they took (the same window the end-to-end case uses). */
-interface Floor extends Lat {
+interface Floor extends RoundTripLat {
   cpu: CpuWindow | null;
 }
 
@@ -704,38 +700,10 @@ function cpuWindow(rate: number, warmEnd: number, end: number): { sent(scheduled
   };
 }
 
-/** One latency floor's transport: sends a frame stamped with its scheduled time, whose echo is reported to `answered`. */
-interface Echo {
-  send(scheduled: number): void;
-  close(): void;
-  /** The first error the transport reported, if any (reported after the schedule, not as an unhandled event). */
-  failure(): Error | null;
-}
-
-/**
- * Open-loop round trips through `echo` on the latency cases' schedule (the first
- * second discarded): the floors the end-to-end case is read against. Frames are
- * RECORD + 64 bytes, the scheduled time in their first 8.
- */
+/** Open-loop round trips through an echo on the latency cases' schedule (see bench/round_trips.ts). Frames are RECORD + 64 bytes, the scheduled time in their first 8. */
 async function roundTrips(what: string, rate: number, seconds: number, open: (answered: (scheduled: number) => void) => Echo | Promise<Echo>): Promise<Floor> {
-  const h = histogram();
-  let warmEnd = Infinity;
-  const echo = await open((scheduled) => {
-    if (scheduled >= warmEnd) h.recordValue(Math.max(1, Math.round((performance.now() - scheduled) * 1000)));
-  });
-  const start = performance.now() + 100;
-  warmEnd = start + WARMUP_MS;
-  const end = warmEnd + seconds * 1000;
-  const cpu = cpuWindow(rate, warmEnd, end);
-  await openLoop(rate, start, end, (scheduled) => {
-    echo.send(scheduled);
-    cpu.sent(scheduled);
-  });
-  await new Promise((r) => setTimeout(r, 200));
-  echo.close();
-  const failure = echo.failure();
-  if (failure) throw new Error(`${what} round trip: ${failure.message}`);
-  return { ...lat(h), cpu: await cpu.result() };
+  const r = await measureRoundTrips({ what, rate, seconds, warmupMs: WARMUP_MS, precise: PRECISE, window: (warmEnd, end) => cpuWindow(rate, warmEnd, end), open });
+  return { ...r.lat, cpu: await r.window!.result() };
 }
 
 const ECHO_FRAME = RECORD + 64;
@@ -930,17 +898,6 @@ interface E2e {
   core: CoreLatency | null;
   /** Event-loop delay of both main threads over the same window (the server's null if it could not say). */
   loop: { client: LoopDelay; server: LoopDelay | null };
-}
-
-/** Latencies in µs, 1 µs to 60 s, 3 significant digits. */
-function histogram(): hdr.Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
-}
-
-function lat(h: hdr.Histogram): Lat {
-  // hdr-histogram gives a bucket's upper bound: a percentile may read above the max by its precision.
-  const max = h.maxValue / 1000;
-  return { p50: Math.min(max, h.getValueAtPercentile(50) / 1000), p99: Math.min(max, h.getValueAtPercentile(99) / 1000), max };
 }
 
 async function endToEnd(client: Client, rate: number, seconds: number, statsPort: number): Promise<E2e> {

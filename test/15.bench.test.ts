@@ -15,6 +15,7 @@ import { runBench, type RunOptions } from '../src/bench/runner';
 import type { BenchResults, Sample, StepResult } from '../src/bench/results';
 import { readWorkloadFile, resolveWorkload, type WorkloadInput } from '../src/bench/workload';
 import { freezeProbe, runFreezeProbe } from '../bench/freeze_probe';
+import { histogram, lat, latCell, roundTrips, type Echo } from '../bench/round_trips';
 import { Broker, BrokerServer } from '../src';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
@@ -539,6 +540,48 @@ describe('bench:grpc (bench/grpc.ts)', function () {
     const dataDirs = fs.existsSync(path.join(cwd, '.bench-data')) ? fs.readdirSync(path.join(cwd, '.bench-data')) : [];
     return { ...r, dataDirs };
   }
+
+  /** An echo answering each frame after `delayMs`, or never when `drop` says so; it counts what it sent and dropped. */
+  function fakeEcho(delayMs: number, drop: (i: number) => boolean) {
+    const timers = new Set<NodeJS.Timeout>();
+    const seen = { sent: 0, dropped: 0 };
+    const open = (answered: (scheduled: number) => void): Echo => ({
+      send(scheduled) {
+        if (drop(seen.sent++)) return void seen.dropped++;
+        const t = setTimeout(() => (timers.delete(t), answered(scheduled)), delayMs);
+        timers.add(t);
+      },
+      close() {
+        for (const t of timers) clearTimeout(t);
+      },
+      failure: () => null,
+    });
+    return { seen, open };
+  }
+
+  it('latency floors count a round trip never answered, or answered after the wait, as late as the wait, and say how many (they were left out)', async () => {
+    const base = { what: 'fake', rate: 200, seconds: 1, warmupMs: 0, precise: false, drainMs: 200 };
+    const half = fakeEcho(0, (i) => i % 2 === 1);
+    const a = (await roundTrips({ ...base, open: half.open })).lat;
+    assert.ok(a.sent > 100, `${a.sent} sent`);
+    assert.equal(a.sent, half.seen.sent, 'the warm-up is 0: every send is measured');
+    assert.equal(a.unanswered, half.seen.dropped);
+    assert.ok(a.p99 >= 150 && a.max >= 150, `the unanswered are in the percentiles, as late as the 200 ms wait: ${latCell(a)}`);
+    assert.match(latCell(a), new RegExp(`\\(${half.seen.dropped} of ${a.sent} unanswered, counted as late as the wait\\)$`));
+    // Answers later than the wait: all of them count as unanswered, none is left out.
+    const late = fakeEcho(5000, () => false);
+    const b = (await roundTrips({ ...base, open: late.open })).lat;
+    assert.equal(b.unanswered, b.sent);
+    assert.ok(b.p50 >= 150, latCell(b));
+    // Every one answered: no note.
+    const c = (await roundTrips({ ...base, seconds: 0.3, open: fakeEcho(0, () => false).open })).lat;
+    assert.equal(c.unanswered, 0);
+    assert.match(latCell(c), /^\d+\.\d\d \/ \d+\.\d\d \/ \d+\.\d\d$/);
+  });
+
+  it('a latency with no sample prints n/a, not 0.00', () => {
+    assert.equal(latCell(lat(histogram())), 'n/a / n/a / n/a');
+  });
 
   it('a server that fails to start fails the run: its error, a non-zero exit, no data dir left', () => {
     const r = grpcBench(['--only', 'e2e', '--rates', '1000', '--group-commit-us', 'abc']);
