@@ -730,7 +730,7 @@ describe('CLI', function () {
     assert.deepEqual(r.out.trim().split('\n'), good);
     r = run(['produce', 'p', '--partition', '9', '--dir', dir], 'one\n');
     assert.equal(r.code, 2);
-    assert.match(r.err, /line 1: .*partition 9/);
+    assert.match(r.err, /INVALID_ARGUMENT: partition 9 does not exist in topic p/);
   });
 
   /** serve with a short timeout: a server that starts instead of refusing is stopped (SIGTERM, reaped) and has status 0 or null. */
@@ -1067,6 +1067,34 @@ describe('CLI', function () {
       assert.equal(r.code, 2, r.err);
       assert.match(r.err, /INVALID_ARGUMENT: the port of .* must be 1 to 65535/);
       assert.ok(Date.now() - t0 < 8_000, 'refused before the 10 s connect timeout');
+    }
+  });
+
+  it('--server with a port of -1, letters or none, or without a host, is refused at once (grpc-js took them and tried for the connect timeout)', () => {
+    for (const [server, said] of [
+      ['127.0.0.1:-1', /INVALID_ARGUMENT: the port of "127\.0\.0\.1:-1" must be 1 to 65535/],
+      ['localhost:', /INVALID_ARGUMENT: the port of "localhost:" must be 1 to 65535/],
+      ['localhost:abc', /INVALID_ARGUMENT: the port of "localhost:abc" must be 1 to 65535/],
+      [':50051', /INVALID_ARGUMENT: ":50051" needs a host before its port/],
+    ] as const) {
+      const t0 = Date.now();
+      const r = run(['topics', 'list', '--server', server]);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, said);
+      assert.ok(Date.now() - t0 < 8_000, 'refused before the 10 s connect timeout');
+    }
+  });
+
+  it('produce --partition past the topic\'s partitions is refused before any input (with none it said "produced 0 messages", exit 0)', async () => {
+    const dir = path.join(tmpDir(), 'data');
+    assert.equal(run(['topics', 'create', 't', '--partitions', '2', '--dir', dir]).code, 0);
+    srv = await spawnServer(path.join(tmpDir(), 'served'));
+    assert.equal(run(['topics', 'create', 't', '--partitions', '2', '--server', srv.address]).code, 0);
+    for (const target of [['--dir', dir], ['--server', srv.address]]) {
+      const r = run(['produce', 't', '--partition', '2', ...target], '');
+      assert.equal(r.code, 2, `${target[0]}: ${r.err}`);
+      assert.match(r.err, /INVALID_ARGUMENT: partition 2 does not exist in topic t \(2 partitions\)/);
+      assert.equal(run(['produce', 't', '--partition', '1', ...target], 'ok\n').code, 0, 'the last partition is taken');
     }
   });
 

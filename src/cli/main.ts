@@ -810,8 +810,11 @@ export function program(): Command {
         const producer = t.client ? t.client.producer({ lingerMs: 5, deliveryTimeoutMs: timeoutMs }) : t.broker!.producer({ lingerMs: 5 });
         // Fail fast with TOPIC_NOT_FOUND (over gRPC, each of thousands of queued lines
         // looked the topic up again before the first failure stopped the input).
-        if (t.client) await t.client.describeTopic(topic, { groups: false });
-        else t.broker!.topicState(topic);
+        const partitions = t.client ? (await t.client.describeTopic(topic, { groups: false })).partitions.length : t.broker!.topicState(topic).config.partitions;
+        // Before the input: with none (or before a line came) a partition that does not
+        // exist said "produced 0 messages", exit 0.
+        if (o.partition !== undefined && o.partition >= partitions)
+          throw new UringmqError('INVALID_ARGUMENT', `partition ${o.partition} does not exist in topic ${topic} (${partitions} partitions)`);
         const sends: Array<Promise<unknown>> = [];
         let sentBytes = 0;
         let n = 0;

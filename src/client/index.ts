@@ -138,9 +138,15 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
   if (typeof address !== 'string' || !address) throw invalid('connect(address) needs "host:port"');
   // Checked here: grpc-js would refuse it at every call, with the token in its message.
   if (opts.token !== undefined) checkAuthToken(opts.token, 'token', true);
-  // grpc-js takes a port past 65535 (or 0) and tries for the whole connect timeout.
-  const port = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(\d+)$/.exec(address)?.[1];
-  if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65535)) throw invalid(`the port of ${JSON.stringify(address)} must be 1 to 65535`);
+  // grpc-js takes a port past 65535 (or 0, -1, none after the colon, letters) and an
+  // empty host, and tries for the whole connect timeout. A scheme grpc-js resolves
+  // (`dns:host`, `unix:path`) is not a host.
+  const hostPort = /^([A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\]):([^:/]*)$/.exec(address);
+  if (hostPort && !GRPC_SCHEMES.has(hostPort[1]!)) {
+    if (hostPort[1] === '') throw invalid(`${JSON.stringify(address)} needs a host before its port`);
+    const port = hostPort[2]!;
+    if (!/^\d+$/.test(port) || !(Number(port) >= 1 && Number(port) <= 65535)) throw invalid(`the port of ${JSON.stringify(address)} must be 1 to 65535`);
+  }
   const c = new Client(withDefaultPort(address), opts);
   try {
     await c.ready(opts.connectTimeoutMs ?? 10_000);
@@ -152,6 +158,9 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
   }
   return c;
 }
+
+/** The target schemes grpc-js resolves (`dns:host`, `unix:path`...): what precedes their colon is no host. */
+const GRPC_SCHEMES = new Set(['dns', 'unix', 'unix-abstract', 'ipv4', 'ipv6']);
 
 /** The port `uringmq serve` listens on unless told otherwise. */
 export const DEFAULT_PORT = 50051;
