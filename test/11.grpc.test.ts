@@ -1834,6 +1834,51 @@ describe('gRPC server: plain records and sequences at their limits', function ()
     console.log(`      event loop held per 16 MB request: ${report.join('; ')}`);
   });
 
+  it('a large request as another encoder may write it (fields in any order, defaults present, unknown fields of every wire type at every level) is walked and decoded as protobufjs decodes it', () => {
+    // What a newer .proto or another language's encoder may send: the walk (done past
+    // 2 * MAX_PLAIN_RECORDS bytes, or 2 * MAX_ACK_RANGES) must not refuse any of it.
+    const W = () => pb.PublishRequest.encode({}); // a protobufjs Writer
+    const unknowns = (w: ReturnType<typeof W>) => w.uint32((100 << 3) | 0).uint64(5).uint32((101 << 3) | 1).fixed64(7).uint32((102 << 3) | 2).bytes(Buffer.from('abc')).uint32((103 << 3) | 5).fixed32(9);
+    const record = (i: number) => {
+      const w = unknowns(W()).uint32((4 << 3) | 0).int64(0); // a default, present
+      for (let h = 0; h < 3; h++) {
+        // a map entry with its value before its key
+        const e = unknowns(W().uint32((2 << 3) | 2).bytes(Buffer.from('v')).uint32((1 << 3) | 2).string(`k${h}`));
+        w.uint32((3 << 3) | 2).bytes(e.finish());
+      }
+      return w.uint32((2 << 3) | 2).bytes(Buffer.alloc(20, i)).uint32((1 << 3) | 2).bytes(Buffer.from(`key${i}`)).finish();
+    };
+    const w = unknowns(W()).uint32((8 << 3) | 0).bool(false).uint32((7 << 3) | 0).int32(-1).uint32((6 << 3) | 0).int64(0);
+    for (let i = 0; i < 2000; i++) w.uint32((5 << 3) | 2).bytes(record(i));
+    w.uint32((3 << 3) | 0).uint32(0).uint32((2 << 3) | 2).string('t').uint32((1 << 3) | 0).uint64(0).uint32((4 << 3) | 2).bytes(Buffer.alloc(0));
+    const req = w.finish();
+    assert.ok(req.length > 2 * MAX_PLAIN_RECORDS);
+    assert.deepEqual(decodePublishRequest(req), pb.PublishRequest.decode(req));
+    assert.deepEqual(Object.keys(decodePublishRequest(req).records[1999]!.headers!), ['k0', 'k1', 'k2']);
+    // Subscribe: ranges with their fields reversed and unknown fields, in Acks and Returned, and a SubscribeInit with every field.
+    const ranges = (n: number, fields: number) => {
+      const a = unknowns(W());
+      for (let i = 0; i < n; i++) {
+        const r = W();
+        for (let f = fields; f >= 1; f--) r.uint32(f << 3).uint64(f === 2 ? i : f === 3 ? i + 1 : 1);
+        a.uint32((1 << 3) | 2).bytes(unknowns(r).finish());
+      }
+      return a.finish();
+    };
+    for (const [field, n] of [[2, 4], [7, 5]] as const) {
+      const s = unknowns(W()).uint32((field << 3) | 2).bytes(ranges(30_000, n)).finish();
+      assert.ok(s.length > 2 * MAX_ACK_RANGES);
+      assert.deepEqual(decodeSubscribeRequest(s), pb.SubscribeRequest.decode(s));
+    }
+    const flow = unknowns(W().uint32(5 << 3).uint32(1).uint32(1 << 3).uint32(16)).finish();
+    const init = unknowns(W().uint32(12 << 3).bool(false).uint32((11 << 3) | 2).bytes(flow).uint32(10 << 3).uint32(0).uint32(9 << 3).bool(true))
+      .uint32((8 << 3) | 2).string('').uint32(7 << 3).uint32(5).uint32(6 << 3).uint32(0).uint32(5 << 3).uint32(0).uint32(4 << 3).int64(-1).uint32(3 << 3).uint32(1)
+      .uint32((2 << 3) | 2).string('g').uint32((1 << 3) | 2).string('t').uint32((200 << 3) | 2).bytes(Buffer.alloc(2 * MAX_ACK_RANGES)) // a large unknown field
+      .finish();
+    const sub = W().uint32((1 << 3) | 2).bytes(init).finish();
+    assert.deepEqual(decodeSubscribeRequest(sub), pb.SubscribeRequest.decode(sub));
+  });
+
   it('the server decodes a PublishRequest over the plain-records bound to its other fields, and refuses a malformed one', () => {
     const fields = { sequence: 9, topic: 'tt', partition: 3, producer_id: 5, base_sequence: 11, sync: true };
     const over = decodePublishRequest(pb.PublishRequest.encode({ ...fields, records: Array.from({ length: MAX_PLAIN_RECORDS + 5 }, () => ({ value: Buffer.from('v'), headers: { h: Buffer.from('x') } })) }).finish());
