@@ -836,6 +836,44 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
   });
 
   for (const directStreams of [true, false])
+    it(`a call that answered requests and then fails, its client still sending, delivers every answer and its status before the reset of its request side (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
+      await withTopic({ directStreams }, async (r) => {
+        const session = http2.connect(`http://${r.address}`);
+        session.on('error', () => undefined);
+        try {
+          const st = session.request(PLAIN_HEADERS);
+          st.on('error', () => undefined);
+          const answers: number[] = [];
+          const frames = new GrpcFrameReader(1 << 20, { side: 'client' });
+          st.on('data', (chunk: Buffer) => {
+            for (const m of frames.push(chunk)) answers.push(Number(pb.PublishResponse.decode(m).sequence));
+          });
+          let status: string | undefined;
+          st.on('trailers', (h) => (status = h['grpc-status'] as string));
+          st.on('response', (h) => (status ??= h['grpc-status'] as string | undefined));
+          let rstCode: number | null = null;
+          const closed = new Promise<void>((resolve) => st.on('close', () => ((rstCode = st.rstCode ?? null), resolve())));
+          // Answered one by one, the last ones maybe as the status goes: all must arrive before it.
+          const n = 200;
+          for (let i = 1; i <= n; i++) st.write(framed(pb.PublishRequest.encode({ sequence: i, topic: 't', records: [{ value: Buffer.alloc(100, i) }] }).finish()));
+          st.write(framed(Buffer.from([0x0f]))); // malformed: the call ends with INVALID_ARGUMENT
+          const chunk = Buffer.alloc(64 * 1024);
+          for (const t0 = Date.now(); !st.closed && Date.now() - t0 < 2000; ) {
+            if (!st.write(chunk)) await Promise.race([new Promise((res) => st.once('drain', res)), closed, sleep(100)]);
+            await sleep(1);
+          }
+          await Promise.race([closed, sleep(10_000)]);
+          assert.ok(st.closed, 'the stream stayed open');
+          assert.deepEqual(answers, Array.from({ length: n }, (_, i) => i + 1));
+          assert.equal(status, String(grpc.status.INVALID_ARGUMENT));
+          assert.equal(rstCode, http2.constants.NGHTTP2_NO_ERROR);
+        } finally {
+          session.destroy();
+        }
+      });
+    });
+
+  for (const directStreams of [true, false])
     for (const how of ['past the stream limit', 'unauthenticated', 'after a malformed request'] as const)
       it(`a call refused ${how} has its request side reset (NO_ERROR) once its status is sent: the client stops sending, the server buffers nothing of it (${directStreams ? 'node:http2' : 'grpc-js'})`, async () => {
         // No topic: refused before any is looked up. (withTopic's client has no token.)
