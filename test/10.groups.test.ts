@@ -1378,6 +1378,23 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     for (let g = 0; g < 100; g++) assert.deepEqual(await broker.committedOffsets(`g${g}`, 't'), [3], `group g${g} after a restart`);
   });
 
+  it('a writer waiting for an offsets file slot is woken when the opener holding the last one made its file (no write of it after): two joins at once under a cap of 1 both end', async () => {
+    await broker.createTopic('t');
+    broker.groups.maxOpenOffsetFiles = 1;
+    const sink = { deliverBatches: () => undefined, deliverRecords: () => undefined, assign: () => undefined, end: () => undefined };
+    // Each join of a new group writes (creates) its file once, then nothing until an ack.
+    const joins = Promise.all(['a', 'b'].map((g) => broker.groups.join({ topic: 't', group: g, from: 'earliest' }, sink)));
+    let timer: NodeJS.Timeout | undefined;
+    const members = await Promise.race([
+      joins,
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 10_000))),
+    ]).finally(() => clearTimeout(timer));
+    assert.ok(members, 'the second join waited for ever for the slot of a file that was no longer being written');
+    for (const m of members) m.leave();
+    await broker.close();
+    broker = await openBroker({ dir });
+  });
+
   it('a group acking around more gaps than its file holds keeps the lowest; after a restart nothing unacked is lost, the rest comes afresh', async () => {
     await broker.createTopic('t');
     await broker.producer().sendBatch('t', Array.from({ length: 3000 }, (_, i) => ({ value: String(i) })));

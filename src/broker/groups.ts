@@ -1745,6 +1745,9 @@ export class GroupCoordinator {
           }
           gs.out = opened.file;
           this.openFiles.add(gs);
+          // A writer may wait for this slot (it found no open file to close while this
+          // opened): a file just created has no write after it to wake that writer.
+          this.wakeSlotWaiters();
           if (!opened.created) await this.writeOpen(gs, opened.file, snap);
           await fs.rm(gs.legacyFile, { force: true });
         }
