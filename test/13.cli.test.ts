@@ -144,6 +144,17 @@ describe('CLI', function () {
       });
     });
 
+  it('a flag the parser refuses (unknown, or missing its value) says so in a line and where help is, not the whole help after it', () => {
+    for (const args of [['serve', '--bogus'], ['produce', 't', '--partition'], ['topics', 'create']]) {
+      const r = run(args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.err}`);
+      assert.match(r.err, /^error: /m, args.join(' '));
+      assert.match(r.err, /--help/, args.join(' '));
+      assert.doesNotMatch(r.err, /^Usage: /m, `${args.join(' ')} printed the whole help: ${r.err}`);
+      assert.ok(r.err.split('\n').length <= 4, `${args.join(' ')}: ${r.err}`);
+    }
+  });
+
   it('serve keeps serving once its stdout reader is gone (EPIPE from its first line on), and still stops cleanly on SIGTERM', async () => {
     // A free port from the OS, as the ports line that tells it will not be read.
     const port = await freePort();

@@ -680,7 +680,7 @@ function withTarget(cmd: Command): Command {
 }
 
 export function program(): Command {
-  const prog = new Command('uringmq').description('durable message broker for Node.js').showHelpAfterError();
+  const prog = new Command('uringmq').description('durable message broker for Node.js').showHelpAfterError('(run with --help for the options)');
 
   prog
     .command('serve')
