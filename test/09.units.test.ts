@@ -469,6 +469,17 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
     const e = new UringmqError('DIR_LOCKED', 'x');
     assert.equal(fromServiceError(e), e);
   });
+
+  it("grpc-js's text for a channel with no connection becomes a plain sentence, its last error kept, its empty resolution note dropped", () => {
+    const details = 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:50777. Resolution note: ';
+    const err = fromServiceError({ code: status.UNAVAILABLE, details, metadata: new Metadata() });
+    assert.equal(err.code, 'UNAVAILABLE');
+    assert.equal(err.message, 'no connection to the server (last error: connect ECONNREFUSED 127.0.0.1:50777)');
+    const noted = fromServiceError({ code: status.UNAVAILABLE, details: 'No connection established. Last error: Error: getaddrinfo ENOTFOUND nope. Resolution note: DNS resolution failed' });
+    assert.equal(noted.message, 'no connection to the server (last error: getaddrinfo ENOTFOUND nope; DNS resolution failed)');
+    // Any other UNAVAILABLE text (the server's own, a stream cut) is kept as it is.
+    assert.equal(fromServiceError({ code: status.UNAVAILABLE, details: 'Connection dropped' }).message, 'Connection dropped');
+  });
 });
 
 describe('serve log destination (src/cli/log_destination.ts)', function () {

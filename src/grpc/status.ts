@@ -109,5 +109,11 @@ export function fromServiceError(e: unknown, receiveMax?: number): UringmqError 
     if (m && Number(m[2]) === receiveMax) return overClientMax(Number(m[1]), receiveMax, e);
   }
   const code: ErrorCode = tcode && isErrorCode(tcode) ? tcode : (se.code !== undefined && FROM_GRPC[se.code]) || 'UNAVAILABLE';
+  if (!tcode && se.code === status.UNAVAILABLE) {
+    // grpc-js's own wording for a channel that could not connect, which users saw raw
+    // (an "Error: " inside it, an empty "Resolution note:" at its end).
+    const m = /^No connection established\. Last error: (?:Error: )?(.*?)\.? Resolution note: ?(.*)$/s.exec(se.details ?? '');
+    if (m) return new UringmqError('UNAVAILABLE', `no connection to the server (last error: ${m[1]}${m[2] ? `; ${m[2]}` : ''})`, { cause: e });
+  }
   return new UringmqError(code, se.details || se.message || 'gRPC call failed', { cause: e });
 }
