@@ -1091,6 +1091,44 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     m.leave();
   });
 
+  it('more redeliveries due at once than a pass takes, nacked out of offset order, come again in offset order, each once', async () => {
+    await broker.createTopic('t');
+    const value = Buffer.from('x');
+    await broker.publishBatch('t', sealBatch(encodeBatch(Array.from({ length: 1000 }, () => ({ value })))), 0);
+    let fresh = 0;
+    const again: number[] = [];
+    const m = await broker.groups.join(
+      { topic: 't', group: 'g', from: 'earliest', maxUnacked: 1000, ackDeadlineMs: 60_000 },
+      {
+        deliverBatches: (_p, _raw, from, to, count) => {
+          if ((count ?? 1) > 1) for (let o = from; o < to; o++) again.push(o);
+          else fresh += to - from;
+        },
+        deliverRecords: (rs) => void again.push(...rs.map((r) => r.offset)),
+        assign: () => undefined,
+        end: () => undefined,
+      },
+      5000,
+    );
+    const until = Date.now() + 20_000;
+    while (fresh < 1000 && Date.now() < until) await sleep(10);
+    assert.equal(fresh, 1000);
+    // Odd offsets (no run of consecutive ones to batch), the high ones nacked first:
+    // 350 due at once, more than the 256 a pass takes. All in one tick, before a pass.
+    const nacked: number[] = [];
+    for (let o = 901; o < 1000; o += 2) nacked.push(o);
+    for (let o = 1; o < 600; o += 2) nacked.push(o);
+    for (const o of nacked) m.nack(0, o, 0);
+    // Acked as they come (the window, 1000, would hold too few for a next pass).
+    for (let acked = 0; again.length < nacked.length && Date.now() < until; ) {
+      for (; acked < again.length; acked++) m.ack(0, again[acked]!, again[acked]! + 1);
+      await sleep(10);
+    }
+    await sleep(100); // nothing more (twice) comes
+    assert.deepEqual(again, [...nacked].sort((a, b) => a - b));
+    m.leave();
+  });
+
   it('close() while a new group is joining: nothing of the data directory stays open, and nothing is written to it after close() resolved', async () => {
     const openUnder = (d: string) =>
       fs.readdirSync('/proc/self/fd').filter((fd) => {

@@ -131,24 +131,28 @@ interface Redelivery {
 }
 
 /**
- * A partition's redeliveries: those due in arrival order, taken from the front, and
- * those waiting out a nack's delay. A member that leaves or a restart can put a whole
- * window here (up to maxUnacked, a million), and a pass takes at most a few hundred:
- * taking them must not cost the length of the queue each time.
+ * A partition's redeliveries: those due, taken lowest offset first, and those waiting
+ * out a nack's delay. A member that leaves or a restart can put a whole window here
+ * (up to maxUnacked, a million), and a pass takes at most a few hundred: taking them
+ * must not cost the length of the queue each time. The due ones are a min-heap on the
+ * offset, not a list in arrival order: a pass sorts what it takes, but with more due
+ * than a pass takes, arrival order let a later pass deliver offsets below what an
+ * earlier one had (nacks of 900..999 then of 0..599: 0..411 and 900..999, then
+ * 413..599), and a consumer is promised offset order within a partition.
  */
 class RedeliveryQueue {
+  /** Due ones, a binary min-heap on offset (an array sorted ascending is one: a window put back in order costs no sifting). */
   private ready: Redelivery[] = [];
-  private head = 0;
   private delayed: Redelivery[] = [];
   /** The earliest notBefore among the delayed ones: until then none is due. */
   private delayedUntil = Infinity;
 
   get length(): number {
-    return this.ready.length - this.head + this.delayed.length;
+    return this.ready.length + this.delayed.length;
   }
 
   push(e: Redelivery, now: number): void {
-    if (e.notBefore <= now) this.ready.push(e);
+    if (e.notBefore <= now) this.pushReady(e);
     else {
       this.delayed.push(e);
       if (e.notBefore < this.delayedUntil) this.delayedUntil = e.notBefore;
@@ -161,7 +165,7 @@ class RedeliveryQueue {
       const still: Redelivery[] = [];
       let until = Infinity;
       for (const e of this.delayed) {
-        if (e.notBefore <= now) this.ready.push(e);
+        if (e.notBefore <= now) this.pushReady(e);
         else {
           still.push(e);
           if (e.notBefore < until) until = e.notBefore;
@@ -170,72 +174,90 @@ class RedeliveryQueue {
       this.delayed = still;
       this.delayedUntil = until;
     }
-    return this.ready.length > this.head;
+    return this.ready.length > 0;
   }
 
-  /** Takes up to `max` due ones, oldest first. */
+  /** Takes up to `max` due ones, lowest offset first. */
   takeDue(now: number, max: number): Redelivery[] {
     if (!this.hasDue(now)) return [];
-    const out = this.ready.slice(this.head, this.head + max);
-    this.head += out.length;
-    if (this.head === this.ready.length) {
-      this.ready = [];
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.ready.length) {
-      this.ready = this.ready.slice(this.head);
-      this.head = 0;
-    }
+    const out: Redelivery[] = [];
+    while (out.length < max && this.ready.length > 0) out.push(this.popReady());
     return out;
   }
 
-  /** Takes, up to `max`, the due ones at the front that go on from `offset` (the next offset, and so on) with `deliveryCount`. */
+  /** Takes, up to `max`, the due ones that go on from `offset` (the next offset, and so on) with `deliveryCount`. */
   takeRunAfter(offset: number, deliveryCount: number, max: number): Redelivery[] {
     const out: Redelivery[] = [];
     let next = offset + 1;
-    while (out.length < max && this.head < this.ready.length) {
-      const e = this.ready[this.head]!;
+    while (out.length < max && this.ready.length > 0) {
+      const e = this.ready[0]!;
       if (e.offset !== next || e.deliveryCount !== deliveryCount) break;
-      out.push(e);
-      this.head++;
+      out.push(this.popReady());
       next++;
-    }
-    if (this.head === this.ready.length) {
-      this.ready = [];
-      this.head = 0;
     }
     return out;
   }
 
-  /** Puts taken ones back at the front, in their order: they go first next time. */
+  /** Puts taken ones back among the due: by offset, so below what is queued they go first next time. */
   putBack(entries: Redelivery[]): void {
-    if (entries.length === 0) return;
-    if (this.head >= entries.length) {
-      this.head -= entries.length;
-      for (let i = 0; i < entries.length; i++) this.ready[this.head + i] = entries[i]!;
-    } else {
-      this.ready = entries.concat(this.ready.slice(this.head));
-      this.head = 0;
-    }
+    for (const e of entries) this.pushReady(e);
   }
 
   /** Keeps only those `keep` accepts. */
   retain(keep: (e: Redelivery) => boolean): void {
-    this.ready = this.ready.slice(this.head).filter(keep);
-    this.head = 0;
+    this.ready = this.ready.filter(keep);
+    for (let i = (this.ready.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
     this.delayed = this.delayed.filter(keep);
     this.delayedUntil = this.delayed.reduce((t, e) => Math.min(t, e.notBefore), Infinity);
   }
 
   clear(): void {
     this.ready = [];
-    this.head = 0;
     this.delayed = [];
     this.delayedUntil = Infinity;
   }
 
+  /** Each one, in no particular order. */
   forEach(f: (e: Redelivery) => void): void {
-    for (let i = this.head; i < this.ready.length; i++) f(this.ready[i]!);
+    for (const e of this.ready) f(e);
     for (const e of this.delayed) f(e);
+  }
+
+  private pushReady(e: Redelivery): void {
+    const h = this.ready;
+    let i = h.push(e) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (h[parent]!.offset <= e.offset) break;
+      h[i] = h[parent]!;
+      i = parent;
+    }
+    h[i] = e;
+  }
+
+  private popReady(): Redelivery {
+    const h = this.ready;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      this.siftDown(0);
+    }
+    return top;
+  }
+
+  private siftDown(i: number): void {
+    const h = this.ready;
+    const e = h[i]!;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= h.length) break;
+      if (child + 1 < h.length && h[child + 1]!.offset < h[child]!.offset) child++;
+      if (h[child]!.offset >= e.offset) break;
+      h[i] = h[child]!;
+      i = child;
+    }
+    h[i] = e;
   }
 }
 
@@ -1450,9 +1472,9 @@ export class GroupCoordinator {
   private async redeliverDue(m: GroupMember, ps: PartitionGroupState, native: PartitionState): Promise<boolean> {
     if (ps.redeliver.length === 0) return false;
     // A previous owner is still reading redeliveries of this partition (taken before a
-    // rebalance gave it to m): they are older than what is queued, and go back to the
-    // front when its read ends. Taken now, what is behind them went to m first, out of
-    // offset order. That read's end wakes m (below); fresh messages go on meanwhile.
+    // rebalance gave it to m): they are the lowest due, and go back to the queue when
+    // its read ends. Taken now, what is above them went to m first, out of offset
+    // order. That read's end wakes m (below); fresh messages go on meanwhile.
     if (ps.redelivering.size > 0) return false;
     const now = steadyNow();
     const allowance = Math.min(m.allowance(), MAX_REDELIVERIES_PER_PASS);
@@ -1584,15 +1606,14 @@ export class GroupCoordinator {
         }
       }
     } catch (e) {
-      // A read failed: they stay due, for whoever owns the partition next. At the front,
-      // as redeliverRun puts them: pushed at the back, what was queued behind them
-      // (past the 256 a pass takes) went out first, out of offset order.
+      // A read failed: they stay due, for whoever owns the partition next (putBack
+      // orders them by offset among the rest, as redeliverRun's are).
       if (ps.resets === resets) ps.redeliver.putBack(due);
       throw e;
     }
     if (ps.resets !== resets) return false; // commitOffset moved the partition while we read: these are void
     if (!m.alive || ps.owner !== m) {
-      // Rebalanced while reading: put them back (at the front) for the new owner.
+      // Rebalanced while reading: put them back for the new owner.
       ps.redeliver.putBack(due);
       return false;
     }
