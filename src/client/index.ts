@@ -1506,9 +1506,22 @@ export class RemoteProducer implements ProducerApi {
         const timer = setTimeout(() => {
           this.retrying.delete(b);
           if (expires) {
-            const stale = this.staleError(b); // as pump() would say
-            if (stale) b.reject(stale);
-            else this.giveUp(b, this.timeoutError(b), false);
+            // Batches of its partition numbered before it that wait out a retry too, with
+            // deadlines no later, expire first (their timers may fire after this one), so
+            // the later ones fail with them, in send order, as pump() expires a queue.
+            const due = [b];
+            for (const [x, t] of this.retrying)
+              if (x.key === b.key && x.producerId === b.producerId && x.seq < b.seq && x.deadline <= b.deadline) {
+                clearTimeout(t);
+                this.retrying.delete(x);
+                due.push(x);
+              }
+            due.sort((x, y) => x.seq - y.seq);
+            for (const x of due) {
+              const stale = this.staleError(x); // as pump() would say
+              if (stale) x.reject(stale);
+              else this.giveUp(x, this.timeoutError(x), false);
+            }
             this.wakeCapacity();
             return;
           }
