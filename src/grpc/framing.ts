@@ -10,6 +10,16 @@ import { overClientMax } from './status';
 /** Bytes of the prefix before every message. */
 export const GRPC_PREFIX_BYTES = 5;
 
+/**
+ * A message announced longer than this is gathered from the bytes as they come and
+ * copied into one buffer of its length only once whole. The length is the peer's word:
+ * a buffer taken for it up front (the batch pool's, or the heap's: memory touched
+ * before) is memory that a peer sending prefixes and nothing more pins, up to
+ * maxMessageBytes × streams per connection (840 MiB seen for 64 streams of 16 MiB).
+ * Below it, the hot path's batches (about 100 KB) keep their single copy.
+ */
+export const GATHER_ABOVE_BYTES = 1 << 20;
+
 export interface FrameReaderOptions {
   /** Which side reads: a client reads responses, a server requests (it decides the errors). */
   readonly side: 'client' | 'server';
@@ -35,6 +45,9 @@ export class GrpcFrameReader {
   /** The message being filled, and how many of its bytes have arrived. */
   private body: Buffer | null = null;
   private bodyBytes = 0;
+  /** A long message being gathered (GATHER_ABOVE_BYTES): its parts so far, copied, and its length. */
+  private parts: Buffer[] | null = null;
+  private partsLen = 0;
 
   constructor(
     private readonly maxBytes: number,
@@ -66,6 +79,20 @@ export class GrpcFrameReader {
   private readInto(chunk: Buffer, out: Buffer[]): void {
     let pos = 0;
     while (pos < chunk.length) {
+      if (this.parts) {
+        const n = Math.min(this.partsLen - this.bodyBytes, chunk.length - pos);
+        this.parts.push(Buffer.from(chunk.subarray(pos, pos + n))); // a copy: the chunk's memory may be reused
+        this.bodyBytes += n;
+        pos += n;
+        if (this.bodyBytes === this.partsLen) {
+          const whole = this.opts.alloc ? this.opts.alloc(this.partsLen) : Buffer.allocUnsafe(this.partsLen);
+          let at = 0;
+          for (const part of this.parts) at += part.copy(whole, at);
+          this.parts = null;
+          out.push(whole);
+        }
+        continue;
+      }
       if (this.body) {
         const n = Math.min(this.body.length - this.bodyBytes, chunk.length - pos);
         chunk.copy(this.body, this.bodyBytes, pos, pos + n);
@@ -93,6 +120,10 @@ export class GrpcFrameReader {
       if (!this.opts.alloc && chunk.length - pos >= len) {
         out.push(chunk.subarray(pos, pos + len));
         pos += len;
+      } else if (len > GATHER_ABOVE_BYTES) {
+        this.parts = [];
+        this.partsLen = len;
+        this.bodyBytes = 0;
       } else {
         this.body = this.opts.alloc ? this.opts.alloc(len) : Buffer.allocUnsafe(len);
         this.bodyBytes = 0;
@@ -106,7 +137,7 @@ export class GrpcFrameReader {
 
   /** True while part of a message has arrived and the rest has not. */
   get midMessage(): boolean {
-    return this.headBytes > 0 || this.body !== null;
+    return this.headBytes > 0 || this.body !== null || this.parts !== null;
   }
 
   private check(flag: number, len: number): void {
