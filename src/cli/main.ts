@@ -893,6 +893,13 @@ export function program(): Command {
           const which = failed.length > 10 ? `${failed.slice(0, 10).join(', ')}, …` : failed.join(', ');
           throw new UringmqError(e.code, `line ${line}: ${e.message}${failed.length > 1 ? ` (${failed.length} lines failed: ${which})` : ''}`);
         }
+        if (interrupted) {
+          // The copy of a signal npx sends a few ms later, arriving while Node tore the
+          // process down (its handlers gone), killed it by SIGINT after a clean close.
+          // Exiting here, the handlers still in place, leaves no such window.
+          await done(t);
+          process.exit(0);
+        }
       } finally {
         await done(t);
       }
