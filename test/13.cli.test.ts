@@ -410,6 +410,8 @@ describe('CLI', function () {
       [{ producerStateScanBytes: -1 }, /INVALID_ARGUMENT: producerStateScanBytes must be a non-negative integer, got -1/],
       [{ maxRecordBytes: 0 }, /INVALID_ARGUMENT: maxRecordBytes/],
       [{ maxConnections: 0 }, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/],
+      [{ maxPartialMessageBytes: '1G' }, /INVALID_ARGUMENT: setting "maxPartialMessageBytes" .* must be a number, got "1G"/],
+      [{ maxPartialMessageBytes: 1 << 20 }, /INVALID_ARGUMENT: maxPartialMessageBytes \(1048576\) must be at least maxMessageBytes \(16777216\)/],
       [{ groupCommitUs: 100_001 }, /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/],
       [{ zeroAheadBytes: 64 * 1024 * 1024 + 1 }, /INVALID_ARGUMENT: zeroAheadBytes must be an integer between 0 and 67108864, got 67108865/],
       [{ durability: -5 }, /INVALID_ARGUMENT: setting "durability" in .*: durability is 'sync', 'none' or a sync interval in ms/],
@@ -427,6 +429,10 @@ describe('CLI', function () {
     assert.equal(flagged.code, 2, flagged.err);
     assert.match(flagged.err, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/);
     assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
+    const partial = run(['serve', '--max-partial-message-bytes', String(2 << 20), '--max-message-bytes', String(4 << 20), '--port', '0', '--dir', path.join(dir, 'never-made')]);
+    assert.equal(partial.code, 2, partial.err);
+    assert.match(partial.err, /INVALID_ARGUMENT: maxPartialMessageBytes \(2097152\) must be at least maxMessageBytes \(4194304\)/);
+    assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
     // The environment's values are checked as strictly, and the variable is named.
     const badEnv: Array<[Record<string, string>, RegExp]> = [
       [{ URINGMQ_PORT: 'abc' }, /INVALID_ARGUMENT: URINGMQ_PORT must be a non-negative integer, got "abc"/],
@@ -440,6 +446,7 @@ describe('CLI', function () {
       [{ URINGMQ_PERMIT_WITHOUT_STREAM: 'maybe' }, /INVALID_ARGUMENT: URINGMQ_PERMIT_WITHOUT_STREAM must be 1, 0, true or false/],
       [{ URINGMQ_IO_BACKEND: 'uring' }, /INVALID_ARGUMENT: URINGMQ_IO_BACKEND: ioBackend must be 'auto', 'io_uring' or 'thread', got "uring"/],
       [{ URINGMQ_LOG_LEVEL: 'verbose' }, /INVALID_ARGUMENT: URINGMQ_LOG_LEVEL: logLevel must be one of trace, .*, got "verbose"/],
+      [{ URINGMQ_MAX_PARTIAL_MESSAGE_BYTES: '1000' }, /INVALID_ARGUMENT: maxPartialMessageBytes must be an integer between 65536 and \d+, got 1000/],
     ];
     for (const [env, err] of badEnv) {
       const r = run(['serve', '--dir', path.join(dir, 'data')], undefined, env);

@@ -11,13 +11,15 @@ import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { AddressInfo } from 'node:net';
 import { connect } from '../src/client';
-import { GATHER_ABOVE_BYTES, GRPC_PREFIX_BYTES, GrpcFrameReader } from '../src/grpc/framing';
+import { GATHER_ABOVE_BYTES, GRPC_PREFIX_BYTES, GrpcFrameReader, PartialMessageBudget } from '../src/grpc/framing';
 import { DirectStream, PUBLISH_STREAM, parseHostPort, type DirectTarget } from '../src/client/direct_stream';
 import { encodeBatch, sealBatch } from '../src';
 import { decodeEach, readBatchMeta } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
 import { routeDirectStreams } from '../src/grpc/direct_streams';
+import { BrokerServer } from '../src/grpc/server';
+import { metricsRegistry } from '../src/metrics';
 import { brokerService } from '../src/grpc/service';
 import { pb } from '../src/grpc/proto';
 import { sleep, startServer, waitFor, type Running } from './helpers';
@@ -162,6 +164,78 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       if (side === 'server') assert.deepEqual(asked, [len, tail.length - GRPC_PREFIX_BYTES], 'one buffer of the exact length, once whole');
       assert.ok(!r.midMessage);
     }
+  });
+
+  it('with a budget: a message held in part counts its announced length (up to GATHER_ABOVE_BYTES) or its bytes so far (gathered) until whole; one past the budget throws RESOURCE_EXHAUSTED, the messages before it still come back, and what its reader held is given back', () => {
+    const budget = new PartialMessageBudget(3 << 20, 'maxPartialMessageBytes');
+    const prefix = (len: number) => {
+      const p = Buffer.alloc(GRPC_PREFIX_BYTES);
+      p.writeUInt32BE(len, 1);
+      return p;
+    };
+    const released: Buffer[] = [];
+    const server = () => new GrpcFrameReader(16 << 20, { side: 'server', budget, alloc: (n) => Buffer.alloc(n), release: (b) => released.push(b) });
+    // Up front: the announced length from the prefix on, whatever has arrived.
+    const a = server();
+    const aLen = 1 << 20; // GATHER_ABOVE_BYTES itself is still taken up front
+    assert.equal(aLen, GATHER_ABOVE_BYTES);
+    assert.deepEqual(a.push(prefix(aLen)), []);
+    assert.equal(budget.held, aLen);
+    assert.deepEqual(a.push(Buffer.alloc(1000)), []);
+    assert.equal(budget.held, aLen);
+    // Gathered: the bytes as they arrive (not the last part: it completes the message).
+    const b = server();
+    const bLen = 2 * GATHER_ABOVE_BYTES;
+    assert.deepEqual(b.push(Buffer.concat([prefix(bLen), Buffer.alloc(100)])), []);
+    assert.equal(budget.held, aLen + 100);
+    assert.deepEqual(b.push(Buffer.alloc(500 << 10)), []);
+    assert.equal(budget.held, aLen + 100 + (500 << 10));
+    // A message whole in one chunk is never held in part: read even with the budget full.
+    const whole = framedResponse(5, 5);
+    const c = server();
+    const full = new PartialMessageBudget(64 << 10, 'x');
+    assert.ok(full.take(64 << 10));
+    const cFull = new GrpcFrameReader(16 << 20, { side: 'server', budget: full, alloc: (n) => Buffer.alloc(n) });
+    assert.equal(cFull.push(Buffer.concat([whole, whole])).length, 2);
+    assert.equal(full.held, 64 << 10);
+    // Past the budget: the messages before come back with the error, the reader holds nothing.
+    const r = c.read(Buffer.concat([whole, prefix(3 << 20).subarray(0, 5), Buffer.alloc(10)])); // gathered: its 10 bytes fit
+    assert.equal(r.error, null);
+    assert.equal(r.messages.length, 1);
+    const heldBefore = budget.held;
+    assert.equal(heldBefore, aLen + 100 + (500 << 10) + 10);
+    const over = c.read(Buffer.alloc(2 << 20)); // 2 MiB more would pass 3 MiB
+    assert.equal(over.messages.length, 0);
+    assert.ok(over.error instanceof UringmqError && over.error.code === 'RESOURCE_EXHAUSTED', String(over.error));
+    assert.match((over.error as Error).message, /maxPartialMessageBytes: 3145728 bytes, \d+ held by other calls\): a 3145728-byte message cannot be read now/);
+    assert.equal(budget.held, heldBefore - 10, "the refused message's bytes are given back at once");
+    assert.ok(!c.midMessage);
+    // Refused up front too: a prefix whose announced length does not fit, after a whole message in the same chunk.
+    let allocated = 0;
+    const d = new GrpcFrameReader(16 << 20, { side: 'server', budget: full, alloc: (n) => ((allocated += n), Buffer.alloc(n)) });
+    const r2 = d.read(Buffer.concat([whole, prefix(100 << 10), Buffer.alloc(7)]));
+    assert.equal(r2.messages.length, 1);
+    assert.equal((r2.error as UringmqError | null)?.code, 'RESOURCE_EXHAUSTED');
+    assert.equal(allocated, whole.length - GRPC_PREFIX_BYTES, 'nothing allocated for the refused message');
+    assert.equal(full.held, 64 << 10);
+    // Whole: given back. The gathered message's last chunk completes it.
+    const rest = bLen - 100 - (500 << 10);
+    assert.equal(b.push(Buffer.alloc(rest)).length, 1);
+    assert.equal(budget.held, aLen);
+    // dispose(): the stream ended inside the message; its buffer goes back too.
+    a.dispose();
+    assert.equal(budget.held, 0);
+    assert.equal(released.length, 1);
+    assert.equal(released[0]!.length, aLen);
+    a.dispose();
+    assert.equal(budget.held, 0, 'dispose twice gives back nothing twice');
+    // A single message of the budget's size fits when nothing else holds it.
+    const e = server();
+    assert.deepEqual(e.push(prefix(3 << 20)), []);
+    assert.deepEqual(e.push(Buffer.alloc((3 << 20) - 1)), []);
+    assert.equal(budget.held, (3 << 20) - 1);
+    assert.equal(e.push(Buffer.alloc(1)).length, 1);
+    assert.equal(budget.held, 0);
   });
 
   it('frames requests, decodes responses the server writes one byte per DATA frame, ends on status 0', async () => {
@@ -657,7 +731,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
   }
 
   it('routing declines a grpc-js server it does not know: channelz on, or a handler not of the known shape', () => {
-    const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), openPublish: () => new UringmqError('INTERNAL', 'unused'), openSubscribe: () => new UringmqError('INTERNAL', 'unused') };
+    const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), budget: new PartialMessageBudget(1 << 20, 'unused'), openPublish: () => new UringmqError('INTERNAL', 'unused'), openSubscribe: () => new UringmqError('INTERNAL', 'unused') };
     assert.equal(routeDirectStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);
     assert.equal(routeDirectStreams(new grpc.Server(), opts), false); // channelz on by default
     const odd = new grpc.Server({ 'grpc.enable_channelz': 0 });
@@ -1005,6 +1079,127 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       } finally {
         session.destroy();
       }
+    });
+  });
+
+  describe('maxPartialMessageBytes: requests received in part, over every direct stream', () => {
+    const SUBSCRIBE_HEADERS = { ...PLAIN_HEADERS, ':path': '/uringmq.v1.Broker/Subscribe' };
+    const prefix = (len: number) => {
+      const p = Buffer.alloc(GRPC_PREFIX_BYTES);
+      p.writeUInt32BE(len, 1);
+      return p;
+    };
+    /** A raw call on `session`: the base offsets of its PublishResponses, and its status once closed. */
+    function rawCall(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders = PLAIN_HEADERS) {
+      const st = session.request(headers);
+      st.on('error', () => undefined);
+      const answers: number[] = [];
+      const frames = new GrpcFrameReader(1 << 20, { side: 'client' });
+      st.on('data', (chunk: Buffer) => {
+        for (const m of frames.push(chunk)) answers.push(Number(pb.PublishResponse.decode(m).base_offset));
+      });
+      const status = new Promise<{ status?: string; code?: string; message: string }>((resolve) => {
+        let got: { status?: string; code?: string; message: string } = { message: '' };
+        const take = (h: http2.IncomingHttpHeaders) => {
+          if (h['grpc-status'] !== undefined) got = { status: String(h['grpc-status']), code: h['uringmq-code'] as string | undefined, message: decodeURIComponent(String(h['grpc-message'] ?? '')) };
+        };
+        st.on('response', take);
+        st.on('trailers', take);
+        st.on('close', () => resolve(got));
+      });
+      return { st, answers, status };
+    }
+
+    it('a stream whose next bytes would pass it ends with RESOURCE_EXHAUSTED after its earlier requests are answered, its bytes given back at once; other streams go on; the bytes come back however a stream ends (whole, refused, reset, ended inside a message, connection lost, server stop)', async () => {
+      const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
+      const registry = metricsRegistry(r.broker, { server: r.server, processMetrics: false });
+      const gauge = async () => (await registry.getSingleMetric('uringmq_grpc_partial_message_bytes')!.get()).values[0]!.value;
+      const held = () => r.server.partialMessageBytes;
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      let stopped = false;
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        const req = (seq: number, valueBytes: number) => framed(pb.PublishRequest.encode({ sequence: seq, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: Buffer.alloc(valueBytes, seq) }])) }).finish());
+        // A: up to 1 MiB, its announced length counts from its first bytes.
+        const aReq = req(1, 900 << 10);
+        const aLen = aReq.length - GRPC_PREFIX_BYTES;
+        const a = rawCall(session);
+        a.st.write(aReq.subarray(0, 1000));
+        await waitFor(() => held() === aLen, 10_000, 'A counted');
+        // B: announced over 1 MiB, gathered: what has arrived counts.
+        const b = rawCall(session);
+        b.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(512 << 10)]));
+        await waitFor(() => held() === aLen + (512 << 10), 10_000, 'B counted');
+        assert.equal(await gauge(), aLen + (512 << 10), 'the gauge');
+        // C: a small request whole, then one announced that does not fit: the first is answered, then the status.
+        const c = rawCall(session);
+        c.st.write(Buffer.concat([req(1, 10), prefix(700 << 10)]));
+        const cs = await c.status;
+        assert.equal(cs.status, String(grpc.status.RESOURCE_EXHAUSTED), cs.message);
+        assert.equal(cs.code, 'RESOURCE_EXHAUSTED');
+        assert.match(cs.message, /maxPartialMessageBytes: 2097152 bytes, \d+ held by other calls\): a 716800-byte message cannot be read now/);
+        assert.deepEqual(c.answers, [0], 'the request before it answered');
+        assert.equal(held(), aLen + (512 << 10));
+        // Other clients' small messages go on meanwhile (whole in a read: never counted).
+        const p = r.client.producer();
+        assert.deepEqual(await Promise.all([1, 2, 3].map((i) => p.send('t', { value: `small${i}` }).then((x) => x.offset))), [1, 2, 3]);
+        await p.close();
+        // B's next bytes would pass it: refused, and what it held given back at once.
+        b.st.write(Buffer.alloc(700 << 10));
+        const bs = await b.status;
+        assert.equal(bs.code, 'RESOURCE_EXHAUSTED', bs.message);
+        await waitFor(() => held() === aLen, 10_000, "B's bytes back");
+        // A whole: answered, nothing held.
+        a.st.end(aReq.subarray(1000));
+        assert.equal((await a.status).status, '0');
+        assert.deepEqual(a.answers, [4]);
+        assert.equal(held(), 0);
+        assert.equal(await gauge(), 0);
+        // Every other way a stream ends, on both calls.
+        const ways: Array<[string, (st: http2.ClientHttp2Stream, s: http2.ClientHttp2Session) => void]> = [
+          ['reset by the client', (st) => st.close(http2.constants.NGHTTP2_CANCEL)],
+          ['ended by the client inside the message', (st) => st.end()],
+          ['its connection lost', (_st, s) => s.destroy()],
+        ];
+        for (const headers of [PLAIN_HEADERS, SUBSCRIBE_HEADERS])
+          for (const [how, end] of ways) {
+            const what = `${headers[':path']} ${how}`;
+            const s = http2.connect(`http://${r.address}`);
+            s.on('error', () => undefined);
+            try {
+              const x = rawCall(s, headers);
+              x.st.write(Buffer.concat([prefix(300 << 10), Buffer.alloc(10)]));
+              await waitFor(() => held() === 300 << 10, 10_000, `${what}: counted`);
+              end(x.st, s);
+              await waitFor(() => held() === 0, 10_000, `${what}: given back`);
+            } finally {
+              s.destroy();
+            }
+          }
+        // The server's stop, with a stream inside a message.
+        const last = rawCall(session);
+        last.st.write(prefix(300 << 10));
+        await waitFor(() => held() === 300 << 10, 10_000, 'the last one counted');
+        stopped = true;
+        await r.stop();
+        await waitFor(() => held() === 0, 10_000, 'given back at the stop');
+      } finally {
+        session.destroy();
+        if (!stopped) await r.stop();
+      }
+    });
+
+    it('is at least maxMessageBytes (a message of that size must always be readable) and checked as the other options, before anything opens', () => {
+      BrokerServer.checkOptions({ maxMessageBytes: 4 << 20, maxPartialMessageBytes: 4 << 20 });
+      const bad: Array<[Record<string, unknown>, RegExp]> = [
+        [{ maxMessageBytes: 4 << 20, maxPartialMessageBytes: (4 << 20) - 1 }, /maxPartialMessageBytes \(4194303\) must be at least maxMessageBytes \(4194304\)/],
+        [{ maxPartialMessageBytes: 1 << 20 }, /maxPartialMessageBytes \(1048576\) must be at least maxMessageBytes \(16777216\)/], // the default maxMessageBytes
+        [{ maxPartialMessageBytes: '256M' }, /maxPartialMessageBytes must be an integer between 65536 and \d+, got "256M"/],
+        [{ maxPartialMessageBytes: 2 ** 60 }, /maxPartialMessageBytes must be an integer between/],
+      ];
+      for (const [opts, err] of bad)
+        assert.throws(() => BrokerServer.checkOptions(opts as never), (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && err.test(e.message), JSON.stringify(opts));
     });
   });
 

@@ -122,6 +122,7 @@ interface ServeConfig {
   maxMessageBytes?: number;
   maxConcurrentStreams?: number;
   maxConnections?: number;
+  maxPartialMessageBytes?: number;
   /** write-queue backpressure (BrokerOptions) */
   writeHighWaterBytes?: number;
   maxQueuedBytes?: number;
@@ -172,6 +173,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxMessageBytes: 'number',
   maxConcurrentStreams: 'number',
   maxConnections: 'number',
+  maxPartialMessageBytes: 'number',
   writeHighWaterBytes: 'number',
   maxBatchBytes: 'number',
   maxRecordBytes: 'number',
@@ -268,6 +270,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxMessageBytes = envInt('URINGMQ_MAX_MESSAGE_BYTES') ?? cfg.maxMessageBytes;
   cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
   cfg.maxConnections = envInt('URINGMQ_MAX_CONNECTIONS') ?? cfg.maxConnections;
+  cfg.maxPartialMessageBytes = envInt('URINGMQ_MAX_PARTIAL_MESSAGE_BYTES') ?? cfg.maxPartialMessageBytes;
   cfg.writeHighWaterBytes = envInt('URINGMQ_WRITE_HIGH_WATER_BYTES') ?? cfg.writeHighWaterBytes;
   cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
   cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
@@ -436,7 +439,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     if (validFrom > now) log.warn(`the TLS certificate ${cfg.tlsCert} is not valid before ${new Date(validFrom).toISOString()}: until then, clients whose clock agrees with this host's refuse it`);
     else if (validTo - now < 7 * 86_400_000) log.warn(`the TLS certificate ${cfg.tlsCert} expires on ${new Date(validTo).toISOString()}`);
   }
-  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections'] as const)
+  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections', 'maxPartialMessageBytes'] as const)
     if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
   BrokerServer.checkOptions(serverOpts);
   log.info({ dir: cfg.dir }, 'opening the data directory');
@@ -700,6 +703,7 @@ export function program(): Command {
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
     .option('--max-connections <n>', 'open client connections at most; more are closed on arrival (default 1024)', int('max-connections'))
+    .option('--max-partial-message-bytes <n>', 'bytes held at once by requests received in part, over all streams; a stream past it gets RESOURCE_EXHAUSTED (default 256 MiB, at least --max-message-bytes)', int('max-partial-message-bytes'))
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
     .option('--max-record-bytes <n>', 'largest encoded record accepted (default 1 MiB; at most --max-batch-bytes - 1024)', int('max-record-bytes'))
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))

@@ -25,7 +25,7 @@ import * as http2 from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
 import type { BufferPool } from '../codec/buffer_pool';
 import { UringmqError } from '../errors';
-import { GRPC_PREFIX_BYTES, GrpcFrameReader } from './framing';
+import { GRPC_PREFIX_BYTES, GrpcFrameReader, type PartialMessageBudget } from './framing';
 import { pb, type uringmq } from './proto';
 import { decodePublishRequest } from './publish_request';
 import { decodeSubscribeRequest } from './subscribe_request';
@@ -84,6 +84,8 @@ export interface DirectStreamOptions {
   maxMessageBytes: number;
   /** Where publish requests are assembled: the broker's batch pool (the handler releases what it is given). */
   pool: BufferPool;
+  /** Bytes of requests received in part, over every call served here (maxPartialMessageBytes). */
+  budget: PartialMessageBudget;
   openPublish: Opener<uringmq.v1.PublishRequest>;
   openSubscribe: Opener<uringmq.v1.SubscribeRequest>;
   /** Each call's end, once: 'OK', the uringmq code it failed with, or CANCELLED when the client went first. */
@@ -137,7 +139,7 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
     stream.once('error', () => undefined);
     if (typeof s.onStreamOpened === 'function') s.onStreamOpened.call(server, stream);
     try {
-      serveRaw(stream, headers, kind as CallKind<unknown>, opts.maxMessageBytes, opts.ended);
+      serveRaw(stream, headers, kind as CallKind<unknown>, opts);
     } catch {
       // A stream reset or a session closing between the checks and a respond():
       // this call is over, and an exception here would reach the http2 server's emit.
@@ -195,8 +197,16 @@ function takes(headers: http2.IncomingHttpHeaders): boolean {
   );
 }
 
-function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, kind: CallKind<Req>, maxMessageBytes: number, ended?: (method: string, code: string) => void): void {
-  const call = new Http2StreamCall(stream, maxMessageBytes, ended ? (code) => ended(kind.name, code) : null);
+function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, kind: CallKind<Req>, opts: DirectStreamOptions): void {
+  const { maxMessageBytes, ended, budget } = opts;
+  const pool = kind.pool;
+  const reader = new GrpcFrameReader(maxMessageBytes, pool ? { side: 'server', budget, alloc: (n) => pool.acquire(n), release: (b) => pool.release(b) } : { side: 'server', budget });
+  // However the call ends (its status, a reset, the connection or the server going),
+  // the message it was receiving holds nothing more: nothing of the stream is read after.
+  const call = new Http2StreamCall(stream, maxMessageBytes, (code) => {
+    reader.dispose();
+    ended?.(kind.name, code);
+  });
   const auth = headers.authorization;
   const handler = kind.open(Array.isArray(auth) ? auth[0] : auth, call);
   if (handler instanceof UringmqError) return call.fail(handler);
@@ -211,11 +221,10 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
     return handler.gone();
   }
   call.respond(kind.headers);
-  const pool = kind.pool;
-  const reader = new GrpcFrameReader(maxMessageBytes, pool ? { side: 'server', alloc: (n) => pool.acquire(n) } : { side: 'server' });
   let aborted = false;
   const abort = (e: unknown) => {
     aborted = true;
+    reader.dispose(); // nothing more is read: not held until the answers before it are sent
     handler.abort(e);
   };
   stream.on('data', (chunk: Buffer) => {
@@ -261,8 +270,8 @@ class Http2StreamCall implements StreamCallIO {
   constructor(
     private readonly stream: http2.ServerHttp2Stream,
     private readonly maxMessageBytes: number,
-    /** Told the call's end once: 'OK', a uringmq code, or CANCELLED. */
-    private readonly ended: ((code: string) => void) | null,
+    /** Told the call's end once, as it ends (stream closed or status decided): 'OK', a uringmq code, or CANCELLED. */
+    private readonly ended: (code: string) => void,
   ) {}
 
   /** Response headers: the status and content type, and `extra`. */
@@ -317,14 +326,14 @@ class Http2StreamCall implements StreamCallIO {
 
   /** The stream is closed (reset, connection gone, or after this side's status). */
   closed(): void {
-    if (!this.over) this.ended?.('CANCELLED');
+    if (!this.over) this.ended('CANCELLED');
     this.over = true;
   }
 
   private close(trailers: http2.OutgoingHttpHeaders, code: string): void {
     if (this.over) return;
     this.over = true;
-    this.ended?.(code);
+    this.ended(code);
     if (this.stream.destroyed) return;
     if (!this.responded) {
       // Trailers-only: the status in the one HEADERS frame.

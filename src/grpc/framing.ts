@@ -31,13 +31,56 @@ export interface FrameReaderOptions {
    * consumer may keep a delivery's batches as views).
    */
   readonly alloc?: (bytes: number) => Buffer;
+  /** Where a buffer from `alloc` goes back when the reader drops it unfilled (the stream ended inside its message). */
+  readonly release?: (buf: Buffer) => void;
+  /** The server-wide budget the bytes of this reader's partly received messages are counted in. */
+  readonly budget?: PartialMessageBudget;
+}
+
+/**
+ * Bytes held by messages partly received, over every stream that counts in it (a
+ * server's direct streams): a message's length is the peer's word, and a peer that
+ * sends a prefix, maybe most of the bytes, and then nothing, pins them until its stream
+ * ends. maxMessageBytes bounds that per stream only; connections × streams of them is
+ * no bound. A message that arrives whole in one chunk is never held partly, so never
+ * counted (the hot path's batches mostly): one add and one subtract per message that
+ * spans chunks, one add per chunk of a gathered one.
+ */
+export class PartialMessageBudget {
+  private bytes = 0;
+
+  constructor(
+    /** At least the largest message read, so that one always fits when nothing else holds the budget. */
+    readonly limit: number,
+    /** The setting that raises it, named in the error a refused stream gets. */
+    readonly setting: string,
+  ) {}
+
+  /** Bytes held now. */
+  get held(): number {
+    return this.bytes;
+  }
+
+  /** Counts `n` more bytes, or (the budget would be passed) refuses them, counting nothing. */
+  take(n: number): boolean {
+    if (this.bytes + n > this.limit) return false;
+    this.bytes += n;
+    return true;
+  }
+
+  give(n: number): void {
+    this.bytes -= n;
+  }
 }
 
 /**
  * Splits a stream of length-prefixed messages into messages, whatever the chunking.
  * Bounded: a message announced over `maxBytes` throws before anything is allocated for
  * it (a broken or hostile peer; waiting for it would buffer without limit), as does a
- * compressed one (never offered, so never to be sent).
+ * compressed one (never offered, so never to be sent); with a `budget`, so does a
+ * message whose bytes held partly would pass it. The bytes counted in the budget are
+ * given back when the message is whole, when reading fails, and on dispose(): the
+ * owner of the reader calls that however its stream ends.
  */
 export class GrpcFrameReader {
   private readonly head = Buffer.alloc(GRPC_PREFIX_BYTES);
@@ -48,6 +91,8 @@ export class GrpcFrameReader {
   /** A long message being gathered (GATHER_ABOVE_BYTES): its parts so far, copied, and its length. */
   private parts: Buffer[] | null = null;
   private partsLen = 0;
+  /** Bytes of the message being filled or gathered counted in opts.budget. */
+  private charged = 0;
 
   constructor(
     private readonly maxBytes: number,
@@ -71,9 +116,45 @@ export class GrpcFrameReader {
     try {
       this.readInto(chunk, out);
     } catch (e) {
+      this.dispose(); // nothing more is read: what the message held goes back now, not when the stream ends
       return { messages: out, error: e };
     }
     return { messages: out, error: null };
+  }
+
+  /**
+   * Drops the message being read, if any, and gives back what it held (its budget, its
+   * buffer). Idempotent; the reader may read afresh after it, from a message's start.
+   */
+  dispose(): void {
+    if (this.charged !== 0) {
+      this.opts.budget?.give(this.charged);
+      this.charged = 0;
+    }
+    if (this.body !== null) this.opts.release?.(this.body);
+    this.body = null;
+    this.parts = null;
+    this.headBytes = 0;
+  }
+
+  /** Counts `n` bytes of the message being read (`len` long) in the budget, or throws. */
+  private charge(n: number, len: number): void {
+    const budget = this.opts.budget;
+    if (budget === undefined) return;
+    if (!budget.take(n)) {
+      throw new UringmqError(
+        'RESOURCE_EXHAUSTED',
+        `this server's memory for requests received in part is taken (${budget.setting}: ${budget.limit} bytes, ${budget.held - this.charged} held by other calls): a ${len}-byte message cannot be read now; retry later, or have the server's ${budget.setting} raised`,
+      );
+    }
+    this.charged += n;
+  }
+
+  /** The message is whole: it holds nothing in the budget any more (it is the caller's now). */
+  private uncharge(): void {
+    if (this.charged === 0) return;
+    this.opts.budget?.give(this.charged);
+    this.charged = 0;
   }
 
   private readInto(chunk: Buffer, out: Buffer[]): void {
@@ -81,14 +162,18 @@ export class GrpcFrameReader {
     while (pos < chunk.length) {
       if (this.parts) {
         const n = Math.min(this.partsLen - this.bodyBytes, chunk.length - pos);
+        const done = this.bodyBytes + n === this.partsLen;
+        // The last part is not held: it is copied into the whole message at once.
+        if (!done) this.charge(n, this.partsLen);
         this.parts.push(Buffer.from(chunk.subarray(pos, pos + n))); // a copy: the chunk's memory may be reused
         this.bodyBytes += n;
         pos += n;
-        if (this.bodyBytes === this.partsLen) {
+        if (done) {
           const whole = this.opts.alloc ? this.opts.alloc(this.partsLen) : Buffer.allocUnsafe(this.partsLen);
           let at = 0;
           for (const part of this.parts) at += part.copy(whole, at);
           this.parts = null;
+          this.uncharge();
           out.push(whole);
         }
         continue;
@@ -101,6 +186,7 @@ export class GrpcFrameReader {
         if (this.bodyBytes === this.body.length) {
           out.push(this.body);
           this.body = null;
+          this.uncharge();
         }
         continue;
       }
@@ -117,20 +203,25 @@ export class GrpcFrameReader {
         this.headBytes = 0;
         this.check(this.head[0]!, (len = this.head.readUInt32BE(1)));
       }
-      if (!this.opts.alloc && chunk.length - pos >= len) {
-        out.push(chunk.subarray(pos, pos + len));
+      if (chunk.length - pos >= len) {
+        // Whole in this chunk: never held in part, so not counted in the budget, and
+        // copied at once (a long one too: its bytes are here, nothing is taken on the
+        // peer's word).
+        if (this.opts.alloc) {
+          const m = this.opts.alloc(len);
+          chunk.copy(m, 0, pos, pos + len);
+          out.push(m);
+        } else out.push(chunk.subarray(pos, pos + len));
         pos += len;
       } else if (len > GATHER_ABOVE_BYTES) {
         this.parts = [];
         this.partsLen = len;
         this.bodyBytes = 0;
       } else {
+        // Counted before it is taken: its full length, from now until it is whole.
+        this.charge(len, len);
         this.body = this.opts.alloc ? this.opts.alloc(len) : Buffer.allocUnsafe(len);
         this.bodyBytes = 0;
-        if (len === 0) {
-          out.push(this.body);
-          this.body = null;
-        }
       }
     }
   }

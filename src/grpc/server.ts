@@ -11,6 +11,7 @@ import { isIPv6 } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
+import { PartialMessageBudget } from './framing';
 import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, sealBatch, uvarintSize, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
@@ -74,6 +75,15 @@ export interface ServerOptions extends KeepaliveOptions {
   maxConnections?: number;
   /** Batches in flight per PublishStream before the server stops reading it (default 256). */
   maxInFlightPerStream?: number;
+  /**
+   * Bytes held at once by requests received in part, over all PublishStream and
+   * Subscribe calls served on node:http2 (default 256 MiB, at least maxMessageBytes). A
+   * request up to 1 MiB counts its announced length from its first bytes, a longer one
+   * the bytes that have arrived; one that arrives whole in one read counts nothing. A
+   * call whose next bytes would pass it ends with RESOURCE_EXHAUSTED (its requests
+   * before are answered first). maxMessageBytes bounds one call; this bounds them all.
+   */
+  maxPartialMessageBytes?: number;
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
   logger?: Logger;
   /**
@@ -183,11 +193,15 @@ function checkedOptions(opts: Omit<ServerOptions, 'broker'>) {
     // At least 64 KiB (Fetch answers take maxMessageBytes - 4096); at most 256 MiB,
     // four times the largest batch the log takes.
     maxMessageBytes: opt(opts.maxMessageBytes, 'maxMessageBytes', 16 * MiB, 64 * 1024, 256 * MiB),
+    maxPartialMessageBytes: opt(opts.maxPartialMessageBytes, 'maxPartialMessageBytes', 256 * MiB, 64 * 1024, 2 ** 40),
     maxAge: opt(opts.maxConnectionAgeMs, 'maxConnectionAgeMs', 0, 0, MAX_MS),
     maxAgeGrace: opt(opts.maxConnectionAgeGraceMs, 'maxConnectionAgeGraceMs', 0, 0, MAX_MS),
     keepaliveTimeMs: opt(opts.keepaliveTimeMs, 'keepaliveTimeMs', 30_000, 1, MAX_MS),
     keepaliveTimeoutMs: opt(opts.keepaliveTimeoutMs, 'keepaliveTimeoutMs', 10_000, 1, MAX_MS),
   };
+  // Less, and a message maxMessageBytes allows could never be read, whatever else is held.
+  if (c.maxPartialMessageBytes < c.maxMessageBytes)
+    throw invalid(`maxPartialMessageBytes (${c.maxPartialMessageBytes}) must be at least maxMessageBytes (${c.maxMessageBytes}): a message of maxMessageBytes could never be read`);
   if (opts.authToken !== undefined) checkAuthToken(opts.authToken, 'authToken');
   if (opts.permitWithoutStream !== undefined && typeof opts.permitWithoutStream !== 'boolean') throw invalid(`permitWithoutStream must be true or false, got ${JSON.stringify(opts.permitWithoutStream)}`);
   if (opts.host !== undefined && (typeof opts.host !== 'string' || opts.host.length === 0)) throw invalid('host must be a non-empty string');
@@ -213,6 +227,8 @@ export class BrokerServer {
   /** grpc-js's limit on each message this server sends (and receives). */
   private readonly maxMessageBytes: number;
   private readonly streams = new Set<StreamHandle>();
+  /** Bytes of requests received in part on the direct streams (maxPartialMessageBytes). */
+  private readonly partialBudget: PartialMessageBudget;
   /** Fetches waiting for data (max_wait_ms): stop() wakes them (a WaiterList: one comes and goes per long poll). */
   private readonly longPolls = new WaiterList();
   private stopping = false;
@@ -240,6 +256,7 @@ export class BrokerServer {
     this.authToken = opts.authToken === undefined ? null : tokenDigest(opts.authToken);
     const maxMsg = c.maxMessageBytes;
     this.maxMessageBytes = maxMsg;
+    this.partialBudget = new PartialMessageBudget(c.maxPartialMessageBytes, 'maxPartialMessageBytes');
     const { maxAge, maxAgeGrace } = c;
     const channelOptions: grpc.ServerOptions = {
       'grpc.max_receive_message_length': maxMsg,
@@ -260,6 +277,7 @@ export class BrokerServer {
       const routed = routeDirectStreams(this.server, {
         maxMessageBytes: maxMsg,
         pool: this.broker.batchPool,
+        budget: this.partialBudget,
         openPublish: (authorization, io) => this.openPublishCall(authorization, io),
         openSubscribe: (authorization, io) => this.openSubscribeCall(authorization, io),
         ended: (method, code) => this.callObserver?.streamEnded(method, code),
@@ -343,6 +361,11 @@ export class BrokerServer {
   /** PublishStream and Subscribe calls open now. */
   get openStreams(): number {
     return this.streams.size;
+  }
+
+  /** Bytes held now by requests received in part on the direct streams (at most maxPartialMessageBytes). */
+  get partialMessageBytes(): number {
+    return this.partialBudget.held;
   }
 
   /** Client connections open now. */

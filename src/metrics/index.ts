@@ -98,6 +98,14 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   if (opts.server) {
     const server = opts.server;
     new Gauge({ name: 'uringmq_grpc_open_connections', help: 'Client connections open on the gRPC server', registers, collect() { this.set(server.openConnections); } });
+    new Gauge({
+      name: 'uringmq_grpc_partial_message_bytes',
+      help: 'Bytes held by requests received in part on the PublishStream and Subscribe calls served over node:http2; past maxPartialMessageBytes a call gets RESOURCE_EXHAUSTED',
+      registers,
+      collect() {
+        this.set(server.partialMessageBytes);
+      },
+    });
     let seenRefused = 0;
     new Counter({
       name: 'uringmq_grpc_connections_refused_total',
