@@ -729,6 +729,95 @@ describe('Segments, index, retention and recovery', () => {
     }
   });
 
+  it("an orphan .index anywhere (between segments, at the offset the next segment will start at, in a partition with no .log) is never taken for a segment's: the open, appends across a roll, reads, retention and the next opens work, and each orphan is overwritten or removed once older than the first segment", async () => {
+    const { dir, segs } = await segmentedLog();
+    const name = (base: number, ext: string) => `${String(base).padStart(20, '0')}${ext}`;
+    const pdir = path.dirname(segs[0]!);
+    // Entries that would pass for an index of anything: ascending, and the last points
+    // far past any file end and names an offset (what a seal entry of a damaged file
+    // looks like), so a log that took this file for its own would trust it.
+    const garbage = Buffer.alloc(24);
+    for (const [i, [rel, pos]] of [[1, 100], [2, 200], [400, 1 << 20]].entries()) {
+      garbage.writeUInt32LE(rel!, i * 8);
+      garbage.writeUInt32LE(pos!, i * 8 + 4);
+    }
+    const b1 = Number(path.basename(segs[1]!, '.log'));
+    const middle = path.join(pdir, name(b1 + 1, '.index')); // between two segments' bases
+    const atRoll = path.join(pdir, name(300, '.index')); // the base the next roll will take
+    fs.writeFileSync(middle, garbage);
+    fs.writeFileSync(atRoll, garbage);
+    const logsBefore = segmentFiles(dir, 't', 0).map((f) => `${path.basename(f)}:${fs.statSync(f).size}`);
+    let b = await Broker.open({ dir });
+    // A second topic whose only partition holds nothing but orphans (its files removed by hand).
+    await b.createTopic('e', { segmentBytes: 8192 });
+    await b.close();
+    const edir = partitionDir(dir, 'e', 0);
+    for (const f of fs.readdirSync(edir)) fs.rmSync(path.join(edir, f));
+    fs.writeFileSync(path.join(edir, name(0, '.index')), garbage);
+    fs.writeFileSync(path.join(edir, name(50, '.index')), garbage);
+    b = await Broker.open({ dir });
+    try {
+      let d = (await b.describeTopic('t')).partitions[0]!;
+      assert.deepEqual([d.startOffset, d.endOffset, d.segments], [0, 300, segs.length], 'the orphans are no segments');
+      assert.deepEqual(segmentFiles(dir, 't', 0).slice(0, -1).map((f) => `${path.basename(f)}:${fs.statSync(f).size}`), logsBefore.slice(0, -1), 'no segment cut');
+      assert.deepEqual((await readAll(b, 't', 0)).map((m) => m.value.toString()), Array.from({ length: 300 }, (_, i) => payload(i)));
+      // A batch that does not fit the active segment rolls it: the new segment starts at
+      // 300, where the orphan is, and its index must be its own, not the orphan's.
+      const big = 'y'.repeat(7000);
+      assert.equal((await b.producer().send('t', { value: big, partition: 0 })).offset, 300);
+      assert.ok(fs.existsSync(path.join(pdir, name(300, '.log'))), 'rolled at 300');
+      assert.equal((await b.producer().send('t', { value: 'after', partition: 0 })).offset, 301);
+      assert.deepEqual((await b.read('t', 0, 300)).map((m) => m.value.toString()), [big, 'after']);
+      const e = (await b.describeTopic('e')).partitions[0]!;
+      assert.deepEqual([e.startOffset, e.endOffset], [0, 0]);
+      assert.equal((await b.producer().send('e', { value: 'e0', partition: 0 })).offset, 0);
+      assert.equal((await b.read('e', 0, 0))[0]!.value.toString(), 'e0');
+      d = (await b.describeTopic('t')).partitions[0]!;
+      assert.deepEqual([d.startOffset, d.endOffset], [0, 302]);
+    } finally {
+      await b.close();
+    }
+    // Reopened: the segment at 300 (sealed or not) recovers from its own index.
+    b = await Broker.open({ dir });
+    try {
+      assert.deepEqual((await b.read('t', 0, 300)).map((m) => m.value.toString().slice(0, 5)), ['yyyyy', 'after']);
+      assert.equal((await b.producer().send('t', { value: 'again', partition: 0 })).offset, 302);
+    } finally {
+      await b.close();
+    }
+    // Retention past the middle orphan: it is left alone while the broker runs, and
+    // removed by the next open, as the index of a segment older than the first.
+    const cfgFile = path.join(dir, 'topics', 't', 'topic.json');
+    fs.writeFileSync(cfgFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(cfgFile, 'utf8')), retention: { maxBytes: 1 } }));
+    b = await Broker.open({ dir });
+    try {
+      let d = (await b.describeTopic('t')).partitions[0]!;
+      for (let i = 0; i < 100 && d.startOffset < 300; i++) {
+        await sleep(100);
+        d = (await b.describeTopic('t')).partitions[0]!;
+      }
+      assert.equal(d.startOffset, 300, 'retention ran past the orphan');
+      assert.equal(d.endOffset, 303);
+      for (let i = 0; i < 100 && path.basename(segmentFiles(dir, 't', 0)[0]!) !== name(300, '.log'); i++) await sleep(50);
+      assert.equal(path.basename(segmentFiles(dir, 't', 0)[0]!), name(300, '.log'));
+    } finally {
+      await b.close();
+    }
+    b = await Broker.open({ dir });
+    try {
+      assert.deepEqual((await b.read('t', 0, 300)).map((m) => m.offset), [300, 301, 302]);
+      const logs = (ext: string, topic: string) => segmentFiles(dir, topic, 0, ext).map((f) => path.basename(f, ext));
+      assert.deepEqual(logs('.index', 't'), logs('.log', 't'), 'every .index left is a segment\'s');
+      assert.ok(!fs.existsSync(middle), 'the orphan between segments was removed once older than the first');
+      assert.ok(!fs.readFileSync(atRoll).equals(garbage), "the orphan at 300 was overwritten by the segment's own index");
+      // The partition that held only orphans: the one at 0 became its index; the one at 50 stays until a segment passes it.
+      assert.deepEqual(logs('.log', 'e'), [name(0, '')]);
+      assert.equal((await b.read('e', 0, 0))[0]!.value.toString(), 'e0');
+    } finally {
+      await b.close();
+    }
+  });
+
   it('damage inside a sealed segment is not taken for a torn tail: nothing is cut off or dropped, the damaged batch reads as CORRUPT_BATCH', async () => {
     const { dir, segs } = await segmentedLog(5);
     let b: Broker;
