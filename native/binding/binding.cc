@@ -554,8 +554,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     const bool seal = info[3].ToBoolean().Value();
     PartitionLog* log = pw->log.get();
     if (log->closed.load()) throw MakeError(env, Code::kPartitionClosed, "partition " + log->label() + " is closed (topic deleted?)");
+    // The way out as the completion that fenced it says (log_engine.cc): an app often
+    // sees this one first (the fencing batch was another producer's), and a fence for
+    // ENOSPC does not lift when space is freed, as a refusal for space does.
     if (log->failed.load())
-      throw MakeError(env, Code::kIoError, "partition " + log->label() + " is fenced after an I/O error: " + log->FailureMessage());
+      throw MakeError(env, Code::kIoError, "partition " + log->label() + " is fenced after an I/O error (reopen the broker to recover): " +
+                                               log->FailureMessage());
     if (buf.ByteLength() > max_batch_bytes_)
       throw MakeError(env, Code::kRecordTooLarge, "batch of " + std::to_string(buf.ByteLength()) + " bytes for " + log->label() +
                                                     " exceeds maxBatchBytes " + std::to_string(max_batch_bytes_));
