@@ -552,6 +552,14 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal((await p.send('t', { value: 'x', partition: 0 })).partition, 0);
   });
 
+  it('an idempotent producer takes at most 64 batches in flight, the window the broker remembers of it (past it a retry after a lost connection lost its offsets): INVALID_ARGUMENT at creation', async () => {
+    for (const opts of [{ maxInFlight: 65 }, { maxInFlight: 256, idempotent: true }])
+      assert.throws(() => r.client.producer(opts), (e: UringmqError) => e.code === 'INVALID_ARGUMENT' && /at most 64/.test(e.message), JSON.stringify(opts));
+    const ok = [r.client.producer({ maxInFlight: 64 }), r.client.producer({ maxInFlight: 256, idempotent: false })];
+    for (const p of ok) assert.equal((await p.send('t', { value: 'x', partition: 0 })).partition, 0);
+    await Promise.all(ok.map((p) => p.close()));
+  });
+
   it("a consumer's onConnectionState that is not a function is INVALID_ARGUMENT, on both transports", () => {
     for (const transport of ['grpc', 'fetch'] as const)
       assert.throws(

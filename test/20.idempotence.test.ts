@@ -230,6 +230,28 @@ describe('Idempotent producers: failed appends and producer ids', () => {
     assert.deepEqual(new Set(parts).size, 3);
   });
 
+  it('a keyless idempotent batch without a partition, to a topic made again with another partition count, goes by its producer id modulo the new count: written, never to a partition gone', async () => {
+    const pid = 4245; // 4245 % 3 = 0, % 2 = 1, % 4 = 1
+    await b.createTopic('rc', { partitions: 3 });
+    assert.equal((await b.publishBatch('rc', batch(0, pid))).partition, 0);
+    for (const [n, partition] of [[2, 1], [4, 1], [1, 0]] as const) {
+      await b.deleteTopic('rc');
+      await b.createTopic('rc', { partitions: n });
+      // The producer numbers on: the new topic's table has not seen it, so it is its first batch there.
+      assert.deepEqual(await b.publishBatch('rc', batch(n, pid)), { partition, baseOffset: 0, count: 1, duplicate: false });
+      assert.deepEqual(await b.publishBatch('rc', batch(n, pid)), { partition, baseOffset: 0, count: 1, duplicate: true });
+    }
+    // The embedded producer looks the topic up at every send: keyless records go to a partition it has.
+    const p = b.producer();
+    await b.deleteTopic('rc');
+    await b.createTopic('rc', { partitions: 3 });
+    for (let i = 0; i < 6; i++) assert.ok((await p.send('rc', { value: `v${i}` })).partition < 3);
+    await b.deleteTopic('rc');
+    await b.createTopic('rc', { partitions: 1 });
+    for (let i = 0; i < 6; i++) assert.equal((await p.send('rc', { value: `w${i}` })).partition, 0);
+    await p.close();
+  });
+
   it('producer ids past 2^53-1 or below -1 in a batch header are refused with INVALID_ARGUMENT before anything is written', async () => {
     const withId = (id: bigint, value: string) => {
       const x = encodeBatch([{ value }], { producerId: 1, baseSequence: 0 });
@@ -355,6 +377,74 @@ describe('Idempotent producers: more batches in flight than the window (64)', ()
       const r = await b.publishBatch('t', batch(0, 77), 0);
       assert.deepEqual([r.duplicate, r.baseOffset], [false, 0]);
       assert.equal((await b.publishBatch('t', batch(1, 77), 0)).baseOffset, 1);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('when every batch taken after a written one fails, a restart still knows the producer: a retry of the written batch (its ack lost) is a duplicate, not written again', async () => {
+    const dir = tmpDir();
+    const snapFile = path.join(partitionDir(dir, 't', 0), 'producers.snap');
+    let b = await openBroker({ dir });
+    try {
+      await b.createTopic('t');
+      // Producers 66 and 67: seq 0 written, then a window's worth taken after it, all
+      // failing (a disk full, say): seq 0 leaves the window, which holds nothing written.
+      for (const [pid, offset] of [[66, 0], [67, 1]] as const) {
+        assert.equal((await b.publishBatch('t', batch(0, pid), 0)).baseOffset, offset);
+        const rs = await Promise.allSettled(Array.from({ length: N - 1 }, (_, i) => b.publishBatch('t', damaged(i + 1, pid), 0)));
+        assert.ok(rs.every((r) => r.status === 'rejected'), 'all refused');
+      }
+      const before = await b.publishBatch('t', batch(0, 66), 0);
+      assert.deepEqual([before.duplicate, before.baseOffset], [true, -1]);
+      await b.close();
+      const snap = fs.readFileSync(snapFile);
+      b = await openBroker({ dir });
+      const after = await b.publishBatch('t', batch(0, 66), 0);
+      assert.deepEqual([after.duplicate, after.baseOffset], [true, -1], 'the retry of a written batch is not written again after a restart');
+      await expectCode(b.publishBatch('t', batch(2, 66), 0), 'OUT_OF_ORDER_SEQUENCE');
+      assert.equal((await b.publishBatch('t', batch(1, 66), 0)).baseOffset, 2, 'it still expects the first batch that failed');
+      // 67: its next two fail, the one after is written, leaving a hole.
+      const gap = [b.publishBatch('t', damaged(1, 67), 0), b.publishBatch('t', damaged(2, 67), 0), b.publishBatch('t', batch(3, 67), 0)];
+      await expectCode(gap[0]!, 'CORRUPT_BATCH');
+      await expectCode(gap[1]!, 'CORRUPT_BATCH');
+      assert.equal((await gap[2]!).baseOffset, 3);
+      await b.close();
+      // As after a crash whose last snapshot was the one at the first close: the log's
+      // batches after it are read on from the sequences its markers name.
+      fs.writeFileSync(snapFile, snap);
+      b = await openBroker({ dir });
+      for (const [pid, seq, offset] of [[66, 0, -1], [66, 1, 2], [67, 0, -1], [67, 3, 3]] as const) {
+        const r = await b.publishBatch('t', batch(seq, pid), 0);
+        assert.deepEqual([r.duplicate, r.baseOffset], [true, offset], `${pid}/${seq}`);
+      }
+      // The gap between 67's marker and its seq 3 is a hole, not batches written.
+      await expectCode(b.publishBatch('t', batch(1, 67), 0), 'OUT_OF_ORDER_SEQUENCE');
+      assert.deepEqual(await values(b), ['seq0', 'seq0', 'seq1', 'seq3']);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a crash more than 64 batches of a producer after a snapshot that held its marker: an older retry is answered as written, not refused as a hole', async () => {
+    const dir = tmpDir();
+    const snapFile = path.join(partitionDir(dir, 't', 0), 'producers.snap');
+    let b = await openBroker({ dir });
+    try {
+      await b.createTopic('t');
+      await b.publishBatch('t', batch(0, 70), 0);
+      await Promise.allSettled(Array.from({ length: N - 1 }, (_, i) => b.publishBatch('t', damaged(i + 1, 70), 0)));
+      await b.close(); // the snapshot: producer 70's marker at seq 1
+      const snap = fs.readFileSync(snapFile);
+      b = await openBroker({ dir });
+      for (let s = 1; s < 100; s++) await b.publishBatch('t', batch(s, 70), 0);
+      await b.close();
+      fs.writeFileSync(snapFile, snap); // as a SIGKILL leaves it
+      b = await openBroker({ dir });
+      // The scan keeps the newest 64 (seq 36 on): 1-35 are written, not a gap after the marker.
+      const r = await b.publishBatch('t', batch(20, 70), 0);
+      assert.deepEqual([r.duplicate, r.baseOffset], [true, -1]);
+      assert.equal((await b.publishBatch('t', batch(100, 70), 0)).baseOffset, 100);
     } finally {
       await b.close();
     }

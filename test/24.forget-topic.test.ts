@@ -313,6 +313,40 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
     }
   });
 
+  it('a keyless producer whose topic another client made again with fewer partitions, then more, goes on: at most one batch refused (INVALID_ARGUMENT, typed) for a partition gone, the rest written', async () => {
+    const c = await connect(r.address);
+    try {
+      await r.client.createTopic('re', { partitions: 4 });
+      const p = c.producer({ lingerMs: 0 });
+      for (let i = 0; i < 8; i++) await p.send('re', { value: `old${i}` });
+      await r.broker.deleteTopic('re');
+      await r.broker.createTopic('re', { partitions: 1 });
+      // Its cached count (4) is stale: the sticky partition may be one the topic no longer has.
+      let refused = 0;
+      let written = 0;
+      for (let i = 0; i < 8; i++) {
+        try {
+          assert.equal((await p.send('re', { value: `new${i}` })).partition, 0);
+          written++;
+        } catch (e) {
+          assert.ok(e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && /does not exist/.test(e.message), String(e));
+          refused++;
+          assert.equal(written, 0, 'refused only before the count was looked up again');
+        }
+      }
+      assert.ok(refused <= 1, `${refused} refused`);
+      assert.equal((await r.broker.describeTopic('re')).partitions[0]!.endOffset, written);
+      // Made again with more: sent to the partitions it knows until the count is looked up again, never refused.
+      await r.broker.deleteTopic('re');
+      await r.broker.createTopic('re', { partitions: 3 });
+      for (let i = 0; i < 8; i++) assert.ok((await p.send('re', { value: `more${i}` })).partition < 3);
+      assert.equal((await r.broker.describeTopic('re')).partitions.reduce((n, x) => n + x.endOffset, 0), 8);
+      await p.close();
+    } finally {
+      await c.close();
+    }
+  });
+
   it('topicIdleMs under 1000 ms is refused with INVALID_ARGUMENT (each forget costs the broker a producer id per partition)', () => {
     for (const bad of [0, 999, 1.5, -1]) assert.throws(() => r.client.producer({ topicIdleMs: bad }), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
   });

@@ -1548,7 +1548,9 @@ const SCAN_AFTER_SNAPSHOT_FACTOR = 64;
  * A snapshot's batches less the written ones of producers the log scan after it may have
  * cut short (KEEP_BATCHES of theirs found, or the scan at its bound on entries): older
  * than what the table keeps of them anyway, and between them and the scan's first
- * batch of the producer there may be written batches the scan left out. Holes stay.
+ * batch of the producer there may be written batches the scan left out. Holes stay;
+ * markers go with the written batches (restore() takes what follows a marker for the
+ * producer's next batches, and the batches the scan left out for a gap).
  */
 function beforeScan(snap: Float64Array, scan: Float64Array): Float64Array {
   const found = new Map<number, number>();
@@ -1557,7 +1559,7 @@ function beforeScan(snap: Float64Array, scan: Float64Array): Float64Array {
   const cut = (id: number) => (all ? found.has(id) : (found.get(id) ?? 0) >= IdempotenceTable.KEEP_BATCHES);
   const out: number[] = [];
   for (let i = 0; i + 3 < snap.length; i += 4)
-    if (snap[i + 3]! < 0 || !cut(snap[i]!)) out.push(snap[i]!, snap[i + 1]!, snap[i + 2]!, snap[i + 3]!);
+    if ((snap[i + 3]! < 0 && snap[i + 2]! > 0) || !cut(snap[i]!)) out.push(snap[i]!, snap[i + 1]!, snap[i + 2]!, snap[i + 3]!);
   return out.length === snap.length ? snap : Float64Array.from(out);
 }
 

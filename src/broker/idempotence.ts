@@ -189,25 +189,27 @@ export class IdempotenceTable {
       const list = this.producers.get(id);
       const last = list?.[list.length - 1];
       // (Not after a hole: the snapshot puts holes from past the window first, and the
-      // written batches between them and the window are no gap.)
-      if (last && !last.failed) {
+      // written batches between them and the window are no gap. After a marker, yes: it
+      // says which sequence came next.)
+      if (last && (!last.failed || last.count === 0)) {
         const expected = nextSequence(last);
         const gap = (seq - expected + SEQ_MOD) % SEQ_MOD;
         if (gap > 0 && gap < SEQ_MOD / 2) this.record(id, expected, gap, NOT_WRITTEN).failed = true;
       }
-      const e = this.record(id, seq, count, { baseOffset: base, count });
-      if (base < 0) e.failed = true; // a hole the snapshot kept
+      const e = this.record(id, seq, count, count === 0 ? NOT_WRITTEN : { baseOffset: base, count });
+      if (base < 0) e.failed = true; // a hole or a marker the snapshot kept
     }
   }
 
   /**
    * After restore(): holes with nothing of their producer after them are not holes
    * (a power cut took what followed them, or the snapshot ends there): their batch may
-   * be sent again as new, as failed() would have let it.
+   * be sent again as new, as failed() would have let it. A marker stays: it keeps what
+   * the producer expects, and so that its batches before it were written (or holes).
    */
   restored(): void {
     for (const [id, list] of this.producers) {
-      while (list.length > 0 && list[list.length - 1]!.failed) {
+      while (list.length > 0 && list[list.length - 1]!.failed && list[list.length - 1]!.count > 0) {
         list.pop();
         this.entries--;
       }
@@ -223,8 +225,9 @@ export class IdempotenceTable {
    * What the table holds once every recorded append has settled, as restore() takes
    * it (least recently used producer first, each producer's holes past its window,
    * then its batches, oldest first), and where the newest of them ends: for a snapshot
-   * (producer_snapshot.ts). Holes go with baseOffset -1; a batch whose append failed
-   * with nothing after it is left out (its retry is new).
+   * (producer_snapshot.ts). Holes go with baseOffset -1, markers (failed(), refused())
+   * with baseOffset -1 and no records; a batch whose append failed with nothing after
+   * it is left out (its retry is new).
    */
   async settled(): Promise<{ batches: Float64Array; end: number }> {
     // First every append recorded so far settles, those past the window too: one that
@@ -243,8 +246,10 @@ export class IdempotenceTable {
         ids.push(id);
         entries.push(h);
       }
+      // Markers too: a producer whose whole window failed has nothing else here, and
+      // forgotten at a restart, a retry of its written batches from before that window
+      // (more than KEEP_BATCHES in flight) would be taken as new and written again.
       for (const e of list) {
-        if (e.count === 0) continue; // a marker (failed()): a restart forgets what it expected
         ids.push(id);
         entries.push(e);
       }

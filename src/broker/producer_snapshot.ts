@@ -18,8 +18,10 @@
  * `offset`: every idempotent batch that starts below it and was in the table is here;
  * the log is read from there. Version 2: an entry with baseOffset -1 is a hole, a
  * batch whose append failed after a later one of its producer was taken (see
- * idempotence.ts): a retry of it must stay refused after a restart. Version 1 files
- * (no holes) are read as they are. Entries are in the table's order (least recently used
+ * idempotence.ts): a retry of it must stay refused after a restart. Version 3: an
+ * entry with recordCount 0 and baseOffset -1 is a marker, the sequence its producer
+ * expects next when every batch the table remembered of it failed (its written ones
+ * before them are then known by it alone). Version 1 and 2 files are read as they are. Entries are in the table's order (least recently used
  * producer first, each producer's batches oldest first), so restoring them in order
  * rebuilds the same table. The CRC covers bytes 8..20 and the entries.
  */
@@ -30,7 +32,8 @@ import { crc32c } from '../native';
 import { fsyncDir, writeFileDurable } from './topic_store';
 
 const MAGIC = 0x50514d55; // "UMQP" read as a little-endian u32
-const VERSION = 2;
+/** Written as 2 while the table holds no marker, so a broker of the release before still reads it. */
+const VERSION = 3;
 const HEADER = 24;
 const ENTRY = 32;
 
@@ -46,8 +49,10 @@ export interface ProducerSnapshot {
 function encode(s: ProducerSnapshot): Buffer {
   const n = s.batches.length / 4;
   const b = Buffer.alloc(HEADER + ENTRY * n);
+  let markers = false;
+  for (let i = 0; i < n && !markers; i++) markers = s.batches[4 * i + 2] === 0;
   b.writeUInt32LE(MAGIC, 0);
-  b.writeUInt32LE(VERSION, 4);
+  b.writeUInt32LE(markers ? VERSION : 2, 4);
   b.writeDoubleLE(s.offset, 8);
   b.writeUInt32LE(n, 16);
   for (let i = 0; i < 4 * n; i++) b.writeDoubleLE(s.batches[i]!, HEADER + 8 * i);
@@ -101,7 +106,7 @@ export async function readProducerSnapshot(dir: string): Promise<ProducerSnapsho
   const bad = (why: string) => new UringmqError('IO_ERROR', `corrupt producer-state snapshot ${file}: ${why}`);
   if (b.length < HEADER || b.readUInt32LE(0) !== MAGIC) throw bad('not a snapshot');
   const version = b.readUInt32LE(4);
-  if (version !== VERSION && version !== 1) throw bad(`version ${version}`);
+  if (version < 1 || version > VERSION) throw bad(`version ${version}`);
   const n = b.readUInt32LE(16);
   if (b.length !== HEADER + ENTRY * n) throw bad(`${b.length} bytes for ${n} entries`);
   if (crc32c(b.subarray(HEADER), crc32c(b.subarray(8, 20))) !== b.readUInt32LE(20)) throw bad('CRC mismatch');
@@ -112,9 +117,10 @@ export async function readProducerSnapshot(dir: string): Promise<ProducerSnapsho
   for (let i = 0; i < n; i++) {
     const [id, seq, count, base] = batches.subarray(4 * i, 4 * i + 4);
     const hole = version >= 2 && base === -1;
+    const marker = version >= 3 && hole && count === 0;
     const ok =
       Number.isSafeInteger(id) && id! > 0 && Number.isInteger(seq) && seq! >= 0 && seq! < 2 ** 31 &&
-      Number.isInteger(count) && count! >= 1 && (hole ? count! < 2 ** 31 : Number.isSafeInteger(base) && base! >= 0 && base! + count! <= offset);
+      Number.isInteger(count) && (count! >= 1 || marker) && (hole ? count! < 2 ** 31 : Number.isSafeInteger(base) && base! >= 0 && base! + count! <= offset);
     if (!ok) throw bad(`entry ${i} is not a batch below offset ${offset}`);
   }
   return { offset, batches };

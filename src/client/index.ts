@@ -57,6 +57,8 @@ export interface RemoteProducerOptions {
    * requests. 64 keeps a `sync` broker's group commit fed; in bench:grpc A/B pairs
    * (1000-record batches, --in-flight 64 / 256) 256 took 2-25% more CPU per record and
    * published no faster: its buffers cycle through more memory than the caches hold.
+   * At most 64 for an idempotent producer (INVALID_ARGUMENT past it): what the broker
+   * remembers of a producer, so every retried batch gets its offsets back.
    */
   maxInFlight?: number;
   /** Producer id + sequence numbers so retries never duplicate (default true). */
@@ -87,6 +89,9 @@ export interface RemoteProducerOptions {
    */
   topicIdleMs?: number;
 }
+
+/** RemoteProducerOptions.maxInFlight's bound when idempotent: the window of batches the broker remembers per producer and partition. */
+const MAX_IDEMPOTENT_IN_FLIGHT = 64;
 
 /** RemoteProducerOptions.topicIdleMs: its floor. */
 const MIN_TOPIC_IDLE_MS = 1000;
@@ -792,6 +797,12 @@ export class RemoteProducer implements ProducerApi {
     // With sync durability a batch's round trip spans one or two disk write cycles
     // (tens of ms at full speed): fewer in flight leave the pipeline idle.
     this.maxInFlight = opts.maxInFlight === undefined ? 64 : positiveInt(opts.maxInFlight, 'maxInFlight', 65_536);
+    // The broker remembers an idempotent producer's last 64 batches per partition with
+    // their offsets (IdempotenceTable.KEEP_BATCHES): with more in flight, the retries of
+    // the first ones after a lost connection are answered with offset -1, and a window
+    // that fails whole leaves only a marker of the producer. Kafka caps it at 5 alike.
+    if (opts.idempotent !== false && this.maxInFlight > MAX_IDEMPOTENT_IN_FLIGHT)
+      throw invalid(`maxInFlight of an idempotent producer must be at most ${MAX_IDEMPOTENT_IN_FLIGHT} (the batches a broker remembers per producer and partition), got ${this.maxInFlight}; pass idempotent: false for more`);
     this.deliveryTimeoutMs = opts.deliveryTimeoutMs === undefined ? 120_000 : positiveInt(opts.deliveryTimeoutMs, 'deliveryTimeoutMs', 2 ** 31 - 1);
     if (opts.idempotent !== undefined && typeof opts.idempotent !== 'boolean') throw invalid(`producer option idempotent must be a boolean, got ${String(opts.idempotent)}`);
     this.maxBufferedBytes = opts.maxBufferedBytes === undefined ? 32 * MiB : positiveInt(opts.maxBufferedBytes, 'maxBufferedBytes');
