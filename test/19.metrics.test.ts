@@ -5,6 +5,8 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
+import { Gauge, Registry } from 'prom-client';
 import type { Broker } from '../src';
 import * as grpc from '@grpc/grpc-js';
 import { MetricsServer, metricsRegistry } from '../src/metrics';
@@ -264,6 +266,33 @@ describe('metrics', function () {
     }
   });
 
+  it('a scraper that stops reading is cut off once its reply makes no progress, not held open until stop()', async () => {
+    broker = await openBroker();
+    // A reply far larger than the socket buffers of both ends: a client that reads
+    // nothing leaves the server with most of it unsent.
+    const registry = new Registry();
+    new Gauge({ name: 'big', help: 'x'.repeat(32 << 20), registers: [registry] });
+    const srv = await MetricsServer.start(broker, registry, { port: 0, idleTimeoutMs: 500 });
+    const httpServer = (srv as unknown as { http: http.Server }).http;
+    const open = () => new Promise<number>((resolve, reject) => httpServer.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+    const sock = net.connect(srv.port, '127.0.0.1');
+    try {
+      await new Promise((resolve) => sock.once('connect', resolve));
+      sock.pause();
+      sock.write('GET /metrics HTTP/1.1\r\nhost: x\r\n\r\n');
+      const until = Date.now() + 20_000;
+      while ((await open()) > 0 && Date.now() < until) await sleep(100);
+      assert.equal(await open(), 0, 'a scraper that reads nothing held its connection (and its unsent reply)');
+      // One that reads gets it all: progress keeps the connection.
+      const m = await get(srv.port, '/metrics');
+      assert.equal(m.status, 200);
+      assert.ok(m.body.length > 32 << 20);
+    } finally {
+      sock.destroy();
+      await srv.close();
+    }
+  });
+
   it('uringmq serve exposes metrics on its own port (any free one with --port 0), with its open streams; --no-metrics turns it off', async () => {
     const dir = tmpDir();
     let srv: ServerProcess | null = await spawnServer(dir, 0);
@@ -374,5 +403,55 @@ describe('metrics: scrape cost', function () {
     assert.ok(reads <= T * G, `${reads} group file reads for ${T * G} group files (${ms.toFixed(0)} ms): every group's files once per topic`);
     // describeTopic on its own still finds them
     assert.equal((await broker.describeTopic('t3')).groups.length, G);
+  });
+});
+
+describe('metrics: bounded under churn', function () {
+  this.timeout(240_000);
+
+  it('topics and groups created and deleted many times leave no series behind, and unknown gRPC paths make none', async () => {
+    const s = await startServer({ brokerOptions: { durability: 'none' } });
+    const raw = new grpc.Client(s.address, grpc.credentials.createInsecure());
+    try {
+      const registry = metricsRegistry(s.broker, { server: s.server, processMetrics: false });
+      const series = (text: string) => text.split('\n').filter((l) => l.length > 0 && !l.startsWith('#'));
+      const N = 200;
+      let first: string[] = [];
+      const p = s.client.producer({ lingerMs: 0 });
+      for (let i = 0; i < N; i++) {
+        const topic = `churn-${i}`;
+        await s.client.createTopic(topic, { partitions: 2 });
+        await p.send(topic, { value: `m${i}`, partition: 0 });
+        const c = s.client.consumer({ topic, group: `group-${i}`, from: 'earliest' });
+        for await (const m of c) {
+          m.ack();
+          break;
+        }
+        await s.broker.groups.commitOffset(`idle-${i}`, topic, 1, 0);
+        // A path no service has: answered UNIMPLEMENTED, and a client must not be able
+        // to mint a series per name it makes up.
+        await new Promise<void>((resolve) =>
+          raw.makeUnaryRequest(`/uringmq.v1.Broker/Made${i}`, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (err) => {
+            assert.equal(err?.code, grpc.status.UNIMPLEMENTED);
+            resolve();
+          }),
+        );
+        const text = await registry.metrics();
+        assert.ok(text.includes(`uringmq_partition_end_offset{topic="${topic}",partition="0"} 1`), text);
+        assert.ok(text.includes(`group="idle-${i}"`), text);
+        if (i === 0) first = series(text);
+        await s.client.deleteTopic(topic);
+      }
+      await p.close();
+      const text = await registry.metrics();
+      assert.ok(!/churn-|group-|idle-|Made/.test(text), text.split('\n').filter((l) => /churn-|group-|idle-|Made/.test(l)).slice(0, 10).join('\n'));
+      // Only the topic's and groups' series went: fewer than after the first round.
+      const now = series(text);
+      assert.ok(now.length < first.length, `${now.length} series after ${N} topics came and went, ${first.length} with one`);
+      assert.equal(value(text, 'uringmq_topics'), 0);
+    } finally {
+      raw.close();
+      await s.stop();
+    }
   });
 });

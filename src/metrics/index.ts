@@ -210,6 +210,8 @@ export interface MetricsServerOptions {
   host?: string;
   /** 0: any free port (default 9464). */
   port?: number;
+  /** @internal A connection with nothing read from it or written to it for this long is closed (default 30 s; tests shorten it). */
+  idleTimeoutMs?: number;
 }
 
 /** GET /metrics and /healthz on their own port; owned by the main thread. */
@@ -226,6 +228,8 @@ export class MetricsServer {
     if (typeof host !== 'string' || host.length === 0) throw new UringmqError('INVALID_ARGUMENT', 'host must be a non-empty string');
     const port = opts.port ?? 9464;
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UringmqError('INVALID_ARGUMENT', `metrics port must be an integer between 0 and 65535, got ${JSON.stringify(port)}`);
+    const idleTimeoutMs = opts.idleTimeoutMs ?? 30_000;
+    if (!Number.isInteger(idleTimeoutMs) || idleTimeoutMs < 1) throw new UringmqError('INVALID_ARGUMENT', `idleTimeoutMs must be a positive integer, got ${JSON.stringify(idleTimeoutMs)}`);
     // A scrape describes every topic on the main thread: scrapes within a second (two
     // Prometheus servers, a dashboard) share one.
     // Timed on the monotonic clock: with the wall clock a step back (NTP, a resumed VM)
@@ -269,6 +273,12 @@ export class MetricsServer {
     // waiting, and a flood of scrapers must not take the broker's main thread.
     srv.maxConnections = 32;
     srv.keepAliveTimeout = 5000;
+    // The timeouts above cover a request arriving and the wait for the next; none covers
+    // a reply the client stops reading (Node's socket timeout is off by default): such a
+    // scraper held its connection, one of the 32, and its unsent reply until stop(). With
+    // no 'timeout' listener Node destroys a socket idle this long; a reply read, however
+    // slowly, keeps it alive.
+    srv.timeout = idleTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       srv.once('error', reject);
       srv.listen(port, host, () => {
