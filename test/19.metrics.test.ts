@@ -287,6 +287,7 @@ describe('metrics', function () {
       const m = await get(srv.port, '/metrics');
       assert.equal(m.status, 200);
       assert.ok(m.body.length > 32 << 20);
+      await assert.rejects(MetricsServer.start(broker, registry, { port: 0, idleTimeoutMs: 0 }), (e: { code?: string }) => e.code === 'INVALID_ARGUMENT');
     } finally {
       sock.destroy();
       await srv.close();
