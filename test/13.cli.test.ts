@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Broker, UringmqError } from '../src';
 import { connect, type Client } from '../src/client';
+import { readOffsetsFile } from '../src/broker/offsets_file';
 import { brokerService } from '../src/grpc/service';
 import { freePort, sleep, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
@@ -1045,6 +1046,12 @@ describe('CLI', function () {
     } finally {
       await client.close();
     }
+    // And written: the server answers what it holds, and writes a group's file every
+    // 20 ms. A SIGKILL between the two (a busy host: CI with a helper's tests beside it)
+    // brought 'before' again after the restart, at least once, as it should.
+    const offs = path.join(dir, 'groups', 'g', 'back.offs');
+    for (let i = 0; i < 300 && (await readOffsetsFile(offs))?.committed[0] !== 1; i++) await sleep(50);
+    assert.equal((await readOffsetsFile(offs))?.committed[0], 1);
     srv.child.kill('SIGKILL');
     await srv.exited;
     await until(() => /lost the connection to 127\.0\.0\.1:\d+ \(UNAVAILABLE: .*\); reconnecting in \d+ ms \(attempt 1\)/.test(c.err()), 30_000, 'no word of the lost connection');
