@@ -20,13 +20,15 @@ export type ErrorCode =
   | 'UNAUTHENTICATED'
   /** A group member stayed silent past its session timeout and was expelled: join again. */
   | 'SESSION_EXPIRED'
+  /** deleteGroup: the group has neither members nor committed offsets on the topic. */
+  | 'GROUP_NOT_FOUND'
   | 'INTERNAL';
 
 const KNOWN = new Set<string>([
   'TOPIC_NOT_FOUND', 'TOPIC_EXISTS', 'INVALID_TOPIC_NAME', 'INVALID_ARGUMENT', 'RECORD_TOO_LARGE',
   'OFFSET_OUT_OF_RANGE', 'CORRUPT_BATCH', 'BROKER_CLOSED', 'DIR_LOCKED', 'IO_ERROR', 'IO_URING_UNAVAILABLE',
   'INVALID_GROUP_NAME', 'FAILED_PRECONDITION', 'OUT_OF_ORDER_SEQUENCE', 'LOG_TRUNCATED', 'RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'INTERNAL',
-  'UNAUTHENTICATED', 'SESSION_EXPIRED',
+  'UNAUTHENTICATED', 'SESSION_EXPIRED', 'GROUP_NOT_FOUND',
 ]);
 
 export function isErrorCode(s: string): s is ErrorCode {

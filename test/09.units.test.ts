@@ -412,6 +412,7 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
     INTERNAL: status.INTERNAL,
     UNAUTHENTICATED: status.UNAUTHENTICATED,
     SESSION_EXPIRED: status.FAILED_PRECONDITION,
+    GROUP_NOT_FOUND: status.NOT_FOUND,
   };
 
   it('every code goes out as its gRPC status with the exact code in the trailer, and comes back as the same code', () => {

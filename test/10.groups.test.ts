@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile, type StateRange } from '../src/broker/offsets_file';
 import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
-import { openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir, unhandledRejectionsDuring, waitFor } from './helpers';
+import { expectCode, openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir, unhandledRejectionsDuring, waitFor } from './helpers';
 import type { Client } from '../src/client';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
@@ -736,6 +736,59 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.ok(!fs.existsSync(path.join(dir, 'etc')) && !fs.existsSync(path.join(path.dirname(dir), 'etc')));
       assert.equal((await broker.describeTopic('t')).groups.length, 0);
     });
+
+    const deleteGroup = (group: string, topic: string) => (client ? client.deleteGroup(group, topic) : broker.deleteGroup(group, topic));
+    const groupNames = async () => (await broker.describeTopic('t')).groups.map((g) => g.group);
+
+    it('deleteGroup: refused while the group has a member; then its offsets are gone, from disk too, and a consumer joining it starts at its from', async () => {
+      await broker.createTopic('t');
+      const p = producer();
+      for (let i = 0; i < 5; i++) await p.send('t', { value: `m${i}` });
+      const c = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      await take(c, 5);
+      await committedReaches(5);
+      const refused = await expectCode(deleteGroup('g', 't'), 'FAILED_PRECONDITION');
+      assert.match(refused.message, /group g has 1 member on topic t/);
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [5], 'a refused delete changes nothing');
+      await c.close();
+      await waitFor(async () => (await broker.describeTopic('t')).groups.every((g) => g.members.length === 0));
+      await deleteGroup('g', 't');
+      assert.deepEqual(await groupNames(), []);
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [-1]);
+      assert.equal(fs.existsSync(path.join(dir, 'groups', 'g')), false, 'the group directory is left behind');
+      await expectCode(deleteGroup('g', 't'), 'GROUP_NOT_FOUND');
+      await expectCode(deleteGroup('never', 't'), 'GROUP_NOT_FOUND');
+      await expectCode(deleteGroup('g', 'nope'), 'TOPIC_NOT_FOUND');
+      await expectCode(deleteGroup('a/b', 't'), 'INVALID_GROUP_NAME');
+      const again = consumer({ topic: 't', group: 'g', from: 'earliest' });
+      assert.deepEqual((await take(again, 5)).map((m) => m.offset), [0, 1, 2, 3, 4], 'the deleted offsets came back');
+      await again.close();
+    });
+
+    it('deleteGroup of a group not in memory (after a restart) stays deleted after another restart; other groups keep their offsets', async () => {
+      await broker.createTopic('t');
+      const p = producer();
+      for (let i = 0; i < 5; i++) await p.send('t', { value: `m${i}` });
+      for (const [group, n] of [['g', 4], ['h', 2]] as const) {
+        const c = consumer({ topic: 't', group, from: 'earliest' });
+        await take(c, n);
+        await restartAfter(c);
+      }
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [4]);
+      await deleteGroup('g', 't');
+      assert.deepEqual(await groupNames(), ['h']);
+      await stop();
+      await start();
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [-1]);
+      assert.deepEqual(await broker.committedOffsets('h', 't'), [2]);
+      assert.deepEqual(await groupNames(), ['h']);
+      const c = consumer({ topic: 't', group: 'g', from: 'latest' });
+      const got = take(c, 1); // a remote consumer joins when iterated
+      await waitFor(async () => (await broker.describeTopic('t')).groups.some((g) => g.group === 'g' && g.members.length === 1));
+      await producer().send('t', { value: 'm5' });
+      assert.deepEqual((await got).map((m) => m.offset), [5], "a new group at 'latest'");
+      await c.close();
+    });
   });
 }
 
@@ -893,6 +946,70 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     const got = await take(c2, 80);
     assert.deepEqual(got.map((m) => m.value.toString()), Array.from({ length: 80 }, (_, i) => `new${i}`));
     await c2.close();
+  });
+
+  it('a consumer joining while deleteGroup removes the file waits for it and starts as a new group, never from the deleted offsets', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 5; i++) await p.send('t', { value: `m${i}` });
+    await broker.commitOffset('g', 't', 0, 3);
+    const busy = (broker.groups as unknown as { fileBusy: Map<string, Promise<void>> }).fileBusy;
+    const deleting = broker.deleteGroup('g', 't');
+    // Microtasks only: no file operation of the delete can have ended yet.
+    for (let i = 0; i < 100 && busy.size === 0; i++) await Promise.resolve();
+    assert.equal(busy.size, 1, 'the delete has not begun removing the file');
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await deleting;
+    assert.deepEqual((await take(c, 5)).map((m) => m.offset), [0, 1, 2, 3, 4]);
+    await c.close();
+  });
+
+  it('a consumer joining in the same turn as deleteGroup is a member when the delete looks: refused, the offsets kept', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 5; i++) await p.send('t', { value: `m${i}` });
+    await broker.commitOffset('g', 't', 0, 3);
+    await broker.close();
+    broker = await openBroker({ dir }); // not in memory: the join loads it from the file
+    const deleting = broker.deleteGroup('g', 't');
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    await expectCode(deleting, 'FAILED_PRECONDITION');
+    assert.deepEqual((await take(c, 2)).map((m) => m.offset), [3, 4]);
+    await c.close();
+  });
+
+  it("a commitOffset whose write is under way when deleteGroup runs does not make the group's file again after the delete", async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 5; i++) await p.send('t', { value: `m${i}` });
+    await broker.commitOffset('g', 't', 0, 3);
+    await broker.close();
+    broker = await openBroker({ dir }); // its file not open: the commit's write opens it
+    const open = OffsetsFile.open;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let opening = false;
+    OffsetsFile.open = async (file, initial) => {
+      opening = true;
+      await gate;
+      return open.call(OffsetsFile, file, initial);
+    };
+    try {
+      const commit = broker.commitOffset('g', 't', 0, 4);
+      await waitFor(() => opening);
+      const deleting = broker.deleteGroup('g', 't');
+      await sleep(100); // a delete that did not wait for the write would have unlinked by now
+      release();
+      await Promise.all([commit, deleting]);
+    } finally {
+      OffsetsFile.open = open;
+      release();
+    }
+    await broker.groups.filesSettled();
+    assert.equal(fs.existsSync(path.join(dir, 'groups', 'g', 't.offs')), false, 'the commit made the file again');
+    await broker.close();
+    broker = await openBroker({ dir });
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [-1]);
   });
 
   it('commitOffset while acks flow: the offsets file is always whole, and ends with what was committed last', async () => {

@@ -27,6 +27,13 @@ async function endOffsetAfter(client: Client, topic: string, n: number): Promise
   return end();
 }
 
+/** Waits (up to 15 s) until the group g of topic gd has `n` members. */
+async function waitForMembers(client: Client, n: number): Promise<void> {
+  const members = async () => (await client.describeTopic('gd')).groups.find((g) => g.group === 'g')?.members.length ?? 0;
+  for (let i = 0; i < 300 && (await members()) !== n; i++) await sleep(50);
+  assert.equal(await members(), n);
+}
+
 function openSubscribe(raw: grpc.Client, topic: string): { st: grpc.ClientDuplexStream<unknown, unknown>; ended: Promise<grpc.status> } {
   const d = brokerService.subscribe!;
   const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
@@ -128,6 +135,45 @@ describe('CLI', function () {
       assert.equal(run(['topics', 'list', ...target]).out.trim(), 'cli');
       assert.equal(run(['topics', 'delete', 'cli', ...target]).code, 0);
       assert.equal(run(['topics', 'list', ...target]).out.trim(), '');
+    });
+
+    it(`groups delete against --${where}: refused while the group has a member, then its offsets are gone`, async () => {
+      const dir = tmpDir();
+      let target: string[];
+      if (where === 'server') {
+        srv = await spawnServer(dir);
+        target = ['--server', srv.address];
+      } else target = ['--dir', dir];
+      assert.equal(run(['topics', 'create', 'gd', ...target]).code, 0);
+      let r = run(['groups', 'commit', 'gd', 'g', '--partition', '0', '--offset', '0', ...target]);
+      assert.equal(r.code, 0, r.err);
+      if (where === 'server') {
+        // A member of the group (a client's consumer): the delete is refused.
+        const client = await connect(srv!.address);
+        try {
+          const c = client.consumer({ topic: 'gd', group: 'g' });
+          const it = c[Symbol.asyncIterator]();
+          void it.next().catch(() => undefined); // a remote consumer joins when iterated
+          await waitForMembers(client, 1);
+          r = run(['groups', 'delete', 'gd', 'g', ...target]);
+          assert.equal(r.code, 2);
+          assert.match(r.err, /FAILED_PRECONDITION: group g has 1 member on topic gd/);
+          await c.close();
+          await waitForMembers(client, 0);
+        } finally {
+          await client.close();
+        }
+      }
+      r = run(['groups', 'delete', 'gd', 'g', ...target]);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.err, /deleted group g on gd/);
+      assert.deepEqual(JSON.parse(run(['groups', 'offsets', 'gd', 'g', ...target]).out), [-1]);
+      r = run(['groups', 'delete', 'gd', 'g', ...target]);
+      assert.equal(r.code, 2);
+      assert.match(r.err, /GROUP_NOT_FOUND/);
+      r = run(['groups', 'delete', 'nope', 'g', ...target]);
+      assert.equal(r.code, 2);
+      assert.match(r.err, /TOPIC_NOT_FOUND/);
     });
   }
 

@@ -148,9 +148,19 @@ describe('Auth tokens and config files: refused where they are set, never echoed
       for (const scheme of ['Bearer', 'bearer', 'BEARER']) assert.equal(await listWith(`${scheme} Sup3rSecretTok`), grpc.status.OK, scheme);
       for (const wrong of ['Bearer Sup3rSecretTo', 'Bearer Sup3rSecretTokk', 'Bearer sup3rSecretTok', 'Basic Sup3rSecretTok', 'Sup3rSecretTok', 'Bearer', 'Bearer  Sup3rSecretTok'])
         assert.equal(await listWith(wrong), grpc.status.UNAUTHENTICATED, wrong);
+      // A destructive admin call too: DeleteGroup without the token deletes nothing.
+      await r.broker.createTopic('t');
+      await r.broker.commitOffset('g', 't', 0, 0);
+      const anon = await connect(r.address);
+      try {
+        await assert.rejects(anon.deleteGroup('g', 't'), (e: { code?: string }) => e.code === 'UNAUTHENTICATED');
+      } finally {
+        await anon.close();
+      }
+      assert.deepEqual(await r.broker.committedOffsets('g', 't'), [0]);
       const client = await connect(r.address, { token: 'Sup3rSecretTok' });
       try {
-        assert.deepEqual(await client.listTopics(), []);
+        assert.deepEqual(await client.listTopics(), ['t']);
         assert.ok(!inspect(client, { depth: 6 }).includes('up3rSecret'), 'console.log(client) prints the token');
       } finally {
         await client.close();

@@ -344,6 +344,23 @@ def c_subscribe_ack():
         sub.close()
 
 
+def c_delete_group():
+    group = "g-ack-" + RUN
+    req = pb.DeleteGroupRequest(group=group, topic=TOPIC)
+    deadline = time.monotonic() + 5.0
+    while True:
+        try:
+            stub.DeleteGroup(req, metadata=MD, timeout=T)
+            break
+        except grpc.RpcError as e:
+            # The closed Subscribe stream's member leaves the group asynchronously.
+            if e.code() != grpc.StatusCode.FAILED_PRECONDITION or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    ensure(committed(group, [-1, -1], 0) == [-1, -1], "offsets left after DeleteGroup")
+    expect_error(lambda: stub.DeleteGroup(req, metadata=MD, timeout=T), "NOT_FOUND", "GROUP_NOT_FOUND")
+
+
 REDELIVERY = {}
 
 
@@ -458,6 +475,7 @@ CHECKS = [
     ("batch with another producer_id than its header: INVALID_ARGUMENT", c_producer_mismatch),
     ("Fetch + decode: keys, null key, headers, timestamps, plain_records", c_fetch),
     ("Subscribe + ack: committed offsets advance", c_subscribe_ack),
+    ("DeleteGroup: offsets gone, then NOT_FOUND / GROUP_NOT_FOUND", c_delete_group),
     ("redelivery after a 1000 ms ack deadline, delivery_count 2", c_redelivery),
     ("nack: redelivered at once, delivery_count 3", c_nack),
     ("credit: initial_credit=2 gives 2, then credit=3 gives 3 more", c_credit),

@@ -17,7 +17,7 @@ import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { barrierProblem } from './mount_check';
 import { MAX_PARTITIONS, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES, fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
-import { positiveInt, validateOffset, validateTopicName } from './validate';
+import { positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
@@ -899,6 +899,25 @@ export class Broker {
   async commitOffset(group: string, topic: string, partition: number, offset: number): Promise<void> {
     this.assertOpen();
     await this.groups.commitOffset(group, topic, partition, offset);
+  }
+
+  /**
+   * Deletes a consumer group's committed offsets and state on a topic (Kafka's
+   * deleteConsumerGroups, Redis's XGROUP DESTROY): a consumer joining it later starts
+   * as a new group, where its `from` says. FAILED_PRECONDITION while the group has
+   * members on the topic (embedded or remote consumers), GROUP_NOT_FOUND when it has
+   * neither members nor committed offsets there. As the client's deleteGroup and the
+   * gRPC DeleteGroup.
+   */
+  async deleteGroup(group: string, topic: string): Promise<void> {
+    this.assertOpen();
+    validateGroupName(group);
+    validateTopicName(topic);
+    // With the topic admin: a deleteTopic under way ends first (its groups go with it).
+    return this.admin(async () => {
+      this.assertOpen();
+      await this.groups.deleteGroup(group, topic);
+    });
   }
 
   /** A group's committed offset per partition of a topic; -1 where it has none. */

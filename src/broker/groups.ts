@@ -334,8 +334,10 @@ class GroupState {
   flushing: Promise<void> | null = null;
   /** The last write of the offsets file: every write goes after it, so two never overlap. */
   writing: Promise<void> = Promise.resolve();
-  /** Its topic was deleted: nothing may write the offsets file again. */
+  /** Its topic was deleted, or the group itself (`removed`): nothing may write the offsets file again. */
   deleted = false;
+  /** deleteGroup took it out of memory: a join or commit that found it goes to the group made anew. */
+  removed = false;
   /** How long the last snapshot took to build, ms: writes are spaced to keep that a small share of the time. */
   snapshotMs = 0;
   /** When the last member left (for dropping idle groups). */
@@ -728,7 +730,7 @@ export class GroupCoordinator {
   async join(opts: GroupJoinOptions, sink: DeliverySink, initialCredit?: number, memberId?: string): Promise<GroupMember> {
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     const { group, t, o, from } = this.checkedJoinOptions(opts);
-    const gs = await this.load(group, t.name, from);
+    const gs = await this.loadLive(group, t.name, from);
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     // t.deleted: deleteTopic has begun but not reached topicDeleted (which sets
     // gs.deleted) yet. A member made then had a delivery loop whose first look-up of
@@ -749,6 +751,9 @@ export class GroupCoordinator {
       gs.dirty = true;
       await this.flush(gs);
       if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+      // deleteGroup found it without members during the write: a member added now would
+      // belong to a group whose file is gone, its acks written nowhere.
+      if (gs.removed) throw new UringmqError('UNAVAILABLE', `group ${group} on ${t.name} was deleted while this consumer joined it; join again (it starts as a new group)`);
       if (gs.deleted || t.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${t.name} was deleted`);
     }
     const m = new GroupMember(this, gs, sink, o, opts.flow, initialCredit ?? o.maxUnacked, memberId);
@@ -757,6 +762,19 @@ export class GroupCoordinator {
     this.rebalance(gs);
     void this.pump(m);
     return m;
+  }
+
+  /**
+   * load(), past a deleteGroup that took the group out of memory between the load's
+   * answer and its caller's turn: the load after it waits for the file's removal and
+   * makes the group anew. A few times at most (each is another delete of the group).
+   */
+  private async loadLive(group: string, topic: string, from: GroupJoinOptions['from'] | null): Promise<GroupState> {
+    for (let attempt = 0; ; attempt++) {
+      const gs = await this.load(group, topic, from);
+      if (!gs.removed) return gs;
+      if (attempt === 3) throw new UringmqError('UNAVAILABLE', `group ${group} on ${topic} is being deleted; try again`);
+    }
   }
 
   private key(group: string, topic: string): string {
@@ -1872,7 +1890,7 @@ export class GroupCoordinator {
     const info = this.broker.partitionInfo(t.partitions[partition]!);
     if (offset > info.endOffset)
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
-    const gs = await this.load(group, topic, null);
+    const gs = await this.loadLive(group, topic, null);
     // deleteTopic began meanwhile: the commit would be answered as done, and dropped
     // with the group's file (the topic's own flag: topicDeleted may not have run yet).
     if (gs.deleted || t.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${topic} was deleted`);
@@ -2079,6 +2097,68 @@ export class GroupCoordinator {
       await removeIfEmpty(groupDir);
     }
     return removed;
+  }
+
+  /**
+   * Deletes a group's state on `topic` (Kafka's deleteConsumerGroups): its offsets file,
+   * durably, and what memory holds of it (unacked and redelivery state). A member
+   * joining later starts a new group at its `from`. FAILED_PRECONDITION while the group
+   * has members there, GROUP_NOT_FOUND when it has neither members nor a file.
+   */
+  async deleteGroup(group: string, topic: string): Promise<void> {
+    validateGroupName(group);
+    this.broker.topicState(topic);
+    const k = this.key(group, topic);
+    // A load (a join's or commit's first write), a touch of the file as the group left
+    // memory, or its expiry, ends first: each decides whether there is a group to delete.
+    for (;;) {
+      if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
+      const pending = this.loading.get(k) ?? this.fileBusy.get(k);
+      if (!pending) break;
+      await pending.catch(() => undefined);
+    }
+    // From here to fileBusy.set nothing awaits: a join arriving later waits in load() for
+    // the removal and finds no file, so it cannot bring the deleted offsets back.
+    this.broker.topicState(topic);
+    const gs = this.groups.get(k);
+    if (gs && gs.members.size > 0)
+      throw new UringmqError(
+        'FAILED_PRECONDITION',
+        `group ${group} has ${gs.members.size} member${gs.members.size === 1 ? '' : 's'} on topic ${topic}: close its consumers before deleting it`,
+      );
+    const groupDir = path.join(this.dir, group);
+    const { file, legacyFile } = offsetsFiles(groupDir, topic);
+    let done!: () => void;
+    this.fileBusy.set(k, new Promise<void>((resolve) => (done = resolve)));
+    try {
+      if (gs) {
+        this.groups.delete(k);
+        gs.removed = true;
+        gs.deleted = true; // a commit's or late ack's write not begun yet writes nothing
+        await gs.writing; // one begun (creating the file, say) ends before the unlink
+        await this.closeOffsetsFile(gs);
+      }
+      let found = gs !== undefined;
+      for (const f of [file, legacyFile]) {
+        try {
+          await fs.unlink(f);
+          found = true;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+          throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${f}: ${(e as Error).message}`);
+        }
+      }
+      if (!found) throw new UringmqError('GROUP_NOT_FOUND', `group ${group} has no members and no committed offsets on topic ${topic}`);
+      // Durable before it is answered: a power cut that lost the unlink would bring
+      // the group back with the offsets it was deleted with.
+      await fsyncDir(groupDir).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'ENOENT') throw new UringmqError('IO_ERROR', `cannot sync ${groupDir} after removing committed offsets: ${e.message}`);
+      });
+      await removeIfEmpty(groupDir);
+    } finally {
+      this.fileBusy.delete(k);
+      done();
+    }
   }
 
   describe(topic: string): GroupDescription[] {

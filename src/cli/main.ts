@@ -762,7 +762,7 @@ export function program(): Command {
     }
   });
 
-  const groups = prog.command('groups').description("read and move consumer groups' committed offsets");
+  const groups = prog.command('groups').description("read, move and delete consumer groups' committed offsets");
   withTarget(groups.command('offsets <topic> <group>').description('print the committed offset of each partition (-1: none)')).action(
     async (topic: string, group: string, o: { server?: string; dir?: string }) => {
       const t = await target(o);
@@ -798,6 +798,19 @@ export function program(): Command {
         await done(t);
       }
     });
+  withTarget(
+    groups
+      .command('delete <topic> <group>')
+      .description("delete a group's committed offsets on a topic (refused while it has members); a consumer joining it later starts at its --from"),
+  ).action(async (topic: string, group: string, o: { server?: string; dir?: string }) => {
+    const t = await target(o);
+    try {
+      await (t.client ? t.client.deleteGroup(group, topic) : t.broker!.deleteGroup(group, topic));
+      process.stderr.write(`deleted group ${group} on ${topic}\n`);
+    } finally {
+      await done(t);
+    }
+  });
 
   withTarget(prog.command('produce <topic>').description('publish one message per line of stdin'))
     .option('-k, --key <key>', 'key for every message')

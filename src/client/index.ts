@@ -408,6 +408,15 @@ export class Client {
     return (await this.committedState(group, topic)).offsets;
   }
 
+  /**
+   * As Broker.deleteGroup: removes the group's committed offsets and state on the
+   * topic; FAILED_PRECONDITION while it has members there, GROUP_NOT_FOUND when it has
+   * nothing to delete.
+   */
+  async deleteGroup(group: string, topic: string): Promise<void> {
+    await this.unary('deleteGroup', { group, topic });
+  }
+
   /** Committed offsets per partition (-1: none) and the broker's run they were read in. */
   async committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }> {
     const r = await this.unary<object, uringmq.v1.GetCommittedOffsetsResponse>('getCommittedOffsets', { group, topic });

@@ -488,6 +488,10 @@ export class BrokerServer {
         return {};
       }),
       getCommittedOffsets: unary('GetCommittedOffsets', async (req: Req<'GetCommittedOffsetsRequest'>) => await b.groups.committedState(req.group, req.topic)),
+      deleteGroup: unary('DeleteGroup', async (req: Req<'DeleteGroupRequest'>) => {
+        await b.deleteGroup(req.group, req.topic);
+        return {};
+      }),
     };
   }
 

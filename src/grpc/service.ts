@@ -60,4 +60,5 @@ export const brokerService: ServiceDefinition & Record<string, MethodDefinition<
   subscribe: method('Subscribe', subscribeRequest, pb.SubscribeResponse, true, true),
   commitOffset: method('CommitOffset', pb.CommitOffsetRequest, pb.CommitOffsetResponse, false, false),
   getCommittedOffsets: method('GetCommittedOffsets', pb.GetCommittedOffsetsRequest, pb.GetCommittedOffsetsResponse, false, false),
+  deleteGroup: method('DeleteGroup', pb.DeleteGroupRequest, pb.DeleteGroupResponse, false, false),
 };

@@ -8,6 +8,9 @@ import { UringmqError, isErrorCode, type ErrorCode } from '../errors';
 
 const TO_GRPC: Record<ErrorCode, status> = {
   TOPIC_NOT_FOUND: status.NOT_FOUND,
+  // NOT_FOUND as a topic's: a client that reads only the status sees "not there"; the
+  // trailer tells the group from its topic.
+  GROUP_NOT_FOUND: status.NOT_FOUND,
   TOPIC_EXISTS: status.ALREADY_EXISTS,
   INVALID_TOPIC_NAME: status.INVALID_ARGUMENT,
   INVALID_GROUP_NAME: status.INVALID_ARGUMENT,

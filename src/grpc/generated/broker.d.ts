@@ -2842,5 +2842,133 @@ export namespace uringmq {
             /** Shape of a GetCommittedOffsetsResponse. */
             type $Shape = uringmq.v1.GetCommittedOffsetsResponse.$Properties;
         }
+
+        /**
+         * Properties of a DeleteGroupRequest.
+         * @deprecated Use uringmq.v1.DeleteGroupRequest.$Properties instead.
+         */
+        interface IDeleteGroupRequest extends uringmq.v1.DeleteGroupRequest.$Properties {
+        }
+
+        /** Represents a DeleteGroupRequest. */
+        class DeleteGroupRequest {
+
+            /**
+             * Constructs a new DeleteGroupRequest.
+             * @param [properties] Properties to set
+             */
+            constructor(properties?: uringmq.v1.DeleteGroupRequest.$Properties);
+
+            /** Unknown fields preserved while decoding when enabled */
+            $unknowns?: Uint8Array[];
+
+            /** DeleteGroupRequest group. */
+            group: string;
+
+            /** DeleteGroupRequest topic. */
+            topic: string;
+
+            /**
+             * Encodes the specified DeleteGroupRequest message. Does not implicitly {@link uringmq.v1.DeleteGroupRequest.verify|verify} messages.
+             * @param message DeleteGroupRequest message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            static encode(message: uringmq.v1.DeleteGroupRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a DeleteGroupRequest message from the specified reader or buffer.
+             * @param reader Reader or buffer to decode from
+             * @param [length] Message length if known beforehand
+             * @returns {uringmq.v1.DeleteGroupRequest & uringmq.v1.DeleteGroupRequest.$Shape} DeleteGroupRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): uringmq.v1.DeleteGroupRequest & uringmq.v1.DeleteGroupRequest.$Shape;
+
+            /**
+             * Gets the type url for DeleteGroupRequest
+             * @param [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns The type url
+             */
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace DeleteGroupRequest {
+
+            /** Properties of a DeleteGroupRequest. */
+            interface $Properties {
+
+                /** DeleteGroupRequest group */
+                group?: (string|null);
+
+                /** DeleteGroupRequest topic */
+                topic?: (string|null);
+
+                /** Unknown fields preserved while decoding when enabled */
+                $unknowns?: Uint8Array[];
+            }
+
+            /** Shape of a DeleteGroupRequest. */
+            type $Shape = uringmq.v1.DeleteGroupRequest.$Properties;
+        }
+
+        /**
+         * Properties of a DeleteGroupResponse.
+         * @deprecated Use uringmq.v1.DeleteGroupResponse.$Properties instead.
+         */
+        interface IDeleteGroupResponse extends uringmq.v1.DeleteGroupResponse.$Properties {
+        }
+
+        /** Represents a DeleteGroupResponse. */
+        class DeleteGroupResponse {
+
+            /**
+             * Constructs a new DeleteGroupResponse.
+             * @param [properties] Properties to set
+             */
+            constructor(properties?: uringmq.v1.DeleteGroupResponse.$Properties);
+
+            /** Unknown fields preserved while decoding when enabled */
+            $unknowns?: Uint8Array[];
+
+            /**
+             * Encodes the specified DeleteGroupResponse message. Does not implicitly {@link uringmq.v1.DeleteGroupResponse.verify|verify} messages.
+             * @param message DeleteGroupResponse message or plain object to encode
+             * @param [writer] Writer to encode to
+             * @returns Writer
+             */
+            static encode(message: uringmq.v1.DeleteGroupResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+
+            /**
+             * Decodes a DeleteGroupResponse message from the specified reader or buffer.
+             * @param reader Reader or buffer to decode from
+             * @param [length] Message length if known beforehand
+             * @returns {uringmq.v1.DeleteGroupResponse & uringmq.v1.DeleteGroupResponse.$Shape} DeleteGroupResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): uringmq.v1.DeleteGroupResponse & uringmq.v1.DeleteGroupResponse.$Shape;
+
+            /**
+             * Gets the type url for DeleteGroupResponse
+             * @param [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns The type url
+             */
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace DeleteGroupResponse {
+
+            /** Properties of a DeleteGroupResponse. */
+            interface $Properties {
+
+                /** Unknown fields preserved while decoding when enabled */
+                $unknowns?: Uint8Array[];
+            }
+
+            /** Shape of a DeleteGroupResponse. */
+            type $Shape = uringmq.v1.DeleteGroupResponse.$Properties;
+        }
     }
 }

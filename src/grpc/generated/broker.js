@@ -7330,6 +7330,303 @@ $root.uringmq = (function() {
             return GetCommittedOffsetsResponse;
         })();
 
+        v1.DeleteGroupRequest = (function() {
+
+            /**
+             * Properties of a DeleteGroupRequest.
+             * @typedef {Object} uringmq.v1.DeleteGroupRequest.$Properties
+             * @property {string|null} [group] DeleteGroupRequest group
+             * @property {string|null} [topic] DeleteGroupRequest topic
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a DeleteGroupRequest.
+             * @memberof uringmq.v1
+             * @interface IDeleteGroupRequest
+             * @augments uringmq.v1.DeleteGroupRequest.$Properties
+             * @deprecated Use uringmq.v1.DeleteGroupRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of a DeleteGroupRequest.
+             * @typedef {uringmq.v1.DeleteGroupRequest.$Properties} uringmq.v1.DeleteGroupRequest.$Shape
+             */
+
+            /**
+             * Constructs a new DeleteGroupRequest.
+             * @memberof uringmq.v1
+             * @classdesc Represents a DeleteGroupRequest.
+             * @constructor
+             * @param {uringmq.v1.DeleteGroupRequest.$Properties=} [properties] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var DeleteGroupRequest = function (properties) {
+                if (properties)
+                    for (var keys = $Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            };
+
+            /**
+             * DeleteGroupRequest group.
+             * @member {string} group
+             * @memberof uringmq.v1.DeleteGroupRequest
+             * @instance
+             */
+            DeleteGroupRequest.prototype.group = "";
+
+            /**
+             * DeleteGroupRequest topic.
+             * @member {string} topic
+             * @memberof uringmq.v1.DeleteGroupRequest
+             * @instance
+             */
+            DeleteGroupRequest.prototype.topic = "";
+
+            /**
+             * Encodes the specified DeleteGroupRequest message. Does not implicitly {@link uringmq.v1.DeleteGroupRequest.verify|verify} messages.
+             * @function encode
+             * @memberof uringmq.v1.DeleteGroupRequest
+             * @static
+             * @param {uringmq.v1.DeleteGroupRequest.$Properties} message DeleteGroupRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DeleteGroupRequest.encode = function (message, writer, _depth) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (message.group != null && $Object.hasOwnProperty.call(message, "group") && message.group !== "")
+                    writer.uint32(/* id 1, wireType 2 =*/10).string(message.group);
+                if (message.topic != null && $Object.hasOwnProperty.call(message, "topic") && message.topic !== "")
+                    writer.uint32(/* id 2, wireType 2 =*/18).string(message.topic);
+                if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
+                    for (var i = 0; i < message.$unknowns.length; ++i)
+                        writer.raw(message.$unknowns[i]);
+                return writer;
+            };
+
+            /**
+             * Decodes a DeleteGroupRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof uringmq.v1.DeleteGroupRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {uringmq.v1.DeleteGroupRequest & uringmq.v1.DeleteGroupRequest.$Shape} DeleteGroupRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DeleteGroupRequest.decode = function (reader, length, _end, _depth, _target) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var end, message, value;
+                if (length === $undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw $RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = _target || new $root.uringmq.v1.DeleteGroupRequest();
+                while (reader.pos < end) {
+                    var start = reader.pos;
+                    var tag = reader.tag();
+                    if (tag === _end) {
+                        _end = $undefined;
+                        break;
+                    }
+                    var wireType = tag & 7;
+                    switch (tag >>>= 3) {
+                    case 1: {
+                            if (wireType !== 2)
+                                break;
+                            if ((value = reader.stringVerify()).length)
+                                message.group = value;
+                            else
+                                delete message.group;
+                            continue;
+                        }
+                    case 2: {
+                            if (wireType !== 2)
+                                break;
+                            if ((value = reader.stringVerify()).length)
+                                message.topic = value;
+                            else
+                                delete message.topic;
+                            continue;
+                        }
+                    }
+                    reader.skipType(wireType, _depth, tag);
+                    if (!reader.discardUnknown) {
+                        $util.makeProp(message, "$unknowns", false);
+                        (message.$unknowns || (message.$unknowns = [])).push(reader.raw(start, reader.pos));
+                    }
+                }
+                if (length !== $undefined) {
+                    if (reader.pos !== end)
+                        throw $RangeError("index out of range");
+                    reader.len = length;
+                }
+                if (_end !== $undefined)
+                    throw $Error("missing end group");
+                return message;
+            };
+
+            /**
+             * Gets the type url for DeleteGroupRequest
+             * @function getTypeUrl
+             * @memberof uringmq.v1.DeleteGroupRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            DeleteGroupRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/uringmq.v1.DeleteGroupRequest";
+            };
+
+            return DeleteGroupRequest;
+        })();
+
+        v1.DeleteGroupResponse = (function() {
+
+            /**
+             * Properties of a DeleteGroupResponse.
+             * @typedef {Object} uringmq.v1.DeleteGroupResponse.$Properties
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a DeleteGroupResponse.
+             * @memberof uringmq.v1
+             * @interface IDeleteGroupResponse
+             * @augments uringmq.v1.DeleteGroupResponse.$Properties
+             * @deprecated Use uringmq.v1.DeleteGroupResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of a DeleteGroupResponse.
+             * @typedef {uringmq.v1.DeleteGroupResponse.$Properties} uringmq.v1.DeleteGroupResponse.$Shape
+             */
+
+            /**
+             * Constructs a new DeleteGroupResponse.
+             * @memberof uringmq.v1
+             * @classdesc Represents a DeleteGroupResponse.
+             * @constructor
+             * @param {uringmq.v1.DeleteGroupResponse.$Properties=} [properties] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var DeleteGroupResponse = function (properties) {
+                if (properties)
+                    for (var keys = $Object.keys(properties), i = 0; i < keys.length; ++i)
+                        if (properties[keys[i]] != null && keys[i] !== "__proto__")
+                            this[keys[i]] = properties[keys[i]];
+            };
+
+            /**
+             * Encodes the specified DeleteGroupResponse message. Does not implicitly {@link uringmq.v1.DeleteGroupResponse.verify|verify} messages.
+             * @function encode
+             * @memberof uringmq.v1.DeleteGroupResponse
+             * @static
+             * @param {uringmq.v1.DeleteGroupResponse.$Properties} message DeleteGroupResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DeleteGroupResponse.encode = function (message, writer, _depth) {
+                if (!writer)
+                    writer = $Writer.create();
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
+                    for (var i = 0; i < message.$unknowns.length; ++i)
+                        writer.raw(message.$unknowns[i]);
+                return writer;
+            };
+
+            /**
+             * Decodes a DeleteGroupResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof uringmq.v1.DeleteGroupResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @param {number} [length] Message length if known beforehand
+             * @returns {uringmq.v1.DeleteGroupResponse & uringmq.v1.DeleteGroupResponse.$Shape} DeleteGroupResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DeleteGroupResponse.decode = function (reader, length, _end, _depth, _target) {
+                if (!(reader instanceof $Reader))
+                    reader = $Reader.create(reader);
+                if (_depth === $undefined)
+                    _depth = 0;
+                if (_depth > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var end, message;
+                if (length === $undefined)
+                    end = reader.len;
+                else {
+                    end = reader.pos + length;
+                    if (end > reader.len)
+                        throw $RangeError("index out of range");
+                    length = reader.len;
+                    reader.len = end;
+                }
+                message = _target || new $root.uringmq.v1.DeleteGroupResponse();
+                while (reader.pos < end) {
+                    var start = reader.pos;
+                    var tag = reader.tag();
+                    if (tag === _end) {
+                        _end = $undefined;
+                        break;
+                    }
+                    reader.skipType(tag & 7, _depth, tag);
+                    if (!reader.discardUnknown) {
+                        $util.makeProp(message, "$unknowns", false);
+                        (message.$unknowns || (message.$unknowns = [])).push(reader.raw(start, reader.pos));
+                    }
+                }
+                if (length !== $undefined) {
+                    if (reader.pos !== end)
+                        throw $RangeError("index out of range");
+                    reader.len = length;
+                }
+                if (_end !== $undefined)
+                    throw $Error("missing end group");
+                return message;
+            };
+
+            /**
+             * Gets the type url for DeleteGroupResponse
+             * @function getTypeUrl
+             * @memberof uringmq.v1.DeleteGroupResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            DeleteGroupResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/uringmq.v1.DeleteGroupResponse";
+            };
+
+            return DeleteGroupResponse;
+        })();
+
         return v1;
     })();
 
