@@ -556,6 +556,43 @@ describe('Idempotent producers: more batches in flight than the window (64)', ()
     }
     assert.throws(() => u.check(8, 0, 1), (e: UringmqError) => e.code === 'OUT_OF_ORDER_SEQUENCE');
   });
+
+  it("idempotence table: a producer down to its marker whose next batch, taken while settled() waited, fails too is still in the snapshot by its marker", async () => {
+    const t = new IdempotenceTable('t/0');
+    const deferred = () => {
+      let resolve!: (r: { baseOffset: number; count: number }) => void;
+      let reject!: (e: Error) => void;
+      const p = new Promise<{ baseOffset: number; count: number }>((res, rej) => ((resolve = res), (reject = rej)));
+      return { p, resolve, reject };
+    };
+    const pending = (id: number, seq: number) => {
+      const d = deferred();
+      const e = t.record(id, seq, 1, d.p);
+      d.p.catch(() => t.failed(id, e));
+      return d;
+    };
+    // Producer 5: seq 0 written, then a window's worth taken after it, all failing: a marker at 1.
+    t.record(5, 0, 1, { baseOffset: 0, count: 1 });
+    const window = Array.from({ length: IdempotenceTable.KEEP_BATCHES }, (_, i) => pending(5, i + 1));
+    for (const d of window) d.reject(new Error('refused'));
+    await sleep(1);
+    assert.deepEqual(Array.from((await t.settled()).batches), [5, 1, 0, -1]);
+    const other = pending(6, 0);
+    const snap = t.settled(); // waits for 6/0
+    const retry = pending(5, 1); // taken while settled() waits, still under way when it collects the table
+    other.resolve({ baseOffset: 1, count: 1 });
+    await sleep(5);
+    retry.reject(new Error('refused')); // 5 is down to its marker at 1 again
+    const { batches } = await snap;
+    assert.deepEqual(Array.from(batches), [6, 0, 1, 1, 5, 1, 0, -1]);
+    // After a restart from that snapshot: a retry of 5/0 (its ack lost) is not written again.
+    const u = new IdempotenceTable('t/0');
+    u.restore(batches);
+    u.restored();
+    const v = u.check(5, 0, 1);
+    assert.ok(v !== NEW && 'duplicate' in v && v.duplicate === null, 'a retry of a written batch is a duplicate');
+    assert.equal(u.check(5, 1, 1), NEW);
+  });
 });
 
 describe('Idempotent producers: a batch refused for a full write queue', () => {

@@ -331,8 +331,10 @@ export class IdempotenceTable {
     if (list.length === 0 && earliest) {
       // Every remembered batch failed: the producer still expects the first of them,
       // and a retry of an older (written) batch must not be taken as new. A marker of
-      // no records keeps that sequence.
-      const marker: Entry = { baseSequence: earliest.baseSequence, count: 0, result: NOT_WRITTEN, failed: true };
+      // no records keeps that sequence. A marker popped here is put back as it is, not
+      // replaced: settled() may hold it while it waits, and keeps only entries still in
+      // the list (a new one there left the producer out of the snapshot).
+      const marker: Entry = earliest.count === 0 ? earliest : { baseSequence: earliest.baseSequence, count: 0, result: NOT_WRITTEN, failed: true };
       list.push(marker);
       this.entries++;
       this.markerPastHoles(producerId, marker);
