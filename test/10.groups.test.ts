@@ -1012,6 +1012,24 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.deepEqual(await broker.committedOffsets('g', 't'), [-1]);
   });
 
+  it('a commitOffset in the same turn as deleteGroup of a group in memory is not refused as TOPIC_NOT_FOUND: it lands before the delete or in the group made anew', async () => {
+    await broker.createTopic('t');
+    const p = broker.producer();
+    for (let i = 0; i < 5; i++) await p.send('t', { value: `m${i}` });
+    // The delete a few microtasks after the commit: each gap between the commit's load and its use of the group.
+    for (let ticks = 0; ticks < 8; ticks++) {
+      await broker.commitOffset('g', 't', 0, 3); // in memory, no member
+      const commit = broker.commitOffset('g', 't', 0, 4);
+      for (let i = 0; i < ticks; i++) await Promise.resolve();
+      const [c, d] = await Promise.allSettled([commit, broker.deleteGroup('g', 't')]);
+      assert.equal(d.status, 'fulfilled', `${ticks}: ${String((d as PromiseRejectedResult).reason)}`);
+      assert.equal(c.status, 'fulfilled', `${ticks}: ${String((c as PromiseRejectedResult).reason)}`);
+      await broker.groups.filesSettled();
+      const committed = await broker.committedOffsets('g', 't');
+      assert.ok(committed[0] === -1 || committed[0] === 4, `${ticks}: committed ${committed[0]}`);
+    }
+  });
+
   it('commitOffset while acks flow: the offsets file is always whole, and ends with what was committed last', async () => {
     await broker.createTopic('t', { partitions: 2 });
     const p = broker.producer();

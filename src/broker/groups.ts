@@ -730,7 +730,13 @@ export class GroupCoordinator {
   async join(opts: GroupJoinOptions, sink: DeliverySink, initialCredit?: number, memberId?: string): Promise<GroupMember> {
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     const { group, t, o, from } = this.checkedJoinOptions(opts);
-    const gs = await this.loadLive(group, t.name, from);
+    let gs = await this.loadLive(group, t.name, from);
+    // Checked again here: the turns between loadLive's check and this one's resuming let
+    // a deleteGroup take the group out of memory, and its `deleted` read as its topic's.
+    for (let again = 0; gs.removed; again++) {
+      if (again === 3) throw new UringmqError('UNAVAILABLE', `group ${group} on ${t.name} is being deleted; try again`);
+      gs = await this.loadLive(group, t.name, from);
+    }
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     // t.deleted: deleteTopic has begun but not reached topicDeleted (which sets
     // gs.deleted) yet. A member made then had a delivery loop whose first look-up of
@@ -1890,7 +1896,12 @@ export class GroupCoordinator {
     const info = this.broker.partitionInfo(t.partitions[partition]!);
     if (offset > info.endOffset)
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
-    const gs = await this.loadLive(group, topic, null);
+    let gs = await this.loadLive(group, topic, null);
+    // As in join(): a deleteGroup in the turns since loadLive's check is no deleted topic.
+    for (let again = 0; gs.removed; again++) {
+      if (again === 3) throw new UringmqError('UNAVAILABLE', `group ${group} on ${topic} is being deleted; try again`);
+      gs = await this.loadLive(group, topic, null);
+    }
     // deleteTopic began meanwhile: the commit would be answered as done, and dropped
     // with the group's file (the topic's own flag: topicDeleted may not have run yet).
     if (gs.deleted || t.deleted) throw new UringmqError('TOPIC_NOT_FOUND', `topic ${topic} was deleted`);
