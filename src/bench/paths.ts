@@ -36,7 +36,8 @@ export async function createPublisher(api: ApiPath, host: BrokerHost, topic: str
   }
   const client = await host.client();
   if (api === 'grpc-batched') {
-    const p = client.producer({ lingerMs: w.lingerMs, maxInFlight: w.maxInFlight });
+    // Idempotent up to the 64 batches in flight the broker remembers per producer; a workload asking more runs without.
+    const p = client.producer({ lingerMs: w.lingerMs, maxInFlight: w.maxInFlight, idempotent: w.maxInFlight <= 64 });
     return {
       send: (value, done) => void p.send(topic, { value }).then(() => done(), done),
       close: () => p.close(),
