@@ -272,7 +272,7 @@ describe('metrics', function () {
     // nothing leaves the server with most of it unsent.
     const registry = new Registry();
     new Gauge({ name: 'big', help: 'x'.repeat(32 << 20), registers: [registry] });
-    const srv = await MetricsServer.start(broker, registry, { port: 0, idleTimeoutMs: 500 });
+    const srv = await MetricsServer.start(broker, registry, { port: 0, idleTimeoutMs: 2000 });
     const httpServer = (srv as unknown as { http: http.Server }).http;
     const open = () => new Promise<number>((resolve, reject) => httpServer.getConnections((e, n) => (e ? reject(e) : resolve(n))));
     const sock = net.connect(srv.port, '127.0.0.1');
