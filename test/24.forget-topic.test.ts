@@ -331,7 +331,8 @@ describe('client producer: forgetting topics deleted elsewhere or idle', functio
         } catch (e) {
           assert.ok(e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && /does not exist/.test(e.message), String(e));
           refused++;
-          assert.equal(written, 0, 'refused only before the count was looked up again');
+          // Not necessarily the first send: the sticky partition (picked from the stale
+          // count of 4) may be 0 for a batch or more before it moves on to one gone.
         }
       }
       assert.ok(refused <= 1, `${refused} refused`);
