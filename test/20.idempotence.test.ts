@@ -16,6 +16,21 @@ const damaged = (seq: number, pid = PID) => {
 };
 const values = async (b: Broker) => (await b.read('t', 0, 0)).map((m) => String(m.value));
 
+
+/**
+ * Records a batch of one record under way in `t` (its append's promise, resolved or
+ * rejected by the test); its failure reaches failed() first, as the broker's publish does.
+ */
+function pendingIn(t: IdempotenceTable) {
+  return (id: number, seq: number) => {
+    let resolve!: (r: { baseOffset: number; count: number }) => void;
+    let reject!: (e: Error) => void;
+    const p = new Promise<{ baseOffset: number; count: number }>((res, rej) => ((resolve = res), (reject = rej)));
+    const e = t.record(id, seq, 1, p);
+    p.catch(() => t.failed(id, e));
+    return { p, resolve, reject };
+  };
+}
 describe('Idempotent producers: failed appends and producer ids', () => {
   let b: Broker;
   beforeEach(async () => {
@@ -511,19 +526,7 @@ describe('Idempotent producers: more batches in flight than the window (64)', ()
 
   it('idempotence table: a batch failed() dropped while settled() waited is not in the snapshot as a hole; one still a hole is', async () => {
     const t = new IdempotenceTable('t/0');
-    const deferred = () => {
-      let resolve!: (r: { baseOffset: number; count: number }) => void;
-      let reject!: (e: Error) => void;
-      const p = new Promise<{ baseOffset: number; count: number }>((res, rej) => ((resolve = res), (reject = rej)));
-      return { p, resolve, reject };
-    };
-    /** Records a batch under way; its failure reaches failed() first, as the broker's publish does. */
-    const pending = (id: number, seq: number) => {
-      const d = deferred();
-      const e = t.record(id, seq, 1, d.p);
-      d.p.catch(() => t.failed(id, e));
-      return d;
-    };
+    const pending = pendingIn(t);
     t.record(7, 0, 1, { baseOffset: 0, count: 1 });
     const a7 = pending(7, 1);
     t.record(9, 0, 1, { baseOffset: 1, count: 1 });
@@ -559,18 +562,7 @@ describe('Idempotent producers: more batches in flight than the window (64)', ()
 
   it("idempotence table: a producer down to its marker whose next batch, taken while settled() waited, fails too is still in the snapshot by its marker", async () => {
     const t = new IdempotenceTable('t/0');
-    const deferred = () => {
-      let resolve!: (r: { baseOffset: number; count: number }) => void;
-      let reject!: (e: Error) => void;
-      const p = new Promise<{ baseOffset: number; count: number }>((res, rej) => ((resolve = res), (reject = rej)));
-      return { p, resolve, reject };
-    };
-    const pending = (id: number, seq: number) => {
-      const d = deferred();
-      const e = t.record(id, seq, 1, d.p);
-      d.p.catch(() => t.failed(id, e));
-      return d;
-    };
+    const pending = pendingIn(t);
     // Producer 5: seq 0 written, then a window's worth taken after it, all failing: a marker at 1.
     t.record(5, 0, 1, { baseOffset: 0, count: 1 });
     const window = Array.from({ length: IdempotenceTable.KEEP_BATCHES }, (_, i) => pending(5, i + 1));

@@ -730,12 +730,14 @@ export class GroupCoordinator {
   async join(opts: GroupJoinOptions, sink: DeliverySink, initialCredit?: number, memberId?: string): Promise<GroupMember> {
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     const { group, t, o, from } = this.checkedJoinOptions(opts);
-    let gs = await this.loadLive(group, t.name, from);
-    // Checked again here: the turns between loadLive's check and this one's resuming let
-    // a deleteGroup take the group out of memory, and its `deleted` read as its topic's.
+    let gs = await this.load(group, t.name, from);
+    // A deleteGroup in the turns before this one resumed took the group out of memory
+    // (its `deleted` would read as its topic's): the load after it waits for the file's
+    // removal and makes the group anew. Checked here, in the caller's own turn: a check
+    // inside an async helper leaves the same turns open after it.
     for (let again = 0; gs.removed; again++) {
-      if (again === 3) throw new UringmqError('UNAVAILABLE', `group ${group} on ${t.name} is being deleted; try again`);
-      gs = await this.loadLive(group, t.name, from);
+      if (again === 3) throw beingDeleted(group, t.name);
+      gs = await this.load(group, t.name, from);
     }
     if (this.closing) throw new UringmqError('BROKER_CLOSED', 'broker is closed');
     // t.deleted: deleteTopic has begun but not reached topicDeleted (which sets
@@ -768,19 +770,6 @@ export class GroupCoordinator {
     this.rebalance(gs);
     void this.pump(m);
     return m;
-  }
-
-  /**
-   * load(), past a deleteGroup that took the group out of memory between the load's
-   * answer and its caller's turn: the load after it waits for the file's removal and
-   * makes the group anew. A few times at most (each is another delete of the group).
-   */
-  private async loadLive(group: string, topic: string, from: GroupJoinOptions['from'] | null): Promise<GroupState> {
-    for (let attempt = 0; ; attempt++) {
-      const gs = await this.load(group, topic, from);
-      if (!gs.removed) return gs;
-      if (attempt === 3) throw new UringmqError('UNAVAILABLE', `group ${group} on ${topic} is being deleted; try again`);
-    }
   }
 
   private key(group: string, topic: string): string {
@@ -1896,11 +1885,11 @@ export class GroupCoordinator {
     const info = this.broker.partitionInfo(t.partitions[partition]!);
     if (offset > info.endOffset)
       throw new UringmqError('OFFSET_OUT_OF_RANGE', `offset ${offset} is past the end (${info.endOffset}) of ${topic}/${partition}`);
-    let gs = await this.loadLive(group, topic, null);
-    // As in join(): a deleteGroup in the turns since loadLive's check is no deleted topic.
+    let gs = await this.load(group, topic, null);
+    // As in join(): a deleteGroup in the turns before this one is no deleted topic.
     for (let again = 0; gs.removed; again++) {
-      if (again === 3) throw new UringmqError('UNAVAILABLE', `group ${group} on ${topic} is being deleted; try again`);
-      gs = await this.loadLive(group, topic, null);
+      if (again === 3) throw beingDeleted(group, topic);
+      gs = await this.load(group, topic, null);
     }
     // deleteTopic began meanwhile: the commit would be answered as done, and dropped
     // with the group's file (the topic's own flag: topicDeleted may not have run yet).
@@ -2138,7 +2127,6 @@ export class GroupCoordinator {
         `group ${group} has ${gs.members.size} member${gs.members.size === 1 ? '' : 's'} on topic ${topic}: close its consumers before deleting it`,
       );
     const groupDir = path.join(this.dir, group);
-    const { file, legacyFile } = offsetsFiles(groupDir, topic);
     let done!: () => void;
     this.fileBusy.set(k, new Promise<void>((resolve) => (done = resolve)));
     try {
@@ -2149,23 +2137,10 @@ export class GroupCoordinator {
         await gs.writing; // one begun (creating the file, say) ends before the unlink
         await this.closeOffsetsFile(gs);
       }
-      let found = gs !== undefined;
-      for (const f of [file, legacyFile]) {
-        try {
-          await fs.unlink(f);
-          found = true;
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
-          throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${f}: ${(e as Error).message}`);
-        }
-      }
-      if (!found) throw new UringmqError('GROUP_NOT_FOUND', `group ${group} has no members and no committed offsets on topic ${topic}`);
       // Durable before it is answered: a power cut that lost the unlink would bring
       // the group back with the offsets it was deleted with.
-      await fsyncDir(groupDir).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== 'ENOENT') throw new UringmqError('IO_ERROR', `cannot sync ${groupDir} after removing committed offsets: ${e.message}`);
-      });
-      await removeIfEmpty(groupDir);
+      const removed = await removeOffsetsFiles(groupDir, topic);
+      if (!removed && !gs) throw new UringmqError('GROUP_NOT_FOUND', `group ${group} has no members and no committed offsets on topic ${topic}`);
     } finally {
       this.fileBusy.delete(k);
       done();
@@ -2627,30 +2602,44 @@ export async function removeGroupOffsets(groupsDir: string, topic: string): Prom
   }
   for (const g of groups) {
     if (!g.isDirectory()) continue;
-    const groupDir = path.join(groupsDir, g.name);
-    const { file: current, legacyFile } = offsetsFiles(groupDir, topic);
-    let removed = false;
-    for (const file of [current, legacyFile]) {
-      try {
-        await fs.unlink(file);
-        removed = true;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${file}: ${(e as Error).message}`);
-      }
-    }
     // Durable before the caller goes on: createTopic makes a topic of the same name
     // next, and a power cut that kept it and lost the unlink would give the new topic
     // the deleted one's committed offsets.
-    if (removed)
-      await fsyncDir(groupDir).catch((e: Error) => {
-        throw new UringmqError('IO_ERROR', `cannot sync ${groupDir} after removing committed offsets: ${e.message}`);
-      });
-    await removeIfEmpty(groupDir); // a group of that topic alone leaves no directory behind
+    await removeOffsetsFiles(path.join(groupsDir, g.name), topic);
   }
 }
 
 /** Removes a group's directory once no topic's offsets are left in it (a group creating one meanwhile makes it again: OffsetsFile.open). */
+/**
+ * Removes a group's offsets files for `topic` (the current and an older version's),
+ * durably (the directory synced when one was there), and the group's directory if that
+ * leaves it empty. Whether there was a file to remove.
+ */
+async function removeOffsetsFiles(groupDir: string, topic: string): Promise<boolean> {
+  const { file: current, legacyFile } = offsetsFiles(groupDir, topic);
+  let removed = false;
+  for (const file of [current, legacyFile]) {
+    try {
+      await fs.unlink(file);
+      removed = true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw new UringmqError('IO_ERROR', `cannot remove committed offsets ${file}: ${(e as Error).message}`);
+    }
+  }
+  if (removed)
+    await fsyncDir(groupDir).catch((e: Error) => {
+      throw new UringmqError('IO_ERROR', `cannot sync ${groupDir} after removing committed offsets: ${e.message}`);
+    });
+  await removeIfEmpty(groupDir); // a group of that topic alone leaves no directory behind
+  return removed;
+}
+
+/** A join or commit that found its group taken out of memory by deleteGroup, again and again. */
+function beingDeleted(group: string, topic: string): UringmqError {
+  return new UringmqError('UNAVAILABLE', `group ${group} on ${topic} is being deleted; try again`);
+}
+
 async function removeIfEmpty(dir: string): Promise<void> {
   try {
     await fs.rmdir(dir);
