@@ -7,6 +7,7 @@
  * offsets after a reconnect; unacked messages are redelivered, never lost.
  */
 import * as grpc from '@grpc/grpc-js';
+import { randomBytes } from 'node:crypto';
 import { BufferPool } from '../codec/buffer_pool';
 import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
@@ -651,7 +652,10 @@ interface TopicState {
   usedAt: number;
 }
 
-const newProducerId = (): number => Math.floor(Math.random() * 2 ** 52) + 1;
+// From the OS's random source, not Math.random: producers in many processes (and
+// clients restarted on the same seed) must not share an id, or the broker drops one's
+// batches as the other's duplicates. 53 bits: the most a JS number carries exactly.
+const newProducerId = (): number => Number(randomBytes(8).readBigUInt64LE() & 0x1f_ffff_ffff_ffffn) || 1;
 
 /** What a producer publishes on: PublishStream over node:http2, or grpc-js's stream for other targets. */
 type PublishChannel = Pick<grpc.ClientDuplexStream<unknown, unknown>, 'on' | 'write' | 'end' | 'cancel'> | DirectStream<uringmq.v1.PublishResponse>;
