@@ -2,7 +2,9 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Broker, encodeBatch, sealBatch, type Message } from '../src';
-import { checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, straceNode, tmpDir } from './helpers';
+import * as grpc from '@grpc/grpc-js';
+import { brokerService } from '../src/grpc/service';
+import { checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir } from './helpers';
 
 describe('Broker: topics, produce, read, consume', () => {
   let broker: Broker;
@@ -70,6 +72,60 @@ describe('Broker: topics, produce, read, consume', () => {
     // the name is free again, and the new topic starts empty
     await broker.createTopic('orders');
     assert.equal((await broker.describeTopic('orders')).partitions[0]!.endOffset, 0);
+  });
+
+  it('maxTopics: a createTopic past it is refused with RESOURCE_EXHAUSTED naming the setting, nothing written; a deleted topic frees its place; a reopen over more topics than it opens them all', async () => {
+    await broker.close();
+    for (const bad of [0, 1.5, 1_000_001, '5'])
+      await expectCode(openBroker({ dir: path.join(dir, 'never'), maxTopics: bad as never }), 'INVALID_ARGUMENT');
+    assert.ok(!fs.existsSync(path.join(dir, 'never')), 'a refused option made the data directory');
+    broker = await openBroker({ dir, maxTopics: 2 });
+    assert.equal(broker.maxTopics, 2);
+    await broker.createTopic('a');
+    await broker.createTopic('b', { partitions: 2 });
+    const e = await expectCode(broker.createTopic('c'), 'RESOURCE_EXHAUSTED');
+    assert.match(e.message, /topic c was not created: the broker holds 2 topics and maxTopics is 2/);
+    assert.ok(!fs.existsSync(path.join(dir, 'topics', 'c')), 'the refused topic left a directory');
+    await expectCode(broker.createTopic('a'), 'TOPIC_EXISTS'); // an existing one is still found as such
+    assert.deepEqual(await broker.listTopics(), ['a', 'b']);
+    await broker.deleteTopic('a');
+    await broker.createTopic('c');
+    await broker.producer().send('c', { value: 'kept' });
+    await broker.close();
+    // More on disk than the cap: every topic opens, and only new ones are refused.
+    broker = await openBroker({ dir, maxTopics: 1 });
+    assert.deepEqual(await broker.listTopics(), ['b', 'c']);
+    assert.equal((await broker.read('c', 0, 0))[0]!.value.toString(), 'kept');
+    await broker.producer().send('b', { value: 'x', partition: 1 });
+    await expectCode(broker.createTopic('d'), 'RESOURCE_EXHAUSTED');
+    await broker.deleteTopic('b');
+    await expectCode(broker.createTopic('d'), 'RESOURCE_EXHAUSTED'); // c alone is the cap
+    await broker.deleteTopic('c');
+    await broker.createTopic('d');
+    assert.deepEqual(await broker.listTopics(), ['d']);
+  });
+
+  it('maxTopics over gRPC: CreateTopic past it ends with status RESOURCE_EXHAUSTED, and the client sees the code and the setting', async () => {
+    await broker.close();
+    const r = await startServer({ dir, brokerOptions: { maxTopics: 1 } });
+    const raw = new grpc.Client(r.address, grpc.credentials.createInsecure());
+    try {
+      await r.client.createTopic('a');
+      const e = await expectCode(r.client.createTopic('b'), 'RESOURCE_EXHAUSTED');
+      assert.match(e.message, /maxTopics is 1/);
+      const d = brokerService.createTopic!;
+      const status = await new Promise<grpc.status | undefined>((resolve) =>
+        raw.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, { name: 'c' }, (err) => resolve(err?.code)),
+      );
+      assert.equal(status, grpc.status.RESOURCE_EXHAUSTED);
+      await r.client.deleteTopic('a');
+      await r.client.createTopic('b');
+      assert.deepEqual(await r.client.listTopics(), ['b']);
+    } finally {
+      raw.close();
+      await r.stop();
+    }
+    broker = await openBroker({ dir }); // for afterEach
   });
 
   it('send resolves with partition and consecutive offsets', async () => {

@@ -7,6 +7,9 @@ import { OffsetsFile, readOffsetsFile, type StateRange } from '../src/broker/off
 import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
 import { expectCode, openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir, unhandledRejectionsDuring, waitFor } from './helpers';
 import type { Client } from '../src/client';
+import type { ConnectionEvent } from '../src/client/backoff';
+import * as grpc from '@grpc/grpc-js';
+import { brokerService } from '../src/grpc/service';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
 function deadLetteringSizes(b: Broker): number[] {
@@ -1143,6 +1146,113 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     assert.ok(broker.syncPasses > before, 'the move was not synced');
     assert.equal((await broker.read('t.dlq', 0, 0))[0]!.value.toString(), 'poison');
     await c.close();
+  });
+
+  it('maxGroups: a join or commitOffset that would make one group more is refused with RESOURCE_EXHAUSTED naming it, nothing written; deleteGroup, deleteTopic and retention free places; a reopen over more groups than it keeps them all', async () => {
+    await broker.close();
+    for (const bad of [0, 2.5, 1_000_001, '5'])
+      await expectCode(openBroker({ dir: path.join(dir, 'never'), maxGroups: bad as never }), 'INVALID_ARGUMENT');
+    assert.ok(!fs.existsSync(path.join(dir, 'never')), 'a refused option made the data directory');
+    broker = await openBroker({ dir, maxGroups: 3 });
+    await broker.createTopic('t');
+    await broker.createTopic('u');
+    await broker.producer().send('t', { value: 'a' });
+    await broker.commitOffset('g1', 't', 0, 0);
+    const c2 = broker.consumer({ topic: 't', group: 'g2', from: 'earliest' });
+    await take(c2, 1);
+    await broker.commitOffset('g1', 'u', 0, 0); // a group counts once per topic: the third
+    const refused = await expectCode(broker.commitOffset('g3', 't', 0, 0), 'RESOURCE_EXHAUSTED');
+    assert.match(refused.message, /group g3 on topic t was not created: the broker keeps 3 groups' committed offsets .* maxGroups is 3/);
+    assert.ok(!fs.existsSync(path.join(dir, 'groups', 'g3')), 'the refused group left a directory');
+    const c3 = broker.consumer({ topic: 't', group: 'g3', from: 'earliest' });
+    assert.match((await expectCode(take(c3, 1), 'RESOURCE_EXHAUSTED')).message, /maxGroups is 3/);
+    await c3.close();
+    await expectCode(broker.commitOffset('g2', 'u', 0, 0), 'RESOURCE_EXHAUSTED'); // a group there, on a topic it has no state on
+    assert.ok(!fs.existsSync(path.join(dir, 'groups', 'g2', 'u.offs')));
+    await broker.commitOffset('g1', 't', 0, 1); // groups there go on
+    await broker.deleteGroup('g1', 't');
+    await broker.commitOffset('g3', 't', 0, 0);
+    await expectCode(broker.commitOffset('g4', 't', 0, 0), 'RESOURCE_EXHAUSTED');
+    await broker.deleteTopic('u'); // g1's state on u goes with it
+    await broker.commitOffset('g4', 't', 0, 0);
+    await c2.close();
+    await broker.close();
+    // Three on disk, a cap of two: all are kept and usable, only new ones are refused.
+    broker = await openBroker({ dir, maxGroups: 2 });
+    assert.deepEqual(await broker.committedOffsets('g2', 't'), [1]);
+    assert.deepEqual(await broker.committedOffsets('g4', 't'), [0]);
+    const again = broker.consumer({ topic: 't', group: 'g3', from: 'latest' });
+    assert.deepEqual((await take(again, 1)).map((m) => m.value.toString()), ['a']);
+    await expectCode(broker.commitOffset('g5', 't', 0, 0), 'RESOURCE_EXHAUSTED');
+    // Retention removes the two not in memory: room for one more beside g3.
+    assert.deepEqual((await broker.groups.expireGroups(1, Date.now() + 60_000)).sort(), ['g2/t', 'g4/t']);
+    await broker.commitOffset('g5', 't', 0, 0);
+    await expectCode(broker.commitOffset('g6', 't', 0, 0), 'RESOURCE_EXHAUSTED');
+    await again.close();
+  });
+
+  it('maxGroups over gRPC: CommitOffset and a Subscribe of a new group end with status RESOURCE_EXHAUSTED naming it; a remote consumer says so as it retries', async () => {
+    await broker.close();
+    const r = await startServer({ dir, brokerOptions: { maxGroups: 1 } });
+    const raw = new grpc.Client(r.address, grpc.credentials.createInsecure());
+    const events: ConnectionEvent[] = [];
+    const remote = r.client.consumer({ topic: 't', group: 'g3', onConnectionState: (ev) => void events.push(ev) });
+    try {
+      await r.client.createTopic('t');
+      await r.client.commitOffset('g1', 't', 0, 0);
+      const e = await expectCode(r.client.commitOffset('g2', 't', 0, 0), 'RESOURCE_EXHAUSTED');
+      assert.match(e.message, /group g2 on topic t was not created: .*maxGroups is 1/);
+      const d = brokerService.subscribe!;
+      const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
+      const ended = new Promise<grpc.ServiceError | null>((resolve) => {
+        st.on('error', (x: grpc.ServiceError) => resolve(x));
+        st.on('end', () => resolve(null));
+      });
+      st.on('data', () => undefined);
+      st.write({ subscribe: { topic: 't', group: 'g2' } });
+      const err = await ended;
+      assert.equal(err?.code, grpc.status.RESOURCE_EXHAUSTED, err?.details);
+      assert.match(err.details, /maxGroups is 1/);
+      assert.ok(!fs.existsSync(path.join(dir, 'groups', 'g2')), 'the refused group left a directory');
+      // A remote consumer is not ended by it: it retries (a place may free up) and says why.
+      const it = remote[Symbol.asyncIterator]();
+      void it.next().catch(() => undefined);
+      await waitFor(() => events.length > 0, 10_000, 'a connection event');
+      const ev = events[0]!;
+      assert.equal(ev.state, 'reconnecting');
+      assert.equal(ev.state === 'reconnecting' ? ev.error.code : '', 'RESOURCE_EXHAUSTED');
+      await r.client.deleteGroup('g1', 't');
+      await r.client.commitOffset('g2', 't', 0, 0);
+    } finally {
+      await remote.close();
+      raw.close();
+      await r.stop();
+    }
+    broker = await openBroker({ dir }); // for afterEach
+  });
+
+  it('maxTopics reached: a message bound for a dead-letter topic that cannot be made stays with its group, a warning names the setting, and it moves once a topic is deleted', async () => {
+    await broker.close();
+    broker = await openBroker({ dir, maxTopics: 2 });
+    await broker.createTopic('t');
+    await broker.createTopic('x');
+    await broker.producer().send('t', { value: 'poison' });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1 });
+    try {
+      await take(c, 1, (m) => m.nack());
+      await waitFor(() => warnings.some((w) => /moving offset 0 to t\.dlq failed \(topic t\.dlq was not created: .*maxTopics is 2/.test(w)), 10_000, 'a warning naming maxTopics');
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [0], 'the message counted as handled without being moved');
+      assert.deepEqual(await broker.listTopics(), ['t', 'x']);
+      await broker.deleteTopic('x');
+      await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === 1, 10_000, 'the move retried');
+      assert.equal((await broker.read('t.dlq', 0, 0))[0]!.value.toString(), 'poison');
+    } finally {
+      process.off('warning', onWarning);
+      await c.close();
+    }
   });
 
   it('refuses dead-letter topics that cannot work, at join', async () => {

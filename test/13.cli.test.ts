@@ -410,18 +410,25 @@ describe('CLI', function () {
   it('serve reads a config file and environment, and rejects unknown settings and values of the wrong type or range', async () => {
     const dir = tmpDir();
     const cfg = path.join(dir, 'uringmq.json');
-    fs.writeFileSync(cfg, JSON.stringify({ durability: 'none', keepaliveTimeMs: 20000, maxConcurrentStreams: 2, maxRecordBytes: 40_000 }));
+    fs.writeFileSync(cfg, JSON.stringify({ durability: 'none', keepaliveTimeMs: 20000, maxConcurrentStreams: 2, maxRecordBytes: 40_000, maxTopics: 1 }));
     process.env.URINGMQ_MAX_MESSAGE_BYTES = '65536';
+    process.env.URINGMQ_MAX_GROUPS = '1';
     try {
       srv = await spawnServer(path.join(dir, 'data'), 0, ['--config', cfg]);
     } finally {
       delete process.env.URINGMQ_MAX_MESSAGE_BYTES;
+      delete process.env.URINGMQ_MAX_GROUPS;
     }
     assert.match(srv.logs(), /"port":\d+/);
     const client = await connect(srv.address);
     const raw = new grpc.Client(srv.address, grpc.credentials.createInsecure());
     try {
       await client.createTopic('t');
+      // maxTopics from the file, maxGroups from the environment.
+      assert.match((await client.createTopic('u').then(() => null, (x: UringmqError) => x))?.message ?? 'created', /maxTopics is 1/);
+      await client.commitOffset('c1', 't', 0, 0);
+      assert.match((await client.commitOffset('c2', 't', 0, 0).then(() => null, (x: UringmqError) => x))?.message ?? 'created', /maxGroups is 1/);
+      await client.deleteGroup('c1', 't'); // the Subscribe below makes a group
       // maxMessageBytes from the environment: a 100 KB batch is refused, alone.
       const p = client.producer();
       const e = await p.sendBatch('t', [{ value: Buffer.alloc(100_000) }]).then(() => null, (x: UringmqError) => x);
@@ -457,6 +464,8 @@ describe('CLI', function () {
       [{ producerStateScanBytes: -1 }, /INVALID_ARGUMENT: producerStateScanBytes must be a non-negative integer, got -1/],
       [{ maxRecordBytes: 0 }, /INVALID_ARGUMENT: maxRecordBytes/],
       [{ maxConnections: 0 }, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/],
+      [{ maxTopics: 0 }, /INVALID_ARGUMENT: maxTopics must be an integer between 1 and 1000000, got 0/],
+      [{ maxGroups: '10k' }, /INVALID_ARGUMENT: setting "maxGroups" .* must be a number, got "10k"/],
       [{ maxPartialMessageBytes: '1G' }, /INVALID_ARGUMENT: setting "maxPartialMessageBytes" .* must be a number, got "1G"/],
       [{ maxPartialMessageBytes: 1 << 20 }, /INVALID_ARGUMENT: maxPartialMessageBytes \(1048576\) must be at least maxMessageBytes \(16777216\)/],
       [{ groupCommitUs: 100_001 }, /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/],
@@ -476,6 +485,10 @@ describe('CLI', function () {
     assert.equal(flagged.code, 2, flagged.err);
     assert.match(flagged.err, /INVALID_ARGUMENT: maxConnections must be an integer between 1 and 1000000, got 0/);
     assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
+    const groups = run(['serve', '--max-groups', '1000001', '--port', '0', '--dir', path.join(dir, 'never-made')]);
+    assert.equal(groups.code, 2, groups.err);
+    assert.match(groups.err, /INVALID_ARGUMENT: maxGroups must be an integer between 1 and 1000000, got 1000001/);
+    assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
     const partial = run(['serve', '--max-partial-message-bytes', String(2 << 20), '--max-message-bytes', String(4 << 20), '--port', '0', '--dir', path.join(dir, 'never-made')]);
     assert.equal(partial.code, 2, partial.err);
     assert.match(partial.err, /INVALID_ARGUMENT: maxPartialMessageBytes \(2097152\) must be at least maxMessageBytes \(4194304\)/);
@@ -493,6 +506,7 @@ describe('CLI', function () {
       [{ URINGMQ_PERMIT_WITHOUT_STREAM: 'maybe' }, /INVALID_ARGUMENT: URINGMQ_PERMIT_WITHOUT_STREAM must be 1, 0, true or false/],
       [{ URINGMQ_IO_BACKEND: 'uring' }, /INVALID_ARGUMENT: URINGMQ_IO_BACKEND: ioBackend must be 'auto', 'io_uring' or 'thread', got "uring"/],
       [{ URINGMQ_LOG_LEVEL: 'verbose' }, /INVALID_ARGUMENT: URINGMQ_LOG_LEVEL: logLevel must be one of trace, .*, got "verbose"/],
+      [{ URINGMQ_MAX_TOPICS: '0' }, /INVALID_ARGUMENT: maxTopics must be an integer between 1 and 1000000, got 0/],
       [{ URINGMQ_MAX_PARTIAL_MESSAGE_BYTES: '1000' }, /INVALID_ARGUMENT: maxPartialMessageBytes must be an integer between 65536 and \d+, got 1000/],
     ];
     for (const [env, err] of badEnv) {

@@ -20,7 +20,7 @@ import { MAX_PARTITIONS, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES, fsyncDir, readTop
 import { positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
-import { GroupCoordinator, removeGroupOffsets, type GroupDescription } from './groups';
+import { GroupCoordinator, StoredGroups, removeGroupOffsets, type GroupDescription } from './groups';
 import { IdempotenceTable, NEW, type IdempotenceVerdict } from './idempotence';
 import { cutsAfter, highestCutRun, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
 import { OFFSETS_SUFFIX, readOffsetsFile } from './offsets_file';
@@ -137,6 +137,25 @@ export interface BrokerOptions {
    * tenth of this, at most hourly), and a member joining later starts from its `from`.
    */
   groupRetentionMs?: number;
+  /**
+   * The most topics the broker holds (default 10,000; 1 to 1,000,000): each costs open
+   * files, memory and directories per partition. A createTopic past it is refused with
+   * RESOURCE_EXHAUSTED and nothing written; a deleted topic frees its place. A group's
+   * dead-letter topic counts too: while it cannot be made, the messages bound for it
+   * stay with the group and the move is retried every second. Topics already in the
+   * data directory open whatever their number; only new ones are refused.
+   */
+  maxTopics?: number;
+  /**
+   * The most consumer groups whose state the broker keeps (default 10,000; 1 to
+   * 1,000,000), counted per topic: a group consuming three topics counts three (each is
+   * an offsets file of its own, and deleteGroup, retention and deleteTopic remove one
+   * topic's). A join or commitOffset that would make one more is refused with
+   * RESOURCE_EXHAUSTED and nothing written; groupRetentionMs, deleteGroup and
+   * deleteTopic free places. Groups already in the data directory count, whatever
+   * their number; only new ones are refused.
+   */
+  maxGroups?: number;
   /** Test hook: the I/O thread sleeps this long per cycle (a slow disk). */
   testIoDelayMs?: number;
   /** @internal Test hook: the io_uring backend's first submission or wait fails. */
@@ -309,6 +328,12 @@ export class Broker {
   private readonly directIo: boolean;
   /** Free space appends leave on the data directory's file system (BrokerOptions.minFreeBytes). */
   readonly minFreeBytes: number;
+  /** The most topics createTopic makes room for (BrokerOptions.maxTopics). */
+  readonly maxTopics: number;
+  /** The most (group, topic) states the groups keep (BrokerOptions.maxGroups). */
+  readonly maxGroups: number;
+  /** @internal The (group, topic) pairs with committed offsets in the data directory: what maxGroups bounds. */
+  storedGroups = new StoredGroups();
   private readonly producerStateScanBytes: number;
   /** @internal Least time between two producer-state snapshots of a partition while running (tests shorten it). */
   snapshotIntervalMs = 1000;
@@ -325,7 +350,7 @@ export class Broker {
     opts: Required<
       Pick<
         BrokerOptions,
-        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes'
+        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes' | 'maxTopics' | 'maxGroups'
       >
     >,
     engine: NativeEngine,
@@ -342,6 +367,8 @@ export class Broker {
     this.directIo = opts.directIo;
     this.minFreeBytes = opts.minFreeBytes;
     this.producerStateScanBytes = opts.producerStateScanBytes;
+    this.maxTopics = opts.maxTopics;
+    this.maxGroups = opts.maxGroups;
     this.engine = engine;
     this.lock = lock;
   }
@@ -374,6 +401,8 @@ export class Broker {
     const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
     const writeHighWaterBytes =
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
+    const maxTopics = opts.maxTopics === undefined ? DEFAULT_MAX_TOPICS : positiveInt(opts.maxTopics, 'maxTopics', MAX_COUNT_LIMIT);
+    const maxGroups = opts.maxGroups === undefined ? DEFAULT_MAX_GROUPS : positiveInt(opts.maxGroups, 'maxGroups', MAX_COUNT_LIMIT);
     if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${JSON.stringify(opts.directIo)}`);
     const dir = path.resolve(opts.dir);
     await makeDirs(dir).catch((e: Error) => {
@@ -417,6 +446,8 @@ export class Broker {
           writeHighWaterBytes,
           maxQueuedBytes,
           producerStateScanBytes,
+          maxTopics,
+          maxGroups,
         },
         engine,
         lock,
@@ -427,6 +458,8 @@ export class Broker {
       await fs.mkdir(path.join(dir, 'trash')).catch(() => undefined);
       ({ fullScan: broker.fullScan, run: broker.run } = await startRun(dir, durability, prev));
       await broker.loadTopics();
+      // Counted whatever their number: maxGroups refuses new groups only, never data there is.
+      broker.storedGroups = await StoredGroups.scan(path.join(dir, 'groups'));
       // Recovered and the cuts recorded: only now may a crash of this run be trusted
       // as a `sync` one (until here state.json says the previous run's mode).
       if (broker.fullScan) await writeFileDurable(path.join(dir, STATE_FILE), stateJson({ clean: false, durability, run: broker.run }));
@@ -703,6 +736,13 @@ export class Broker {
     return this.admin(async () => {
       this.assertOpen();
       if (this.topics.has(name)) throw new UringmqError('TOPIC_EXISTS', `topic ${name} already exists`);
+      // After TOPIC_EXISTS: a dead-letter topic made already is found, not refused. In
+      // this admin turn: deletes, which free places, and other creates cannot interleave.
+      if (this.topics.size >= this.maxTopics)
+        throw new UringmqError(
+          'RESOURCE_EXHAUSTED',
+          `topic ${name} was not created: the broker holds ${this.topics.size} topics and maxTopics is ${this.maxTopics}; delete a topic or raise maxTopics (nothing was written)`,
+        );
       const tdir = path.join(this.dir, 'topics', name);
       const createdAt = Math.max(Date.now(), this.lastCreatedAt + 1);
       this.lastCreatedAt = createdAt;
@@ -715,7 +755,7 @@ export class Broker {
       if (other) throw new UringmqError('TOPIC_EXISTS', `topic ${name} would use the directory ${tdir}, which holds topic ${other.name} (does the data directory's file system ignore case?)`);
       try {
         await fs.rm(tdir, { recursive: true, force: true }); // leftovers of a crashed create
-        await removeGroupOffsets(path.join(this.dir, 'groups'), name); // ... or of a delete that crashed before removing them
+        await removeGroupOffsets(path.join(this.dir, 'groups'), name, this.storedGroups); // ... or of a delete that crashed before removing them
         await fs.mkdir(tdir);
         await fsyncDir(path.dirname(tdir));
         for (let p = 0; p < partitions; p++) await fs.mkdir(path.join(tdir, String(p)));
@@ -836,7 +876,7 @@ export class Broker {
         await fsyncDir(path.join(this.dir, 'topics'));
         // The groups' offsets only now: had they gone first, a crash before the rename
         // would bring the topic back with its groups starting over from `from`.
-        await removeGroupOffsets(path.join(this.dir, 'groups'), name);
+        await removeGroupOffsets(path.join(this.dir, 'groups'), name, this.storedGroups);
       } catch (e) {
         throw e instanceof UringmqError ? e : writeError(`deleting topic ${name}: ${(e as Error).message}`, e);
       }
@@ -1684,6 +1724,10 @@ function nonNegInt(v: unknown, what: string, max = Number.MAX_SAFE_INTEGER): num
   return v;
 }
 
+/** BrokerOptions.maxTopics and maxGroups: their defaults, and the most either may be set to. */
+export const DEFAULT_MAX_TOPICS = 10_000;
+export const DEFAULT_MAX_GROUPS = 10_000;
+const MAX_COUNT_LIMIT = 1_000_000;
 /** BrokerOptions.groupCommitUs: its default and its ceiling (the native engine's too). */
 export const DEFAULT_GROUP_COMMIT_US = 1000;
 const MAX_GROUP_COMMIT_US = 100_000;

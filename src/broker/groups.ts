@@ -638,6 +638,68 @@ export interface GroupDescription {
   lag: number[];
 }
 
+/**
+ * The (group, topic) pairs that have committed offsets in the data directory (an
+ * offsets file, or an older version's JSON): what BrokerOptions.maxGroups bounds.
+ * Counted at open from the directory, whatever their number; a new pair is added when
+ * its first write is about to make its file, and leaves when its files are removed
+ * (deleteGroup, retention, deleteTopic).
+ */
+export class StoredGroups {
+  /** Per topic, its groups: a deleted topic's go at once. */
+  private readonly byTopic = new Map<string, Set<string>>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  has(group: string, topic: string): boolean {
+    return this.byTopic.get(topic)?.has(group) ?? false;
+  }
+
+  add(group: string, topic: string): void {
+    let groups = this.byTopic.get(topic);
+    if (!groups) this.byTopic.set(topic, (groups = new Set()));
+    if (groups.has(group)) return;
+    groups.add(group);
+    this.count++;
+  }
+
+  delete(group: string, topic: string): void {
+    const groups = this.byTopic.get(topic);
+    if (!groups?.delete(group)) return;
+    this.count--;
+    if (groups.size === 0) this.byTopic.delete(topic);
+  }
+
+  /**
+   * What `groupsDir` holds: one listing of each group's directory. What cannot be listed
+   * counts nothing, with a warning: the broker opens all the same (the groups' own
+   * operations report it), and only new groups are counted against maxGroups meanwhile.
+   */
+  static async scan(groupsDir: string): Promise<StoredGroups> {
+    const stored = new StoredGroups();
+    let dirs: import('node:fs').Dirent[];
+    try {
+      dirs = await fs.readdir(groupsDir, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        process.emitWarning(`cannot list ${groupsDir} (${(e as Error).message}): the groups there are not counted against maxGroups in this run`, 'UringmqWarning');
+      return stored;
+    }
+    for (const d of dirs) {
+      if (!d.isDirectory()) continue;
+      const files = await fs.readdir(path.join(groupsDir, d.name)).catch(() => [] as string[]);
+      for (const f of files) {
+        const topic = offsetsFileTopic(f);
+        if (topic !== null) stored.add(d.name, topic);
+      }
+    }
+    return stored;
+  }
+}
+
 export class GroupCoordinator {
   private readonly groups = new Map<string, GroupState>();
   private readonly loading = new Map<string, Promise<GroupState>>();
@@ -836,6 +898,23 @@ export class GroupCoordinator {
             'UringmqWarning',
           );
         const gs = new GroupState(group, topic, parts, file, legacyFile);
+        // A group with no file yet is one more in the data directory: refused past
+        // maxGroups before its first write, so a client naming ever new groups cannot
+        // grow the directory (and what describe and retention go through) without
+        // bound. Counted here, with no wait between the check and the count: loads of
+        // other new groups cannot all pass the check at once.
+        const stored = this.broker.storedGroups;
+        let counted = false;
+        if (!stored.has(group, topic)) {
+          if (!saved && stored.size >= this.broker.maxGroups)
+            throw new UringmqError(
+              'RESOURCE_EXHAUSTED',
+              `group ${group} on topic ${topic} was not created: the broker keeps ${stored.size} groups' committed offsets (a group counts once per topic) and maxGroups is ${this.broker.maxGroups}; ` +
+                'delete groups no longer used (deleteGroup; groupRetentionMs removes them in time) or raise maxGroups (nothing was written)',
+            );
+          stored.add(group, topic);
+          counted = true;
+        }
         // A new group's starting offsets (or ones cut short) go to disk before anything
         // is delivered: a crash then resumes from them ('latest' stays where it was) and
         // redelivers what was delivered but not acked. Written later (the 20 ms flush), a
@@ -851,6 +930,9 @@ export class GroupCoordinator {
             await this.flush(gs);
           } catch (e) {
             await this.closeOffsetsFile(gs);
+            // Still in this load's turn (a load of the pair waits for it): no other write
+            // of the file can have begun.
+            if (counted) await this.forgetIfGone(group, topic);
             throw e;
           }
         }
@@ -2033,8 +2115,8 @@ export class GroupCoordinator {
       }
       const topics = new Set<string>();
       for (const f of files) {
-        const topic = f.endsWith(OFFSETS_SUFFIX) ? f.slice(0, -OFFSETS_SUFFIX.length) : f.endsWith('.json') ? f.slice(0, -'.json'.length) : null;
-        if (topic !== null) topics.add(topic); // (a temp file of a write under way is neither)
+        const topic = offsetsFileTopic(f);
+        if (topic !== null) topics.add(topic);
       }
       for (const t of topics) {
         let l = index.get(t);
@@ -2073,8 +2155,8 @@ export class GroupCoordinator {
         continue; // removed meanwhile
       }
       for (const name of names) {
-        const topic = name.endsWith(OFFSETS_SUFFIX) ? name.slice(0, -OFFSETS_SUFFIX.length) : name.endsWith('.json') ? name.slice(0, -'.json'.length) : null;
-        if (topic === null) continue; // a temp file of a write under way
+        const topic = offsetsFileTopic(name);
+        if (topic === null) continue;
         const k = this.key(d.name, topic);
         const file = path.join(groupDir, name);
         let mtime: number;
@@ -2085,7 +2167,12 @@ export class GroupCoordinator {
         }
         // Checked after the await: a join may have started meanwhile.
         if (now - mtime <= retentionMs || this.groups.has(k) || this.loading.has(k) || this.fileBusy.has(k) || this.closed) continue;
-        const done = fs.rm(file, { force: true }).finally(() => this.fileBusy.delete(k));
+        // The count goes down inside the busy window: a load waits for it, and then makes
+        // the group anew, counted again.
+        const done = fs
+          .rm(file, { force: true })
+          .then(() => this.forgetIfGone(d.name, topic))
+          .finally(() => this.fileBusy.delete(k));
         this.fileBusy.set(k, done.then(() => undefined, () => undefined));
         try {
           await done;
@@ -2097,6 +2184,13 @@ export class GroupCoordinator {
       await removeIfEmpty(groupDir);
     }
     return removed;
+  }
+
+  /** Uncounts the pair (StoredGroups) unless one of its files is still there (a removal or a failed create that left one). */
+  private async forgetIfGone(group: string, topic: string): Promise<void> {
+    const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
+    for (const f of [file, legacyFile]) if (await exists(f)) return;
+    this.broker.storedGroups.delete(group, topic);
   }
 
   /**
@@ -2140,6 +2234,7 @@ export class GroupCoordinator {
       // Durable before it is answered: a power cut that lost the unlink would bring
       // the group back with the offsets it was deleted with.
       const removed = await removeOffsetsFiles(groupDir, topic);
+      this.broker.storedGroups.delete(group, topic);
       if (!removed && !gs) throw new UringmqError('GROUP_NOT_FOUND', `group ${group} has no members and no committed offsets on topic ${topic}`);
     } finally {
       this.fileBusy.delete(k);
@@ -2592,7 +2687,7 @@ async function readLegacyOffsets(file: string): Promise<number[] | null> {
  * file and an older version's JSON): when a topic is deleted, and before one is created
  * under a name that may have been used before (a delete that crashed half-way).
  */
-export async function removeGroupOffsets(groupsDir: string, topic: string): Promise<void> {
+export async function removeGroupOffsets(groupsDir: string, topic: string, stored: StoredGroups): Promise<void> {
   let groups: import('node:fs').Dirent[];
   try {
     groups = await fs.readdir(groupsDir, { withFileTypes: true });
@@ -2606,6 +2701,7 @@ export async function removeGroupOffsets(groupsDir: string, topic: string): Prom
     // next, and a power cut that kept it and lost the unlink would give the new topic
     // the deleted one's committed offsets.
     await removeOffsetsFiles(path.join(groupsDir, g.name), topic);
+    stored.delete(g.name, topic);
   }
 }
 
@@ -2638,6 +2734,21 @@ async function removeOffsetsFiles(groupDir: string, topic: string): Promise<bool
 /** A join or commit that found its group taken out of memory by deleteGroup, again and again. */
 function beingDeleted(group: string, topic: string): UringmqError {
   return new UringmqError('UNAVAILABLE', `group ${group} on ${topic} is being deleted; try again`);
+}
+
+/** The topic whose committed offsets a group directory's file `name` holds (the current file or an older version's JSON), else null (a temp file of a write under way). */
+function offsetsFileTopic(name: string): string | null {
+  return name.endsWith(OFFSETS_SUFFIX) ? name.slice(0, -OFFSETS_SUFFIX.length) : name.endsWith('.json') ? name.slice(0, -'.json'.length) : null;
+}
+
+/** Whether `file` exists; a file that cannot be looked at (EACCES, EIO) counts as there. */
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.lstat(file);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
 }
 
 async function removeIfEmpty(dir: string): Promise<void> {

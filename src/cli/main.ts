@@ -139,6 +139,9 @@ interface ServeConfig {
   /** with sync: bytes of preallocated space kept zeroed ahead of each written partition's data (BrokerOptions) */
   zeroAheadBytes?: number;
   groupRetentionMs?: number;
+  /** the most topics, and groups' states (one per group and topic), the broker keeps (BrokerOptions) */
+  maxTopics?: number;
+  maxGroups?: number;
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
@@ -183,6 +186,8 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   groupCommitUs: 'number',
   zeroAheadBytes: 'number',
   groupRetentionMs: 'number',
+  maxTopics: 'number',
+  maxGroups: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
   logLevel: 'string',
@@ -280,6 +285,8 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.groupCommitUs = envInt('URINGMQ_GROUP_COMMIT_US') ?? cfg.groupCommitUs;
   cfg.zeroAheadBytes = envInt('URINGMQ_ZERO_AHEAD_BYTES') ?? cfg.zeroAheadBytes;
   cfg.groupRetentionMs = envInt('URINGMQ_GROUP_RETENTION_MS') ?? cfg.groupRetentionMs;
+  cfg.maxTopics = envInt('URINGMQ_MAX_TOPICS') ?? cfg.maxTopics;
+  cfg.maxGroups = envInt('URINGMQ_MAX_GROUPS') ?? cfg.maxGroups;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
@@ -456,6 +463,8 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     groupCommitUs: cfg.groupCommitUs,
     zeroAheadBytes: cfg.zeroAheadBytes,
     groupRetentionMs: cfg.groupRetentionMs,
+    maxTopics: cfg.maxTopics,
+    maxGroups: cfg.maxGroups,
   });
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   if (stoppedEarly()) return;
@@ -711,6 +720,8 @@ export function program(): Command {
     .option('--group-commit-us <us>', "group commit: the shortest time between the starts of two of the log's write cycles, in µs; appends arriving meanwhile share the next write and flush (default 1000; 0 to 100000)", int('group-commit-us'))
     .option('--zero-ahead-bytes <n>', "with sync: bytes of each written partition's preallocated space the log keeps written with zeros ahead of its data, so a durable write there needs no metadata write (default 2 MiB; 0 to 64 MiB, 0: off)", int('zero-ahead-bytes'))
     .option('--group-retention-ms <ms>', "how long a consumer group's committed offsets on a topic are kept once it has no member there and commits nothing (default 7 days; 0: forever)", int('group-retention-ms'))
+    .option('--max-topics <n>', 'topics the broker holds at most; creating one more is refused with RESOURCE_EXHAUSTED (default 10000; topics already there all open)', int('max-topics'))
+    .option('--max-groups <n>', "consumer groups' committed offsets kept at most, a group counting once per topic; a join or commit that would make one more is refused with RESOURCE_EXHAUSTED (default 10000; groups already there all count)", int('max-groups'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')
