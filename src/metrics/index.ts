@@ -40,7 +40,16 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     (pass ??= collectBroker().finally(() => {
       pass = null;
     }));
-  const topics = new Gauge({ name: 'uringmq_topics', help: 'Topics', registers, collect });
+  const topics = new Gauge({ name: 'uringmq_topics', help: 'Topics; past maxTopics (uringmq_max_topics) a createTopic is refused', registers, collect });
+  const groups = new Gauge({
+    name: 'uringmq_groups',
+    help: 'Consumer group states the broker keeps, one per group and topic with committed offsets; past maxGroups (uringmq_max_groups) a new one is refused',
+    registers,
+    collect,
+  });
+  // The caps beside their counts: an alert on the ratio needs no copy of the config.
+  const maxTopics = new Gauge({ name: 'uringmq_max_topics', help: 'The most topics the broker holds (maxTopics)', registers, collect });
+  const maxGroups = new Gauge({ name: 'uringmq_max_groups', help: 'The most consumer group states the broker keeps (maxGroups)', registers, collect });
   const partition = ['topic', 'partition'] as const;
   const startOffset = new Gauge({ name: 'uringmq_partition_start_offset', help: 'Oldest offset still in the log (retention moves it)', labelNames: partition, registers, collect });
   const endOffset = new Gauge({ name: 'uringmq_partition_end_offset', help: 'Offset the next record gets: its rate is the publish rate', labelNames: partition, registers, collect });
@@ -146,6 +155,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     if (broker.closed) {
       diskFreeBytes = diskMinBytes = null;
       topics.set(0);
+      groups.set(0);
       queued.set(0);
       streams?.set(0);
       return;
@@ -153,6 +163,9 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     const d = broker.durability;
     info.set({ io_backend: broker.ioBackend, durability: typeof d === 'string' ? d : `interval_${d.intervalMs}ms` }, 1);
     queued.set(broker.queuedBytes);
+    groups.set(broker.storedGroups.size);
+    maxTopics.set(broker.maxTopics);
+    maxGroups.set(broker.maxGroups);
     if (streams) streams.set(opts.server!.openStreams);
     diskMinBytes = broker.minFreeBytes;
     try {
