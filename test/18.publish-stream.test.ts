@@ -18,6 +18,7 @@ import { decodeEach, readBatchMeta } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
 import { routeDirectStreams } from '../src/grpc/direct_streams';
+import { FrameScanner, countGrpcJsCall } from '../src/grpc/grpcjs_budget';
 import { BrokerServer } from '../src/grpc/server';
 import { metricsRegistry } from '../src/metrics';
 import { brokerService } from '../src/grpc/service';
@@ -1082,7 +1083,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   });
 
-  describe('maxPartialMessageBytes: requests received in part, over every direct stream', () => {
+  describe('maxPartialMessageBytes: requests received in part, over every call', () => {
     const SUBSCRIBE_HEADERS = { ...PLAIN_HEADERS, ':path': '/uringmq.v1.Broker/Subscribe' };
     const prefix = (len: number) => {
       const p = Buffer.alloc(GRPC_PREFIX_BYTES);
@@ -1186,6 +1187,173 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         await waitFor(() => held() === 0, 10_000, 'given back at the stop');
       } finally {
         session.destroy();
+        if (!stopped) await r.stop();
+      }
+    });
+
+    it("a call grpc-js reads is handed chunks of memory of their own (a view keeps node:http2's whole socket read alive), and counted as grpc-js's decoder holds it: a stream's message in progress until the next begins, a unary call's request until its end", async () => {
+      // The framing followed one byte at a time (prefixes split): message bytes, and where each message begins.
+      const scanner = new FrameScanner();
+      const wire = Buffer.concat([framed(Buffer.alloc(3)), prefix(0), framed(Buffer.alloc(300))]);
+      let bytes = 0;
+      let began = 0;
+      for (let i = 0; i < wire.length; i++) {
+        bytes += scanner.scan(wire.subarray(i, i + 1));
+        if (scanner.began) began++;
+      }
+      assert.deepEqual({ bytes, began }, { bytes: 303, began: 3 });
+      const budget = new PartialMessageBudget(1 << 20, 'maxPartialMessageBytes');
+      const seen: Buffer[] = [];
+      const srv = await h2Server((st, h) => {
+        countGrpcJsCall(st, { budget, wholeRequest: h[':path'] === '/unary' });
+        st.on('data', (c: Buffer) => seen.push(c)); // where grpc-js reads (after, as it listens after the server's hook)
+      });
+      const session = http2.connect(`http://127.0.0.1:${srv.port}`);
+      session.on('error', () => undefined);
+      try {
+        const st = session.request({ ':method': 'POST', ':path': '/stream' });
+        st.on('error', () => undefined);
+        // A whole message, then 10 bytes of one of 50: those 10 held.
+        st.write(Buffer.concat([framed(Buffer.alloc(100, 1)), prefix(50), Buffer.alloc(10, 2)]));
+        await waitFor(() => budget.held === 10, 10_000, 'the message in progress counted');
+        // Its other 40 and 5 bytes of the next: the whole one is let go as the next begins.
+        st.write(Buffer.concat([Buffer.alloc(40, 2), prefix(20), Buffer.alloc(5, 3)]));
+        await waitFor(() => budget.held === 5, 10_000, 'the next one counted');
+        // Whole, it is still held until another begins (grpc-js keeps its chunks).
+        st.write(Buffer.alloc(15, 3));
+        await waitFor(() => budget.held === 20, 10_000, 'the last whole message counted');
+        const u = session.request({ ':method': 'POST', ':path': '/unary' });
+        u.on('error', () => undefined);
+        u.write(framed(Buffer.alloc(100, 4)));
+        await waitFor(() => budget.held === 120, 10_000, 'the unary request counted, whole');
+        u.end();
+        await waitFor(() => budget.held === 20, 10_000, 'given back at its end');
+        st.close(http2.constants.NGHTTP2_CANCEL);
+        await waitFor(() => budget.held === 0, 10_000, 'given back at the reset');
+        assert.ok(seen.length >= 2);
+        for (const c of seen) assert.equal(c.buffer.byteLength, c.length, 'a chunk of its own memory');
+        const all = Buffer.concat(seen);
+        assert.equal(all.length, 120 + 50 + 15 + 105, "every byte handed on");
+      } finally {
+        session.destroy();
+        await srv.close();
+      }
+    });
+
+    it('calls grpc-js reads count in it too (unary calls until the client ends the request, streams left to grpc-js): past it such a call gets RESOURCE_EXHAUSTED naming it, a small unary call from another connection goes on, and the bytes come back however a call ends', async () => {
+      const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
+      const registry = metricsRegistry(r.broker, { server: r.server, processMetrics: false });
+      const gauge = async () => (await registry.getSingleMetric('uringmq_grpc_partial_message_bytes')!.get()).values[0]!.value;
+      const held = () => r.server.partialMessageBytes;
+      const UNARY_PUBLISH = { ...PLAIN_HEADERS, ':path': brokerService.publish!.path };
+      // A deadline: a PublishStream grpc-js serves.
+      const GRPC_JS_STREAM = { ...PLAIN_HEADERS, 'grpc-timeout': '60S' };
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      const other = new grpc.Client(r.address, grpc.credentials.createInsecure());
+      let stopped = false;
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        const body = (seq: number, valueBytes: number) => pb.PublishRequest.encode({ sequence: seq, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: Buffer.alloc(valueBytes, seq) }])) }).finish();
+        // A and B: unary Publish calls announcing 2 MiB and sending part of it; what has arrived counts.
+        const a = rawCall(session, UNARY_PUBLISH);
+        a.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(1 << 20)]));
+        await waitFor(() => held() === 1 << 20, 10_000, 'A counted');
+        const b = rawCall(session, UNARY_PUBLISH);
+        b.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(900 << 10)]));
+        await waitFor(() => held() === (1 << 20) + (900 << 10), 10_000, 'B counted');
+        assert.equal(await gauge(), (1 << 20) + (900 << 10), 'the gauge');
+        // C: a whole request the client has not ended: grpc-js hands it to the handler at the end only, so it counts until then.
+        const cBody = body(1, 50 << 10);
+        const c = rawCall(session, UNARY_PUBLISH);
+        c.st.write(framed(cBody));
+        await waitFor(() => held() === (1 << 20) + (900 << 10) + cBody.length, 10_000, 'C counted');
+        // D: its next bytes would pass it: refused with the status, and what it held given back.
+        const d = rawCall(session, UNARY_PUBLISH);
+        d.st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(200 << 10)]));
+        const ds = await d.status;
+        assert.equal(ds.status, String(grpc.status.RESOURCE_EXHAUSTED), ds.message);
+        assert.equal(ds.code, 'RESOURCE_EXHAUSTED');
+        assert.match(ds.message, /maxPartialMessageBytes: 2097152 bytes, \d+ held by other calls\): this call's request \(\d+ bytes of it received so far\) cannot be read now/);
+        assert.equal(held(), (1 << 20) + (900 << 10) + cBody.length);
+        // A grpc-js client's unary call past it (its request cut off before its headers
+        // are out) sees the status; a small one from it goes on meanwhile.
+        const m = brokerService.publish!;
+        const unary = (req: unknown) =>
+          new Promise<{ base_offset: unknown } | grpc.ServiceError>((resolve) =>
+            other.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, req, (e, res) => resolve(e ?? (res as { base_offset: unknown }))),
+          );
+        const big = (await unary(pb.PublishRequest.decode(body(9, 600 << 10)))) as grpc.ServiceError;
+        assert.equal(big.code, grpc.status.RESOURCE_EXHAUSTED, big.details);
+        assert.match(big.details, /maxPartialMessageBytes: 2097152 bytes, \d+ held by other calls\): this call's request/);
+        assert.deepEqual(big.metadata.get('uringmq-code'), ['RESOURCE_EXHAUSTED']);
+        assert.equal(held(), (1 << 20) + (900 << 10) + cBody.length);
+        const ack = (await unary({ sequence: 1, topic: 't', partition: 0, records: [{ value: Buffer.from('small') }] })) as { base_offset: unknown };
+        assert.equal(Number(ack.base_offset), 0);
+        const refusals = (await registry.getSingleMetric('uringmq_grpc_requests_total')!.get()).values.find((v) => v.labels.method === 'Publish' && v.labels.code === 'RESOURCE_EXHAUSTED');
+        assert.equal(refusals?.value, 2, 'the two unary calls refused, in the metrics');
+        // A stream grpc-js serves, past it once its headers are out (an answer sent): reset,
+        // which a grpc-js client reads as RESOURCE_EXHAUSTED.
+        const ps = brokerService.publishStream!;
+        const s = other.makeBidiStreamRequest(ps.path, ps.requestSerialize, ps.responseDeserialize, new grpc.Metadata(), { deadline: Date.now() + 60_000 });
+        const sAnswers: number[] = [];
+        const sEnd = new Promise<grpc.ServiceError>((resolve) => s.on('error', resolve));
+        s.on('data', (res: { base_offset: unknown }) => sAnswers.push(Number(res.base_offset)));
+        s.write(pb.PublishRequest.decode(body(2, 10)));
+        await waitFor(() => sAnswers.length === 1, 10_000, 'the grpc-js stream answered');
+        s.write(pb.PublishRequest.decode(body(3, 600 << 10)));
+        const se = await sEnd;
+        assert.equal(se.code, grpc.status.RESOURCE_EXHAUSTED, se.details);
+        assert.match(se.details, /Bandwidth exhausted or memory limit exceeded/); // grpc-js's words for the reset
+        assert.deepEqual(sAnswers, [1]);
+        await waitFor(() => held() === (1 << 20) + (900 << 10) + cBody.length, 10_000, "the stream's bytes back");
+        // C ended: answered, its bytes back.
+        c.st.end();
+        assert.equal((await c.status).status, '0');
+        assert.deepEqual(c.answers, [2]);
+        assert.equal(held(), (1 << 20) + (900 << 10));
+        // A reset by its client, B with its connection lost.
+        a.st.close(http2.constants.NGHTTP2_CANCEL);
+        await waitFor(() => held() === 900 << 10, 10_000, "A's bytes back");
+        session.destroy();
+        await waitFor(() => held() === 0, 10_000, "B's bytes back");
+        assert.equal(await gauge(), 0);
+        // Every way a call ends, on a unary call and on a stream grpc-js serves.
+        const ways: Array<[string, (st: http2.ClientHttp2Stream, s: http2.ClientHttp2Session) => void]> = [
+          ['reset by the client', (st) => st.close(http2.constants.NGHTTP2_CANCEL)],
+          ['ended by the client inside the message', (st) => st.end()],
+          ['its connection lost', (_st, s) => s.destroy()],
+        ];
+        for (const headers of [UNARY_PUBLISH, GRPC_JS_STREAM])
+          for (const [how, end] of ways) {
+            const what = `${headers[':path']}${'grpc-timeout' in headers ? ' (grpc-js)' : ''} ${how}`;
+            const s = http2.connect(`http://${r.address}`);
+            s.on('error', () => undefined);
+            try {
+              const x = rawCall(s, headers);
+              x.st.write(Buffer.concat([prefix(300 << 10), Buffer.alloc(1000)]));
+              await waitFor(() => held() === 1000, 10_000, `${what}: counted`);
+              end(x.st, s);
+              await waitFor(() => held() === 0, 10_000, `${what}: given back`);
+            } finally {
+              s.destroy();
+            }
+          }
+        // The server's stop, with a unary call inside its message.
+        const last = http2.connect(`http://${r.address}`);
+        last.on('error', () => undefined);
+        try {
+          rawCall(last, UNARY_PUBLISH).st.write(Buffer.concat([prefix(300 << 10), Buffer.alloc(1000)]));
+          await waitFor(() => held() === 1000, 10_000, 'the last one counted');
+          stopped = true;
+          await r.stop();
+          await waitFor(() => held() === 0, 10_000, 'given back at the stop');
+        } finally {
+          last.destroy();
+        }
+      } finally {
+        session.destroy();
+        other.close();
         if (!stopped) await r.stop();
       }
     });

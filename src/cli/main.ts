@@ -712,7 +712,7 @@ export function program(): Command {
     .option('--max-message-bytes <n>', 'largest gRPC message (default 16 MiB)', int('max-message-bytes'))
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
     .option('--max-connections <n>', 'open client connections at most; more are closed on arrival (default 1024)', int('max-connections'))
-    .option('--max-partial-message-bytes <n>', 'bytes held at once by requests received in part, over all streams; a stream past it gets RESOURCE_EXHAUSTED (default 256 MiB, at least --max-message-bytes)', int('max-partial-message-bytes'))
+    .option('--max-partial-message-bytes <n>', 'bytes held at once by requests received in part, over all calls; a call past it gets RESOURCE_EXHAUSTED (default 256 MiB, at least --max-message-bytes)', int('max-partial-message-bytes'))
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
     .option('--max-record-bytes <n>', 'largest encoded record accepted (default 1 MiB; at most --max-batch-bytes - 1024)', int('max-record-bytes'))
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))

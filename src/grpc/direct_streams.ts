@@ -131,9 +131,8 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
     headers: {},
   };
   s._streamHandler = function (this: unknown, extra, stream, headers) {
-    const path = headers[':path'];
-    const kind = path === PUBLISH_STREAM_PATH ? publish : path === SUBSCRIBE_PATH ? subscribe : null;
-    if (kind === null || !takes(headers)) return grpcHandler.call(this, extra, stream, headers);
+    if (!takenDirect(headers)) return grpcHandler.call(this, extra, stream, headers);
+    const kind = headers[':path'] === PUBLISH_STREAM_PATH ? publish : subscribe;
     // What grpc-js's handler does first: an error listener (a reset emits one; the
     // 'close' that follows is what counts), and its idle-connection bookkeeping.
     stream.once('error', () => undefined);
@@ -183,13 +182,16 @@ function resetRequestSide(stream: http2.ServerHttp2Stream): void {
 }
 
 /**
- * Plain gRPC over HTTP/2 with nothing this path leaves to grpc-js: no message
- * compression, no deadline (grpc-js enforces those).
+ * Whether a server routed here serves this call itself: a PublishStream or Subscribe
+ * in plain gRPC over HTTP/2, with nothing this path leaves to grpc-js (message
+ * compression, a deadline: grpc-js enforces those).
  */
-function takes(headers: http2.IncomingHttpHeaders): boolean {
+export function takenDirect(headers: http2.IncomingHttpHeaders): boolean {
+  const path = headers[':path'];
   const type = headers['content-type'];
   const encoding = headers['grpc-encoding'];
   return (
+    (path === PUBLISH_STREAM_PATH || path === SUBSCRIBE_PATH) &&
     headers[':method'] === 'POST' &&
     (type === 'application/grpc' || type === 'application/grpc+proto') &&
     (encoding === undefined || encoding === 'identity') &&

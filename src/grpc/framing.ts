@@ -39,12 +39,13 @@ export interface FrameReaderOptions {
 
 /**
  * Bytes held by messages partly received, over every stream that counts in it (a
- * server's direct streams): a message's length is the peer's word, and a peer that
- * sends a prefix, maybe most of the bytes, and then nothing, pins them until its stream
- * ends. maxMessageBytes bounds that per stream only; connections × streams of them is
- * no bound. A message that arrives whole in one chunk is never held partly, so never
- * counted (the hot path's batches mostly): one add and one subtract per message that
- * spans chunks, one add per chunk of a gathered one.
+ * server's calls: the direct streams here, the others in grpcjs_budget.ts): a message's
+ * length is the peer's word, and a peer that sends a prefix, maybe most of the bytes,
+ * and then nothing, pins them until its stream ends. maxMessageBytes bounds that per
+ * stream only; connections × streams of them is no bound. On a direct stream a message
+ * that arrives whole in one chunk is never held partly, so never counted (the hot
+ * path's batches mostly): one add and one subtract per message that spans chunks, one
+ * add per chunk of a gathered one.
  */
 export class PartialMessageBudget {
   private bytes = 0;
@@ -70,6 +71,14 @@ export class PartialMessageBudget {
 
   give(n: number): void {
     this.bytes -= n;
+  }
+
+  /** The error a call is refused with: `what` cannot be read now, `mine` of the bytes held being its own. */
+  exhausted(what: string, mine: number): UringmqError {
+    return new UringmqError(
+      'RESOURCE_EXHAUSTED',
+      `this server's memory for requests received in part is taken (${this.setting}: ${this.limit} bytes, ${this.bytes - mine} held by other calls): ${what} cannot be read now; retry later, or have the server's ${this.setting} raised`,
+    );
   }
 }
 
@@ -141,12 +150,7 @@ export class GrpcFrameReader {
   private charge(n: number, len: number): void {
     const budget = this.opts.budget;
     if (budget === undefined) return;
-    if (!budget.take(n)) {
-      throw new UringmqError(
-        'RESOURCE_EXHAUSTED',
-        `this server's memory for requests received in part is taken (${budget.setting}: ${budget.limit} bytes, ${budget.held - this.charged} held by other calls): a ${len}-byte message cannot be read now; retry later, or have the server's ${budget.setting} raised`,
-      );
-    }
+    if (!budget.take(n)) throw budget.exhausted(`a ${len}-byte message`, this.charged);
     this.charged += n;
   }
 

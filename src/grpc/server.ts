@@ -21,7 +21,8 @@ import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_PLAIN_HEADERS, MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
-import { resetAfterStatus, routeDirectStreams, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
+import { countGrpcJsCall } from './grpcjs_budget';
+import { resetAfterStatus, routeDirectStreams, takenDirect, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 import { WaiterList } from '../broker/waiter_list';
 import { checkAuthToken } from '../fetch/protocol';
 
@@ -76,12 +77,15 @@ export interface ServerOptions extends KeepaliveOptions {
   /** Batches in flight per PublishStream before the server stops reading it (default 256). */
   maxInFlightPerStream?: number;
   /**
-   * Bytes held at once by requests received in part, over all PublishStream and
-   * Subscribe calls served on node:http2 (default 256 MiB, at least maxMessageBytes). A
+   * Bytes held at once by requests received in part, over all calls (default 256 MiB,
+   * at least maxMessageBytes). On PublishStream and Subscribe served on node:http2 a
    * request up to 1 MiB counts its announced length from its first bytes, a longer one
-   * the bytes that have arrived; one that arrives whole in one read counts nothing. A
-   * call whose next bytes would pass it ends with RESOURCE_EXHAUSTED (its requests
-   * before are answered first). maxMessageBytes bounds one call; this bounds them all.
+   * the bytes that have arrived; one that arrives whole in one read counts nothing. On
+   * the calls grpc-js serves, what it holds: a unary call's request until the client
+   * ends it, a stream's message until the next begins (grpcjs_budget.ts). A call whose
+   * next bytes would pass it ends with RESOURCE_EXHAUSTED (on a direct stream, its
+   * requests before are answered first). maxMessageBytes bounds one call; this bounds
+   * them all.
    */
   maxPartialMessageBytes?: number;
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
@@ -101,6 +105,9 @@ export interface ServerOptions extends KeepaliveOptions {
 
 const MiB = 1 << 20;
 const FLOW_WINDOW = 16 * MiB;
+
+/** The service's methods by their HTTP/2 path. */
+const METHODS_BY_PATH = new Map(Object.values(brokerService).map((m) => [m.path, m]));
 
 const EMPTY = Buffer.alloc(0);
 
@@ -227,8 +234,10 @@ export class BrokerServer {
   /** grpc-js's limit on each message this server sends (and receives). */
   private readonly maxMessageBytes: number;
   private readonly streams = new Set<StreamHandle>();
-  /** Bytes of requests received in part on the direct streams (maxPartialMessageBytes). */
+  /** Bytes of requests received in part, on every call (maxPartialMessageBytes). */
   private readonly partialBudget: PartialMessageBudget;
+  /** PublishStream and Subscribe calls go to routeDirectStreams where it takes them. */
+  private directRouted = false;
   /** Fetches waiting for data (max_wait_ms): stop() wakes them (a WaiterList: one comes and goes per long poll). */
   private readonly longPolls = new WaiterList();
   private stopping = false;
@@ -283,6 +292,7 @@ export class BrokerServer {
         ended: (method, code) => this.callObserver?.streamEnded(method, code),
       });
       if (!routed) this.log?.warn('PublishStream and Subscribe stay on grpc-js (its internals changed)');
+      this.directRouted = routed;
     }
   }
 
@@ -318,16 +328,21 @@ export class BrokerServer {
    *   counts per listener, and grpc-js makes one per address a host name resolves to
    *   ('localhost': 127.0.0.1 and ::1), so the total over all of them is checked too.
    * - The reset of a call's request side once its status is sent (resetAfterStatus).
+   * - maxPartialMessageBytes on the calls grpc-js reads (countGrpcJsCall).
    */
   private tuneListeners(): void {
     const servers = (this.server as unknown as { http2Servers?: Map<import('node:net').Server, unknown> }).http2Servers;
     if (!(servers instanceof Map)) {
-      this.log?.warn('cannot set TCP_NODELAY or the connection cap on accepted connections (grpc-js internals changed)');
+      this.log?.warn('cannot set TCP_NODELAY, the connection cap or maxPartialMessageBytes on grpc-js calls on accepted connections (grpc-js internals changed)');
       return;
     }
     for (const srv of servers.keys()) {
-      // First, so that a status grpc-js sends as it takes the stream is seen too.
-      srv.prependListener('stream', (stream: import('node:http2').ServerHttp2Stream) => resetAfterStatus(stream));
+      // First, so that a status grpc-js sends as it takes the stream is seen too, and
+      // its requests are counted from their first byte.
+      srv.prependListener('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
+        resetAfterStatus(stream);
+        if (!this.directRouted || !takenDirect(headers)) this.countGrpcJsCall(stream, headers);
+      });
       srv.maxConnections = this.maxConnections;
       srv.on('drop', () => this.connectionRefused());
       srv.on('connection', (sock: import('node:net').Socket) => {
@@ -363,9 +378,22 @@ export class BrokerServer {
     return this.streams.size;
   }
 
-  /** Bytes held now by requests received in part on the direct streams (at most maxPartialMessageBytes). */
+  /** Bytes held now by requests received in part (at most maxPartialMessageBytes). */
   get partialMessageBytes(): number {
     return this.partialBudget.held;
+  }
+
+  /** maxPartialMessageBytes on a call grpc-js is about to read; a unary one refused is told to the observer as its request. */
+  private countGrpcJsCall(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
+    const path = headers[':path'];
+    const method = typeof path === 'string' ? METHODS_BY_PATH.get(path) : undefined;
+    const start = performance.now();
+    countGrpcJsCall(stream, {
+      budget: this.partialBudget,
+      wholeRequest: !method?.requestStream,
+      // A stream's end is told by its handler (grpc-js sees it cancelled).
+      refused: method && !method.requestStream ? (e) => this.callObserver?.request(method.originalName!, e.code, (performance.now() - start) / 1000) : undefined,
+    });
   }
 
   /** Client connections open now. */

@@ -109,7 +109,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     new Gauge({ name: 'uringmq_grpc_open_connections', help: 'Client connections open on the gRPC server', registers, collect() { this.set(server.openConnections); } });
     new Gauge({
       name: 'uringmq_grpc_partial_message_bytes',
-      help: 'Bytes held by requests received in part on the PublishStream and Subscribe calls served over node:http2; past maxPartialMessageBytes a call gets RESOURCE_EXHAUSTED',
+      help: "Bytes held by requests received in part (a unary call's until the client ends it); past maxPartialMessageBytes a call gets RESOURCE_EXHAUSTED",
       registers,
       collect() {
         this.set(server.partialMessageBytes);
