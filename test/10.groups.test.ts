@@ -1130,6 +1130,74 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c.close();
   });
 
+  it('dead-letter moves that keep failing (a full disk) hold back no other redelivery, and are retried with backoff, not every record every second', async () => {
+    // Offsets 0..n-1 poison (delivered twice by the first consumer), offset n a message
+    // delivered once: after the reopen, with maxDeliveries 2, all of them are due at
+    // once, the poison ones for the dead-letter topic, offset n for its member.
+    const n = 400;
+    await broker.createTopic('t');
+    await broker.createTopic('t.dlq');
+    await broker.producer().sendBatch('t', [...Array.from({ length: n }, (_, i) => ({ value: `p${i}` })), { value: 'ok' }], { partition: 0 });
+    const c1 = broker.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 60_000 });
+    // Each poison message nacked at its first delivery and held at its second; 'ok' held.
+    await take(c1, 2 * n + 1, (m) => m.value.toString() !== 'ok' && m.deliveryCount === 1 && m.nack());
+    await c1.close();
+    await broker.close();
+    // Every append refused for want of space (RESOURCE_EXHAUSTED): the moves fail, as on
+    // a full disk, while reads and the group's own file still work.
+    broker = await openBroker({ dir, minFreeBytes: 2 ** 50 });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    // Counted, not changed: the move's append is the broker's own.
+    let attempts = 0;
+    const publish = broker.publishDeadLetter.bind(broker);
+    broker.publishDeadLetter = (topic, batch) => {
+      attempts++;
+      return publish(topic, batch);
+    };
+    try {
+      const c2 = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 2, maxUnacked: 8, ackDeadlineMs: 60_000 });
+      const [m] = await take(c2, 1, () => undefined);
+      // With the waiting moves among the due redeliveries, at the lowest offsets, it
+      // came only once the poison ones below it had all been tried: n - 64 - 8 moves
+      // at least (64 under way, 8 taken per pass), each after one under way failed. It
+      // needs none: at most the first 64 (and the few that fit) have begun, and a
+      // retry or two if this took seconds.
+      assert.equal(m!.value.toString(), 'ok');
+      assert.equal(m!.deliveryCount, 2);
+      assert.ok(attempts < 150, `the redelivery of offset ${n} waited for ${attempts} dead-letter moves below it`);
+      m!.ack();
+      await waitFor(() => warnings.some((w) => /moving offset \d+ to t\.dlq failed/.test(w)), 10_000, 'the failing move is said');
+      // Retried with backoff: after the first failures no move for a second, then one
+      // at a time (the next two seconds after that one fails), not each message every
+      // second. Counted once the moves begun before the pause have ended.
+      await waitFor(() => deadLetteringSizes(broker).every((x) => x === 0), 10_000, 'the first moves end');
+      const wave = attempts;
+      await waitFor(() => attempts > wave, 10_000, 'a retry');
+      await sleep(200);
+      assert.ok(attempts <= wave + 2, `${attempts - wave} retries at once`);
+      assert.equal(warnings.filter((w) => /moving offset/.test(w)).length, 1, `said more than once: ${JSON.stringify(warnings)}`);
+      // The committed offset stays below the messages not moved yet (the first few
+      // moves may fit in the block the dead-letter topic's file has already).
+      const moved = (await broker.describeTopic('t.dlq')).partitions[0]!.endOffset;
+      const [committed] = await broker.committedOffsets('g', 't');
+      assert.ok(moved < n && committed! <= moved, `committed ${committed}, ${moved} moved`);
+      await c2.close();
+    } finally {
+      process.off('warning', onWarning);
+    }
+    // Space again: the next member moves them all, and the group passes them.
+    await broker.close();
+    broker = await openBroker({ dir });
+    const c3 = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 2, ackDeadlineMs: 60_000 });
+    await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === n + 1, 20_000, 'all moved');
+    const dl = await broker.read('t.dlq', 0, 0, { maxBytes: 1 << 20 });
+    assert.equal(dl.length, n);
+    assert.deepEqual(new Set(dl.map((x) => x.value.toString())), new Set(Array.from({ length: n }, (_, i) => `p${i}`)));
+    await c3.close();
+  });
+
   it('with durability none, a message moved to the dead-letter topic is synced before the group counts it as handled', async () => {
     await broker.close();
     broker = await openBroker({ dir, durability: 'none' });

@@ -126,8 +126,12 @@ interface Redelivery {
   notBefore: number;
   /** notBefore came from the group's file, maybe from a merged range (partitionRanges): it merges again only with an equal one, so a delay does not grow with each restart */
   restored?: true;
-  /** Set when a dead-letter move failed or had to wait: its retry keeps the reason the message was first sent there for. */
+  /** Bound for the dead-letter topic: why, kept by each retry of the move (x-uringmq-reason). */
   deadLetterReason?: string;
+  /** The dead-letter topic a waiting move goes to (its member's, who may have left since). */
+  deadLetterTopic?: string;
+  /** Failed moves of this message so far: its next waits longer. */
+  deadLetterAttempts?: number;
 }
 
 /**
@@ -146,9 +150,17 @@ class RedeliveryQueue {
   private delayed: Redelivery[] = [];
   /** The earliest notBefore among the delayed ones: until then none is due. */
   private delayedUntil = Infinity;
+  /**
+   * Those bound for the dead-letter topic whose move waits (for a free move, or after a
+   * failed one), a min-heap on (notBefore, offset). Apart from the due ones: among them
+   * they sat at the lowest offsets, and while moves kept failing (or were all under
+   * way) every pass took them first and put them back, and the redeliveries above them
+   * never went out.
+   */
+  private dead: Redelivery[] = [];
 
   get length(): number {
-    return this.ready.length + this.delayed.length;
+    return this.ready.length + this.delayed.length + this.dead.length;
   }
 
   push(e: Redelivery, now: number): void {
@@ -209,18 +221,57 @@ class RedeliveryQueue {
     for (let i = (this.ready.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
     this.delayed = this.delayed.filter(keep);
     this.delayedUntil = this.delayed.reduce((t, e) => Math.min(t, e.notBefore), Infinity);
+    this.dead = this.dead.filter(keep);
+    for (let i = (this.dead.length >> 1) - 1; i >= 0; i--) deadSiftDown(this.dead, i);
   }
 
   clear(): void {
     this.ready = [];
     this.delayed = [];
     this.delayedUntil = Infinity;
+    this.dead = [];
   }
 
-  /** Each one, in no particular order. */
+  /** Each one waiting for redelivery (not those for the dead-letter topic), in no particular order. */
   forEach(f: (e: Redelivery) => void): void {
     for (const e of this.ready) f(e);
     for (const e of this.delayed) f(e);
+  }
+
+  /** A message for the dead-letter topic whose move waits until e.notBefore. */
+  pushDead(e: Redelivery): void {
+    const h = this.dead;
+    let i = h.push(e) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!deadBefore(e, h[parent]!)) break;
+      h[i] = h[parent]!;
+      i = parent;
+    }
+    h[i] = e;
+  }
+
+  /** When the first waiting dead-letter move may start (Infinity: none waits). */
+  get deadDueAt(): number {
+    return this.dead.length > 0 ? this.dead[0]!.notBefore : Infinity;
+  }
+
+  /** The waiting dead-letter move due first, if it is due at `now`. */
+  takeDeadDue(now: number): Redelivery | undefined {
+    const h = this.dead;
+    if (h.length === 0 || h[0]!.notBefore > now) return undefined;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      deadSiftDown(h, 0);
+    }
+    return top;
+  }
+
+  /** Each message waiting for its dead-letter move, in no particular order. */
+  forEachDead(f: (e: Redelivery) => void): void {
+    for (const e of this.dead) f(e);
   }
 
   private pushReady(e: Redelivery): void {
@@ -261,6 +312,24 @@ class RedeliveryQueue {
   }
 }
 
+/** Order of the dead-letter moves waiting: the earliest due first, then the lowest offset. */
+function deadBefore(a: Redelivery, b: Redelivery): boolean {
+  return a.notBefore < b.notBefore || (a.notBefore === b.notBefore && a.offset < b.offset);
+}
+
+function deadSiftDown(h: Redelivery[], i: number): void {
+  const e = h[i]!;
+  for (;;) {
+    let child = 2 * i + 1;
+    if (child >= h.length) break;
+    if (child + 1 < h.length && deadBefore(h[child + 1]!, h[child]!)) child++;
+    if (!deadBefore(h[child]!, e)) break;
+    h[i] = h[child]!;
+    i = child;
+  }
+  h[i] = e;
+}
+
 class PartitionGroupState {
   committed = 0;
   next = 0;
@@ -287,6 +356,15 @@ class PartitionGroupState {
   readonly deadLettering = new Map<number, number>();
   /** When a failed dead-letter move of this partition was last said (Date.now()): once a minute at most. */
   deadLetterWarnedAt = 0;
+  /**
+   * After a failed dead-letter move (steady clock): no move of this partition starts
+   * before deadLetterPausedUntil, and then one at a time until one succeeds, each
+   * failure doubling the pause (deadLetterPauseMs, 0 while moves succeed). A dead-letter
+   * topic that keeps failing (a full disk, a fenced partition) is tried about once per
+   * pause, not once a second for each message bound for it.
+   */
+  deadLetterPausedUntil = 0;
+  deadLetterPauseMs = 0;
   constructor(readonly index: number) {}
 }
 
@@ -303,6 +381,9 @@ function readSize(bytes: number): number {
 const MIN_BATCHED_REDELIVERY = 32;
 /** Moves to the dead-letter topic under way at once per partition (each holds a read batch). */
 const MAX_DEAD_LETTER_MOVES = 64;
+/** The first wait after a failed dead-letter move (of the message, and of its partition's next moves), doubling with each failure up to the most. */
+const DEAD_LETTER_RETRY_MS = 1000;
+const DEAD_LETTER_RETRY_MAX_MS = 30_000;
 /** The fewest ranges a member's `released` set of a partition holds before acked ones are dropped from it. */
 const RELEASED_PRUNE_MIN = 4096;
 /**
@@ -1302,31 +1383,61 @@ export class GroupCoordinator {
 
   /**
    * Moves a message to the dead-letter topic; `reason` goes in its x-uringmq-reason
-   * header. At most MAX_DEAD_LETTER_MOVES run at once per partition (each reads the
-   * message's batch): past that the message waits in the redelivery queue, from
-   * which redeliver() moves it once a move finishes.
+   * header. The move waits among the partition's dead-letter moves (never among its
+   * redeliveries, which it would hold back) and starts from startDeadLetters.
    */
-  private deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): boolean {
+  private deadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): void {
+    ps.redeliver.pushDead({ offset, deliveryCount: deliveries, notBefore: 0, deadLetterReason: reason, deadLetterTopic: dlq });
     // Closing: no new move (the broker takes no more appends); the count goes into the
     // last write, and the next open moves the message at once.
-    if (this.closing || ps.deadLettering.size >= MAX_DEAD_LETTER_MOVES || ps.deadLettering.has(offset)) {
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: 0, deadLetterReason: reason }, steadyNow());
-      if (this.closing) this.changed(gs);
-      return false;
+    if (this.closing) this.changed(gs);
+    else this.startDeadLetters(gs, ps);
+  }
+
+  /**
+   * Starts the partition's waiting dead-letter moves that are due: at most
+   * MAX_DEAD_LETTER_MOVES under way at once (each reads the message's batch), one at a
+   * time while its moves keep failing, none during the pause after a failure (see
+   * PartitionGroupState.deadLetterPausedUntil). Called when one is queued, when a move
+   * ends, and by the sweep.
+   */
+  private startDeadLetters(gs: GroupState, ps: PartitionGroupState): void {
+    if (this.closing || gs.deleted || gs.retired) return;
+    const now = steadyNow();
+    if (now < ps.deadLetterPausedUntil) return;
+    const probing = ps.deadLetterPauseMs > 0;
+    const most = probing ? 1 : MAX_DEAD_LETTER_MOVES;
+    let later: Redelivery[] | null = null;
+    while (ps.deadLettering.size < most) {
+      const e = ps.redeliver.takeDeadDue(now);
+      if (!e) break;
+      if (e.offset < ps.committed || ps.acked.has(e.offset)) continue; // acked, or moved by an earlier move of it
+      if (ps.deadLettering.has(e.offset)) {
+        (later ??= []).push(e); // after the move of it under way, if that one fails
+        continue;
+      }
+      this.startDeadLetter(gs, ps, e, probing);
     }
+    if (later) for (const e of later) ps.redeliver.pushDead(e);
+  }
+
+  private startDeadLetter(gs: GroupState, ps: PartitionGroupState, e: Redelivery, probe: boolean): void {
     gs.busy++;
-    ps.deadLettering.set(offset, deliveries);
-    const move: Promise<void> = this.moveToDeadLetter(gs, ps, offset, deliveries, dlq, reason).finally(() => {
-      ps.deadLettering.delete(offset);
+    ps.deadLettering.set(e.offset, e.deliveryCount);
+    const move: Promise<void> = this.moveToDeadLetter(gs, ps, e, probe).finally(() => {
+      ps.deadLettering.delete(e.offset);
       gs.busy--;
       gs.moves.delete(move);
       ps.owner?.wake();
+      this.startDeadLetters(gs, ps);
     });
     gs.moves.add(move);
-    return true;
   }
 
-  private async moveToDeadLetter(gs: GroupState, ps: PartitionGroupState, offset: number, deliveries: number, dlq: string, reason: string): Promise<void> {
+  private async moveToDeadLetter(gs: GroupState, ps: PartitionGroupState, e: Redelivery, probe: boolean): Promise<void> {
+    const { offset, deliveryCount: deliveries } = e;
+    const dlq = e.deadLetterTopic!;
+    const reason = e.deadLetterReason!;
     const resets = ps.resets;
     try {
       const t = this.broker.topicState(gs.topic);
@@ -1347,27 +1458,44 @@ export class GroupCoordinator {
         // group's file (written O_DSYNC) is about to say so.
         await this.broker.publishDeadLetter(dlq, sealBatch(batch));
       }
-    } catch (e) {
+    } catch (err) {
       if (ps.resets !== resets) return;
       // Said, not swallowed: a move that keeps failing holds the group's committed
       // offset below it, and the operator needs to know why.
       if (!this.closing && Date.now() - ps.deadLetterWarnedAt >= 60_000) {
         ps.deadLetterWarnedAt = Date.now();
         process.emitWarning(
-          `group ${gs.group} on ${gs.topic}/${ps.index}: moving offset ${offset} to ${dlq} failed (${e instanceof Error ? e.message : String(e)}); retried every second (said once a minute)`,
+          `group ${gs.group} on ${gs.topic}/${ps.index}: moving offset ${offset} to ${dlq} failed (${err instanceof Error ? err.message : String(err)}); ` +
+            `retried after ${DEAD_LETTER_RETRY_MS / 1000} s, then less often while moves keep failing (up to every ${DEAD_LETTER_RETRY_MAX_MS / 1000} s; said once a minute)`,
           'UringmqWarning',
         );
       }
-      // The DLQ write failed: keep the message for another attempt rather than lose it.
-      // A second later it is taken from the redelivery queue and, delivered as often
-      // as allowed already, goes for the DLQ again (created again, in case it was
-      // deleted). Failed because the broker is closing (BROKER_CLOSED): close() waits
-      // for this, so the last write of the group's file keeps the count, and the next
-      // open moves it at once; dropped here, it came back as never delivered.
+      // The DLQ write failed: keep the message for another attempt rather than lose it,
+      // later each time it fails (created again then, in case it was deleted). The
+      // partition's other moves pause too (a full disk or a fenced dead-letter topic
+      // fails them all alike): the pause doubles with each failed probe, and not with
+      // the failures of moves already under way when it began. Failed because the
+      // broker is closing (BROKER_CLOSED): close() waits for this, so the last write of
+      // the group's file keeps the count, and the next open moves it at once; dropped
+      // here, it came back as never delivered.
       this.dlqReady.delete(dlq);
-      ps.redeliver.push({ offset, deliveryCount: deliveries, notBefore: this.closing ? 0 : steadyNow() + 1000, deadLetterReason: reason }, steadyNow());
+      const now = steadyNow();
+      const attempts = (e.deadLetterAttempts ?? 0) + 1;
+      const wait = this.closing ? 0 : Math.min(DEAD_LETTER_RETRY_MAX_MS, DEAD_LETTER_RETRY_MS * 2 ** Math.min(attempts - 1, 16));
+      ps.redeliver.pushDead({ offset, deliveryCount: deliveries, notBefore: now + wait, deadLetterReason: reason, deadLetterTopic: dlq, deadLetterAttempts: attempts });
+      if (!this.closing) {
+        if (probe || ps.deadLetterPauseMs === 0) ps.deadLetterPauseMs = ps.deadLetterPauseMs === 0 ? DEAD_LETTER_RETRY_MS : Math.min(DEAD_LETTER_RETRY_MAX_MS, 2 * ps.deadLetterPauseMs);
+        ps.deadLetterPausedUntil = Math.max(ps.deadLetterPausedUntil, now + ps.deadLetterPauseMs);
+      }
       this.changed(gs);
       return;
+    }
+    // The dead-letter topic takes appends again: the partition's waiting moves go at
+    // full pace. Told by a probe (or with no pause on): a move begun before the pause
+    // may have landed just before what failed the others.
+    if (probe || ps.deadLetterPauseMs === 0) {
+      ps.deadLetterPauseMs = 0;
+      ps.deadLetterPausedUntil = 0;
     }
     // Moved: it counts as acked for the group (unless commitOffset rewound or skipped
     // the partition meanwhile: its state starts over, and this move is not part of it).
@@ -1583,8 +1711,11 @@ export class GroupCoordinator {
     for (const e of taken) {
       if (e.offset < ps.committed || ps.acked.has(e.offset)) progress = true;
       else if (e.deliveryCount < m.opts.maxDeliveries) due.push(e);
-      else if (this.deadLetter(m.state, ps, e.offset, e.deliveryCount, m.opts.deadLetterTopic, e.deadLetterReason ?? `delivered ${e.deliveryCount} times without an ack`)) progress = true;
-      // (else back in the queue until a move finishes and wakes the owner)
+      else {
+        // Out of the redelivery queue for good: its move waits among the moves.
+        this.deadLetter(m.state, ps, e.offset, e.deliveryCount, m.opts.deadLetterTopic, `delivered ${e.deliveryCount} times without an ack`);
+        progress = true;
+      }
     }
     if (due.length === 0) return progress;
     due.sort((a, b) => a.offset - b.offset);
@@ -1786,7 +1917,11 @@ export class GroupCoordinator {
         }
       }
       for (const m of stalled) this.stall(m, steady);
-      for (const ps of gs.parts) if (ps.redeliver.length && ps.redeliver.hasDue(steady)) ps.owner?.wake();
+      for (const ps of gs.parts) {
+        if (ps.redeliver.length && ps.redeliver.hasDue(steady)) ps.owner?.wake();
+        // Dead-letter moves whose wait (after a failure) ran out.
+        if (ps.redeliver.deadDueAt <= steady && ps.deadLetterPausedUntil <= steady) this.startDeadLetters(gs, ps);
+      }
     }
   }
 
@@ -2450,6 +2585,8 @@ function partitionRanges(ps: PartitionGroupState, now: number, wallShift: number
     });
   };
   ps.redeliver.forEach((e) => note(e.offset, e.deliveryCount, e.notBefore, e.restored));
+  // Waiting for a dead-letter move: after a restart it is moved at once (a wait after a failure is no nack's delay).
+  ps.redeliver.forEachDead((e) => note(e.offset, e.deliveryCount));
   for (const due of ps.redelivering) for (const e of due) note(e.offset, e.deliveryCount);
   for (const [o, n] of ps.deadLettering) note(o, n);
   const out: Array<StateRange & { restored?: boolean }> = [];
