@@ -1847,6 +1847,28 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('after await close() of a FetchConsumer its group member is gone: a deleteGroup issued right after it is not refused for members', async () => {
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    const fsrv = await broker.startFetchServer({ port: 0 });
+    const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('t');
+      await client.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const refused: string[] = [];
+      for (let round = 0; round < 3; round++) {
+        const c = client.consumer({ topic: 't', group: `g${round}`, from: 'earliest', transport: 'fetch', maxWaitMs: 50 });
+        assert.equal((await take(c, 1)).length, 1);
+        await c.close();
+        await client.deleteGroup(`g${round}`, 't').catch((e: unknown) => refused.push(`round ${round}: ${String(e)}`));
+      }
+      assert.deepEqual(refused, [], 'deleteGroup right after close() failed');
+    } finally {
+      await client.close();
+      await server.stop(2000);
+    }
+  });
+
   it("a fetch member's commit of a partition it lost to a Subscribe member (its revocation commit, landing late) acks what it processed, and rewinds nothing the new owner was delivered", async () => {
     const { client, fsrv, close } = await fetchStack(await openBroker());
     const fclient = await connect(client.address, { fetchAddress: `127.0.0.1:${fsrv.port}` });

@@ -27,6 +27,12 @@ export interface GroupConsumerApi extends AsyncIterable<ConsumedMessage> {
   batches(): AsyncIterable<ConsumedMessage[]>;
   readonly memberId: string | undefined;
   readonly assignment: readonly number[];
+  /**
+   * Leaves the group. Resolved, the member is gone (its unacked messages released to
+   * the others, the rebalance begun): a deleteGroup or describeTopic right after sees
+   * it gone. A remote consumer whose connection is lost, or whose server stays silent
+   * for a few seconds, resolves anyway (the server drops the member when it notices).
+   */
   close(): Promise<void>;
 }
 

@@ -31,6 +31,7 @@ import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
+import { endAndAwaitLeave } from './leave';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
@@ -631,10 +632,12 @@ export class FetchConsumer implements GroupConsumerApi {
     await this.assigning;
     if (!this.client.isClosed) await this.commit().catch(() => undefined);
     // Leaving after the commit: the next owner of our partitions starts where we ended.
+    // Awaited, as the Subscribe consumer's leave: close() resolves with the member gone.
     const m = this.membership;
     this.membership = null;
-    m?.end();
+    const left = m ? endAndAwaitLeave(m) : undefined;
     this.client.forget(this);
+    await left;
   }
 
   private notify(): void {

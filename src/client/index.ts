@@ -28,6 +28,7 @@ import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
 import { checkAuthToken } from '../fetch/protocol';
 import { DirectStream, FLOW_WINDOW, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
+import { endAndAwaitLeave } from './leave';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
 export { FetchConsumer, FetchConnection } from './fetch_consumer';
@@ -1777,6 +1778,8 @@ export class RemoteConsumer implements GroupConsumerApi {
   private wake: (() => void) | null = null;
   private session = 0;
   private closed = false;
+  /** close()'s work, which a second close() waits for too. */
+  private closing: Promise<void> | null = null;
   private fatal: UringmqError | null = null;
   private started = false;
   /**
@@ -2006,8 +2009,12 @@ export class RemoteConsumer implements GroupConsumerApi {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** Resolves once the server has taken the member out of its group (see endAndAwaitLeave), or the stream is lost. */
+  close(): Promise<void> {
+    return (this.closing ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
     this.flushAcks();
     this.closed = true;
     // Delivered but not handed to the app: given back to the group, that delivery not
@@ -2020,9 +2027,12 @@ export class RemoteConsumer implements GroupConsumerApi {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const s = this.stream;
     this.stream = null;
-    s?.end();
+    // The acks and returned ranges above go first, on the same stream; a stream already
+    // lost (or a reconnect waiting) leaves nothing to wait for.
+    const left = s ? endAndAwaitLeave(s) : undefined;
     this.notify();
     this.client.forget(this);
+    await left;
   }
 
   /** Sends the deliveries of this session the app was never handed back to the group (see close()). */
