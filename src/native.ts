@@ -88,9 +88,13 @@ export interface NativeEngine {
   read(p: NativePartition, offset: number, maxBytes: number): Promise<Buffer>;
   /** The same from the tail cache, synchronously; undefined when not cached. */
   readCached(p: NativePartition, offset: number, maxBytes: number): Buffer | undefined;
-  /** read() into `dest`: the byte count, or a new Buffer when the first batch alone does not fit. */
+  /**
+   * read() into `dest`: the byte count, or a new Buffer when the first batch alone does not fit.
+   * The file is read into memory of the core's own and copied into `dest` on this thread once
+   * done: a `dest` detached (its ArrayBuffer transferred) before or meanwhile is INVALID_ARGUMENT.
+   */
   readInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): Promise<number | Buffer>;
-  /** readCached() into `dest`; undefined when not cached. */
+  /** readCached() into `dest`; undefined when not cached. A detached `dest` is INVALID_ARGUMENT. */
   readCachedInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): number | Buffer | undefined;
   info(p: NativePartition): PartitionInfo;
   /** [startOffset, endOffset] into `out` (length >= 2), without building an object. */

@@ -4,8 +4,10 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import { DEFAULT_ZERO_AHEAD_BYTES, DIR_FORMAT } from '../src/broker/broker';
-import { Broker, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
+import { Broker, UringmqError, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
 import { dropProducerSnapshot, expectCode, faultNode, hasStrace, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, straceNode, tmpDir, waitFor } from './helpers';
 
 async function readAll(b: Broker, topic: string, p: number, from = 0): Promise<Message[]> {
@@ -199,6 +201,59 @@ describe('Segments, index, retention and recovery', () => {
     b = await openBroker({ dir }); // empty tail cache: every read below goes to the file
     await readAll('file');
     await b.close();
+  });
+
+  it('a read into a buffer whose ArrayBuffer is detached (transferred) before or while it runs is refused with INVALID_ARGUMENT, and writes nothing into the memory the buffer gave up', async () => {
+    const gc = (() => {
+      v8.setFlagsFromString('--expose-gc');
+      return vm.runInNewContext('gc') as () => void;
+    })();
+    // structuredClone moves the memory to a new ArrayBuffer; the old one is left empty.
+    const detach = (buf: Buffer): ArrayBuffer => structuredClone(buf.buffer as ArrayBuffer, { transfer: [buf.buffer as ArrayBuffer] });
+    for (const tailCacheBytes of [1 << 20, 0]) {
+      const b = await openBroker({ tailCacheBytes });
+      try {
+        await b.createTopic('t');
+        await fill(b, 't', 400); // ~100 KiB: in the tail cache, or (0) read from the file
+        const ps = b.partitionState('t', 0);
+        const before = Buffer.alloc(256 * 1024);
+        detach(before);
+        await expectCode(b.readRawInto(ps, 0, 64 * 1024, before), 'INVALID_ARGUMENT');
+        if (tailCacheBytes > 0) continue; // the tail cache is read synchronously: nothing can detach it meanwhile
+        // Detached once the read was asked for: the file is read on a pool thread, which
+        // wrote into the memory the buffer had (now the clone's). Kept, zeroed: nothing may
+        // land in it. Then dropped and collected, with the pool busy so that the read runs
+        // after it may be freed (what ASan caught as a write into freed memory).
+        const during = Buffer.alloc(256 * 1024);
+        const read = b.readRawInto(ps, 0, 64 * 1024, during).then(
+          () => 'resolved',
+          (e: UringmqError) => e.code,
+        );
+        const moved = new Uint8Array(detach(during));
+        assert.equal(await read, 'INVALID_ARGUMENT', 'a read into a buffer detached while it ran');
+        assert.ok(moved.every((x) => x === 0), 'the read wrote into the memory the detached buffer gave up');
+        const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+        const busy = Array.from({ length: pool }, () => new Promise((r) => crypto.pbkdf2('x', 'y', 300_000, 32, 'sha256', r)));
+        // (Under 128 KiB: ASan's allocator keeps it in its quarantine, not unmapped.)
+        const freed = Buffer.alloc(96 * 1024);
+        const read2 = b.readRawInto(ps, 0, 32 * 1024, freed).then(
+          () => 'resolved',
+          (e: UringmqError) => e.code,
+        );
+        detach(freed);
+        for (let i = 0; i < 3; i++) {
+          gc();
+          await sleep(20);
+        }
+        assert.equal(await read2, 'INVALID_ARGUMENT');
+        await Promise.all(busy);
+        // The partition reads on: into a buffer left alone, the records from the start.
+        const ok = await b.readRawInto(ps, 0, 64 * 1024, Buffer.alloc(256 * 1024));
+        assert.equal(decodeBatches(ok, 0)[0]!.value.toString(), payload(0));
+      } finally {
+        await b.close();
+      }
+    }
   });
 
   it('deletes whole old segments past retention.maxBytes', async () => {

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include <memory>
+#include <new>
 #include <string>
 #include <functional>
 #include <cstring>
@@ -187,36 +188,72 @@ class OpenPartitionWorker : public Napi::AsyncWorker {
   std::shared_ptr<PartitionLog> log_;
 };
 
+// The bytes of an ArrayBuffer view (a Buffer, any TypedArray, a DataView) as they are
+// now, or false when they cannot be had or its ArrayBuffer is detached (transferred with
+// postMessage or structuredClone, or by ArrayBuffer.prototype.transfer). Raw, checked
+// calls: ReadWorker::OnOK uses it too (see RawError).
+bool ViewBytes(napi_env env, napi_value v, uint8_t** data, size_t* len) {
+  bool is_typed = false, is_view = false;
+  napi_value ab = nullptr;
+  void* d = nullptr;
+  size_t n = 0, off = 0;
+  if (napi_is_typedarray(env, v, &is_typed) != napi_ok) return false;
+  if (is_typed) {
+    napi_typedarray_type type;
+    size_t count = 0;
+    if (napi_get_typedarray_info(env, v, &type, &count, &d, &ab, &off) != napi_ok) return false;
+  } else {
+    if (napi_is_dataview(env, v, &is_view) != napi_ok || !is_view) return false;
+    if (napi_get_dataview_info(env, v, &n, &d, &ab, &off) != napi_ok) return false;
+  }
+  bool detached = false;
+  if (napi_is_detached_arraybuffer(env, ab, &detached) != napi_ok || detached) return false;
+  // The byte length as it is now (a resizable ArrayBuffer may have shrunk).
+  if (napi_get_buffer_info(env, v, &d, &n) != napi_ok) return false;
+  *data = static_cast<uint8_t*>(d);
+  *len = n;
+  return true;
+}
+
 // Runs on a libuv pool thread (Execute) and the JS thread (the rest).
 class ReadWorker : public Napi::AsyncWorker {
  public:
-  ReadWorker(Napi::Env env, std::shared_ptr<PartitionLog> log, int64_t offset, size_t max_bytes, Napi::Buffer<uint8_t>* dest = nullptr)
+  // `dest_len`: the destination's byte length when the read was asked for (0: none).
+  ReadWorker(Napi::Env env, std::shared_ptr<PartitionLog> log, int64_t offset, size_t max_bytes, Napi::Buffer<uint8_t>* dest = nullptr,
+             size_t dest_len = 0)
       : Napi::AsyncWorker(env, "uringmq.read"), log_(std::move(log)), offset_(offset), max_bytes_(max_bytes) {
     if (napi_create_promise(env, &deferred_, &promise_) != napi_ok) throw Napi::Error::New(env, "cannot create a promise");
-    if (dest) {
-      // The caller's buffer stays alive (and in place) until the read settles.
+    if (dest && dest_len > 0) {
       dest_ref_ = Napi::Persistent(*dest);
-      dest_data_ = dest->Data();
-      dest_len_ = dest->Length();
+      dest_len_ = dest_len;
     }
   }
   napi_value Promise() { return promise_; }
   void Execute() override {
-    if (dest_data_) {
-      // Reading into the caller's (pooled) buffer spares the JS heap a fresh external
-      // buffer per read: at hundreds of MB/s those drive V8 into back-to-back full GCs.
-      // The file is read straight into it (the worker owns it until the read settles).
-      out_ = std::make_unique<std::vector<uint8_t>>();
+    out_ = std::make_unique<std::vector<uint8_t>>();
+    if (dest_len_ > 0) {
+      // Read into memory of our own, copied into the caller's buffer on the JS thread
+      // (OnOK) if it is still there. A reference keeps the Buffer object alive, not its
+      // memory: detaching its ArrayBuffer (a transfer) meanwhile hands the memory to
+      // another ArrayBuffer, maybe in another thread, which may free it while this
+      // thread would still be writing. Nothing short of V8's own API can pin it.
+      // (Still no fresh JS-heap buffer per read, which is what readInto spares.)
+      scratch_.reset(new (std::nothrow) uint8_t[dest_len_]);
+      if (!scratch_) {
+        status_ = Status::Error(Code::kResourceExhausted, "cannot allocate " + std::to_string(dest_len_) + " bytes for a read");
+        return;
+      }
       size_t len = 0;
       bool in_dest = false;
-      status_ = log_->ReadInto(offset_, max_bytes_, dest_data_, dest_len_, &len, out_.get(), &in_dest);
+      status_ = log_->ReadInto(offset_, max_bytes_, scratch_.get(), dest_len_, &len, out_.get(), &in_dest);
       if (status_.ok() && (in_dest || out_->empty())) {
         copied_ = static_cast<int64_t>(len);
         out_.reset();
+      } else {
+        scratch_.reset();  // out_ holds it: one batch larger than the buffer
       }
-      return;  // else out_ holds it: one batch larger than the buffer
+      return;
     }
-    out_ = std::make_unique<std::vector<uint8_t>>();
     status_ = log_->Read(offset_, max_bytes_, out_.get());
   }
   void OnOK() override {
@@ -224,6 +261,19 @@ class ReadWorker : public Napi::AsyncWorker {
     napi_value v;
     if (RejectIfError(env, deferred_, status_)) return;
     if (copied_ >= 0) {
+      uint8_t* data = nullptr;
+      size_t len = 0;
+      napi_value dest;
+      if (napi_get_reference_value(env, dest_ref_, &dest) != napi_ok || dest == nullptr || !ViewBytes(env, dest, &data, &len) ||
+          len < static_cast<size_t>(copied_)) {
+        if (RawError(env, Code::kInvalidArgument,
+                     "readInto: the destination buffer was detached (its ArrayBuffer transferred) or shrunk while the read ran; nothing was "
+                     "written to it",
+                     &v))
+          Settle(env, deferred_, false, v);
+        return;
+      }
+      if (copied_ > 0) std::memcpy(data, scratch_.get(), static_cast<size_t>(copied_));
       if (napi_create_double(env, static_cast<double>(copied_), &v) != napi_ok) return;
       Settle(env, deferred_, true, v);
       return;
@@ -248,9 +298,9 @@ class ReadWorker : public Napi::AsyncWorker {
   Status status_;
   std::unique_ptr<std::vector<uint8_t>> out_;
   Napi::Reference<Napi::Buffer<uint8_t>> dest_ref_;
-  uint8_t* dest_data_ = nullptr;
+  std::unique_ptr<uint8_t[]> scratch_;  // what goes into dest, read by Execute
   size_t dest_len_ = 0;
-  int64_t copied_ = -1;  // bytes written into dest, or -1
+  int64_t copied_ = -1;  // bytes for dest (in scratch_), or -1
 };
 
 // ---------------------------------------------------------------------------------
@@ -632,8 +682,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return Napi::Buffer<uint8_t>::New(env, v->data(), v->size(), [](Napi::Env, uint8_t*, std::vector<uint8_t>* p) { delete p; }, v);
   }
 
-  static Napi::Buffer<uint8_t> DestArg(const Napi::CallbackInfo& info, const char* usage) {
+  // The destination of readInto() and readCachedInto(), and its bytes now. A detached
+  // one (its ArrayBuffer transferred) is refused: it has no memory to read into.
+  static Napi::Buffer<uint8_t> DestArg(const Napi::CallbackInfo& info, const char* usage, uint8_t** data, size_t* len) {
     if (info.Length() < 4 || !info[3].IsBuffer()) ThrowInvalid(info.Env(), usage);
+    if (!ViewBytes(info.Env(), info[3], data, len))
+      ThrowInvalid(info.Env(), std::string(usage) + ": dest is detached (its ArrayBuffer was transferred)");
     return info[3].As<Napi::Buffer<uint8_t>>();
   }
 
@@ -643,8 +697,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Env env = info.Env();
     const char* usage = "readInto(partition, offset, maxBytes, dest)";
     ReadArgs a = ParseReadArgs(info, usage);
-    Napi::Buffer<uint8_t> dest = DestArg(info, usage);
-    auto* w = new ReadWorker(env, a.partition->log, a.offset, a.max_bytes, &dest);
+    uint8_t* data = nullptr;
+    size_t len = 0;
+    Napi::Buffer<uint8_t> dest = DestArg(info, usage, &data, &len);
+    auto* w = new ReadWorker(env, a.partition->log, a.offset, a.max_bytes, &dest, len);
     napi_value p = w->Promise();
     w->Queue();
     return Napi::Value(env, p);
@@ -656,12 +712,14 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Env env = info.Env();
     const char* usage = "readCachedInto(partition, offset, maxBytes, dest)";
     ReadArgs a = ParseReadArgs(info, usage);
-    Napi::Buffer<uint8_t> dest = DestArg(info, usage);
+    uint8_t* data = nullptr;
+    size_t len = 0;
+    DestArg(info, usage, &data, &len);
     static thread_local std::vector<uint8_t> scratch;  // JS thread: reused, never shrinks past one read
     scratch.clear();
     if (!a.partition->log->TryReadCached(a.offset, a.max_bytes, &scratch) || scratch.empty()) return env.Undefined();
-    if (scratch.size() <= dest.Length()) {
-      std::memcpy(dest.Data(), scratch.data(), scratch.size());
+    if (scratch.size() <= len) {
+      std::memcpy(data, scratch.data(), scratch.size());
       return Napi::Number::New(env, static_cast<double>(scratch.size()));
     }
     return Napi::Buffer<uint8_t>::Copy(env, scratch.data(), scratch.size());

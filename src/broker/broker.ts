@@ -1233,7 +1233,12 @@ export class Broker {
     this.assertReadable(ps);
     try {
       const r = this.engine.readCachedInto(ps.native, offset, maxBytes, dest) ?? (await this.engine.readInto(ps.native, offset, maxBytes, dest));
-      return typeof r === 'number' ? dest.subarray(0, r) : r;
+      if (typeof r !== 'number') return r;
+      // Detached by code that ran between the read's settling and here (a number comes
+      // back only for a dest that had bytes): subarray would throw a TypeError, reported
+      // as an I/O error.
+      if (r > dest.length || dest.length === 0) throw invalid('readRawInto: the destination buffer was detached (its ArrayBuffer transferred) after the read');
+      return dest.subarray(0, r);
     } catch (e) {
       throw this.readFailure(ps, e);
     }
