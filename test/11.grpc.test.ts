@@ -1983,6 +1983,38 @@ describe('gRPC server: Fetch long-polls', function () {
       await r.stop();
     }
   });
+
+  it("end with TOPIC_NOT_FOUND when their topic is deleted, also made again and written meanwhile: not empty at their deadline, nor with the new topic's records", async () => {
+    const r = await startServer();
+    try {
+      const longPolls = (r.server as unknown as { longPolls: { size: number } }).longPolls;
+      for (const again of [false, true]) {
+        await r.client.createTopic('t', { partitions: 1 });
+        await r.client.producer().send('t', { value: 'old' });
+        let timer: NodeJS.Timeout | undefined;
+        const polled = Promise.race([
+          r.client.fetch('t', 0, 1, { maxWaitMs: 30_000 }).then(
+            (msgs) => `answered ${JSON.stringify(msgs.map((m) => m.value.toString()))}`,
+            (e: UringmqError) => e.code,
+          ),
+          // Far inside its 30 s: a poll the delete does not end is still waiting here.
+          new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still waiting after 10 s'), 10_000))),
+        ]);
+        await waitFor(() => longPolls.size === 1, 10_000, 'the fetch waits');
+        await r.client.deleteTopic('t');
+        if (again) {
+          await r.client.createTopic('t', { partitions: 1 });
+          await r.client.producer().sendBatch('t', [{ value: 'new0' }, { value: 'new1' }]);
+        }
+        assert.equal(await polled, 'TOPIC_NOT_FOUND', again ? 'deleted and made again' : 'deleted');
+        clearTimeout(timer);
+        assert.equal(longPolls.size, 0);
+        await r.client.deleteTopic('t').catch(() => undefined);
+      }
+    } finally {
+      await r.stop();
+    }
+  });
 });
 
 describe('gRPC client producer: send order, retries and close', function () {

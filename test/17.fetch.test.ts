@@ -1699,6 +1699,39 @@ describe('fetch plane: consumers, groups and the server', () => {
     });
   }
 
+  for (const backend of BACKENDS) {
+    it(`a FetchConsumer whose fetch waits at the end of its partition when the topic is deleted ends with TOPIC_NOT_FOUND naming it, not at the end of its wait nor retrying (${backend})`, async () => {
+      const broker = await openBroker();
+      const { fsrv, client, close } = await fetchStack(broker, { ioBackend: backend });
+      try {
+        for (const partitions of [[0], undefined]) {
+          await broker.createTopic('gone');
+          const c = client.consumer({ topic: 'gone', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 30_000, ...(partitions ? { partitions } : {}) });
+          let timer: NodeJS.Timeout | undefined;
+          const ended = Promise.race([
+            c[Symbol.asyncIterator]()
+              .next()
+              .then(
+                (r) => (r.done ? 'done' : `a message: ${r.value.value.toString()}`),
+                (e: UringmqError) => `${e.code}: ${e.message}`,
+              ),
+            // Far inside its 30 s wait: a fetch the delete does not answer is still waiting here.
+            new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still waiting after 10 s'), 10_000))),
+          ]);
+          await waitFor(() => fsrv.stats().parked === 1);
+          await client.deleteTopic('gone');
+          const r = await ended;
+          clearTimeout(timer);
+          assert.match(r, /^TOPIC_NOT_FOUND: .*\bgone\b/, `partitions ${JSON.stringify(partitions)}`);
+          await c.close();
+          assert.equal(fsrv.stats().parked, 0);
+        }
+      } finally {
+        await close();
+      }
+    });
+  }
+
   it("a FetchConsumer of a topic whose topic.json has no usable createdAt (a string, a fraction: restored by hand) reads it: the broker gives the topic an incarnation, and describeTopic reports the one the fetch plane registered", async () => {
     const dir = tmpDir();
     for (const bad of ['2024-01-01', 1_700_000_000_000.5]) {
