@@ -660,8 +660,10 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     const d = brokerService.subscribe!;
     const s = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
     s.write({ subscribe: { topic: 't', group: 'g', from: pb.StartFrom.EARLIEST } });
-    s.on('data', () => undefined);
-    await sleep(100);
+    // Offset 0 delivered before the acks go (not a fixed sleep: on a busy host the join
+    // and the delivery can take longer, and the good range would then be refused too).
+    const delivered = new Promise<void>((resolve) => s.on('data', (m: InstanceType<typeof pb.SubscribeResponse>) => m.delivery && resolve()));
+    await delivered;
     // The good range (offset 0, delivered) comes first: the message is refused whole.
     s.write({ acks: { ranges: [{ partition: 0, from_offset: 0, to_offset: 1 }, { partition: 0, from_offset: 100, to_offset: 200 }] } });
     const err = await new Promise<grpc.ServiceError>((resolve) => s.on('error', resolve));
