@@ -10,6 +10,7 @@ import { connect, type Client } from '../src/client';
 import type { ConnectionEvent } from '../src/client/backoff';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
+import { metricsRegistry } from '../src/metrics';
 
 /** Moves to a dead-letter topic under way, per partition of every group in memory (internal state, read for a bound). */
 function deadLetteringSizes(b: Broker): number[] {
@@ -1369,9 +1370,15 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
       await waitFor(() => warnings.some((w) => /moving offset 0 to t\.dlq failed \(topic t\.dlq was not created: .*maxTopics is 2/.test(w)), 10_000, 'a warning naming maxTopics');
       assert.deepEqual(await broker.committedOffsets('g', 't'), [0], 'the message counted as handled without being moved');
       assert.deepEqual(await broker.listTopics(), ['t', 'x']);
+      // The operator's view: failures counted, nothing moved yet.
+      const registry = metricsRegistry(broker, { processMetrics: false });
+      const series = async (name: string) => Number(/^(\S+) (\S+)$/m.exec((await registry.metrics()).split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);
+      assert.ok((await series('uringmq_dead_letter_failures_total')) >= 1, 'failed moves counted');
+      assert.equal(await series('uringmq_dead_letter_moves_total'), 0);
       await broker.deleteTopic('x');
       await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === 1, 10_000, 'the move retried');
       assert.equal((await broker.read('t.dlq', 0, 0))[0]!.value.toString(), 'poison');
+      assert.equal(await series('uringmq_dead_letter_moves_total'), 1);
     } finally {
       process.off('warning', onWarning);
       await c.close();

@@ -789,6 +789,10 @@ export class GroupCoordinator {
   /** close() has begun: dead-letter moves are no longer started. */
   private closing = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
+  /** Messages moved to a dead-letter topic since open (uringmq_dead_letter_moves_total). */
+  deadLetterMoves = 0;
+  /** Attempts to move one that failed since open, each retried later (uringmq_dead_letter_failures_total). */
+  deadLetterFailures = 0;
   /** (group, topic) keys whose committed-offsets file is being removed (expireGroups) or touched (a group leaving memory): load() waits, expireGroups() skips them. */
   private readonly fileBusy = new Map<string, Promise<void>>();
   /**
@@ -1457,8 +1461,10 @@ export class GroupCoordinator {
         // On disk before the message counts as handled, in every durability mode: the
         // group's file (written O_DSYNC) is about to say so.
         await this.broker.publishDeadLetter(dlq, sealBatch(batch));
+        this.deadLetterMoves++;
       }
     } catch (err) {
+      if (!this.closing) this.deadLetterFailures++;
       if (ps.resets !== resets) return;
       // Said, not swallowed: a move that keeps failing holds the group's committed
       // offset below it, and the operator needs to know why.

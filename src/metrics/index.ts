@@ -75,6 +75,15 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     'Sync passes of the I/O thread (fdatasync of every file with unsynced writes; none in sync mode, where each write is durable)',
     () => (broker.closed ? null : broker.syncPasses),
   );
+  coreCounter(registers, 'uringmq_dead_letter_moves_total', 'Messages moved to a dead-letter topic (past maxDeliveries) since the broker opened', () =>
+    broker.closed ? null : broker.groups.deadLetterMoves,
+  );
+  coreCounter(
+    registers,
+    'uringmq_dead_letter_failures_total',
+    'Moves to a dead-letter topic that failed (each message stays with its group, holding its committed offset, and is retried with backoff); the warning names the cause',
+    () => (broker.closed ? null : broker.groups.deadLetterFailures),
+  );
   coreCounter(
     registers,
     'uringmq_log_zero_ahead_bytes_total',
