@@ -9,6 +9,7 @@ import { strict as assert } from 'node:assert';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import { StreamDecoder } from '@grpc/grpc-js/build/src/stream-decoder';
 import type { AddressInfo } from 'node:net';
 import { connect } from '../src/client';
 import { GATHER_ABOVE_BYTES, GRPC_PREFIX_BYTES, GrpcFrameReader, PartialMessageBudget } from '../src/grpc/framing';
@@ -1213,21 +1214,22 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       try {
         const st = session.request({ ':method': 'POST', ':path': '/stream' });
         st.on('error', () => undefined);
-        // A whole message, then 10 bytes of one of 50: those 10 held.
+        // A whole message, then 10 bytes of one of 50: the chunk (one, a small write on
+        // loopback) held whole, as the message in progress keeps a view of it.
         st.write(Buffer.concat([framed(Buffer.alloc(100, 1)), prefix(50), Buffer.alloc(10, 2)]));
-        await waitFor(() => budget.held === 10, 10_000, 'the message in progress counted');
-        // Its other 40 and 5 bytes of the next: the whole one is let go as the next begins.
+        await waitFor(() => budget.held === 120, 10_000, 'the message in progress counted');
+        // Its other 40 and 5 bytes of the next: the chunks before are let go as the next begins.
         st.write(Buffer.concat([Buffer.alloc(40, 2), prefix(20), Buffer.alloc(5, 3)]));
-        await waitFor(() => budget.held === 5, 10_000, 'the next one counted');
+        await waitFor(() => budget.held === 50, 10_000, 'the next one counted');
         // Whole, it is still held until another begins (grpc-js keeps its chunks).
         st.write(Buffer.alloc(15, 3));
-        await waitFor(() => budget.held === 20, 10_000, 'the last whole message counted');
+        await waitFor(() => budget.held === 65, 10_000, 'the last whole message counted');
         const u = session.request({ ':method': 'POST', ':path': '/unary' });
         u.on('error', () => undefined);
         u.write(framed(Buffer.alloc(100, 4)));
-        await waitFor(() => budget.held === 120, 10_000, 'the unary request counted, whole');
+        await waitFor(() => budget.held === 65 + 105, 10_000, 'the unary request counted, whole');
         u.end();
-        await waitFor(() => budget.held === 20, 10_000, 'given back at its end');
+        await waitFor(() => budget.held === 65, 10_000, 'given back at its end');
         st.close(http2.constants.NGHTTP2_CANCEL);
         await waitFor(() => budget.held === 0, 10_000, 'given back at the reset');
         assert.ok(seen.length >= 2);
@@ -1238,6 +1240,59 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         session.destroy();
         await srv.close();
       }
+    });
+
+    it("counts the whole of every chunk grpc-js's decoder keeps a view of: a message's first byte, kept as a view, keeps the chunk it came in (the messages before it there too)", async () => {
+      // grpc-js's own decoder, fed what it is fed on the broker (after the counting),
+      // says what it keeps: its bytes held are those of the chunks it has views of.
+      const budget = new PartialMessageBudget(1 << 20, 'maxPartialMessageBytes');
+      const calls = new Map<string, { decoder: StreamDecoder; seen: number; chunks: Set<ArrayBufferLike> }>();
+      const srv = await h2Server((st, h) => {
+        countGrpcJsCall(st, { budget, wholeRequest: h[':path'] === '/unary' });
+        const call = { decoder: new StreamDecoder(-1), seen: 0, chunks: new Set<ArrayBufferLike>() };
+        calls.set(String(h[':path']), call);
+        st.on('data', (c: Buffer) => {
+          call.chunks.add(c.buffer);
+          call.seen += c.length;
+          call.decoder.write(c);
+        });
+      });
+      /** Bytes of the chunks a call's decoder has views of. */
+      const kept = (path: string) => {
+        const d = calls.get(path)!.decoder as unknown as { readCompressFlag: Buffer; readPartialMessage: Buffer[] };
+        const views = new Set([d.readCompressFlag, ...d.readPartialMessage].map((b) => b.buffer).filter((b) => calls.get(path)!.chunks.has(b)));
+        return [...views].reduce((n, b) => n + b.byteLength, 0);
+      };
+      const session = http2.connect(`http://127.0.0.1:${srv.port}`);
+      session.on('error', () => undefined);
+      try {
+        const st = session.request({ ':method': 'POST', ':path': '/stream' });
+        st.on('error', () => undefined);
+        let sent = 0;
+        const send = async (b: Buffer) => {
+          st.write(b);
+          sent += b.length;
+          await waitFor(() => calls.get('/stream')?.seen === sent, 10_000, 'handed on');
+        };
+        // A whole message and the first byte of the next: that byte keeps all of it.
+        await send(Buffer.concat([framed(Buffer.alloc(8000, 1)), Buffer.alloc(1)]));
+        assert.ok(kept('/stream') > 8000);
+        assert.equal(budget.held, kept('/stream'), 'a message begun at the end of a chunk');
+        // The rest of its prefix and part of it, then the rest, a whole one and part of the next.
+        await send(Buffer.concat([prefix(50).subarray(1), Buffer.alloc(10, 2)]));
+        assert.equal(budget.held, kept('/stream'), 'a message in progress');
+        await send(Buffer.concat([Buffer.alloc(40, 2), framed(Buffer.alloc(3000, 3)), prefix(20), Buffer.alloc(5, 4)]));
+        assert.equal(budget.held, kept('/stream'), 'the next begun after whole ones in its chunk');
+        const u = session.request({ ':method': 'POST', ':path': '/unary' });
+        u.on('error', () => undefined);
+        u.write(framed(Buffer.alloc(100, 5)));
+        await waitFor(() => calls.get('/unary')?.seen === 105, 10_000, 'the unary request handed on');
+        assert.equal(budget.held, kept('/stream') + kept('/unary'), "and a unary call's request");
+      } finally {
+        session.destroy();
+        await srv.close();
+      }
+      await waitFor(() => budget.held === 0, 10_000, 'given back');
     });
 
     it('calls grpc-js reads count in it too (unary calls until the client ends the request, streams left to grpc-js): past it such a call gets RESOURCE_EXHAUSTED naming it, a small unary call from another connection goes on, and the bytes come back however a call ends', async () => {
@@ -1256,18 +1311,21 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         await r.client.createTopic('t', { partitions: 1 });
         const body = (seq: number, valueBytes: number) => pb.PublishRequest.encode({ sequence: seq, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: Buffer.alloc(valueBytes, seq) }])) }).finish();
         // A and B: unary Publish calls announcing 2 MiB and sending part of it; what has arrived counts.
+        // What each holds: its chunks, the prefix's bytes too.
+        const aHeld = GRPC_PREFIX_BYTES + (1 << 20);
+        const bHeld = GRPC_PREFIX_BYTES + (900 << 10);
         const a = rawCall(session, UNARY_PUBLISH);
         a.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(1 << 20)]));
-        await waitFor(() => held() === 1 << 20, 10_000, 'A counted');
+        await waitFor(() => held() === aHeld, 10_000, 'A counted');
         const b = rawCall(session, UNARY_PUBLISH);
         b.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(900 << 10)]));
-        await waitFor(() => held() === (1 << 20) + (900 << 10), 10_000, 'B counted');
-        assert.equal(await gauge(), (1 << 20) + (900 << 10), 'the gauge');
+        await waitFor(() => held() === aHeld + bHeld, 10_000, 'B counted');
+        assert.equal(await gauge(), aHeld + bHeld, 'the gauge');
         // C: a whole request the client has not ended: grpc-js hands it to the handler at the end only, so it counts until then.
         const cBody = body(1, 50 << 10);
         const c = rawCall(session, UNARY_PUBLISH);
         c.st.write(framed(cBody));
-        await waitFor(() => held() === (1 << 20) + (900 << 10) + cBody.length, 10_000, 'C counted');
+        await waitFor(() => held() === aHeld + bHeld + GRPC_PREFIX_BYTES + cBody.length, 10_000, 'C counted');
         // D: its next bytes would pass it: refused with the status, and what it held given back.
         const d = rawCall(session, UNARY_PUBLISH);
         d.st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(200 << 10)]));
@@ -1275,7 +1333,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         assert.equal(ds.status, String(grpc.status.RESOURCE_EXHAUSTED), ds.message);
         assert.equal(ds.code, 'RESOURCE_EXHAUSTED');
         assert.match(ds.message, /maxPartialMessageBytes: 2097152 bytes, \d+ held by other calls\): this call's request \(\d+ bytes of it received so far\) cannot be read now/);
-        assert.equal(held(), (1 << 20) + (900 << 10) + cBody.length);
+        assert.equal(held(), aHeld + bHeld + GRPC_PREFIX_BYTES + cBody.length);
         // A grpc-js client's unary call past it (its request cut off before its headers
         // are out) sees the status; a small one from it goes on meanwhile.
         const m = brokerService.publish!;
@@ -1287,7 +1345,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         assert.equal(big.code, grpc.status.RESOURCE_EXHAUSTED, big.details);
         assert.match(big.details, /maxPartialMessageBytes: 2097152 bytes, \d+ held by other calls\): this call's request/);
         assert.deepEqual(big.metadata.get('uringmq-code'), ['RESOURCE_EXHAUSTED']);
-        assert.equal(held(), (1 << 20) + (900 << 10) + cBody.length);
+        assert.equal(held(), aHeld + bHeld + GRPC_PREFIX_BYTES + cBody.length);
         const ack = (await unary({ sequence: 1, topic: 't', partition: 0, records: [{ value: Buffer.from('small') }] })) as { base_offset: unknown };
         assert.equal(Number(ack.base_offset), 0);
         const refusals = (await registry.getSingleMetric('uringmq_grpc_requests_total')!.get()).values.find((v) => v.labels.method === 'Publish' && v.labels.code === 'RESOURCE_EXHAUSTED');
@@ -1306,15 +1364,15 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         assert.equal(se.code, grpc.status.RESOURCE_EXHAUSTED, se.details);
         assert.match(se.details, /Bandwidth exhausted or memory limit exceeded/); // grpc-js's words for the reset
         assert.deepEqual(sAnswers, [1]);
-        await waitFor(() => held() === (1 << 20) + (900 << 10) + cBody.length, 10_000, "the stream's bytes back");
+        await waitFor(() => held() === aHeld + bHeld + GRPC_PREFIX_BYTES + cBody.length, 10_000, "the stream's bytes back");
         // C ended: answered, its bytes back.
         c.st.end();
         assert.equal((await c.status).status, '0');
         assert.deepEqual(c.answers, [2]);
-        assert.equal(held(), (1 << 20) + (900 << 10));
+        assert.equal(held(), aHeld + bHeld);
         // A reset by its client, B with its connection lost.
         a.st.close(http2.constants.NGHTTP2_CANCEL);
-        await waitFor(() => held() === 900 << 10, 10_000, "A's bytes back");
+        await waitFor(() => held() === bHeld, 10_000, "A's bytes back");
         session.destroy();
         await waitFor(() => held() === 0, 10_000, "B's bytes back");
         assert.equal(await gauge(), 0);
@@ -1332,7 +1390,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
             try {
               const x = rawCall(s, headers);
               x.st.write(Buffer.concat([prefix(300 << 10), Buffer.alloc(1000)]));
-              await waitFor(() => held() === 1000, 10_000, `${what}: counted`);
+              await waitFor(() => held() === GRPC_PREFIX_BYTES + 1000, 10_000, `${what}: counted`);
               end(x.st, s);
               await waitFor(() => held() === 0, 10_000, `${what}: given back`);
             } finally {
@@ -1344,7 +1402,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         last.on('error', () => undefined);
         try {
           rawCall(last, UNARY_PUBLISH).st.write(Buffer.concat([prefix(300 << 10), Buffer.alloc(1000)]));
-          await waitFor(() => held() === 1000, 10_000, 'the last one counted');
+          await waitFor(() => held() === GRPC_PREFIX_BYTES + 1000, 10_000, 'the last one counted');
           stopped = true;
           await r.stop();
           await waitFor(() => held() === 0, 10_000, 'given back at the stop');

@@ -4,20 +4,21 @@
  *
  * grpc-js (server-interceptors.js) reads a call through a 'data' listener into its
  * StreamDecoder, which keeps views of the chunks of the message it is assembling
- * (readPartialMessage) until the next message begins, and a unary call's request goes
- * to its handler only at the client's end of the stream. Up to maxMessageBytes per
- * call, held for as long as the client waits: maxConnections × maxConcurrentStreams of
- * them was the only bound. Nothing of that is public, so it is watched from the
+ * (readPartialMessage, and its first byte: readCompressFlag) until the next message
+ * begins, and a unary call's request goes to its handler only at the client's end of
+ * the stream. Up to maxMessageBytes per call, held for as long as the client waits:
+ * maxConnections × maxConcurrentStreams of them was the only bound. Nothing of that is public, so it is watched from the
  * node:http2 stream grpc-js reads, before grpc-js sees it:
  * - a 'data' listener put in front of grpc-js's (prependListener: a Readable starts
  *   flowing for on('data') only, so the stream stays paused until grpc-js resumes it)
- *   counts each delivered chunk's message bytes, gives back a message's bytes when the
- *   next one begins (a stream) or when the request is handed over (a unary call, at
- *   'end'), and refuses a chunk that would pass the budget before grpc-js decodes it;
+ *   counts each delivered chunk grpc-js keeps a view of, whole (a view keeps all of
+ *   its chunk), gives back a message's chunks when the next one begins (a stream) or
+ *   when the request is handed over (a unary call, at 'end'), and refuses a chunk that
+ *   would pass the budget before grpc-js decodes it;
  * - the stream's push (where node:http2 hands each DATA chunk over) stores a copy:
  *   node:http2's chunks are views of the whole socket read they came in (up to 64 KiB,
  *   shared with other streams), and the views grpc-js keeps would pin that for a
- *   byte counted.
+ *   byte counted; a copy is no larger than the DATA frame it came in.
  * Whatever ends the call (its status, a reset, the connection, the server's stop), its
  * 'close' gives back what it held.
  */
@@ -37,30 +38,24 @@ export class FrameScanner {
   private len = 0;
   /** Message bytes still to come. */
   private left = 0;
-  /** Of the chunk last scanned: whether a message began in it... */
+  /** Of the chunk last scanned: whether a message began in it. */
   began = false;
-  /** ...and its message bytes from the last one that began (all of them if none). */
-  tail = 0;
 
   /** The message bytes in `chunk`. */
   scan(chunk: Buffer): number {
     let pos = 0;
     let bytes = 0;
     this.began = false;
-    this.tail = 0;
     while (pos < chunk.length) {
       if (this.left > 0) {
         const n = Math.min(this.left, chunk.length - pos);
         this.left -= n;
         pos += n;
         bytes += n;
-        this.tail += n;
         continue;
       }
-      if (this.head === 0) {
-        this.began = true;
-        this.tail = 0;
-      } else this.len = this.len * 256 + chunk[pos]!; // bytes 1-4: the length, big-endian (the compressed flag before)
+      if (this.head === 0) this.began = true;
+      else this.len = this.len * 256 + chunk[pos]!; // bytes 1-4: the length, big-endian (the compressed flag before)
       pos++;
       if (++this.head === GRPC_PREFIX_BYTES) {
         this.left = this.len;
@@ -88,7 +83,7 @@ export interface GrpcJsCallBudgetOptions {
 export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCallBudgetOptions): void {
   const { budget, wholeRequest } = opts;
   const scanner = new FrameScanner();
-  /** Bytes counted for this call: grpc-js's message in progress (its whole request, for a unary call). */
+  /** Bytes counted for this call: the chunks grpc-js keeps of its message in progress (of its whole request, for a unary call). */
   let held = 0;
   let over = false;
   const stop = () => {
@@ -111,11 +106,12 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
     if (over) return;
     // Its status is on its way: grpc-js decodes nothing more of it.
     if (stream.writableEnded) return stop();
-    const n = scanner.scan(chunk);
-    // A stream's decoder lets go of a message's chunks as the next message begins (the
-    // whole messages before it in this chunk are handed over at once); a unary call's
-    // request is held until its end.
-    const next = !wholeRequest && scanner.began ? scanner.tail : held + n;
+    scanner.scan(chunk);
+    // The decoder keeps the chunk its message in progress began in, all of it (the
+    // message's first byte is kept as a one-byte view: the whole messages before it in
+    // the chunk are kept with it), and each chunk after. A stream's decoder lets go of
+    // them as the next message begins; a unary call's request is held until its end.
+    const next = !wholeRequest && scanner.began ? chunk.length : held + chunk.length;
     if (next > held && !budget.take(next - held)) return refuse();
     if (next < held) budget.give(held - next);
     held = next;
