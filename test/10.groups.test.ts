@@ -1315,6 +1315,57 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await again.close();
   });
 
+  it('deleteGroup and deleteTopic racing retention for another topic of the group succeed, and the group count (maxGroups) matches the files left', async () => {
+    const fsp = fs.promises;
+    const unlink = fsp.unlink;
+    for (const how of ['deleteGroup', 'deleteTopic'] as const) {
+      const d = tmpDir();
+      await broker.close();
+      broker = await openBroker({ dir: d, maxGroups: 2 });
+      for (const t of ['a', 'b']) {
+        await broker.createTopic(t);
+        await broker.commitOffset('g', t, 0, 0);
+      }
+      await broker.close();
+      broker = await openBroker({ dir: d, maxGroups: 2 }); // nothing in memory: b's offsets expire
+      // Retention runs in the turns between the removal of g's a offsets and the sync of
+      // g's directory: it removes b's, and with them the directory, empty now.
+      let expired: string[] = [];
+      fsp.unlink = async (...a: Parameters<typeof unlink>) => {
+        await unlink(...a);
+        if (String(a[0]).endsWith(path.join('g', 'a.offs'))) expired = await broker.groups.expireGroups(1, Date.now() + 60_000);
+      };
+      try {
+        if (how === 'deleteGroup') await broker.deleteGroup('g', 'a');
+        else await broker.deleteTopic('a');
+      } finally {
+        fsp.unlink = unlink;
+      }
+      assert.deepEqual(expired, ['g/b'], how);
+      assert.ok(!fs.existsSync(path.join(d, 'groups', 'g')), how);
+      assert.equal(broker.storedGroups.size, 0, `${how}: removed groups still counted against maxGroups`);
+      // Both places free: two new groups are taken.
+      await broker.commitOffset('h1', 'b', 0, 0);
+      await broker.commitOffset('h2', 'b', 0, 0);
+    }
+    // The directory's sync fails after the unlink (a failing disk): IO_ERROR, and the
+    // offsets gone from disk no longer count against maxGroups.
+    const open = fsp.open;
+    const groupDir = path.join(broker.dir, 'groups', 'h1');
+    fsp.open = (async (...a: Parameters<typeof open>) => {
+      if (String(a[0]) === groupDir) throw Object.assign(new Error(`EIO: i/o error, open '${groupDir}'`), { code: 'EIO' });
+      return open(...a);
+    }) as typeof open;
+    try {
+      assert.match((await expectCode(broker.deleteGroup('h1', 'b'), 'IO_ERROR')).message, /cannot sync .*h1 after removing committed offsets: EIO/);
+    } finally {
+      fsp.open = open;
+    }
+    assert.ok(!fs.existsSync(path.join(groupDir, 'b.offs')));
+    assert.equal(broker.storedGroups.size, 1, 'offsets gone from disk still counted against maxGroups');
+    await broker.commitOffset('h3', 'b', 0, 0);
+  });
+
   it('maxGroups over gRPC: CommitOffset and a Subscribe of a new group end with status RESOURCE_EXHAUSTED naming it; a remote consumer says so as it retries', async () => {
     await broker.close();
     const r = await startServer({ dir, brokerOptions: { maxGroups: 1 } });

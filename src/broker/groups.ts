@@ -2327,11 +2327,8 @@ export class GroupCoordinator {
     return removed;
   }
 
-  /** Uncounts the pair (StoredGroups) unless one of its files is still there (a removal or a failed create that left one). */
-  private async forgetIfGone(group: string, topic: string): Promise<void> {
-    const { file, legacyFile } = offsetsFiles(path.join(this.dir, group), topic);
-    for (const f of [file, legacyFile]) if (await exists(f)) return;
-    this.broker.storedGroups.delete(group, topic);
+  private forgetIfGone(group: string, topic: string): Promise<void> {
+    return forgetIfGone(this.broker.storedGroups, path.join(this.dir, group), group, topic);
   }
 
   /**
@@ -2374,8 +2371,13 @@ export class GroupCoordinator {
       }
       // Durable before it is answered: a power cut that lost the unlink would bring
       // the group back with the offsets it was deleted with.
-      const removed = await removeOffsetsFiles(groupDir, topic);
-      this.broker.storedGroups.delete(group, topic);
+      let removed: boolean;
+      try {
+        removed = await removeOffsetsFiles(groupDir, topic);
+      } finally {
+        // A failure may come after an unlink (the sync): what is gone no longer counts.
+        await forgetIfGone(this.broker.storedGroups, groupDir, group, topic);
+      }
       if (!removed && !gs) throw new UringmqError('GROUP_NOT_FOUND', `group ${group} has no members and no committed offsets on topic ${topic}`);
     } finally {
       this.fileBusy.delete(k);
@@ -2843,8 +2845,12 @@ export async function removeGroupOffsets(groupsDir: string, topic: string, store
     // Durable before the caller goes on: createTopic makes a topic of the same name
     // next, and a power cut that kept it and lost the unlink would give the new topic
     // the deleted one's committed offsets.
-    await removeOffsetsFiles(path.join(groupsDir, g.name), topic);
-    stored.delete(g.name, topic);
+    try {
+      await removeOffsetsFiles(path.join(groupsDir, g.name), topic);
+    } finally {
+      // A failure may come after an unlink (the sync): what is gone no longer counts.
+      await forgetIfGone(stored, path.join(groupsDir, g.name), g.name, topic);
+    }
   }
 }
 
@@ -2867,7 +2873,14 @@ async function removeOffsetsFiles(groupDir: string, topic: string): Promise<bool
     }
   }
   if (removed)
-    await fsyncDir(groupDir).catch((e: Error) => {
+    await fsyncDir(groupDir).catch(async (e: NodeJS.ErrnoException) => {
+      // Emptied by the unlink and removed meanwhile (retention's removeIfEmpty after it
+      // took another topic's file): what the directory held is gone with it once its
+      // removal is durable. (An IO_ERROR here answered a delete that was done, and left
+      // the group counted against maxGroups.)
+      if (e.code === 'ENOENT') return fsyncDir(path.dirname(groupDir));
+      throw e;
+    }).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot sync ${groupDir} after removing committed offsets: ${e.message}`);
     });
   await removeIfEmpty(groupDir); // a group of that topic alone leaves no directory behind
@@ -2882,6 +2895,13 @@ function beingDeleted(group: string, topic: string): UringmqError {
 /** The topic whose committed offsets a group directory's file `name` holds (the current file or an older version's JSON), else null (a temp file of a write under way). */
 function offsetsFileTopic(name: string): string | null {
   return name.endsWith(OFFSETS_SUFFIX) ? name.slice(0, -OFFSETS_SUFFIX.length) : name.endsWith('.json') ? name.slice(0, -'.json'.length) : null;
+}
+
+/** Uncounts the pair (StoredGroups) unless one of its files is still there (a removal or a failed create that left one). */
+async function forgetIfGone(stored: StoredGroups, groupDir: string, group: string, topic: string): Promise<void> {
+  const { file, legacyFile } = offsetsFiles(groupDir, topic);
+  for (const f of [file, legacyFile]) if (await exists(f)) return;
+  stored.delete(group, topic);
 }
 
 /** Whether `file` exists; a file that cannot be looked at (EACCES, EIO) counts as there. */
