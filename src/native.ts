@@ -91,7 +91,8 @@ export interface NativeEngine {
   /**
    * read() into `dest`: the byte count, or a new Buffer when the first batch alone does not fit.
    * The file is read into memory of the core's own and copied into `dest` on this thread once
-   * done: a `dest` detached (its ArrayBuffer transferred) before or meanwhile is INVALID_ARGUMENT.
+   * done: a `dest` detached (its ArrayBuffer transferred) before or meanwhile is INVALID_ARGUMENT;
+   * one shrunk meanwhile (a resizable ArrayBuffer) below the answer gets a new Buffer, as a batch too large for it.
    */
   readInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): Promise<number | Buffer>;
   /** readCached() into `dest`; undefined when not cached. A detached `dest` is INVALID_ARGUMENT. */

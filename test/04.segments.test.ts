@@ -256,6 +256,44 @@ describe('Segments, index, retention and recovery', () => {
     }
   });
 
+  it('a read from the file into a destination of maxBytes (as the groups\' pooled reads) lands in it wherever in the segment it starts', async () => {
+    const b = await openBroker({ tailCacheBytes: 0 }); // every read below goes to the file
+    try {
+      await b.createTopic('t');
+      await fill(b, 't', 2000); // ~500 KiB, one segment
+      const ps = b.partitionState('t', 0);
+      for (const [off, maxBytes] of [
+        [0, 64 * 1024],
+        [777, 64 * 1024],
+        [1000, 1 << 20], // the whole rest
+        [1999, 64 * 1024],
+      ] as const) {
+        const dest = Buffer.alloc(maxBytes);
+        const r = await b.readRawInto(ps, off, maxBytes, dest);
+        assert.ok(r.buffer === dest.buffer, `the read at ${off} came back in a Buffer of its own, not in the destination`);
+        assert.ok(r.equals(await b.readRaw(ps, off, maxBytes)), `the bytes read at ${off}`);
+      }
+      // A first batch larger than the destination: a Buffer of its own, the destination untouched.
+      const small = Buffer.alloc(100);
+      const big = await b.readRawInto(ps, 5, 100, small);
+      assert.ok(big.buffer !== small.buffer && big.length > 100);
+      assert.equal(decodeBatches(big, 5)[0]!.offset, 5);
+      assert.ok(small.every((x) => x === 0));
+      // A destination shrunk while the read ran (a resizable ArrayBuffer) is answered as
+      // one the read does not fit: a Buffer of its own.
+      // (The lib this compiles against predates resizable ArrayBuffers; Node 20 has them.)
+      const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void };
+      const rab = new Resizable(64 * 1024, { maxByteLength: 64 * 1024 });
+      const shrinking = new Uint8Array(rab) as unknown as Buffer; // length-tracking: shrinks with it
+      const read = b.readRawInto(ps, 1990, 64 * 1024, shrinking);
+      rab.resize(10);
+      const own = await read;
+      assert.ok(own.buffer !== rab && own.equals(await b.readRaw(ps, 1990, 64 * 1024)));
+    } finally {
+      await b.close();
+    }
+  });
+
   it('deletes whole old segments past retention.maxBytes', async () => {
     const dir = tmpDir();
     const b = await openBroker({ dir });

@@ -238,19 +238,22 @@ class ReadWorker : public Napi::AsyncWorker {
       // another ArrayBuffer, maybe in another thread, which may free it while this
       // thread would still be writing. Nothing short of V8's own API can pin it.
       // (Still no fresh JS-heap buffer per read, which is what readInto spares.)
-      scratch_.reset(new (std::nothrow) uint8_t[dest_len_]);
+      // Sized for the read's window, not for dest: a window of dest's size (the
+      // groups' dest is maxBytes) took only reads near a segment's end, the others
+      // each came back in a Buffer of their own; and a large dest cost as large an
+      // allocation per read. Not zeroed: only what the read wrote is copied.
+      scratch_len_ = log_->ReadWindowBytes(std::min(max_bytes_, dest_len_));
+      scratch_.reset(new (std::nothrow) uint8_t[scratch_len_]);
       if (!scratch_) {
-        status_ = Status::Error(Code::kResourceExhausted, "cannot allocate " + std::to_string(dest_len_) + " bytes for a read");
+        status_ = Status::Error(Code::kResourceExhausted, "cannot allocate " + std::to_string(scratch_len_) + " bytes for a read");
         return;
       }
-      size_t len = 0;
-      bool in_dest = false;
-      status_ = log_->ReadInto(offset_, max_bytes_, scratch_.get(), dest_len_, &len, out_.get(), &in_dest);
-      if (status_.ok() && (in_dest || out_->empty())) {
-        copied_ = static_cast<int64_t>(len);
+      bool in_scratch = false;
+      status_ = log_->ReadInto(offset_, max_bytes_, scratch_.get(), scratch_len_, &got_, out_.get(), &in_scratch);
+      if (status_.ok() && (in_scratch || out_->empty())) {
         out_.reset();
       } else {
-        scratch_.reset();  // out_ holds it: one batch larger than the buffer
+        scratch_.reset();  // out_ holds it: a first batch larger than the window
       }
       return;
     }
@@ -260,23 +263,35 @@ class ReadWorker : public Napi::AsyncWorker {
     napi_env env = Env();
     napi_value v;
     if (RejectIfError(env, deferred_, status_)) return;
-    if (copied_ >= 0) {
+    if (dest_len_ > 0) {
       uint8_t* data = nullptr;
       size_t len = 0;
       napi_value dest;
-      if (napi_get_reference_value(env, dest_ref_, &dest) != napi_ok || dest == nullptr || !ViewBytes(env, dest, &data, &len) ||
-          len < static_cast<size_t>(copied_)) {
+      if (napi_get_reference_value(env, dest_ref_, &dest) != napi_ok || dest == nullptr || !ViewBytes(env, dest, &data, &len)) {
         if (RawError(env, Code::kInvalidArgument,
-                     "readInto: the destination buffer was detached (its ArrayBuffer transferred) or shrunk while the read ran; nothing was "
-                     "written to it",
+                     "readInto: the destination buffer was detached (its ArrayBuffer transferred) while the read ran; nothing was written to it",
                      &v))
           Settle(env, deferred_, false, v);
         return;
       }
-      if (copied_ > 0) std::memcpy(data, scratch_.get(), static_cast<size_t>(copied_));
-      if (napi_create_double(env, static_cast<double>(copied_), &v) != napi_ok) return;
-      Settle(env, deferred_, true, v);
-      return;
+      const uint8_t* src = scratch_ ? scratch_.get() : out_->data();
+      const size_t n = scratch_ ? got_ : out_->size();
+      if (n <= len) {
+        if (n > 0) std::memcpy(data, src, n);
+        if (napi_create_double(env, static_cast<double>(n), &v) != napi_ok) return;
+        Settle(env, deferred_, true, v);
+        return;
+      }
+      // Larger than dest (a first batch larger than it, or dest shrunk meanwhile): a
+      // Buffer of its own, as readCachedInto answers, dest left as it was.
+      if (scratch_) {
+        uint8_t* mem = scratch_.get();
+        if (napi_create_external_buffer(env, n, mem, [](napi_env, void* d, void*) { delete[] static_cast<uint8_t*>(d); }, nullptr, &v) != napi_ok)
+          return;  // scratch_ still owns it
+        scratch_.release();
+        Settle(env, deferred_, true, v);
+        return;
+      }
     }
     auto* vec = out_.get();
     // Hand the vector's storage to the Buffer: no copy; freed by the finalizer.
@@ -298,9 +313,10 @@ class ReadWorker : public Napi::AsyncWorker {
   Status status_;
   std::unique_ptr<std::vector<uint8_t>> out_;
   Napi::Reference<Napi::Buffer<uint8_t>> dest_ref_;
-  std::unique_ptr<uint8_t[]> scratch_;  // what goes into dest, read by Execute
-  size_t dest_len_ = 0;
-  int64_t copied_ = -1;  // bytes for dest (in scratch_), or -1
+  std::unique_ptr<uint8_t[]> scratch_;  // what the read got (got_ bytes), unless out_ holds it
+  size_t scratch_len_ = 0;
+  size_t got_ = 0;
+  size_t dest_len_ = 0;  // 0: read(), no destination
 };
 
 // ---------------------------------------------------------------------------------

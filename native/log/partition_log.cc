@@ -1320,7 +1320,7 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
   // One pread of the whole answer: the batches before `offset` that lie between the
   // index entry and it span at most one index interval. (Scanning headers first and
   // then reading the range cost two reads of every byte, two copies and a memset.)
-  const size_t slack = cfg_.index_interval_bytes + batch::kHeaderSize;
+  const size_t window = ReadWindowBytes(max_bytes);
   size_t need = 0;  // a window at least this large: the first batch is bigger than max_bytes
   // The batch with header h at buf[at] fails its CRC: it is where the read stops.
   auto crc_error = [&](const BatchHeader& h, size_t at) {
@@ -1334,7 +1334,7 @@ Status PartitionLog::ReadIntoOnce(int64_t offset, size_t max_bytes, uint8_t* des
   size_t total = 0;
   for (int attempt = 0;; attempt++) {
     if (attempt > 64) return Status::Error(Code::kCorruptBatch, "cannot find the batch holding offset " + std::to_string(offset) + " in " + seg->log_path);
-    const size_t want = static_cast<size_t>(std::min<int64_t>(limit - pos, static_cast<int64_t>(std::max(need, max_bytes + slack))));
+    const size_t want = static_cast<size_t>(std::min<int64_t>(limit - pos, static_cast<int64_t>(std::max(need, window))));
     if (dest && want <= cap) {
       buf = dest;
       *in_dest = true;

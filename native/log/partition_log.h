@@ -220,8 +220,12 @@ class PartitionLog {
   // total stays within max_bytes. Read() returns them in *out.
   Status Read(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
   // The same into dest[0, cap) when they fit (*in_dest; *len bytes), else into *big.
-  // From the file: one pread straight into the destination in the common case.
+  // From the file: one pread straight into the destination when it holds the read's
+  // window (ReadWindowBytes), which only a first batch larger than max_bytes outgrows.
   Status ReadInto(int64_t offset, size_t max_bytes, uint8_t* dest, size_t cap, size_t* len, std::vector<uint8_t>* big, bool* in_dest);
+  // What a read of max_bytes from the file preads at most in one go (its first batch
+  // aside): the answer, and the batches before `offset` back to its index entry.
+  size_t ReadWindowBytes(size_t max_bytes) const { return max_bytes + cfg_.index_interval_bytes + batch::kHeaderSize; }
   // Serves the read from the tail cache when it holds `offset`; false otherwise (the
   // caller then does a Read() off the JS thread). Cheap enough for the JS thread.
   bool TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
