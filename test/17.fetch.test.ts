@@ -1902,6 +1902,31 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('a second close() of a FetchConsumer waits for the first: its member is gone once either resolves, and a client.close() right behind a close() keeps its final commit', async () => {
+    const broker = await openBroker();
+    const { client, close } = await fetchStack(broker);
+    try {
+      await client.createTopic('t');
+      await client.producer().sendBatch('t', Array.from({ length: 10 }, (_, i) => ({ value: `m${i}` })), { partition: 0 });
+      const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', maxWaitMs: 50 });
+      assert.equal((await take(c, 3)).length, 3);
+      const first = c.close();
+      await c.close(); // returned at once, the member still in the group
+      await client.deleteGroup('g', 't');
+      await first;
+      // client.close() closes the consumers it has, with close() again: it went on to
+      // close the channel under the commit the first close() was about to send.
+      const c2 = client.consumer({ topic: 't', group: 'g2', from: 'earliest', transport: 'fetch', maxWaitMs: 50 });
+      assert.equal((await take(c2, 4)).length, 4);
+      const closing = c2.close();
+      await client.close();
+      await closing;
+      assert.deepEqual(await broker.committedOffsets('g2', 't'), [4]);
+    } finally {
+      await close();
+    }
+  });
+
   it("a fetch member's commit of a partition it lost to a Subscribe member (its revocation commit, landing late) acks what it processed, and rewinds nothing the new owner was delivered", async () => {
     const { client, fsrv, close } = await fetchStack(await openBroker());
     const fclient = await connect(client.address, { fetchAddress: `127.0.0.1:${fsrv.port}` });

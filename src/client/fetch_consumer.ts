@@ -351,6 +351,8 @@ export class FetchConsumer implements GroupConsumerApi {
   private wake: (() => void) | null = null;
   private fatal: UringmqError | null = null;
   private closed = false;
+  /** close()'s work, which a second close() waits for too. */
+  private closing: Promise<void> | null = null;
   private started = false;
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
@@ -616,8 +618,17 @@ export class FetchConsumer implements GroupConsumerApi {
     return Math.min(Math.max(start, info.startOffset), info.endOffset);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Resolves once the final commit is answered and the member has left (see
+   * endAndAwaitLeave). A second close() waits for the first: returning at once, it let
+   * client.close() (which closes its consumers again) close the channel under that
+   * commit, and a deleteGroup right after it find the member still there.
+   */
+  close(): Promise<void> {
+    return (this.closing ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
     this.closed = true;
     this.closeSignal.abort();
     if (this.commitTimer) clearInterval(this.commitTimer);
