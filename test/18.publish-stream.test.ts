@@ -73,6 +73,13 @@ async function h2Server(onStream: (s: http2.ServerHttp2Stream, h: http2.Incoming
   };
 }
 
+/** The ways a call can end with its request in part (the partial-message budget must get its bytes back from each). */
+const CALL_ENDINGS: Array<[string, (st: http2.ClientHttp2Stream, s: http2.ClientHttp2Session) => void]> = [
+  ['reset by the client', (st) => st.close(http2.constants.NGHTTP2_CANCEL)],
+  ['ended by the client inside the message', (st) => st.end()],
+  ['its connection lost', (_st, s) => s.destroy()],
+];
+
 /** The stream's outcome: the responses it delivered, then its end or its error. */
 function outcome(s: DirectStream<unknown>): Promise<{ responses: Array<{ sequence: number; base_offset: number }>; error: UringmqError | null }> {
   const responses: Array<{ sequence: number; base_offset: number }> = [];
@@ -1159,13 +1166,8 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         assert.equal(held(), 0);
         assert.equal(await gauge(), 0);
         // Every other way a stream ends, on both calls.
-        const ways: Array<[string, (st: http2.ClientHttp2Stream, s: http2.ClientHttp2Session) => void]> = [
-          ['reset by the client', (st) => st.close(http2.constants.NGHTTP2_CANCEL)],
-          ['ended by the client inside the message', (st) => st.end()],
-          ['its connection lost', (_st, s) => s.destroy()],
-        ];
         for (const headers of [PLAIN_HEADERS, SUBSCRIBE_HEADERS])
-          for (const [how, end] of ways) {
+          for (const [how, end] of CALL_ENDINGS) {
             const what = `${headers[':path']} ${how}`;
             const s = http2.connect(`http://${r.address}`);
             s.on('error', () => undefined);
@@ -1377,13 +1379,8 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         await waitFor(() => held() === 0, 10_000, "B's bytes back");
         assert.equal(await gauge(), 0);
         // Every way a call ends, on a unary call and on a stream grpc-js serves.
-        const ways: Array<[string, (st: http2.ClientHttp2Stream, s: http2.ClientHttp2Session) => void]> = [
-          ['reset by the client', (st) => st.close(http2.constants.NGHTTP2_CANCEL)],
-          ['ended by the client inside the message', (st) => st.end()],
-          ['its connection lost', (_st, s) => s.destroy()],
-        ];
         for (const headers of [UNARY_PUBLISH, GRPC_JS_STREAM])
-          for (const [how, end] of ways) {
+          for (const [how, end] of CALL_ENDINGS) {
             const what = `${headers[':path']}${'grpc-timeout' in headers ? ' (grpc-js)' : ''} ${how}`;
             const s = http2.connect(`http://${r.address}`);
             s.on('error', () => undefined);

@@ -142,7 +142,7 @@ export interface BrokerOptions {
    * files, memory and directories per partition. A createTopic past it is refused with
    * RESOURCE_EXHAUSTED and nothing written; a deleted topic frees its place. A group's
    * dead-letter topic counts too: while it cannot be made, the messages bound for it
-   * stay with the group and the move is retried every second. Topics already in the
+   * stay with the group and the move is retried with backoff (1 s, doubling to 30 s). Topics already in the
    * data directory open whatever their number; only new ones are refused.
    */
   maxTopics?: number;

@@ -217,12 +217,10 @@ class RedeliveryQueue {
 
   /** Keeps only those `keep` accepts. */
   retain(keep: (e: Redelivery) => boolean): void {
-    this.ready = this.ready.filter(keep);
-    for (let i = (this.ready.length >> 1) - 1; i >= 0; i--) this.siftDown(i);
+    this.ready = heapify(this.ready.filter(keep), byOffset);
     this.delayed = this.delayed.filter(keep);
     this.delayedUntil = this.delayed.reduce((t, e) => Math.min(t, e.notBefore), Infinity);
-    this.dead = this.dead.filter(keep);
-    for (let i = (this.dead.length >> 1) - 1; i >= 0; i--) deadSiftDown(this.dead, i);
+    this.dead = heapify(this.dead.filter(keep), byDueThenOffset);
   }
 
   clear(): void {
@@ -240,15 +238,7 @@ class RedeliveryQueue {
 
   /** A message for the dead-letter topic whose move waits until e.notBefore. */
   pushDead(e: Redelivery): void {
-    const h = this.dead;
-    let i = h.push(e) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!deadBefore(e, h[parent]!)) break;
-      h[i] = h[parent]!;
-      i = parent;
-    }
-    h[i] = e;
+    heapPush(this.dead, e, byDueThenOffset);
   }
 
   /** When the first waiting dead-letter move may start (Infinity: none waits). */
@@ -258,15 +248,8 @@ class RedeliveryQueue {
 
   /** The waiting dead-letter move due first, if it is due at `now`. */
   takeDeadDue(now: number): Redelivery | undefined {
-    const h = this.dead;
-    if (h.length === 0 || h[0]!.notBefore > now) return undefined;
-    const top = h[0]!;
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      deadSiftDown(h, 0);
-    }
-    return top;
+    if (this.dead.length === 0 || this.dead[0]!.notBefore > now) return undefined;
+    return heapPop(this.dead, byDueThenOffset);
   }
 
   /** Each message waiting for its dead-letter move, in no particular order. */
@@ -275,55 +258,57 @@ class RedeliveryQueue {
   }
 
   private pushReady(e: Redelivery): void {
-    const h = this.ready;
-    let i = h.push(e) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (h[parent]!.offset <= e.offset) break;
-      h[i] = h[parent]!;
-      i = parent;
-    }
-    h[i] = e;
+    heapPush(this.ready, e, byOffset);
   }
 
   private popReady(): Redelivery {
-    const h = this.ready;
-    const top = h[0]!;
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      this.siftDown(0);
-    }
-    return top;
-  }
-
-  private siftDown(i: number): void {
-    const h = this.ready;
-    const e = h[i]!;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= h.length) break;
-      if (child + 1 < h.length && h[child + 1]!.offset < h[child]!.offset) child++;
-      if (h[child]!.offset >= e.offset) break;
-      h[i] = h[child]!;
-      i = child;
-    }
-    h[i] = e;
+    return heapPop(this.ready, byOffset);
   }
 }
 
-/** Order of the dead-letter moves waiting: the earliest due first, then the lowest offset. */
-function deadBefore(a: Redelivery, b: Redelivery): boolean {
-  return a.notBefore < b.notBefore || (a.notBefore === b.notBefore && a.offset < b.offset);
+/** The two orders of RedeliveryQueue's heaps: whether `a` comes before `b`. */
+type HeapOrder = (a: Redelivery, b: Redelivery) => boolean;
+/** The due ones: lowest offset first. */
+const byOffset: HeapOrder = (a, b) => a.offset < b.offset;
+/** The dead-letter moves waiting: the earliest due first, then the lowest offset. */
+const byDueThenOffset: HeapOrder = (a, b) => a.notBefore < b.notBefore || (a.notBefore === b.notBefore && a.offset < b.offset);
+
+/** A binary min-heap in an array, by `before`. */
+function heapPush(h: Redelivery[], e: Redelivery, before: HeapOrder): void {
+  let i = h.push(e) - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (!before(e, h[parent]!)) break;
+    h[i] = h[parent]!;
+    i = parent;
+  }
+  h[i] = e;
 }
 
-function deadSiftDown(h: Redelivery[], i: number): void {
+/** Takes the first of a non-empty heap. */
+function heapPop(h: Redelivery[], before: HeapOrder): Redelivery {
+  const top = h[0]!;
+  const last = h.pop()!;
+  if (h.length > 0) {
+    h[0] = last;
+    siftDown(h, 0, before);
+  }
+  return top;
+}
+
+/** Makes `h` a heap in place (and returns it). */
+function heapify(h: Redelivery[], before: HeapOrder): Redelivery[] {
+  for (let i = (h.length >> 1) - 1; i >= 0; i--) siftDown(h, i, before);
+  return h;
+}
+
+function siftDown(h: Redelivery[], i: number, before: HeapOrder): void {
   const e = h[i]!;
   for (;;) {
     let child = 2 * i + 1;
     if (child >= h.length) break;
-    if (child + 1 < h.length && deadBefore(h[child + 1]!, h[child]!)) child++;
-    if (!deadBefore(h[child]!, e)) break;
+    if (child + 1 < h.length && before(h[child + 1]!, h[child]!)) child++;
+    if (!before(h[child]!, e)) break;
     h[i] = h[child]!;
     i = child;
   }
@@ -2854,7 +2839,6 @@ export async function removeGroupOffsets(groupsDir: string, topic: string, store
   }
 }
 
-/** Removes a group's directory once no topic's offsets are left in it (a group creating one meanwhile makes it again: OffsetsFile.open). */
 /**
  * Removes a group's offsets files for `topic` (the current and an older version's),
  * durably (the directory synced when one was there), and the group's directory if that
@@ -2914,6 +2898,7 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/** Removes a group's directory once no topic's offsets are left in it (a group creating one meanwhile makes it again: OffsetsFile.open). */
 async function removeIfEmpty(dir: string): Promise<void> {
   try {
     await fs.rmdir(dir);
