@@ -569,6 +569,74 @@ describe('CLI', function () {
     assert.equal(run(['topics', 'create', 'e2', '--dir', dir, '--tls-ca', '/x.pem']).code, 2, 'the flag itself still is for --server');
   });
 
+  it("--dir commands open the broker with the settings serve takes from the environment and the config file (they ran on the defaults: past the server's maxTopics)", () => {
+    const dir = tmpDir();
+    const data = path.join(dir, 'data');
+    // maxTopics from the environment: the second topic is refused as the server refuses it.
+    assert.equal(run(['topics', 'create', 'a', '--dir', data], undefined, { URINGMQ_MAX_TOPICS: '1' }).code, 0);
+    const second = run(['topics', 'create', 'b', '--dir', data], undefined, { URINGMQ_MAX_TOPICS: '1' });
+    assert.notEqual(second.code, 0, second.out);
+    assert.match(second.err, /RESOURCE_EXHAUSTED: topic b was not created: .*maxTopics is 1/);
+    assert.equal(run(['topics', 'list', '--dir', data]).out.trim(), 'a');
+    // Durability from the environment: the clean close records the mode the broker ran in.
+    const state = () => (JSON.parse(fs.readFileSync(path.join(data, 'state.json'), 'utf8')) as { durability: unknown }).durability;
+    assert.equal(state(), 'sync');
+    assert.equal(run(['topics', 'list', '--dir', data], undefined, { URINGMQ_DURABILITY: 'none' }).code, 0);
+    assert.equal(state(), 'none');
+    // The config file (--config, or URINGMQ_CONFIG): its data directory, maxGroups and
+    // maxRecordBytes; the environment wins over it, as for serve; its server settings do not apply.
+    const cfg = path.join(dir, 'uringmq.json');
+    fs.writeFileSync(cfg, JSON.stringify({ dir: data, port: 1, maxGroups: 1, maxRecordBytes: 4000, maxTopics: 5, durability: 'none' }));
+    const commit = (group: string, env?: Record<string, string>) => run(['groups', 'commit', 'a', group, '--partition', '0', '--offset', '0', '--config', cfg], undefined, env);
+    assert.equal(commit('g1').code, 0, commit('g1').err);
+    const g2 = commit('g2');
+    assert.equal(g2.code, 2, g2.out);
+    assert.match(g2.err, /RESOURCE_EXHAUSTED: .*maxGroups is 1/);
+    assert.equal(commit('g2', { URINGMQ_MAX_GROUPS: '2' }).code, 0, 'the environment wins over the file');
+    const big = run(['produce', 'a', '--config', cfg], `${'x'.repeat(5000)}\n`);
+    assert.equal(big.code, 2, big.err);
+    assert.match(big.err, /RECORD_TOO_LARGE: line 1/);
+    const viaEnv = run(['topics', 'create', 'c', '--dir', data], undefined, { URINGMQ_CONFIG: cfg, URINGMQ_MAX_TOPICS: '1' });
+    assert.equal(viaEnv.code, 2, viaEnv.out);
+    assert.match(viaEnv.err, /maxTopics is 1/);
+    assert.equal(run(['topics', 'create', 'c', '--dir', data], undefined, { URINGMQ_CONFIG: cfg }).code, 0, 'maxTopics 5 from the file');
+    assert.equal(state(), 'none', "the file's durability");
+    // --config is a broker's settings: a server reached with --server has its own.
+    const remote = run(['topics', 'list', '--server', '127.0.0.1:1', '--config', cfg]);
+    assert.equal(remote.code, 2, remote.err);
+    assert.match(remote.err, /INVALID_ARGUMENT: --config is for --dir/);
+  });
+
+  it('a --dir command refuses a bad broker setting in the environment or the config file as serve does, before it makes the data directory', () => {
+    const dir = tmpDir();
+    const fresh = path.join(dir, 'never-made');
+    const cfg = path.join(dir, 'uringmq.json');
+    const bad: Array<[Record<string, string>, Record<string, unknown> | null, RegExp]> = [
+      [{ URINGMQ_MAX_TOPICS: '0' }, null, /INVALID_ARGUMENT: maxTopics must be an integer between 1 and 1000000, got 0/],
+      [{ URINGMQ_MAX_GROUPS: '10k' }, null, /INVALID_ARGUMENT: URINGMQ_MAX_GROUPS must be a non-negative integer, got "10k"/],
+      [{ URINGMQ_DURABILITY: 'bogus' }, null, /INVALID_ARGUMENT: URINGMQ_DURABILITY: durability is 'sync', 'none'/],
+      [{ URINGMQ_IO_BACKEND: 'uring' }, null, /INVALID_ARGUMENT: URINGMQ_IO_BACKEND: ioBackend must be 'auto', 'io_uring' or 'thread', got "uring"/],
+      [{ URINGMQ_GROUP_COMMIT_US: '100001' }, null, /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/],
+      [{ URINGMQ_MAX_BATCH_BYTES: '0x100000' }, null, /INVALID_ARGUMENT: URINGMQ_MAX_BATCH_BYTES must be a non-negative integer/],
+      [{}, { maxTopics: 'x' }, /INVALID_ARGUMENT: setting "maxTopics" .* must be a number, got "x"/],
+      [{}, { bogus: 1 }, /INVALID_ARGUMENT: unknown setting "bogus"/],
+      [{ URINGMQ_CONFIG: cfg }, { zeroAheadBytes: -1 }, /INVALID_ARGUMENT: zeroAheadBytes must be an integer between 0 and 67108864, got -1/],
+    ];
+    for (const [env, file, err] of bad) {
+      if (file) fs.writeFileSync(cfg, JSON.stringify(file));
+      const args = ['topics', 'create', 't', '--dir', fresh, ...(file && !env.URINGMQ_CONFIG ? ['--config', cfg] : [])];
+      const r = run(args, undefined, env);
+      assert.equal(r.code, 2, `${JSON.stringify([env, file])}: ${r.err}`);
+      assert.match(r.err, err);
+      assert.ok(!fs.existsSync(fresh), `${JSON.stringify([env, file])} made the data directory before it was refused`);
+    }
+    // An empty --config is refused, as for serve; a server's own settings do not apply to a data directory.
+    const empty = run(['topics', 'create', 't', '--dir', fresh, '--config', '']);
+    assert.equal(empty.code, 2, empty.err);
+    assert.match(empty.err, /INVALID_ARGUMENT: --config needs a file/);
+    assert.equal(run(['topics', 'create', 't', '--dir', fresh], undefined, { URINGMQ_PORT: 'abc', URINGMQ_KEEPALIVE_TIME_MS: 'x' }).code, 0);
+  });
+
   it('serve refuses a durability interval written other than in decimal digits (flag and environment)', () => {
     for (const [args, env] of [[['--durability', '1e3'], undefined], [[], { URINGMQ_DURABILITY: ' 0x10 ' }]] as const) {
       const r = run(['serve', '--dir', tmpDir(), '--host', '127.0.0.1', '--port', '0', ...args], undefined, env as Record<string, string> | undefined);

@@ -11,7 +11,7 @@ import { constants as osConstants } from 'node:os';
 import { createSecureContext } from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
-import { Broker, type Durability } from '../broker/broker';
+import { Broker, type BrokerOptions, type Durability } from '../broker/broker';
 import type { ConsumedMessage } from '../broker/group_consumer';
 import type { Message, TopicDescription } from '../broker/broker';
 import { BrokerServer, type ServerOptions } from '../grpc/server';
@@ -209,64 +209,117 @@ function testDefaultPort(which: 'FETCH' | 'METRICS'): number | undefined {
   return v && /^[1-9][0-9]{0,4}$/.test(v) && Number(v) <= 65535 ? Number(v) : undefined;
 }
 
-/** defaults < config file < environment < flags */
-function serveConfig(flags: Record<string, unknown>): ServeConfig {
-  const cfg: ServeConfig = { dir: DEFAULT_DIR, host: '127.0.0.1', port: 50051, durability: 'sync', ioBackend: 'auto', logLevel: 'info', fetch: true, fetchPort: testDefaultPort('FETCH') ?? 50052, metrics: true, metricsPort: testDefaultPort('METRICS') ?? 9464 };
+/** A config file's settings, each checked for its name and JSON type (ranges are checked where the value is used). */
+interface ConfigFile {
+  path: string;
+  values: Record<string, unknown>;
+}
+
+/** The config file named by --config, else by URINGMQ_CONFIG; null when neither names one. */
+function readConfigFile(flag: unknown): ConfigFile | null {
   // An empty --config (`--config "$UNSET"`) is a mistake, not "no file": it ran on the defaults.
-  if (flags.config === '') throw new UringmqError('INVALID_ARGUMENT', '--config needs a file');
-  const file = (flags.config as string | undefined) ?? process.env.URINGMQ_CONFIG;
-  const fileKeys = new Set<string>();
-  if (file) {
-    let j: Record<string, unknown>;
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
-    }
-    try {
-      j = JSON.parse(text) as Record<string, unknown>;
-    } catch (e) {
-      // V8 quotes the file's text around the error (`..."thToken": 's3cr"...`), and the
-      // file may hold the auth token: the message keeps what precedes the quote only.
-      const why = (e as Error).message.replace(/^(Unexpected token) .*? is not valid JSON$/s, '$1 (the text around it is not repeated: it may hold a secret)');
-      throw new UringmqError('INVALID_ARGUMENT', `config file ${file} is not valid JSON: ${why}`);
-    }
-    if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new UringmqError('INVALID_ARGUMENT', `config file ${file} must hold a JSON object`);
-    for (const [k, v] of Object.entries(j)) {
-      fileKeys.add(k);
-      const where = `setting "${k}" in ${file}`;
-      // Own keys only: "constructor" or "toString" would find Object.prototype's members.
-      const type = Object.hasOwn(FILE_SETTINGS, k) ? FILE_SETTINGS[k] : undefined;
-      if (!type) throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
-      // The type here; ranges where the value is used (BrokerServer, Broker.open).
-      if (type === 'durability' ? typeof v !== 'string' && typeof v !== 'number' && (v === null || typeof v !== 'object') : typeof v !== type)
-        // A token of the wrong type (a number, ["…"]) is still the secret: its type only.
-        throw new UringmqError('INVALID_ARGUMENT', `${where} must be a ${type === 'durability' ? "'sync', 'none' or a number of ms" : type}, got ${k === 'authToken' ? (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`) : JSON.stringify(v)}`);
-      (cfg as unknown as Record<string, unknown>)[k] = k === 'durability' && typeof v !== 'object' ? named(where, () => parseDurability(String(v))) : v;
-    }
+  if (flag === '') throw new UringmqError('INVALID_ARGUMENT', '--config needs a file');
+  const file = (flag as string | undefined) ?? process.env.URINGMQ_CONFIG;
+  if (!file) return null;
+  let j: Record<string, unknown>;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UringmqError('INVALID_ARGUMENT', `cannot read config file ${file}: ${(e as Error).message}`);
   }
+  try {
+    j = JSON.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    // V8 quotes the file's text around the error (`..."thToken": 's3cr"...`), and the
+    // file may hold the auth token: the message keeps what precedes the quote only.
+    const why = (e as Error).message.replace(/^(Unexpected token) .*? is not valid JSON$/s, '$1 (the text around it is not repeated: it may hold a secret)');
+    throw new UringmqError('INVALID_ARGUMENT', `config file ${file} is not valid JSON: ${why}`);
+  }
+  if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new UringmqError('INVALID_ARGUMENT', `config file ${file} must hold a JSON object`);
+  const values: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(j)) {
+    const where = `setting "${k}" in ${file}`;
+    // Own keys only: "constructor" or "toString" would find Object.prototype's members.
+    const type = Object.hasOwn(FILE_SETTINGS, k) ? FILE_SETTINGS[k] : undefined;
+    if (!type) throw new UringmqError('INVALID_ARGUMENT', `unknown setting "${k}" in ${file}`);
+    // The type here; ranges where the value is used (BrokerServer, Broker.open).
+    if (type === 'durability' ? typeof v !== 'string' && typeof v !== 'number' && (v === null || typeof v !== 'object') : typeof v !== type)
+      // A token of the wrong type (a number, ["…"]) is still the secret: its type only.
+      throw new UringmqError('INVALID_ARGUMENT', `${where} must be a ${type === 'durability' ? "'sync', 'none' or a number of ms" : type}, got ${k === 'authToken' ? (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`) : JSON.stringify(v)}`);
+    values[k] = k === 'durability' && typeof v !== 'object' ? named(where, () => parseDurability(String(v))) : v;
+  }
+  return { path: file, values };
+}
+
+/** An environment variable holding a count; unset or empty: undefined. */
+function envInt(k: string): number | undefined {
+  const v = process.env[k];
+  if (v === undefined || v === '') return undefined;
+  const n = count(v);
+  if (Number.isNaN(n)) throw new UringmqError('INVALID_ARGUMENT', `${k} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function envBool(k: string): boolean | undefined {
+  const v = process.env[k];
+  if (v === undefined || v === '') return undefined;
+  if (v === '1' || v === 'true') return true;
+  if (v === '0' || v === 'false') return false;
+  throw new UringmqError('INVALID_ARGUMENT', `${k} must be 1, 0, true or false, got ${JSON.stringify(v)}`);
+}
+
+/** The settings that are the broker's own (BrokerOptions), with their environment variables where they are counts. */
+const BROKER_COUNTS = {
+  writeHighWaterBytes: 'URINGMQ_WRITE_HIGH_WATER_BYTES',
+  maxQueuedBytes: 'URINGMQ_MAX_QUEUED_BYTES',
+  maxBatchBytes: 'URINGMQ_MAX_BATCH_BYTES',
+  maxRecordBytes: 'URINGMQ_MAX_RECORD_BYTES',
+  producerStateScanBytes: 'URINGMQ_PRODUCER_STATE_SCAN_BYTES',
+  minFreeBytes: 'URINGMQ_MIN_FREE_BYTES',
+  groupCommitUs: 'URINGMQ_GROUP_COMMIT_US',
+  zeroAheadBytes: 'URINGMQ_ZERO_AHEAD_BYTES',
+  groupRetentionMs: 'URINGMQ_GROUP_RETENTION_MS',
+  maxTopics: 'URINGMQ_MAX_TOPICS',
+  maxGroups: 'URINGMQ_MAX_GROUPS',
+} as const;
+const BROKER_SETTINGS = ['dir', 'durability', 'ioBackend', ...(Object.keys(BROKER_COUNTS) as Array<keyof typeof BROKER_COUNTS>)] as const;
+type BrokerConfig = Pick<ServeConfig, (typeof BROKER_SETTINGS)[number]>;
+
+/**
+ * The broker's settings, defaults < config file < environment (flags, the caller's).
+ * `serve` and the --dir commands both open their broker with these. The commands ran
+ * on the defaults: a `topics create --dir` passed the maxTopics the server kept to, and
+ * a `produce --dir` synced what the server was told not to (durability none).
+ */
+function brokerConfig(file: ConfigFile | null): BrokerConfig {
+  const cfg: BrokerConfig = { dir: DEFAULT_DIR, durability: 'sync', ioBackend: 'auto' };
+  if (file) for (const k of BROKER_SETTINGS) if (Object.hasOwn(file.values, k)) (cfg as unknown as Record<string, unknown>)[k] = file.values[k];
   const env = process.env;
-  const envInt = (k: string): number | undefined => {
-    const v = env[k];
-    if (v === undefined || v === '') return undefined;
-    const n = count(v);
-    if (Number.isNaN(n)) throw new UringmqError('INVALID_ARGUMENT', `${k} must be a non-negative integer, got ${JSON.stringify(v)}`);
-    return n;
-  };
-  const envBool = (k: string): boolean | undefined => {
-    const v = env[k];
-    if (v === undefined || v === '') return undefined;
-    if (v === '1' || v === 'true') return true;
-    if (v === '0' || v === 'false') return false;
-    throw new UringmqError('INVALID_ARGUMENT', `${k} must be 1, 0, true or false, got ${JSON.stringify(v)}`);
-  };
   if (env.URINGMQ_DIR) cfg.dir = env.URINGMQ_DIR;
-  if (env.URINGMQ_HOST) cfg.host = env.URINGMQ_HOST;
-  cfg.port = envInt('URINGMQ_PORT') ?? cfg.port;
   if (env.URINGMQ_DURABILITY) cfg.durability = named('URINGMQ_DURABILITY', () => parseDurability(env.URINGMQ_DURABILITY!));
   // Checked here too, as URINGMQ_DURABILITY is: the error names the variable, not only the setting.
   if (env.URINGMQ_IO_BACKEND) cfg.ioBackend = named('URINGMQ_IO_BACKEND', () => ioBackendOf(env.URINGMQ_IO_BACKEND!));
+  for (const [k, v] of Object.entries(BROKER_COUNTS) as Array<[keyof typeof BROKER_COUNTS, string]>) cfg[k] = envInt(v) ?? cfg[k];
+  return cfg;
+}
+
+/** Broker.open's options from a config's broker settings (serve's config holds its server's too). */
+function brokerOptions(cfg: BrokerConfig): BrokerOptions {
+  const o: Record<string, unknown> = {};
+  for (const k of BROKER_SETTINGS) o[k] = cfg[k];
+  return o as unknown as BrokerOptions;
+}
+
+/** defaults < config file < environment < flags */
+function serveConfig(flags: Record<string, unknown>): ServeConfig {
+  const file = readConfigFile(flags.config);
+  const cfg: ServeConfig = { ...brokerConfig(file), host: '127.0.0.1', port: 50051, logLevel: 'info', fetch: true, fetchPort: testDefaultPort('FETCH') ?? 50052, metrics: true, metricsPort: testDefaultPort('METRICS') ?? 9464 };
+  // The server's own settings from the file (the broker's are in already, under the environment's).
+  if (file) for (const [k, v] of Object.entries(file.values)) if (!(BROKER_SETTINGS as readonly string[]).includes(k)) (cfg as unknown as Record<string, unknown>)[k] = v;
+  const env = process.env;
+  if (env.URINGMQ_HOST) cfg.host = env.URINGMQ_HOST;
+  cfg.port = envInt('URINGMQ_PORT') ?? cfg.port;
   if (env.URINGMQ_LOG_LEVEL) cfg.logLevel = named('URINGMQ_LOG_LEVEL', () => logLevelOf(env.URINGMQ_LOG_LEVEL!));
   cfg.keepaliveTimeMs = envInt('URINGMQ_KEEPALIVE_TIME_MS') ?? cfg.keepaliveTimeMs;
   cfg.keepaliveTimeoutMs = envInt('URINGMQ_KEEPALIVE_TIMEOUT_MS') ?? cfg.keepaliveTimeoutMs;
@@ -276,17 +329,6 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
   cfg.maxConnections = envInt('URINGMQ_MAX_CONNECTIONS') ?? cfg.maxConnections;
   cfg.maxPartialMessageBytes = envInt('URINGMQ_MAX_PARTIAL_MESSAGE_BYTES') ?? cfg.maxPartialMessageBytes;
-  cfg.writeHighWaterBytes = envInt('URINGMQ_WRITE_HIGH_WATER_BYTES') ?? cfg.writeHighWaterBytes;
-  cfg.maxQueuedBytes = envInt('URINGMQ_MAX_QUEUED_BYTES') ?? cfg.maxQueuedBytes;
-  cfg.maxBatchBytes = envInt('URINGMQ_MAX_BATCH_BYTES') ?? cfg.maxBatchBytes;
-  cfg.maxRecordBytes = envInt('URINGMQ_MAX_RECORD_BYTES') ?? cfg.maxRecordBytes;
-  cfg.producerStateScanBytes = envInt('URINGMQ_PRODUCER_STATE_SCAN_BYTES') ?? cfg.producerStateScanBytes;
-  cfg.minFreeBytes = envInt('URINGMQ_MIN_FREE_BYTES') ?? cfg.minFreeBytes;
-  cfg.groupCommitUs = envInt('URINGMQ_GROUP_COMMIT_US') ?? cfg.groupCommitUs;
-  cfg.zeroAheadBytes = envInt('URINGMQ_ZERO_AHEAD_BYTES') ?? cfg.zeroAheadBytes;
-  cfg.groupRetentionMs = envInt('URINGMQ_GROUP_RETENTION_MS') ?? cfg.groupRetentionMs;
-  cfg.maxTopics = envInt('URINGMQ_MAX_TOPICS') ?? cfg.maxTopics;
-  cfg.maxGroups = envInt('URINGMQ_MAX_GROUPS') ?? cfg.maxGroups;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
@@ -302,11 +344,11 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   if (flags.metrics === false) cfg.metrics = false;
   // An ephemeral gRPC port (tests, scripts) gets an ephemeral fetch port too, unless
   // one was given: a fixed default would collide between such servers.
-  const fetchPortSet = flags.fetchPort !== undefined || (env.URINGMQ_FETCH_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('fetchPort'));
+  const fetchPortSet = flags.fetchPort !== undefined || (env.URINGMQ_FETCH_PORT ?? '') !== '' || (file !== null && Object.hasOwn(file.values, 'fetchPort'));
   if (cfg.port === 0 && !fetchPortSet) cfg.fetchPort = 0;
   cfg.fetchPortSet = fetchPortSet;
   cfg.emptyAuthTokenEnv = env.URINGMQ_AUTH_TOKEN === '';
-  const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== undefined && fileKeys.has('metricsPort'));
+  const metricsPortSet = flags.metricsPort !== undefined || (env.URINGMQ_METRICS_PORT ?? '') !== '' || (file !== null && Object.hasOwn(file.values, 'metricsPort'));
   if (cfg.port === 0 && !metricsPortSet) cfg.metricsPort = 0;
   cfg.metricsPortSet = metricsPortSet;
   // `[::1]`, as an address writes it: the listeners want the bare IPv6 address.
@@ -450,22 +492,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
   BrokerServer.checkOptions(serverOpts);
   log.info({ dir: cfg.dir }, 'opening the data directory');
-  broker = await Broker.open({
-    dir: cfg.dir,
-    durability: cfg.durability,
-    ioBackend: cfg.ioBackend,
-    writeHighWaterBytes: cfg.writeHighWaterBytes,
-    maxQueuedBytes: cfg.maxQueuedBytes,
-    maxBatchBytes: cfg.maxBatchBytes,
-    maxRecordBytes: cfg.maxRecordBytes,
-    producerStateScanBytes: cfg.producerStateScanBytes,
-    minFreeBytes: cfg.minFreeBytes,
-    groupCommitUs: cfg.groupCommitUs,
-    zeroAheadBytes: cfg.zeroAheadBytes,
-    groupRetentionMs: cfg.groupRetentionMs,
-    maxTopics: cfg.maxTopics,
-    maxGroups: cfg.maxGroups,
-  });
+  broker = await Broker.open(brokerOptions(cfg));
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   if (stoppedEarly()) return;
   const opts: ServerOptions = { ...serverOpts, broker };
@@ -600,7 +627,7 @@ function quietIpServername(): void {
   }) as typeof process.emitWarning;
 }
 
-async function target(flags: { server?: string; dir?: string; tls?: boolean; tlsCa?: string }, create = false): Promise<Target> {
+async function target(flags: { server?: string; dir?: string; config?: string; tls?: boolean; tlsCa?: string }, create = false): Promise<Target> {
   // An empty --server (`--server "$UNSET"`) is not "no server": it would silently mean
   // the default data directory here, and produce would write there.
   if (flags.server !== undefined && flags.server.trim() === '') throw new UringmqError('INVALID_ARGUMENT', '--server needs a host:port');
@@ -612,6 +639,9 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
   if (!flags.server) {
     if (flags.tls || caFile) throw new UringmqError('INVALID_ARGUMENT', '--tls and --tls-ca are for --server');
   } else {
+    // The file's settings are a broker's: one reached by --server runs on its own (and
+    // URINGMQ_CONFIG is ignored then, as URINGMQ_TLS_CA is with --dir).
+    if (flags.config !== undefined) throw new UringmqError('INVALID_ARGUMENT', '--config is for --dir: the server reached by --server runs on its own settings');
     let tls: boolean | { ca: Buffer } = !!flags.tls;
     if (caFile) {
       try {
@@ -625,7 +655,10 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
   }
   // Empty: a flag given empty is a mistake; the variable empty is unset, as serve takes it.
   if (flags.dir === '') throw new UringmqError('INVALID_ARGUMENT', '--dir needs a path');
-  const dir = flags.dir ?? (process.env.URINGMQ_DIR || DEFAULT_DIR);
+  // The broker's settings as serve takes them, checked as strictly, before anything is opened.
+  const cfg = brokerConfig(readConfigFile(flags.config));
+  if (flags.dir !== undefined) cfg.dir = flags.dir;
+  const dir = cfg.dir;
   // Only `topics create` makes a data directory: `topics list --dir <typo>` made an
   // empty one at the typo and listed nothing, as if the topics were gone.
   if (!create && !fs.existsSync(dir))
@@ -645,7 +678,7 @@ async function target(flags: { server?: string; dir?: string; tls?: boolean; tls
   for (const sig of OPEN_SIGNALS) process.on(sig, note);
   let broker: Broker;
   try {
-    broker = await Broker.open({ dir });
+    broker = await Broker.open(brokerOptions(cfg));
   } finally {
     for (const sig of OPEN_SIGNALS) process.off(sig, note);
   }
@@ -688,7 +721,8 @@ function withTarget(cmd: Command): Command {
     .option('-s, --server <host:port>', 'a running uringmq server')
     .option('--tls', 'connect to --server over TLS, trusting the system CAs')
     .option('--tls-ca <file>', "connect to --server over TLS, trusting this CA (or the server's self-signed) certificate; also URINGMQ_TLS_CA")
-    .option('-d, --dir <path>', `a data directory (default $URINGMQ_DIR, else ${DEFAULT_DIR})`);
+    .option('-d, --dir <path>', `a data directory (default $URINGMQ_DIR, else the config file's, else ${DEFAULT_DIR}); opened with the broker settings serve takes from URINGMQ_* and the config file`)
+    .option('-c, --config <file>', "with --dir: serve's JSON config file (also URINGMQ_CONFIG), for its broker settings");
 }
 
 export function program(): Command {
