@@ -1288,13 +1288,96 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         const u = session.request({ ':method': 'POST', ':path': '/unary' });
         u.on('error', () => undefined);
         u.write(framed(Buffer.alloc(100, 5)));
-        await waitFor(() => calls.get('/unary')?.seen === 105, 10_000, 'the unary request handed on');
-        assert.equal(budget.held, kept('/stream') + kept('/unary'), "and a unary call's request");
+        // Whole, short of its last byte (held back, counted, until the client ends the call).
+        await waitFor(() => calls.get('/unary')?.seen === 104, 10_000, 'the unary request handed on');
+        assert.equal(budget.held, kept('/stream') + kept('/unary') + 1, "and a unary call's request");
       } finally {
         session.destroy();
         await srv.close();
       }
       await waitFor(() => budget.held === 0, 10_000, 'given back');
+    });
+
+    it('a call past it whose handler did not take the refusal (a unary one; a stream if grpc-js changed) is reset at once, its status first if its headers are not out, and grpc-js is handed nothing of the chunk that passed it', async () => {
+      const budget = new PartialMessageBudget(64 << 10, 'maxPartialMessageBytes');
+      const seen = new Map<string, number>();
+      const srv = await h2Server((st, h) => {
+        const path = String(h[':path']);
+        countGrpcJsCall(st, { budget, wholeRequest: path === '/unary' });
+        if (path === '/stream') st.respond({ ':status': 200, 'content-type': 'application/grpc' }); // an answer on its way
+        seen.set(path, 0);
+        st.on('data', (c: Buffer) => seen.set(path, seen.get(path)! + c.length));
+      });
+      const session = http2.connect(`http://127.0.0.1:${srv.port}`);
+      session.on('error', () => undefined);
+      try {
+        for (const path of ['/stream', '/unary']) {
+          const st = session.request({ ':method': 'POST', ':path': path });
+          st.on('error', () => undefined);
+          const headers: http2.IncomingHttpHeaders[] = [];
+          st.on('response', (h) => headers.push(h));
+          const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
+          st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(10_000)]));
+          await waitFor(() => seen.get(path) === GRPC_PREFIX_BYTES + 10_000, 10_000, `${path}: the first chunk handed on`);
+          st.write(Buffer.alloc(60 << 10));
+          const rst = await closed;
+          // Counted as handed on: what was handed on fits in it.
+          assert.ok(seen.get(path)! <= 64 << 10, `${path}: ${seen.get(path)} bytes handed on, the chunk past it too`);
+          if (path === '/stream') assert.equal(rst, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+          else assert.equal(headers[0]?.['grpc-status'], String(grpc.status.RESOURCE_EXHAUSTED));
+          await waitFor(() => budget.held === 0, 10_000, `${path}: given back`);
+        }
+      } finally {
+        session.destroy();
+        await srv.close();
+      }
+    });
+
+    it("a unary request whole but not ended reaches grpc-js's decoder short of its last byte until the client ends it: grpc-js holds its chunks, counted, and no joined copy of it besides", async () => {
+      // grpc-js's own decoder, fed what grpc-js is fed on the broker: a message it
+      // completes it joins into a new buffer (Buffer.concat), while still keeping views
+      // of the chunks it came in until the next message begins, which a unary call never sends.
+      const budget = new PartialMessageBudget(1 << 20, 'maxPartialMessageBytes');
+      const decoded: Buffer[] = [];
+      let seen = 0;
+      const srv = await h2Server((st) => {
+        countGrpcJsCall(st, { budget, wholeRequest: true });
+        const decoder = new StreamDecoder(-1);
+        st.on('data', (c: Buffer) => {
+          seen += c.length;
+          decoded.push(...decoder.write(c));
+        });
+      });
+      const session = http2.connect(`http://127.0.0.1:${srv.port}`);
+      session.on('error', () => undefined);
+      /** Every frame sent before has been read by the server (its PING is answered after them). */
+      const readByServer = () => new Promise<void>((resolve, reject) => session.ping((e) => (e ? reject(e) : resolve())));
+      try {
+        for (const body of [Buffer.alloc(300_000, 7), Buffer.alloc(0)]) {
+          const what = `a ${body.length}-byte request`;
+          const request = framed(body);
+          seen = 0;
+          decoded.length = 0;
+          const u = session.request({ ':method': 'POST', ':path': '/unary' });
+          u.on('error', () => undefined);
+          u.write(request);
+          await waitFor(() => seen >= request.length - 1, 10_000, `${what} handed on`);
+          await new Promise<void>((resolve) => u.write(Buffer.alloc(0), () => resolve()));
+          await readByServer();
+          assert.equal(seen, request.length - 1, `${what}: its last byte held back`);
+          assert.equal(decoded.length, 0, `${what}: not joined while the client has not ended it`);
+          assert.equal(budget.held, request.length, `${what}: all of it counted`);
+          u.end();
+          await waitFor(() => decoded.length === 1, 10_000, `${what} decoded at its end`);
+          assert.ok(decoded[0]!.equals(request), `${what}: whole`);
+          assert.equal(seen, request.length);
+          await waitFor(() => budget.held === 0, 10_000, `${what}: given back at its end`);
+          u.close();
+        }
+      } finally {
+        session.destroy();
+        await srv.close();
+      }
     });
 
     it('calls grpc-js reads count in it too (unary calls until the client ends the request, streams left to grpc-js): past it such a call gets RESOURCE_EXHAUSTED naming it, a small unary call from another connection goes on, and the bytes come back however a call ends', async () => {
@@ -1352,8 +1435,8 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         assert.equal(Number(ack.base_offset), 0);
         const refusals = (await registry.getSingleMetric('uringmq_grpc_requests_total')!.get()).values.find((v) => v.labels.method === 'Publish' && v.labels.code === 'RESOURCE_EXHAUSTED');
         assert.equal(refusals?.value, 2, 'the two unary calls refused, in the metrics');
-        // A stream grpc-js serves, past it once its headers are out (an answer sent): reset,
-        // which a grpc-js client reads as RESOURCE_EXHAUSTED.
+        // A stream grpc-js serves, past it once its headers are out (an answer sent): the
+        // status after the answers (one written already here).
         const ps = brokerService.publishStream!;
         const s = other.makeBidiStreamRequest(ps.path, ps.requestSerialize, ps.responseDeserialize, new grpc.Metadata(), { deadline: Date.now() + 60_000 });
         const sAnswers: number[] = [];
@@ -1364,7 +1447,8 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         s.write(pb.PublishRequest.decode(body(3, 600 << 10)));
         const se = await sEnd;
         assert.equal(se.code, grpc.status.RESOURCE_EXHAUSTED, se.details);
-        assert.match(se.details, /Bandwidth exhausted or memory limit exceeded/); // grpc-js's words for the reset
+        assert.match(se.details, /maxPartialMessageBytes: 2097152 bytes, \d+ held by other calls\): this call's request/);
+        assert.deepEqual(se.metadata.get('uringmq-code'), ['RESOURCE_EXHAUSTED']);
         assert.deepEqual(sAnswers, [1]);
         await waitFor(() => held() === aHeld + bHeld + GRPC_PREFIX_BYTES + cBody.length, 10_000, "the stream's bytes back");
         // C ended: answered, its bytes back.
@@ -1410,6 +1494,65 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         session.destroy();
         other.close();
         if (!stopped) await r.stop();
+      }
+    });
+
+    it('a stream grpc-js serves, refused past it, answers the batches it appended before the refusal ahead of its status (none is written unacked), drops what comes after, and gives its bytes back when it ends', async () => {
+      const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
+      const ends: string[] = [];
+      r.server.callObserver = { request: () => undefined, streamEnded: (m, code) => void (m === 'PublishStream' && ends.push(code)) };
+      const held = () => r.server.partialMessageBytes;
+      const appended = () => r.broker.partitionOffsets(r.broker.partitionState('t', 0)).endOffset;
+      const UNARY_PUBLISH = { ...PLAIN_HEADERS, ':path': brokerService.publish!.path };
+      const GRPC_JS_STREAM = { ...PLAIN_HEADERS, 'grpc-timeout': '60S' }; // a deadline: grpc-js serves it
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      // A client that reads nothing until it opens its window: the answers wait in the server.
+      const late = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 0 } });
+      late.on('error', () => undefined);
+      /** Every frame `late` sent before has been read by the server (its PING is answered after them). */
+      const readByServer = () => new Promise<void>((resolve, reject) => late.ping((e) => (e ? reject(e) : resolve())));
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        const req = (seq: number) => framed(pb.PublishRequest.encode({ sequence: seq, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: Buffer.alloc(100, seq) }])) }).finish());
+        // Another call holds most of the budget.
+        const other = rawCall(session, UNARY_PUBLISH);
+        const otherHeld = GRPC_PREFIX_BYTES + (1536 << 10);
+        other.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(1536 << 10)]));
+        await waitFor(() => held() === otherHeld, 10_000, 'the other call counted');
+        // Three batches appended, their acks not yet written (the client's window is shut) ...
+        const s = rawCall(late, GRPC_JS_STREAM);
+        s.st.write(Buffer.concat([req(1), req(2), req(3)]));
+        await waitFor(() => appended() === 3, 10_000, 'the three batches appended');
+        // ... when a request that does not fit arrives: refused, the call's status decided.
+        s.st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(1 << 20)]));
+        await waitFor(() => ends.length > 0, 10_000, 'the stream refused');
+        assert.deepEqual(ends, ['RESOURCE_EXHAUSTED']);
+        await readByServer();
+        const waiting = held() - otherHeld; // what grpc-js still holds of the refused call's requests
+        assert.ok(waiting >= 0 && waiting < 1 << 20, String(waiting));
+        // While it waits for its client, it takes no more: with the other call gone, what it
+        // is sent is dropped, not counted.
+        other.st.close(http2.constants.NGHTTP2_CANCEL);
+        await waitFor(() => held() === waiting, 10_000, "the other call's bytes back");
+        s.st.write(Buffer.alloc(512 << 10));
+        await new Promise<void>((resolve) => s.st.write(Buffer.alloc(0), () => resolve()));
+        await readByServer();
+        assert.equal(held(), waiting, 'nothing more counted for the refused call');
+        assert.equal(appended(), 3);
+        // The client reads: the acks of all three, then the status.
+        late.settings({ initialWindowSize: 65_535 });
+        const st = await s.status;
+        assert.equal(st.status, String(grpc.status.RESOURCE_EXHAUSTED), st.message);
+        assert.equal(st.code, 'RESOURCE_EXHAUSTED');
+        assert.match(st.message, /maxPartialMessageBytes: 2097152 bytes, \d+ held by other calls\): this call's request/);
+        assert.deepEqual(s.answers, [0, 1, 2], 'an ack for every batch appended');
+        assert.equal(appended(), 3);
+        await waitFor(() => held() === 0, 10_000, "the refused call's bytes back");
+      } finally {
+        session.destroy();
+        late.destroy();
+        await r.stop();
       }
     });
 

@@ -7,20 +7,28 @@
  * (readPartialMessage, and its first byte: readCompressFlag) until the next message
  * begins, and a unary call's request goes to its handler only at the client's end of
  * the stream. Up to maxMessageBytes per call, held for as long as the client waits:
- * maxConnections × maxConcurrentStreams of them was the only bound. Nothing of that is public, so it is watched from the
- * node:http2 stream grpc-js reads, before grpc-js sees it:
- * - a 'data' listener put in front of grpc-js's (prependListener: a Readable starts
- *   flowing for on('data') only, so the stream stays paused until grpc-js resumes it)
- *   counts each delivered chunk grpc-js keeps a view of, whole (a view keeps all of
- *   its chunk), gives back a message's chunks when the next one begins (a stream) or
- *   when the request is handed over (a unary call, at 'end'), and refuses a chunk that
- *   would pass the budget before grpc-js decodes it;
+ * maxConnections × maxConcurrentStreams of them was the only bound. Nothing of that is
+ * public, so it is watched from the node:http2 stream grpc-js reads, before grpc-js sees it:
+ * - the stream's emit of each 'data' chunk (to grpc-js's listener) counts the chunk,
+ *   whole, when grpc-js keeps a view of it (a view keeps all of its chunk), gives back
+ *   a message's chunks when the next one begins (a stream) or when the request is
+ *   handed over (a unary call, at 'end'), and does not hand on a chunk that would pass
+ *   the budget: grpc-js keeps nothing of it, and the call is refused. A stream's handler
+ *   takes that as a request that cannot be read (deferRefusal): it answers what grpc-js
+ *   handed it, then ends the call with the status; the others are refused at once.
  * - the stream's push (where node:http2 hands each DATA chunk over) stores a copy:
  *   node:http2's chunks are views of the whole socket read they came in (up to 64 KiB,
  *   shared with other streams), and the views grpc-js keeps would pin that for a
- *   byte counted; a copy is no larger than the DATA frame it came in.
+ *   byte counted; a copy is no larger than the DATA frame it came in. It also holds
+ *   back the last byte of a unary call's request until the client's end of the stream
+ *   (see there), and drops what is sent to a call refused.
  * Whatever ends the call (its status, a reset, the connection, the server's stop), its
  * 'close' gives back what it held.
+ *
+ * A stream idle after a message keeps that message counted until the next begins:
+ * grpc-js's decoder does keep its chunks until then (our copies, so no socket read
+ * besides), and holding back a byte of it, as for a unary request, would keep the
+ * message from its handler until the client sends another.
  */
 import * as http2 from 'node:http2';
 import type { UringmqError } from '../errors';
@@ -40,6 +48,11 @@ export class FrameScanner {
   private left = 0;
   /** Of the chunk last scanned: whether a message began in it. */
   began = false;
+
+  /** Whether the bytes scanned so far end where a message does (or before any). */
+  get atBoundary(): boolean {
+    return this.head === 0 && this.left === 0;
+  }
 
   /** The message bytes in `chunk`. */
   scan(chunk: Buffer): number {
@@ -75,50 +88,156 @@ export interface GrpcJsCallBudgetOptions {
   refused?: (e: UringmqError) => void;
 }
 
+/** Per stream counted here: who ends it when it is refused, if not this file (deferRefusal). */
+const deferredTo = new WeakMap<http2.ServerHttp2Stream, { abort: ((e: UringmqError) => void) | null }>();
+
+/**
+ * Has the refusal of a grpc-js streaming call (its next bytes would pass the budget)
+ * told to `abort`, which ends the call with the error's status once the requests
+ * grpc-js handed over before it are answered (StreamCallHandler.abort), instead of
+ * resetting the call at once: a reset dropped the answers not yet written, and a
+ * PublishStream client then wrote again batches already appended. `call` is the
+ * grpc-js call object its handler was given. False when its HTTP/2 stream cannot be
+ * found in it (grpc-js's internals changed): the call is then reset when refused.
+ */
+export function deferRefusal(call: object, abort: (e: UringmqError) => void): boolean {
+  // The ServerDuplexStream's call, through any interceptors to grpc-js's own, which reads the stream.
+  let c = (call as { call?: unknown }).call;
+  for (let depth = 0; depth < 8 && typeof c === 'object' && c !== null; depth++) {
+    const state = deferredTo.get((c as { stream?: http2.ServerHttp2Stream }).stream!);
+    if (state) {
+      state.abort = abort;
+      return true;
+    }
+    c = (c as { nextCall?: unknown }).nextCall;
+  }
+  return false;
+}
+
 /**
  * Counts what grpc-js holds of the requests of a call it is about to read on `stream`
- * in `opts.budget`, and ends the call with RESOURCE_EXHAUSTED when its next bytes
- * would pass it. Call from the http2 server's 'stream' event before grpc-js's listener.
+ * in `opts.budget`, and refuses the call (RESOURCE_EXHAUSTED) when its next bytes
+ * would pass it: a streaming call whose handler took its refusal (deferRefusal) ends
+ * after answering what it was handed, the others at once. Call from the http2 server's
+ * 'stream' event before grpc-js's listener.
  */
 export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCallBudgetOptions): void {
   const { budget, wholeRequest } = opts;
+  const deferred: { abort: ((e: UringmqError) => void) | null } = { abort: null };
+  deferredTo.set(stream, deferred);
+  /** Follows what grpc-js is handed (where its decoder lets go of a message's chunks). */
   const scanner = new FrameScanner();
-  /** Bytes counted for this call: the chunks grpc-js keeps of its message in progress (of its whole request, for a unary call). */
+  /** Follows what node:http2 delivers (where a unary call's message ends). */
+  const arriving = new FrameScanner();
+  /** Bytes counted for this call: the chunks grpc-js keeps of its message in progress (of its whole request, for a unary call), and `last`. */
   let held = 0;
+  /** No more counting: the call's request is handed over, or its status is on its way, or it is closed. */
   let over = false;
+  /** Refused, its handler answering what it was handed: nothing more is handed to grpc-js. */
+  let dropping = false;
+  /**
+   * A unary call's request, whole, short of its last byte, which grpc-js gets at the
+   * client's end of the stream (or before the bytes after it). Counted in `held`.
+   */
+  let last: Buffer | null = null;
+  /** `last` once handed on: counted already. */
+  let lastOut: Buffer | null = null;
   const stop = () => {
     if (over) return;
     over = true;
     budget.give(held);
     held = 0;
-    stream.removeListener('data', onData);
   };
 
-  const push = stream.push;
-  stream.push = function (this: http2.ServerHttp2Stream, chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (over || !Buffer.isBuffer(chunk)) return push.call(this, chunk, encoding);
+  const own = (chunk: Buffer) => {
     const copy = Buffer.allocUnsafeSlow(chunk.length); // memory of its own: not a pooled slab others share either
     chunk.copy(copy);
-    return push.call(this, copy);
+    return copy;
+  };
+  const push = stream.push;
+  const handOnLast = (s: http2.ServerHttp2Stream) => {
+    if (last === null) return;
+    lastOut = last;
+    last = null;
+    push.call(s, lastOut);
+  };
+  stream.push = function (this: http2.ServerHttp2Stream, chunk: unknown, encoding?: BufferEncoding): boolean {
+    // What is sent to a refused call is read and dropped (as on a direct stream whose
+    // status is decided): not held while its answers are written, whatever they wait for.
+    if (dropping) return chunk === null ? push.call(this, null) : true;
+    if (chunk === null) handOnLast(this); // before the stream's end
+    if (!Buffer.isBuffer(chunk) || chunk.length === 0) return push.call(this, chunk, encoding);
+    if (over) {
+      handOnLast(this);
+      return push.call(this, chunk, encoding);
+    }
+    if (!wholeRequest) return push.call(this, own(chunk));
+    // grpc-js's decoder, on a message's last byte, joins its chunks into one buffer (the
+    // message) and yet keeps its views of them until another message begins: a unary
+    // request whole and not ended was held twice, once counted. Its last byte waits
+    // here, counted, until the end of the stream: grpc-js joins it only to hand it over.
+    handOnLast(this); // a second message: grpc-js refuses the call for it
+    arriving.scan(chunk);
+    if (!arriving.atBoundary) return push.call(this, own(chunk));
+    if (!budget.take(1)) {
+      refuse();
+      return true;
+    }
+    held += 1;
+    last = own(chunk.subarray(chunk.length - 1));
+    return chunk.length === 1 || push.call(this, own(chunk.subarray(0, chunk.length - 1)));
   };
 
-  function onData(chunk: Buffer): void {
-    if (over) return;
+  /** Whether grpc-js is handed `chunk`: counted here first, refused if it would pass the budget. */
+  function admit(chunk: Buffer): boolean {
+    if (over) return true;
+    if (dropping) return false;
+    if (chunk === lastOut) {
+      lastOut = null;
+      scanner.scan(chunk);
+      return true;
+    }
     // Its status is on its way: grpc-js decodes nothing more of it.
-    if (stream.writableEnded) return stop();
+    if (stream.writableEnded) {
+      stop();
+      return true;
+    }
     scanner.scan(chunk);
     // The decoder keeps the chunk its message in progress began in, all of it (the
     // message's first byte is kept as a one-byte view: the whole messages before it in
     // the chunk are kept with it), and each chunk after. A stream's decoder lets go of
     // them as the next message begins; a unary call's request is held until its end.
     const next = !wholeRequest && scanner.began ? chunk.length : held + chunk.length;
-    if (next > held && !budget.take(next - held)) return refuse();
+    if (next > held && !budget.take(next - held)) {
+      refuse();
+      return false;
+    }
     if (next < held) budget.give(held - next);
     held = next;
+    return true;
   }
+
+  // Where each chunk is handed to the 'data' listeners (grpc-js's): one past the budget
+  // is not, so grpc-js keeps nothing of it (the stream need not be closed first, and
+  // the call can answer what came before). No listener of its own: the stream stays
+  // paused until grpc-js resumes it.
+  const emit = stream.emit;
+  stream.emit = function (this: http2.ServerHttp2Stream, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'data' && Buffer.isBuffer(args[0]) && !admit(args[0])) return false;
+    return emit.call(this, event, ...args);
+  } as typeof stream.emit;
 
   function refuse(): void {
     const e = budget.exhausted(`this call's request (${held} bytes of it received so far)`, held);
+    if (deferred.abort && !stream.destroyed && !stream.closed && !stream.writableEnded) {
+      // The handler ends the call once it has answered the requests grpc-js handed it.
+      // What grpc-js keeps of the message in progress stays counted until the call
+      // closes; nothing more is handed to it, or counted.
+      dropping = true;
+      last = null;
+      deferred.abort(e);
+      return;
+    }
     stop();
     if (stream.destroyed || stream.closed) return;
     try {
@@ -144,7 +263,6 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
     opts.refused?.(e);
   }
 
-  stream.prependListener('data', onData);
   // A unary call's request is its handler's from the end of the stream (grpc-js calls it then).
   if (wholeRequest) stream.once('end', stop);
   stream.once('close', stop);

@@ -21,7 +21,7 @@ import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_PLAIN_HEADERS, MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
-import { countGrpcJsCall } from './grpcjs_budget';
+import { countGrpcJsCall, deferRefusal } from './grpcjs_budget';
 import { resetAfterStatus, routeDirectStreams, takenDirect, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 import { WaiterList } from '../broker/waiter_list';
 import { checkAuthToken } from '../fetch/protocol';
@@ -83,9 +83,8 @@ export interface ServerOptions extends KeepaliveOptions {
    * the bytes that have arrived; one that arrives whole in one read counts nothing. On
    * the calls grpc-js serves, what it holds: a unary call's request until the client
    * ends it, a stream's message until the next begins (grpcjs_budget.ts). A call whose
-   * next bytes would pass it ends with RESOURCE_EXHAUSTED (on a direct stream, its
-   * requests before are answered first). maxMessageBytes bounds one call; this bounds
-   * them all.
+   * next bytes would pass it ends with RESOURCE_EXHAUSTED (on a stream, its requests
+   * before are answered first). maxMessageBytes bounds one call; this bounds them all.
    */
   maxPartialMessageBytes?: number;
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
@@ -391,7 +390,7 @@ export class BrokerServer {
     countGrpcJsCall(stream, {
       budget: this.partialBudget,
       wholeRequest: !method?.requestStream,
-      // A stream's end is told by its handler (grpc-js sees it cancelled).
+      // A stream's end is told by its handler (it ends the call: deferRefusal, or it sees it cancelled).
       refused: method && !method.requestStream ? (e) => this.callObserver?.request(method.originalName!, e.code, (performance.now() - start) / 1000) : undefined,
     });
   }
@@ -1115,12 +1114,17 @@ function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buf
 /** Hands a grpc-js streaming call's requests and its end to the transport-neutral handler. */
 function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h: StreamCallHandler<Q>, io: StreamCallIO, cancelled: () => void): void {
   let aborted = false;
+  const abort = (e: unknown) => {
+    if (aborted) return;
+    aborted = true;
+    h.abort(e);
+  };
+  // A request past maxPartialMessageBytes ends the call as one that cannot be read does:
+  // after the requests before it are answered (where grpc-js's internals allow; else reset).
+  deferRefusal(call, abort);
   call.on('data', (req: Q | Malformed) => {
     if (aborted) return;
-    if (isMalformed(req)) {
-      aborted = true;
-      return h.abort(invalid(req.$malformed));
-    }
+    if (isMalformed(req)) return abort(invalid(req.$malformed));
     h.request(req, null);
   });
   // As on the direct path: a cancelled call's 'end' comes before its 'cancelled'.
