@@ -35,12 +35,26 @@ export function isErrorCode(s: string): s is ErrorCode {
   return KNOWN.has(s);
 }
 
+/**
+ * A broker setting that caps what the broker keeps. A RESOURCE_EXHAUSTED past one is
+ * not load that passes: it lasts until a topic or group is deleted (or expires) or the
+ * setting is raised, so clients do not retry it.
+ */
+export type LimitSetting = 'maxTopics' | 'maxGroups';
+
 export class UringmqError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /**
+   * RESOURCE_EXHAUSTED past a cap of the broker's: the setting's name, a LimitSetting
+   * (over gRPC, the `uringmq-limit` trailer). A string: a later broker's new cap is still
+   * told from load, and not retried.
+   */
+  readonly limit?: string;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; limit?: string }) {
     super(message, options);
     this.name = 'UringmqError';
     this.code = code;
+    if (options?.limit !== undefined) this.limit = options.limit;
   }
 }
 

@@ -12,7 +12,7 @@ export type { ServerOptions, KeepaliveOptions } from './grpc/server';
 export { Consumer } from './broker/consumer';
 export type { ConsumerOptions } from './broker/consumer';
 export { UringmqError } from './errors';
-export type { ErrorCode } from './errors';
+export type { ErrorCode, LimitSetting } from './errors';
 export { encodeBatch, sealBatch, decodeBatches, readBatchMeta } from './codec/record_batch';
 export type { RecordInput, DecodedRecord, BatchMeta } from './codec/record_batch';
 export { probeIoUring, crc32c } from './native';

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Broker, encodeBatch, sealBatch, type Message } from '../src';
+import { Broker, encodeBatch, sealBatch, type Message, type UringmqError } from '../src';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
 import { checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir } from './helpers';
@@ -85,6 +85,7 @@ describe('Broker: topics, produce, read, consume', () => {
     await broker.createTopic('b', { partitions: 2 });
     const e = await expectCode(broker.createTopic('c'), 'RESOURCE_EXHAUSTED');
     assert.match(e.message, /topic c was not created: the broker holds 2 topics and maxTopics is 2/);
+    assert.equal((e as UringmqError).limit, 'maxTopics');
     assert.ok(!fs.existsSync(path.join(dir, 'topics', 'c')), 'the refused topic left a directory');
     await expectCode(broker.createTopic('a'), 'TOPIC_EXISTS'); // an existing one is still found as such
     assert.deepEqual(await broker.listTopics(), ['a', 'b']);
@@ -113,11 +114,11 @@ describe('Broker: topics, produce, read, consume', () => {
       await r.client.createTopic('a');
       const e = await expectCode(r.client.createTopic('b'), 'RESOURCE_EXHAUSTED');
       assert.match(e.message, /maxTopics is 1/);
+      assert.equal((e as UringmqError).limit, 'maxTopics'); // not load: not to be retried
       const d = brokerService.createTopic!;
-      const status = await new Promise<grpc.status | undefined>((resolve) =>
-        raw.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, { name: 'c' }, (err) => resolve(err?.code)),
-      );
-      assert.equal(status, grpc.status.RESOURCE_EXHAUSTED);
+      const err = await new Promise<grpc.ServiceError | null>((resolve) => raw.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, { name: 'c' }, (x) => resolve(x)));
+      assert.equal(err?.code, grpc.status.RESOURCE_EXHAUSTED);
+      assert.deepEqual(err.metadata.get('uringmq-limit'), ['maxTopics']);
       await r.client.deleteTopic('a');
       await r.client.createTopic('b');
       assert.deepEqual(await r.client.listTopics(), ['b']);

@@ -16,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MAX_CUTS, cutsAfter, readLogCuts, recordLogCut } from '../src/broker/log_cuts';
 import { Metadata, status } from '@grpc/grpc-js';
-import { CODE_TRAILER, fromServiceError, grpcCodeFor, toServiceError } from '../src/grpc/status';
+import { CODE_TRAILER, LIMIT_TRAILER, fromServiceError, grpcCodeFor, toServiceError } from '../src/grpc/status';
 import { UringmqError, isErrorCode, type ErrorCode } from '../src/errors';
 
 describe('Units: RangeSet, idempotence table, partitioner, buffer pool', () => {
@@ -469,6 +469,29 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
     // A UringmqError passes through unchanged.
     const e = new UringmqError('DIR_LOCKED', 'x');
     assert.equal(fromServiceError(e), e);
+  });
+
+  it('a cap refusal (RESOURCE_EXHAUSTED past maxTopics or maxGroups) carries the setting in the uringmq-limit trailer and back, which load refusals do not', () => {
+    for (const limit of ['maxTopics', 'maxGroups']) {
+      const se = toServiceError(new UringmqError('RESOURCE_EXHAUSTED', `past ${limit}`, { limit }));
+      assert.deepEqual(se.metadata.get(LIMIT_TRAILER), [limit]);
+      const back = fromServiceError(se);
+      assert.equal(back.code, 'RESOURCE_EXHAUSTED');
+      assert.equal(back.limit, limit);
+    }
+    const load = toServiceError(new UringmqError('RESOURCE_EXHAUSTED', 'too many open streams (limit 1); retry later'));
+    assert.deepEqual(load.metadata.get(LIMIT_TRAILER), []);
+    assert.equal(fromServiceError(load).limit, undefined);
+    const md = (v: string) => {
+      const m = new Metadata();
+      m.set(LIMIT_TRAILER, v);
+      return m;
+    };
+    // A setting this client does not know yet (a later broker's cap) is one still.
+    assert.equal(fromServiceError({ code: status.RESOURCE_EXHAUSTED, details: 'd', metadata: md('maxPartitions') }).limit, 'maxPartitions');
+    // Not a setting's name, or on another status: ignored.
+    assert.equal(fromServiceError({ code: status.RESOURCE_EXHAUSTED, details: 'd', metadata: md('max groups; or') }).limit, undefined);
+    assert.equal(fromServiceError({ code: status.UNAVAILABLE, details: 'd', metadata: md('maxGroups') }).limit, undefined);
   });
 
   it("grpc-js's text for a channel with no connection becomes a plain sentence, its last error kept, its empty resolution note dropped", () => {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { GroupMember } from '../src/broker/groups';
 import { OffsetsFile, readOffsetsFile, type StateRange } from '../src/broker/offsets_file';
-import { Broker, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
+import { Broker, UringmqError, crc32c, encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type Message } from '../src';
 import { expectCode, openBroker, powerCut, publishOld, sleep, startServer, take, tmpDir, unhandledRejectionsDuring, waitFor } from './helpers';
 import { connect, type Client } from '../src/client';
 import type { ConnectionEvent } from '../src/client/backoff';
@@ -1287,9 +1287,12 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await broker.commitOffset('g1', 'u', 0, 0); // a group counts once per topic: the third
     const refused = await expectCode(broker.commitOffset('g3', 't', 0, 0), 'RESOURCE_EXHAUSTED');
     assert.match(refused.message, /group g3 on topic t was not created: the broker keeps 3 groups' committed offsets .* maxGroups is 3/);
+    assert.equal((refused as UringmqError).limit, 'maxGroups');
     assert.ok(!fs.existsSync(path.join(dir, 'groups', 'g3')), 'the refused group left a directory');
     const c3 = broker.consumer({ topic: 't', group: 'g3', from: 'earliest' });
-    assert.match((await expectCode(take(c3, 1), 'RESOURCE_EXHAUSTED')).message, /maxGroups is 3/);
+    const joinRefused = (await expectCode(take(c3, 1), 'RESOURCE_EXHAUSTED')) as UringmqError;
+    assert.match(joinRefused.message, /maxGroups is 3/);
+    assert.equal(joinRefused.limit, 'maxGroups');
     await c3.close();
     await expectCode(broker.commitOffset('g2', 'u', 0, 0), 'RESOURCE_EXHAUSTED'); // a group there, on a topic it has no state on
     assert.ok(!fs.existsSync(path.join(dir, 'groups', 'g2', 'u.offs')));
@@ -1366,42 +1369,98 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await broker.commitOffset('h3', 'b', 0, 0);
   });
 
-  it('maxGroups over gRPC: CommitOffset and a Subscribe of a new group end with status RESOURCE_EXHAUSTED naming it; a remote consumer says so as it retries', async () => {
+  it('maxGroups over gRPC: CommitOffset and a Subscribe of a new group end with RESOURCE_EXHAUSTED naming it, the setting in the uringmq-limit trailer; a remote consumer of either transport ends with that error, not retrying it', async () => {
     await broker.close();
-    const r = await startServer({ dir, brokerOptions: { maxGroups: 1 } });
-    const raw = new grpc.Client(r.address, grpc.credentials.createInsecure());
-    const events: ConnectionEvent[] = [];
-    const remote = r.client.consumer({ topic: 't', group: 'g3', onConnectionState: (ev) => void events.push(ev) });
-    try {
-      await r.client.createTopic('t');
-      await r.client.commitOffset('g1', 't', 0, 0);
-      const e = await expectCode(r.client.commitOffset('g2', 't', 0, 0), 'RESOURCE_EXHAUSTED');
-      assert.match(e.message, /group g2 on topic t was not created: .*maxGroups is 1/);
-      const d = brokerService.subscribe!;
-      const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
-      const ended = new Promise<grpc.ServiceError | null>((resolve) => {
-        st.on('error', (x: grpc.ServiceError) => resolve(x));
-        st.on('end', () => resolve(null));
-      });
-      st.on('data', () => undefined);
-      st.write({ subscribe: { topic: 't', group: 'g2' } });
-      const err = await ended;
-      assert.equal(err?.code, grpc.status.RESOURCE_EXHAUSTED, err?.details);
-      assert.match(err.details, /maxGroups is 1/);
-      assert.ok(!fs.existsSync(path.join(dir, 'groups', 'g2')), 'the refused group left a directory');
-      // A remote consumer is not ended by it: it retries (a place may free up) and says why.
-      const it = remote[Symbol.asyncIterator]();
-      void it.next().catch(() => undefined);
-      await waitFor(() => events.length > 0, 10_000, 'a connection event');
-      const ev = events[0]!;
-      assert.equal(ev.state, 'reconnecting');
-      assert.equal(ev.state === 'reconnecting' ? ev.error.code : '', 'RESOURCE_EXHAUSTED');
-      await r.client.deleteGroup('g1', 't');
-      await r.client.commitOffset('g2', 't', 0, 0);
-    } finally {
-      await remote.close();
-      raw.close();
-      await r.stop();
+    for (const directStreams of [true, false]) {
+      const d = tmpDir();
+      const r = await startServer({ dir: d, directStreams, brokerOptions: { maxGroups: 1 } });
+      const fsrv = await r.broker.startFetchServer({ port: 0 });
+      const fetchAddress = `127.0.0.1:${fsrv.port}`;
+      const raw = new grpc.Client(r.address, grpc.credentials.createInsecure());
+      // The client's own streams (host:port) and grpc-js's (an ipv4: target).
+      const clients = [await connect(r.address, { fetchAddress }), await connect(`ipv4:${r.address}`, { fetchAddress })];
+      const consumers: GroupConsumerApi[] = [];
+      try {
+        await r.client.createTopic('t');
+        await r.broker.producer().send('t', { value: 'a' });
+        await r.client.commitOffset('g1', 't', 0, 0);
+        const e = await expectCode(r.client.commitOffset('g2', 't', 0, 0), 'RESOURCE_EXHAUSTED');
+        assert.match(e.message, /group g2 on topic t was not created: .*maxGroups is 1/);
+        assert.equal((e as UringmqError).limit, 'maxGroups');
+        // What a client in another language sees. A deadline: grpc-js serves the call
+        // even where the server has its own streams.
+        const desc = brokerService.subscribe!;
+        for (const deadline of [undefined, Date.now() + 60_000]) {
+          const st = raw.makeBidiStreamRequest(desc.path, desc.requestSerialize, desc.responseDeserialize, new grpc.Metadata(), deadline === undefined ? {} : { deadline });
+          const ended = new Promise<grpc.ServiceError | null>((resolve) => {
+            st.on('error', (x: grpc.ServiceError) => resolve(x));
+            st.on('end', () => resolve(null));
+          });
+          st.on('data', () => undefined);
+          st.write({ subscribe: { topic: 't', group: 'g2' } });
+          const err = await ended;
+          assert.equal(err?.code, grpc.status.RESOURCE_EXHAUSTED, err?.details);
+          assert.match(err.details, /maxGroups is 1/);
+          assert.deepEqual(err.metadata.get('uringmq-code'), ['RESOURCE_EXHAUSTED']);
+          assert.deepEqual(err.metadata.get('uringmq-limit'), ['maxGroups'], `deadline ${deadline}`);
+        }
+        assert.ok(!fs.existsSync(path.join(d, 'groups', 'g2')), 'the refused group left a directory');
+        // A remote consumer ends with it, as the embedded one: no retry makes a place
+        // (a group deleted, or maxGroups raised, does). It retried for ever, its
+        // iteration neither ending nor throwing, telling only onConnectionState.
+        for (const [i, c] of clients.entries())
+          for (const transport of ['grpc', 'fetch'] as const) {
+            let retried!: (ev: ConnectionEvent) => void;
+            const reconnect = new Promise<ConnectionEvent>((resolve) => (retried = resolve));
+            const opts = { topic: 't', group: 'g2', from: 'earliest', onConnectionState: (ev: ConnectionEvent) => retried(ev) } as const;
+            const consumer = transport === 'fetch' ? c.consumer({ ...opts, transport }) : c.consumer(opts);
+            consumers.push(consumer);
+            const got = await Promise.race([
+              consumer[Symbol.asyncIterator]().next().then(
+                () => 'a message',
+                (x: unknown) => x,
+              ),
+              reconnect.then((ev) => `a reconnect (${ev.state === 'reconnecting' ? `${ev.error.code}: ${ev.error.message}` : ev.state})`),
+            ]);
+            const what = `directStreams ${directStreams}, client ${i}, transport ${transport}`;
+            assert.ok(got instanceof UringmqError, `${what}: ${String(got)}`);
+            assert.equal(got.code, 'RESOURCE_EXHAUSTED', what);
+            assert.match(got.message, /maxGroups is 1/, what);
+            assert.equal(got.limit, 'maxGroups', what);
+          }
+        // A fetch consumer given its partitions joins nothing: its commits make the group.
+        // Its group deleted meanwhile (it has no members) and the place taken, its next
+        // commit is refused, and each after it: that ends it too (they were dropped).
+        await r.client.deleteGroup('g1', 't');
+        const own = clients[0]!.consumer({ topic: 't', group: 'g3', from: 'earliest', transport: 'fetch', partitions: [0], commitIntervalMs: 50 });
+        consumers.push(own);
+        const it = own[Symbol.asyncIterator]();
+        const first = await it.next();
+        assert.equal(first.done ? 'done' : first.value.value.toString(), 'a');
+        assert.deepEqual(await r.client.committedOffsets('g3', 't'), [0], 'the start commit made the group');
+        await r.client.deleteGroup('g3', 't');
+        await r.client.commitOffset('g4', 't', 0, 0);
+        if (!first.done) first.value.ack();
+        let timer: NodeJS.Timeout | undefined;
+        const next = await Promise.race([
+          it.next().then(() => 'a message', (x: unknown) => x),
+          new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still going 20 s on'), 20_000))),
+        ]);
+        clearTimeout(timer);
+        assert.ok(next instanceof UringmqError, String(next));
+        assert.equal(next.code, 'RESOURCE_EXHAUSTED');
+        assert.equal(next.limit, 'maxGroups');
+        assert.match(next.message, /group g3 on topic t was not created: .*maxGroups is 1/);
+        await r.client.deleteGroup('g4', 't');
+        await r.client.commitOffset('g2', 't', 0, 0);
+      } finally {
+        for (const c of consumers) await c.close().catch(() => undefined);
+        for (const c of clients) await c.close();
+        raw.close();
+        fsrv.close();
+        await r.stop();
+        await r.broker.close();
+      }
     }
     broker = await openBroker({ dir }); // for afterEach
   });

@@ -7,7 +7,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
-import { connect, withDefaultPort, type Client } from '../src/client';
+import { connect, withDefaultPort, type Client, type ConnectionEvent } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
 import { MAX_ACK_RANGES, decodeSubscribeRequest } from '../src/grpc/subscribe_request';
@@ -1229,6 +1229,35 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
       await p.close().catch(() => undefined);
       await c.close();
       void first.catch(() => undefined);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('a consumer refused its stream at the stream limit (RESOURCE_EXHAUSTED without uringmq-limit: load) retries, and consumes once a stream frees', async () => {
+    const s = await startServer({ maxConcurrentStreams: 1 });
+    try {
+      await s.client.createTopic('t', { partitions: 1 });
+      const holder = s.client.consumer({ topic: 't', group: 'g' }); // takes the one stream
+      void holder[Symbol.asyncIterator]().next().catch(() => undefined);
+      await waitFor(() => s.server.openStreams >= 1, 10_000, 'the first stream');
+      const events: ConnectionEvent[] = [];
+      const c = s.client.consumer({ topic: 't', group: 'h', from: 'earliest', onConnectionState: (ev) => void events.push(ev) });
+      const got = take(c, 1);
+      got.catch(() => undefined); // awaited below
+      await waitFor(() => events.length > 0, 10_000, 'a connection event');
+      const ev = events[0]!;
+      assert.equal(ev.state, 'reconnecting');
+      if (ev.state === 'reconnecting') {
+        assert.equal(ev.error.code, 'RESOURCE_EXHAUSTED');
+        assert.match(ev.error.message, /too many open streams/);
+        assert.equal(ev.error.limit, undefined);
+      }
+      await holder.close();
+      await s.broker.producer().send('t', { value: 'x' });
+      assert.deepEqual((await got).map((m) => m.value.toString()), ['x']);
+      assert.ok(events.some((e) => e.state === 'reconnected'));
+      await c.close();
     } finally {
       await s.stop();
     }

@@ -742,6 +742,7 @@ export class Broker {
         throw new UringmqError(
           'RESOURCE_EXHAUSTED',
           `topic ${name} was not created: the broker holds ${this.topics.size} topics and maxTopics is ${this.maxTopics}; delete a topic or raise maxTopics (nothing was written)`,
+          { limit: 'maxTopics' },
         );
       const tdir = path.join(this.dir, 'topics', name);
       const createdAt = Math.max(Date.now(), this.lastCreatedAt + 1);

@@ -981,6 +981,7 @@ export class GroupCoordinator {
               'RESOURCE_EXHAUSTED',
               `group ${group} on topic ${topic} was not created: the broker keeps ${stored.size} groups' committed offsets (a group counts once per topic) and maxGroups is ${this.broker.maxGroups}; ` +
                 'delete groups no longer used (deleteGroup; groupRetentionMs removes them in time) or raise maxGroups (nothing was written)',
+              { limit: 'maxGroups' },
             );
           stored.add(group, topic);
           counted = true;

@@ -24,6 +24,18 @@ export function sessionExpired(e: { code: string; message?: string }): boolean {
 }
 
 /**
+ * A refusal past a cap of the broker's (maxGroups: a new group's join or first commit),
+ * which the server marks with the `uringmq-limit` trailer. RESOURCE_EXHAUSTED is
+ * otherwise load that passes (too many streams or connections, a full write queue or
+ * disk), retried; this one lasts until a group is deleted or expires, or the setting is
+ * raised: a consumer that retried it never ended nor threw, and said why only to
+ * onConnectionState. It ends the consumer instead, as it ends an embedded one.
+ */
+export function limitReached(e: { code: string; limit?: string }): boolean {
+  return e.code === 'RESOURCE_EXHAUSTED' && e.limit !== undefined;
+}
+
+/**
  * A group consumer's connection to the server, for its onConnectionState option: lost
  * and retried (`reconnecting`, once per attempt: what failed, the attempt's number from
  * 1, and the wait before it), or back after one or more such attempts (`reconnected`).

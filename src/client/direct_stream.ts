@@ -27,7 +27,7 @@ import { UringmqError } from '../errors';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../grpc/framing';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
-import { CODE_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
+import { CODE_TRAILER, LIMIT_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 
 /** What differs between the streams: the method, its responses, the name errors give it. */
 export interface DirectStreamKind<Res> {
@@ -204,7 +204,9 @@ export class DirectStream<Res> extends EventEmitter {
       const code = Number(headerString(trailers['grpc-status']));
       const message = grpcMessage(headerString(trailers['grpc-message']));
       if (code === grpc.status.OK) return this.finish();
-      this.fail(this.statusError(Number.isInteger(code) ? code : grpc.status.UNKNOWN, message || `gRPC status ${code}`, headerString(trailers[CODE_TRAILER])));
+      this.fail(
+        this.statusError(Number.isInteger(code) ? code : grpc.status.UNKNOWN, message || `gRPC status ${code}`, headerString(trailers[CODE_TRAILER]), headerString(trailers[LIMIT_TRAILER])),
+      );
     };
     this.stream.on('end', settle);
     this.stream.on('close', settle);
@@ -324,9 +326,10 @@ export class DirectStream<Res> extends EventEmitter {
     }
   }
 
-  private statusError(code: grpc.status, details: string, trailerCode: string | undefined): UringmqError {
+  private statusError(code: grpc.status, details: string, trailerCode: string | undefined, limit?: string): UringmqError {
     const metadata = new grpc.Metadata();
     if (trailerCode) metadata.set(CODE_TRAILER, trailerCode);
+    if (limit) metadata.set(LIMIT_TRAILER, limit);
     return fromServiceError({ code, details, metadata });
   }
 

@@ -30,7 +30,7 @@
 import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
-import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
+import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { endAndAwaitLeave } from './leave';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
@@ -686,9 +686,11 @@ export class FetchConsumer implements GroupConsumerApi {
     // Closed while it joined (close() resolves the wait for the first assignment): a
     // timer set now would commit for ever, close() having cleared none.
     if (this.closed) return;
-    // A commit that fails for now (the server restarting) is retried with the next one.
+    // A commit that fails for now (the server restarting) is retried with the next one;
+    // one refused by maxGroups (with `partitions`, a new group is made by its first
+    // commit) would be refused every time, and what was processed never committed.
     this.commitTimer = setInterval(
-      () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && CALL_RETRYABLE.has(e.code) ? undefined : this.fail(e))),
+      () => void this.commit().catch((e: unknown) => (e instanceof UringmqError && CALL_RETRYABLE.has(e.code) && !limitReached(e) ? undefined : this.fail(e))),
       this.commitIntervalMs,
     );
     this.commitTimer.unref();
@@ -801,7 +803,7 @@ export class FetchConsumer implements GroupConsumerApi {
       // A server going away is a reconnect (the pumps go on meanwhile); a refusal
       // (unknown topic, bad group name) ends the consumer.
       const e = err ? fromServiceError(err) : null;
-      if (e && !MEMBERSHIP_RETRYABLE.has(e.code) && !sessionExpired(e)) return this.fail(e);
+      if (e && ((!MEMBERSHIP_RETRYABLE.has(e.code) && !sessionExpired(e)) || limitReached(e))) return this.fail(e);
       const delay = reconnectDelayMs(attempt);
       tellConnectionState(this.opts.onConnectionState, { state: 'reconnecting', error: e ?? new UringmqError('UNAVAILABLE', 'the group membership stream was ended by the server'), attempt: attempt + 1, delayMs: delay });
       setTimeout(() => this.openMembership(attempt + 1), delay).unref();
@@ -829,7 +831,7 @@ export class FetchConsumer implements GroupConsumerApi {
         await this.addPartitions(want);
         return;
       } catch (e) {
-        if (!(e instanceof UringmqError) || !CALL_RETRYABLE.has(e.code)) throw e;
+        if (!(e instanceof UringmqError) || !CALL_RETRYABLE.has(e.code) || limitReached(e)) throw e;
       }
       if (this.closed || this.fatal || this.membership !== s) return; // or superseded (see above)
       await this.backoff(reconnectDelayMs(attempt));

@@ -9,7 +9,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { BufferPool } from '../codec/buffer_pool';
-import { checkConnectionStateOption, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
+import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
 import { decodeEach, recordSize, sealBatch, stampProducer, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
@@ -1923,7 +1923,7 @@ export class RemoteConsumer implements GroupConsumerApi {
       // it possible now): after a reconnect it comes again; after an error that ends
       // the consumer, the error comes next.
       this.chunks.length = 0;
-      if (!RETRYABLE.has(e.code) && !sessionExpired(e)) {
+      if ((!RETRYABLE.has(e.code) && !sessionExpired(e)) || limitReached(e)) {
         this.fatal = e;
         return this.notify();
       }

@@ -30,7 +30,7 @@ import { pb, type uringmq } from './proto';
 import { decodePublishRequest } from './publish_request';
 import { decodeSubscribeRequest } from './subscribe_request';
 import { brokerService } from './service';
-import { CODE_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
+import { CODE_TRAILER, LIMIT_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
 
 const PUBLISH_STREAM_PATH = brokerService.publishStream!.path;
 const SUBSCRIBE_PATH = brokerService.subscribe!.path;
@@ -323,7 +323,8 @@ class Http2StreamCall implements StreamCallIO {
   fail(e: unknown): void {
     const se = toServiceError(e);
     const code = String(se.metadata.get(CODE_TRAILER)[0] ?? 'INTERNAL');
-    this.close({ 'grpc-status': String(se.code), 'grpc-message': encodeURI(se.details), [CODE_TRAILER]: code }, code);
+    const limit = se.metadata.get(LIMIT_TRAILER)[0];
+    this.close({ 'grpc-status': String(se.code), 'grpc-message': encodeURI(se.details), [CODE_TRAILER]: code, ...(limit ? { [LIMIT_TRAILER]: String(limit) } : {}) }, code);
   }
 
   /** The stream is closed (reset, connection gone, or after this side's status). */

@@ -54,6 +54,14 @@ const FROM_GRPC: Partial<Record<status, ErrorCode>> = {
 
 export const CODE_TRAILER = 'uringmq-code';
 /**
+ * Trailer of a RESOURCE_EXHAUSTED past a cap of the broker's (maxTopics, maxGroups): the
+ * setting's name. Such a refusal lasts until an operator frees a place, and a client
+ * that took it for load (too many streams, a full write queue, which it retries)
+ * retried for ever; the status alone cannot tell them apart, nor should the message,
+ * which is for people.
+ */
+export const LIMIT_TRAILER = 'uringmq-limit';
+/**
  * Initial metadata of PublishStream: the largest request the server reads. A request
  * past it ends the whole stream (grpc-js refuses it), so the client learns the limit
  * up front and fails only the batch that is too large.
@@ -82,6 +90,7 @@ export function toServiceError(e: unknown): Partial<StatusObject> & { code: stat
   const err = e instanceof UringmqError ? e : new UringmqError('INTERNAL', e instanceof Error ? e.message : String(e));
   const metadata = new Metadata();
   metadata.set(CODE_TRAILER, err.code);
+  if (err.limit) metadata.set(LIMIT_TRAILER, err.limit);
   return { code: TO_GRPC[err.code] ?? status.INTERNAL, details: boundedDetails(err.message), metadata };
 }
 
@@ -118,5 +127,8 @@ export function fromServiceError(e: unknown, receiveMax?: number): UringmqError 
     const m = /^No connection established\. Last error: (?:Error: )?(.*?)\.? Resolution note: ?(.*)$/s.exec(se.details ?? '');
     if (m) return new UringmqError('UNAVAILABLE', `no connection to the server (last error: ${m[1]}${m[2] ? `; ${m[2]}` : ''})`, { cause: e });
   }
-  return new UringmqError(code, se.details || se.message || 'gRPC call failed', { cause: e });
+  // Any setting's name, not only those this client knows: a later broker's new cap is
+  // not retried either.
+  const limit = code === 'RESOURCE_EXHAUSTED' ? se.metadata?.get?.(LIMIT_TRAILER)?.[0]?.toString() : undefined;
+  return new UringmqError(code, se.details || se.message || 'gRPC call failed', { cause: e, limit: limit && /^[A-Za-z][A-Za-z0-9]{0,63}$/.test(limit) ? limit : undefined });
 }
