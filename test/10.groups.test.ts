@@ -18,6 +18,12 @@ function deadLetteringSizes(b: Broker): number[] {
   return [...groups.values()].flatMap((g) => g.parts.map((p) => p.deadLettering.size));
 }
 
+/** Dead-letter moves under way (current or cancelled by a commitOffset) of every group in memory (internal state: close() waits for these). */
+function movesUnderWay(b: Broker): number {
+  const groups = (b.groups as unknown as { groups: Map<string, { moves: Set<unknown> }> }).groups;
+  return [...groups.values()].reduce((n, g) => n + g.moves.size, 0);
+}
+
 /** A group state of committed offsets only: nothing delivered past them. */
 const snap = (committed: number[]) => ({ committed, next: [...committed], ranges: [] });
 
@@ -1493,6 +1499,93 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
       process.off('warning', onWarning);
       await c.close();
     }
+  });
+
+  it('a commitOffset that rewinds below a message whose dead-letter move has not appended yet cancels the move: the message is not in the dead-letter topic, and comes again afresh', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'poison' });
+    // The move waits for its dead-letter topic to be made (a slow disk), past the rewind.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let creating = 0;
+    const createTopic = broker.createTopic.bind(broker);
+    broker.createTopic = async (name, opts) => {
+      if (name === 't.dlq') {
+        creating++;
+        await gate;
+      }
+      return createTopic(name, opts);
+    };
+    const c1 = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 60_000 });
+    await take(c1, 1, (m) => m.nack());
+    await waitFor(() => creating === 1, 10_000, 'the move began');
+    await c1.close();
+    await broker.commitOffset('g', 't', 0, 0); // the operator asks for it again
+    open();
+    await waitFor(() => movesUnderWay(broker) === 0, 10_000, 'the move ended');
+    await broker.close();
+    broker = await openBroker({ dir });
+    const inDlq = (await broker.listTopics()).includes('t.dlq') ? await broker.read('t.dlq', 0, 0) : [];
+    assert.deepEqual(inDlq.map((m) => m.value.toString()), [], 'a move the rewind cancelled before its append still appended');
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [0]);
+    const c2 = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 60_000 });
+    const [m] = await take(c2, 1, () => undefined);
+    assert.deepEqual([m!.value.toString(), m!.deliveryCount], ['poison', 1]);
+    m!.ack();
+    await c2.close();
+  });
+
+  it('a commitOffset that rewinds below a message whose dead-letter append is under way: the move neither counts it as handled nor writes its old delivery count (a crash then does not dead-letter it early)', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'poison' });
+    // The move's append waits (a slow disk) until the end of the test.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let appending = 0;
+    const publish = broker.publishDeadLetter.bind(broker);
+    broker.publishDeadLetter = async (topic, batch) => {
+      appending++;
+      await gate;
+      return publish(topic, batch);
+    };
+    const opts = { topic: 't', group: 'g', from: 'earliest', maxDeliveries: 2, ackDeadlineMs: 60_000 } as const;
+    const c1 = broker.consumer(opts);
+    await take(c1, 2, (m) => m.nack()); // its second delivery nacked: bound for t.dlq
+    await waitFor(() => appending === 1, 10_000, 'the append began');
+    let c2: GroupConsumerApi | undefined;
+    let m: ConsumedMessage | undefined;
+    try {
+      await c1.close();
+      await broker.commitOffset('g', 't', 0, 0);
+      c2 = broker.consumer(opts);
+      m = (await take(c2, 1, () => undefined))[0]!; // held: its first delivery since the rewind
+      assert.equal(m.deliveryCount, 1);
+      const offs = path.join(dir, 'groups', 'g', 't.offs');
+      await waitFor(async () => (await readOffsetsFile(offs))?.next[0] === 1, 10_000, 'the delivery written');
+      // A crash now: after a restart the message has been delivered once since the rewind.
+      const image = tmpDir();
+      fs.cpSync(dir, image, { recursive: true });
+      const after = await openBroker({ dir: image });
+      try {
+        const c3 = after.consumer(opts);
+        const [again] = await take(c3, 1, () => undefined, 5000).catch((e: Error) => assert.fail(`${e.message}: the rewound message was dead-lettered after the restart, its count taken from the cancelled move`));
+        assert.deepEqual([again!.value.toString(), again!.deliveryCount], ['poison', 2]);
+        await c3.close();
+      } finally {
+        await after.close();
+      }
+    } catch (e) {
+      open(); // close() waits for the move
+      await c2?.close();
+      throw e;
+    }
+    // The cancelled append lands (it had begun): it counts for nothing in the group.
+    open();
+    await waitFor(async () => ((await broker.listTopics()).includes('t.dlq') ? (await broker.read('t.dlq', 0, 0)).length : 0) === 1, 10_000, 'the append landed');
+    assert.deepEqual(await broker.committedOffsets('g', 't'), [0], 'the cancelled move counted the rewound message as handled');
+    m!.ack();
+    await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === 1, 10_000, 'the ack counted');
+    await c2!.close();
   });
 
   it('refuses dead-letter topics that cannot work, at join', async () => {

@@ -337,7 +337,10 @@ class PartitionGroupState {
   readonly redelivering = new Set<Redelivery[]>();
   /** An ack may have left fully acked ranges in `inflight`: the sweep drops them (see ack()). */
   inflightAcked = false;
-  /** Offsets on their way to the dead-letter topic → deliveries so far: still unacked, and in the snapshot. */
+  /**
+   * Offsets on their way to the dead-letter topic → deliveries so far: still unacked, and
+   * in the snapshot. Moves begun before the last commitOffset are not here (see there).
+   */
   readonly deadLettering = new Map<number, number>();
   /** When a failed dead-letter move of this partition was last said (Date.now()): once a minute at most. */
   deadLetterWarnedAt = 0;
@@ -1414,8 +1417,11 @@ export class GroupCoordinator {
   private startDeadLetter(gs: GroupState, ps: PartitionGroupState, e: Redelivery, probe: boolean): void {
     gs.busy++;
     ps.deadLettering.set(e.offset, e.deliveryCount);
+    const resets = ps.resets;
     const move: Promise<void> = this.moveToDeadLetter(gs, ps, e, probe).finally(() => {
-      ps.deadLettering.delete(e.offset);
+      // Cancelled by a commitOffset (which emptied deadLettering): the entry of the
+      // offset now, if any, is a later move's.
+      if (ps.resets === resets) ps.deadLettering.delete(e.offset);
       gs.busy--;
       gs.moves.delete(move);
       ps.owner?.wake();
@@ -1442,8 +1448,11 @@ export class GroupCoordinator {
         'x-uringmq-original-offset': String(offset),
         'x-uringmq-group': gs.group,
       });
+      // A commitOffset since cancelled the move: nothing appended (see commitOffset).
+      if (ps.resets !== resets) return;
       if (batch) {
         await this.ensureTopic(dlq, gs.topic);
+        if (ps.resets !== resets) return;
         // On disk before the message counts as handled, in every durability mode: the
         // group's file (written O_DSYNC) is about to say so.
         await this.broker.publishDeadLetter(dlq, sealBatch(batch));
@@ -1490,7 +1499,8 @@ export class GroupCoordinator {
       ps.deadLetterPausedUntil = 0;
     }
     // Moved: it counts as acked for the group (unless commitOffset rewound or skipped
-    // the partition meanwhile: its state starts over, and this move is not part of it).
+    // the partition meanwhile: its state starts over, and this move is not part of it;
+    // the copy in the dead-letter topic stays, as anything appended).
     if (ps.resets === resets && offset >= ps.committed && offset < ps.next && !ps.acked.has(offset)) {
       ps.acked.add(offset, offset + 1);
       this.changed(gs);
@@ -2132,6 +2142,16 @@ export class GroupCoordinator {
     }
     ps.inflight = [];
     ps.redeliver.clear();
+    // Dead-letter moves under way are cancelled with the rest of the partition's
+    // delivery state: their messages are the group's again, from their first delivery.
+    // Out of deadLettering, their old counts are no longer written (a crash then
+    // dead-lettered a rewound message again after one delivery), and a move of one of
+    // them begins anew when its count says. A cancelled move appends nothing if it has
+    // not begun its append (it looks at `resets` before), never counts its message as
+    // handled, and leaves the pause after failed appends alone (that is the dead-letter
+    // topic's state, not these offsets'); an append already under way may still land,
+    // and the dead-letter topic then holds that message (at least once).
+    ps.deadLettering.clear();
     ps.acked.clear();
     ps.resets++;
     ps.committed = ps.next = offset;
