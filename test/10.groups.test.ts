@@ -24,6 +24,12 @@ function movesUnderWay(b: Broker): number {
   return [...groups.values()].reduce((n, g) => n + g.moves.size, 0);
 }
 
+/** The pause of each partition's dead-letter moves after a failed one (ms, 0: none), of every group in memory (internal state: what a failure paused). */
+function deadLetterPauses(b: Broker): number[] {
+  const groups = (b.groups as unknown as { groups: Map<string, { parts: Array<{ deadLetterPauseMs: number }> }> }).groups;
+  return [...groups.values()].flatMap((g) => g.parts.map((p) => p.deadLetterPauseMs));
+}
+
 /** A group state of committed offsets only: nothing delivered past them. */
 const snap = (committed: number[]) => ({ committed, next: [...committed], ranges: [] });
 
@@ -1586,6 +1592,110 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     m!.ack();
     await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === 1, 10_000, 'the ack counted');
     await c2!.close();
+  });
+
+  it('a dead-letter move whose record retention removed meanwhile skips it as the group skips any retained message (counted, said), and pauses none of the partition\'s other moves', async () => {
+    await broker.createTopic('r', { segmentBytes: 8192, retention: { maxBytes: 32 * 1024 } });
+    const p = broker.producer();
+    const fill = async (n: number) => {
+      for (let i = 0; i < n; i += 50) await p.sendBatch('r', Array.from({ length: 50 }, (_, k) => ({ value: 'x'.repeat(40) + (i + k) })));
+    };
+    await fill(50);
+    // The move's read of its record (1 byte asked: the batch that holds it) waits, as on
+    // a slow disk, until retention has removed it.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let reading = 0;
+    const readRaw = broker.readRaw.bind(broker);
+    broker.readRaw = async (ps, offset, maxBytes) => {
+      if (maxBytes === 1) {
+        reading++;
+        await gate;
+      }
+      return readRaw(ps, offset, maxBytes);
+    };
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    const delivered: number[] = [];
+    const sink = {
+      deliverBatches: (_p: number, _r: Buffer, from: number, to: number) => {
+        for (let o = from; o < to; o++) delivered.push(o);
+      },
+      deliverRecords: (rs: Array<{ offset: number }>) => void delivered.push(...rs.map((r) => r.offset)),
+      assign: () => undefined,
+      end: () => undefined,
+    };
+    const m = await broker.groups.join({ topic: 'r', group: 'g', from: 'earliest', maxDeliveries: 1, maxUnacked: 64, ackDeadlineMs: 60_000 }, sink, 50);
+    try {
+      await waitFor(() => delivered.length === 50, 10_000, 'the first 50 delivered');
+      m.nack(0, 0); // its last delivery: bound for r.dlq
+      await waitFor(() => reading === 1, 10_000, 'the move began');
+      await fill(2000);
+      await waitFor(async () => (await broker.describeTopic('r')).partitions[0]!.startOffset > 50, 10_000, 'retention removed the first messages');
+      const start = (await broker.describeTopic('r')).partitions[0]!.startOffset;
+      open();
+      await waitFor(() => deadLetteringSizes(broker).every((x) => x === 0), 10_000, 'the move ended');
+      // The dead-letter topic failed nothing: no pause for the partition's other moves.
+      assert.deepEqual(deadLetterPauses(broker), [0], 'a record retention removed paused the partition\'s dead-letter moves');
+      assert.ok((await broker.committedOffsets('g', 'r'))[0]! >= start, 'the group did not move past the removed record');
+      // Another message bound for the dead-letter topic moves at once.
+      m.credit(10);
+      await waitFor(() => delivered.some((o) => o >= start), 10_000, 'a delivery past the retained ones');
+      const next = delivered.find((o) => o >= start)!;
+      m.nack(0, next);
+      assert.deepEqual(deadLetteringSizes(broker), [1], 'the next move waited');
+      await waitFor(async () => (await broker.committedOffsets('g', 'r'))[0]! > next, 10_000, 'the next one moved');
+      const dl = await broker.read('r.dlq', 0, 0);
+      assert.deepEqual(dl.map((x) => Number(x.headers['x-uringmq-original-offset']!.toString())), [next]);
+      const registry = metricsRegistry(broker, { processMetrics: false });
+      const series = async (name: string) => Number(/^(\S+) (\S+)$/m.exec((await registry.metrics()).split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);
+      assert.equal(await series('uringmq_dead_letter_skipped_total'), 1);
+      assert.equal(await series('uringmq_dead_letter_failures_total'), 0);
+      await waitFor(() => warnings.some((w) => /offset 0, bound for r\.dlq, was removed by retention/.test(w)), 5000, 'the skip said');
+    } finally {
+      open();
+      process.off('warning', onWarning);
+      m.leave();
+    }
+  });
+
+  it('a dead-letter move whose record cannot be read is retried alone, with its own backoff: the partition\'s other moves go on', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', [{ value: 'unreadable' }, { value: 'poison' }], { partition: 0 });
+    // The move's read of offset 0 (1 byte asked: the batch that holds it) fails, as on a
+    // failing disk, until `broken` is cleared.
+    let broken = true;
+    let failed = 0;
+    const readRaw = broker.readRaw.bind(broker);
+    broker.readRaw = async (ps, offset, maxBytes) => {
+      if (broken && maxBytes === 1 && offset === 0) {
+        failed++;
+        throw new UringmqError('IO_ERROR', 'EIO: i/o error, read');
+      }
+      return readRaw(ps, offset, maxBytes);
+    };
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 60_000 });
+    try {
+      const [a, b] = await take(c, 2, () => undefined);
+      a!.nack();
+      await waitFor(() => failed === 1 && deadLetteringSizes(broker).every((x) => x === 0), 10_000, 'the move of offset 0 failed');
+      assert.deepEqual(deadLetterPauses(broker), [0], 'a record that cannot be read paused the partition\'s dead-letter moves');
+      b!.nack();
+      await waitFor(async () => ((await broker.listTopics()).includes('t.dlq') ? (await broker.read('t.dlq', 0, 0)).length : 0) === 1, 10_000, 'offset 1 moved');
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [0], 'the unreadable one is still the group\'s');
+      await waitFor(() => warnings.some((w) => /group g on t\/0: reading offset 0 for its move to t\.dlq failed \(EIO: i\/o error, read\); retried alone/.test(w)), 5000, 'the failure said');
+      broken = false; // readable again: its retry moves it
+      await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === 2, 10_000, 'offset 0 moved');
+      const dl = await broker.read('t.dlq', 0, 0);
+      assert.deepEqual(dl.map((x) => x.value.toString()), ['poison', 'unreadable']);
+    } finally {
+      process.off('warning', onWarning);
+      await c.close();
+    }
   });
 
   it('refuses dead-letter topics that cannot work, at join', async () => {

@@ -342,14 +342,18 @@ class PartitionGroupState {
    * in the snapshot. Moves begun before the last commitOffset are not here (see there).
    */
   readonly deadLettering = new Map<number, number>();
-  /** When a failed dead-letter move of this partition was last said (Date.now()): once a minute at most. */
+  /** When a failed dead-letter append of this partition was last said (Date.now()): once a minute at most. */
   deadLetterWarnedAt = 0;
+  /** When a dead-letter move that failed or was skipped for its own record was last said (Date.now()): once a minute at most. */
+  deadLetterRecordWarnedAt = 0;
   /**
-   * After a failed dead-letter move (steady clock): no move of this partition starts
+   * After a failed dead-letter append (steady clock): no move of this partition starts
    * before deadLetterPausedUntil, and then one at a time until one succeeds, each
    * failure doubling the pause (deadLetterPauseMs, 0 while moves succeed). A dead-letter
    * topic that keeps failing (a full disk, a fenced partition) is tried about once per
-   * pause, not once a second for each message bound for it.
+   * pause, not once a second for each message bound for it. A move that fails for its
+   * own record (removed by retention, or unreadable) says nothing about the dead-letter
+   * topic and pauses nothing: the other records move on.
    */
   deadLetterPausedUntil = 0;
   deadLetterPauseMs = 0;
@@ -781,6 +785,8 @@ export class GroupCoordinator {
   deadLetterMoves = 0;
   /** Attempts to move one that failed since open, each retried later (uringmq_dead_letter_failures_total). */
   deadLetterFailures = 0;
+  /** Dead-letter moves that found their record gone from the log (retention): skipped, as the group skips what retention removed (uringmq_dead_letter_skipped_total). */
+  deadLetterSkips = 0;
   /** (group, topic) keys whose committed-offsets file is being removed (expireGroups) or touched (a group leaving memory): load() waits, expireGroups() skips them. */
   private readonly fileBusy = new Map<string, Promise<void>>();
   /**
@@ -1435,6 +1441,9 @@ export class GroupCoordinator {
     const dlq = e.deadLetterTopic!;
     const reason = e.deadLetterReason!;
     const resets = ps.resets;
+    // Until the record is read, a failure is the record's own (see recordFailed); from
+    // then on (making the dead-letter topic, the append) the dead-letter topic's.
+    let read = false;
     try {
       const t = this.broker.topicState(gs.topic);
       const raw = await this.broker.readRaw(t.partitions[ps.index]!, offset, 1);
@@ -1448,17 +1457,21 @@ export class GroupCoordinator {
         'x-uringmq-original-offset': String(offset),
         'x-uringmq-group': gs.group,
       });
+      read = true;
       // A commitOffset since cancelled the move: nothing appended (see commitOffset).
       if (ps.resets !== resets) return;
-      if (batch) {
-        await this.ensureTopic(dlq, gs.topic);
-        if (ps.resets !== resets) return;
-        // On disk before the message counts as handled, in every durability mode: the
-        // group's file (written O_DSYNC) is about to say so.
-        await this.broker.publishDeadLetter(dlq, sealBatch(batch));
-        this.deadLetterMoves++;
+      if (!batch) {
+        this.skipGone(gs, ps, offset, dlq);
+        return;
       }
+      await this.ensureTopic(dlq, gs.topic);
+      if (ps.resets !== resets) return;
+      // On disk before the message counts as handled, in every durability mode: the
+      // group's file (written O_DSYNC) is about to say so.
+      await this.broker.publishDeadLetter(dlq, sealBatch(batch));
+      this.deadLetterMoves++;
     } catch (err) {
+      if (!read && !this.closing && ps.resets === resets && this.recordFailed(gs, ps, e, err)) return;
       if (!this.closing) this.deadLetterFailures++;
       if (ps.resets !== resets) return;
       // Said, not swallowed: a move that keeps failing holds the group's committed
@@ -1481,9 +1494,7 @@ export class GroupCoordinator {
       // here, it came back as never delivered.
       this.dlqReady.delete(dlq);
       const now = steadyNow();
-      const attempts = (e.deadLetterAttempts ?? 0) + 1;
-      const wait = this.closing ? 0 : Math.min(DEAD_LETTER_RETRY_MAX_MS, DEAD_LETTER_RETRY_MS * 2 ** Math.min(attempts - 1, 16));
-      ps.redeliver.pushDead({ offset, deliveryCount: deliveries, notBefore: now + wait, deadLetterReason: reason, deadLetterTopic: dlq, deadLetterAttempts: attempts });
+      this.retryDeadLetter(ps, e, now);
       if (!this.closing) {
         if (probe || ps.deadLetterPauseMs === 0) ps.deadLetterPauseMs = ps.deadLetterPauseMs === 0 ? DEAD_LETTER_RETRY_MS : Math.min(DEAD_LETTER_RETRY_MAX_MS, 2 * ps.deadLetterPauseMs);
         ps.deadLetterPausedUntil = Math.max(ps.deadLetterPausedUntil, now + ps.deadLetterPauseMs);
@@ -1502,6 +1513,81 @@ export class GroupCoordinator {
     // the partition meanwhile: its state starts over, and this move is not part of it;
     // the copy in the dead-letter topic stays, as anything appended).
     if (ps.resets === resets && offset >= ps.committed && offset < ps.next && !ps.acked.has(offset)) {
+      ps.acked.add(offset, offset + 1);
+      this.changed(gs);
+      this.advance(gs, ps);
+    }
+  }
+
+  /** Queues `e` for another move after its own backoff (1 s, doubling with each failure of it, up to 30 s; at once while closing). */
+  private retryDeadLetter(ps: PartitionGroupState, e: Redelivery, now: number): void {
+    const attempts = (e.deadLetterAttempts ?? 0) + 1;
+    const wait = this.closing ? 0 : Math.min(DEAD_LETTER_RETRY_MAX_MS, DEAD_LETTER_RETRY_MS * 2 ** Math.min(attempts - 1, 16));
+    ps.redeliver.pushDead({ offset: e.offset, deliveryCount: e.deliveryCount, notBefore: now + wait, deadLetterReason: e.deadLetterReason, deadLetterTopic: e.deadLetterTopic, deadLetterAttempts: attempts });
+  }
+
+  /**
+   * A move failed before its append, for its own record: the dead-letter topic is not
+   * at fault, so the partition's other moves neither pause nor wait (a probe's failure
+   * here tells nothing either: the next one probes). Removed by retention: skipped, as
+   * the group skips any message retention removed (skipRetained), and as a Kafka
+   * consumer whose position fell below the log's start. Unreadable (an I/O error, a
+   * corrupt batch): retried alone, with its own backoff; it holds the group's committed
+   * offset below it meanwhile, as a member's delivery that cannot read it does (never
+   * counted as handled unseen). False when the failure is not the record's (the source
+   * topic deleted meanwhile): the caller's handling stands.
+   */
+  private recordFailed(gs: GroupState, ps: PartitionGroupState, e: Redelivery, err: unknown): boolean {
+    const code = err instanceof UringmqError ? err.code : undefined;
+    if (code === 'TOPIC_NOT_FOUND' || code === 'BROKER_CLOSED') return false;
+    let start: number;
+    try {
+      start = this.broker.partitionOffsets(this.broker.topicState(gs.topic).partitions[ps.index]!).startOffset;
+    } catch {
+      return false; // deleted or closed meanwhile
+    }
+    const dlq = e.deadLetterTopic!;
+    if (e.offset < start) {
+      this.skipGone(gs, ps, e.offset, dlq);
+      return true;
+    }
+    this.deadLetterFailures++;
+    if (Date.now() - ps.deadLetterRecordWarnedAt >= 60_000) {
+      ps.deadLetterRecordWarnedAt = Date.now();
+      process.emitWarning(
+        `group ${gs.group} on ${gs.topic}/${ps.index}: reading offset ${e.offset} for its move to ${dlq} failed (${err instanceof Error ? err.message : String(err)}); ` +
+          `retried alone after ${DEAD_LETTER_RETRY_MS / 1000} s, then less often (up to every ${DEAD_LETTER_RETRY_MAX_MS / 1000} s), the partition's other moves going on (said once a minute)`,
+        'UringmqWarning',
+      );
+    }
+    this.retryDeadLetter(ps, e, steadyNow());
+    this.changed(gs);
+    return true;
+  }
+
+  /**
+   * The log no longer holds `offset`, bound for `dlq`: nothing to move. Below the log's
+   * start (retention), the group moves past every message retention removed; otherwise
+   * (a gap in the log) past this one alone. Counted and said.
+   */
+  private skipGone(gs: GroupState, ps: PartitionGroupState, offset: number, dlq: string): void {
+    this.deadLetterSkips++;
+    let start = 0;
+    try {
+      start = this.broker.partitionOffsets(this.broker.topicState(gs.topic).partitions[ps.index]!).startOffset;
+    } catch {
+      return; // deleted or closed meanwhile: the group's state goes with it
+    }
+    if (Date.now() - ps.deadLetterRecordWarnedAt >= 60_000) {
+      ps.deadLetterRecordWarnedAt = Date.now();
+      process.emitWarning(
+        `group ${gs.group} on ${gs.topic}/${ps.index}: offset ${offset}, bound for ${dlq}, was ${offset < start ? `removed by retention (the log starts at ${start})` : 'not in the log'} before its move; ` +
+          'skipped, as the group skips any message retention removed (uringmq_dead_letter_skipped_total; said once a minute)',
+        'UringmqWarning',
+      );
+    }
+    if (ps.committed < start) this.skipRetained(gs, ps, start);
+    if (offset >= ps.committed && offset < ps.next && !ps.acked.has(offset)) {
       ps.acked.add(offset, offset + 1);
       this.changed(gs);
       this.advance(gs, ps);

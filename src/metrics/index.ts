@@ -86,6 +86,12 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   );
   coreCounter(
     registers,
+    'uringmq_dead_letter_skipped_total',
+    'Dead-letter moves that found their message removed by retention: skipped, as the group skips any message retention removed (not retried, and no other move paused); the warning names them',
+    () => (broker.closed ? null : broker.groups.deadLetterSkips),
+  );
+  coreCounter(
+    registers,
     'uringmq_log_zero_ahead_bytes_total',
     "Bytes of zeros the log's I/O thread wrote over preallocated space ahead of the data, between write cycles (zeroAheadBytes: a durable write there needs no metadata write)",
     () => (broker.closed ? null : broker.zeroAheadBytesWritten),
