@@ -2,9 +2,12 @@
  * close() against a broker that cannot be reached: producer.close({ timeoutMs }) and
  * client.close({ timeoutMs }) bound their wait, and a client's connections to a server
  * that went silent (SIGSTOP: TCP still up, nothing answered) are given up within about
- * a second, while a live server still gets the final acks written at close.
+ * a second, over node:http2 (host:port targets) and over grpc-js (other targets) alike,
+ * while a live server still gets the final acks written at close, and one merely slow
+ * to answer keeps its connection.
  */
 import { strict as assert } from 'node:assert';
+import type { EventEmitter } from 'node:events';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { UringmqError } from '../src';
@@ -124,39 +127,77 @@ describe('close() against a broker that cannot be reached', function () {
     return { child, out: () => out, exited };
   }
 
-  it('a client process whose server is stopped (SIGSTOP) exits soon after client.close(), not after the 10 s destroy timer', async () => {
+  /** The close child's target: host:port (its streams over node:http2), or ipv4: (everything over grpc-js). */
+  const VIA = [
+    ['node:http2', (address: string) => address],
+    ['grpc-js', (address: string) => `ipv4:${address}`],
+  ] as const;
+
+  for (const [via, target] of VIA) {
+    // Over grpc-js it took 30 s before: the consumer's close() waited out the leave's 5 s
+    // (grpc-js has no ping per call), and both its half-closed calls kept the process.
+    it(`a client process whose server is stopped (SIGSTOP) exits soon after client.close(), not after the 10 s destroy timer (${via})`, async () => {
+      const { srv, client } = await server();
+      const producer = client.producer();
+      for (let i = 0; i < 10; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+      const c = await closeChild(client, target(srv.address), 't', 'g-stopped', 3);
+      try {
+        srv.child.kill('SIGSTOP');
+        const t0 = Date.now();
+        c.child.stdin!.write('CLOSE\n');
+        const code = await within(c.exited, 45_000, 'the child to exit');
+        const took = Date.now() - t0;
+        assert.equal(code, 0, c.out());
+        assert.match(c.out(), /CLOSED \d+/);
+        assert.ok(took < 5000, `the child exited ${took} ms after close() (the silent server held it: ${c.out().trim()})`);
+      } finally {
+        c.child.kill('SIGKILL');
+      }
+    });
+
+    it(`a client process closing against a live server: its final acks, written at close, are committed (${via})`, async () => {
+      await closeAndCheckAcks(target, 0);
+    });
+
+    it(`a client process whose own event loop is held 2.5 s right after client.close(): its final acks are still committed (the missed-probe bound is not the server's fault) (${via})`, async () => {
+      await closeAndCheckAcks(target, 2500);
+    });
+  }
+
+  it('a consumer closing against a live server slow to answer (stopped 2.5 s at close): close() stops waiting at the missed ping, but the connection is not dropped: the server ends the stream, and the final acks are committed', async () => {
+    const { srv, client } = await server(); // keepalive.timeoutMs: the default 10 s
+    const producer = client.producer();
+    for (let i = 0; i < 6; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+    const consumer = client.consumer({ topic: 't', group: 'g-slow', from: 'earliest', ackDeadlineMs: 60_000 });
+    const it = consumer[Symbol.asyncIterator]();
+    const held = [];
+    for (let i = 0; i < 6; i++) held.push((await it.next()).value!);
+    const stream = (consumer as unknown as { stream: { direct?: EventEmitter } | null }).stream?.direct;
+    assert.ok(stream, 'a host:port target subscribes over node:http2');
+    let ended: string | undefined;
+    stream.on('end', () => (ended ??= 'ended by the server'));
+    stream.on('error', (e: Error) => (ended ??= `failed: ${e.message}`));
+    srv.child.kill('SIGSTOP');
+    for (const m of held) m.ack();
+    const closing = consumer.close();
+    await sleep(2500);
+    srv.child.kill('SIGCONT');
+    await within(closing, 10_000, 'consumer.close()');
+    // Before, the connection was destroyed at the first ping left unanswered 1 s.
+    await waitFor(() => ended !== undefined, 15_000, 'the stream to end');
+    assert.equal(ended, 'ended by the server');
+    let committed: number[] = [];
+    await waitFor(async () => (committed = await client.committedOffsets('g-slow', 't'))[0] === 6, 10_000, 'the acks made at close to be committed').catch((e: Error) => {
+      throw new Error(`${e.message}; committed ${JSON.stringify(committed)}`);
+    });
+  });
+
+  /** A close child on `target` holding six messages acks them at close (its loop then held `stallMs`): all six are committed. */
+  async function closeAndCheckAcks(target: (address: string) => string, stallMs: number): Promise<void> {
     const { srv, client } = await server();
     const producer = client.producer();
     for (let i = 0; i < 10; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
-    const c = await closeChild(client, srv.address, 't', 'g-stopped', 3);
-    try {
-      srv.child.kill('SIGSTOP');
-      const t0 = Date.now();
-      c.child.stdin!.write('CLOSE\n');
-      const code = await within(c.exited, 15_000, 'the child to exit');
-      const took = Date.now() - t0;
-      assert.equal(code, 0, c.out());
-      assert.match(c.out(), /CLOSED \d+/);
-      assert.ok(took < 5000, `the child exited ${took} ms after close() (the silent server held it until the destroy timer)`);
-    } finally {
-      c.child.kill('SIGKILL');
-    }
-  });
-
-  it('a client process closing against a live server: its final acks, written at close, are committed', async () => {
-    await closeAndCheckAcks(0);
-  });
-
-  it("a client process whose own event loop is held 2.5 s right after client.close(): its final acks are still committed (the missed-ping bound is not the server's fault)", async () => {
-    await closeAndCheckAcks(2500);
-  });
-
-  /** A close child holding six messages acks them at close (its loop then held `stallMs`): all six are committed. */
-  async function closeAndCheckAcks(stallMs: number): Promise<void> {
-    const { srv, client } = await server();
-    const producer = client.producer();
-    for (let i = 0; i < 10; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
-    const c = await closeChild(client, srv.address, 't', 'g-live', 6, stallMs);
+    const c = await closeChild(client, target(srv.address), 't', 'g-live', 6, stallMs);
     try {
       c.child.stdin!.write('CLOSE\n');
       assert.equal(await within(c.exited, 15_000, 'the child to exit'), 0, c.out());
@@ -296,6 +337,33 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
 
 describe('client.close(): consumers and producers made while it runs', function () {
   this.timeout(30_000);
+
+  it("over grpc-js, a consumer closed while its join takes 2.5 s (a slow read of the group's offsets) still waits for the member to leave: the server answers the probes, so the call is not given up on", async () => {
+    const r = await startServer();
+    const c = await connect(`ipv4:${r.address}`); // its Subscribe over grpc-js
+    const coord = r.broker.groups;
+    const join = coord.join.bind(coord);
+    try {
+      await r.client.createTopic('t');
+      let joins = 0;
+      coord.join = async (...a: Parameters<typeof join>) => {
+        const m = await join(...a);
+        joins++;
+        await sleep(2500);
+        return m;
+      };
+      const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });
+      void consumer[Symbol.asyncIterator]().next().catch(() => undefined); // joins when iterated
+      await waitFor(() => joins === 1, 10_000, 'the member to be in');
+      await consumer.close();
+      // Given up on after a second, close() resolved with the member still in: refused.
+      await r.client.deleteGroup('g', 't');
+    } finally {
+      coord.join = join;
+      await c.close();
+      await r.stop();
+    }
+  });
 
   it('a consumer made and iterated while client.close() is under way does not stay subscribed after it: its iteration ends, no heartbeat timer or stream is left', async () => {
     const r = await startServer();

@@ -57,8 +57,12 @@ export const FLOW_WINDOW = 16 << 20;
 
 /** The longest end() lets a stream's server take to end it before the connection is destroyed. */
 const CLOSE_AT_MOST_MS = 10_000;
-/** How long end() waits for a ping's answer before taking the server for gone (at most the keepalive timeout). */
-const PROBE_MS = 1_000;
+/**
+ * How long a liveness probe at the end of a stream (end()'s ping, a grpc-js stream's
+ * unary probe: see leave.ts) may go unanswered before close() stops waiting for the
+ * server (at most the keepalive timeout).
+ */
+export const PROBE_MS = 1_000;
 
 export interface DirectTarget {
   host: string;
@@ -108,7 +112,8 @@ function grpcMessage(v: string | undefined): string {
 /**
  * Events: 'data' (a response), 'drain', 'limit' (the largest message the server
  * reads, from its initial metadata), 'error' (a UringmqError; the stream is over),
- * 'end' (the server ended the stream with status OK).
+ * 'end' (the server ended the stream with status OK), 'unanswered' (after end(): the
+ * server has not answered a ping for PROBE_MS; see probeAtEnd).
  */
 export class DirectStream<Res> extends EventEmitter {
   private readonly session: http2.ClientHttp2Session;
@@ -117,6 +122,10 @@ export class DirectStream<Res> extends EventEmitter {
   private finished = false;
   private keepalive: NodeJS.Timeout | null = null;
   private closeTimer: NodeJS.Timeout | null = null;
+  /** The pending timer of end()'s probe (see probeAtEnd). */
+  private probeTimer: NodeJS.Timeout | null = null;
+  /** Response chunks read so far: a probe that sees more arrive takes the server for alive. */
+  private reads = 0;
 
   constructor(
     private readonly target: DirectTarget,
@@ -246,8 +255,10 @@ export class DirectStream<Res> extends EventEmitter {
    * No more requests: the server answers what it has, then ends the stream, and the
    * connection closes gracefully, so the last requests written (a consumer's final acks
    * and returned ranges, a producer's last batches) reach a live server. A server that
-   * has gone silent (stopped, or behind a black hole) never ends it: the connection is
-   * destroyed as soon as it misses a ping (see probeAtEnd), else after 10 s at most.
+   * does not answer a ping within PROBE_MS is reported ('unanswered': close() stops
+   * waiting) and the connection stops holding the process; it is destroyed once the
+   * ping has gone unanswered for the keepalive timeout (see probeAtEnd), and 10 s after
+   * end() at most.
    */
   end(): void {
     if (this.finished) return;
@@ -266,31 +277,61 @@ export class DirectStream<Res> extends EventEmitter {
   }
 
   /**
-   * While the stream ends: a ping every PROBE_MS (or the keepalive timeout if smaller),
-   * and the connection destroyed when one goes unanswered that long. A live server
-   * answers within it however much it has to read (its replies are small); one that
-   * does not has stopped reading, and waiting out the 10 s would only hold the process
-   * (what was written is in the kernel's send buffer, which close still delivers).
+   * While the stream ends: a ping every PROBE_MS (or the keepalive timeout if smaller).
+   * One unanswered that long, with no response read meanwhile either, is reported
+   * ('unanswered': close() stops waiting), and the connection is unref'd, so a process
+   * closing against a server gone silent (stopped, behind a black hole) exits. It used
+   * to be destroyed right then, which also dropped a live server merely slow (its
+   * event loop late by over a second) under the final acks just written: whatever of
+   * them had not reached it yet could be lost (a close with responses unread becomes a
+   * reset, which discards the socket's send buffer), and those messages came again.
+   * Now it goes as the keepalive takes an open stream's connection: once the ping has
+   * gone unanswered for the keepalive timeout (or at CLOSE_AT_MOST_MS). A late answer
+   * goes on probing; the server's end of the stream closes the connection gracefully.
    */
   private probeAtEnd(): void {
     if (this.session.destroyed || this.session.closed || this.closeTimer === null) return;
     const bound = Math.min(PROBE_MS, this.target.keepaliveTimeoutMs);
-    const timer = setTimeout(() => this.session.destroy(), bound);
-    timer.unref();
+    const sentAt = performance.now();
+    let readsBefore = this.reads;
+    let answered = false;
+    const missed = () => {
+      this.probeTimer = null;
+      if (answered || this.finished) return;
+      const waited = performance.now() - sentAt;
+      if (waited >= this.target.keepaliveTimeoutMs) return this.session.destroy();
+      if (this.reads !== readsBefore) {
+        // Responses still arriving: the server is reading and writing, only late.
+        readsBefore = this.reads;
+        this.probeTimer = setTimeout(missed, bound);
+      } else {
+        if (bound < this.target.keepaliveTimeoutMs) this.emit('unanswered');
+        this.session.unref();
+        this.probeTimer = setTimeout(missed, Math.max(1, this.target.keepaliveTimeoutMs - waited));
+      }
+      this.probeTimer.unref();
+    };
+    this.probeTimer = setTimeout(missed, bound);
+    this.probeTimer.unref();
     try {
       this.session.ping((err) => {
-        clearTimeout(timer);
-        if (err) return; // the session is closing or destroyed already
-        const next = setTimeout(() => this.probeAtEnd(), bound);
-        next.unref();
+        answered = true;
+        if (this.probeTimer) clearTimeout(this.probeTimer);
+        this.probeTimer = null;
+        if (err || this.finished) return; // the session is closing or destroyed already
+        this.probeTimer = setTimeout(() => this.probeAtEnd(), bound);
+        this.probeTimer.unref();
       });
     } catch {
-      clearTimeout(timer); // closing already (a ping cannot be sent): its close event follows
+      // closing already (a ping cannot be sent): its close event follows
+      if (this.probeTimer) clearTimeout(this.probeTimer);
+      this.probeTimer = null;
     }
   }
 
   private onData(chunk: Buffer): void {
     if (this.finished) return;
+    this.reads++;
     let messages: Buffer[];
     try {
       messages = this.frames.push(chunk);
@@ -337,8 +378,10 @@ export class DirectStream<Res> extends EventEmitter {
     this.finished = true;
     if (this.keepalive) clearInterval(this.keepalive);
     if (this.closeTimer) clearTimeout(this.closeTimer);
+    if (this.probeTimer) clearTimeout(this.probeTimer);
     this.keepalive = null;
     this.closeTimer = null;
+    this.probeTimer = null;
     if (!this.stream.closed) this.stream.close(http2.constants.NGHTTP2_CANCEL);
     if (!this.session.destroyed) this.session.close();
   }

@@ -31,7 +31,7 @@ import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
-import { endAndAwaitLeave } from './leave';
+import { boundGrpcEnd, endAndAwaitLeave, type GrpcProbe } from './leave';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
@@ -67,6 +67,7 @@ export interface FetchClientSide {
   commitOffset(group: string, topic: string, partition: number, offset: number, run?: number, memberId?: string): Promise<void>;
   forget(x: { close(): Promise<void> }): void;
   bidi(name: 'subscribe'): grpc.ClientDuplexStream<unknown, unknown>;
+  readonly grpcProbe: GrpcProbe;
 }
 
 export interface FetchConsumerOptions {
@@ -646,7 +647,7 @@ export class FetchConsumer implements GroupConsumerApi {
     // Awaited, as the Subscribe consumer's leave: close() resolves with the member gone.
     const m = this.membership;
     this.membership = null;
-    const left = m ? endAndAwaitLeave(m) : undefined;
+    const left = m ? endAndAwaitLeave(boundGrpcEnd(m, this.client.grpcProbe)) : undefined;
     this.client.forget(this);
     await left;
   }

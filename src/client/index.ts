@@ -27,8 +27,8 @@ import { MAX_ACK_RANGES } from '../grpc/subscribe_request';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
 import { checkAuthToken } from '../fetch/protocol';
-import { DirectStream, FLOW_WINDOW, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
-import { endAndAwaitLeave } from './leave';
+import { DirectStream, FLOW_WINDOW, PROBE_MS, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
+import { boundGrpcEnd, endAndAwaitLeave, type GrpcCallStream, type GrpcProbe } from './leave';
 
 export type { ConsumedMessage, GroupConsumerApi, ProducerApi, ProducerRecord, SendBatchResult, SendResult, Message, TopicDescription };
 export { FetchConsumer, FetchConnection } from './fetch_consumer';
@@ -207,6 +207,8 @@ export class Client {
   readonly directTarget: DirectTarget | null;
   /** @internal The largest request this client sends (ConnectOptions.maxMessageBytes). */
   readonly maxMessageBytes: number;
+  /** @internal How the end of a grpc-js stream probes the server (see boundGrpcEnd). */
+  readonly grpcProbe: GrpcProbe;
   private readonly plaintext: boolean;
 
   /** @internal use connect() */
@@ -225,6 +227,7 @@ export class Client {
     this.maxMessageBytes = maxMsg;
     const keepaliveTimeMs = opts.keepalive?.timeMs ?? 30_000;
     const keepaliveTimeoutMs = opts.keepalive?.timeoutMs ?? 10_000;
+    this.grpcProbe = { answered: (ms) => this.answers(ms), timeoutMs: Math.min(PROBE_MS, keepaliveTimeoutMs) };
     const hostPort = parseHostPort(address);
     this.directTarget = hostPort && {
       ...hostPort,
@@ -264,6 +267,24 @@ export class Client {
         });
       }),
     );
+  }
+
+  /**
+   * Whether the server answers a call on this channel within `timeoutMs`, whatever its
+   * answer (ListTopics: an in-memory list; a refusal is an answer too). Unanswered:
+   * the deadline passed, or the connection is gone (UNAVAILABLE).
+   */
+  private answers(timeoutMs: number): Promise<boolean> {
+    const m = methodOf('listTopics');
+    return new Promise((resolve) => {
+      try {
+        this.grpc.makeUnaryRequest(m.path, m.ser, m.de, {}, this.metadata(), { deadline: Date.now() + timeoutMs }, (e) =>
+          resolve(!e || (e.code !== grpc.status.DEADLINE_EXCEEDED && e.code !== grpc.status.UNAVAILABLE)),
+        );
+      } catch {
+        resolve(false); // the channel is closed
+      }
+    });
   }
 
   private lastConnectError(): Promise<string | undefined> {
@@ -513,6 +534,18 @@ export class Client {
    * ProducerApi.close), and a fetch consumer's final commit still unanswered then is
    * not waited for (what it would have committed is delivered again). Left out, close
    * waits as long as the producers' batches may take (deliveryTimeoutMs).
+   *
+   * A consumer sends its final acks, gives back what it was not handed, and waits for
+   * the server to take it out of its group: a round trip with a server that answers.
+   * The server is probed meanwhile (an HTTP/2 ping on a host:port target's connection,
+   * a unary call on other targets' grpc-js channel): one that leaves a probe
+   * unanswered for a second (keepalive.timeoutMs if less) is waited for no longer, one
+   * that answers but does not end the stream 5 s at most. Nothing is then left to hold
+   * the process: a grpc-js stream is cancelled (its final acks went out before, and a
+   * server merely slow still reads them first), a node:http2 connection is kept,
+   * unref'd, until its server ends the stream or leaves the ping unanswered for
+   * keepalive.timeoutMs (10 s at most). A producer's stream, its batches all answered,
+   * is ended the same way without being waited for.
    */
   async close(opts?: { timeoutMs?: number }): Promise<void> {
     const timeoutMs = closeTimeout(opts);
@@ -1096,7 +1129,11 @@ export class RemoteProducer implements ProducerApi {
     this.closed = true;
     if (this.idleTimer) clearInterval(this.idleTimer);
     this.idleTimer = null;
-    this.stream?.end();
+    // Every batch is answered: the server has nothing more to say, and a grpc-js stream
+    // left half-closed toward one that does not end it held the process (see boundGrpcEnd).
+    const s = this.stream;
+    if (s instanceof DirectStream) s.end();
+    else if (s) boundGrpcEnd(s as unknown as GrpcCallStream, null, undefined, this.client.grpcProbe.timeoutMs).end();
     this.stream = null;
     this.client.forget(this);
   }
@@ -2009,7 +2046,11 @@ export class RemoteConsumer implements GroupConsumerApi {
     }
   }
 
-  /** Resolves once the server has taken the member out of its group (see endAndAwaitLeave), or the stream is lost. */
+  /**
+   * Resolves once the server has taken the member out of its group (see
+   * endAndAwaitLeave), or the stream is lost, or the server left a liveness probe
+   * unanswered (about a second; see Client.close).
+   */
   close(): Promise<void> {
     return (this.closing ??= this.closeNow());
   }
@@ -2029,7 +2070,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     this.stream = null;
     // The acks and returned ranges above go first, on the same stream; a stream already
     // lost (or a reconnect waiting) leaves nothing to wait for.
-    const left = s ? endAndAwaitLeave(s) : undefined;
+    const left = s ? endAndAwaitLeave(s.direct ? s : boundGrpcEnd(s as unknown as GrpcCallStream, this.client.grpcProbe)) : undefined;
     this.notify();
     this.client.forget(this);
     await left;
