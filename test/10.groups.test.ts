@@ -1594,6 +1594,59 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await c2!.close();
   });
 
+  it('a commitOffset that rewinds below a message whose redelivery is being read: the read\'s old delivery count is not written (a crash then does not count the deliveries before the rewind)', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'm' });
+    // The third delivery's read (a redelivery: read apart) waits, as on a slow disk, past the rewind.
+    let armed = false;
+    let reading = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const readRaw = broker.readRaw.bind(broker);
+    broker.readRaw = async (ps, offset, maxBytes) => {
+      if (armed && offset === 0 && maxBytes !== 1) {
+        armed = false;
+        reading++;
+        await gate;
+      }
+      return readRaw(ps, offset, maxBytes);
+    };
+    const opts = { topic: 't', group: 'g', from: 'earliest', maxDeliveries: 5, ackDeadlineMs: 60_000 } as const;
+    const c1 = broker.consumer(opts);
+    let c2: GroupConsumerApi | undefined;
+    try {
+      await take(c1, 2, (m) => {
+        if (m.deliveryCount === 2) armed = true;
+        m.nack();
+      });
+      await waitFor(() => reading === 1, 10_000, 'the third delivery\'s read began');
+      await broker.commitOffset('g', 't', 0, 0); // the operator asks for it again
+      await c1.close();
+      c2 = broker.consumer(opts);
+      const [m] = await take(c2, 1, () => undefined); // held: its first delivery since the rewind
+      assert.equal(m!.deliveryCount, 1);
+      const offs = path.join(dir, 'groups', 'g', 't.offs');
+      await waitFor(async () => (await readOffsetsFile(offs))?.next[0] === 1, 10_000, 'the delivery written');
+      await sleep(100); // any later write of the group's state lands too
+      // A crash now: after a restart the message has been delivered once since the rewind.
+      const image = tmpDir();
+      fs.cpSync(dir, image, { recursive: true });
+      const after = await openBroker({ dir: image });
+      try {
+        const c3 = after.consumer(opts);
+        const [again] = await take(c3, 1, () => undefined);
+        assert.deepEqual([again!.value.toString(), again!.deliveryCount], ['m', 2], 'the count of the read before the rewind was written');
+        await c3.close();
+      } finally {
+        await after.close();
+      }
+      m!.ack();
+    } finally {
+      open();
+      await c2?.close();
+    }
+  });
+
   it('a dead-letter move whose record retention removed meanwhile skips it as the group skips any retained message (counted, said), and pauses none of the partition\'s other moves', async () => {
     await broker.createTopic('r', { segmentBytes: 8192, retention: { maxBytes: 32 * 1024 } });
     const p = broker.producer();

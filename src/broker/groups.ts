@@ -333,7 +333,7 @@ class PartitionGroupState {
   resets = 0;
   /** The next read, started while the previous delivery travels (at most one per partition). */
   readAhead: { from: number; raw: Promise<Buffer | null> } | null = null;
-  /** Redeliveries taken from `redeliver` while their records are read (by this owner, and a previous one still reading): still unacked, and in the snapshot. */
+  /** Redeliveries taken from `redeliver` while their records are read (by this owner, and a previous one still reading): still unacked, and in the snapshot. Reads begun before the last commitOffset are not here (see there). */
   readonly redelivering = new Set<Redelivery[]>();
   /** An ack may have left fully acked ranges in `inflight`: the sweep drops them (see ack()). */
   inflightAcked = false;
@@ -2238,6 +2238,11 @@ export class GroupCoordinator {
     // topic's state, not these offsets'); an append already under way may still land,
     // and the dead-letter topic then holds that message (at least once).
     ps.deadLettering.clear();
+    // So are redeliveries whose records are being read: the read ends void (it looks at
+    // `resets`) and puts nothing back, but until then their old counts were in every
+    // snapshot, and a crash after the rewound message's next delivery restored it with
+    // the count from before the rewind. Nothing is left for a new owner to wait behind.
+    ps.redelivering.clear();
     ps.acked.clear();
     ps.resets++;
     ps.committed = ps.next = offset;
