@@ -87,7 +87,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   coreCounter(
     registers,
     'uringmq_dead_letter_skipped_total',
-    'Dead-letter moves that found their message removed by retention: skipped, as the group skips any message retention removed (not retried, and no other move paused); the warning names them',
+    'Dead-letter moves that found their message no longer in the log (removed by retention, or a gap in the log): skipped, as the group skips any message retention removed (not retried, and no other move paused); the warning names them',
     () => (broker.closed ? null : broker.groups.deadLetterSkips),
   );
   coreCounter(
