@@ -320,6 +320,31 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
     }
   });
 
+  it('a status trailer grpc-js would refuse as metadata (a tab, a Latin-1 byte) is ignored, not thrown from the stream\'s end: the status still counts', async () => {
+    // Both are legal HTTP/2 field values. grpc-js's Metadata.set throws on them, and did
+    // so inside the stream's 'end' handler: an uncaught exception, the process gone.
+    const cases: Array<[http2.OutgoingHttpHeaders, string, string | undefined]> = [
+      [{ 'uringmq-limit': 'max\tGroups' }, 'RESOURCE_EXHAUSTED', undefined],
+      [{ 'uringmq-limit': 'maxGroups\xe9' }, 'RESOURCE_EXHAUSTED', undefined],
+      [{ 'uringmq-code': 'TOPIC_NOT_FOUND\xe9' }, 'RESOURCE_EXHAUSTED', undefined],
+      [{ 'uringmq-code': 'TOPIC_NOT_FOUND\tX', 'uringmq-limit': 'maxGroups' }, 'RESOURCE_EXHAUSTED', 'maxGroups'],
+    ];
+    for (const [trailer, code, limit] of cases) {
+      const srv = await h2Server((s) => s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '8', 'grpc-message': 'full', ...trailer }, { endStream: true }));
+      try {
+        const ps = new DirectStream(target(srv.port), PUBLISH_STREAM);
+        const done = outcome(ps);
+        ps.write(request('x'));
+        const { error } = await done;
+        assert.equal(error?.code, code, `${JSON.stringify(trailer)}: ${error?.message}`);
+        assert.equal(error?.limit, limit, JSON.stringify(trailer));
+        assert.equal(error?.message, 'full');
+      } finally {
+        await srv.close();
+      }
+    }
+  });
+
   it('a status the server sends while the client is still writing is seen at once', async () => {
     // As grpc-js does: read, answer, end with trailers, and leave the client's side open.
     for (const [status, code] of [['13', 'IO_ERROR'], ['0', null]] as const) {

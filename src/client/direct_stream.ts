@@ -95,6 +95,9 @@ function statusForHttp(code: number): grpc.status {
   return grpc.status.UNKNOWN;
 }
 
+/** A text metadata value grpc-js's Metadata accepts (printable ASCII). */
+const METADATA_TEXT = /^[ -~]*$/;
+
 function headerString(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
@@ -369,8 +372,12 @@ export class DirectStream<Res> extends EventEmitter {
 
   private statusError(code: grpc.status, details: string, trailerCode: string | undefined, limit?: string): UringmqError {
     const metadata = new grpc.Metadata();
-    if (trailerCode) metadata.set(CODE_TRAILER, trailerCode);
-    if (limit) metadata.set(LIMIT_TRAILER, limit);
+    // Only values grpc-js's Metadata takes (it throws on others): a tab or a Latin-1
+    // byte is a legal HTTP/2 field value, and the throw, from the stream's 'end'
+    // handler, was an uncaught exception. Such a trailer is ignored, as grpc-js's own
+    // client ignores it (the status alone counts).
+    if (trailerCode && METADATA_TEXT.test(trailerCode)) metadata.set(CODE_TRAILER, trailerCode);
+    if (limit && METADATA_TEXT.test(limit)) metadata.set(LIMIT_TRAILER, limit);
     return fromServiceError({ code, details, metadata });
   }
 
