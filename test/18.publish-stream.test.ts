@@ -1405,6 +1405,41 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       }
     });
 
+    it('a unary request that goes on past its first message reaches grpc-js whole, not short of its last byte, whether the client ends it or not: grpc-js refuses the call for its second message at once', async () => {
+      const budget = new PartialMessageBudget(1 << 20, 'maxPartialMessageBytes');
+      const decoded: Buffer[] = [];
+      const srv = await h2Server((st) => {
+        countGrpcJsCall(st, { budget, wholeRequest: true });
+        const decoder = new StreamDecoder(-1);
+        st.on('data', (c: Buffer) => decoded.push(...decoder.write(c)));
+      });
+      const session = http2.connect(`http://127.0.0.1:${srv.port}`);
+      session.on('error', () => undefined);
+      /** Every frame sent before has been read by the server (its PING is answered after them). */
+      const readByServer = () => new Promise<void>((resolve, reject) => session.ping((e) => (e ? reject(e) : resolve())));
+      try {
+        const first = framed(Buffer.alloc(1000, 1));
+        const second = framed(Buffer.alloc(0));
+        // In one write, and in two (the first message's last byte held back until the second comes).
+        for (const writes of [[Buffer.concat([first, second])], [first, second]]) {
+          decoded.length = 0;
+          const u = session.request({ ':method': 'POST', ':path': '/unary' });
+          u.on('error', () => undefined);
+          for (const w of writes) {
+            await new Promise<void>((resolve) => u.write(w, () => resolve()));
+            await readByServer();
+          }
+          await waitFor(() => decoded.length === 2, 10_000, `${writes.length} write(s): both messages handed to grpc-js before the client ends the call`);
+          assert.ok(decoded[0]!.equals(first) && decoded[1]!.equals(second));
+          u.close(http2.constants.NGHTTP2_CANCEL);
+          await waitFor(() => budget.held === 0, 10_000, `${writes.length} write(s): given back`);
+        }
+      } finally {
+        session.destroy();
+        await srv.close();
+      }
+    });
+
     it('calls grpc-js reads count in it too (unary calls until the client ends the request, streams left to grpc-js): past it such a call gets RESOURCE_EXHAUSTED naming it, a small unary call from another connection goes on, and the bytes come back however a call ends', async () => {
       const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
       const registry = metricsRegistry(r.broker, { server: r.server, processMetrics: false });

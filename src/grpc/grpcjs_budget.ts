@@ -48,6 +48,8 @@ export class FrameScanner {
   private left = 0;
   /** Of the chunk last scanned: whether a message began in it. */
   began = false;
+  /** Messages whose last byte has been scanned. */
+  whole = 0;
 
   /** Whether the bytes scanned so far end where a message does (or before any). */
   get atBoundary(): boolean {
@@ -65,6 +67,7 @@ export class FrameScanner {
         this.left -= n;
         pos += n;
         bytes += n;
+        if (this.left === 0) this.whole++;
         continue;
       }
       if (this.head === 0) this.began = true;
@@ -72,6 +75,7 @@ export class FrameScanner {
       pos++;
       if (++this.head === GRPC_PREFIX_BYTES) {
         this.left = this.len;
+        if (this.len === 0) this.whole++;
         this.head = 0;
         this.len = 0;
       }
@@ -178,7 +182,9 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
     // here, counted, until the end of the stream: grpc-js joins it only to hand it over.
     handOnLast(this); // a second message: grpc-js refuses the call for it
     arriving.scan(chunk);
-    if (!arriving.atBoundary) return push.call(this, own(chunk));
+    // Only the first message's: a second one's, held back, kept grpc-js from seeing it
+    // (and refusing the call) until the client's end.
+    if (!arriving.atBoundary || arriving.whole !== 1) return push.call(this, own(chunk));
     if (!budget.take(1)) {
       refuse();
       return true;
