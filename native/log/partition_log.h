@@ -233,8 +233,9 @@ class PartitionLog {
   // Start and end offsets only: what a delivery loop asks for every time it looks for data.
   void Offsets(int64_t* start, int64_t* end);
   // Plans the response to a fetch at `offset`: whole batches, at least one, then more
-  // while the total stays within max_bytes, across segment boundaries. Never a byte
-  // at or past the readable end. Copies from the tail cache only while the copy fits
+  // while the total stays within max_bytes: from the file, within the segment that
+  // holds `offset` (a reply holds one file open); from the tail cache, across segment
+  // boundaries. Never a byte at or past the readable end. Copies from the tail cache only while the copy fits
   // in memory_limit (else the file serves it). kOffsetOutOfRange outside
   // [start, end]; an empty plan at the end. Batch CRCs are not checked here: the
   // bytes never pass through this process (the client checks them).
