@@ -1477,6 +1477,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       committedState: async () => ({ offsets: [committed], run }),
       commitOffset: async (_g: string, _t: string, p: number, o: number, r?: number) => { commits.push([p, o, r]); committed = o; },
       forget: () => undefined,
+      grpcProbe: { answered: async () => true, timeoutMs: 1000 },
       bidi: () => { throw new Error('unused'); },
     };
     // Internals, driven by hand: no server behind the fake client.
@@ -1522,6 +1523,7 @@ describe('fetch plane: consumers, groups and the server', () => {
         committedState: async () => (lookups++, { offsets: [-1, -1], run: 1 }),
         commitOffset: async () => undefined,
         forget: () => undefined,
+        grpcProbe: { answered: async () => true, timeoutMs: 1000 },
         bidi: () => { throw new Error('unused'); },
       };
       const c = new FetchConsumer(fake as never, { topic: 't', group: 'g', transport: 'fetch', from: 'earliest', partitions: [0, 1], maxWaitMs: 50 });
@@ -1545,6 +1547,7 @@ describe('fetch plane: consumers, groups and the server', () => {
       committedState: async () => ({ offsets: [0], run: 1 }),
       commitOffset: async () => undefined,
       forget: () => undefined,
+      grpcProbe: { answered: async () => true, timeoutMs: 1000 },
       bidi: () => { throw new Error('unused'); },
     };
     type S = { generation: number; position: number; epoch: number; buffered: number; acker: { nack(p: number, o: number, d: number, n: number): void } };

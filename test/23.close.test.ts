@@ -14,7 +14,7 @@ import { UringmqError } from '../src';
 import { connect, type Client } from '../src/client';
 import { spawn } from './fixtures/children';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
-import { expectCode, openBroker, sleep, startServer, tmpDir, waitFor } from './helpers';
+import { expectCode, openBroker, sleep, startServer, tcpProxy, tmpDir, waitFor } from './helpers';
 
 const CLOSE_CHILD = path.join(__dirname, 'fixtures', 'close_child.ts');
 
@@ -108,10 +108,14 @@ describe('close() against a broker that cannot be reached', function () {
     assert.ok(client.isClosed);
   });
 
-  /** A close_child on `address`, READY: holding `n` messages of `topic` unacked (its producer publishes to 'side'). */
-  async function closeChild(client: Client, address: string, topic: string, group: string, n: number, stallMs = 0): Promise<{ child: ChildProcess; out: () => string; exited: Promise<number | null> }> {
+  /**
+   * A close_child on `address`, READY: holding `n` messages of `topic` unacked (its
+   * producer publishes to 'side'). With `fetchAddress`, a fetch consumer's (see there).
+   */
+  async function closeChild(client: Client, address: string, topic: string, group: string, n: number, stallMs = 0, fetchAddress?: string): Promise<{ child: ChildProcess; out: () => string; exited: Promise<number | null> }> {
     await client.createTopic('side');
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CLOSE_CHILD, address, topic, group, String(n), 'side', String(stallMs)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const args = [CLOSE_CHILD, address, topic, group, String(n), 'side', String(stallMs), ...(fetchAddress ? [fetchAddress] : [])];
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -163,6 +167,113 @@ describe('close() against a broker that cannot be reached', function () {
       await closeAndCheckAcks(target, 2500);
     });
   }
+
+  /** The fetch listener of a server spawnServer started (port 0: an ephemeral one, which its start line names). */
+  function fetchAddressOf(srv: ServerProcess): string {
+    const m = /"fetchPort":(\d+)/.exec(srv.logs());
+    assert.ok(m, `no fetchPort in the server's start line: ${srv.logs()}`);
+    return `127.0.0.1:${m[1]}`;
+  }
+
+  for (const [via, target] of VIA) {
+    // Before, its final commit (a unary call) waited out its 30 s deadline against the
+    // stopped server, and close() with it: the process exited some 30 s after close().
+    it(`a fetch consumer's client process whose server is stopped (SIGSTOP) at close exits soon after client.close(): the final commit is given up at the first unanswered probe (${via})`, async () => {
+      const { srv, client } = await server();
+      const producer = client.producer();
+      for (let i = 0; i < 10; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+      const c = await closeChild(client, target(srv.address), 't', 'g-fetch-stopped', 3, 0, fetchAddressOf(srv));
+      try {
+        srv.child.kill('SIGSTOP');
+        const t0 = Date.now();
+        c.child.stdin!.write('CLOSE\n');
+        const code = await within(c.exited, 60_000, 'the child to exit');
+        const took = Date.now() - t0;
+        assert.equal(code, 0, c.out());
+        assert.match(c.out(), /CLOSED \d+/);
+        assert.ok(took < 15_000, `the child exited ${took} ms after close() (the silent server held it: ${c.out().trim()})`);
+      } finally {
+        c.child.kill('SIGKILL');
+      }
+    });
+
+    for (const stallMs of [0, 2500]) {
+      it(`a fetch consumer's client process closing against a live server${stallMs ? ', its event loop held 2.5 s right after client.close()' : ''}: its final commit, made at close, is committed (${via})`, async () => {
+        const { srv, client } = await server();
+        const producer = client.producer();
+        for (let i = 0; i < 10; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+        const c = await closeChild(client, target(srv.address), 't', 'g-fetch-live', 6, stallMs, fetchAddressOf(srv));
+        try {
+          c.child.stdin!.write('CLOSE\n');
+          assert.equal(await within(c.exited, 30_000, 'the child to exit'), 0, c.out());
+          // Its commit interval is an hour: only the final commit commits the six acks.
+          assert.equal((await client.committedOffsets('g-fetch-live', 't'))[0], 6);
+        } finally {
+          c.child.kill('SIGKILL');
+        }
+      });
+    }
+  }
+
+  it("a fetch consumer closing behind a network gone silent (its gRPC connection up, nothing passing): close() gives up its final commit and its leave at the first unanswered probe, its membership call cancelled, not left open", async () => {
+    const r = await startServer();
+    const fsrv = await r.broker.startFetchServer({ port: 0 });
+    const proxy = await tcpProxy(r.server.port); // in front of the gRPC port only
+    const client = await connect(`127.0.0.1:${proxy.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('t');
+      const producer = client.producer();
+      for (let i = 0; i < 6; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+      const consumer = client.consumer({ topic: 't', group: 'g-black-hole', from: 'earliest', transport: 'fetch', commitIntervalMs: 3_600_000, maxWaitMs: 100 });
+      const it = consumer[Symbol.asyncIterator]();
+      const held = [];
+      for (let i = 0; i < 6; i++) held.push((await it.next()).value!);
+      for (const m of held) m.ack();
+      proxy.pause();
+      // Before, close() waited out the commit's 30 s deadline.
+      await within(consumer.close(), 15_000, 'consumer.close()');
+      // Its membership stream was cancelled, not left half-closed: once the network
+      // comes back the server reads the cancel and drops the member.
+      proxy.resume();
+      await waitFor(async () => (await r.broker.describeTopic('t')).groups.every((g) => g.group !== 'g-black-hole' || g.members.length === 0), 10_000, 'the member to be gone');
+    } finally {
+      await client.close();
+      await proxy.close();
+      fsrv.close();
+      await r.stop();
+    }
+  });
+
+  it('a fetch consumer closing against a live server slow to answer its final commit (2.5 s) waits for it: the server answers the probes meanwhile, and the commit is made, not cancelled', async () => {
+    const r = await startServer();
+    const fsrv = await r.broker.startFetchServer({ port: 0 });
+    const client = await connect(r.address, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    try {
+      await client.createTopic('t');
+      const producer = client.producer();
+      for (let i = 0; i < 6; i++) await producer.send('t', { value: `m${i}`, partition: 0 });
+      const consumer = client.consumer({ topic: 't', group: 'g-slow-commit', from: 'earliest', transport: 'fetch', commitIntervalMs: 3_600_000, maxWaitMs: 100 });
+      const it = consumer[Symbol.asyncIterator]();
+      const held = [];
+      for (let i = 0; i < 6; i++) held.push((await it.next()).value!);
+      const groups = r.broker.groups as unknown as { commitOffset(...a: unknown[]): Promise<void> };
+      const commitOffset = groups.commitOffset.bind(groups);
+      let slowed = 0;
+      groups.commitOffset = async (...a: unknown[]) => {
+        slowed++;
+        await sleep(2500);
+        return commitOffset(...a);
+      };
+      for (const m of held) m.ack();
+      await within(consumer.close(), 30_000, 'consumer.close()');
+      assert.equal(slowed, 1, 'one final commit');
+      assert.deepEqual(await r.broker.committedOffsets('g-slow-commit', 't'), [6]);
+    } finally {
+      await client.close();
+      fsrv.close();
+      await r.stop();
+    }
+  });
 
   it('a consumer closing against a live server slow to answer (stopped 2.5 s at close): close() stops waiting at the missed ping, but the connection is not dropped: the server ends the stream, and the final acks are committed', async () => {
     const { srv, client } = await server(); // keepalive.timeoutMs: the default 10 s

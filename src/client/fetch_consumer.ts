@@ -31,7 +31,7 @@ import { setMaxListeners } from 'node:events';
 import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
-import { boundGrpcEnd, endAndAwaitLeave, type GrpcProbe } from './leave';
+import { LEAVE_WAIT_MS, boundGrpcEnd, endAndAwaitLeave, type GrpcProbe } from './leave';
 import { UringmqError, invalid } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
@@ -56,15 +56,18 @@ import {
   type ServerHello,
 } from '../fetch/protocol';
 
-/** What FetchConsumer needs of the gRPC client (src/client/index.ts). */
+/**
+ * What FetchConsumer needs of the gRPC client (src/client/index.ts). `signal`: aborting
+ * it cancels the call (see FetchConsumer.abandon).
+ */
 export interface FetchClientSide {
   readonly address: string;
   readonly token: string | undefined;
   readonly fetchAddress: string | undefined;
   readonly isClosed: boolean;
-  describeTopic(name: string, opts?: { groups?: boolean }): Promise<{ createdAt?: number; partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
-  committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }>;
-  commitOffset(group: string, topic: string, partition: number, offset: number, run?: number, memberId?: string): Promise<void>;
+  describeTopic(name: string, opts?: { groups?: boolean }, signal?: AbortSignal): Promise<{ createdAt?: number; partitions: Array<{ partition: number; startOffset: number; endOffset: number }> }>;
+  committedState(group: string, topic: string, signal?: AbortSignal): Promise<{ offsets: number[]; run: number }>;
+  commitOffset(group: string, topic: string, partition: number, offset: number, run?: number, memberId?: string, signal?: AbortSignal): Promise<void>;
   forget(x: { close(): Promise<void> }): void;
   bidi(name: 'subscribe'): grpc.ClientDuplexStream<unknown, unknown>;
   readonly grpcProbe: GrpcProbe;
@@ -379,6 +382,16 @@ export class FetchConsumer implements GroupConsumerApi {
     setMaxListeners(0, c.signal);
     return c;
   })();
+  /**
+   * Aborted when close() stops waiting for the server (see closeNow): every gRPC call
+   * of this consumer still out is cancelled, and none is made after. A call left open
+   * kept the process for its deadline (30 s), the channel closed or not.
+   */
+  private readonly abandon = (() => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal); // one listener per call under way
+    return c;
+  })();
 
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
   constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
@@ -465,7 +478,7 @@ export class FetchConsumer implements GroupConsumerApi {
       if (s.processed === s.committed || !this.sameIncarnation(s)) continue;
       const at = s.processed;
       try {
-        await this.client.commitOffset(this.group, this.topic, s.partition, at, s.run, this.member);
+        await this.client.commitOffset(this.group, this.topic, s.partition, at, s.run, this.member, this.abandon.signal);
       } catch (e) {
         if (!(e instanceof UringmqError && e.code === 'LOG_TRUNCATED')) throw e;
         await this.restart(s);
@@ -482,7 +495,10 @@ export class FetchConsumer implements GroupConsumerApi {
    * the broker has moved back to the cut; what it read and acked since comes again.
    */
   private async restart(s: PartitionState, described?: Awaited<ReturnType<FetchClientSide['describeTopic']>>): Promise<void> {
-    const [{ offsets, run }, d] = await Promise.all([this.client.committedState(this.group, this.topic), described ?? this.client.describeTopic(this.topic, { groups: false })]);
+    const [{ offsets, run }, d] = await Promise.all([
+      this.client.committedState(this.group, this.topic, this.abandon.signal),
+      described ?? this.client.describeTopic(this.topic, { groups: false }, this.abandon.signal),
+    ]);
     if (this.closed || s.revoked || this.parts.get(s.partition) !== s) return;
     const info = d.partitions.find((x) => x.partition === s.partition);
     // The topic has it no more (made again with fewer partitions since it was looked up):
@@ -510,7 +526,7 @@ export class FetchConsumer implements GroupConsumerApi {
    * tells the pumps at once when the topic was made again; this is what they then run.)
    */
   private async verifyTopic(): Promise<boolean> {
-    const d = await this.client.describeTopic(this.topic, { groups: false });
+    const d = await this.client.describeTopic(this.topic, { groups: false }, this.abandon.signal);
     if (this.createdAt === undefined) this.createdAt = d.createdAt;
     if (d.createdAt === undefined || d.createdAt === this.createdAt) return false;
     this.createdAt = d.createdAt;
@@ -621,9 +637,13 @@ export class FetchConsumer implements GroupConsumerApi {
 
   /**
    * Resolves once the final commit is answered and the member has left (see
-   * endAndAwaitLeave). A second close() waits for the first: returning at once, it let
-   * client.close() (which closes its consumers again) close the channel under that
-   * commit, and a deleteGroup right after it find the member still there.
+   * endAndAwaitLeave), as long as the server answers: against one that leaves a
+   * liveness probe unanswered (about a second) or takes longer than LEAVE_WAIT_MS in
+   * all, it resolves then, the commit given up (what it would have committed is
+   * delivered again) and nothing left to hold the process (see closeNow). A second
+   * close() waits for the first: returning at once, it let client.close() (which closes
+   * its consumers again) close the channel under that commit, and a deleteGroup right
+   * after it find the member still there.
    */
   close(): Promise<void> {
     return (this.closing ??= this.closeNow());
@@ -640,16 +660,64 @@ export class FetchConsumer implements GroupConsumerApi {
       s.wake?.();
     }
     this.notify();
-    await Promise.allSettled([...this.pumps]);
-    await this.assigning;
-    if (!this.client.isClosed) await this.commit().catch(() => undefined);
+    const until = Date.now() + LEAVE_WAIT_MS;
+    // The final commit waits for the work under way that moves positions (the pumps'
+    // restarts, an assignment's look-ups and commits): unary calls, each with a 30 s
+    // deadline, that a server gone silent (stopped, behind a black hole) never answers.
+    const final = (async () => {
+      await Promise.allSettled([...this.pumps]);
+      await this.assigning;
+      if (!this.client.isClosed) await this.commit().catch(() => undefined);
+    })();
+    const answered = await this.whileAnswered(final, until);
     // Leaving after the commit: the next owner of our partitions starts where we ended.
     // Awaited, as the Subscribe consumer's leave: close() resolves with the member gone.
+    // Within what is left of the same bound: a server that answers probes but is slow
+    // to end the call is not given LEAVE_WAIT_MS twice over.
     const m = this.membership;
     this.membership = null;
-    const left = m ? endAndAwaitLeave(boundGrpcEnd(m, this.client.grpcProbe)) : undefined;
+    let left: Promise<void> | undefined;
+    if (m && answered) {
+      const rest = Math.max(0, until - Date.now());
+      left = endAndAwaitLeave(boundGrpcEnd(m, this.client.grpcProbe, rest), rest);
+    } else if (m) {
+      // The server did not answer a probe, or its time is up: its leave would not be
+      // answered either, and the call held open would hold the process. The server drops
+      // the member when it sees the call cancelled (or the connection go).
+      m.cancel();
+    }
     this.client.forget(this);
     await left;
+  }
+
+  /**
+   * Waits for `work` (the final commit) as long as the server answers: it is probed on
+   * the channel the commit goes on (see GrpcProbe), every probe timeout. At the first
+   * probe left unanswered, or at `until`, the wait ends and the consumer's calls still
+   * out are cancelled (`abandon`): a server that answered nothing is gone or stopped,
+   * and a call left open kept the process for its 30 s deadline. A server that answers
+   * the probes, however slow the commit is, gets it answered up to `until`.
+   * True if `work` settled.
+   */
+  private async whileAnswered(work: Promise<void>, until: number): Promise<boolean> {
+    const probe = this.client.grpcProbe;
+    const probing = new AbortController();
+    const timers: NodeJS.Timeout[] = [];
+    const after = (ms: number) => new Promise<void>((resolve) => timers.push(setTimeout(resolve, ms)));
+    const unanswered = (async () => {
+      // A turn first: a commit with nothing to commit (or a closed client) settles at
+      // once, and costs the server no probe.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      while (!probing.signal.aborted) {
+        if (!(await probe.answered(probe.timeoutMs, probing.signal))) return;
+        if (!probing.signal.aborted) await after(probe.timeoutMs);
+      }
+    })();
+    const settled = await Promise.race([work.then(() => true), unanswered.then(() => false), after(Math.max(0, until - Date.now())).then(() => false)]);
+    probing.abort();
+    for (const t of timers) clearTimeout(t);
+    if (!settled) this.abandon.abort();
+    return settled;
   }
 
   private notify(): void {
@@ -699,11 +767,11 @@ export class FetchConsumer implements GroupConsumerApi {
 
   /** Starts reading these partitions from the group's committed offsets. */
   private async addPartitions(list: readonly number[]): Promise<void> {
-    const d = await this.client.describeTopic(this.topic, { groups: false });
+    const d = await this.client.describeTopic(this.topic, { groups: false }, this.abandon.signal);
     this.createdAt ??= d.createdAt;
     const all = d.partitions.map((p) => p.partition);
     for (const p of list) if (!all.includes(p)) throw invalid(`partition ${p} does not exist in topic ${this.topic} (${all.length} partitions)`);
-    const { offsets: committed, run } = await this.client.committedState(this.group, this.topic);
+    const { offsets: committed, run } = await this.client.committedState(this.group, this.topic, this.abandon.signal);
     for (const p of list) {
       if (this.parts.has(p) || this.closed) continue;
       const c = committed[p] ?? -1;
@@ -746,7 +814,7 @@ export class FetchConsumer implements GroupConsumerApi {
     // With the run: past a power cut's cut the broker refuses it, and its offset stays at the cut.
     // With the member id: the partition has a new owner already, which this late commit
     // must not rewind (the broker takes it as an ack of what lies below).
-    if (s.processed !== s.committed && this.sameIncarnation(s) && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run, this.member).catch(() => undefined);
+    if (s.processed !== s.committed && this.sameIncarnation(s) && !this.client.isClosed) await this.client.commitOffset(this.group, this.topic, p, s.processed, s.run, this.member, this.abandon.signal).catch(() => undefined);
     this.parts.delete(p);
     this.partitions = [...this.parts.keys()].sort((a, b) => a - b);
   }

@@ -227,7 +227,7 @@ export class Client {
     this.maxMessageBytes = maxMsg;
     const keepaliveTimeMs = opts.keepalive?.timeMs ?? 30_000;
     const keepaliveTimeoutMs = opts.keepalive?.timeoutMs ?? 10_000;
-    this.grpcProbe = { answered: (ms) => this.answers(ms), timeoutMs: Math.min(PROBE_MS, keepaliveTimeoutMs) };
+    this.grpcProbe = { answered: (ms, signal) => this.answers(ms, signal), timeoutMs: Math.min(PROBE_MS, keepaliveTimeoutMs) };
     const hostPort = parseHostPort(address);
     this.directTarget = hostPort && {
       ...hostPort,
@@ -272,15 +272,21 @@ export class Client {
   /**
    * Whether the server answers a call on this channel within `timeoutMs`, whatever its
    * answer (ListTopics: an in-memory list; a refusal is an answer too). Unanswered:
-   * the deadline passed, or the connection is gone (UNAVAILABLE).
+   * the deadline passed, or the connection is gone (UNAVAILABLE). `signal` cancels it
+   * (whoever asked no longer waits: the answer no longer matters).
    */
-  private answers(timeoutMs: number): Promise<boolean> {
+  private answers(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     const m = methodOf('listTopics');
     return new Promise((resolve) => {
+      if (signal?.aborted) return resolve(false);
+      let call: grpc.ClientUnaryCall | undefined;
+      const cancel = () => call?.cancel();
       try {
-        this.grpc.makeUnaryRequest(m.path, m.ser, m.de, {}, this.metadata(), { deadline: Date.now() + timeoutMs }, (e) =>
-          resolve(!e || (e.code !== grpc.status.DEADLINE_EXCEEDED && e.code !== grpc.status.UNAVAILABLE)),
-        );
+        call = this.grpc.makeUnaryRequest(m.path, m.ser, m.de, {}, this.metadata(), { deadline: Date.now() + timeoutMs }, (e) => {
+          signal?.removeEventListener('abort', cancel);
+          resolve(!e || (e.code !== grpc.status.DEADLINE_EXCEEDED && e.code !== grpc.status.UNAVAILABLE));
+        });
+        signal?.addEventListener('abort', cancel, { once: true });
       } catch {
         resolve(false); // the channel is closed
       }
@@ -296,14 +302,23 @@ export class Client {
     );
   }
 
-  /** @internal */
-  unary<Q, R>(name: M, req: Q, timeoutMs = 30_000): Promise<R> {
+  /**
+   * @internal `signal`: aborting it cancels the call (a consumer's close() that stops
+   * waiting for the server: a call left open would hold the process until its deadline).
+   */
+  unary<Q, R>(name: M, req: Q, timeoutMs = 30_000, signal?: AbortSignal): Promise<R> {
     if (this.closed) return Promise.reject(new UringmqError('BROKER_CLOSED', 'client is closed'));
+    if (signal?.aborted) return Promise.reject(abandonedCall(name));
     const m = methodOf(name);
     return new Promise((resolve, reject) => {
-      this.grpc.makeUnaryRequest(m.path, m.ser, m.de, req, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
-        err ? reject(fromServiceError(err, this.maxMessageBytes)) : resolve(res as R),
-      );
+      let call: grpc.ClientUnaryCall | undefined;
+      const cancel = () => call?.cancel();
+      call = this.grpc.makeUnaryRequest(m.path, m.ser, m.de, req, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
+        signal?.removeEventListener('abort', cancel);
+        if (!err) resolve(res as R);
+        else reject(signal?.aborted && err.code === grpc.status.CANCELLED ? abandonedCall(name) : fromServiceError(err, this.maxMessageBytes));
+      });
+      signal?.addEventListener('abort', cancel, { once: true });
     });
   }
 
@@ -353,10 +368,13 @@ export class Client {
     return [...r.names];
   }
 
-  /** As Broker.describeTopic: `groups: false` asks for partitions and offsets only (cheaper for the server). */
-  async describeTopic(name: string, opts: { groups?: boolean } = {}): Promise<TopicDescription> {
+  /**
+   * As Broker.describeTopic: `groups: false` asks for partitions and offsets only
+   * (cheaper for the server). `signal` (internal): see unary.
+   */
+  async describeTopic(name: string, opts: { groups?: boolean } = {}, signal?: AbortSignal): Promise<TopicDescription> {
     if (opts === null || typeof opts !== 'object') throw invalid('describeTopic options must be an object');
-    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }));
+    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }, undefined, signal));
     this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now(), fresh: true });
     if (!this.staleTimer && !this.closed) {
       this.staleTimer = setInterval(() => {
@@ -417,14 +435,14 @@ export class Client {
   /**
    * Sets a group's committed offset. `run` (optional): that of the committedState()
    * this position was reached from; the broker then refuses with LOG_TRUNCATED an
-   * offset a power cut may have cut away since.
+   * offset a power cut may have cut away since. `signal` (internal): see unary.
    */
-  async commitOffset(group: string, topic: string, partition: number, offset: number, run = 0, memberId?: string): Promise<void> {
+  async commitOffset(group: string, topic: string, partition: number, offset: number, run = 0, memberId?: string, signal?: AbortSignal): Promise<void> {
     // As the embedded commitOffset: NaN went out as 0, a rewind of the whole partition.
     checkPartition(partition);
     validateOffset(offset);
     validateOffset(run, 'run');
-    await this.unary('commitOffset', { group, topic, partition, offset, run, member_id: memberId ?? '' });
+    await this.unary('commitOffset', { group, topic, partition, offset, run, member_id: memberId ?? '' }, undefined, signal);
   }
 
   async committedOffsets(group: string, topic: string): Promise<number[]> {
@@ -440,9 +458,9 @@ export class Client {
     await this.unary('deleteGroup', { group, topic });
   }
 
-  /** Committed offsets per partition (-1: none) and the broker's run they were read in. */
-  async committedState(group: string, topic: string): Promise<{ offsets: number[]; run: number }> {
-    const r = await this.unary<object, uringmq.v1.GetCommittedOffsetsResponse>('getCommittedOffsets', { group, topic });
+  /** Committed offsets per partition (-1: none) and the broker's run they were read in. `signal` (internal): see unary. */
+  async committedState(group: string, topic: string, signal?: AbortSignal): Promise<{ offsets: number[]; run: number }> {
+    const r = await this.unary<object, uringmq.v1.GetCommittedOffsetsResponse>('getCommittedOffsets', { group, topic }, undefined, signal);
     return { offsets: r.offsets.map(Number), run: r.run ?? 0 };
   }
 
@@ -545,7 +563,11 @@ export class Client {
    * server merely slow still reads them first), a node:http2 connection is kept,
    * unref'd, until its server ends the stream or leaves the ping unanswered for
    * keepalive.timeoutMs (10 s at most). A producer's stream, its batches all answered,
-   * is ended the same way without being waited for.
+   * is ended the same way without being waited for. A fetch consumer's final offset
+   * commit, a unary call, is bounded the same way (it waited out its 30 s deadline
+   * against a silent server): waited for while the server answers the grpc-js probes,
+   * 5 s at most with its leave; then cancelled with the member's call, and what it
+   * would have committed is delivered again (see FetchConsumer.close).
    */
   async close(opts?: { timeoutMs?: number }): Promise<void> {
     const timeoutMs = closeTimeout(opts);
@@ -568,6 +590,11 @@ export class Client {
   get isClosed(): boolean {
     return this.closed;
   }
+}
+
+/** A call cancelled (or not made) because its caller's close() stopped waiting for the server: whether the server acted on it is unknown. */
+function abandonedCall(name: M): UringmqError {
+  return new UringmqError('UNAVAILABLE', `${name} given up: close() stopped waiting for the server (it left a liveness probe unanswered, or took longer than close() waits)`);
 }
 
 /** A partition number as the wire carries it (uint32): INVALID_ARGUMENT for anything else, which it would carry as another number. */

@@ -4,6 +4,8 @@
  * does not answer is given up on sooner, at its first missed liveness probe (about a
  * second: a direct stream's ping, a grpc-js stream's unary probe, see boundGrpcEnd).
  * This bounds the wait on a server that answers the probes but does not end the stream.
+ * A fetch consumer's close() keeps to it too, for its final commit and its leave
+ * together (see FetchConsumer.closeNow).
  */
 export const LEAVE_WAIT_MS = 5_000;
 
@@ -55,8 +57,12 @@ export interface GrpcCallStream {
 
 /** The liveness of a grpc-js stream's server, as seen on the stream's channel. */
 export interface GrpcProbe {
-  /** A unary call on the channel: true once the server answered it (whatever the answer), false if it did not within `timeoutMs` or could not be made. */
-  answered(timeoutMs: number): Promise<boolean>;
+  /**
+   * A unary call on the channel: true once the server answered it (whatever the
+   * answer), false if it did not within `timeoutMs` or could not be made. `signal`
+   * cancels it (what it resolves to then does not matter).
+   */
+  answered(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
   /** How long one probe may go unanswered: PROBE_MS, or the keepalive timeout if smaller. */
   readonly timeoutMs: number;
 }
