@@ -1616,6 +1616,65 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       }
     });
 
+    it('a stream refused past it whose client does not read its answers is reset (ENHANCE_YOUR_CALM) after a bounded time, on either path: its stream slot, its unwritten answers and what grpc-js held of it are given back', async () => {
+      const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
+      const ends: string[] = [];
+      r.server.callObserver = { request: () => undefined, streamEnded: (m, code) => void ends.push(`${m} ${code}`) };
+      const held = () => r.server.partialMessageBytes;
+      const UNARY_PUBLISH = { ...PLAIN_HEADERS, ':path': brokerService.publish!.path };
+      const DEADLINE = { 'grpc-timeout': '60S' }; // grpc-js serves the call
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      // A client that never reads: its window is shut, its answers wait in the server.
+      const late = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 0 } });
+      late.on('error', () => undefined);
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        const appended = () => r.broker.partitionOffsets(r.broker.partitionState('t', 0)).endOffset;
+        const members = async (group: string) => (await r.broker.describeTopic('t')).groups.find((g) => g.group === group)?.members.length ?? 0;
+        // Another call holds most of the budget.
+        const other = rawCall(session, UNARY_PUBLISH);
+        const otherHeld = GRPC_PREFIX_BYTES + (1536 << 10);
+        other.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(1536 << 10)]));
+        await waitFor(() => held() === otherHeld, 10_000, 'the other call counted');
+        const calls: Array<{ what: string; st: http2.ClientHttp2Stream; closed: Promise<number> }> = [];
+        for (const grpcJs of [false, true])
+          for (const method of ['PublishStream', 'Subscribe']) {
+            const what = `${method} (${grpcJs ? 'grpc-js' : 'node:http2'})`;
+            const headers = { ...(method === 'Subscribe' ? SUBSCRIBE_HEADERS : PLAIN_HEADERS), ...(grpcJs ? DEADLINE : {}) };
+            const { st } = rawCall(late, headers);
+            const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
+            // An answer it does not read: an ack, or its assignment.
+            if (method === 'PublishStream') {
+              const before = appended();
+              st.write(framed(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish()));
+              await waitFor(() => appended() === before + 1, 10_000, `${what}: appended`);
+            } else {
+              const group = `g-${grpcJs}`;
+              st.write(framed(pb.SubscribeRequest.encode({ subscribe: { topic: 't', group, initial_credit: 10 } }).finish()));
+              await waitFor(async () => (await members(group)) === 1, 10_000, `${what}: joined`);
+            }
+            // Then a request that does not fit: refused, its status behind the answer.
+            const ended = ends.length;
+            st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(1 << 20)]));
+            await waitFor(() => ends.length > ended, 10_000, `${what}: refused`);
+            assert.equal(ends.at(-1), `${method} RESOURCE_EXHAUSTED`, what);
+            calls.push({ what, st, closed });
+          }
+        // Refused, unread: reset after the bound, everything they held given back.
+        assert.equal(calls.length, 4);
+        for (const c of calls) assert.equal(await Promise.race([c.closed, sleep(30_000).then(() => 'still open')]), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, c.what);
+        await waitFor(() => r.server.openStreams === 0, 10_000, 'their stream slots back');
+        await waitFor(() => held() === otherHeld, 10_000, 'what grpc-js held of them back');
+        other.st.close(http2.constants.NGHTTP2_CANCEL);
+        await waitFor(() => held() === 0, 10_000, 'all back');
+      } finally {
+        session.destroy();
+        late.destroy();
+        await r.stop();
+      }
+    });
+
     it('is at least maxMessageBytes (a message of that size must always be readable) and checked as the other options, before anything opens', () => {
       BrokerServer.checkOptions({ maxMessageBytes: 4 << 20, maxPartialMessageBytes: 4 << 20 });
       const bad: Array<[Record<string, unknown>, RegExp]> = [

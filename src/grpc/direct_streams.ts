@@ -182,6 +182,42 @@ function resetRequestSide(stream: http2.ServerHttp2Stream): void {
 }
 
 /**
+ * How long a call refused for maxPartialMessageBytes has to get its answers written
+ * (those of its requests before the refusal, then its status) before it is reset.
+ * Until then it keeps its place among maxConcurrentStreams, the answers and, on
+ * grpc-js's path, what grpc-js holds of its message in progress: a client that sends
+ * big partial messages and never reads pinned them for as long as its connection
+ * lived (keepalive catches dead peers only; maxConnectionAgeMs is off by default).
+ * No setting of the server bounds a write; 10 s, keepaliveTimeoutMs's default, is
+ * far more than a client that reads needs for what can be left (acks past
+ * MAX_UNREAD_ANSWER_BYTES, 1 MiB, stop the reading; deliveries stop past
+ * MAX_UNREAD_DELIVERY_BYTES, 4 MiB, and a message) or a group commit takes to make
+ * the batches in flight durable.
+ */
+export const REFUSED_CALL_WRITE_MS = 10_000;
+
+/**
+ * Resets `stream` (RST_STREAM ENHANCE_YOUR_CALM, which gRPC clients take as
+ * RESOURCE_EXHAUSTED) unless it is closed within REFUSED_CALL_WRITE_MS: a call refused
+ * for maxPartialMessageBytes whose client does not read its answers. Its 'close' then
+ * gives back what it held, as any reset's does. The timer keeps no process alive and
+ * goes with the stream's 'close', however it comes.
+ */
+export function resetRefusedCallLater(stream: http2.ServerHttp2Stream): void {
+  if (stream.destroyed || stream.closed) return;
+  const timer = setTimeout(() => {
+    if (stream.destroyed || stream.closed) return;
+    try {
+      stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    } catch {
+      stream.destroy(); // the session is going away
+    }
+  }, REFUSED_CALL_WRITE_MS);
+  timer.unref();
+  stream.once('close', () => clearTimeout(timer));
+}
+
+/**
  * Whether a server routed here serves this call itself: a PublishStream or Subscribe
  * in plain gRPC over HTTP/2, with nothing this path leaves to grpc-js (message
  * compression, a deadline: grpc-js enforces those).
@@ -233,7 +269,7 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
     if (call.over || aborted) return; // failed: what the client still sends is dropped
     // The whole messages before one that cannot be read are taken first: the call
     // ends only after they are answered (abort's contract).
-    const { messages, error } = reader.read(chunk);
+    const { messages, error, overBudget } = reader.read(chunk);
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i]!;
       let req: Req;
@@ -249,7 +285,10 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
       }
       handler.request(req, pool ? m : null);
     }
-    if (error !== null && !aborted) abort(error);
+    if (error !== null && !aborted) {
+      if (overBudget) resetRefusedCallLater(stream); // its status waits behind its answers: not forever
+      abort(error);
+    }
   });
   stream.on('end', () => {
     // A reset ends the readable side too, before 'aborted' and 'close' say it was one:

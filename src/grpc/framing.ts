@@ -102,6 +102,8 @@ export class GrpcFrameReader {
   private partsLen = 0;
   /** Bytes of the message being filled or gathered counted in opts.budget. */
   private charged = 0;
+  /** The last read failed for the budget. */
+  private overBudget = false;
 
   constructor(
     private readonly maxBytes: number,
@@ -119,16 +121,18 @@ export class GrpcFrameReader {
    * does not take the whole messages before it in the chunk with it: they come back
    * with the error, so that they can be answered before the call ends. After an
    * error the reader's state is undefined: the caller reads nothing more.
+   * `overBudget`: the error is the budget's (the message would pass it).
    */
-  read(chunk: Buffer): { messages: Buffer[]; error: unknown } {
+  read(chunk: Buffer): { messages: Buffer[]; error: unknown; overBudget: boolean } {
     const out: Buffer[] = [];
+    this.overBudget = false;
     try {
       this.readInto(chunk, out);
     } catch (e) {
       this.dispose(); // nothing more is read: what the message held goes back now, not when the stream ends
-      return { messages: out, error: e };
+      return { messages: out, error: e, overBudget: this.overBudget };
     }
-    return { messages: out, error: null };
+    return { messages: out, error: null, overBudget: false };
   }
 
   /**
@@ -150,7 +154,10 @@ export class GrpcFrameReader {
   private charge(n: number, len: number): void {
     const budget = this.opts.budget;
     if (budget === undefined) return;
-    if (!budget.take(n)) throw budget.exhausted(`a ${len}-byte message`, this.charged);
+    if (!budget.take(n)) {
+      this.overBudget = true;
+      throw budget.exhausted(`a ${len}-byte message`, this.charged);
+    }
     this.charged += n;
   }
 

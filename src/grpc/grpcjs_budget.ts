@@ -15,7 +15,8 @@
  *   handed over (a unary call, at 'end'), and does not hand on a chunk that would pass
  *   the budget: grpc-js keeps nothing of it, and the call is refused. A stream's handler
  *   takes that as a request that cannot be read (deferRefusal): it answers what grpc-js
- *   handed it, then ends the call with the status; the others are refused at once.
+ *   handed it, then ends the call with the status (reset if that is not all written
+ *   within REFUSED_CALL_WRITE_MS); the others are refused at once.
  * - the stream's push (where node:http2 hands each DATA chunk over) stores a copy:
  *   node:http2's chunks are views of the whole socket read they came in (up to 64 KiB,
  *   shared with other streams), and the views grpc-js keeps would pin that for a
@@ -32,6 +33,7 @@
  */
 import * as http2 from 'node:http2';
 import type { UringmqError } from '../errors';
+import { resetRefusedCallLater } from './direct_streams';
 import { GRPC_PREFIX_BYTES, type PartialMessageBudget } from './framing';
 import { CODE_TRAILER, toServiceError } from './status';
 
@@ -238,9 +240,11 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
     if (deferred.abort && !stream.destroyed && !stream.closed && !stream.writableEnded) {
       // The handler ends the call once it has answered the requests grpc-js handed it.
       // What grpc-js keeps of the message in progress stays counted until the call
-      // closes; nothing more is handed to it, or counted.
+      // closes (reset if its client does not read its answers); nothing more is handed
+      // to it, or counted.
       dropping = true;
       last = null;
+      resetRefusedCallLater(stream);
       deferred.abort(e);
       return;
     }

@@ -84,7 +84,8 @@ export interface ServerOptions extends KeepaliveOptions {
    * the calls grpc-js serves, what it holds: a unary call's request until the client
    * ends it, a stream's message until the next begins (grpcjs_budget.ts). A call whose
    * next bytes would pass it ends with RESOURCE_EXHAUSTED (on a stream, its requests
-   * before are answered first). maxMessageBytes bounds one call; this bounds them all.
+   * before are answered first; not written within REFUSED_CALL_WRITE_MS, 10 s, the call
+   * is reset). maxMessageBytes bounds one call; this bounds them all.
    */
   maxPartialMessageBytes?: number;
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
