@@ -1675,6 +1675,43 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       }
     });
 
+    it('a stream grpc-js serves holds nothing counted once its message is whole: grpc-js is let go of the chunks it came in as it is decoded, not when the next begins', async () => {
+      const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
+      const held = () => r.server.partialMessageBytes;
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        const req = (seq: number, valueBytes: number) => framed(pb.PublishRequest.encode({ sequence: seq, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: Buffer.alloc(valueBytes, seq) }])) }).finish());
+        for (const method of ['PublishStream', 'Subscribe']) {
+          const headers = { ...(method === 'Subscribe' ? SUBSCRIBE_HEADERS : PLAIN_HEADERS), 'grpc-timeout': '60S' }; // a deadline: grpc-js serves it
+          const s = rawCall(session, headers);
+          const one = method === 'Subscribe' ? framed(pb.SubscribeRequest.encode({ subscribe: { topic: 't', group: 'g', assignment_only: true } }).finish()) : req(1, 100);
+          // Whole in one write: counted while grpc-js reads it, nothing after.
+          s.st.write(one);
+          if (method === 'PublishStream') await waitFor(() => s.answers.length === 1, 10_000, `${method}: answered`);
+          await waitFor(() => held() === 0, 10_000, `${method}: a whole message, then idle: nothing held`);
+          if (method === 'Subscribe') {
+            s.st.close(http2.constants.NGHTTP2_CANCEL);
+            continue;
+          }
+          // In two writes: the part counted, the whole not; and the messages after it read as ever.
+          const two = req(2, 200 << 10);
+          s.st.write(two.subarray(0, 100 << 10));
+          await waitFor(() => held() >= 100 << 10, 10_000, `${method}: the part counted`);
+          s.st.write(two.subarray(100 << 10));
+          await waitFor(() => s.answers.length === 2, 10_000, `${method}: answered`);
+          await waitFor(() => held() === 0, 10_000, `${method}: whole, then idle: nothing held`);
+          s.st.end(req(3, 10));
+          assert.equal((await s.status).status, '0');
+          assert.deepEqual(s.answers, [0, 1, 2]);
+        }
+      } finally {
+        session.destroy();
+        await r.stop();
+      }
+    });
+
     it('is at least maxMessageBytes (a message of that size must always be readable) and checked as the other options, before anything opens', () => {
       BrokerServer.checkOptions({ maxMessageBytes: 4 << 20, maxPartialMessageBytes: 4 << 20 });
       const bad: Array<[Record<string, unknown>, RegExp]> = [

@@ -11,12 +11,13 @@
  * public, so it is watched from the node:http2 stream grpc-js reads, before grpc-js sees it:
  * - the stream's emit of each 'data' chunk (to grpc-js's listener) counts the chunk,
  *   whole, when grpc-js keeps a view of it (a view keeps all of its chunk), gives back
- *   a message's chunks when the next one begins (a stream) or when the request is
- *   handed over (a unary call, at 'end'), and does not hand on a chunk that would pass
- *   the budget: grpc-js keeps nothing of it, and the call is refused. A stream's handler
- *   takes that as a request that cannot be read (deferRefusal): it answers what grpc-js
- *   handed it, then ends the call with the status (reset if that is not all written
- *   within REFUSED_CALL_WRITE_MS); the others are refused at once.
+ *   a message's chunks when the next one begins or a chunk ends with it (a stream:
+ *   letGoOfWhole) or when the request is handed over (a unary call, at 'end'), and
+ *   does not hand on a chunk that would pass the budget: grpc-js keeps nothing of it,
+ *   and the call is refused. A stream's handler takes that as a request that cannot be
+ *   read (deferRefusal): it answers what grpc-js handed it, then ends the call with
+ *   the status (reset if that is not all written within REFUSED_CALL_WRITE_MS); the
+ *   others are refused at once.
  * - the stream's push (where node:http2 hands each DATA chunk over) stores a copy:
  *   node:http2's chunks are views of the whole socket read they came in (up to 64 KiB,
  *   shared with other streams), and the views grpc-js keeps would pin that for a
@@ -26,10 +27,12 @@
  * Whatever ends the call (its status, a reset, the connection, the server's stop), its
  * 'close' gives back what it held.
  *
- * A stream idle after a message keeps that message counted until the next begins:
- * grpc-js's decoder does keep its chunks until then (our copies, so no socket read
- * besides), and holding back a byte of it, as for a unary request, would keep the
- * message from its handler until the client sends another.
+ * A stream's message is counted until it is whole: grpc-js's decoder keeps views of
+ * its chunks (our copies, so no socket read besides) until the next message begins,
+ * and they are dropped from it (its private fields: letGoOfWhole) once it has copied
+ * the message out. Where its decoder is not the one known here they stay, counted,
+ * until the next message begins (holding back a byte of it, as for a unary request,
+ * would keep the message from its handler until the client sends another).
  */
 import * as http2 from 'node:http2';
 import type { UringmqError } from '../errors';
@@ -94,8 +97,33 @@ export interface GrpcJsCallBudgetOptions {
   refused?: (e: UringmqError) => void;
 }
 
-/** Per stream counted here: who ends it when it is refused, if not this file (deferRefusal). */
-const deferredTo = new WeakMap<http2.ServerHttp2Stream, { abort: ((e: UringmqError) => void) | null }>();
+/**
+ * The fields of grpc-js's StreamDecoder (stream-decoder.js, private) let go of here:
+ * between messages (readState 0, NO_DATA) it keeps views of the chunks of the last
+ * one, which it has copied out whole already, until the next begins.
+ */
+interface GrpcJsDecoder {
+  readState: number;
+  readCompressFlag: Buffer;
+  readPartialMessage: Buffer[];
+}
+
+/** grpc-js's decoder of the call `c` (its private `decoder`), or null when it is not the one known here. */
+function decoderOf(c: object): GrpcJsDecoder | null {
+  const d = (c as { decoder?: Partial<GrpcJsDecoder> }).decoder;
+  if (typeof d !== 'object' || d === null || typeof (d as { write?: unknown }).write !== 'function') return null;
+  return typeof d.readState === 'number' && Buffer.isBuffer(d.readCompressFlag) && Array.isArray(d.readPartialMessage) ? (d as GrpcJsDecoder) : null;
+}
+
+/** What the decoder's first-byte view is replaced with: it only ever reads it, and sets another at the next message. */
+const NO_FLAG = Buffer.alloc(1);
+
+/** Per stream counted here: what its handler told (deferRefusal): who ends it when it is refused, and grpc-js's decoder of it. */
+interface Deferred {
+  abort: ((e: UringmqError) => void) | null;
+  decoder: GrpcJsDecoder | null;
+}
+const deferredTo = new WeakMap<http2.ServerHttp2Stream, Deferred>();
 
 /**
  * Has the refusal of a grpc-js streaming call (its next bytes would pass the budget)
@@ -113,6 +141,7 @@ export function deferRefusal(call: object, abort: (e: UringmqError) => void): bo
     const state = deferredTo.get((c as { stream?: http2.ServerHttp2Stream }).stream!);
     if (state) {
       state.abort = abort;
+      state.decoder = decoderOf(c);
       return true;
     }
     c = (c as { nextCall?: unknown }).nextCall;
@@ -129,7 +158,7 @@ export function deferRefusal(call: object, abort: (e: UringmqError) => void): bo
  */
 export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCallBudgetOptions): void {
   const { budget, wholeRequest } = opts;
-  const deferred: { abort: ((e: UringmqError) => void) | null } = { abort: null };
+  const deferred: Deferred = { abort: null, decoder: null };
   deferredTo.set(stream, deferred);
   /** Follows what grpc-js is handed (where its decoder lets go of a message's chunks). */
   const scanner = new FrameScanner();
@@ -231,9 +260,29 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
   // paused until grpc-js resumes it.
   const emit = stream.emit;
   stream.emit = function (this: http2.ServerHttp2Stream, event: string | symbol, ...args: unknown[]): boolean {
-    if (event === 'data' && Buffer.isBuffer(args[0]) && !admit(args[0])) return false;
-    return emit.call(this, event, ...args);
+    if (event !== 'data' || !Buffer.isBuffer(args[0])) return emit.call(this, event, ...args);
+    if (!admit(args[0])) return false;
+    const handled = emit.call(this, event, ...args);
+    if (!wholeRequest) letGoOfWhole();
+    return handled;
   } as typeof stream.emit;
+
+  /**
+   * A stream's chunks handed on end where a message does: grpc-js's decoder has copied
+   * it out (synchronously, in its 'data' listener) and holds nothing of its own then,
+   * only views of the chunks the message came in, until the next message begins; an
+   * idle stream kept them, counted, for as long as it stayed idle. They are dropped
+   * from it here, and given back. Where its decoder is not the one known here (or
+   * before the handler ran), they stay, counted, until the next message.
+   */
+  function letGoOfWhole(): void {
+    const d = deferred.decoder;
+    if (over || dropping || held === 0 || d === null || !scanner.atBoundary || d.readState !== 0) return;
+    d.readCompressFlag = NO_FLAG;
+    d.readPartialMessage = [];
+    budget.give(held);
+    held = 0;
+  }
 
   function refuse(): void {
     const e = budget.exhausted(`this call's request (${held} bytes of it received so far)`, held);

@@ -82,7 +82,7 @@ export interface ServerOptions extends KeepaliveOptions {
    * request up to 1 MiB counts its announced length from its first bytes, a longer one
    * the bytes that have arrived; one that arrives whole in one read counts nothing. On
    * the calls grpc-js serves, what it holds: a unary call's request until the client
-   * ends it, a stream's message until the next begins (grpcjs_budget.ts). A call whose
+   * ends it, a stream's message until it is whole (grpcjs_budget.ts). A call whose
    * next bytes would pass it ends with RESOURCE_EXHAUSTED (on a stream, its requests
    * before are answered first; not written within REFUSED_CALL_WRITE_MS, 10 s, the call
    * is reset). maxMessageBytes bounds one call; this bounds them all.
