@@ -302,6 +302,8 @@ describe('PublishStream: gRPC over node:http2 for the producer', function () {
       ['a compressed response', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); const r = framedResponse(1, 0); r[0] = 1; s.write(r); }, 'INTERNAL'],
       ['closed without a status', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); s.end(); }, 'UNAVAILABLE'],
       ['reset by the server', (s) => s.close(http2.constants.NGHTTP2_INTERNAL_ERROR), 'UNAVAILABLE'],
+      // The broker's reset of a call refused for its budget whose client did not read: as grpc-js reads it.
+      ['reset by the server for load (ENHANCE_YOUR_CALM)', (s) => s.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM), 'RESOURCE_EXHAUSTED'],
     ];
     for (const [what, script, code] of scripts) {
       const srv = await h2Server((s) => script(s));
@@ -1671,6 +1673,40 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       } finally {
         session.destroy();
         late.destroy();
+        await r.stop();
+      }
+    });
+
+    it('a refused stream whose client reads is not reset while its answers wait for a slow disk: its ack comes when the append ends, then its status', async () => {
+      // Every write cycle takes 12.5 s: the append in flight outlasts the 10 s bound,
+      // with nothing written that the client has not read.
+      const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20, brokerOptions: { testIoDelayMs: 12_500 } });
+      let requests = 0;
+      r.server.callObserver = { request: () => void requests++, streamEnded: () => undefined };
+      const held = () => r.server.partialMessageBytes;
+      const UNARY_PUBLISH = { ...PLAIN_HEADERS, ':path': brokerService.publish!.path };
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      let other: ReturnType<typeof rawCall> | undefined;
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        other = rawCall(session, UNARY_PUBLISH);
+        other.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(1536 << 10)]));
+        await waitFor(() => held() === GRPC_PREFIX_BYTES + (1536 << 10), 10_000, 'the other call counted');
+        const call = rawCall(session);
+        call.st.write(framed(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish()));
+        await waitFor(() => requests === 1, 10_000, 'the batch handed to the broker');
+        call.st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(1 << 20)])); // refused: past the budget
+        const rst = new Promise<number>((resolve) => call.st.on('close', () => resolve(call.st.rstCode!)));
+        const status = await call.status;
+        assert.deepEqual(call.answers, [0], 'the ack of the batch appended before the refusal');
+        assert.equal(status.status, String(grpc.status.RESOURCE_EXHAUSTED), status.message);
+        assert.notEqual(await rst, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      } finally {
+        // Its stream reset first: node v20's session.destroy() with this half-sent
+        // request in it can abort the process (std::bad_alloc in RstStream).
+        other?.st.close(http2.constants.NGHTTP2_CANCEL);
+        session.destroy();
         await r.stop();
       }
     });

@@ -203,7 +203,13 @@ export class DirectStream<Res> extends EventEmitter {
     // The body of an HTTP error is not gRPC messages (a status came with its headers).
     this.stream.on('data', (chunk: Buffer) => httpStatus === 200 && this.onData(chunk));
     this.stream.on('drain', () => this.emit('drain'));
-    this.stream.on('error', (e: Error) => this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port}: ${e.message}`, { cause: e })));
+    this.stream.on('error', (e: Error) => {
+      // A server's reset for load (a call refused for its request budget whose answers
+      // this side did not read) is RESOURCE_EXHAUSTED, as grpc-js's client reads it.
+      if (this.stream.rstCode === http2.constants.NGHTTP2_ENHANCE_YOUR_CALM)
+        return this.fail(this.statusError(grpc.status.RESOURCE_EXHAUSTED, `${kind.what} to ${host}:${port} reset by the server (ENHANCE_YOUR_CALM: over a limit)`, undefined));
+      this.fail(new UringmqError('UNAVAILABLE', `${kind.what} to ${host}:${port}: ${e.message}`, { cause: e }));
+    });
     // The server's side is over once its responses are read ('end', after the last
     // 'data'): settle then. 'close' would wait for our side too, which a producer keeps
     // open, so a status sent mid-stream (a graceful shutdown's OK, an error) would sit

@@ -198,22 +198,33 @@ export const REFUSED_CALL_WRITE_MS = 10_000;
 
 /**
  * Resets `stream` (RST_STREAM ENHANCE_YOUR_CALM, which gRPC clients take as
- * RESOURCE_EXHAUSTED) unless it is closed within REFUSED_CALL_WRITE_MS: a call refused
+ * RESOURCE_EXHAUSTED) if, REFUSED_CALL_WRITE_MS after it was refused (and every as long
+ * after, while it stays open), what it wrote still waits for its client: a call refused
  * for maxPartialMessageBytes whose client does not read its answers. Its 'close' then
  * gives back what it held, as any reset's does. The timer keeps no process alive and
  * goes with the stream's 'close', however it comes.
  */
 export function resetRefusedCallLater(stream: http2.ServerHttp2Stream): void {
   if (stream.destroyed || stream.closed) return;
-  const timer = setTimeout(() => {
+  let timer: NodeJS.Timeout;
+  const check = () => {
     if (stream.destroyed || stream.closed) return;
+    // Nothing waits to be written: the client is not what holds the call, answers not
+    // made yet are (appends in flight on a disk that stalls). A reset now would lose
+    // them, and a producer without idempotence would write those batches again.
+    // (Node completes an HTTP/2 write only once its data is sent, so what the client's
+    // shut window keeps back counts in writableLength.)
+    if (stream.writableLength === 0) {
+      timer = setTimeout(check, REFUSED_CALL_WRITE_MS).unref();
+      return;
+    }
     try {
       stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
     } catch {
       stream.destroy(); // the session is going away
     }
-  }, REFUSED_CALL_WRITE_MS);
-  timer.unref();
+  };
+  timer = setTimeout(check, REFUSED_CALL_WRITE_MS).unref();
   stream.once('close', () => clearTimeout(timer));
 }
 
