@@ -1272,6 +1272,42 @@ describe('Segments, index, retention and recovery', () => {
     assert.equal(fs.statSync(L).size, size);
   });
 
+  it("an open that seals a segment whose roll a crash interrupted keeps its file's mtime: retention.maxAgeMs still counts from its last write after the next open", async () => {
+    const dir = tmpDir();
+    let b = await openBroker({ dir, durability: 'none' });
+    await b.createTopic('t', { segmentBytes: 8192 });
+    await fill(b, 't', 300);
+    const before = segmentFiles(dir, 't', 0);
+    const bad = sealBatch(encodeBatch([{ value: 'y'.repeat(7000) }]));
+    bad[200]! ^= 0xff;
+    await expectCode(b.publishBatch('t', bad, 0), 'CORRUPT_BATCH'); // rolls the segment, then is refused
+    await b.close();
+    const L = before[before.length - 1]!;
+    const Lindex = L.replace(/\.log$/, '.index');
+    const size = fs.statSync(L).size;
+    // What a crash in the roll's cycle leaves: no seal entry, the data block-padded.
+    fs.truncateSync(Lindex, fs.statSync(Lindex).size - 8);
+    fs.truncateSync(L, Math.ceil(size / 4096) * 4096 + 4096);
+    // Written an hour ago, as the segments before it (older still: retention goes oldest first).
+    const lastWrite = new Date(Date.now() - 3_600_000);
+    for (const f of before) fs.utimesSync(f, new Date(lastWrite.getTime() - 1000), new Date(lastWrite.getTime() - 1000));
+    fs.utimesSync(L, lastWrite, lastWrite);
+    b = await Broker.open({ dir }); // seals it: cut to its data, seal entry written
+    await b.close();
+    assert.equal(fs.statSync(L).size, size, 'the open did not cut the segment');
+    assert.ok(Math.abs(fs.statSync(L).mtimeMs - lastWrite.getTime()) < 1000, `the open's cut moved the segment's mtime ${Math.round(fs.statSync(L).mtimeMs - lastWrite.getTime())} ms past its last write`);
+    // The next open takes the segment's age from that mtime: an hour old, past a minute's retention.
+    const cfgFile = path.join(dir, 'topics', 't', 'topic.json');
+    fs.writeFileSync(cfgFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(cfgFile, 'utf8')), retention: { maxAgeMs: 60_000 } }));
+    b = await Broker.open({ dir });
+    try {
+      for (let i = 0; i < 40 && fs.existsSync(L); i++) await sleep(100);
+      assert.ok(!fs.existsSync(L), 'the segment an hour old outlived a retention of a minute');
+    } finally {
+      await b.close();
+    }
+  });
+
   it('a damaged base offset reads as CORRUPT_BATCH, never as records under the wrong offsets', async () => {
     // The base offset lies outside the CRC, and the index is a hint: reads check that
     // each batch starts where the one before it (or the index entry) says.

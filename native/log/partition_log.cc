@@ -489,8 +489,11 @@ Status PartitionLog::RecoverSegment(Segment* seg, bool full_scan, bool last, int
     // As SealUnit: the file cut to its batches and synced before the seal entry says the
     // segment is whole. A run without sync may have left this data (and the extents and
     // size that make it readable) unsynced, and a later open trusts the seal entry.
-    if (file_size > pos && truncate(seg->log_path.c_str(), static_cast<off_t>(pos)) != 0)
-      return SysError("truncate", seg->log_path, static_cast<long long>(pos), errno);
+    if (file_size > pos) {
+      if (truncate(seg->log_path.c_str(), static_cast<off_t>(pos)) != 0)
+        return SysError("truncate", seg->log_path, static_cast<long long>(pos), errno);
+      KeepMtime(seg->log_path, seg->last_write_ms);
+    }
     if (fsync(seg->file->fd) != 0) return SysError("fsync", seg->log_path, -1, errno);
   }
   if (index_dirty) {
