@@ -468,6 +468,8 @@ describe('CLI', function () {
       [{ maxGroups: '10k' }, /INVALID_ARGUMENT: setting "maxGroups" .* must be a number, got "10k"/],
       [{ maxPartialMessageBytes: '1G' }, /INVALID_ARGUMENT: setting "maxPartialMessageBytes" .* must be a number, got "1G"/],
       [{ maxPartialMessageBytes: 1 << 20 }, /INVALID_ARGUMENT: maxPartialMessageBytes \(1048576\) must be at least maxMessageBytes \(16777216\)/],
+      [{ maxPartialMessageBytesPerConnection: '64M' }, /INVALID_ARGUMENT: setting "maxPartialMessageBytesPerConnection" .* must be a number, got "64M"/],
+      [{ maxPartialMessageBytesPerConnection: 1 << 20 }, /INVALID_ARGUMENT: maxPartialMessageBytesPerConnection \(1048576\) must be at least maxMessageBytes \(16777216\)/],
       [{ groupCommitUs: 100_001 }, /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/],
       [{ zeroAheadBytes: 64 * 1024 * 1024 + 1 }, /INVALID_ARGUMENT: zeroAheadBytes must be an integer between 0 and 67108864, got 67108865/],
       [{ durability: -5 }, /INVALID_ARGUMENT: setting "durability" in .*: durability is 'sync', 'none' or a sync interval in ms/],
@@ -493,6 +495,10 @@ describe('CLI', function () {
     assert.equal(partial.code, 2, partial.err);
     assert.match(partial.err, /INVALID_ARGUMENT: maxPartialMessageBytes \(2097152\) must be at least maxMessageBytes \(4194304\)/);
     assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
+    const share = run(['serve', '--max-partial-message-bytes-per-connection', String(8 << 20), '--max-partial-message-bytes', String(4 << 20), '--max-message-bytes', String(1 << 20), '--port', '0', '--dir', path.join(dir, 'never-made')]);
+    assert.equal(share.code, 2, share.err);
+    assert.match(share.err, /INVALID_ARGUMENT: maxPartialMessageBytesPerConnection \(8388608\) must be at most maxPartialMessageBytes \(4194304\)/);
+    assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
     // The environment's values are checked as strictly, and the variable is named.
     const badEnv: Array<[Record<string, string>, RegExp]> = [
       [{ URINGMQ_PORT: 'abc' }, /INVALID_ARGUMENT: URINGMQ_PORT must be a non-negative integer, got "abc"/],
@@ -508,6 +514,7 @@ describe('CLI', function () {
       [{ URINGMQ_LOG_LEVEL: 'verbose' }, /INVALID_ARGUMENT: URINGMQ_LOG_LEVEL: logLevel must be one of trace, .*, got "verbose"/],
       [{ URINGMQ_MAX_TOPICS: '0' }, /INVALID_ARGUMENT: maxTopics must be an integer between 1 and 1000000, got 0/],
       [{ URINGMQ_MAX_PARTIAL_MESSAGE_BYTES: '1000' }, /INVALID_ARGUMENT: maxPartialMessageBytes must be an integer between 65536 and \d+, got 1000/],
+      [{ URINGMQ_MAX_PARTIAL_MESSAGE_BYTES_PER_CONNECTION: '1000' }, /INVALID_ARGUMENT: maxPartialMessageBytesPerConnection must be an integer between 65536 and \d+, got 1000/],
     ];
     for (const [env, err] of badEnv) {
       const r = run(['serve', '--dir', path.join(dir, 'data')], undefined, env);

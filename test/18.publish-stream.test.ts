@@ -1759,6 +1759,175 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       for (const [opts, err] of bad)
         assert.throws(() => BrokerServer.checkOptions(opts as never), (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && err.test(e.message), JSON.stringify(opts));
     });
+
+    describe('maxPartialMessageBytesPerConnection: one connection holds at most its share', () => {
+      const MiB = 1 << 20;
+      const UNARY_PUBLISH = { ...PLAIN_HEADERS, ':path': brokerService.publish!.path };
+      const GRPC_JS_STREAM = { ...PLAIN_HEADERS, 'grpc-timeout': '60S' }; // a deadline: grpc-js serves it
+      /** A call's status, or (none within 10 s: the call was not refused) an assertion's failure. */
+      async function statusOf(c: ReturnType<typeof rawCall>) {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          return await Promise.race([c.status, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new assert.AssertionError({ message: 'no status within 10 s: the call was not refused' })), 10_000)))]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      const shareRefusal = (what: string) => new RegExp(`maxPartialMessageBytesPerConnection: ${2 * MiB} bytes, \\d+ held by other calls on this connection\\): ${what} cannot be read now`);
+      /** A server whose connections get 2 MiB each of 4 MiB (messages up to 1 MiB), with its two gauges. */
+      async function server() {
+        const r = await startServer({ maxMessageBytes: MiB, maxPartialMessageBytes: 4 * MiB, maxPartialMessageBytesPerConnection: 2 * MiB });
+        const registry = metricsRegistry(r.broker, { server: r.server, processMetrics: false });
+        const gauge = async (name: string) => (await registry.getSingleMetric(name)!.get()).values[0]!.value;
+        await r.client.createTopic('t', { partitions: 1 });
+        return { r, held: () => r.server.partialMessageBytes, total: () => gauge('uringmq_grpc_partial_message_bytes'), most: () => gauge('uringmq_grpc_partial_message_bytes_connection_max') };
+      }
+      const session = (r: Running) => {
+        const s = http2.connect(`http://${r.address}`);
+        s.on('error', () => undefined);
+        return s;
+      };
+      const req = (seq: number) => framed(pb.PublishRequest.encode({ sequence: seq, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: Buffer.alloc(10, seq) }])) }).finish());
+      /** A direct call announcing 1 MiB (its whole length counted from its first bytes). */
+      const direct = (s: http2.ClientHttp2Session) => {
+        const c = rawCall(s);
+        c.st.write(Buffer.concat([prefix(MiB), Buffer.alloc(10)]));
+        return c;
+      };
+
+      it("a connection at its share has its calls needing more refused with RESOURCE_EXHAUSTED naming the share, on either path, while another connection's go on; the total still bounds them all", async () => {
+        const { r, held, total, most } = await server();
+        const a = session(r);
+        const b = session(r);
+        const c = session(r);
+        try {
+          // A takes its share with two direct calls.
+          direct(a);
+          await waitFor(() => held() === MiB, 10_000, "A's first counted");
+          direct(a);
+          await waitFor(() => held() === 2 * MiB, 10_000, "A's second counted");
+          // A third on A: its whole request answered, then refused for A's share (the total has room).
+          const a3 = rawCall(a);
+          a3.st.write(Buffer.concat([req(1), prefix(MiB), Buffer.alloc(10)]));
+          const a3s = await statusOf(a3);
+          assert.equal(a3s.status, String(grpc.status.RESOURCE_EXHAUSTED), a3s.message);
+          assert.equal(a3s.code, 'RESOURCE_EXHAUSTED');
+          assert.match(a3s.message, shareRefusal(`a ${MiB}-byte message`));
+          assert.deepEqual(a3.answers, [0], 'the request before it answered');
+          // The calls grpc-js reads on A: a unary one, and a stream (its status after its answers, none here).
+          for (const headers of [UNARY_PUBLISH, GRPC_JS_STREAM]) {
+            const x = rawCall(a, headers);
+            x.st.write(Buffer.concat([prefix(MiB), Buffer.alloc(1000)]));
+            const xs = await statusOf(x);
+            assert.equal(xs.code, 'RESOURCE_EXHAUSTED', `${JSON.stringify(headers)}: ${xs.message}`);
+            assert.match(xs.message, shareRefusal("this call's request \\(\\d+ bytes of it received so far\\)"));
+          }
+          assert.equal(held(), 2 * MiB);
+          // B meanwhile: a direct call and a unary one, counted.
+          direct(b);
+          await waitFor(() => held() === 3 * MiB, 10_000, "B's direct call counted");
+          const bu = rawCall(b, UNARY_PUBLISH);
+          bu.st.write(Buffer.concat([prefix(MiB), Buffer.alloc(1000)]));
+          await waitFor(() => held() === 3 * MiB + GRPC_PREFIX_BYTES + 1000, 10_000, "B's unary call counted");
+          assert.equal(await total(), 3 * MiB + GRPC_PREFIX_BYTES + 1000);
+          assert.equal(await most(), 2 * MiB, "the largest share held: A's");
+          // C, well within its share, is refused for the total: named as before.
+          const c1 = direct(c);
+          const c1s = await statusOf(c1);
+          assert.equal(c1s.code, 'RESOURCE_EXHAUSTED', c1s.message);
+          assert.match(c1s.message, new RegExp(`maxPartialMessageBytes: ${4 * MiB} bytes, \\d+ held by other calls\\): a ${MiB}-byte message cannot be read now`));
+          assert.equal(held(), 3 * MiB + GRPC_PREFIX_BYTES + 1000);
+        } finally {
+          for (const s of [a, b, c]) s.destroy();
+          await r.stop();
+        }
+      });
+
+      it("a connection's share comes back as each of its calls ends (whole, refused, reset, ended inside a message) and all of it when the connection closes", async () => {
+        const { r, held, total, most } = await server();
+        const a = session(r);
+        const b = session(r);
+        try {
+          /** A's next direct call: counted when `fits`, else refused for A's share. */
+          const next = async (fits: boolean, what: string) => {
+            const before = held();
+            const x = direct(a);
+            if (fits) {
+              await waitFor(() => held() === before + MiB, 10_000, `${what}: counted`);
+              return x;
+            }
+            const xs = await statusOf(x);
+            assert.match(xs.message, shareRefusal(`a ${MiB}-byte message`), what);
+            assert.equal(held(), before, `${what}: nothing of it held`);
+            return x;
+          };
+          // A whole request: given back once whole, its share taken again after.
+          const whole = req(1);
+          const w = rawCall(a);
+          w.st.write(prefix(whole.length - GRPC_PREFIX_BYTES));
+          await waitFor(() => held() === whole.length - GRPC_PREFIX_BYTES, 10_000, 'the whole one counted from its prefix');
+          const x1 = await next(true, 'beside it');
+          await next(false, 'at the share');
+          w.st.end(whole.subarray(GRPC_PREFIX_BYTES));
+          assert.equal((await statusOf(w)).status, '0');
+          assert.deepEqual(w.answers, [0]);
+          assert.equal(held(), MiB);
+          await next(true, 'after the whole one');
+          await next(false, 'at the share again');
+          // Reset by its client, then ended by it inside its message.
+          x1.st.close(http2.constants.NGHTTP2_CANCEL);
+          await waitFor(() => held() === MiB, 10_000, 'the reset one given back');
+          const x3 = await next(true, 'after the reset');
+          x3.st.end();
+          await statusOf(x3);
+          await waitFor(() => held() === MiB, 10_000, 'the one ended inside its message given back');
+          // A unary call (what grpc-js holds of it), reset: its share back.
+          const u = rawCall(a, UNARY_PUBLISH);
+          u.st.write(Buffer.concat([prefix(MiB), Buffer.alloc(1000)]));
+          await waitFor(() => held() === MiB + GRPC_PREFIX_BYTES + 1000, 10_000, 'the unary call counted');
+          await next(false, 'at the share with a unary call');
+          u.st.close(http2.constants.NGHTTP2_CANCEL);
+          await waitFor(() => held() === MiB, 10_000, 'the unary call given back');
+          await next(true, 'after the unary call');
+          assert.equal(await most(), 2 * MiB);
+          // B holds a little: the largest share is A's until A's connection closes.
+          direct(b);
+          await waitFor(() => held() === 3 * MiB, 10_000, "B's call counted");
+          a.destroy();
+          await waitFor(() => held() === MiB, 10_000, "A's share given back with its connection");
+          assert.equal(await total(), MiB);
+          assert.equal(await most(), MiB, "B's");
+          b.destroy();
+          await waitFor(() => held() === 0, 10_000, "B's share given back with its connection");
+          assert.equal(await most(), 0);
+        } finally {
+          a.destroy();
+          b.destroy();
+          await r.stop();
+        }
+      });
+
+      it('is a quarter of maxPartialMessageBytes by default but never below maxMessageBytes, and set between the two, checked before anything opens', () => {
+        const MiB16 = 16 * MiB;
+        for (const ok of [
+          {},
+          { maxMessageBytes: MiB16, maxPartialMessageBytes: MiB16 }, // default: maxMessageBytes, not a quarter
+          { maxMessageBytes: MiB, maxPartialMessageBytes: 4 * MiB, maxPartialMessageBytesPerConnection: MiB },
+          { maxMessageBytes: MiB, maxPartialMessageBytes: 4 * MiB, maxPartialMessageBytesPerConnection: 4 * MiB },
+        ])
+          BrokerServer.checkOptions(ok);
+        const bad: Array<[Record<string, unknown>, RegExp]> = [
+          [{ maxMessageBytes: 4 * MiB, maxPartialMessageBytesPerConnection: 4 * MiB - 1 }, /maxPartialMessageBytesPerConnection \(4194303\) must be at least maxMessageBytes \(4194304\)/],
+          [{ maxPartialMessageBytesPerConnection: MiB }, /maxPartialMessageBytesPerConnection \(1048576\) must be at least maxMessageBytes \(16777216\)/], // the default maxMessageBytes
+          [{ maxMessageBytes: MiB, maxPartialMessageBytes: 4 * MiB, maxPartialMessageBytesPerConnection: 4 * MiB + 1 }, /maxPartialMessageBytesPerConnection \(4194305\) must be at most maxPartialMessageBytes \(4194304\)/],
+          [{ maxPartialMessageBytesPerConnection: 512 * MiB }, /maxPartialMessageBytesPerConnection \(536870912\) must be at most maxPartialMessageBytes \(268435456\)/], // the default total
+          [{ maxPartialMessageBytesPerConnection: '64M' }, /maxPartialMessageBytesPerConnection must be an integer between 65536 and \d+, got "64M"/],
+          [{ maxPartialMessageBytesPerConnection: MiB16 + 0.5 }, /maxPartialMessageBytesPerConnection must be an integer between 65536 and \d+, got 16777216.5/],
+        ];
+        for (const [opts, err] of bad)
+          assert.throws(() => BrokerServer.checkOptions(opts as never), (e: unknown) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && err.test(e.message), JSON.stringify(opts));
+      });
+    });
   });
 
   it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {

@@ -123,6 +123,7 @@ interface ServeConfig {
   maxConcurrentStreams?: number;
   maxConnections?: number;
   maxPartialMessageBytes?: number;
+  maxPartialMessageBytesPerConnection?: number;
   /** write-queue backpressure (BrokerOptions) */
   writeHighWaterBytes?: number;
   maxQueuedBytes?: number;
@@ -177,6 +178,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxConcurrentStreams: 'number',
   maxConnections: 'number',
   maxPartialMessageBytes: 'number',
+  maxPartialMessageBytesPerConnection: 'number',
   writeHighWaterBytes: 'number',
   maxBatchBytes: 'number',
   maxRecordBytes: 'number',
@@ -329,6 +331,7 @@ function serveConfig(flags: Record<string, unknown>): ServeConfig {
   cfg.maxConcurrentStreams = envInt('URINGMQ_MAX_CONCURRENT_STREAMS') ?? cfg.maxConcurrentStreams;
   cfg.maxConnections = envInt('URINGMQ_MAX_CONNECTIONS') ?? cfg.maxConnections;
   cfg.maxPartialMessageBytes = envInt('URINGMQ_MAX_PARTIAL_MESSAGE_BYTES') ?? cfg.maxPartialMessageBytes;
+  cfg.maxPartialMessageBytesPerConnection = envInt('URINGMQ_MAX_PARTIAL_MESSAGE_BYTES_PER_CONNECTION') ?? cfg.maxPartialMessageBytesPerConnection;
   if (env.URINGMQ_TLS_CERT) cfg.tlsCert = env.URINGMQ_TLS_CERT;
   if (env.URINGMQ_TLS_KEY) cfg.tlsKey = env.URINGMQ_TLS_KEY;
   cfg.fetchPort = envInt('URINGMQ_FETCH_PORT') ?? cfg.fetchPort;
@@ -488,7 +491,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     if (validFrom > now) log.warn(`the TLS certificate ${cfg.tlsCert} is not valid before ${new Date(validFrom).toISOString()}: until then, clients whose clock agrees with this host's refuse it`);
     else if (validTo - now < 7 * 86_400_000) log.warn(`the TLS certificate ${cfg.tlsCert} expires on ${new Date(validTo).toISOString()}`);
   }
-  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections', 'maxPartialMessageBytes'] as const)
+  for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections', 'maxPartialMessageBytes', 'maxPartialMessageBytesPerConnection'] as const)
     if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
   BrokerServer.checkOptions(serverOpts);
   log.info({ dir: cfg.dir }, 'opening the data directory');
@@ -747,6 +750,7 @@ export function program(): Command {
     .option('--max-concurrent-streams <n>', 'open streaming calls at most (default 1000)', int('max-concurrent-streams'))
     .option('--max-connections <n>', 'open client connections at most; more are closed on arrival (default 1024)', int('max-connections'))
     .option('--max-partial-message-bytes <n>', 'bytes held at once by requests received in part, over all calls; a call past it gets RESOURCE_EXHAUSTED (default 256 MiB, at least --max-message-bytes)', int('max-partial-message-bytes'))
+    .option('--max-partial-message-bytes-per-connection <n>', "of --max-partial-message-bytes, the most one client connection's calls may hold; a call past it gets RESOURCE_EXHAUSTED (default a quarter of it, at least --max-message-bytes)", int('max-partial-message-bytes-per-connection'))
     .option('--max-batch-bytes <n>', 'largest RecordBatch accepted (default 8 MiB; keep it below --max-message-bytes)', int('max-batch-bytes'))
     .option('--max-record-bytes <n>', 'largest encoded record accepted (default 1 MiB; at most --max-batch-bytes - 1024)', int('max-record-bytes'))
     .option('--producer-state-scan-bytes <n>', "bytes appended to a partition between snapshots of its idempotent-producer table, and read at start when it has none (default 16 MiB; 0: off)", int('producer-state-scan-bytes'))

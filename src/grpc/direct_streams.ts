@@ -84,7 +84,7 @@ export interface DirectStreamOptions {
   maxMessageBytes: number;
   /** Where publish requests are assembled: the broker's batch pool (the handler releases what it is given). */
   pool: BufferPool;
-  /** Bytes of requests received in part, over every call served here (maxPartialMessageBytes). */
+  /** Bytes of requests received in part, over every call served here (maxPartialMessageBytes), each call counting in its connection's share. */
   budget: PartialMessageBudget;
   openPublish: Opener<uringmq.v1.PublishRequest>;
   openSubscribe: Opener<uringmq.v1.SubscribeRequest>;
@@ -247,7 +247,8 @@ export function takenDirect(headers: http2.IncomingHttpHeaders): boolean {
 }
 
 function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, kind: CallKind<Req>, opts: DirectStreamOptions): void {
-  const { maxMessageBytes, ended, budget } = opts;
+  const { maxMessageBytes, ended } = opts;
+  const budget = opts.budget.forConnection(stream.session); // its connection's share, when the server has them
   const pool = kind.pool;
   const reader = new GrpcFrameReader(maxMessageBytes, pool ? { side: 'server', budget, alloc: (n) => pool.acquire(n), release: (b) => pool.release(b) } : { side: 'server', budget });
   // However the call ends (its status, a reset, the connection or the server going),

@@ -33,7 +33,7 @@ export interface FrameReaderOptions {
   readonly alloc?: (bytes: number) => Buffer;
   /** Where a buffer from `alloc` goes back when the reader drops it unfilled (the stream ended inside its message). */
   readonly release?: (buf: Buffer) => void;
-  /** The server-wide budget the bytes of this reader's partly received messages are counted in. */
+  /** The budget the bytes of this reader's partly received messages are counted in (a server's, or its connection's share of it). */
   readonly budget?: PartialMessageBudget;
 }
 
@@ -46,15 +46,30 @@ export interface FrameReaderOptions {
  * that arrives whole in one chunk is never held partly, so never counted (the hot
  * path's batches mostly): one add and one subtract per message that spans chunks, one
  * add per chunk of a gathered one.
+ *
+ * With `perConnection`, each HTTP/2 connection's calls count in a share of their own
+ * (forConnection), as well as in this: one connection (many streams sending large
+ * messages slowly) could otherwise hold all of it, and every other connection's calls
+ * needing any were refused until it let go.
  */
 export class PartialMessageBudget {
   private bytes = 0;
+  /** The connections' shares (perConnection), by connection: gone with it. */
+  private readonly shares = new WeakMap<object, PartialMessageBudget>();
+  /** The shares holding bytes now: one holding none is not kept here, so none outlives its connection. */
+  private readonly holding = new Set<PartialMessageBudget>();
+  /** The budget this one is a connection's share of: what it takes is taken there too, and must fit in both. */
+  private parent: PartialMessageBudget | null = null;
+  /** Which budget refused the last take() refused, this one or its parent (for exhausted(), called right after). */
+  private refusedBy: PartialMessageBudget | null = null;
 
   constructor(
     /** At least the largest message read, so that one always fits when nothing else holds the budget. */
     readonly limit: number,
     /** The setting that raises it, named in the error a refused stream gets. */
     readonly setting: string,
+    /** Each connection's share: at least the largest message read too, at most `limit`. */
+    readonly perConnection: { readonly limit: number; readonly setting: string } | null = null,
   ) {}
 
   /** Bytes held now. */
@@ -62,19 +77,69 @@ export class PartialMessageBudget {
     return this.bytes;
   }
 
-  /** Counts `n` more bytes, or (the budget would be passed) refuses them, counting nothing. */
+  /** Of the connections' shares, the most bytes one holds now (0 without shares). */
+  get largestShareHeld(): number {
+    let most = 0;
+    for (const s of this.holding) most = Math.max(most, s.bytes);
+    return most;
+  }
+
+  /**
+   * What the calls of the connection `conn` (an HTTP/2 session) count in: its share, the
+   * same for all of its calls, or this budget itself without perConnection. A stream
+   * whose session is gone already (undefined: it reads nothing more) gets a share of
+   * its own.
+   */
+  forConnection(conn: object | undefined): PartialMessageBudget {
+    if (this.perConnection === null) return this;
+    let share = conn === undefined ? undefined : this.shares.get(conn);
+    if (share === undefined) {
+      share = new PartialMessageBudget(this.perConnection.limit, this.perConnection.setting);
+      share.parent = this;
+      if (conn !== undefined) this.shares.set(conn, share);
+    }
+    return share;
+  }
+
+  /** Counts `n` more bytes, or (the budget, or its parent's, would be passed) refuses them, counting nothing. */
   take(n: number): boolean {
-    if (this.bytes + n > this.limit) return false;
+    // The parent first: where both would be passed, the server's is the one named
+    // (and a share as large as it never refuses alone).
+    const parent = this.parent;
+    if (parent !== null && !parent.take(n)) {
+      this.refusedBy = parent;
+      return false;
+    }
+    if (this.bytes + n > this.limit) {
+      parent?.give(n);
+      this.refusedBy = this;
+      return false;
+    }
+    if (parent !== null && this.bytes === 0 && n > 0) parent.holding.add(this);
     this.bytes += n;
     return true;
   }
 
   give(n: number): void {
     this.bytes -= n;
+    const parent = this.parent;
+    if (parent === null) return;
+    if (this.bytes === 0) parent.holding.delete(this);
+    parent.give(n);
   }
 
-  /** The error a call is refused with: `what` cannot be read now, `mine` of the bytes held being its own. */
+  /**
+   * The error a call is refused with after take() refused: `what` cannot be read now,
+   * `mine` of the bytes held being its own. Names the budget that refused it: the
+   * server's, or the connection's share.
+   */
   exhausted(what: string, mine: number): UringmqError {
+    if (this.refusedBy !== null && this.refusedBy !== this) return this.refusedBy.exhausted(what, mine);
+    if (this.parent !== null)
+      return new UringmqError(
+        'RESOURCE_EXHAUSTED',
+        `this connection's share of this server's memory for requests received in part is taken (${this.setting}: ${this.limit} bytes, ${this.bytes - mine} held by other calls on this connection): ${what} cannot be read now; retry later, or have the server's ${this.setting} raised`,
+      );
     return new UringmqError(
       'RESOURCE_EXHAUSTED',
       `this server's memory for requests received in part is taken (${this.setting}: ${this.limit} bytes, ${this.bytes - mine} held by other calls): ${what} cannot be read now; retry later, or have the server's ${this.setting} raised`,

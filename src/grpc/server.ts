@@ -88,6 +88,14 @@ export interface ServerOptions extends KeepaliveOptions {
    * is reset). maxMessageBytes bounds one call; this bounds them all.
    */
   maxPartialMessageBytes?: number;
+  /**
+   * Of maxPartialMessageBytes, the most one client connection's calls may hold at once
+   * (default a quarter of it, at least maxMessageBytes; between maxMessageBytes and
+   * maxPartialMessageBytes): one connection (many streams sending large messages
+   * slowly) cannot hold all of it and have every other connection's calls refused. A
+   * call past it ends as one past maxPartialMessageBytes does, its status naming this.
+   */
+  maxPartialMessageBytesPerConnection?: number;
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requireClientCert?: boolean };
   logger?: Logger;
   /**
@@ -209,12 +217,17 @@ function checkedOptions(opts: Omit<ServerOptions, 'broker'>) {
   // Less, and a message maxMessageBytes allows could never be read, whatever else is held.
   if (c.maxPartialMessageBytes < c.maxMessageBytes)
     throw invalid(`maxPartialMessageBytes (${c.maxPartialMessageBytes}) must be at least maxMessageBytes (${c.maxMessageBytes}): a message of maxMessageBytes could never be read`);
+  const perConnection = opt(opts.maxPartialMessageBytesPerConnection, 'maxPartialMessageBytesPerConnection', Math.max(Math.floor(c.maxPartialMessageBytes / 4), c.maxMessageBytes), 64 * 1024, 2 ** 40);
+  if (perConnection < c.maxMessageBytes)
+    throw invalid(`maxPartialMessageBytesPerConnection (${perConnection}) must be at least maxMessageBytes (${c.maxMessageBytes}): a message of maxMessageBytes could never be read`);
+  if (perConnection > c.maxPartialMessageBytes)
+    throw invalid(`maxPartialMessageBytesPerConnection (${perConnection}) must be at most maxPartialMessageBytes (${c.maxPartialMessageBytes}), the share of which it is`);
   if (opts.authToken !== undefined) checkAuthToken(opts.authToken, 'authToken');
   if (opts.permitWithoutStream !== undefined && typeof opts.permitWithoutStream !== 'boolean') throw invalid(`permitWithoutStream must be true or false, got ${JSON.stringify(opts.permitWithoutStream)}`);
   if (opts.host !== undefined && (typeof opts.host !== 'string' || opts.host.length === 0)) throw invalid('host must be a non-empty string');
   opt(opts.port, 'port', 0, 0, 65_535);
   if (opts.directStreams !== undefined && typeof opts.directStreams !== 'boolean') throw invalid(`directStreams must be true or false, got ${JSON.stringify(opts.directStreams)}`);
-  return c;
+  return { ...c, maxPartialMessageBytesPerConnection: perConnection };
 }
 
 export class BrokerServer {
@@ -234,7 +247,7 @@ export class BrokerServer {
   /** grpc-js's limit on each message this server sends (and receives). */
   private readonly maxMessageBytes: number;
   private readonly streams = new Set<StreamHandle>();
-  /** Bytes of requests received in part, on every call (maxPartialMessageBytes). */
+  /** Bytes of requests received in part, on every call (maxPartialMessageBytes), each connection's in its share (maxPartialMessageBytesPerConnection). */
   private readonly partialBudget: PartialMessageBudget;
   /** PublishStream and Subscribe calls go to routeDirectStreams where it takes them. */
   private directRouted = false;
@@ -265,7 +278,7 @@ export class BrokerServer {
     this.authToken = opts.authToken === undefined ? null : tokenDigest(opts.authToken);
     const maxMsg = c.maxMessageBytes;
     this.maxMessageBytes = maxMsg;
-    this.partialBudget = new PartialMessageBudget(c.maxPartialMessageBytes, 'maxPartialMessageBytes');
+    this.partialBudget = new PartialMessageBudget(c.maxPartialMessageBytes, 'maxPartialMessageBytes', { limit: c.maxPartialMessageBytesPerConnection, setting: 'maxPartialMessageBytesPerConnection' });
     const { maxAge, maxAgeGrace } = c;
     const channelOptions: grpc.ServerOptions = {
       'grpc.max_receive_message_length': maxMsg,
@@ -328,7 +341,7 @@ export class BrokerServer {
    *   counts per listener, and grpc-js makes one per address a host name resolves to
    *   ('localhost': 127.0.0.1 and ::1), so the total over all of them is checked too.
    * - The reset of a call's request side once its status is sent (resetAfterStatus).
-   * - maxPartialMessageBytes on the calls grpc-js reads (countGrpcJsCall).
+   * - maxPartialMessageBytes (and each connection's share) on the calls grpc-js reads (countGrpcJsCall).
    */
   private tuneListeners(): void {
     const servers = (this.server as unknown as { http2Servers?: Map<import('node:net').Server, unknown> }).http2Servers;
@@ -383,13 +396,18 @@ export class BrokerServer {
     return this.partialBudget.held;
   }
 
+  /** Of those, the most one client connection holds now (at most maxPartialMessageBytesPerConnection). */
+  get largestConnectionPartialMessageBytes(): number {
+    return this.partialBudget.largestShareHeld;
+  }
+
   /** maxPartialMessageBytes on a call grpc-js is about to read; a unary one refused is told to the observer as its request. */
   private countGrpcJsCall(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
     const path = headers[':path'];
     const method = typeof path === 'string' ? METHODS_BY_PATH.get(path) : undefined;
     const start = performance.now();
     countGrpcJsCall(stream, {
-      budget: this.partialBudget,
+      budget: this.partialBudget.forConnection(stream.session),
       wholeRequest: !method?.requestStream,
       // A stream's end is told by its handler (it ends the call: deferRefusal, or it sees it cancelled).
       refused: method && !method.requestStream ? (e) => this.callObserver?.request(method.originalName!, e.code, (performance.now() - start) / 1000) : undefined,

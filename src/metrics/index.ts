@@ -130,6 +130,14 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
         this.set(server.partialMessageBytes);
       },
     });
+    new Gauge({
+      name: 'uringmq_grpc_partial_message_bytes_connection_max',
+      help: 'Of those, the most one client connection holds; past maxPartialMessageBytesPerConnection its calls get RESOURCE_EXHAUSTED',
+      registers,
+      collect() {
+        this.set(server.largestConnectionPartialMessageBytes);
+      },
+    });
     let seenRefused = 0;
     new Counter({
       name: 'uringmq_grpc_connections_refused_total',
