@@ -660,7 +660,6 @@ export class FetchConsumer implements GroupConsumerApi {
       s.wake?.();
     }
     this.notify();
-    const until = Date.now() + LEAVE_WAIT_MS;
     // The final commit waits for the work under way that moves positions (the pumps'
     // restarts, an assignment's look-ups and commits): unary calls, each with a 30 s
     // deadline, that a server gone silent (stopped, behind a black hole) never answers.
@@ -669,6 +668,12 @@ export class FetchConsumer implements GroupConsumerApi {
       await this.assigning;
       if (!this.client.isClosed) await this.commit().catch(() => undefined);
     })();
+    // The bound counts from a turn after close(): an app's event loop held right after
+    // it (its synchronous cleanup) has not sent the commit yet, and that time is not the
+    // server's. Counted from close(), a hold of LEAVE_WAIT_MS gave up the commit before
+    // it went out, against a live server: all of it delivered again.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const until = Date.now() + LEAVE_WAIT_MS;
     const answered = await this.whileAnswered(final, until);
     // Leaving after the commit: the next owner of our partitions starts where we ended.
     // Awaited, as the Subscribe consumer's leave: close() resolves with the member gone.
