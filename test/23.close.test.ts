@@ -246,6 +246,44 @@ describe('close() against a broker that cannot be reached', function () {
     }
   });
 
+  it("a fetch consumer given its partitions, closed while its first look-up (describeTopic) is out behind a network gone silent: close() cancels the call, and the iteration ends as closed, not with DEADLINE_EXCEEDED 30 s later", async () => {
+    const r = await startServer();
+    const fsrv = await r.broker.startFetchServer({ port: 0 });
+    const proxy = await tcpProxy(r.server.port); // in front of the gRPC port only
+    const client = await connect(`127.0.0.1:${proxy.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+    let release: () => void = () => undefined;
+    try {
+      await client.createTopic('t');
+      const broker = r.broker as unknown as { describeTopic(...a: unknown[]): Promise<unknown> };
+      const describeTopic = broker.describeTopic.bind(broker);
+      let asked!: () => void;
+      const reached = new Promise<void>((resolve) => (asked = resolve));
+      // The look-up reaches the server, then the network goes silent: its answer never comes back.
+      broker.describeTopic = async (...a: unknown[]) => {
+        proxy.pause();
+        asked();
+        await new Promise<void>((resolve) => (release = resolve));
+        return describeTopic(...a);
+      };
+      const consumer = client.consumer({ topic: 't', group: 'g-start', from: 'earliest', transport: 'fetch', partitions: [0], maxWaitMs: 100 });
+      const it = consumer[Symbol.asyncIterator]();
+      const first = it.next();
+      first.catch(() => undefined);
+      await within(reached, 10_000, 'the look-up to reach the server');
+      await within(consumer.close(), 15_000, 'consumer.close()');
+      // Before, close() resolved at once with the call left open (holding the process),
+      // and the iteration failed with DEADLINE_EXCEEDED at its 30 s deadline.
+      const res = await within(first, 15_000, 'the iteration to end');
+      assert.equal(res.done, true);
+    } finally {
+      release();
+      await client.close();
+      await proxy.close();
+      fsrv.close();
+      await r.stop();
+    }
+  });
+
   it('a fetch consumer closing against a live server slow to answer its final commit (2.5 s) waits for it: the server answers the probes meanwhile, and the commit is made, not cancelled', async () => {
     const r = await startServer();
     const fsrv = await r.broker.startFetchServer({ port: 0 });

@@ -755,8 +755,20 @@ export class FetchConsumer implements GroupConsumerApi {
       }
     }
     if (this.closed) return;
-    if (this.opts.partitions) await this.addPartitions(this.opts.partitions);
-    else await this.join();
+    if (this.opts.partitions) {
+      // Tracked as an assignment is: close() waits for its look-ups while the server
+      // answers, and cancels them when it stops waiting (closeNow). Untracked, close()
+      // resolved at once, the call still out held the process for its 30 s deadline
+      // against a silent server, and the iteration then failed with DEADLINE_EXCEEDED.
+      const adding = this.addPartitions(this.opts.partitions);
+      this.assigning = adding.catch(() => undefined);
+      try {
+        await adding;
+      } catch (e) {
+        if (this.closed) return; // given up by close(), or refused meanwhile: the iteration ends, as closed
+        throw e;
+      }
+    } else await this.join();
     // Closed while it joined (close() resolves the wait for the first assignment): a
     // timer set now would commit for ever, close() having cleared none.
     if (this.closed) return;
