@@ -541,6 +541,9 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     // Options that are not objects: INVALID_ARGUMENT, not a TypeError from inside the library.
     await assert.rejects(r.client.fetch('t', 0, 0, null as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
     await assert.rejects(r.client.describeTopic('t', null as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+    // An extra argument where the internal cancel signal goes: refused before the call goes out.
+    await assert.rejects(r.client.describeTopic('t', {}, 'x' as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+    await assert.rejects(r.client.commitOffset('g', 't', 0, 0, 0, undefined, {} as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
     await assert.rejects(p.sendBatch('t', [{ value: 'x' }], null as never), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
     assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 3);
   });

@@ -308,6 +308,8 @@ export class Client {
    */
   unary<Q, R>(name: M, req: Q, timeoutMs = 30_000, signal?: AbortSignal): Promise<R> {
     if (this.closed) return Promise.reject(new UringmqError('BROKER_CLOSED', 'client is closed'));
+    // Checked before the call goes out: a public method's extra argument that is not a signal is the caller's mistake, typed.
+    if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(invalid(`${name}: its last argument must be an AbortSignal or left out`));
     if (signal?.aborted) return Promise.reject(abandonedCall(name));
     const m = methodOf(name);
     return new Promise((resolve, reject) => {
