@@ -1690,6 +1690,56 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       }
     });
 
+    it('a stream refused past it whose client does not read is reset too when nothing but its status waits (the END_STREAM its shut window holds back), on either path', async () => {
+      const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
+      const ends: string[] = [];
+      r.server.callObserver = { request: () => undefined, streamEnded: (m, code) => void ends.push(`${m} ${code}`) };
+      const held = () => r.server.partialMessageBytes;
+      const UNARY_PUBLISH = { ...PLAIN_HEADERS, ':path': brokerService.publish!.path };
+      const DEADLINE = { 'grpc-timeout': '60S' }; // grpc-js serves the call
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      // A client that never reads: its window is shut from the start.
+      const late = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 0 } });
+      late.on('error', () => undefined);
+      let other: ReturnType<typeof rawCall> | undefined;
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        other = rawCall(session, UNARY_PUBLISH);
+        const otherHeld = GRPC_PREFIX_BYTES + (1536 << 10);
+        other.st.write(Buffer.concat([prefix(2 << 20), Buffer.alloc(1536 << 10)]));
+        await waitFor(() => held() === otherHeld, 10_000, 'the other call counted');
+        const calls: Array<{ what: string; closed: Promise<number> }> = [];
+        for (const grpcJs of [false, true])
+          for (const method of ['PublishStream', 'Subscribe']) {
+            const what = `${method} (${grpcJs ? 'grpc-js' : 'node:http2'})`;
+            const headers = { ...(method === 'Subscribe' ? SUBSCRIBE_HEADERS : PLAIN_HEADERS), ...(grpcJs ? DEADLINE : {}) };
+            const { st } = rawCall(late, headers);
+            const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
+            // Its first request does not fit: refused with no answer before its status.
+            const ended = ends.length;
+            st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(1 << 20)]));
+            await waitFor(() => ends.length > ended, 10_000, `${what}: refused`);
+            assert.equal(ends.at(-1), `${method} RESOURCE_EXHAUSTED`, what);
+            calls.push({ what, closed });
+          }
+        // Reset (ENHANCE_YOUR_CALM) at the bound; they were left open (30 s here, as long as
+        // the connection lived). grpc-js's Subscribe had sent no headers: its status goes
+        // whole in one HEADERS frame, which no window holds back, and it closes at once.
+        const bound = sleep(30_000).then(() => 'still open');
+        const outcomes = await Promise.all(calls.map(async (c) => `${c.what}: ${await Promise.race([c.closed, bound])}`));
+        const calm = http2.constants.NGHTTP2_ENHANCE_YOUR_CALM;
+        assert.deepEqual(outcomes, [`PublishStream (node:http2): ${calm}`, `Subscribe (node:http2): ${calm}`, `PublishStream (grpc-js): ${calm}`, `Subscribe (grpc-js): ${http2.constants.NGHTTP2_NO_ERROR}`]);
+        await waitFor(() => r.server.openStreams === 0, 10_000, 'their stream slots back');
+        await waitFor(() => held() === otherHeld, 10_000, 'what grpc-js held of them back');
+      } finally {
+        other?.st.close(http2.constants.NGHTTP2_CANCEL); // before the session's destroy(): see the test above
+        session.destroy();
+        late.destroy();
+        await r.stop();
+      }
+    });
+
     it('a refused stream whose client reads is not reset while its answers wait for a slow disk: its ack comes when the append ends, then its status', async () => {
       // Every write cycle takes 12.5 s: the append in flight outlasts the 10 s bound,
       // with nothing written that the client has not read.

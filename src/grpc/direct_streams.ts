@@ -199,8 +199,9 @@ export const REFUSED_CALL_WRITE_MS = 10_000;
 /**
  * Resets `stream` (RST_STREAM ENHANCE_YOUR_CALM, which gRPC clients take as
  * RESOURCE_EXHAUSTED) if, REFUSED_CALL_WRITE_MS after it was refused (and every as long
- * after, while it stays open), what it wrote still waits for its client: a call refused
- * for maxPartialMessageBytes whose client does not read its answers. Its 'close' then
+ * after, while it stays open), what it wrote (its answers, or its status once decided)
+ * still waits for its client: a call refused for maxPartialMessageBytes whose client
+ * does not read. Its 'close' then
  * gives back what it held, as any reset's does. The timer keeps no process alive and
  * goes with the stream's 'close', however it comes.
  */
@@ -213,8 +214,12 @@ export function resetRefusedCallLater(stream: http2.ServerHttp2Stream): void {
     // made yet are (appends in flight on a disk that stalls). A reset now would lose
     // them, and a producer without idempotence would write those batches again.
     // (Node completes an HTTP/2 write only once its data is sent, so what the client's
-    // shut window keeps back counts in writableLength.)
-    if (stream.writableLength === 0) {
+    // shut window keeps back counts in writableLength. The status does not: once the
+    // stream is ended its END_STREAM, behind which the trailers go, waits for the
+    // window too, even with no byte left to send, and only nghttp2's local close says
+    // it has gone. A call refused before any answer, or whose answers filled the
+    // window exactly, was otherwise never reset.)
+    if (stream.writableLength === 0 && !(stream.writableEnded && stream.state.localClose !== 1)) {
       timer = setTimeout(check, REFUSED_CALL_WRITE_MS).unref();
       return;
     }
