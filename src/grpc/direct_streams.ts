@@ -182,17 +182,18 @@ function resetRequestSide(stream: http2.ServerHttp2Stream): void {
 }
 
 /**
- * How long a call refused for maxPartialMessageBytes has to get its answers written
- * (those of its requests before the refusal, then its status) before it is reset.
- * Until then it keeps its place among maxConcurrentStreams, the answers and, on
- * grpc-js's path, what grpc-js holds of its message in progress: a client that sends
- * big partial messages and never reads pinned them for as long as its connection
- * lived (keepalive catches dead peers only; maxConnectionAgeMs is off by default).
+ * How long a call refused for maxPartialMessageBytes has to get what it wrote (the
+ * answers of its requests before the refusal, then its status) to its client before it
+ * is reset; answers not made yet (a slow disk) are waited for, in as many such periods
+ * as they take (resetRefusedCallLater). Until then it keeps its place among
+ * maxConcurrentStreams, the answers and, on grpc-js's path, what grpc-js holds of its
+ * message in progress: a client that sends big partial messages and never reads
+ * pinned them for as long as its connection lived (keepalive catches dead peers only;
+ * maxConnectionAgeMs is off by default).
  * No setting of the server bounds a write; 10 s, keepaliveTimeoutMs's default, is
  * far more than a client that reads needs for what can be left (acks past
  * MAX_UNREAD_ANSWER_BYTES, 1 MiB, stop the reading; deliveries stop past
- * MAX_UNREAD_DELIVERY_BYTES, 4 MiB, and a message) or a group commit takes to make
- * the batches in flight durable.
+ * MAX_UNREAD_DELIVERY_BYTES, 4 MiB, and a message).
  */
 export const REFUSED_CALL_WRITE_MS = 10_000;
 

@@ -16,8 +16,9 @@
  *   does not hand on a chunk that would pass the budget: grpc-js keeps nothing of it,
  *   and the call is refused. A stream's handler takes that as a request that cannot be
  *   read (deferRefusal): it answers what grpc-js handed it, then ends the call with
- *   the status (reset if that is not all written within REFUSED_CALL_WRITE_MS); the
- *   others are refused at once.
+ *   the status (reset if, at REFUSED_CALL_WRITE_MS or any as long after, what it
+ *   wrote still waits for its client: resetRefusedCallLater); the others are refused
+ *   at once.
  * - the stream's push (where node:http2 hands each DATA chunk over) stores a copy:
  *   node:http2's chunks are views of the whole socket read they came in (up to 64 KiB,
  *   shared with other streams), and the views grpc-js keeps would pin that for a
