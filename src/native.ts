@@ -69,6 +69,10 @@ export interface NativeEngine {
   readonly zeroAheadBytes: number;
   /** Write cycles made durable by one flush of the disk's cache (EngineOptions.flushDir) instead of RWF_DSYNC writes. */
   readonly cacheFlushes: number;
+  /** Removals of retired segment files (or syncs of their directory) that failed; each is retried a second later. Absent from an addon built before it. */
+  readonly retentionRemoveFailures?: number;
+  /** Warnings of the I/O thread's background work (retention) since the last call, oldest first. Absent from an addon built before it. */
+  takeWarnings?(): string[];
   /**
    * The write cycles' disk-write durations so far: [count, sum in seconds, then per
    * bucket the cycles of at most 2^(i+4) µs (not cumulative), the last bucket the

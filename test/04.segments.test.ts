@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { DEFAULT_ZERO_AHEAD_BYTES, DIR_FORMAT } from '../src/broker/broker';
+import { metricsRegistry } from '../src/metrics';
 import { Broker, UringmqError, decodeBatches, encodeBatch, readBatchMeta, sealBatch, type Message } from '../src';
 import { dropProducerSnapshot, expectCode, faultNode, hasStrace, openBroker, openBrokerWithWarnings, overwriteAt, partitionDir, segmentFiles, sleep, straceNode, tmpDir, waitFor } from './helpers';
 
@@ -354,6 +355,52 @@ describe('Segments, index, retention and recovery', () => {
     for (let i = 0; i < 40 && fs.existsSync(first); i++) await sleep(100); // the next pass, within a second
     assert.ok(!fs.existsSync(first), 'removed once it could be');
     await b.close();
+  });
+
+  it('a retired segment file that cannot be removed is named once in a warning with its error, every failed retry is counted (uringmq_retention_remove_failures_total), and the files go once it can be removed', async function () {
+    this.timeout(60_000);
+    const dir = tmpDir();
+    const b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192, retention: { maxBytes: 16 * 1024 } });
+    await fill(b, 't', 200);
+    const first = segmentFiles(dir, 't', 0)[0]!;
+    // An immutable file cannot be unlinked (EPERM), even by root.
+    if (spawnSync('chattr', ['+i', first]).status !== 0) {
+      await b.close();
+      return this.skip();
+    }
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => {
+      if (w.name === 'UringmqWarning' && w.message.includes('retention')) warnings.push(w.message);
+    };
+    process.on('warning', onWarning);
+    const registry = metricsRegistry(b, { processMetrics: false });
+    try {
+      await fill(b, 't', 1000);
+      // One retry a second: after four, a warning for each would have been relayed (every second) by the sleep.
+      await waitFor(() => b.retentionRemoveFailures >= 4, 30_000, 'four failed removals');
+      await sleep(1500);
+      assert.equal(warnings.length, 1, warnings.join('\n'));
+      assert.ok(warnings[0]!.startsWith('t/0: '), warnings[0]);
+      assert.ok(warnings[0]!.includes(first), `the file is named: ${warnings[0]}`);
+      assert.match(warnings[0]!, /Operation not permitted \(errno 1\)/);
+      const counted = Number(/^uringmq_retention_remove_failures_total (\d+)$/m.exec(await registry.metrics())?.[1]);
+      assert.ok(counted >= 4, `uringmq_retention_remove_failures_total ${counted}`);
+      assert.ok(fs.existsSync(first), 'the immutable file is still there');
+    } finally {
+      spawnSync('chattr', ['-i', first]);
+    }
+    try {
+      // The obstacle gone, the next pass removes it, its index and the retired segments after it.
+      const start = (await b.describeTopic('t')).partitions[0]!.startOffset;
+      const startFile = `${String(start).padStart(20, '0')}.log`;
+      await waitFor(() => path.basename(segmentFiles(dir, 't', 0)[0]!) === startFile, 30_000, `retired files removed down to ${startFile}`);
+      assert.ok(!fs.existsSync(first.replace(/\.log$/, '.index')), 'its index removed');
+      assert.equal(warnings.length, 1, warnings.join('\n'));
+    } finally {
+      process.off('warning', onWarning);
+      await b.close();
+    }
   });
 
   it('retention makes each removal durable before the next: the directory is synced after every unlink, so a power cut cannot keep a later removal and lose an earlier one', async function () {

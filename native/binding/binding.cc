@@ -332,6 +332,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceAccessor<&EngineWrap::SyncPasses>("syncPasses"),
                            InstanceAccessor<&EngineWrap::ZeroAheadBytes>("zeroAheadBytes"),
                            InstanceAccessor<&EngineWrap::CacheFlushes>("cacheFlushes"),
+                           InstanceAccessor<&EngineWrap::RetentionRemoveFailures>("retentionRemoveFailures"),
+                           InstanceMethod<&EngineWrap::TakeWarnings>("takeWarnings"),
                            InstanceMethod<&EngineWrap::WriteLatency>("writeLatency"),
                            InstanceMethod<&EngineWrap::AppendLatency>("appendLatency"),
                            InstanceMethod<&EngineWrap::OpenPartition>("openPartition"),
@@ -514,6 +516,19 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
   Napi::Value CacheFlushes(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->cache_flushes()) : 0);
+  }
+  Napi::Value RetentionRemoveFailures(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->retention_remove_failures()) : 0);
+  }
+  // takeWarnings() → string[]: what the I/O thread's background work (retention) had to
+  // say since the last call; empty once closed.
+  Napi::Value TakeWarnings(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::vector<std::string> w;
+    if (shared_->engine) w = shared_->engine->TakeWarnings();
+    Napi::Array out = Napi::Array::New(env, w.size());
+    for (size_t i = 0; i < w.size(); i++) out.Set(static_cast<uint32_t>(i), Napi::String::New(env, w[i]));
+    return out;
   }
   Napi::Value ZeroAheadBytes(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), shared_->engine ? static_cast<double>(shared_->engine->zero_ahead_bytes()) : 0);

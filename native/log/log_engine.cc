@@ -491,10 +491,31 @@ void LogEngine::RunTimers(bool force_sync) {
     const int64_t now = NowMs();
     for (auto& p : parts) {
       if (p->closed.load() || p->failed.load()) continue;
-      p->EnforceRetention(now);
+      PartitionLog::RemovalTrouble trouble;
+      p->EnforceRetention(now, &trouble);
+      if (trouble.failures > 0) retention_remove_failures_.fetch_add(trouble.failures, std::memory_order_relaxed);
+      if (!trouble.warning.empty()) AddWarning(std::move(trouble.warning));
       p->ReleaseIdleMemory(now);
     }
   }
+}
+
+void LogEngine::AddWarning(std::string w) {
+  constexpr size_t kMaxWarnings = 64;
+  std::lock_guard<std::mutex> lk(warnings_mu_);
+  if (warnings_.size() < kMaxWarnings) warnings_.push_back(std::move(w));
+  else warnings_dropped_++;
+}
+
+std::vector<std::string> LogEngine::TakeWarnings() {
+  std::lock_guard<std::mutex> lk(warnings_mu_);
+  std::vector<std::string> out;
+  out.swap(warnings_);
+  if (warnings_dropped_ > 0) {
+    out.push_back(std::to_string(warnings_dropped_) + " more warnings of the log's I/O thread were dropped (too many at once)");
+    warnings_dropped_ = 0;
+  }
+  return out;
 }
 
 }  // namespace uringmq

@@ -109,6 +109,12 @@ class LogEngine {
   // publish. Beside write_latency() it tells a slow disk from a busy or descheduled
   // I/O thread.
   const LatencyHistogram& append_latency() const { return append_latency_; }
+  // Any thread. Removals of retired segment files (or syncs of their directory) that
+  // failed: each is retried at the next retention pass, a second later.
+  uint64_t retention_remove_failures() const { return retention_remove_failures_.load(std::memory_order_relaxed); }
+  // Any thread. Warnings of the I/O thread's background work (retention) since the
+  // last call, oldest first: for the operator, who has no other way to hear of them.
+  std::vector<std::string> TakeWarnings();
 
   // JS thread. False when the ring is full: the caller retries after completions.
   bool Submit(IoRequest&& r);
@@ -166,6 +172,12 @@ class LogEngine {
   std::atomic<uint64_t> cache_flushes_{0};  // written by the I/O thread, read by any
   LatencyHistogram write_latency_;   // recorded by the I/O thread, read by any
   LatencyHistogram append_latency_;  // recorded by the I/O thread, read by any
+  std::atomic<uint64_t> retention_remove_failures_{0};  // written by the I/O thread, read by any
+  // Bounded (kMaxWarnings): nobody may be taking them (an engine used without a broker).
+  std::mutex warnings_mu_;
+  std::vector<std::string> warnings_;
+  uint64_t warnings_dropped_ = 0;
+  void AddWarning(std::string w);
 };
 
 }  // namespace uringmq

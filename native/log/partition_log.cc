@@ -1129,8 +1129,8 @@ void PartitionLog::Fail(const Status& s) {
   active_.pending_index.clear();
 }
 
-void PartitionLog::EnforceRetention(int64_t now_ms) {
-  if (!unlink_retry_.empty() || dir_sync_pending_) RemoveRetired();
+void PartitionLog::EnforceRetention(int64_t now_ms, RemovalTrouble* trouble) {
+  if (!unlink_retry_.empty() || dir_sync_pending_) RemoveRetired(trouble);
   if (cfg_.retention_bytes < 0 && cfg_.retention_ms < 0) return;
   std::vector<std::shared_ptr<Segment>> doomed;
   {
@@ -1160,10 +1160,10 @@ void PartitionLog::EnforceRetention(int64_t now_ms) {
     unlink_retry_.push_back(seg->log_name);
     unlink_retry_.push_back(seg->index_name);
   }
-  RemoveRetired();
+  RemoveRetired(trouble);
 }
 
-void PartitionLog::RemoveRetired() {
+void PartitionLog::RemoveRetired(RemovalTrouble* trouble) {
   // A name that cannot be removed now is tried again at the next retention pass:
   // left behind, reopening would bring the segment back and move the start offset
   // backwards. (Bounded: only names of segments already retired.)
@@ -1179,22 +1179,45 @@ void PartitionLog::RemoveRetired() {
   // kMaxRemovalsPerPass per pass, the rest at the next (a second later): these syncs
   // run on the I/O thread, and a retention lowered over thousands of segments would
   // hold every append behind them.
+  // A failure is retried every second for as long as it lasts (a permission, an
+  // immutable file, a read-only remount): the operator hears of each file once, and
+  // the count of failed attempts (uringmq_retention_remove_failures_total) keeps
+  // growing while it stays.
+  auto stuck = [&](const std::string& key, const Status& why) {
+    trouble->failures++;
+    if (removal_warned_ == key) return;
+    removal_warned_ = key;
+    trouble->warning = cfg_.label + ": retention cannot remove a retired segment's files: " + why.message +
+                       "; retried every second, and the retired files after it stay until it succeeds (said once for " +
+                       (key == "." ? "this failure)" : "this file)");
+  };
   constexpr size_t kMaxRemovalsPerPass = 16;
   size_t done = 0;
   while (done < unlink_retry_.size() && done < kMaxRemovalsPerPass) {
     if (dir_sync_pending_) {
-      if (SyncDir() != 0) break;  // tried again at the next pass, before any other unlink
+      if (int e = SyncDir(); e != 0) {
+        stuck(".", SysError("fsync of the directory", cfg_.dir, -1, e));
+        break;  // tried again at the next pass, before any other unlink
+      }
       dir_sync_pending_ = false;
     }
     // By name in the partition's directory, wherever it is now: a pass that began
     // before deleteTopic moved it to the trash must not remove the files of a topic
     // made again under the same name.
-    if (unlinkat(dir_fd_, unlink_retry_[done].c_str(), 0) == 0) dir_sync_pending_ = true;
-    else if (errno != ENOENT) break;
+    if (unlinkat(dir_fd_, unlink_retry_[done].c_str(), 0) == 0) {
+      dir_sync_pending_ = true;
+    } else if (const int e = errno; e != ENOENT) {
+      stuck(unlink_retry_[done], SysError("unlink", cfg_.dir + "/" + unlink_retry_[done], -1, e));
+      break;
+    }
     done++;
   }
   unlink_retry_.erase(unlink_retry_.begin(), unlink_retry_.begin() + static_cast<std::ptrdiff_t>(done));
-  if (dir_sync_pending_) dir_sync_pending_ = SyncDir() != 0;
+  if (dir_sync_pending_) {
+    if (int e = SyncDir(); e != 0) stuck(".", SysError("fsync of the directory", cfg_.dir, -1, e));
+    else dir_sync_pending_ = false;
+  }
+  if (trouble->failures == 0) removal_warned_.clear();
 }
 
 int PartitionLog::SyncDir() const {

@@ -210,8 +210,15 @@ class PartitionLog {
   // aligned for O_DIRECT and holds max_step zero bytes. Returns the bytes written; an
   // I/O error fences.
   size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_mono_ms);
+  // What a retention pass could not remove (RemoveRetired): the removals that failed
+  // (each is retried at the next pass, a second later), and a warning for the operator,
+  // set only when a file (or the directory's sync) first stays, not at every retry.
+  struct RemovalTrouble {
+    uint32_t failures = 0;
+    std::string warning;
+  };
   // Deletes whole sealed segments past the retention limits.
-  void EnforceRetention(int64_t now_ms);
+  void EnforceRetention(int64_t now_ms, RemovalTrouble* trouble);
   // Returns a burst's staging memory once the partition has been idle for a while.
   void ReleaseIdleMemory(int64_t now_ms);
 
@@ -366,7 +373,7 @@ class PartitionLog {
   // kMaxOpenSealedSegments (sealing the active segment adds one).
   void CloseLeastReadLocked();
   void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
-  void RemoveRetired();
+  void RemoveRetired(RemovalTrouble* trouble);
   // fsync of the partition's directory (through dir_fd_): 0 or errno.
   int SyncDir() const;
   // The names of base's segment files, in seg (and their paths, for messages).
@@ -390,6 +397,9 @@ class PartitionLog {
   // I/O thread state.
   std::vector<std::string> unlink_retry_;  // names of retired segment files not yet removed
   bool dir_sync_pending_ = false;
+  // What RemoveRetired's last warning was about while it keeps failing (a file's name,
+  // or "." for the directory's sync); emptied by a pass that fails nothing.
+  std::string removal_warned_;
   WriteUnit active_;
   int64_t next_offset_ = 0;  // next offset to assign
   std::vector<WriteUnit> sealing_;

@@ -464,6 +464,8 @@ export class Broker {
       // as a `sync` one (until here state.json says the previous run's mode).
       if (broker.fullScan) await writeFileDurable(path.join(dir, STATE_FILE), stateJson({ clean: false, durability, run: broker.run }));
       if (groupRetentionMs > 0) broker.expireGroupsEvery(groupRetentionMs);
+      const b = broker;
+      b.warningTimer = setInterval(() => b.relayNativeWarnings(), 1000).unref();
       return broker;
     } catch (e) {
       engine?.close();
@@ -473,6 +475,16 @@ export class Broker {
   }
 
   private groupExpiryTimer: NodeJS.Timeout | null = null;
+  private warningTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * What the native threads' background work ran into, which nothing else reports
+   * (a retired segment file retention cannot remove): as process warnings, looked for
+   * every second.
+   */
+  private relayNativeWarnings(): void {
+    for (const w of this.engine.takeWarnings?.() ?? []) process.emitWarning(w, 'UringmqWarning');
+  }
 
   /** Removes groups' committed offsets unused for `retentionMs` (GroupCoordinator.expireGroups), checking every tenth of it, at most hourly. */
   private expireGroupsEvery(retentionMs: number): void {
@@ -1137,6 +1149,16 @@ export class Broker {
   }
 
   /**
+   * Attempts to remove a retired segment file (or to sync its directory after a
+   * removal) that failed, since the broker opened. Each is retried a second later, so
+   * this grows by about one a second per partition whose retention is stuck; a warning
+   * names the file and the error once.
+   */
+  get retentionRemoveFailures(): number {
+    return this.engine.retentionRemoveFailures ?? 0;
+  }
+
+  /**
    * How long the log's write cycles took at the disk, so far (with durability `sync`
    * each cycle is written and flushed before its appends are acknowledged: a slow
    * cycle is a publish latency floor for every message in it or queued behind it).
@@ -1485,6 +1507,7 @@ export class Broker {
     this.releaseWritable(); // held-back sends go on, and meet BROKER_CLOSED
     this.closePromise = (async () => {
       if (this.groupExpiryTimer) clearTimeout(this.groupExpiryTimer);
+      if (this.warningTimer) clearInterval(this.warningTimer);
       for (const f of [...this.fetchServers]) f.close();
       await this.groupCoordinator?.close();
       for (const p of [...this.activeProducers]) p.flushAll();
@@ -1492,6 +1515,7 @@ export class Broker {
       await this.allIdle();
       await this.snapshotAllProducers();
       this.engine.close(); // the I/O thread syncs what is dirty before it stops
+      this.relayNativeWarnings(); // the last of them: the thread has stopped
       // Their files close now, not when the garbage collector gets to the wrappers.
       for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.closePartition(ps.native);
       this.state = 'closed';

@@ -102,6 +102,12 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     "Write cycles whose writes all landed on blocks already written (zeros ahead) and were made durable by one flush of the disk's cache, not by O_DSYNC writes (which on ext4 also write the file's inode when its timestamps moved)",
     () => (broker.closed ? null : broker.cacheFlushes),
   );
+  coreCounter(
+    registers,
+    'uringmq_retention_remove_failures_total',
+    'Attempts to remove a retired segment file (or sync its directory after a removal) that failed; each is retried a second later, so it grows while a partition\'s retention is stuck (its files, and the retired ones after them, stay on disk); a warning names the file and the error once',
+    () => (broker.closed ? null : broker.retentionRemoveFailures),
+  );
   // The core counts write cycles and appends in its own buckets (no per-cycle call into
   // JavaScript): exposed as histograms as they are, cumulative per `le` as Prometheus wants.
   coreHistogram(
