@@ -165,12 +165,16 @@ export interface FetchServerStats {
   bytesCopied: number;
   /** long-polls waiting now */
   parked: number;
+  /** replies cut off by a failed read of a segment file after their header went out (the connection is closed) */
+  readErrors: number;
 }
 
 export interface NativeFetchServer {
   readonly port: number;
   readonly backend: 'io_uring' | 'thread' | 'closed';
   readonly backendNote: string;
+  /** The last read error counted in stats().readErrors (partition, offset, file, errno text); '' before the first. Absent from an addon built before it. */
+  readonly lastReadError?: string;
   stats(): FetchServerStats;
   close(): void;
 }

@@ -33,6 +33,7 @@ import {
   fetchErrorName,
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
+import { metricsRegistry } from '../src/metrics';
 import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, take, tcpProxy, tmpDir, waitFor } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
@@ -278,6 +279,56 @@ for (const backend of BACKENDS) {
       }
       assert.notEqual((await c.fetch('t', 0, secondBase, 1)).error, 'OK');
       c.close();
+    });
+
+    it('a reply cut off by a failed read of its segment file (a file shorter than the log says) is counted (readErrors, uringmq_fetch_read_errors_total) and named in a warning, at most every 10 s: not only a closed connection', async function () {
+      this.timeout(60_000);
+      const dir = tmpDir();
+      broker = await openBroker({ dir, tailCacheBytes: 0 });
+      await broker.createTopic('t', { segmentBytes: 256 * 1024 });
+      await fill(broker, 't', 2000, value, 50);
+      const seg = segmentFiles(dir, 't', 0)[0]!;
+      // The log still says the segment is whole: its reply's header announces all of it,
+      // the first 16 KiB go out (the plan reads the first batch's header there), then the file ends.
+      fs.truncateSync(seg, 16 * 1024);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const registry = metricsRegistry(broker, { processMetrics: false });
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => {
+        if (w.name === 'UringmqWarning' && w.message.startsWith('fetch plane')) warnings.push(w.message);
+      };
+      process.on('warning', onWarning);
+      try {
+        const cutOff = async () => {
+          const c = await Raw.open(fsrv.port);
+          assert.equal(await c.hello(), 0);
+          c.sock.write(encodeFetch({ correlationId: 1, topic: 't', partition: 0, offset: 0, maxBytes: 8 << 20, maxWaitMs: 0 }));
+          const h = decodeResponseHeader((await c.read(RESPONSE_HEADER_SIZE))!);
+          assert.equal(fetchErrorName(h.error), 'OK');
+          assert.ok(h.length > 64 * 1024, `a reply of ${h.length} bytes`);
+          assert.equal(await c.read(h.length), null, 'the connection closed before the whole reply');
+        };
+        await cutOff();
+        assert.equal(fsrv.stats().readErrors, 1);
+        await waitFor(() => warnings.length > 0, 10_000, 'a warning');
+        const t0 = performance.now();
+        assert.match(warnings[0]!, /: 1 reply cut off by a failed read of a segment file/);
+        assert.ok(warnings[0]!.includes(`(the last: t/0, a fetch from offset 0: read ${seg} at byte 16384: the file ends there`), warnings[0]);
+        assert.equal(/^uringmq_fetch_read_errors_total (\d+)$/m.exec(await registry.metrics())?.[1], '1');
+        // A second one soon after is counted, and held for the next warning (the one at close here).
+        await cutOff();
+        assert.equal(fsrv.stats().readErrors, 2);
+        await sleep(1500);
+        if (performance.now() - t0 < 9000) assert.equal(warnings.length, 1, warnings.join('\n'));
+        fsrv.close();
+        assert.equal(broker.fetchReadErrors, 2, 'the count outlives the server');
+        assert.equal(/^uringmq_fetch_read_errors_total (\d+)$/m.exec(await registry.metrics())?.[1], '2');
+        await sleep(10); // process.emitWarning delivers on a later tick
+        assert.equal(warnings.length, 2, warnings.join('\n'));
+        assert.match(warnings[1]!, /: 1 reply cut off/);
+      } finally {
+        process.off('warning', onWarning);
+      }
     });
 
     it('never sends bytes past the published end while appends run, and long-polls wake on new data', async () => {
@@ -702,6 +753,7 @@ for (const backend of BACKENDS) {
       bystander.close();
       await waitFor(() => fsrv.stats().connections === 0);
       assert.ok(fsrv.stats().timeouts >= 1, 'the reader that stopped was timed out');
+      assert.equal(fsrv.stats().readErrors, 0, 'peers that went mid-reply are not read errors');
       fsrv.close();
       assert.equal(await settledFdCount(), fds, `${kinds0}\n${JSON.stringify(fdKinds())}`);
     });

@@ -83,6 +83,7 @@ describe('metrics', function () {
     assert.equal(value(text, 'uringmq_sync_passes_total'), 0, 'durability none makes no sync pass here');
     assert.equal(value(text, 'uringmq_log_zero_ahead_bytes_total'), 0, 'durability none zeroes nothing ahead');
     assert.equal(value(text, 'uringmq_retention_remove_failures_total'), 0);
+    assert.equal(value(text, 'uringmq_fetch_read_errors_total'), 0);
     // The write cycles' and the appends' durations, histograms from the core's own
     // buckets: cumulative, +Inf equal to the count, one more cycle and one more append
     // for an append awaited alone, which spent at least its cycle's write in the core.

@@ -869,6 +869,7 @@ class FetchServerWrap : public Napi::ObjectWrap<FetchServerWrap> {
                            InstanceAccessor<&FetchServerWrap::Backend>("backend"),
                            InstanceAccessor<&FetchServerWrap::BackendNote>("backendNote"),
                            InstanceMethod<&FetchServerWrap::Stats>("stats"),
+                           InstanceAccessor<&FetchServerWrap::LastReadError>("lastReadError"),
                            InstanceMethod<&FetchServerWrap::Close>("close"),
                        });
   }
@@ -943,7 +944,11 @@ class FetchServerWrap : public Napi::ObjectWrap<FetchServerWrap> {
     o.Set("bytesSpliced", static_cast<double>(k.bytes_spliced.load()));
     o.Set("bytesCopied", static_cast<double>(k.bytes_copied.load()));
     o.Set("parked", static_cast<double>(k.parked.load()));
+    o.Set("readErrors", static_cast<double>(k.read_errors.load()));
     return o;
+  }
+  Napi::Value LastReadError(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), server_ ? server_->last_read_error() : "");
   }
   // Stops the fetch thread: every connection is closed. Blocks for as long as the
   // kernel takes to finish what it has in flight (microseconds, normally).

@@ -120,6 +120,9 @@ struct Conn {
   int64_t splice_out_res = 0;
   size_t delivered = 0;  // bytes of the current SendFile on the socket
   bool waiting_pipe = false;
+  // Set by the backend when the current SendFile failed on the file's side, not the
+  // socket's: the errno, or -1 when the file ended before the range did.
+  int file_error = 0;
 
   // What every backend records when a send starts; each then issues it its own way.
   void BeginSend(const uint8_t* p, size_t n, bool more) {
@@ -476,8 +479,15 @@ class UringIo final : public FetchIo {
   }
 
   void AfterPair(Conn* c, std::vector<IoEvent>* out) {
-    if (c->splice_in_res < 0) return Sent(c, c->splice_in_res, out);
-    if (c->splice_in_res == 0) return Sent(c, -EIO, out);  // the file ended early: truncated?
+    if (c->splice_in_res < 0) {
+      // The file → pipe half: a failed read of the file (a cancel only comes with a close).
+      if (c->splice_in_res != -ECANCELED) c->file_error = static_cast<int>(-c->splice_in_res);
+      return Sent(c, c->splice_in_res, out);
+    }
+    if (c->splice_in_res == 0) {
+      c->file_error = -1;  // the file ended early: truncated?
+      return Sent(c, -EIO, out);
+    }
     const int64_t o = c->splice_out_res;
     if (o < 0 && o != -EAGAIN && o != -ECANCELED) return Sent(c, o, out);
     if (c->pipe_bytes == 0) return Sent(c, static_cast<int64_t>(c->delivered), out);
@@ -584,6 +594,18 @@ class UringIo final : public FetchIo {
   size_t large_pipes_ = 0;  // pipes of more than 64 KiB, lent or pooled
   std::vector<Conn*> pipe_waiters_;
 };
+
+// Errors of a socket whose peer went or whose path broke: sendfile's other errors come
+// from reading its file.
+bool SocketGone(int e) {
+  switch (e) {
+    case EPIPE: case ECONNRESET: case ENOTCONN: case ECONNABORTED: case ETIMEDOUT: case EHOSTUNREACH:
+    case ENETUNREACH: case ENETDOWN: case ENETRESET: case EHOSTDOWN: case ECONNREFUSED:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // ---------------------------------------------------------------------------------
 // epoll + sendfile(2), for kernels or containers where io_uring is refused.
@@ -732,8 +754,11 @@ class EpollIo final : public FetchIo {
         off_t off = c->file_off;
         n = sendfile(c->fd, c->file_fd, &off, c->file_len);
         if (n == 0) {
+          c->file_error = -1;  // the file ended early: truncated?
           n = -1;
-          errno = EIO;  // the file ended early: truncated?
+          errno = EIO;
+        } else if (n < 0 && errno != EINTR && errno != EAGAIN && !SocketGone(errno)) {
+          c->file_error = errno;  // sendfile's errors are the file's but for the socket's own
         }
       } else {
         n = send(c->fd, c->send_ptr, c->send_len, MSG_NOSIGNAL | MSG_DONTWAIT | (c->send_more ? MSG_MORE : 0));
@@ -759,6 +784,14 @@ class EpollIo final : public FetchIo {
   std::vector<IoEvent> ready_;
 };
 
+// What an fd is open on ("/data/topics/t/0/00000000000000000000.log"), for a message.
+std::string FdPath(int fd) {
+  char buf[4096];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t n = readlink(link.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "its segment file (fd " + std::to_string(fd) + ")";
+}
+
 bool ValidTopic(const std::string& t) {
   if (t.empty() || t.size() > fetchproto::kMaxTopicBytes || t == "." || t == "..") return false;
   for (char ch : t) {
@@ -777,9 +810,9 @@ bool ValidTopic(const std::string& t) {
 class FetchLoop {
  public:
   FetchLoop(const FetchServerOptions& opts, std::shared_ptr<PartitionDirectory> dir, std::shared_ptr<PublishSignal> signal,
-            std::unique_ptr<FetchIo> io, int listen_fd, int wake_fd, FetchCounters* counters)
+            std::unique_ptr<FetchIo> io, int listen_fd, int wake_fd, FetchServer* owner)
       : opts_(opts), dir_(std::move(dir)), signal_(std::move(signal)), io_(std::move(io)), listen_fd_(listen_fd),
-        wake_fd_(wake_fd), k_(counters) {}
+        wake_fd_(wake_fd), owner_(owner), k_(&owner->counters_) {}
 
   ~FetchLoop() {
     signal_->Detach(wake_fd_);
@@ -1136,7 +1169,10 @@ class FetchLoop {
   }
 
   void OnSent(Conn* c, int64_t res) {
-    if (res <= 0) return Close(c);  // the peer went mid-reply (EPIPE, ECONNRESET), or a file read failed
+    if (res <= 0) {
+      if (c->file_error != 0) ReadFailed(c);
+      return Close(c);  // the peer went mid-reply (EPIPE, ECONNRESET), or a file read failed
+    }
     if (c->hdr_done < c->hdr_len) {
       c->hdr_done += static_cast<size_t>(res);
     } else {
@@ -1146,6 +1182,21 @@ class FetchLoop {
     }
     SetDeadline(c, MonoMs() + opts_.send_timeout_ms);  // progress: the stall timer starts over
     Pump(c);
+  }
+
+  // The client of a reply cut off by its file sees only a closed connection (the header
+  // went out, announcing bytes that never came), and retries: counted and noted for the
+  // operator (src/fetch/server.ts warns of it, at most every 10 s).
+  void ReadFailed(Conn* c) {
+    const int e = c->file_error;
+    c->file_error = 0;
+    k_->read_errors++;
+    std::string note = (c->part ? c->part->label() : std::string("?")) + ", a fetch from offset " + std::to_string(c->offset) +
+                       ": read " + FdPath(c->file_fd) + " at byte " + std::to_string(c->file_off) + ": ";
+    if (e < 0) note += "the file ends there, before the end the log records for it (truncated?)";
+    else note += std::string(std::strerror(e)) + " (errno " + std::to_string(e) + ")";
+    std::lock_guard<std::mutex> lk(owner_->note_mu_);
+    owner_->last_read_error_ = std::move(note);
   }
 
   void FinishReply(Conn* c) {
@@ -1267,6 +1318,7 @@ class FetchLoop {
   std::unique_ptr<FetchIo> io_;
   int listen_fd_;
   const int wake_fd_;
+  FetchServer* const owner_;
   FetchCounters* k_;
   std::atomic<bool> stop_{false};
 
@@ -1350,7 +1402,7 @@ Status FetchServer::Start(const FetchServerOptions& opts, std::shared_ptr<Partit
     return Status::Error(Code::kInvalidArgument, "a fetch server is already running for this broker");
   }
   // From here the loop owns lfd and wfd (and detaches the signal) whatever happens.
-  srv->loop_ = std::make_unique<FetchLoop>(opts, std::move(dir), std::move(signal), std::move(io), lfd, wfd, &srv->counters_);
+  srv->loop_ = std::make_unique<FetchLoop>(opts, std::move(dir), std::move(signal), std::move(io), lfd, wfd, srv.get());
   Status s = srv->loop_->Init();
   if (!s.ok()) return s;  // ~FetchServer → ~FetchLoop closes everything
   srv->thread_ = std::thread([loop = srv->loop_.get()] { loop->Run(); });
@@ -1359,6 +1411,11 @@ Status FetchServer::Start(const FetchServerOptions& opts, std::shared_ptr<Partit
 }
 
 FetchServer::~FetchServer() { Stop(); }
+
+std::string FetchServer::last_read_error() const {
+  std::lock_guard<std::mutex> lk(note_mu_);
+  return last_read_error_;
+}
 
 void FetchServer::Stop() {
   if (stopped_) return;

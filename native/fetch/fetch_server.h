@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -45,6 +46,9 @@ struct FetchCounters {
   std::atomic<uint64_t> bytes_spliced{0};  // file → socket without a copy
   std::atomic<uint64_t> bytes_copied{0};   // from memory (tail cache, partial block)
   std::atomic<uint64_t> parked{0};         // long-polls waiting now
+  // Replies cut off by a failed read of a segment file after their header went out
+  // (an I/O error, a file shorter than the log says): the connection is closed.
+  std::atomic<uint64_t> read_errors{0};
 };
 
 class FetchLoop;
@@ -65,6 +69,9 @@ class FetchServer {
   const char* backend_name() const { return backend_name_; }
   const std::string& backend_note() const { return backend_note_; }
   const FetchCounters& counters() const { return counters_; }
+  // Any thread. The last read error counted in read_errors (partition, offset, file,
+  // errno text); empty before the first.
+  std::string last_read_error() const;
 
  private:
   FetchServer() = default;
@@ -72,6 +79,9 @@ class FetchServer {
   const char* backend_name_ = "thread";
   std::string backend_note_;
   FetchCounters counters_;
+  friend class FetchLoop;
+  mutable std::mutex note_mu_;
+  std::string last_read_error_;  // guarded by note_mu_
   std::unique_ptr<FetchLoop> loop_;
   std::thread thread_;
   bool stopped_ = false;

@@ -479,11 +479,12 @@ export class Broker {
 
   /**
    * What the native threads' background work ran into, which nothing else reports
-   * (a retired segment file retention cannot remove): as process warnings, looked for
-   * every second.
+   * (a retired segment file retention cannot remove, a fetch reply cut off by its
+   * file): as process warnings, looked for every second.
    */
   private relayNativeWarnings(): void {
     for (const w of this.engine.takeWarnings?.() ?? []) process.emitWarning(w, 'UringmqWarning');
+    for (const s of this.fetchServers) s.warnReadErrors();
   }
 
   /** Removes groups' committed offsets unused for `retentionMs` (GroupCoordinator.expireGroups), checking every tenth of it, at most hourly. */
@@ -931,9 +932,26 @@ export class Broker {
     const envBackend = process.env.URINGMQ_IO_BACKEND;
     // The log fell back to threads (or was told to): so does the fetch plane.
     const dflt = this.engine.backend === 'thread' ? 'thread' : envBackend === 'io_uring' ? 'io_uring' : 'auto';
-    const s: FetchServer = new FetchServer(this.engine, opts, dflt, () => this.fetchServers.delete(s));
+    const s: FetchServer = new FetchServer(this.engine, opts, dflt, () => {
+      this.fetchServers.delete(s);
+      this.closedFetchReadErrors += s.readErrors;
+    });
     this.fetchServers.add(s);
     return s;
+  }
+
+  /** Read errors of the fetch servers this broker closed (fetchReadErrors counts them on). */
+  private closedFetchReadErrors = 0;
+
+  /**
+   * Fetch-plane replies cut off by a failed read of a segment file after their header
+   * went out (an I/O error, a file shorter than the log says), over every fetch server
+   * of this broker since it opened. A warning names the partition, offset and error.
+   */
+  get fetchReadErrors(): number {
+    let n = this.closedFetchReadErrors;
+    for (const s of this.fetchServers) n += s.readErrors;
+    return n;
   }
 
   private groupCoordinator: GroupCoordinator | null = null;

@@ -90,14 +90,51 @@ export class FetchServer {
 
   /** Counters of the listener (connections, requests, bytes spliced vs copied, ...). */
   stats(): FetchServerStats {
-    if (!this.native) return { connections: 0, accepted: 0, refused: 0, requests: 0, badRequests: 0, timeouts: 0, bytesSpliced: 0, bytesCopied: 0, parked: 0 };
-    return this.native.stats();
+    if (!this.native) return { connections: 0, accepted: 0, refused: 0, requests: 0, badRequests: 0, timeouts: 0, bytesSpliced: 0, bytesCopied: 0, parked: 0, readErrors: 0 };
+    const s = this.native.stats();
+    s.readErrors ??= 0; // an addon built before the counter
+    return s;
+  }
+
+  /** Read errors (stats().readErrors) at close, for the broker's total, which outlives the server. */
+  private closedReadErrors = 0;
+  private readErrorsWarned = 0;
+  private readErrorWarnedAt = -Infinity;
+
+  /** @internal Replies cut off by a failed file read over this server's life (kept after close). */
+  get readErrors(): number {
+    return this.native ? this.stats().readErrors : this.closedReadErrors;
+  }
+
+  /**
+   * @internal Warns of replies cut off by a failed read of a segment file since the
+   * last warning: the client sees only a closed connection, and retries. The broker
+   * calls this every second; a warning goes out at most every 10 s (a damaged file
+   * fails every fetch of it), summing those in between, and at close.
+   */
+  warnReadErrors(atClose = false): void {
+    const n = this.native;
+    if (!n) return;
+    const count = this.stats().readErrors;
+    if (count <= this.readErrorsWarned) return;
+    const now = performance.now();
+    if (!atClose && now - this.readErrorWarnedAt < 10_000) return;
+    const more = count - this.readErrorsWarned;
+    this.readErrorsWarned = count;
+    this.readErrorWarnedAt = now;
+    const last = n.lastReadError ? ` (the last: ${n.lastReadError})` : '';
+    process.emitWarning(
+      `fetch plane on ${this.host}:${this.port}: ${more} ${more === 1 ? 'reply' : 'replies'} cut off by a failed read of a segment file, ${more === 1 ? 'its connection' : 'their connections'} closed${last}; uringmq_fetch_read_errors_total counts them, said at most every 10 s`,
+      'UringmqWarning',
+    );
   }
 
   /** Closes the listener and every connection and joins the fetch thread. Idempotent. */
   close(): void {
     const n = this.native;
     if (!n) return;
+    this.warnReadErrors(true);
+    this.closedReadErrors = this.stats().readErrors;
     this.native = null;
     n.close();
     this.onClose();

@@ -108,6 +108,12 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     'Attempts to remove a retired segment file (or sync its directory after a removal) that failed; each is retried a second later, so it grows while a partition\'s retention is stuck (its files, and the retired ones after them, stay on disk); a warning names the file and the error once',
     () => (broker.closed ? null : broker.retentionRemoveFailures),
   );
+  coreCounter(
+    registers,
+    'uringmq_fetch_read_errors_total',
+    'Fetch-plane replies cut off by a failed read of a segment file after their header went out (an I/O error, a file shorter than the log says): the connection is closed and the client retries; a warning (at most every 10 s) names the partition, offset and error',
+    () => (broker.closed ? null : broker.fetchReadErrors),
+  );
   // The core counts write cycles and appends in its own buckets (no per-cycle call into
   // JavaScript): exposed as histograms as they are, cumulative per `le` as Prometheus wants.
   coreHistogram(
