@@ -25,6 +25,28 @@ async function readAll(b: Broker, topic: string, p: number, from = 0): Promise<M
 
 const payload = (i: number) => `rec-${i}-` + 'x'.repeat(200 + (i % 50));
 
+/**
+ * A partition of topic t in `dir` whose segment roll a crash interrupted: 300 records in
+ * 8 KiB segments, the last sealed one (L, `size` bytes of batches) left as a crash in the
+ * roll's cycle leaves it: no seal entry in its index, its data block-padded.
+ */
+async function crashedMidRoll(dir: string): Promise<{ before: string[]; L: string; Lindex: string; size: number }> {
+  const b = await openBroker({ dir, durability: 'none' });
+  await b.createTopic('t', { segmentBytes: 8192 });
+  await fill(b, 't', 300);
+  const before = segmentFiles(dir, 't', 0);
+  const bad = sealBatch(encodeBatch([{ value: 'y'.repeat(7000) }]));
+  bad[200]! ^= 0xff;
+  await expectCode(b.publishBatch('t', bad, 0), 'CORRUPT_BATCH'); // rolls the segment, then is refused
+  await b.close();
+  const L = before[before.length - 1]!;
+  const Lindex = L.replace(/\.log$/, '.index');
+  const size = fs.statSync(L).size;
+  fs.truncateSync(Lindex, fs.statSync(Lindex).size - 8);
+  fs.truncateSync(L, Math.ceil(size / 4096) * 4096 + 4096);
+  return { before, L, Lindex, size };
+}
+
 async function fill(b: Broker, topic: string, n: number, batch = 25): Promise<void> {
   const p = b.producer();
   for (let i = 0; i < n; i += batch)
@@ -1285,20 +1307,8 @@ describe('Segments, index, retention and recovery', () => {
     // data (or the cut) not. Observed by strace: the order of the syscalls the open makes.
     if (!hasStrace()) return this.skip();
     const dir = tmpDir();
-    let b = await openBroker({ dir, durability: 'none' });
-    await b.createTopic('t', { segmentBytes: 8192 });
-    await fill(b, 't', 300);
-    const before = segmentFiles(dir, 't', 0);
-    const bad = sealBatch(encodeBatch([{ value: 'y'.repeat(7000) }]));
-    bad[200]! ^= 0xff;
-    await expectCode(b.publishBatch('t', bad, 0), 'CORRUPT_BATCH'); // rolls the segment, then is refused
-    await b.close();
-    const L = before[before.length - 1]!;
-    const Lindex = L.replace(/\.log$/, '.index');
-    const size = fs.statSync(L).size;
-    // The files a crash in the roll's cycle leaves: no seal entry, the data block-padded.
-    fs.truncateSync(Lindex, fs.statSync(Lindex).size - 8);
-    fs.truncateSync(L, Math.ceil(size / 4096) * 4096 + 4096);
+    const { L, Lindex, size } = await crashedMidRoll(dir);
+    let b: Broker;
     const src = path.join(__dirname, '..', 'src');
     const calls = straceNode(`require(${JSON.stringify(src)}).Broker.open({ dir: ${JSON.stringify(dir)} }).then((b) => b.close())`, ['fsync', 'fdatasync', 'pwrite64', 'truncate', 'ftruncate']);
     const events: string[] = [];
@@ -1321,20 +1331,8 @@ describe('Segments, index, retention and recovery', () => {
 
   it("an open that seals a segment whose roll a crash interrupted keeps its file's mtime: retention.maxAgeMs still counts from its last write after the next open", async () => {
     const dir = tmpDir();
-    let b = await openBroker({ dir, durability: 'none' });
-    await b.createTopic('t', { segmentBytes: 8192 });
-    await fill(b, 't', 300);
-    const before = segmentFiles(dir, 't', 0);
-    const bad = sealBatch(encodeBatch([{ value: 'y'.repeat(7000) }]));
-    bad[200]! ^= 0xff;
-    await expectCode(b.publishBatch('t', bad, 0), 'CORRUPT_BATCH'); // rolls the segment, then is refused
-    await b.close();
-    const L = before[before.length - 1]!;
-    const Lindex = L.replace(/\.log$/, '.index');
-    const size = fs.statSync(L).size;
-    // What a crash in the roll's cycle leaves: no seal entry, the data block-padded.
-    fs.truncateSync(Lindex, fs.statSync(Lindex).size - 8);
-    fs.truncateSync(L, Math.ceil(size / 4096) * 4096 + 4096);
+    const { before, L, size } = await crashedMidRoll(dir);
+    let b: Broker;
     // Written an hour ago, as the segments before it (older still: retention goes oldest first).
     const lastWrite = new Date(Date.now() - 3_600_000);
     for (const f of before) fs.utimesSync(f, new Date(lastWrite.getTime() - 1000), new Date(lastWrite.getTime() - 1000));
