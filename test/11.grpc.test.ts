@@ -6,6 +6,7 @@ import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import * as protobuf from 'protobufjs/minimal';
 import { UringmqError, encodeBatch, sealBatch, type SendResult } from '../src';
 import { connect, withDefaultPort, type Client, type ConnectionEvent } from '../src/client';
 import { pb } from '../src/grpc/proto';
@@ -509,7 +510,6 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       ['retention.maxBytes 1.5', { retention: { maxBytes: 1.5 } }], ['retention.maxBytes Infinity', { retention: { maxBytes: Infinity } }],
       ['retention.maxAgeMs -1', { retention: { maxAgeMs: -1 } }], ['retention.maxAgeMs "x"', { retention: { maxAgeMs: 'x' } }],
       ['retention null', { retention: null }], ['retention 5', { retention: 5 }], ['options null', null],
-      ['retention.maxBytes 0 (no limit on the wire, none kept embedded)', { retention: { maxBytes: 0 } }], ['retention.maxAgeMs 0', { retention: { maxAgeMs: 0 } }],
     ];
     const taken: string[] = [];
     for (const [what, opts] of bad) {
@@ -523,6 +523,70 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     }
     assert.deepEqual(taken, []);
     assert.ok(!(await r.client.listTopics()).includes('x'));
+  });
+
+  it('a retention limit of 0 is the same over gRPC as embedded (keep no sealed segment), and distinct from no limit, whichever side made the topic', async () => {
+    // 0 went out as "no limit" (proto3 drops a 0 it cannot tell from unset): the client
+    // refused it, and a topic with a limit of 0 made embedded (or a dead-letter topic
+    // copying its source's) was described over gRPC as having none.
+    const both = async (name: string) => [(await r.client.describeTopic(name)).retention, (await r.broker.describeTopic(name)).retention];
+    assert.deepEqual((await r.client.createTopic('zero', { retention: { maxBytes: 0, maxAgeMs: 0 } })).retention, { maxBytes: 0, maxAgeMs: 0 });
+    assert.deepEqual(await both('zero'), [{ maxBytes: 0, maxAgeMs: 0 }, { maxBytes: 0, maxAgeMs: 0 }]);
+    assert.deepEqual((await r.client.createTopic('zb', { retention: { maxBytes: 0, maxAgeMs: 60_000 } })).retention, { maxBytes: 0, maxAgeMs: 60_000 });
+    assert.deepEqual(await both('zb'), [{ maxBytes: 0, maxAgeMs: 60_000 }, { maxBytes: 0, maxAgeMs: 60_000 }]);
+    assert.deepEqual((await r.client.createTopic('za', { retention: { maxAgeMs: 0 } })).retention, { maxAgeMs: 0 });
+    assert.deepEqual(await both('za'), [{ maxAgeMs: 0 }, { maxAgeMs: 0 }]);
+    await r.broker.createTopic('ze', { retention: { maxBytes: 0 } });
+    assert.deepEqual(await both('ze'), [{ maxBytes: 0 }, { maxBytes: 0 }]);
+    // No limit: no field, both ways (also with an empty retention object).
+    assert.deepEqual((await r.client.createTopic('none', { retention: {} })).retention, {});
+    assert.deepEqual(await both('none'), [{}, {}]);
+    assert.deepEqual(await both('t'), [{}, {}]);
+  });
+
+  it('on the wire, DescribeTopic carries a Retention field only for a limit (0 included), and CreateTopic takes a present 0 as a limit of 0 and an absent field as none', async () => {
+    /** The fields of a protobuf message: field number -> values (varints as numbers, length-delimited as bytes). */
+    const fieldsOf = (b: Uint8Array): Map<number, Array<number | Uint8Array>> => {
+      const rd = protobuf.Reader.create(b);
+      const out = new Map<number, Array<number | Uint8Array>>();
+      while (rd.pos < rd.len) {
+        const tag = rd.uint32();
+        let v: number | Uint8Array = -1;
+        if ((tag & 7) === 0) v = Number(rd.uint64());
+        else if ((tag & 7) === 2) v = rd.bytes();
+        else rd.skipType(tag & 7);
+        out.set(tag >>> 3, [...(out.get(tag >>> 3) ?? []), v]);
+      }
+      return out;
+    };
+    const describeRaw = (name: string): Promise<Buffer> => {
+      const d = brokerService.describeTopic!;
+      return new Promise((resolve, reject) =>
+        raw.makeUnaryRequest(d.path, d.requestSerialize, (b: Buffer) => b, { name, skip_groups: true }, (e, v) => (e ? reject(e) : resolve(v!))),
+      );
+    };
+    /** The Retention submessage of a TopicInfo, as its fields; undefined when TopicInfo has none. */
+    const retentionOf = async (name: string) => {
+      const r3 = fieldsOf(await describeRaw(name)).get(3);
+      return r3 && Object.fromEntries(fieldsOf(r3[0] as Uint8Array));
+    };
+    // CreateTopicRequest { name, retention: { ... } } written by hand: a present 0 is
+    // what a client of the new .proto sends for a limit of 0; an old one sends nothing.
+    const create = (name: string, retention: number[]) =>
+      unary(raw, 'createTopic', Buffer.from([0x0a, name.length, ...Buffer.from(name), 0x1a, retention.length, ...retention]), true);
+    await create('rz', [0x08, 0x00, 0x10, 0x00]); // max_bytes 0, max_age_ms 0
+    await create('rb', [0x08, 0x00]); // max_bytes 0
+    await create('rn', []); // neither
+    await create('r7', [0x08, 0x07, 0x10, 0x09]);
+    assert.deepEqual((await r.broker.describeTopic('rz')).retention, { maxBytes: 0, maxAgeMs: 0 });
+    assert.deepEqual((await r.broker.describeTopic('rb')).retention, { maxBytes: 0 });
+    assert.deepEqual((await r.broker.describeTopic('rn')).retention, {});
+    assert.deepEqual((await r.broker.describeTopic('r7')).retention, { maxBytes: 7, maxAgeMs: 9 });
+    assert.deepEqual(await retentionOf('rz'), { 1: [0], 2: [0] });
+    assert.deepEqual(await retentionOf('rb'), { 1: [0] });
+    const none = await retentionOf('rn');
+    assert.ok(none === undefined || Object.keys(none).length === 0, `no limit, yet Retention fields ${JSON.stringify(none)}`);
+    assert.deepEqual(await retentionOf('r7'), { 1: [7], 2: [9] });
   });
 
   it('the client refuses offsets, partitions and options the embedded broker refuses, instead of sending another value (NaN as offset 0, 1.5 as 1)', async () => {

@@ -175,6 +175,27 @@ describe('CLI', function () {
       assert.equal(r.code, 2);
       assert.match(r.err, /TOPIC_NOT_FOUND/);
     });
+
+    it(`topics create --retention-bytes 0 / --retention-ms 0 against --${where} make a limit of 0, which create and describe print as 0; without them, no limit (no field)`, async () => {
+      // Over --server a 0 was refused (0 on the wire meant no limit), and a topic with
+      // a limit of 0 was described as having none.
+      const dir = tmpDir();
+      let target: string[];
+      if (where === 'server') {
+        srv = await spawnServer(dir);
+        target = ['--server', srv.address];
+      } else target = ['--dir', dir];
+      for (const [name, flags, retention] of [
+        ['z', ['--retention-bytes', '0', '--retention-ms', '0'], { maxBytes: 0, maxAgeMs: 0 }],
+        ['zb', ['--retention-bytes', '0'], { maxBytes: 0 }],
+        ['n', [], {}],
+      ] as const) {
+        const r = run(['topics', 'create', name, ...flags, ...target]);
+        assert.equal(r.code, 0, r.err);
+        assert.deepEqual(JSON.parse(r.out).retention, retention, `create ${name}`);
+        assert.deepEqual(JSON.parse(run(['topics', 'describe', name, ...target]).out).retention, retention, `describe ${name}`);
+      }
+    });
   }
 
   /** Waits for a child's exit, killing it (and failing) after `ms`. */

@@ -200,8 +200,18 @@ def c_admin():
     ensure(TOPIC in names, "listed")
     d = stub.DescribeTopic(pb.DescribeTopicRequest(name=TOPIC), metadata=MD, timeout=T)
     ensure(d.name == TOPIC and end_offsets() == [0, 0], "described, empty")
+    # Retention: an absent field is no limit, a present one (0 included) a limit.
+    ensure(not d.retention.HasField("max_bytes") and not d.retention.HasField("max_age_ms"),
+           "no retention limit, no field: %s" % d.retention)
     expect_error(lambda: stub.CreateTopic(pb.CreateTopicRequest(name=TOPIC), metadata=MD, timeout=T),
                  "ALREADY_EXISTS", "TOPIC_EXISTS")
+    name = TOPIC + "-ret"
+    info = stub.CreateTopic(pb.CreateTopicRequest(name=name, retention=pb.Retention(max_bytes=0)),
+                            metadata=MD, timeout=T)
+    created.append(name)
+    for r in (info.retention, stub.DescribeTopic(pb.DescribeTopicRequest(name=name), metadata=MD, timeout=T).retention):
+        ensure(r.HasField("max_bytes") and r.max_bytes == 0 and not r.HasField("max_age_ms"),
+               "a max_bytes limit of 0, no max_age_ms: %s" % r)
 
 
 def c_delete():
@@ -463,7 +473,7 @@ def c_cleanup():
 
 CHECKS = [
     ("codec selftest (FORMAT.md check values)", c_codec),
-    ("CreateTopic / ListTopics / DescribeTopic, ALREADY_EXISTS", c_admin),
+    ("CreateTopic / ListTopics / DescribeTopic, ALREADY_EXISTS, retention 0 vs none", c_admin),
     ("DeleteTopic, then NOT_FOUND", c_delete),
     ("Publish a RecordBatch", c_publish_batch),
     ("Publish plain records", c_publish_records),

@@ -17,7 +17,7 @@ import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { barrierProblem } from './mount_check';
 import { MAX_PARTITIONS, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES, fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
-import { positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
+import { nonNegInt, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, StoredGroups, removeGroupOffsets, type GroupDescription } from './groups';
@@ -164,6 +164,7 @@ export interface BrokerOptions {
 
 export interface TopicOptions {
   partitions?: number;
+  /** Each limit left out: none. 0 is a limit: keep no sealed segment (the active one stays). */
   retention?: { maxBytes?: number; maxAgeMs?: number };
   segmentBytes?: number;
 }
@@ -188,6 +189,7 @@ export interface TopicDescription {
   groups: GroupDescription[];
   partitions: PartitionDescription[];
   segmentBytes: number;
+  /** As created: a limit left out is none; 0 is a limit of 0 (also through the client). */
   retention: { maxBytes?: number; maxAgeMs?: number };
   createdAt: number;
 }
@@ -1764,12 +1766,6 @@ function parseDurability(d: unknown): Durability {
     return { intervalMs: positiveInt(ms, 'durability.intervalMs', 3_600_000) };
   }
   throw invalid(`durability must be 'sync', 'none' or { intervalMs }, got ${JSON.stringify(d)}`);
-}
-
-function nonNegInt(v: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v > max)
-    throw invalid(max === Number.MAX_SAFE_INTEGER ? `${what} must be a non-negative integer, got ${String(v)}` : `${what} must be an integer between 0 and ${max}, got ${String(v)}`);
-  return v;
 }
 
 /** BrokerOptions.maxTopics and maxGroups: their defaults, and the most either may be set to. */

@@ -104,6 +104,12 @@ export function validateOffset(offset: unknown, what = 'offset'): number {
   return offset;
 }
 
+export function nonNegInt(v: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v > max)
+    throw invalid(max === Number.MAX_SAFE_INTEGER ? `${what} must be a non-negative integer, got ${String(v)}` : `${what} must be an integer between 0 and ${max}, got ${String(v)}`);
+  return v;
+}
+
 export function positiveInt(v: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > max)
     throw invalid(`${what} must be an integer between 1 and ${max}, got ${String(v)}`);

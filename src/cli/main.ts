@@ -773,8 +773,8 @@ export function program(): Command {
   const topics = prog.command('topics').description('manage topics');
   withTarget(topics.command('create <name>'))
     .option('--partitions <n>', 'partitions (default 1)', int('partitions'))
-    .option('--retention-bytes <n>', 'delete old segments past this many bytes', int('retention-bytes'))
-    .option('--retention-ms <n>', 'delete segments older than this', int('retention-ms'))
+    .option('--retention-bytes <n>', 'delete old segments past this many bytes (0: keep no sealed segment; default: no limit)', int('retention-bytes'))
+    .option('--retention-ms <n>', 'delete segments older than this (0: keep no sealed segment; default: no limit)', int('retention-ms'))
     .option('--segment-bytes <n>', 'segment size, 4096 to 1073741824 (default 128 MiB)', int('segment-bytes'))
     .action(async (name: string, o: { partitions?: number; retentionBytes?: number; retentionMs?: number; segmentBytes?: number; server?: string; dir?: string }) => {
       const t = await target(o, true);

@@ -19,7 +19,7 @@ import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { IdTable, PendingPromises } from '../broker/id_table';
-import { checkConsumerOptions, closeTimeout, closeTimedOut, ownRecord, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
+import { checkConsumerOptions, closeTimeout, closeTimedOut, nonNegInt, ownRecord, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
@@ -346,21 +346,19 @@ export class Client {
     if (opts.partitions !== undefined) positiveInt(opts.partitions, 'partitions', 0xffff_ffff);
     if (opts.segmentBytes !== undefined) positiveInt(opts.segmentBytes, 'segmentBytes');
     // Retention is checked as the embedded broker checks it (NaN, 1.5 or a string went
-    // out as 0 — no limit — or truncated). 0 is no limit on the wire but "keep no sealed
-    // segment" embedded: refused rather than sent as the opposite.
+    // out as 0 or truncated). A limit given is sent, 0 included (keep no sealed
+    // segment, as embedded); one left out is not sent: no limit.
+    const retention: uringmq.v1.Retention.$Properties = {};
     if (opts.retention !== undefined) {
       if (opts.retention === null || typeof opts.retention !== 'object') throw invalid('retention must be an object');
-      for (const k of ['maxBytes', 'maxAgeMs'] as const) {
-        const v = opts.retention[k];
-        if (v === 0) throw invalid(`retention.${k} 0 cannot be sent to a server (0 on the wire means no limit); leave it out for no limit`);
-        if (v !== undefined) positiveInt(v, `retention.${k}`);
-      }
+      if (opts.retention.maxBytes !== undefined) retention.max_bytes = nonNegInt(opts.retention.maxBytes, 'retention.maxBytes');
+      if (opts.retention.maxAgeMs !== undefined) retention.max_age_ms = nonNegInt(opts.retention.maxAgeMs, 'retention.maxAgeMs');
     }
     const r = await this.unary<uringmq.v1.CreateTopicRequest.$Properties, uringmq.v1.TopicInfo>('createTopic', {
       name,
       partitions: opts.partitions ?? 0,
       segment_bytes: opts.segmentBytes ?? 0,
-      retention: { max_bytes: opts.retention?.maxBytes ?? 0, max_age_ms: opts.retention?.maxAgeMs ?? 0 },
+      retention,
     });
     return topicDescription(r);
   }
@@ -610,9 +608,10 @@ function topicDescription(t: uringmq.v1.TopicInfo): TopicDescription {
     name: t.name,
     segmentBytes: Number(t.segment_bytes),
     createdAt: Number(t.created_at),
+    // A field present is a limit, 0 included; absent is none (as the embedded description leaves it out).
     retention: {
-      ...(Number(t.retention?.max_bytes) ? { maxBytes: Number(t.retention!.max_bytes) } : {}),
-      ...(Number(t.retention?.max_age_ms) ? { maxAgeMs: Number(t.retention!.max_age_ms) } : {}),
+      ...(t.retention?.max_bytes != null ? { maxBytes: Number(t.retention.max_bytes) } : {}),
+      ...(t.retention?.max_age_ms != null ? { maxAgeMs: Number(t.retention.max_age_ms) } : {}),
     },
     partitions: t.partitions.map((p) => ({
       partition: p.partition ?? 0,

@@ -507,9 +507,11 @@ export class BrokerServer {
 
     return {
       createTopic: unary('CreateTopic', async (req: Req<'CreateTopicRequest'>) => {
+        // Presence, not value, says whether there is a limit: a present 0 is a limit of 0
+        // (keep no sealed segment), as embedded; an absent field (all an old client sends) is none.
         const retention: { maxBytes?: number; maxAgeMs?: number } = {};
-        if (req.retention?.max_bytes) retention.maxBytes = Number(req.retention.max_bytes);
-        if (req.retention?.max_age_ms) retention.maxAgeMs = Number(req.retention.max_age_ms);
+        if (req.retention?.max_bytes != null) retention.maxBytes = Number(req.retention.max_bytes);
+        if (req.retention?.max_age_ms != null) retention.maxAgeMs = Number(req.retention.max_age_ms);
         const d = await b.createTopic(req.name, {
           partitions: req.partitions || undefined,
           segmentBytes: req.segment_bytes ? Number(req.segment_bytes) : undefined,
@@ -1239,11 +1241,19 @@ function consumedRecord(partition: number, r: DecodedRecord, deliveryCount: numb
   return out;
 }
 
+/** A topic's retention on the wire: a field only for a limit it has, 0 included (absent: no limit). */
+function retentionInfo(r: TopicDescription['retention']): uringmq.v1.Retention.$Properties {
+  const out: uringmq.v1.Retention.$Properties = {};
+  if (r.maxBytes !== undefined) out.max_bytes = r.maxBytes;
+  if (r.maxAgeMs !== undefined) out.max_age_ms = r.maxAgeMs;
+  return out;
+}
+
 function topicInfo(d: TopicDescription): uringmq.v1.TopicInfo.$Properties {
   return {
     name: d.name,
     partitions: d.partitions.map((p) => ({ partition: p.partition, start_offset: p.startOffset, end_offset: p.endOffset, bytes: p.bytes, segments: p.segments })),
-    retention: { max_bytes: d.retention.maxBytes ?? 0, max_age_ms: d.retention.maxAgeMs ?? 0 },
+    retention: retentionInfo(d.retention),
     segment_bytes: d.segmentBytes,
     created_at: d.createdAt,
     groups: d.groups.map((g) => ({

@@ -27,10 +27,10 @@ export namespace uringmq {
             $unknowns?: Uint8Array[];
 
             /** Retention max_bytes. */
-            max_bytes: (number|Long);
+            max_bytes?: (number|Long|null);
 
             /** Retention max_age_ms. */
-            max_age_ms: (number|Long);
+            max_age_ms?: (number|Long|null);
 
             /**
              * Encodes the specified Retention message. Does not implicitly {@link uringmq.v1.Retention.verify|verify} messages.

@@ -68,19 +68,34 @@ $root.uringmq = (function() {
 
             /**
              * Retention max_bytes.
-             * @member {number|Long} max_bytes
+             * @member {number|Long|null|undefined} max_bytes
              * @memberof uringmq.v1.Retention
              * @instance
              */
-            Retention.prototype.max_bytes = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+            Retention.prototype.max_bytes = null;
 
             /**
              * Retention max_age_ms.
-             * @member {number|Long} max_age_ms
+             * @member {number|Long|null|undefined} max_age_ms
              * @memberof uringmq.v1.Retention
              * @instance
              */
-            Retention.prototype.max_age_ms = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+            Retention.prototype.max_age_ms = null;
+
+            // OneOf field names bound to virtual getters and setters
+            var $oneOfFields;
+
+            // Virtual OneOf for proto3 optional field
+            $Object.defineProperty(Retention.prototype, "_max_bytes", {
+                get: $util.oneOfGetter($oneOfFields = ["max_bytes"]),
+                set: $util.oneOfSetter($oneOfFields)
+            });
+
+            // Virtual OneOf for proto3 optional field
+            $Object.defineProperty(Retention.prototype, "_max_age_ms", {
+                get: $util.oneOfGetter($oneOfFields = ["max_age_ms"]),
+                set: $util.oneOfSetter($oneOfFields)
+            });
 
             /**
              * Encodes the specified Retention message. Does not implicitly {@link uringmq.v1.Retention.verify|verify} messages.
@@ -98,9 +113,9 @@ $root.uringmq = (function() {
                     _depth = 0;
                 if (_depth > $util.recursionLimit)
                     throw $Error("max depth exceeded");
-                if (message.max_bytes != null && $Object.hasOwnProperty.call(message, "max_bytes") && (typeof message.max_bytes === "object" ? message.max_bytes.low || message.max_bytes.high : message.max_bytes !== 0))
+                if (message.max_bytes != null && $Object.hasOwnProperty.call(message, "max_bytes"))
                     writer.uint32(/* id 1, wireType 0 =*/8).uint64(message.max_bytes);
-                if (message.max_age_ms != null && $Object.hasOwnProperty.call(message, "max_age_ms") && (typeof message.max_age_ms === "object" ? message.max_age_ms.low || message.max_age_ms.high : message.max_age_ms !== 0))
+                if (message.max_age_ms != null && $Object.hasOwnProperty.call(message, "max_age_ms"))
                     writer.uint32(/* id 2, wireType 0 =*/16).uint64(message.max_age_ms);
                 if (message.$unknowns != null && $Object.hasOwnProperty.call(message, "$unknowns"))
                     for (var i = 0; i < message.$unknowns.length; ++i)
@@ -126,7 +141,7 @@ $root.uringmq = (function() {
                     _depth = 0;
                 if (_depth > $Reader.recursionLimit)
                     throw $Error("max depth exceeded");
-                var end, message, value;
+                var end, message;
                 if (length === $undefined)
                     end = reader.len;
                 else {
@@ -149,19 +164,15 @@ $root.uringmq = (function() {
                     case 1: {
                             if (wireType !== 0)
                                 break;
-                            if (typeof (value = reader.uint64()) === "object" ? value.low || value.high : value !== 0)
-                                message.max_bytes = value;
-                            else
-                                delete message.max_bytes;
+                            message.max_bytes = reader.uint64();
+                            message._max_bytes = "max_bytes";
                             continue;
                         }
                     case 2: {
                             if (wireType !== 0)
                                 break;
-                            if (typeof (value = reader.uint64()) === "object" ? value.low || value.high : value !== 0)
-                                message.max_age_ms = value;
-                            else
-                                delete message.max_age_ms;
+                            message.max_age_ms = reader.uint64();
+                            message._max_age_ms = "max_age_ms";
                             continue;
                         }
                     }
