@@ -2229,6 +2229,35 @@ describe('gRPC client producer: send order, retries and close', function () {
     }
   });
 
+  it("a send waiting for its topic's partition count behind a network gone silent fails at its deliveryTimeoutMs, not at the lookup's own 30 s deadline", async () => {
+    const r = await startServer();
+    const proxy = await tcpProxy(r.server.port);
+    const c = await connect(`127.0.0.1:${proxy.port}`);
+    try {
+      await r.client.createTopic('t');
+      const p = c.producer({ deliveryTimeoutMs: 1500 });
+      proxy.mode = 'silent'; // connections up, nothing passes: the lookup goes unanswered
+      proxy.pause();
+      const t0 = Date.now();
+      const sent = p.send('t', { value: 'x' }).then(
+        () => 'acked',
+        (e: UringmqError) => e,
+      );
+      const flushed = p.flush().then(() => Date.now() - t0);
+      const e = await sent;
+      const took = Date.now() - t0;
+      assert.ok(e instanceof UringmqError && e.code === 'UNAVAILABLE', String(e));
+      assert.match(e.message, /partition count of t was not known within deliveryTimeoutMs \(1500 ms\)/);
+      // Well short of the 30 s a describeTopic waits: it failed at its own deadline.
+      assert.ok(took < 15_000, `the send failed after ${took} ms`);
+      assert.ok((await flushed) < 15_000, 'flush() waited as long');
+    } finally {
+      await c.close({ timeoutMs: 500 });
+      await proxy.close();
+      await r.stop();
+    }
+  });
+
   it('a send called while close() flushes is refused, and no stream opens after close', async () => {
     const r = await startServer();
     try {

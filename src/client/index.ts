@@ -112,6 +112,8 @@ export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTi
 }
 
 const MiB = 1 << 20;
+/** The longest one lookup of a partition count for a send may take (an admin call's default deadline): then it is made again. */
+const LOOKUP_TIMEOUT_MS = 30_000;
 /** A cached partition count not looked up again for this long is dropped (Client.describeTopic). */
 const PARTITIONS_IDLE_MS = 300_000;
 type M = keyof typeof brokerService;
@@ -132,6 +134,23 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     const timer = setTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** `p`, or UNAVAILABLE (`what`) if it has not settled after `ms`. */
+function answeredWithin<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new UringmqError('UNAVAILABLE', `${what} for ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e as Error);
+      },
+    );
   });
 }
 
@@ -370,11 +389,11 @@ export class Client {
 
   /**
    * As Broker.describeTopic: `groups: false` asks for partitions and offsets only
-   * (cheaper for the server). `signal` (internal): see unary.
+   * (cheaper for the server). `signal` and `timeoutMs` (internal): see unary.
    */
-  async describeTopic(name: string, opts: { groups?: boolean } = {}, signal?: AbortSignal): Promise<TopicDescription> {
+  async describeTopic(name: string, opts: { groups?: boolean } = {}, signal?: AbortSignal, timeoutMs?: number): Promise<TopicDescription> {
     if (opts === null || typeof opts !== 'object') throw invalid('describeTopic options must be an object');
-    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }, undefined, signal));
+    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }, timeoutMs, signal));
     this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now(), fresh: true });
     if (!this.staleTimer && !this.closed) {
       this.staleTimer = setInterval(() => {
@@ -498,9 +517,9 @@ export class Client {
     return c;
   }
 
-  /** @internal partition count, cached for 5 s */
-  async partitionCount(topic: string): Promise<number> {
-    return this.knownPartitionCount(topic) ?? this.lookupPartitions(topic);
+  /** @internal partition count, cached for 5 s; `timeoutMs`: how long a lookup this starts may take (see unary). */
+  async partitionCount(topic: string, timeoutMs?: number): Promise<number> {
+    return this.knownPartitionCount(topic) ?? this.lookupPartitions(topic, timeoutMs);
   }
 
   /**
@@ -524,10 +543,10 @@ export class Client {
   }
 
   /** One lookup at a time per topic, however many sends ask at once. */
-  private lookupPartitions(topic: string): Promise<number> {
+  private lookupPartitions(topic: string, timeoutMs?: number): Promise<number> {
     let p = this.partitionLookups.get(topic);
     if (!p) {
-      p = this.describeTopic(topic, { groups: false })
+      p = this.describeTopic(topic, { groups: false }, undefined, timeoutMs)
         .then(
           (d) => d.partitions.length,
           (e: unknown) => {
@@ -963,7 +982,12 @@ export class RemoteProducer implements ProducerApi {
     const deadline = Date.now() + this.deliveryTimeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.unlessAbandoned(this.client.partitionCount(topic));
+        // Each attempt within what is left: a lookup the network leaves unanswered waited
+        // out the call's own 30 s deadline, and so did the send, its flush() and close(),
+        // whatever deliveryTimeoutMs said. Raced too: a lookup already under way (another
+        // send's, another producer's) may have longer to go.
+        const left = Math.max(1, deadline - Date.now());
+        return await this.unlessAbandoned(answeredWithin(this.client.partitionCount(topic, Math.min(left, LOOKUP_TIMEOUT_MS)), left, `the lookup of ${topic}'s partition count went unanswered`));
       } catch (e) {
         if (!(e instanceof UringmqError) || !RETRYABLE.has(e.code) || this.client.isClosed || this.abandoned) throw e;
         const delay = reconnectDelayMs(attempt);
