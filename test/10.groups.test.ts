@@ -3462,6 +3462,25 @@ describe('Consumer groups: ack deadlines, session timeouts and nack delays do no
     assert.deepEqual(ended, []);
   });
 
+  it('a process blocked past the session timeout (a long synchronous job) keeps its embedded consumer: the broker heard nothing from anyone meanwhile', async () => {
+    await broker.createTopic('t');
+    await broker.producer().sendBatch('t', [{ value: 'a' }, { value: 'b' }]);
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', sessionTimeoutMs: 2000, ackDeadlineMs: 60_000 });
+    const it = c[Symbol.asyncIterator]();
+    const first = await it.next();
+    assert.equal(first.done, false);
+    const busyUntil = performance.now() + 3000;
+    while (performance.now() < busyUntil); // the event loop blocked, broker and consumer alike
+    await sleep(300); // several sweeps (every 50 ms), and the consumer's heartbeats
+    assert.equal((await broker.describeTopic('t')).groups[0]?.members.length, 1, 'the member was expired');
+    first.value.ack();
+    const second = await it.next();
+    assert.equal(second.done, false);
+    assert.equal(second.value.offset, 1);
+    second.value.ack();
+    await c.close();
+  });
+
   it("the clock stepping forward two hours does not cut short a nack's delay", async () => {
     const { m, got, ended } = await deliveredTo(2, { ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 });
     m.ack(0, 0, 1);

@@ -398,6 +398,8 @@ const MERGED_DELAY_SLACK_MS = 1000;
 const IDLE_GROUP_MS = 60_000;
 /** Open offsets files kept at most: one descriptor each, and a process has a limited number. */
 const MAX_OPEN_OFFSET_FILES = 128;
+/** How often the sweep (deadlines, session timeouts, due redeliveries) runs. */
+const SWEEP_MS = 50;
 
 class GroupState {
   readonly members = new Map<string, GroupMember>();
@@ -778,6 +780,8 @@ export class GroupCoordinator {
   private readonly loading = new Map<string, Promise<GroupState>>();
   private readonly timer: NodeJS.Timeout;
   private closed = false;
+  /** When the sweep last ran (performance.now()): how late the next one is tells how long the process could not run. */
+  private lastSweep = performance.now();
   /** close() has begun: dead-letter moves are no longer started. */
   private closing = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
@@ -824,7 +828,7 @@ export class GroupCoordinator {
   private readonly cut = { pos: 0, to: 0 };
 
   constructor(private readonly broker: Broker) {
-    this.timer = setInterval(() => this.sweep(), 50);
+    this.timer = setInterval(() => this.sweep(), SWEEP_MS);
     this.timer.unref();
   }
 
@@ -1955,6 +1959,14 @@ export class GroupCoordinator {
     const now = Date.now();
     const mono = performance.now();
     const steady = steadyNow();
+    // A sweep this late ran after the process could not (a long synchronous job, the
+    // event loop blocked): no heartbeat could be taken meanwhile, neither an embedded
+    // consumer's (its timer is due behind this one) nor a remote one's (waiting on its
+    // socket). That time does not count against the members' sessions: blocked past
+    // the session timeout, the process expired every member, its own live ones too.
+    const late = mono - this.lastSweep - SWEEP_MS;
+    const blind = late > SWEEP_MS ? late : 0;
+    this.lastSweep = mono;
     for (const [k, gs] of this.groups) {
       if (gs.members.size === 0 && now - gs.idleSince > this.idleGroupMs && !gs.dirty && !gs.flushing && gs.busy === 0 && !this.loading.has(k)) {
         // Nobody consumes it: its committed offsets are on disk, where the next join
@@ -1981,6 +1993,7 @@ export class GroupCoordinator {
         void fs.utimes(gs.file, when, when).catch(() => undefined); // never written yet: nothing to keep
       }
       for (const m of [...gs.members.values()]) {
+        if (blind > 0) m.lastSeen = Math.min(mono, m.lastSeen + blind);
         if (mono - m.lastSeen > m.opts.sessionTimeoutMs) {
           this.leave(m, new UringmqError('SESSION_EXPIRED', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
           continue;
