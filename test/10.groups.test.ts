@@ -1507,6 +1507,36 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     }
   });
 
+  it('a message acked late while its dead-letter move waits is not appended to the dead-letter topic: it was handled', async () => {
+    await broker.createTopic('t');
+    await broker.producer().send('t', { value: 'late' });
+    // The move waits for its dead-letter topic to be made (a slow disk) while the late ack comes.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let creating = 0;
+    const createTopic = broker.createTopic.bind(broker);
+    broker.createTopic = async (name, opts) => {
+      if (name === 't.dlq') {
+        creating++;
+        await gate;
+      }
+      return createTopic(name, opts);
+    };
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 200 });
+    try {
+      const [m] = await take(c, 1, () => undefined);
+      await waitFor(() => creating === 1, 10_000, 'the deadline passed and the move began');
+      m!.ack(); // processed after all, just late
+      open();
+      await waitFor(() => movesUnderWay(broker) === 0, 10_000, 'the move ended');
+      await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === 1, 10_000, 'the late ack commits the message');
+      const inDlq = (await broker.listTopics()).includes('t.dlq') ? await broker.read('t.dlq', 0, 0) : [];
+      assert.deepEqual(inDlq.map((x) => x.value.toString()), [], 'a message acked before its move appended was dead-lettered too');
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a commitOffset that rewinds below a message whose dead-letter move has not appended yet cancels the move: the message is not in the dead-letter topic, and comes again afresh', async () => {
     await broker.createTopic('t');
     await broker.producer().send('t', { value: 'poison' });

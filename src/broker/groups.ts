@@ -270,6 +270,11 @@ class RedeliveryQueue {
 type HeapOrder = (a: Redelivery, b: Redelivery) => boolean;
 /** The due ones: lowest offset first. */
 const byOffset: HeapOrder = (a, b) => a.offset < b.offset;
+/** Whether `offset` of the partition counts as handled for the group (acked, or below its committed offset). */
+function handledAlready(ps: PartitionGroupState, offset: number): boolean {
+  return offset < ps.committed || ps.acked.has(offset);
+}
+
 /** The dead-letter moves waiting: the earliest due first, then the lowest offset. */
 const byDueThenOffset: HeapOrder = (a, b) => a.notBefore < b.notBefore || (a.notBefore === b.notBefore && a.offset < b.offset);
 
@@ -1414,7 +1419,7 @@ export class GroupCoordinator {
     while (ps.deadLettering.size < most) {
       const e = ps.redeliver.takeDeadDue(now);
       if (!e) break;
-      if (e.offset < ps.committed || ps.acked.has(e.offset)) continue; // acked, or moved by an earlier move of it
+      if (handledAlready(ps, e.offset)) continue; // acked, or moved by an earlier move of it
       if (ps.deadLettering.has(e.offset)) {
         (later ??= []).push(e); // after the move of it under way, if that one fails
         continue;
@@ -1463,13 +1468,15 @@ export class GroupCoordinator {
       });
       read = true;
       // A commitOffset since cancelled the move: nothing appended (see commitOffset).
-      if (ps.resets !== resets) return;
+      // Acked since (a late ack of the delivery whose deadline sent it here is taken:
+      // nobody holds it): handled, so not a dead letter either.
+      if (ps.resets !== resets || handledAlready(ps, offset)) return;
       if (!batch) {
         this.skipGone(gs, ps, offset, dlq);
         return;
       }
       await this.ensureTopic(dlq, gs.topic);
-      if (ps.resets !== resets) return;
+      if (ps.resets !== resets || handledAlready(ps, offset)) return;
       // On disk before the message counts as handled, in every durability mode: the
       // group's file (written O_DSYNC) is about to say so.
       await this.broker.publishDeadLetter(dlq, sealBatch(batch));
