@@ -18,7 +18,7 @@ import { encodeBatch, sealBatch, type BrokerOptions } from '../src';
 import { decodeEach, readBatchMeta } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
-import { routeDirectStreams } from '../src/grpc/direct_streams';
+import { UNREAD_CALL_PERIOD_MS, routeDirectStreams } from '../src/grpc/direct_streams';
 import { FrameScanner, countGrpcJsCall } from '../src/grpc/grpcjs_budget';
 import { BrokerServer } from '../src/grpc/server';
 import { metricsRegistry } from '../src/metrics';
@@ -1146,6 +1146,16 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       return { st, answers, status };
     }
 
+    /** The reset code a stream closed with (`closed` resolves to it), or 'still open' after `ms` (a timer that keeps no process alive). */
+    const closedWithin = (closed: Promise<number>, ms: number) =>
+      new Promise<number | 'still open'>((resolve) => {
+        const t = setTimeout(() => resolve('still open'), ms).unref();
+        void closed.then((code) => {
+          clearTimeout(t);
+          resolve(code);
+        });
+      });
+
     /**
      * A server whose 2 MiB budget a unary call received in part on `session` mostly holds
      * (`otherHeld`), topic t made, and `late`: a connection whose window is shut, which
@@ -1775,6 +1785,85 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         other?.st.close(http2.constants.NGHTTP2_CANCEL);
         session.destroy();
         await r.stop();
+      }
+    });
+
+    it('a refused Subscribe whose client reads slowly but steadily is not reset, on either path: all it was sent comes, MiB of it after the refusal, then its status', async function () {
+      this.timeout(120_000);
+      const { r, stop } = await budgetMostlyHeld();
+      const ends: string[] = [];
+      r.server.callObserver = { request: () => undefined, streamEnded: (m, code) => void ends.push(`${m} ${code}`) };
+      const RECORDS = 20;
+      // 16 KiB a read, one read every 100 ms at most: what is left after the refusal
+      // (checked below) takes the client more than a period to read.
+      const READ_BYTES = 16 << 10;
+      const READ_EVERY_MS = 100;
+      const sessions: http2.ClientHttp2Session[] = [];
+      const timers: NodeJS.Timeout[] = [];
+      try {
+        for (let i = 0; i < RECORDS; i++) await r.broker.publishBatch('t', sealBatch(encodeBatch([{ value: Buffer.alloc(128 << 10, i) }])), 0);
+        /** Subscribes, reads slowly, and once reading has begun sends a request past the budget: its outcome once it closes. */
+        const subscriber = async (grpcJs: boolean) => {
+          const what = `Subscribe (${grpcJs ? 'grpc-js' : 'node:http2'})`;
+          const group = `g-${grpcJs}`;
+          // A connection of its own, with a small window: the server sends only as fast as this client reads.
+          const session = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 64 << 10 } });
+          session.on('error', () => undefined);
+          sessions.push(session);
+          const st = session.request({ ...SUBSCRIBE_HEADERS, ...(grpcJs ? { 'grpc-timeout': '100S' } : {}) });
+          st.on('error', () => undefined);
+          let status: string | undefined;
+          st.on('trailers', (h) => (status = String(h['grpc-status'])));
+          const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
+          const frames = new GrpcFrameReader(4 << 20, { side: 'client' });
+          let read = 0;
+          let delivered = 0; // the end of the deliveries read, as an offset
+          // Paused mode: what has come, READ_BYTES at most (read(0) asks for more).
+          const reading = setInterval(() => {
+            const chunk = st.read(Math.min(READ_BYTES, st.readableLength)) as Buffer | null;
+            if (chunk === null || chunk.length === 0) return;
+            read += chunk.length;
+            for (const m of frames.push(chunk)) {
+              const d = pb.SubscribeResponse.decode(m).delivery;
+              if (d) delivered = Math.max(delivered, Number(d.to_offset));
+            }
+          }, READ_EVERY_MS);
+          timers.push(reading);
+          st.write(framed(pb.SubscribeRequest.encode({ subscribe: { topic: 't', group, from: pb.StartFrom.EARLIEST, initial_credit: 1000, max_unacked: 1000 } }).finish()));
+          // Everything sent (written to the stream), and the first deliveries read: on
+          // node:http2 the rest waits in one writev, which completes only once it has all
+          // gone; grpc-js hands node:http2 one message at a time.
+          await waitFor(async () => (await r.broker.describeTopic('t')).groups.find((g) => g.group === group)?.members[0]?.unacked === RECORDS, 10_000, `${what}: all sent`);
+          await waitFor(() => read >= 256 << 10, 10_000, `${what}: reading`);
+          const ended = ends.length;
+          st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(1 << 20)])); // refused: past the budget
+          await waitFor(() => ends.length > ended, 10_000, `${what}: refused`);
+          assert.equal(ends.at(-1), 'Subscribe RESOURCE_EXHAUSTED', what);
+          const leftToRead = RECORDS * (128 << 10) - read;
+          const outcome = (async () => {
+            const rst = await closedWithin(closed, 90_000);
+            clearInterval(reading);
+            return { what, leftToRead, rst, status, delivered };
+          })();
+          return { outcome };
+        };
+        // Refused one after the other (each refusal told apart), read at once.
+        const direct = await subscriber(false);
+        const viaGrpcJs = await subscriber(true);
+        for (const o of await Promise.all([direct.outcome, viaGrpcJs.outcome])) {
+          console.log(`      ${o.what}: ${o.leftToRead >> 10} KiB left to read at the refusal; closed with ${o.rst}, status ${o.status}`);
+          assert.ok(o.leftToRead > (UNREAD_CALL_PERIOD_MS / READ_EVERY_MS) * READ_BYTES, `${o.what}: ${o.leftToRead} bytes left at the refusal`);
+          assert.deepEqual(
+            { rst: o.rst, status: o.status, delivered: o.delivered },
+            { rst: http2.constants.NGHTTP2_NO_ERROR, status: String(grpc.status.RESOURCE_EXHAUSTED), delivered: RECORDS },
+            `${o.what}: every delivery, then the status (not ENHANCE_YOUR_CALM: ${http2.constants.NGHTTP2_ENHANCE_YOUR_CALM})`,
+          );
+        }
+        await waitFor(() => r.server.openStreams === 0, 10_000, 'their stream slots back');
+      } finally {
+        for (const t of timers) clearInterval(t);
+        for (const s of sessions) s.destroy();
+        await stop();
       }
     });
 

@@ -182,46 +182,114 @@ function resetRequestSide(stream: http2.ServerHttp2Stream): void {
 }
 
 /**
- * How long a call refused for maxPartialMessageBytes has to get what it wrote (the
- * answers of its requests before the refusal, then its status) to its client before it
- * is reset; answers not made yet (a slow disk) are waited for, in as many such periods
- * as they take (resetRefusedCallLater). Until then it keeps its place among
- * maxConcurrentStreams, the answers and, on grpc-js's path, what grpc-js holds of its
- * message in progress: a client that sends big partial messages and never reads
- * pinned them for as long as its connection lived (keepalive catches dead peers only;
- * maxConnectionAgeMs is off by default).
- * No setting of the server bounds a write; 10 s, keepaliveTimeoutMs's default, is
- * far more than a client that reads needs for what can be left (acks past
+ * How long a call's writes may wait for its client without any of them reaching it,
+ * once the call is refused for maxPartialMessageBytes (resetUnreadCallLater). Until
+ * then it keeps its place among maxConcurrentStreams, its unwritten answers and, on
+ * grpc-js's path, what grpc-js holds of its message in progress: a client that sends
+ * big partial messages and never reads pinned them for as long as its connection
+ * lived (keepalive catches dead peers only; maxConnectionAgeMs is off by default).
+ * No setting of the server bounds a write; 10 s, keepaliveTimeoutMs's default, is far
+ * more than a client that reads needs to take something of what is left (acks past
  * MAX_UNREAD_ANSWER_BYTES, 1 MiB, stop the reading; deliveries stop past
  * MAX_UNREAD_DELIVERY_BYTES, 4 MiB, and a message).
  */
-export const REFUSED_CALL_WRITE_MS = 10_000;
+export const UNREAD_CALL_PERIOD_MS = 10_000;
+
+/**
+ * What the session's socket must send in a period for a write in flight to count as
+ * moving (see resetUnreadCallLater): a whole DATA frame at the default frame size.
+ * The control frames a client has the server send (PING and SETTINGS acks, 9-17 bytes
+ * each) come to less unless it sends about a thousand a period, and what they can earn
+ * a call is bounded anyway.
+ */
+const MIN_SOCKET_PROGRESS_BYTES = 16 << 10;
+
+/** Streams resetUnreadCallLater watches: once each. */
+const unreadWatched = new WeakSet<http2.ServerHttp2Stream>();
+
+/** Bytes the session's socket has sent, 0 when it cannot tell (gone). */
+function sessionBytesWritten(stream: http2.ServerHttp2Stream): number {
+  try {
+    return Number(stream.session?.socket?.bytesWritten) || 0;
+  } catch {
+    return 0; // the session is going away
+  }
+}
 
 /**
  * Resets `stream` (RST_STREAM ENHANCE_YOUR_CALM, which gRPC clients take as
- * RESOURCE_EXHAUSTED) if, REFUSED_CALL_WRITE_MS after it was refused (and every as long
- * after, while it stays open), what it wrote (its answers, or its status once decided)
- * still waits for its client: a call refused for maxPartialMessageBytes whose client
- * does not read. Its 'close' then
- * gives back what it held, as any reset's does. The timer keeps no process alive and
- * goes with the stream's 'close', however it comes.
+ * RESOURCE_EXHAUSTED) once, at a check every UNREAD_CALL_PERIOD_MS while it stays
+ * open, what it wrote (answers, deliveries, or its status once decided) waits for its
+ * client and none of it reached the client since the check before: a client that does
+ * not read. One that reads, however slowly, gets all of it and the status. Called when
+ * a call is refused for maxPartialMessageBytes, on either path; nothing is done per
+ * message before that. Its 'close' then gives back what it held, as any reset's does.
+ * The timer keeps no process alive and goes with the stream's 'close', however it
+ * comes.
+ *
+ * What reached the client: node:http2 completes a write once nghttp2 has handed all of
+ * it to the socket (so what the client's shut window keeps back is not written), and
+ * tells nothing finer, per stream (stream.state gives our receive window, not the
+ * client's; session.state and the socket count the whole connection). A writev, the
+ * buffered writes taken together, completes only as a whole: a client reading a 4 MiB
+ * one at 100 KB/s showed none of it for 40 s. So from here on:
+ * - the stream's writes go to nghttp2 one at a time (no writev), each completing as
+ *   its own bytes are sent;
+ * - a write still in flight (the one taken before this was called, or one message)
+ *   counts as moving while the session's socket sends at least
+ *   MIN_SOCKET_PROGRESS_BYTES a period, and, since this stream's last completed
+ *   write, no more than twice what the stream had to send since (and 64 KiB): past
+ *   that the socket was sending something else (other streams' data, control frames
+ *   a client had it send), not this stream's. Node's own stream timeout takes any byte
+ *   the session sends as a write in flight moving; here a client that does not read
+ *   gets at most that much credit, then is reset.
  */
-export function resetRefusedCallLater(stream: http2.ServerHttp2Stream): void {
-  if (stream.destroyed || stream.closed) return;
+export function resetUnreadCallLater(stream: http2.ServerHttp2Stream): void {
+  if (stream.destroyed || stream.closed || unreadWatched.has(stream)) return;
+  unreadWatched.add(stream);
+  // Writable takes its buffered writes one by one when the stream has no _writev.
+  (stream as unknown as { _writev: unknown })._writev = undefined;
+  // Bytes of its writes completed since: all written here (those waiting now
+  // included) less what still waits. New writes (a slow append's answer) raise
+  // writableLength while others complete: only this difference says the client took any.
+  let written = stream.writableLength;
+  const write = stream.write;
+  stream.write = function (this: http2.ServerHttp2Stream, chunk: unknown, ...rest: unknown[]): boolean {
+    if (!this.writableEnded && !this.destroyed) written += typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8') : (chunk as Uint8Array).byteLength;
+    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as typeof stream.write;
+  const completed = () => written - stream.writableLength;
+  let lastCompleted = completed();
+  let socketAtCheck = sessionBytesWritten(stream);
+  /** At its last completed write (or when nothing of it was in flight): the socket's count, what it had left to send, and `written`. */
+  let mark = { socket: socketAtCheck, left: stream.writableLength, written };
   let timer: NodeJS.Timeout;
   const check = () => {
     if (stream.destroyed || stream.closed) return;
+    const left = stream.writableLength;
+    const sent = sessionBytesWritten(stream);
+    const done = completed();
+    let moved = done > lastCompleted;
+    if (moved || left === 0) mark = { socket: sent, left, written };
+    else {
+      // What the session has sent since the mark can all be this stream's only while
+      // it is no more than the stream had to send since (twice over: small frames'
+      // headers), and some.
+      const couldBeItsOwn = 2 * (mark.left + written - mark.written) + 4 * MIN_SOCKET_PROGRESS_BYTES;
+      moved = sent - socketAtCheck >= MIN_SOCKET_PROGRESS_BYTES && sent - mark.socket <= couldBeItsOwn;
+    }
+    lastCompleted = done;
+    socketAtCheck = sent;
     // Nothing waits to be written: the client is not what holds the call, answers not
     // made yet are (appends in flight on a disk that stalls). A reset now would lose
     // them, and a producer without idempotence would write those batches again.
-    // (Node completes an HTTP/2 write only once its data is sent, so what the client's
-    // shut window keeps back counts in writableLength. The status does not: once the
-    // stream is ended its END_STREAM, behind which the trailers go, waits for the
-    // window too, even with no byte left to send, and only nghttp2's local close says
-    // it has gone. A call refused before any answer, or whose answers filled the
-    // window exactly, was otherwise never reset.)
-    if (stream.writableLength === 0 && !(stream.writableEnded && stream.state.localClose !== 1)) {
-      timer = setTimeout(check, REFUSED_CALL_WRITE_MS).unref();
+    // (The status counts once the stream is ended: its END_STREAM, behind which the
+    // trailers go, waits for the client's window too, even with no byte left to send,
+    // and only nghttp2's local close says it has gone. A call refused before any
+    // answer, or whose answers filled the window exactly, was otherwise never reset.)
+    const waiting = left > 0 || (stream.writableEnded && stream.state.localClose !== 1);
+    if (!waiting || moved) {
+      timer = setTimeout(check, UNREAD_CALL_PERIOD_MS).unref();
       return;
     }
     try {
@@ -230,7 +298,7 @@ export function resetRefusedCallLater(stream: http2.ServerHttp2Stream): void {
       stream.destroy(); // the session is going away
     }
   };
-  timer = setTimeout(check, REFUSED_CALL_WRITE_MS).unref();
+  timer = setTimeout(check, UNREAD_CALL_PERIOD_MS).unref();
   stream.once('close', () => clearTimeout(timer));
 }
 
@@ -304,7 +372,7 @@ function serveRaw<Req>(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
       handler.request(req, pool ? m : null);
     }
     if (error !== null && !aborted) {
-      if (overBudget) resetRefusedCallLater(stream); // its status waits behind its answers: not forever
+      if (overBudget) resetUnreadCallLater(stream); // its status waits behind its answers: not forever
       abort(error);
     }
   });

@@ -16,9 +16,9 @@
  *   does not hand on a chunk that would pass the budget: grpc-js keeps nothing of it,
  *   and the call is refused. A stream's handler takes that as a request that cannot be
  *   read (deferRefusal): it answers what grpc-js handed it, then ends the call with
- *   the status (reset if, at REFUSED_CALL_WRITE_MS or any as long after, what it
- *   wrote still waits for its client: resetRefusedCallLater); the others are refused
- *   at once.
+ *   the status (reset if, in a period of UNREAD_CALL_PERIOD_MS, what it wrote waits
+ *   for its client and none of it reaches it: resetUnreadCallLater); the others are
+ *   refused at once.
  * - the stream's push (where node:http2 hands each DATA chunk over) stores a copy:
  *   node:http2's chunks are views of the whole socket read they came in (up to 64 KiB,
  *   shared with other streams), and the views grpc-js keeps would pin that for a
@@ -37,7 +37,7 @@
  */
 import * as http2 from 'node:http2';
 import type { UringmqError } from '../errors';
-import { resetRefusedCallLater } from './direct_streams';
+import { resetUnreadCallLater } from './direct_streams';
 import { GRPC_PREFIX_BYTES, type PartialMessageBudget } from './framing';
 import { CODE_TRAILER, toServiceError } from './status';
 
@@ -294,7 +294,7 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
       // to it, or counted.
       dropping = true;
       last = null;
-      resetRefusedCallLater(stream);
+      resetUnreadCallLater(stream);
       deferred.abort(e);
       return;
     }

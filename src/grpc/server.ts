@@ -84,9 +84,9 @@ export interface ServerOptions extends KeepaliveOptions {
    * the calls grpc-js serves, what it holds: a unary call's request until the client
    * ends it, a stream's message until it is whole (grpcjs_budget.ts). A call whose
    * next bytes would pass it ends with RESOURCE_EXHAUSTED (on a stream, its requests
-   * before are answered first; the call is reset if what it wrote still waits for its
-   * client REFUSED_CALL_WRITE_MS, 10 s, after, or at any 10 s after that). maxMessageBytes
-   * bounds one call; this bounds them all.
+   * before are answered first; the call is reset if what it wrote waits for its client
+   * and none of it reaches the client in 10 s, UNREAD_CALL_PERIOD_MS: answers held up
+   * by a slow disk are waited for). maxMessageBytes bounds one call; this bounds them all.
    */
   maxPartialMessageBytes?: number;
   /**
