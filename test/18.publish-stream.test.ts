@@ -1867,6 +1867,64 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       }
     });
 
+    it('a call whose status is decided for any other reason (a malformed request, its client ending it, grpc-js past its deadline) and whose client does not read is reset (ENHANCE_YOUR_CALM) after a bounded time, on either path: its stream slot and unwritten answers are given back', async () => {
+      const r = await startServer({});
+      const ends: string[] = [];
+      r.server.callObserver = { request: () => undefined, streamEnded: (m, code) => void ends.push(`${m} ${code}`) };
+      const late = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 0 } }); // reads nothing
+      late.on('error', () => undefined);
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        const appended = () => r.broker.partitionOffsets(r.broker.partitionState('t', 0)).endOffset;
+        const members = async (group: string) => (await r.broker.describeTopic('t')).groups.find((g) => g.group === group)?.members.length ?? 0;
+        const MALFORMED = framed(Buffer.from([0x0f]));
+        type How = 'malformed' | 'ended by its client' | 'past its deadline';
+        const cases: Array<[string, boolean, How, string | null]> = [
+          ['PublishStream', false, 'malformed', 'PublishStream INVALID_ARGUMENT'],
+          ['Subscribe', false, 'malformed', 'Subscribe INVALID_ARGUMENT'],
+          ['PublishStream', true, 'malformed', 'PublishStream INVALID_ARGUMENT'],
+          ['Subscribe', true, 'malformed', 'Subscribe INVALID_ARGUMENT'],
+          ['PublishStream', false, 'ended by its client', 'PublishStream OK'],
+          ['PublishStream', true, 'ended by its client', 'PublishStream OK'],
+          ['Subscribe', true, 'past its deadline', null], // grpc-js's own status
+        ];
+        const calls: Array<{ what: string; closed: Promise<number> }> = [];
+        for (const [method, grpcJs, how, end] of cases) {
+          const what = `${method} (${grpcJs ? 'grpc-js' : 'node:http2'}) ${how}`;
+          const headers = { ...(method === 'Subscribe' ? SUBSCRIBE_HEADERS : PLAIN_HEADERS), ...(grpcJs ? { 'grpc-timeout': how === 'past its deadline' ? '2S' : '60S' } : {}) };
+          const st = late.request(headers);
+          st.on('error', () => undefined);
+          const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
+          // An answer it does not read: an ack, or its assignment.
+          if (method === 'PublishStream') {
+            const before = appended();
+            st.write(framed(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish()));
+            await waitFor(() => appended() === before + 1, 10_000, `${what}: appended`);
+          } else {
+            const group = `g-${calls.length}`;
+            st.write(framed(pb.SubscribeRequest.encode({ subscribe: { topic: 't', group, initial_credit: 10 } }).finish()));
+            await waitFor(async () => (await members(group)) === 1, 10_000, `${what}: joined`);
+          }
+          // Then its status is decided, to go behind that answer.
+          const ended = ends.length;
+          if (how === 'malformed') st.write(MALFORMED);
+          else if (how === 'ended by its client') st.end();
+          if (end) {
+            await waitFor(() => ends.length > ended, 10_000, `${what}: its status`);
+            assert.equal(ends.at(-1), end, what);
+          }
+          calls.push({ what, closed });
+        }
+        // They were left open (30 s here, as long as the connection lived).
+        const outcomes = await Promise.all(calls.map(async (c) => `${c.what}: ${await closedWithin(c.closed, 30_000)}`));
+        assert.deepEqual(outcomes, calls.map((c) => `${c.what}: ${http2.constants.NGHTTP2_ENHANCE_YOUR_CALM}`));
+        await waitFor(() => r.server.openStreams === 0, 10_000, 'their stream slots back');
+      } finally {
+        late.destroy();
+        await r.stop();
+      }
+    });
+
     it('a stream grpc-js serves holds nothing counted once its message is whole: grpc-js is let go of the chunks it came in as it is decoded, not when the next begins', async () => {
       const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
       const held = () => r.server.partialMessageBytes;

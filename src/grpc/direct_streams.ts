@@ -156,10 +156,18 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
  * it kept the stream open. Done to every stream of the server, before grpc-js or
  * routeDirectStreams sees it, through its two ways of sending a status (trailers, or a
  * trailers-only response).
+ *
+ * And once this side ends the stream (the status decided, to go after what was written
+ * before it: a direct call's close, grpc-js's sendStatus), a client that does not read
+ * what waits has it reset (resetUnreadCallLater): a call refused for a malformed or
+ * oversize request, say, kept its stream slot and its unwritten answers for as long as
+ * such a client kept the connection. (A status grpc-js has yet to get to, behind
+ * answers it has not handed to node:http2, is grpcJsCallIO's to bound.)
  */
 export function resetAfterStatus(stream: http2.ServerHttp2Stream): void {
   const respond = stream.respond;
   const sendTrailers = stream.sendTrailers;
+  const end = stream.end;
   stream.respond = function (this: http2.ServerHttp2Stream, headers?: http2.OutgoingHttpHeaders, options?: http2.ServerStreamResponseOptions) {
     respond.call(this, headers, options);
     if (options?.endStream) resetRequestSide(this);
@@ -168,6 +176,11 @@ export function resetAfterStatus(stream: http2.ServerHttp2Stream): void {
     sendTrailers.call(this, headers);
     resetRequestSide(this);
   };
+  stream.end = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
+    const r = (end as (...a: unknown[]) => http2.ServerHttp2Stream).apply(this, args);
+    resetUnreadCallLater(this);
+    return r;
+  } as typeof stream.end;
 }
 
 /**
@@ -183,15 +196,16 @@ function resetRequestSide(stream: http2.ServerHttp2Stream): void {
 
 /**
  * How long a call's writes may wait for its client without any of them reaching it,
- * once the call is refused for maxPartialMessageBytes (resetUnreadCallLater). Until
- * then it keeps its place among maxConcurrentStreams, its unwritten answers and, on
- * grpc-js's path, what grpc-js holds of its message in progress: a client that sends
- * big partial messages and never reads pinned them for as long as its connection
- * lived (keepalive catches dead peers only; maxConnectionAgeMs is off by default).
- * No setting of the server bounds a write; 10 s, keepaliveTimeoutMs's default, is far
- * more than a client that reads needs to take something of what is left (acks past
- * MAX_UNREAD_ANSWER_BYTES, 1 MiB, stop the reading; deliveries stop past
- * MAX_UNREAD_DELIVERY_BYTES, 4 MiB, and a message).
+ * once the call is refused for maxPartialMessageBytes or its status is decided
+ * (resetUnreadCallLater). Until then it keeps its place among maxConcurrentStreams,
+ * its unwritten answers and, when refused for maxPartialMessageBytes on grpc-js's
+ * path, what grpc-js holds of its message in progress: a client that sends big partial
+ * messages, or a malformed one, and never reads pinned them for as long as its
+ * connection lived (keepalive catches dead peers only; maxConnectionAgeMs is off by
+ * default). No setting of the server bounds a write; 10 s, keepaliveTimeoutMs's
+ * default, is far more than a client that reads needs to take something of what is
+ * left (acks past MAX_UNREAD_ANSWER_BYTES, 1 MiB, stop the reading; deliveries stop
+ * past MAX_UNREAD_DELIVERY_BYTES, 4 MiB, and a message).
  */
 export const UNREAD_CALL_PERIOD_MS = 10_000;
 
@@ -222,10 +236,10 @@ function sessionBytesWritten(stream: http2.ServerHttp2Stream): number {
  * open, what it wrote (answers, deliveries, or its status once decided) waits for its
  * client and none of it reached the client since the check before: a client that does
  * not read. One that reads, however slowly, gets all of it and the status. Called when
- * a call is refused for maxPartialMessageBytes, on either path; nothing is done per
- * message before that. Its 'close' then gives back what it held, as any reset's does.
- * The timer keeps no process alive and goes with the stream's 'close', however it
- * comes.
+ * a call is refused for maxPartialMessageBytes and when its status is decided, on
+ * either path (resetAfterStatus, grpcJsCallIO); nothing is done per message before
+ * that. Its 'close' then gives back what it held, as any reset's does. The timer keeps
+ * no process alive and goes with the stream's 'close', however it comes.
  *
  * What reached the client: node:http2 completes a write once nghttp2 has handed all of
  * it to the socket (so what the client's shut window keeps back is not written), and

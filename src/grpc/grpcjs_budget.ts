@@ -36,6 +36,7 @@
  * would keep the message from its handler until the client sends another).
  */
 import * as http2 from 'node:http2';
+import { Duplex } from 'node:stream';
 import type { UringmqError } from '../errors';
 import { resetUnreadCallLater } from './direct_streams';
 import { GRPC_PREFIX_BYTES, type PartialMessageBudget } from './framing';
@@ -125,6 +126,21 @@ interface Deferred {
   decoder: GrpcJsDecoder | null;
 }
 const deferredTo = new WeakMap<http2.ServerHttp2Stream, Deferred>();
+
+/**
+ * The HTTP/2 stream of a grpc-js call (the object its handler was given), found as
+ * deferRefusal finds it: grpc-js's own call, through any interceptors (their
+ * nextCall), reads and writes it. Null when it cannot be (grpc-js's internals changed).
+ */
+export function grpcJsStreamOf(call: object): http2.ServerHttp2Stream | null {
+  let c = (call as { call?: unknown }).call;
+  for (let depth = 0; depth < 8 && typeof c === 'object' && c !== null; depth++) {
+    const stream = (c as { stream?: unknown }).stream;
+    if (stream instanceof Duplex && typeof (stream as Partial<http2.ServerHttp2Stream>).respond === 'function') return stream as http2.ServerHttp2Stream;
+    c = (c as { nextCall?: unknown }).nextCall;
+  }
+  return null;
+}
 
 /**
  * Has the refusal of a grpc-js streaming call (its next bytes would pass the budget)

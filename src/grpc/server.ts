@@ -21,8 +21,8 @@ import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_PLAIN_HEADERS, MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
 import { MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
-import { countGrpcJsCall, deferRefusal } from './grpcjs_budget';
-import { resetAfterStatus, routeDirectStreams, takenDirect, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
+import { countGrpcJsCall, deferRefusal, grpcJsStreamOf } from './grpcjs_budget';
+import { resetAfterStatus, resetUnreadCallLater, routeDirectStreams, takenDirect, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
 import { WaiterList } from '../broker/waiter_list';
 import { checkAuthToken } from '../fetch/protocol';
 
@@ -64,7 +64,12 @@ export interface ServerOptions extends KeepaliveOptions {
   port?: number;
   /** Largest gRPC message accepted or sent (default 16 MiB). */
   maxMessageBytes?: number;
-  /** Streaming calls (PublishStream, Subscribe) open at once; more get RESOURCE_EXHAUSTED (default 1000). */
+  /**
+   * Streaming calls (PublishStream, Subscribe) open at once; more get RESOURCE_EXHAUSTED
+   * (default 1000). A call keeps its place until what it wrote has reached its client;
+   * once its status is decided, a client that takes none of it for UNREAD_CALL_PERIOD_MS
+   * (10 s) has the call reset (resetUnreadCallLater).
+   */
   maxConcurrentStreams?: number;
   /**
    * Client connections open at once (default 1024, as the fetch plane's); more are
@@ -1103,6 +1108,14 @@ const statusErrors = new WeakSet<object>();
  */
 function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buffer, written: () => void) => void, ended: (code: string) => void): StreamCallIO {
   let unflushed = 0;
+  // grpc-js sends the status once the answers before it are written, each handed to
+  // node:http2 only when the one before has gone: a client that does not read them
+  // held the call, the status never reaching node:http2 (where resetAfterStatus would
+  // see it). Bounded from here, where it is decided.
+  const bound = () => {
+    const stream = grpcJsStreamOf(call);
+    if (stream) resetUnreadCallLater(stream);
+  };
   const io: StreamCallIO = {
     headroom: 0,
     get unflushed() {
@@ -1122,12 +1135,14 @@ function grpcJsCallIO<Q, R>(call: grpc.ServerDuplexStream<Q, R>, send: (res: Buf
     end: () => {
       ended('OK');
       if (!call.writableEnded && !call.destroyed) call.end();
+      bound();
     },
     fail: (e) => {
       ended(codeOf(e));
       const se = toServiceError(e);
       statusErrors.add(se);
       call.emit('error', se);
+      bound();
     },
   };
   return io;
