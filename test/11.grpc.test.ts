@@ -2258,6 +2258,46 @@ describe('gRPC client producer: send order, retries and close', function () {
     }
   });
 
+  it("a send with little time left does not cut short the partition-count lookup that sends with more time share", async () => {
+    // The lookup is one per topic, whoever asks: it was made with the deadline of the
+    // send that began it, and failed with it every send that had joined it, however
+    // much longer they had (each then waited a backoff and made it again, and failed
+    // if its own deadline came before that; sends with short deadlines that keep
+    // beginning lookups kept every other send from ever learning the count).
+    const r = await startServer();
+    const proxy = await tcpProxy(r.server.port);
+    const c = await connect(`127.0.0.1:${proxy.port}`);
+    try {
+      await r.client.createTopic('t');
+      await c.listTopics(); // the connection is up: paused, it holds what is sent until resumed
+      let lookups = 0;
+      const describe = c.describeTopic.bind(c);
+      c.describeTopic = (...args: Parameters<Client['describeTopic']>) => (lookups++, describe(...args));
+      const hurried = c.producer({ deliveryTimeoutMs: 300 });
+      const patient = c.producer({ deliveryTimeoutMs: 60_000 });
+      proxy.pause();
+      const failed = hurried.send('t', { value: 'a' }).then(
+        () => 'acked',
+        (e: unknown) => e,
+      );
+      const sent = patient.send('t', { value: 'b' });
+      const e = await failed;
+      assert.ok(e instanceof UringmqError && e.code === 'UNAVAILABLE', String(e));
+      // The patient send goes on waiting for the same lookup (failed with the hurried
+      // one, it made another after a 100 ms backoff).
+      await waitFor(() => lookups > 1, 1000).catch(() => undefined);
+      assert.equal(lookups, 1, 'the lookup ended with the hurried send, and was made again');
+      proxy.resume();
+      assert.equal((await sent).offset, 0);
+      assert.equal(lookups, 1);
+      await Promise.all([hurried.close(), patient.close()]);
+    } finally {
+      await c.close({ timeoutMs: 500 });
+      await proxy.close();
+      await r.stop();
+    }
+  });
+
   it('a send called while close() flushes is refused, and no stream opens after close', async () => {
     const r = await startServer();
     try {

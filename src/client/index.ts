@@ -112,8 +112,6 @@ export interface RemoteConsumerOptions extends Omit<GroupJoinOptions, 'sessionTi
 }
 
 const MiB = 1 << 20;
-/** The longest one lookup of a partition count for a send may take (an admin call's default deadline): then it is made again. */
-const LOOKUP_TIMEOUT_MS = 30_000;
 /** A cached partition count not looked up again for this long is dropped (Client.describeTopic). */
 const PARTITIONS_IDLE_MS = 300_000;
 type M = keyof typeof brokerService;
@@ -389,11 +387,11 @@ export class Client {
 
   /**
    * As Broker.describeTopic: `groups: false` asks for partitions and offsets only
-   * (cheaper for the server). `signal` and `timeoutMs` (internal): see unary.
+   * (cheaper for the server). `signal` (internal): see unary.
    */
-  async describeTopic(name: string, opts: { groups?: boolean } = {}, signal?: AbortSignal, timeoutMs?: number): Promise<TopicDescription> {
+  async describeTopic(name: string, opts: { groups?: boolean } = {}, signal?: AbortSignal): Promise<TopicDescription> {
     if (opts === null || typeof opts !== 'object') throw invalid('describeTopic options must be an object');
-    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }, timeoutMs, signal));
+    const d = topicDescription(await this.unary<object, uringmq.v1.TopicInfo>('describeTopic', { name, skip_groups: opts.groups === false }, undefined, signal));
     this.partitionsCache.set(name, { n: d.partitions.length, at: Date.now(), fresh: true });
     if (!this.staleTimer && !this.closed) {
       this.staleTimer = setInterval(() => {
@@ -517,9 +515,9 @@ export class Client {
     return c;
   }
 
-  /** @internal partition count, cached for 5 s; `timeoutMs`: how long a lookup this starts may take (see unary). */
-  async partitionCount(topic: string, timeoutMs?: number): Promise<number> {
-    return this.knownPartitionCount(topic) ?? this.lookupPartitions(topic, timeoutMs);
+  /** @internal partition count, cached for 5 s */
+  async partitionCount(topic: string): Promise<number> {
+    return this.knownPartitionCount(topic) ?? this.lookupPartitions(topic);
   }
 
   /**
@@ -542,11 +540,15 @@ export class Client {
     this.partitionsCache.delete(topic);
   }
 
-  /** One lookup at a time per topic, however many sends ask at once. */
-  private lookupPartitions(topic: string, timeoutMs?: number): Promise<number> {
+  /**
+   * One lookup at a time per topic, however many sends ask at once. With the call's own
+   * deadline, not that of the send that began it: the sends that join it may have
+   * longer, and each bounds its own wait (RemoteProducer.partitionCount).
+   */
+  private lookupPartitions(topic: string): Promise<number> {
     let p = this.partitionLookups.get(topic);
     if (!p) {
-      p = this.describeTopic(topic, { groups: false }, undefined, timeoutMs)
+      p = this.describeTopic(topic, { groups: false })
         .then(
           (d) => d.partitions.length,
           (e: unknown) => {
@@ -982,12 +984,13 @@ export class RemoteProducer implements ProducerApi {
     const deadline = Date.now() + this.deliveryTimeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        // Each attempt within what is left: a lookup the network leaves unanswered waited
-        // out the call's own 30 s deadline, and so did the send, its flush() and close(),
-        // whatever deliveryTimeoutMs said. Raced too: a lookup already under way (another
-        // send's, another producer's) may have longer to go.
+        // Each attempt waits for what is left: a lookup the network leaves unanswered
+        // waited out the call's own 30 s deadline, and so did the send, its flush() and
+        // close(), whatever deliveryTimeoutMs said. The wait, not the lookup: that one is
+        // shared by every send to the topic (other producers' too), and made with this
+        // send's deadline it failed with it those that had longer.
         const left = Math.max(1, deadline - Date.now());
-        return await this.unlessAbandoned(answeredWithin(this.client.partitionCount(topic, Math.min(left, LOOKUP_TIMEOUT_MS)), left, `the lookup of ${topic}'s partition count went unanswered`));
+        return await this.unlessAbandoned(answeredWithin(this.client.partitionCount(topic), left, `the lookup of ${topic}'s partition count went unanswered`));
       } catch (e) {
         if (!(e instanceof UringmqError) || !RETRYABLE.has(e.code) || this.client.isClosed || this.abandoned) throw e;
         const delay = reconnectDelayMs(attempt);
