@@ -3511,6 +3511,31 @@ describe('Consumer groups: ack deadlines, session timeouts and nack delays do no
     await c.close();
   });
 
+  it('a member that went silent still expires about its session timeout later while every sweep comes late (a loop lagging steadily), not many times later', async () => {
+    // Each sweep 400 ms late (performance.now moved on by that much between them, as
+    // a busy loop would): the late time was taken off every member's silence, so a
+    // dead one aged 50 ms per sweep, and expired after 9 times its session timeout
+    // (more the later the sweeps): its partitions held all along.
+    const realPerfNow = performance.now.bind(performance);
+    let lag = 0;
+    performance.now = () => realPerfNow() + lag;
+    try {
+      const { ended } = await deliveredTo(1, { ackDeadlineMs: 600_000, sessionTimeoutMs: 1000 });
+      const silentSince = performance.now(); // it never heartbeats
+      const lagging = setInterval(() => (lag += 400), 50);
+      try {
+        await until(() => ended.length > 0, 'the silent member to expire', 20_000);
+      } finally {
+        clearInterval(lagging);
+      }
+      const silentFor = performance.now() - silentSince;
+      assert.deepEqual(ended, ['SESSION_EXPIRED']);
+      assert.ok(silentFor < 3000, `expired after ${Math.round(silentFor)} ms of silence, with a session timeout of 1000 ms`);
+    } finally {
+      delete (performance as { now?: unknown }).now; // the prototype's again
+    }
+  });
+
   it("the clock stepping forward two hours does not cut short a nack's delay", async () => {
     const { m, got, ended } = await deliveredTo(2, { ackDeadlineMs: 60_000, sessionTimeoutMs: 60_000 });
     m.ack(0, 0, 1);

@@ -787,6 +787,8 @@ export class GroupCoordinator {
   private closed = false;
   /** When the sweep last ran (performance.now()): how late the next one is tells how long the process could not run. */
   private lastSweep = performance.now();
+  /** The last sweep came late and expired no session (see sweep): the next one does, late or not. */
+  private expiryDeferred = false;
   /** close() has begun: dead-letter moves are no longer started. */
   private closing = false;
   private readonly dlqReady = new Map<string, Promise<void>>();
@@ -1969,10 +1971,14 @@ export class GroupCoordinator {
     // A sweep this late ran after the process could not (a long synchronous job, the
     // event loop blocked): no heartbeat could be taken meanwhile, neither an embedded
     // consumer's (its timer is due behind this one) nor a remote one's (waiting on its
-    // socket). That time does not count against the members' sessions: blocked past
-    // the session timeout, the process expired every member, its own live ones too.
+    // socket). Blocked past the session timeout, the process expired every member, its
+    // own live ones too. So a late sweep expires no session, and the next one, the
+    // heartbeats waiting taken in between, does, late or not. (Taking the late time off
+    // every member's silence instead let a loop late at every sweep, busy rather than
+    // blocked, keep a dead member (50 + late) / 50 times its session timeout.)
     const late = mono - this.lastSweep - SWEEP_MS;
-    const blind = late > SWEEP_MS ? late : 0;
+    const deferExpiry = late > SWEEP_MS && !this.expiryDeferred;
+    this.expiryDeferred = deferExpiry;
     this.lastSweep = mono;
     for (const [k, gs] of this.groups) {
       if (gs.members.size === 0 && now - gs.idleSince > this.idleGroupMs && !gs.dirty && !gs.flushing && gs.busy === 0 && !this.loading.has(k)) {
@@ -2000,8 +2006,7 @@ export class GroupCoordinator {
         void fs.utimes(gs.file, when, when).catch(() => undefined); // never written yet: nothing to keep
       }
       for (const m of [...gs.members.values()]) {
-        if (blind > 0) m.lastSeen = Math.min(mono, m.lastSeen + blind);
-        if (mono - m.lastSeen > m.opts.sessionTimeoutMs) {
+        if (!deferExpiry && mono - m.lastSeen > m.opts.sessionTimeoutMs) {
           this.leave(m, new UringmqError('SESSION_EXPIRED', `member ${m.id} of group ${gs.group} missed its session timeout (${m.opts.sessionTimeoutMs} ms)`));
           continue;
         }
