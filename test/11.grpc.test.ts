@@ -2529,6 +2529,25 @@ describe('gRPC client consumer: a membership lost with a broken or stalled conne
     assert.deepEqual(unhandled, []);
   });
 
+  it("an ack sent in time that waited on the server's socket while its event loop was blocked past the ack deadline counts: the message is not delivered again", async () => {
+    await r.client.createTopic('t', { partitions: 1 });
+    const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest', ackDeadlineMs: 1000 });
+    try {
+      const it = consumer[Symbol.asyncIterator]();
+      await r.client.producer().send('t', { value: 'a' });
+      const first = (await it.next()).value!;
+      first.ack(); // goes out now or at the next turn, and waits on the server's socket
+      const busyUntil = performance.now() + 1500;
+      while (performance.now() < busyUntil); // server and client share this event loop
+      await r.client.producer().send('t', { value: 'b' });
+      const next = (await it.next()).value!;
+      assert.deepEqual([next.value.toString(), next.deliveryCount], ['b', 1], 'the acked message came again (its deadline expired before its ack was read)');
+      next.ack();
+    } finally {
+      await consumer.close();
+    }
+  });
+
   it('a consumer whose connection stalled past its session timeout (the server expelled it) rejoins and goes on (the stream ended with SESSION_EXPIRED), instead of ending', async () => {
     await r.client.createTopic('t', { partitions: 1 });
     const consumer = c.consumer({ topic: 't', group: 'g', from: 'earliest' });

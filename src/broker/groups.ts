@@ -1969,7 +1969,7 @@ export class GroupCoordinator {
     const mono = performance.now();
     const steady = steadyNow();
     // A sweep this late ran after the process could not (a long synchronous job, the
-    // event loop blocked): no heartbeat could be taken meanwhile, neither an embedded
+    // event loop blocked): no heartbeat (nor ack) could be taken meanwhile, neither an embedded
     // consumer's (its timer is due behind this one) nor a remote one's (waiting on its
     // socket). Blocked past the session timeout, the process expired every member, its
     // own live ones too. So a late sweep expires no session, and the next one, the
@@ -2017,7 +2017,9 @@ export class GroupCoordinator {
         dropAckedInflight(ps); // before deadlines: an acked range must not make its member look stalled
         // Deadlines, lastSeen and lastProgress are monotonic (mono), and so are due
         // times (steady); `now`, the wall clock, is for the files' times.
-        if (ps.inflight.some((r) => r.deadline <= mono)) {
+        // Not on a late sweep either: acks that came in time may wait on a remote
+        // member's socket, taken only after this (see deferExpiry above).
+        if (!deferExpiry && ps.inflight.some((r) => r.deadline <= mono)) {
           const keep: Inflight[] = [];
           for (const r of ps.inflight) {
             if (r.deadline > mono) keep.push(r);
