@@ -363,6 +363,79 @@ describe('close() against a broker that cannot be reached', function () {
   }
 });
 
+describe('close() of a producer whose stream broke with batches in flight', function () {
+  this.timeout(60_000);
+  const RECONNECT_CHILD = path.join(__dirname, 'fixtures', 'reconnect_close_child.ts');
+
+  /**
+   * A reconnect_close_child through a proxy that the test cuts, refusing new
+   * connections, right after the child's second send went out (unanswered: the proxy
+   * paused); with `backAfterMs`, the proxy forwards again that long after. Resolves
+   * once the child has exited: its code, its output, and how long after it printed
+   * CLOSED it exited.
+   */
+  async function producingChild(deliveryTimeoutMs: number, backAfterMs?: number): Promise<{ code: number | null; out: string; exitedAfterMs: number }> {
+    const r = await startServer();
+    const proxy = await tcpProxy(r.server.port);
+    let child: ChildProcess | undefined;
+    try {
+      await r.client.createTopic('t');
+      const c = (child = spawn(process.execPath, ['--require', 'tsx/cjs', RECONNECT_CHILD, `127.0.0.1:${proxy.port}`, 't', String(deliveryTimeoutMs)], { stdio: ['pipe', 'pipe', 'pipe'] }));
+      let out = '';
+      let closedAt = 0;
+      c.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (!closedAt && out.includes('CLOSED')) closedAt = Date.now();
+      });
+      c.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((res) => c.once('close', (code) => res(code)));
+      await waitFor(() => out.includes('READY') || c.exitCode !== null, 60_000, 'the child to be READY');
+      assert.ok(out.includes('READY'), `the child failed: ${out}`);
+      proxy.pause(); // the next send goes out and is not answered
+      c.stdin!.write('SEND\n');
+      await waitFor(() => out.includes('SENT') || c.exitCode !== null, 10_000, 'the child to send');
+      proxy.mode = 'refuse';
+      proxy.cut();
+      if (backAfterMs !== undefined) {
+        await sleep(backAfterMs);
+        proxy.mode = 'forward';
+      }
+      const code = await within(exited, 30_000, 'the child to exit');
+      return { code, out, exitedAfterMs: Date.now() - closedAt };
+    } finally {
+      child?.kill('SIGKILL');
+      await proxy.close();
+      await r.stop();
+    }
+  }
+
+  // The stream broke with a batch in flight, and every reconnect was refused: the
+  // producer waited longer before each (100 ms doubling to 5 s). The batch expired
+  // (deliveryTimeoutMs) during a wait of 5 s; the script closed its producer and its
+  // client, and its process then waited out the rest of that wait (about 4 s) before it
+  // could exit: the wait's timer was cleared only by close()'s timeout.
+  it('a script whose sends all settled (expired while the producer waits to reconnect) exits right after producer.close() and client.close(), not once that wait is over', async () => {
+    // 7 s: past the waits of 0.2, 0.4, 0.8, 1.6 and 3.2 s (6.2 s), early in the first of 5 s.
+    const { code, out, exitedAfterMs } = await producingChild(7000);
+    assert.equal(code, 0, out);
+    const closed = /CLOSED (\S+) (.*)/.exec(out);
+    assert.ok(closed, out);
+    assert.equal(closed[1], 'UNAVAILABLE', out); // expired, not acked nor refused
+    // What held the event loop once close() had resolved: its pipes, no timer.
+    assert.ok(!(JSON.parse(closed[2]!) as string[]).includes('Timeout'), `a timer still held the process after close(): ${closed[2]}`);
+    assert.ok(exitedAfterMs < 2500, `the child exited ${exitedAfterMs} ms after its last close() (${out.trim()})`);
+  });
+
+  // The other side of it: while a batch waits to reconnect, the wait holds the process
+  // (the script awaits only the send's promise, which holds nothing), or it exited with
+  // the send neither acked nor failed.
+  it('a script awaiting a send whose stream broke is kept alive by the wait to reconnect: the connection comes back, the send is acked', async () => {
+    const { code, out } = await producingChild(30_000, 700);
+    assert.equal(code, 0, out);
+    assert.match(out, /CLOSED acked/);
+  });
+});
+
 describe('close({ timeoutMs }): the option checked; the embedded producer', function () {
   this.timeout(60_000);
 

@@ -871,6 +871,14 @@ export class RemoteProducer implements ProducerApi {
   private closing = false;
   private closed = false;
   private reconnecting = false;
+  /**
+   * The wait before the stream is opened again after it broke with batches to send
+   * (ensureStream). It holds the process while batches wait for it, and ends as soon as
+   * none does (expireInflight, close, abandonAll): left to run out, up to 5 s, it kept a
+   * script whose sends had all settled (expired meanwhile) and that had closed its
+   * producer and client from exiting until then.
+   */
+  private reconnectTimer: NodeJS.Timeout | null = null;
   /** sendBatch calls, batches cut from send()s and sends still waiting: what flush() waits for. */
   private readonly pendingSends = new PendingPromises();
   /** Per topic sent to: its partitions' keys, its pending batches (see TopicState). */
@@ -1184,6 +1192,7 @@ export class RemoteProducer implements ProducerApi {
     this.closed = true;
     if (this.idleTimer) clearInterval(this.idleTimer);
     this.idleTimer = null;
+    this.endReconnectWait(); // every batch is settled: none waits for it
     // Every batch is answered: the server has nothing more to say, and a grpc-js stream
     // left half-closed toward one that does not end it held the process (see boundGrpcEnd).
     const s = this.stream;
@@ -1201,6 +1210,7 @@ export class RemoteProducer implements ProducerApi {
   private abandonAll(err: UringmqError): void {
     this.abandoned = err;
     this.abandon.abort(err);
+    this.endReconnectWait();
     const s = this.stream;
     this.stream = null; // before the cancel: its 'error' must not queue the batches again
     if (s instanceof DirectStream) s.cancel();
@@ -1514,7 +1524,8 @@ export class RemoteProducer implements ProducerApi {
       this.reconnecting = true;
       const fatal = err ? fromServiceError(err, this.client.maxMessageBytes) : null;
       if (fatal) for (const b of this.queue) b.lastError = fatal;
-      void sleep(reconnectDelayMs(again[0]?.attempts ?? 0), this.abandon.signal).then(() => {
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = null;
         this.reconnecting = false;
         if (this.abandoned) return;
         if (fatal && !RETRYABLE.has(fatal.code)) {
@@ -1525,7 +1536,7 @@ export class RemoteProducer implements ProducerApi {
           return;
         }
         this.pump();
-      });
+      }, reconnectDelayMs(again[0]?.attempts ?? 0));
     };
     s.on('error', (e) => broken(e));
     s.on('end', () => broken());
@@ -1594,6 +1605,17 @@ export class RemoteProducer implements ProducerApi {
       clearInterval(this.deadlineTimer);
       this.deadlineTimer = null;
     }
+    // The batches that waited to reconnect all expired, and no slot handed out is about
+    // to queue one: a send from now on opens the stream at once.
+    if (this.queue.length === 0 && this.granted === 0) this.endReconnectWait();
+  }
+
+  /** Ends the wait to reopen the stream (reconnectTimer): nothing is left to send on it. */
+  private endReconnectWait(): void {
+    if (!this.reconnectTimer) return;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.reconnecting = false;
   }
 
   /** Returns the size of the request it answered (0 for none in flight). */
