@@ -363,24 +363,28 @@ describe('close() against a broker that cannot be reached', function () {
   }
 });
 
-describe('close() of a producer whose stream broke with batches in flight', function () {
+describe('a producing script exits once its closes resolve: nothing left to hold it, nothing dropped', function () {
   this.timeout(60_000);
   const RECONNECT_CHILD = path.join(__dirname, 'fixtures', 'reconnect_close_child.ts');
 
   /**
-   * A reconnect_close_child through a proxy that the test cuts, refusing new
-   * connections, right after the child's second send went out (unanswered: the proxy
-   * paused); with `backAfterMs`, the proxy forwards again that long after. Resolves
-   * once the child has exited: its code, its output, and how long after it printed
-   * CLOSED it exited.
+   * A reconnect_close_child through a proxy, paused (the network silent) before the
+   * child's second send goes out. Then, unless `silent`, the test cuts the connection
+   * and refuses new ones; with `backAfterMs`, the proxy forwards again that long after.
+   * `closeTimeoutMs`: the child's second send goes to `sendTo` ('t', whose partition
+   * count it knows; 'u', which it has not looked up), and it closes its client with that
+   * timeout at once. Resolves once the child has exited: its code, its output, and how
+   * long after it printed CLOSED it exited.
    */
-  async function producingChild(deliveryTimeoutMs: number, backAfterMs?: number): Promise<{ code: number | null; out: string; exitedAfterMs: number }> {
+  async function producingChild(deliveryTimeoutMs: number, opts: { backAfterMs?: number; silent?: boolean; closeTimeoutMs?: number; sendTo?: 't' | 'u' } = {}): Promise<{ code: number | null; out: string; exitedAfterMs: number }> {
     const r = await startServer();
     const proxy = await tcpProxy(r.server.port);
     let child: ChildProcess | undefined;
     try {
       await r.client.createTopic('t');
-      const c = (child = spawn(process.execPath, ['--require', 'tsx/cjs', RECONNECT_CHILD, `127.0.0.1:${proxy.port}`, 't', String(deliveryTimeoutMs)], { stdio: ['pipe', 'pipe', 'pipe'] }));
+      await r.client.createTopic('u');
+      const args = [RECONNECT_CHILD, `127.0.0.1:${proxy.port}`, 't', String(deliveryTimeoutMs), ...(opts.closeTimeoutMs === undefined ? [] : [String(opts.closeTimeoutMs), opts.sendTo ?? 'u'])];
+      const c = (child = spawn(process.execPath, ['--require', 'tsx/cjs', ...args], { stdio: ['pipe', 'pipe', 'pipe'] }));
       let out = '';
       let closedAt = 0;
       c.stdout!.on('data', (d: Buffer) => {
@@ -394,13 +398,17 @@ describe('close() of a producer whose stream broke with batches in flight', func
       proxy.pause(); // the next send goes out and is not answered
       c.stdin!.write('SEND\n');
       await waitFor(() => out.includes('SENT') || c.exitCode !== null, 10_000, 'the child to send');
-      proxy.mode = 'refuse';
-      proxy.cut();
-      if (backAfterMs !== undefined) {
-        await sleep(backAfterMs);
+      if (!opts.silent) {
+        proxy.mode = 'refuse';
+        proxy.cut();
+      }
+      if (opts.backAfterMs !== undefined) {
+        await sleep(opts.backAfterMs);
         proxy.mode = 'forward';
       }
-      const code = await within(exited, 30_000, 'the child to exit');
+      const code = await within(exited, 45_000, 'the child to exit').catch((e: Error) => {
+        throw new Error(`${e.message}: ${out}`);
+      });
       return { code, out, exitedAfterMs: Date.now() - closedAt };
     } finally {
       child?.kill('SIGKILL');
@@ -430,9 +438,20 @@ describe('close() of a producer whose stream broke with batches in flight', func
   // (the script awaits only the send's promise, which holds nothing), or it exited with
   // the send neither acked nor failed.
   it('a script awaiting a send whose stream broke is kept alive by the wait to reconnect: the connection comes back, the send is acked', async () => {
-    const { code, out } = await producingChild(30_000, 700);
+    const { code, out } = await producingChild(30_000, { backAfterMs: 700 });
     assert.equal(code, 0, out);
     assert.match(out, /CLOSED acked/);
+  });
+
+  // close({ timeoutMs }) cancelled the stream with the batch in flight (DirectStream.cancel),
+  // which closed its HTTP/2 session and then destroyed it: closed first, the session was
+  // ended gracefully, its socket half-closed, waiting for a server that said nothing
+  // more. That socket held the process for good (the test's 45 s here).
+  it('client.close({ timeoutMs }) with a batch in flight behind a network gone silent: the process exits right after close(), the connection dropped', async () => {
+    const { code, out, exitedAfterMs } = await producingChild(120_000, { silent: true, closeTimeoutMs: 300, sendTo: 't' });
+    assert.equal(code, 0, out);
+    assert.match(out, /CLOSED BROKER_CLOSED/);
+    assert.ok(exitedAfterMs < 5000, `the child exited ${exitedAfterMs} ms after client.close() (${out.trim()})`);
   });
 });
 

@@ -121,6 +121,8 @@ function grpcMessage(v: string | undefined): string {
 export class DirectStream<Res> extends EventEmitter {
   private readonly session: http2.ClientHttp2Session;
   private readonly stream: http2.ClientHttp2Stream;
+  /** The session's connection (see destroy). */
+  private socket: net.Socket | null = null;
   private readonly frames: GrpcFrameReader;
   private finished = false;
   private keepalive: NodeJS.Timeout | null = null;
@@ -149,6 +151,7 @@ export class DirectStream<Res> extends EventEmitter {
           : net.connect({ host, port });
         // Acks are small and latency matters: no Nagle delay (grpc-js sets it too).
         sock.setNoDelay(true);
+        this.socket = sock;
         return sock;
       },
     });
@@ -282,7 +285,20 @@ export class DirectStream<Res> extends EventEmitter {
   cancel(): void {
     if (this.finished) return;
     this.stop();
+    this.destroy();
+  }
+
+  /**
+   * Drops the connection now. The session alone is not enough after stop(): a session
+   * closed first is destroyed gracefully, its socket only half-closed until the server
+   * closes its side, which a server gone silent (stopped, behind a black hole) never
+   * does, and that socket held the process for good (a producer's close({ timeoutMs })
+   * with batches in flight; the same for any stream failed while its server is silent,
+   * a missed keepalive among them).
+   */
+  private destroy(): void {
     this.session.destroy();
+    this.socket?.destroy();
   }
 
   /**
@@ -408,7 +424,7 @@ export class DirectStream<Res> extends EventEmitter {
   private fail(e: UringmqError): void {
     if (this.finished) return;
     this.stop();
-    this.session.destroy();
+    this.destroy();
     this.emit('error', e);
   }
 }
