@@ -443,6 +443,16 @@ describe('a producing script exits once its closes resolve: nothing left to hold
     assert.match(out, /CLOSED acked/);
   });
 
+  // client.close({ timeoutMs }) gave up on the send, waiting for its topic's partition
+  // count, but the lookup itself (a unary call) stayed out until its deadline: the
+  // process was held some 30 s after close() had resolved.
+  it('client.close({ timeoutMs }) with a send waiting for its partition count behind a network gone silent: the process exits right after close(), the lookup cancelled', async () => {
+    const { code, out, exitedAfterMs } = await producingChild(120_000, { silent: true, closeTimeoutMs: 300, sendTo: 'u' });
+    assert.equal(code, 0, out);
+    assert.match(out, /CLOSED BROKER_CLOSED/);
+    assert.ok(exitedAfterMs < 5000, `the child exited ${exitedAfterMs} ms after client.close() (${out.trim()})`);
+  });
+
   // close({ timeoutMs }) cancelled the stream with the batch in flight (DirectStream.cancel),
   // which closed its HTTP/2 session and then destroyed it: closed first, the session was
   // ended gracefully, its socket half-closed, waiting for a server that said nothing

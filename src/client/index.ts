@@ -8,6 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { BufferPool } from '../codec/buffer_pool';
 import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
@@ -207,6 +208,17 @@ export class Client {
   private readonly partitionsCache = new Map<string, { n: number; at: number; fresh: boolean }>();
   private staleTimer: NodeJS.Timeout | null = null;
   private readonly partitionLookups = new Map<string, Promise<number>>();
+  /**
+   * Aborted once close() is done with its producers: cancels the partition-count
+   * lookups still out (lookupPartitions), which nobody waits for then. A lookup
+   * unanswered (a server stopped, a network gone silent) held the process until its
+   * deadline, up to 30 s after a close({ timeoutMs }) that had given up on it.
+   */
+  private readonly lookupsDone = (() => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal); // one listener per lookup under way
+    return c;
+  })();
   private readonly closers = new Set<{ close(): Promise<void> }>();
   private closed = false;
   private closing: Promise<void> | null = null;
@@ -548,7 +560,7 @@ export class Client {
   private lookupPartitions(topic: string): Promise<number> {
     let p = this.partitionLookups.get(topic);
     if (!p) {
-      p = this.describeTopic(topic, { groups: false })
+      p = this.describeTopic(topic, { groups: false }, this.lookupsDone.signal)
         .then(
           (d) => d.partitions.length,
           (e: unknown) => {
@@ -600,6 +612,7 @@ export class Client {
       const all = Promise.allSettled([...this.closers].map((c) => (c instanceof RemoteProducer ? c.close(opts) : c.close())));
       if (timeoutMs === undefined) await all;
       else await settlesWithin(all, timeoutMs + 100); // the producers settle at the timeout themselves; the margin is for their last turn
+      this.lookupsDone.abort();
       this.closed = true;
       if (this.staleTimer) clearInterval(this.staleTimer);
       this.staleTimer = null;
