@@ -18,7 +18,7 @@ import { encodeBatch, sealBatch, type BrokerOptions } from '../src';
 import { decodeEach, readBatchMeta } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { UringmqError } from '../src/errors';
-import { UNREAD_CALL_PERIOD_MS, routeDirectStreams } from '../src/grpc/direct_streams';
+import { UNREAD_CALL_PERIOD_MS, routeDirectStreams, watchedUnread } from '../src/grpc/direct_streams';
 import { FrameScanner, countGrpcJsCall } from '../src/grpc/grpcjs_budget';
 import { BrokerServer } from '../src/grpc/server';
 import { metricsRegistry } from '../src/metrics';
@@ -1921,6 +1921,31 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
         await waitFor(() => r.server.openStreams === 0, 10_000, 'their stream slots back');
       } finally {
         late.destroy();
+        await r.stop();
+      }
+    });
+
+    it('a unary call is not watched for an unread status (nothing of it waits behind its end), a PublishStream ended by its client is, on either path', async () => {
+      const r = await startServer({});
+      const seen: Array<{ path: string; stream: http2.ServerHttp2Stream }> = [];
+      const listeners = (r.server as unknown as { server: { http2Servers: Map<http2.Http2Server, unknown> } }).server.http2Servers;
+      for (const l of listeners.keys()) l.on('stream', (stream: http2.ServerHttp2Stream, h: http2.IncomingHttpHeaders) => void seen.push({ path: String(h[':path']), stream }));
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      try {
+        await r.client.createTopic('t', { partitions: 1 });
+        await r.client.describeTopic('t'); // ended OK by grpc-js (sendStatus: stream.end())
+        await assert.rejects(r.client.describeTopic('none')); // a trailers-only error (respond, endStream)
+        // A PublishStream on each path, ended by its client: its status ends the stream.
+        for (const grpcJs of [false, true]) {
+          const call = rawCall(session, grpcJs ? { ...PLAIN_HEADERS, 'grpc-timeout': '60S' } : PLAIN_HEADERS);
+          call.st.end();
+          assert.equal((await call.status).status, '0');
+        }
+        const watched = seen.map((x) => `${x.path.replace('/uringmq.v1.Broker/', '')} ${watchedUnread(x.stream)}`);
+        assert.deepEqual(watched, ['CreateTopic false', 'DescribeTopic false', 'DescribeTopic false', 'PublishStream true', 'PublishStream true']);
+      } finally {
+        session.destroy();
         await r.stop();
       }
     });

@@ -359,7 +359,7 @@ export class BrokerServer {
       // First, so that a status grpc-js sends as it takes the stream is seen too, and
       // its requests are counted from their first byte.
       srv.prependListener('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
-        resetAfterStatus(stream);
+        resetAfterStatus(stream, headers);
         if (!this.directRouted || !takenDirect(headers)) this.countGrpcJsCall(stream, headers);
       });
       srv.maxConnections = this.maxConnections;
