@@ -18,6 +18,30 @@ function deadLetteringSizes(b: Broker): number[] {
   return [...groups.values()].flatMap((g) => g.parts.map((p) => p.deadLettering.size));
 }
 
+/**
+ * Holds `b`'s creation of topic `name` (a slow disk making a dead-letter topic) until
+ * open(); `creating` counts the creations that began.
+ */
+function holdTopicCreation(b: Broker, name: string): { readonly creating: number; open(): void } {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let creating = 0;
+  const createTopic = b.createTopic.bind(b);
+  b.createTopic = async (n, opts) => {
+    if (n === name) {
+      creating++;
+      await gate;
+    }
+    return createTopic(n, opts);
+  };
+  return {
+    get creating() {
+      return creating;
+    },
+    open,
+  };
+}
+
 /** Dead-letter moves under way (current or cancelled by a commitOffset) of every group in memory (internal state: close() waits for these). */
 function movesUnderWay(b: Broker): number {
   const groups = (b.groups as unknown as { groups: Map<string, { moves: Set<unknown> }> }).groups;
@@ -1511,23 +1535,13 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await broker.createTopic('t');
     await broker.producer().send('t', { value: 'late' });
     // The move waits for its dead-letter topic to be made (a slow disk) while the late ack comes.
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    let creating = 0;
-    const createTopic = broker.createTopic.bind(broker);
-    broker.createTopic = async (name, opts) => {
-      if (name === 't.dlq') {
-        creating++;
-        await gate;
-      }
-      return createTopic(name, opts);
-    };
+    const dlq = holdTopicCreation(broker, 't.dlq');
     const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 200 });
     try {
       const [m] = await take(c, 1, () => undefined);
-      await waitFor(() => creating === 1, 10_000, 'the deadline passed and the move began');
+      await waitFor(() => dlq.creating === 1, 10_000, 'the deadline passed and the move began');
       m!.ack(); // processed after all, just late
-      open();
+      dlq.open();
       await waitFor(() => movesUnderWay(broker) === 0, 10_000, 'the move ended');
       await waitFor(async () => (await broker.committedOffsets('g', 't'))[0] === 1, 10_000, 'the late ack commits the message');
       const inDlq = (await broker.listTopics()).includes('t.dlq') ? await broker.read('t.dlq', 0, 0) : [];
@@ -1541,23 +1555,13 @@ describe('Consumer groups: offsets files, dead letters, retention and idle state
     await broker.createTopic('t');
     await broker.producer().send('t', { value: 'poison' });
     // The move waits for its dead-letter topic to be made (a slow disk), past the rewind.
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    let creating = 0;
-    const createTopic = broker.createTopic.bind(broker);
-    broker.createTopic = async (name, opts) => {
-      if (name === 't.dlq') {
-        creating++;
-        await gate;
-      }
-      return createTopic(name, opts);
-    };
+    const dlq = holdTopicCreation(broker, 't.dlq');
     const c1 = broker.consumer({ topic: 't', group: 'g', from: 'earliest', maxDeliveries: 1, ackDeadlineMs: 60_000 });
     await take(c1, 1, (m) => m.nack());
-    await waitFor(() => creating === 1, 10_000, 'the move began');
+    await waitFor(() => dlq.creating === 1, 10_000, 'the move began');
     await c1.close();
     await broker.commitOffset('g', 't', 0, 0); // the operator asks for it again
-    open();
+    dlq.open();
     await waitFor(() => movesUnderWay(broker) === 0, 10_000, 'the move ended');
     await broker.close();
     broker = await openBroker({ dir });
