@@ -51,14 +51,17 @@ describe('CLI', function () {
   let srv: ServerProcess | null = null;
   afterEach(() => srv?.child.kill('SIGKILL'));
 
+  /** The CLI flags that aim a command at `dir` itself, or at a server spawned on it. */
+  const targetFor = async (where: 'dir' | 'server', dir: string): Promise<string[]> => {
+    if (where === 'dir') return ['--dir', dir];
+    srv = await spawnServer(dir);
+    return ['--server', srv.address];
+  };
+
   for (const where of ['dir', 'server'] as const) {
     it(`topics, produce and consume against --${where}`, async () => {
       const dir = tmpDir();
-      let target: string[];
-      if (where === 'server') {
-        srv = await spawnServer(dir);
-        target = ['--server', srv.address];
-      } else target = ['--dir', dir];
+      const target = await targetFor(where, dir);
       let r = run(['topics', 'create', 'cli', '--partitions', '2', ...target]);
       assert.equal(r.code, 0, r.err);
       assert.equal(JSON.parse(r.out).partitions.length, 2);
@@ -139,11 +142,7 @@ describe('CLI', function () {
 
     it(`groups delete against --${where}: refused while the group has a member, then its offsets are gone`, async () => {
       const dir = tmpDir();
-      let target: string[];
-      if (where === 'server') {
-        srv = await spawnServer(dir);
-        target = ['--server', srv.address];
-      } else target = ['--dir', dir];
+      const target = await targetFor(where, dir);
       assert.equal(run(['topics', 'create', 'gd', ...target]).code, 0);
       let r = run(['groups', 'commit', 'gd', 'g', '--partition', '0', '--offset', '0', ...target]);
       assert.equal(r.code, 0, r.err);
@@ -180,11 +179,7 @@ describe('CLI', function () {
       // Over --server a 0 was refused (0 on the wire meant no limit), and a topic with
       // a limit of 0 was described as having none.
       const dir = tmpDir();
-      let target: string[];
-      if (where === 'server') {
-        srv = await spawnServer(dir);
-        target = ['--server', srv.address];
-      } else target = ['--dir', dir];
+      const target = await targetFor(where, dir);
       for (const [name, flags, retention] of [
         ['z', ['--retention-bytes', '0', '--retention-ms', '0'], { maxBytes: 0, maxAgeMs: 0 }],
         ['zb', ['--retention-bytes', '0'], { maxBytes: 0 }],
