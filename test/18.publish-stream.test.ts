@@ -1146,6 +1146,22 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       return { st, answers, status };
     }
 
+    /**
+     * Has `st`, a PublishStream or Subscribe on topic 't' of `r`, given an answer its
+     * client does not read: the ack of one batch, or the assignment of joining `group`.
+     */
+    const leaveAnswerUnread = async (r: Running, st: http2.ClientHttp2Stream, method: string, what: string, group: string): Promise<void> => {
+      if (method === 'PublishStream') {
+        const appended = () => r.broker.partitionOffsets(r.broker.partitionState('t', 0)).endOffset;
+        const before = appended();
+        st.write(framed(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish()));
+        await waitFor(() => appended() === before + 1, 10_000, `${what}: appended`);
+      } else {
+        st.write(framed(pb.SubscribeRequest.encode({ subscribe: { topic: 't', group, initial_credit: 10 } }).finish()));
+        await waitFor(async () => (await r.broker.describeTopic('t')).groups.find((g) => g.group === group)?.members.length === 1, 10_000, `${what}: joined`);
+      }
+    };
+
     /** The reset code a stream closed with (`closed` resolves to it), or 'still open' after `ms` (a timer that keeps no process alive). */
     const closedWithin = (closed: Promise<number>, ms: number) =>
       new Promise<number | 'still open'>((resolve) => {
@@ -1681,8 +1697,6 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       r.server.callObserver = { request: () => undefined, streamEnded: (m, code) => void ends.push(`${m} ${code}`) };
       const DEADLINE = { 'grpc-timeout': '60S' }; // grpc-js serves the call
       try {
-        const appended = () => r.broker.partitionOffsets(r.broker.partitionState('t', 0)).endOffset;
-        const members = async (group: string) => (await r.broker.describeTopic('t')).groups.find((g) => g.group === group)?.members.length ?? 0;
         const calls: Array<{ what: string; st: http2.ClientHttp2Stream; closed: Promise<number> }> = [];
         for (const grpcJs of [false, true])
           for (const method of ['PublishStream', 'Subscribe']) {
@@ -1690,16 +1704,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
             const headers = { ...(method === 'Subscribe' ? SUBSCRIBE_HEADERS : PLAIN_HEADERS), ...(grpcJs ? DEADLINE : {}) };
             const { st } = rawCall(late, headers);
             const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
-            // An answer it does not read: an ack, or its assignment.
-            if (method === 'PublishStream') {
-              const before = appended();
-              st.write(framed(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish()));
-              await waitFor(() => appended() === before + 1, 10_000, `${what}: appended`);
-            } else {
-              const group = `g-${grpcJs}`;
-              st.write(framed(pb.SubscribeRequest.encode({ subscribe: { topic: 't', group, initial_credit: 10 } }).finish()));
-              await waitFor(async () => (await members(group)) === 1, 10_000, `${what}: joined`);
-            }
+            await leaveAnswerUnread(r, st, method, what, `g-${grpcJs}`);
             // Then a request that does not fit: refused, its status behind the answer.
             const ended = ends.length;
             st.write(Buffer.concat([prefix(1 << 20), Buffer.alloc(1 << 20)]));
@@ -1875,8 +1880,6 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       late.on('error', () => undefined);
       try {
         await r.client.createTopic('t', { partitions: 1 });
-        const appended = () => r.broker.partitionOffsets(r.broker.partitionState('t', 0)).endOffset;
-        const members = async (group: string) => (await r.broker.describeTopic('t')).groups.find((g) => g.group === group)?.members.length ?? 0;
         const MALFORMED = framed(Buffer.from([0x0f]));
         type How = 'malformed' | 'ended by its client' | 'past its deadline';
         const cases: Array<[string, boolean, How, string | null]> = [
@@ -1895,16 +1898,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
           const st = late.request(headers);
           st.on('error', () => undefined);
           const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
-          // An answer it does not read: an ack, or its assignment.
-          if (method === 'PublishStream') {
-            const before = appended();
-            st.write(framed(pb.PublishRequest.encode({ sequence: 1, topic: 't', partition: 0, batch: sealBatch(encodeBatch([{ value: 'x' }])) }).finish()));
-            await waitFor(() => appended() === before + 1, 10_000, `${what}: appended`);
-          } else {
-            const group = `g-${calls.length}`;
-            st.write(framed(pb.SubscribeRequest.encode({ subscribe: { topic: 't', group, initial_credit: 10 } }).finish()));
-            await waitFor(async () => (await members(group)) === 1, 10_000, `${what}: joined`);
-          }
+          await leaveAnswerUnread(r, st, method, what, `g-${calls.length}`);
           // Then its status is decided, to go behind that answer.
           const ended = ends.length;
           if (how === 'malformed') st.write(MALFORMED);
