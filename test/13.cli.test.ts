@@ -49,7 +49,16 @@ function openSubscribe(raw: grpc.Client, topic: string): { st: grpc.ClientDuplex
 describe('CLI', function () {
   this.timeout(120_000);
   let srv: ServerProcess | null = null;
-  afterEach(() => srv?.child.kill('SIGKILL'));
+  // A server a test left running (it failed before its own stop) is killed, and waited
+  // for: the next test starts on a machine with no stray server taking its CPU.
+  afterEach(async () => {
+    const child = srv?.child;
+    srv = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await gone;
+  });
 
   /** The CLI flags that aim a command at `dir` itself, or at a server spawned on it. */
   const targetFor = async (where: 'dir' | 'server', dir: string): Promise<string[]> => {
