@@ -376,14 +376,15 @@ describe('a producing script exits once its closes resolve: nothing left to hold
    * timeout at once. Resolves once the child has exited: its code, its output, and how
    * long after it printed CLOSED it exited.
    */
-  async function producingChild(deliveryTimeoutMs: number, opts: { backAfterMs?: number; silent?: boolean; closeTimeoutMs?: number; sendTo?: 't' | 'u' } = {}): Promise<{ code: number | null; out: string; exitedAfterMs: number }> {
+  async function producingChild(deliveryTimeoutMs: number, opts: { backAfterMs?: number; silent?: boolean; closeTimeoutMs?: number; sendTo?: 't' | 'u'; grpcJs?: boolean } = {}): Promise<{ code: number | null; out: string; exitedAfterMs: number }> {
     const r = await startServer();
     const proxy = await tcpProxy(r.server.port);
     let child: ChildProcess | undefined;
     try {
       await r.client.createTopic('t');
       await r.client.createTopic('u');
-      const args = [RECONNECT_CHILD, `127.0.0.1:${proxy.port}`, 't', String(deliveryTimeoutMs), ...(opts.closeTimeoutMs === undefined ? [] : [String(opts.closeTimeoutMs), opts.sendTo ?? 'u'])];
+      // An `ipv4:` target: the client speaks through grpc-js, not its own node:http2 streams.
+      const args = [RECONNECT_CHILD, `${opts.grpcJs ? 'ipv4:' : ''}127.0.0.1:${proxy.port}`, 't', String(deliveryTimeoutMs), ...(opts.closeTimeoutMs === undefined ? [] : [String(opts.closeTimeoutMs), opts.sendTo ?? 'u'])];
       const c = (child = spawn(process.execPath, ['--require', 'tsx/cjs', ...args], { stdio: ['pipe', 'pipe', 'pipe'] }));
       let out = '';
       let closedAt = 0;
@@ -457,8 +458,17 @@ describe('a producing script exits once its closes resolve: nothing left to hold
   // which closed its HTTP/2 session and then destroyed it: closed first, the session was
   // ended gracefully, its socket half-closed, waiting for a server that said nothing
   // more. That socket held the process for good (the test's 45 s here).
-  it('client.close({ timeoutMs }) with a batch in flight behind a network gone silent: the process exits right after close(), the connection dropped', async () => {
-    const { code, out, exitedAfterMs } = await producingChild(120_000, { silent: true, closeTimeoutMs: 300, sendTo: 't' });
+  for (const grpcJs of [false, true]) {
+    it(`client.close({ timeoutMs }) with a batch in flight behind a network gone silent${grpcJs ? ', over grpc-js (an ipv4: target)' : ''}: the process exits right after close(), the connection dropped`, async () => {
+      const { code, out, exitedAfterMs } = await producingChild(120_000, { silent: true, closeTimeoutMs: 300, sendTo: 't', grpcJs });
+      assert.equal(code, 0, out);
+      assert.match(out, /CLOSED BROKER_CLOSED/);
+      assert.ok(exitedAfterMs < 5000, `the child exited ${exitedAfterMs} ms after client.close() (${out.trim()})`);
+    });
+  }
+
+  it('client.close({ timeoutMs }) with a send waiting for its partition count behind a network gone silent, over grpc-js (an ipv4: target): the process exits right after close()', async () => {
+    const { code, out, exitedAfterMs } = await producingChild(120_000, { silent: true, closeTimeoutMs: 300, sendTo: 'u', grpcJs: true });
     assert.equal(code, 0, out);
     assert.match(out, /CLOSED BROKER_CLOSED/);
     assert.ok(exitedAfterMs < 5000, `the child exited ${exitedAfterMs} ms after client.close() (${out.trim()})`);
