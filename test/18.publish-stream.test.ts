@@ -2163,6 +2163,46 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   });
 
+  // grpc-js sends a unary call's status once its answer is written: a Fetch answer its
+  // client's shut window kept back held the call (its stream slot, up to maxMessageBytes
+  // of answer) for as long as the connection lived.
+  it('a Fetch whose client does not read its big answer is reset (ENHANCE_YOUR_CALM) after a bounded time; one that reads it gets it whole', async () => {
+    await withTopic({}, async (r) => {
+      const producer = r.client.producer();
+      await producer.sendBatch('t', Array.from({ length: 64 }, (_, i) => ({ value: Buffer.alloc(4096, i), partition: 0 })));
+      await producer.close();
+      const fetchCall = (session: http2.ClientHttp2Session) => {
+        const st = session.request({ ...PLAIN_HEADERS, ':path': '/uringmq.v1.Broker/Fetch' });
+        st.on('error', () => undefined);
+        st.end(framed(pb.FetchRequest.encode({ topic: 't', partition: 0, offset: 0, max_bytes: 1 << 20 }).finish()));
+        let got = 0;
+        let status: string | undefined;
+        st.on('data', (d: Buffer) => (got += d.length));
+        st.on('trailers', (h) => (status = String(h['grpc-status'])));
+        const closed = new Promise<number>((resolve) => st.on('close', () => resolve(st.rstCode!)));
+        return { closed, got: () => got, status: () => status };
+      };
+      // Its stream window shut: it reads nothing of the answer (256 KiB of batches).
+      const late = http2.connect(`http://${r.address}`, { settings: { initialWindowSize: 0 } });
+      late.on('error', () => undefined);
+      const session = http2.connect(`http://${r.address}`);
+      session.on('error', () => undefined);
+      try {
+        const unread = fetchCall(late);
+        const read = fetchCall(session);
+        assert.equal(await read.closed, http2.constants.NGHTTP2_NO_ERROR);
+        assert.equal(read.status(), String(grpc.status.OK));
+        assert.ok(read.got() > 256 << 10, `the whole answer: ${read.got()} bytes`);
+        const outcome = await Promise.race([unread.closed, sleep(3 * UNREAD_CALL_PERIOD_MS).then(() => 'still open')]);
+        assert.equal(outcome, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, 'the unread answer');
+        assert.equal(unread.got(), 0);
+      } finally {
+        late.destroy();
+        session.destroy();
+      }
+    });
+  });
+
   it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {
     await withTopic({ maxConcurrentStreams: 3 }, async (r) => {
       const session = http2.connect(`http://${r.address}`);

@@ -164,6 +164,17 @@ const MAX_UNREAD_ANSWER_BYTES = 1 << 20;
  * messages, not bytes, and messages taken back at the ack deadline are sent again.
  */
 const MAX_UNREAD_DELIVERY_BYTES = 4 << 20;
+
+/**
+ * A Fetch answer of at least this many bytes of batches is watched for a client that
+ * never reads it (resetUnreadCallLater): grpc-js sends the status only once the answer
+ * is written, so a client whose window stays shut held the call, its stream slot and
+ * up to maxMessageBytes of answer for as long as its connection lived. Half of HTTP/2's
+ * default stream window: a smaller answer (a plain-records one is up to about twice its
+ * batches) fits in a window the client has not shut, and smaller ones are bounded by
+ * maxConcurrentStreams. Only these pay for the watch (a few µs a call).
+ */
+const WATCHED_FETCH_ANSWER_BYTES = 32 << 10;
 /**
  * How long a shutdown waits for a Subscribe member's acks before it ends the call. The
  * client library sends acks every 5 ms: ended at once, what its app had acked in that
@@ -794,6 +805,10 @@ export class BrokerServer {
       info = b.partitionOffsets(ps);
     }
     const raw = await b.readRaw(ps, offset, maxBytes);
+    if (call && raw.length >= WATCHED_FETCH_ANSWER_BYTES) {
+      const stream = grpcJsStreamOf(call);
+      if (stream) resetUnreadCallLater(stream);
+    }
     if (req.plain_records) {
       // As many records as surely fit in one message; the client goes on after the last.
       let records: uringmq.v1.ConsumedRecord.$Properties[] = [];
