@@ -171,8 +171,10 @@ const MAX_UNREAD_DELIVERY_BYTES = 4 << 20;
  * is written, so a client whose window stays shut held the call, its stream slot and
  * up to maxMessageBytes of answer for as long as its connection lived. Half of HTTP/2's
  * default stream window: a smaller answer (a plain-records one is up to about twice its
- * batches) fits in a window the client has not shut, and smaller ones are bounded by
- * maxConcurrentStreams. Only these pay for the watch (a few µs a call).
+ * batches) fits in a window the client has not shut, and smaller ones left unread wait
+ * in their session, which Node's maxSessionMemory bounds (new calls refused, then the
+ * connection dropped: about 16,000 unread DescribeTopic answers). Only these pay for
+ * the watch (a few µs a call).
  */
 const WATCHED_FETCH_ANSWER_BYTES = 32 << 10;
 /**
