@@ -1869,6 +1869,34 @@ describe('Segments, index, retention and recovery', () => {
       assert.ok(!fs.existsSync(snap), 'a run with the table off wrote one');
     });
 
+    it("temp files of durable writes a crash interrupted (state.json's, topic.json's and cuts.json's, offsets files') are removed at open; a topic named like one, and its group's offsets, are not touched", async () => {
+      const dir = tmpDir();
+      let b = await openBroker({ dir });
+      // A topic whose name is a temp file's, with a group's offsets file for it.
+      for (const t of ['t', '.tmp-7-7']) {
+        await b.createTopic(t);
+        await b.publishBatch(t, sealBatch(encodeBatch([{ value: 'kept' }])), 0);
+        await b.commitOffset('g', t, 0, 1);
+      }
+      await b.close();
+      const groupDir = path.join(dir, 'groups', 'g');
+      const left = [dir, path.join(dir, 'topics', 't'), groupDir, partitionDir(dir, 't', 0)].map((d) => path.join(d, '.tmp-4242-3'));
+      for (const f of left) fs.writeFileSync(f, 'left by a crash');
+      const before = fs.readdirSync(groupDir).sort();
+      b = await openBroker({ dir });
+      try {
+        for (const f of left) assert.ok(!fs.existsSync(f), `still there: ${f}`);
+        assert.deepEqual(fs.readdirSync(groupDir).sort(), before.filter((f) => f !== '.tmp-4242-3'));
+        assert.ok(fs.existsSync(path.join(dir, 'topics', '.tmp-7-7', 'topic.json')));
+        for (const t of ['t', '.tmp-7-7']) {
+          assert.deepEqual(await b.committedOffsets('g', t), [1], t);
+          assert.equal((await b.read(t, 0, 0))[0]!.value.toString(), 'kept', t);
+        }
+      } finally {
+        await b.close();
+      }
+    });
+
     it('a damaged snapshot is reported and the window read instead', async () => {
       const dir = tmpDir();
       let b = await openBroker({ dir, producerStateScanBytes: 4096 });

@@ -16,7 +16,7 @@ import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, checkBatchProducerId
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { barrierProblem } from './mount_check';
-import { MAX_PARTITIONS, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES, fsyncDir, readTopicConfig, writeFileDurable, type TopicConfig } from './topic_store';
+import { MAX_PARTITIONS, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES, fsyncDir, readTopicConfig, removeWriteTemps, writeFileDurable, type TopicConfig } from './topic_store';
 import { nonNegInt, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
@@ -24,7 +24,7 @@ import { GroupCoordinator, StoredGroups, removeGroupOffsets, type GroupDescripti
 import { IdempotenceTable, NEW, type IdempotenceVerdict } from './idempotence';
 import { cutsAfter, highestCutRun, readLogCuts, recordLogCut, type LogCut } from './log_cuts';
 import { OFFSETS_SUFFIX, readOffsetsFile } from './offsets_file';
-import { readProducerSnapshot, removeProducerSnapshot, removeSnapshotTemps, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
+import { readProducerSnapshot, removeProducerSnapshot, writeProducerSnapshot, type ProducerSnapshot } from './producer_snapshot';
 import { partitionForKey } from './partitioner';
 import { IdTable } from './id_table';
 import { WaiterList } from './waiter_list';
@@ -455,6 +455,7 @@ export class Broker {
         lock,
       );
       await emptyTrash(path.join(dir, 'trash'));
+      await removeWriteTemps(dir); // state.json's
       // Made now, while there is room: deleteTopic moves a topic into it, and on a full
       // disk (when deleting a topic is how space is won back) a new directory cannot be made.
       await fs.mkdir(path.join(dir, 'trash')).catch(() => undefined);
@@ -525,6 +526,7 @@ export class Broker {
     for (const ent of await fs.readdir(topicsDir, { withFileTypes: true })) {
       if (!ent.isDirectory()) continue;
       const tdir = path.join(topicsDir, ent.name);
+      await removeWriteTemps(tdir); // topic.json's and cuts.json's
       const cfg = await readTopicConfig(tdir);
       if (!cfg) {
         // A create that crashed before topic.json landed: it never existed, and nothing
@@ -610,7 +612,7 @@ export class Broker {
     const cfg = t.config;
     const pdir = path.join(t.dir, String(p));
     await fs.mkdir(pdir, { recursive: true });
-    await removeSnapshotTemps(pdir);
+    await removeWriteTemps(pdir); // producer-state snapshots'
     let snap: ProducerSnapshot | null = null;
     if (this.producerStateScanBytes > 0) {
       try {

@@ -32,7 +32,7 @@ import { UringmqError, invalid, writeError } from '../errors';
 import { decodeBatches, readBatchSpan, recordAsBatch, sealBatch, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { RangeSet } from './range_set';
-import { fsyncDir } from './topic_store';
+import { fsyncDir, removeWriteTemps } from './topic_store';
 import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
 import { BufferPool } from '../codec/buffer_pool';
 import { MAX_NACK_DELAY_MS, checkNackDelay, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
@@ -754,7 +754,8 @@ export class StoredGroups {
   }
 
   /**
-   * What `groupsDir` holds: one listing of each group's directory. What cannot be listed
+   * What `groupsDir` holds: one listing of each group's directory (at open, so the
+   * temp files of writes a crash interrupted go first). What cannot be listed
    * counts nothing, with a warning: the broker opens all the same (the groups' own
    * operations report it), and only new groups are counted against maxGroups meanwhile.
    */
@@ -770,6 +771,7 @@ export class StoredGroups {
     }
     for (const d of dirs) {
       if (!d.isDirectory()) continue;
+      await removeWriteTemps(path.join(groupsDir, d.name)); // offsets files' first writes
       const files = await fs.readdir(path.join(groupsDir, d.name)).catch(() => [] as string[]);
       for (const f of files) {
         const topic = offsetsFileTopic(f);

@@ -85,11 +85,6 @@ export async function removeProducerSnapshot(dir: string): Promise<void> {
   await fsyncDir(dir);
 }
 
-/** Removes temp files snapshot writes a crash interrupted (writeFileDurable names them `.tmp-*`). */
-export async function removeSnapshotTemps(dir: string): Promise<void> {
-  for (const f of await fs.readdir(dir)) if (f.startsWith('.tmp-')) await fs.rm(path.join(dir, f), { force: true, recursive: true }); // a directory too: nothing of ours
-}
-
 /**
  * The partition's snapshot in `dir`; null when there is none. IO_ERROR when it cannot
  * be read or is not whole (the broker then reads the log's window instead).

@@ -44,6 +44,19 @@ export async function makeDir(dir: string): Promise<void> {
 
 let tmpSeq = 0;
 
+/** The names writeFileDurable gives its temp files (never a topic's, group's or partition's file: those have suffixes or are digits). */
+const WRITE_TEMP_RE = /^\.tmp-\d+-\d+$/;
+
+/**
+ * Removes the temp files of writes a crash interrupted (writeFileDurable's, in `dir`):
+ * called at open on every directory it writes in, which only this process holds then.
+ * What cannot be listed or removed is left (a later open tries again).
+ */
+export async function removeWriteTemps(dir: string): Promise<void> {
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  for (const f of names) if (WRITE_TEMP_RE.test(f)) await fs.rm(path.join(dir, f), { force: true, recursive: true }).catch(() => undefined);
+}
+
 export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
   // A name of its own per write: two writes of one file never share a temp file.
   // Short, in the same directory: `${file}.tmp` could pass the 255-byte name limit.
