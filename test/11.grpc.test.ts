@@ -722,6 +722,38 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       }
     });
 
+  // A batch within the server's maxMessageBytes but over the broker's maxBatchBytes
+  // (16 MiB and 1 MiB here) was sent, took its sequence numbers, and was refused by the
+  // broker: the idempotent producer's batches numbered after it, already in flight, then
+  // failed with it (their sequence had a gap).
+  for (const via of ['node:http2', 'grpc-js'] as const)
+    it(`client library (${via} publish stream): a batch over the broker's maxBatchBytes fails alone with RECORD_TOO_LARGE before it is sent; the producer's sends around it land`, async () => {
+      const small = await startServer({ brokerOptions: { maxBatchBytes: 1 << 20 } });
+      const c = await connect(via === 'grpc-js' ? `ipv4:${small.address}` : small.address);
+      try {
+        await c.createTopic('b', { partitions: 2 });
+        const p = c.producer({ deliveryTimeoutMs: 30_000 });
+        assert.equal((await p.send('b', { value: 'first', partition: 0 })).offset, 0); // the stream is up: the limits are known
+        const big = Array.from({ length: 18 }, () => ({ value: Buffer.alloc(100_000, 1) }));
+        const before = p.sendBatch('b', [{ value: 'before' }], { partition: 0 });
+        const refused = p.sendBatch('b', big, { partition: 0 }).then(() => null, (x: UringmqError) => x);
+        const after = p.sendBatch('b', [{ value: 'after' }], { partition: 0 });
+        const others = Array.from({ length: 50 }, (_, i) => p.send('b', { value: `s${i}`, partition: i % 2 }));
+        const e = await refused;
+        assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
+        assert.match(e!.message, /its maxBatchBytes is 1048576/);
+        assert.equal((await before).baseOffset, 1);
+        assert.equal((await after).baseOffset, 2);
+        await Promise.all(others);
+        const d = await small.client.describeTopic('b');
+        assert.deepEqual(d.partitions.map((x) => x.endOffset), [28, 25]);
+        assert.deepEqual((await small.client.fetch('b', 0, 0, { maxBytes: 1 << 20 })).slice(0, 3).map((m) => m.value.toString()), ['first', 'before', 'after']);
+      } finally {
+        await c.close();
+        await small.stop();
+      }
+    });
+
   it('ack for never-delivered offsets ends that Subscribe with FAILED_PRECONDITION', async () => {
     await r.client.producer().send('t', { value: 'x', partition: 0 });
     const d = brokerService.subscribe!;

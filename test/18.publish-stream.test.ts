@@ -767,7 +767,7 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
   }
 
   it('routing declines a grpc-js server it does not know: channelz on, or a handler not of the known shape', () => {
-    const opts = { maxMessageBytes: 1 << 20, pool: new BufferPool(), budget: new PartialMessageBudget(1 << 20, 'unused'), openPublish: () => new UringmqError('INTERNAL', 'unused'), openSubscribe: () => new UringmqError('INTERNAL', 'unused') };
+    const opts = { maxMessageBytes: 1 << 20, maxBatchBytes: 1 << 20, pool: new BufferPool(), budget: new PartialMessageBudget(1 << 20, 'unused'), openPublish: () => new UringmqError('INTERNAL', 'unused'), openSubscribe: () => new UringmqError('INTERNAL', 'unused') };
     assert.equal(routeDirectStreams(new grpc.Server({ 'grpc.enable_channelz': 0 }), opts), true);
     assert.equal(routeDirectStreams(new grpc.Server(), opts), false); // channelz on by default
     const odd = new grpc.Server({ 'grpc.enable_channelz': 0 });

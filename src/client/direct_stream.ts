@@ -27,7 +27,7 @@ import { UringmqError } from '../errors';
 import { GRPC_PREFIX_BYTES, GrpcFrameReader } from '../grpc/framing';
 import { pb, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
-import { CODE_TRAILER, LIMIT_TRAILER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
+import { CODE_TRAILER, LIMIT_TRAILER, MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 
 /** What differs between the streams: the method, its responses, the name errors give it. */
 export interface DirectStreamKind<Res> {
@@ -114,7 +114,8 @@ function grpcMessage(v: string | undefined): string {
 
 /**
  * Events: 'data' (a response), 'drain', 'limit' (the largest message the server
- * reads, from its initial metadata), 'error' (a UringmqError; the stream is over),
+ * reads, from its initial metadata), 'batchLimit' (the largest RecordBatch its broker
+ * takes, from the same), 'error' (a UringmqError; the stream is over),
  * 'end' (the server ended the stream with status OK), 'unanswered' (after end(): the
  * server has not answered a ping for PROBE_MS; see probeAtEnd).
  */
@@ -199,6 +200,8 @@ export class DirectStream<Res> extends EventEmitter {
         return this.fail(new UringmqError('INTERNAL', `${kind.what} to ${host}:${port}: the server answered with content-type ${type}, not gRPC: is this the address of a uringmq broker?`));
       const limit = Number(headerString(h[MAX_MESSAGE_HEADER]));
       if (Number.isSafeInteger(limit) && limit > 0) this.emit('limit', limit);
+      const batchLimit = Number(headerString(h[MAX_BATCH_HEADER]));
+      if (Number.isSafeInteger(batchLimit) && batchLimit > 0) this.emit('batchLimit', batchLimit);
       // A trailers-only response (an error before any message) carries the status here.
       if (h['grpc-status'] !== undefined) trailers = h;
     });

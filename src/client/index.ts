@@ -23,7 +23,7 @@ import { IdTable, PendingPromises } from '../broker/id_table';
 import { checkConsumerOptions, closeTimeout, closeTimedOut, nonNegInt, ownRecord, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
-import { MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
+import { MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { MAX_ACK_RANGES } from '../grpc/subscribe_request';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
@@ -877,6 +877,8 @@ export class RemoteProducer implements ProducerApi {
   private stream: PublishChannel | null = null;
   /** The largest request the server reads, from its last PublishStream's metadata (0: not known yet). */
   private serverMaxMessageBytes = 0;
+  /** The largest RecordBatch the server's broker takes, from the stream's initial metadata (0: not known yet, or an older server). */
+  private serverMaxBatchBytes = 0;
   /** The stream took a request past its buffer: write more after its 'drain'. */
   private blocked = false;
   private nextSeq = 1;
@@ -1414,6 +1416,14 @@ export class RemoteProducer implements ProducerApi {
       if (request <= this.client.maxMessageBytes) throw this.oversizeError(size, topic, partition);
       throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${size} bytes for ${topic}/${partition} does not fit in one request (the client's maxMessageBytes is ${this.client.maxMessageBytes}); send fewer records per sendBatch or raise maxMessageBytes on both sides`);
     }
+    // The broker would refuse it alone, but the batches numbered after it would fail
+    // with it: refused here too, its numbering untouched.
+    const batchMax = this.serverMaxBatchBytes;
+    if (batchMax > 0 && prep.end - prep.start > batchMax) {
+      const size = prep.end - prep.start;
+      this.msgPool.release(prep.buf);
+      throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${size} bytes for ${topic}/${partition} is larger than the broker takes (its maxBatchBytes is ${batchMax}); send fewer records per sendBatch, or raise maxBatchBytes on the broker; nothing was written`);
+    }
     if (this.abandoned) {
       this.msgPool.release(prep.buf);
       throw this.abandoned;
@@ -1498,11 +1508,16 @@ export class RemoteProducer implements ProducerApi {
     // This stream's server says its own limit (it may be another server, or restarted
     // with other settings); until then a batch over it is caught when the stream breaks.
     this.serverMaxMessageBytes = 0;
-    if (s instanceof DirectStream) s.on('limit', (n: number) => (this.serverMaxMessageBytes = n));
-    else
+    this.serverMaxBatchBytes = 0;
+    if (s instanceof DirectStream) {
+      s.on('limit', (n: number) => (this.serverMaxMessageBytes = n));
+      s.on('batchLimit', (n: number) => (this.serverMaxBatchBytes = n));
+    } else
       s.on('metadata', (md: grpc.Metadata) => {
         const n = Number(md.get(MAX_MESSAGE_HEADER)[0]);
         if (Number.isSafeInteger(n) && n > 0) this.serverMaxMessageBytes = n;
+        const b = Number(md.get(MAX_BATCH_HEADER)[0]);
+        if (Number.isSafeInteger(b) && b > 0) this.serverMaxBatchBytes = b;
       });
     s.on('data', (res: uringmq.v1.PublishResponse) => this.receive(res));
     s.on('drain', () => {

@@ -30,7 +30,7 @@ import { pb, type uringmq } from './proto';
 import { decodePublishRequest } from './publish_request';
 import { decodeSubscribeRequest } from './subscribe_request';
 import { brokerService } from './service';
-import { CODE_TRAILER, LIMIT_TRAILER, MAX_MESSAGE_HEADER, toServiceError } from './status';
+import { CODE_TRAILER, LIMIT_TRAILER, MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, toServiceError } from './status';
 
 const PUBLISH_STREAM_PATH = brokerService.publishStream!.path;
 const SUBSCRIBE_PATH = brokerService.subscribe!.path;
@@ -82,6 +82,8 @@ type Opener<Req> = (authorization: string | undefined, io: StreamCallIO) => Stre
 export interface DirectStreamOptions {
   /** The largest message read or sent, as grpc-js's limits on the other calls. */
   maxMessageBytes: number;
+  /** The largest RecordBatch the broker takes (sent to PublishStream clients, as grpc-js's path does). */
+  maxBatchBytes: number;
   /** Where publish requests are assembled: the broker's batch pool (the handler releases what it is given). */
   pool: BufferPool;
   /** Bytes of requests received in part, over every call served here (maxPartialMessageBytes), each call counting in its connection's share. */
@@ -120,8 +122,8 @@ export function routeDirectStreams(server: grpc.Server, opts: DirectStreamOption
     decode: (b) => decodePublishRequest(b),
     open: opts.openPublish,
     pool: opts.pool,
-    // What grpc-js's path sends too: the largest request this server reads.
-    headers: { [MAX_MESSAGE_HEADER]: String(opts.maxMessageBytes) },
+    // What grpc-js's path sends too: the largest request this server reads, and batch the broker takes.
+    headers: { [MAX_MESSAGE_HEADER]: String(opts.maxMessageBytes), [MAX_BATCH_HEADER]: String(opts.maxBatchBytes) },
   };
   const subscribe: CallKind<uringmq.v1.SubscribeRequest> = {
     name: 'Subscribe',

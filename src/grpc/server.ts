@@ -19,7 +19,7 @@ import { checkRecordSize, validateRecord, validateTopicName } from '../broker/va
 import { pb, resetsOf, wireEpoch, type uringmq } from './proto';
 import { brokerService, isMalformed, type Malformed } from './service';
 import { MAX_PLAIN_HEADERS, MAX_PLAIN_RECORDS, type DecodedPublishRequest } from './publish_request';
-import { MAX_MESSAGE_HEADER, toServiceError } from './status';
+import { MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, toServiceError } from './status';
 import { encodeDeliveryResponse, encodeSubscribeResponse, publishAnswer } from './response_encoders';
 import { countGrpcJsCall, deferRefusal, grpcJsStreamOf } from './grpcjs_budget';
 import { resetAfterStatus, resetUnreadCallLater, routeDirectStreams, takenDirect, type PublishCallHandler, type PublishCallIO, type StreamCallHandler, type StreamCallIO, type SubscribeCallHandler, type SubscribeCallIO } from './direct_streams';
@@ -317,6 +317,7 @@ export class BrokerServer {
     if (opts.directStreams !== false) {
       const routed = routeDirectStreams(this.server, {
         maxMessageBytes: maxMsg,
+        maxBatchBytes: this.broker.maxBatchBytes,
         pool: this.broker.batchPool,
         budget: this.partialBudget,
         openPublish: (authorization, io) => this.openPublishCall(authorization, io),
@@ -646,6 +647,7 @@ export class BrokerServer {
     if (h instanceof UringmqError) return io.fail(h);
     const md = new grpc.Metadata();
     md.set(MAX_MESSAGE_HEADER, String(this.maxMessageBytes));
+    md.set(MAX_BATCH_HEADER, String(this.broker.maxBatchBytes));
     call.sendMetadata(md);
     feedHandler(call, h, io, () => ended('CANCELLED'));
   }

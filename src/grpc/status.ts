@@ -67,6 +67,14 @@ export const LIMIT_TRAILER = 'uringmq-limit';
  * up front and fails only the batch that is too large.
  */
 export const MAX_MESSAGE_HEADER = 'uringmq-max-message-bytes';
+/**
+ * Initial metadata of PublishStream beside it: the largest RecordBatch the broker takes
+ * (BrokerOptions.maxBatchBytes). The broker refuses a larger batch alone, but an
+ * idempotent producer's batches sent after it would then fail with it (their sequence
+ * has a gap): knowing the limit, the client refuses such a batch before it takes a
+ * sequence number.
+ */
+export const MAX_BATCH_HEADER = 'uringmq-max-batch-bytes';
 
 /**
  * The most UTF-8 bytes of an error's message sent as a status's details. They go in the
