@@ -83,3 +83,23 @@ export function writeError(message: string, cause: unknown): UringmqError {
 export function invalid(message: string): UringmqError {
   return new UringmqError('INVALID_ARGUMENT', message);
 }
+
+/**
+ * A caller's bad value as an error message shows it: String(v), or JSON.stringify(v)
+ * when `json`. Never throws: those do for a BigInt (JSON), an object without a
+ * prototype (Object.create(null), querystring.parse's), a view of a detached
+ * ArrayBuffer, a revoked Proxy or a throwing toString, and the caller got a TypeError
+ * from building the message instead of the INVALID_ARGUMENT it was for.
+ */
+export function shown(v: unknown, json = false): string {
+  try {
+    return json ? String(JSON.stringify(v)) : String(v);
+  } catch {
+    if (typeof v === 'bigint') return `${v}n`;
+    try {
+      return Object.prototype.toString.call(v);
+    } catch {
+      return `a ${typeof v}`;
+    }
+  }
+}

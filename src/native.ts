@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fromNative, invalid } from './errors';
+import { fromNative, invalid, shown } from './errors';
 
 export interface NativePartition { readonly __brand: 'NativePartition' }
 
@@ -240,7 +240,7 @@ export function lockDir(dir: string): { release(): void } {
 /** CRC32C of `bytes`, continuing from `crc` (a uint32; 0 to start). Public: bad input is a UringmqError. */
 export const crc32c = (bytes: Uint8Array, crc = 0): number => {
   // The core took any number as a crc (-1 as 0xffffffff, 1.5 as 1) and any other value as 0.
-  if (typeof crc !== 'number' || !Number.isInteger(crc) || crc < 0 || crc > 0xffffffff) throw invalid(`crc32c: crc must be an integer from 0 to 2^32 - 1, got ${String(crc)}`);
+  if (typeof crc !== 'number' || !Number.isInteger(crc) || crc < 0 || crc > 0xffffffff) throw invalid(`crc32c: crc must be an integer from 0 to 2^32 - 1, got ${shown(crc)}`);
   try {
     return addon.crc32c(bytes, crc);
   } catch (e) {

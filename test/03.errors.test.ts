@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Broker, UringmqError, encodeBatch, sealBatch } from '../src';
+import { Broker, UringmqError, crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { expectCode, openBroker, sleep, tmpDir } from './helpers';
 
 describe('Bad input and faults: typed errors, nothing lost', () => {
@@ -624,6 +624,46 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     b = await Broker.open({ dir: d });
     assert.deepEqual(fs.readdirSync(path.join(d, 'trash')), []);
     await b.close();
+  });
+
+  it('bad values that String() or JSON.stringify cannot show (a BigInt, a prototype-less object, a detached view, a Symbol) are INVALID_*, not a TypeError from the message', async () => {
+    const bare = Object.create(null) as never;
+    const ab = new ArrayBuffer(8);
+    const detached = new Uint8Array(ab);
+    structuredClone(ab, { transfer: [ab] });
+    const p = broker.producer();
+    await expectCode(broker.commitOffset(1n as never, 't', 0, 0), 'INVALID_GROUP_NAME');
+    await expectCode(broker.deleteGroup(1n as never, 't'), 'INVALID_GROUP_NAME');
+    await expectCode(broker.committedOffsets(1n as never, 't'), 'INVALID_GROUP_NAME');
+    await expectCode(() => broker.consumer({ topic: 't', group: 1n as never }), 'INVALID_GROUP_NAME');
+    await expectCode(() => broker.consumer({ topic: 't', from: 1n as never }), 'INVALID_ARGUMENT');
+    await expectCode(broker.commitOffset('g', 't', bare, 0), 'INVALID_ARGUMENT');
+    await expectCode(broker.read('t', detached as never, 0), 'INVALID_ARGUMENT');
+    await expectCode(broker.read('t', 0, bare), 'INVALID_ARGUMENT');
+    await expectCode(broker.createTopic('u', { segmentBytes: bare }), 'INVALID_ARGUMENT');
+    await expectCode(broker.createTopic('u', { partitions: bare }), 'INVALID_ARGUMENT');
+    await expectCode(() => broker.producer({ sync: bare }), 'INVALID_ARGUMENT');
+    await expectCode(() => broker.producer({ maxBatchBytes: bare }), 'INVALID_ARGUMENT');
+    await expectCode(p.send('t', { value: 'v', partition: bare }), 'INVALID_ARGUMENT');
+    await expectCode(p.sendBatch('t', [{ value: 'v' }], { partition: bare }), 'INVALID_ARGUMENT');
+    await expectCode(p.close({ timeoutMs: bare }), 'INVALID_ARGUMENT');
+    const batch = sealBatch(encodeBatch([{ value: 'v' }]));
+    await expectCode(broker.publishBatch('t', batch, 0, { sync: bare }), 'INVALID_ARGUMENT');
+    await expectCode(broker.publishBatch('t', batch, bare), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({ dir: tmpDir(), ioBackend: 1n as never }), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({ dir: tmpDir(), durability: 1n as never }), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({ dir: tmpDir(), directIo: 1n as never }), 'INVALID_ARGUMENT');
+    await expectCode(Broker.open({ dir: tmpDir(), maxTopics: bare }), 'INVALID_ARGUMENT');
+    await expectCode(() => encodeBatch([{ value: 'v' }], { now: bare }), 'INVALID_ARGUMENT');
+    await expectCode(() => encodeBatch([{ value: 'v' }], { producerId: bare }), 'INVALID_ARGUMENT');
+    await expectCode(() => encodeBatch([{ value: 5 } as never], { what: Symbol('w') as never }), 'INVALID_ARGUMENT');
+    await expectCode(() => decodeBatches(batch, bare), 'INVALID_ARGUMENT');
+    await expectCode(() => readBatchMeta(batch, detached as never), 'INVALID_ARGUMENT');
+    await expectCode(() => crc32c(batch, bare), 'INVALID_ARGUMENT');
+    // A NUL in the data directory is the caller's mistake, not the disk's (it was IO_ERROR).
+    await expectCode(Broker.open({ dir: path.join(tmpDir(), 'a\u0000b') }), 'INVALID_ARGUMENT');
+    for (const part of (await broker.describeTopic('t')).partitions) assert.equal(part.endOffset, 0);
+    assert.deepEqual(await broker.listTopics(), ['t']);
   });
 
   it('read(), describeTopic() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {

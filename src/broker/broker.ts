@@ -11,7 +11,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { UringmqError, fromNative, invalid, writeError } from '../errors';
+import { UringmqError, fromNative, invalid, shown, writeError } from '../errors';
 import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, checkBatchProducerId, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
@@ -382,11 +382,13 @@ export class Broker {
     // make what is used differ from what was checked.
     opts = { ...opts };
     if (typeof opts.dir !== 'string' || opts.dir.length === 0) throw invalid('options.dir must be a non-empty string');
+    // A NUL cannot be in a path: the mkdir's refusal came back as IO_ERROR, a disk's fault.
+    if (opts.dir.includes('\0')) throw invalid('options.dir must not contain a NUL character');
     const durability = parseDurability(opts.durability);
     const envBackend = process.env.URINGMQ_IO_BACKEND;
     const backend = opts.ioBackend ?? (envBackend && envBackend !== '' ? envBackend : 'auto');
     if (backend !== 'auto' && backend !== 'io_uring' && backend !== 'thread')
-      throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${JSON.stringify(backend)}`);
+      throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${shown(backend, true)}`);
     const maxBatchBytes = opts.maxBatchBytes === undefined ? 8 * MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', NATIVE_MAX_BATCH_BYTES);
     if (maxBatchBytes < 4096) throw invalid(`maxBatchBytes must be at least 4096, got ${maxBatchBytes}`);
     const maxRecordBytes =
@@ -405,7 +407,7 @@ export class Broker {
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
     const maxTopics = opts.maxTopics === undefined ? DEFAULT_MAX_TOPICS : positiveInt(opts.maxTopics, 'maxTopics', MAX_COUNT_LIMIT);
     const maxGroups = opts.maxGroups === undefined ? DEFAULT_MAX_GROUPS : positiveInt(opts.maxGroups, 'maxGroups', MAX_COUNT_LIMIT);
-    if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${JSON.stringify(opts.directIo)}`);
+    if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${shown(opts.directIo, true)}`);
     const dir = path.resolve(opts.dir);
     await makeDirs(dir).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
@@ -743,7 +745,7 @@ export class Broker {
     const segmentBytes: unknown = opts.segmentBytes === undefined ? DEFAULT_SEGMENT_BYTES : opts.segmentBytes;
     // One message with both bounds: a value past the top was told "between 1 and 1 GiB".
     if (typeof segmentBytes !== 'number' || !Number.isSafeInteger(segmentBytes) || segmentBytes < MIN_SEGMENT_BYTES || segmentBytes > MAX_SEGMENT_BYTES)
-      throw invalid(`segmentBytes must be an integer between ${MIN_SEGMENT_BYTES} and ${MAX_SEGMENT_BYTES}, got ${String(segmentBytes)}`);
+      throw invalid(`segmentBytes must be an integer between ${MIN_SEGMENT_BYTES} and ${MAX_SEGMENT_BYTES}, got ${shown(segmentBytes)}`);
     const retention: TopicConfig['retention'] = {};
     if (opts.retention !== undefined) {
       if (opts.retention === null || typeof opts.retention !== 'object') throw invalid('retention must be an object');
@@ -1054,7 +1056,7 @@ export class Broker {
     const t = this.topicState(topic);
     if (!Buffer.isBuffer(batch)) throw new UringmqError('CORRUPT_BATCH', 'a RecordBatch must be a Buffer');
     if (opts === null || typeof opts !== 'object') throw invalid('publishBatch options must be an object');
-    if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`publishBatch option sync must be a boolean, got ${String(opts.sync)}`);
+    if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`publishBatch option sync must be a boolean, got ${shown(opts.sync)}`);
     const sync = opts.sync === true && this.durability !== 'sync';
     const meta = peekBatch(batch);
     const idempotent = meta.producerId > 0 && meta.baseSequence >= 0;
@@ -1074,7 +1076,7 @@ export class Broker {
     let p: number;
     if (partition !== undefined && partition !== null) {
       if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
-        throw invalid(`partition ${String(partition)} does not exist in topic ${topic} (${t.partitions.length} partitions)`);
+        throw invalid(`partition ${shown(partition)} does not exist in topic ${topic} (${t.partitions.length} partitions)`);
       p = partition;
     } else {
       const key = firstKey(batch);
@@ -1240,7 +1242,7 @@ export class Broker {
   partitionState(topic: string, partition: number): PartitionState {
     const t = this.topicState(topic);
     if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
-      throw invalid(`partition ${String(partition)} does not exist in topic ${topic} (${t.partitions.length} partitions)`);
+      throw invalid(`partition ${shown(partition)} does not exist in topic ${topic} (${t.partitions.length} partitions)`);
     return t.partitions[partition]!;
   }
 
@@ -1767,7 +1769,7 @@ function parseDurability(d: unknown): Durability {
     const ms = (d as { intervalMs: unknown }).intervalMs;
     return { intervalMs: positiveInt(ms, 'durability.intervalMs', 3_600_000) };
   }
-  throw invalid(`durability must be 'sync', 'none' or { intervalMs }, got ${JSON.stringify(d)}`);
+  throw invalid(`durability must be 'sync', 'none' or { intervalMs }, got ${shown(d, true)}`);
 }
 
 /** BrokerOptions.maxTopics and maxGroups: their defaults, and the most either may be set to. */

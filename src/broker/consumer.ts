@@ -4,7 +4,7 @@
  * whole batches from the log (tail cache or file) and waits for new data at the end.
  * Consumer groups with acks come with the gRPC layer; this iterator is the base.
  */
-import { UringmqError, invalid } from '../errors';
+import { UringmqError, invalid, shown } from '../errors';
 import type { Broker, Message, PartitionState } from './broker';
 import { toMessages } from './broker';
 import { positiveInt, validateOffset } from './validate';
@@ -39,7 +39,7 @@ export class Consumer implements AsyncIterable<Message> {
       if (from === 'earliest') return info.startOffset;
       if (from === 'latest') return info.endOffset;
       if (from !== null && typeof from === 'object') return validateOffset(from.offset, 'from.offset');
-      throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${JSON.stringify(from)}`);
+      throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${shown(from, true)}`);
     });
   }
 

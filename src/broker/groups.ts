@@ -28,7 +28,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Waiting } from './waiter_list';
-import { UringmqError, invalid, writeError } from '../errors';
+import { UringmqError, invalid, shown, writeError } from '../errors';
 import { decodeBatches, readBatchSpan, recordAsBatch, sealBatch, type DecodedRecord } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { RangeSet } from './range_set';
@@ -2205,9 +2205,9 @@ export class GroupCoordinator {
     validateGroupName(group);
     const t = this.broker.topicState(topic);
     if (!Number.isInteger(partition) || partition < 0 || partition >= t.partitions.length)
-      throw invalid(`partition ${String(partition)} does not exist in topic ${topic}`);
+      throw invalid(`partition ${shown(partition)} does not exist in topic ${topic}`);
     validateOffset(offset);
-    if (!Number.isInteger(basedOnRun) || basedOnRun < 0) throw invalid(`run must be a non-negative integer, got ${String(basedOnRun)}`);
+    if (!Number.isInteger(basedOnRun) || basedOnRun < 0) throw invalid(`run must be a non-negative integer, got ${shown(basedOnRun)}`);
     if (basedOnRun > 0) {
       const cut = t.cutsAfter(basedOnRun, this.broker.run)[partition]!;
       if (offset > cut)

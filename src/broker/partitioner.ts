@@ -1,7 +1,7 @@
 // The module's own binding: in Node 20 the global `Buffer` is an accessor, and a getter
 // call per record showed in consumer profiles.
 import { Buffer } from 'node:buffer';
-import { invalid } from '../errors';
+import { invalid, shown } from '../errors';
 
 /**
  * Key → partition. murmur2 as Kafka's default partitioner uses it, so the same key
@@ -55,7 +55,7 @@ export class StickyPartitioner {
   choose(topic: string, n: number, key: Buffer | string | null | undefined, explicit: number | undefined): number {
     if (explicit !== undefined) {
       if (!Number.isInteger(explicit) || explicit < 0 || explicit >= n)
-        throw invalid(`partition ${String(explicit)} does not exist in topic ${topic} (${n} partitions)`);
+        throw invalid(`partition ${shown(explicit)} does not exist in topic ${topic} (${n} partitions)`);
       return explicit;
     }
     if (key !== undefined && key !== null) return partitionForKey(key, n);

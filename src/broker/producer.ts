@@ -3,7 +3,7 @@
  * into one RecordBatch and one native append, so the JS↔native boundary is crossed
  * once per batch. sendBatch() appends caller-made batches directly.
  */
-import { UringmqError, invalid } from '../errors';
+import { UringmqError, invalid, shown } from '../errors';
 import { encodeBatch, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
@@ -112,7 +112,7 @@ export class Producer implements ProducerApi {
       throw invalid('lingerMs must be an integer between 0 and 60000');
     this.lingerMs = opts.lingerMs ?? 0;
     this.maxBatchBytes = opts.maxBatchBytes === undefined ? Math.min(MiB, broker.maxBatchBytes) : positiveInt(opts.maxBatchBytes, "maxBatchBytes (at most the broker's)", broker.maxBatchBytes);
-    if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`producer option sync must be a boolean, got ${String(opts.sync)}`);
+    if (opts.sync !== undefined && typeof opts.sync !== 'boolean') throw invalid(`producer option sync must be a boolean, got ${shown(opts.sync)}`);
     this.sync = opts.sync === true && broker.durability !== 'sync';
     const pool = broker.batchPool;
     this.alloc = (size) => pool.acquire(size);

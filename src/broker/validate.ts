@@ -2,7 +2,7 @@
 // The module's own binding: in Node 20 the global `Buffer` is an accessor, and a getter
 // call per record showed in consumer profiles.
 import { Buffer } from 'node:buffer';
-import { UringmqError, invalid } from '../errors';
+import { UringmqError, invalid, shown } from '../errors';
 import { MAX_TIMESTAMP, RECORD_PROBLEM, recordSize, type RecordInput } from '../codec/record_batch';
 
 // Module-local copies: global lookups showed up in profiles of the per-record path.
@@ -27,7 +27,7 @@ export function validateGroupName(name: unknown): string {
   if (typeof name !== 'string' || !TOPIC_RE.test(name) || name === '.' || name === '..')
     throw new UringmqError(
       'INVALID_GROUP_NAME',
-      `invalid group name ${JSON.stringify(typeof name === 'string' ? name.slice(0, 300) : name)}: use 1–249 characters from [A-Za-z0-9._-], not "." or ".."`,
+      `invalid group name ${shown(typeof name === 'string' ? name.slice(0, 300) : name, true)}: use 1–249 characters from [A-Za-z0-9._-], not "." or ".."`,
     );
   return name;
 }
@@ -38,7 +38,7 @@ export const MAX_NACK_DELAY_MS = 86_400_000;
 /** A nack's delay in ms: an integer from 0 to MAX_NACK_DELAY_MS, else INVALID_ARGUMENT. */
 export function checkNackDelay(delayMs: unknown): number {
   if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS)
-    throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}, got ${String(delayMs)}`);
+    throw invalid(`delayMs must be an integer between 0 and ${MAX_NACK_DELAY_MS}, got ${shown(delayMs)}`);
   return delayMs;
 }
 
@@ -100,19 +100,19 @@ function recordProblem(r: unknown): string | null {
 
 export function validateOffset(offset: unknown, what = 'offset'): number {
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0)
-    throw invalid(`${what} must be a non-negative safe integer, got ${String(offset)}`);
+    throw invalid(`${what} must be a non-negative safe integer, got ${shown(offset)}`);
   return offset;
 }
 
 export function nonNegInt(v: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v > max)
-    throw invalid(max === Number.MAX_SAFE_INTEGER ? `${what} must be a non-negative integer, got ${String(v)}` : `${what} must be an integer between 0 and ${max}, got ${String(v)}`);
+    throw invalid(max === Number.MAX_SAFE_INTEGER ? `${what} must be a non-negative integer, got ${shown(v)}` : `${what} must be an integer between 0 and ${max}, got ${shown(v)}`);
   return v;
 }
 
 export function positiveInt(v: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > max)
-    throw invalid(`${what} must be an integer between 1 and ${max}, got ${String(v)}`);
+    throw invalid(`${what} must be an integer between 1 and ${max}, got ${shown(v)}`);
   return v;
 }
 
@@ -170,7 +170,7 @@ export function closeTimeout(opts: unknown): number | undefined {
   const t = (opts as { timeoutMs?: unknown }).timeoutMs;
   if (t === undefined) return undefined;
   if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > MAX_TIMER_MS)
-    throw invalid(`close timeoutMs must be an integer between 0 and ${MAX_TIMER_MS}, got ${String(t)}; leave it out to wait for every send`);
+    throw invalid(`close timeoutMs must be an integer between 0 and ${MAX_TIMER_MS}, got ${shown(t)}; leave it out to wait for every send`);
   return t;
 }
 

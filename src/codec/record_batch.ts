@@ -8,7 +8,7 @@
 // The module's own binding: in Node 20 the global `Buffer` is an accessor, and a getter
 // call per record showed in consumer profiles.
 import { Buffer } from 'node:buffer';
-import { UringmqError, invalid } from '../errors';
+import { UringmqError, invalid, shown } from '../errors';
 import { crc32c } from '../native';
 
 export const MAGIC = 0x424d5155; // "UQMB"
@@ -166,7 +166,7 @@ export const RECORD_PROBLEM = {
 } as const;
 
 function shapeError(opts: EncodeOptions, i: number, problem: string): Error {
-  return invalid(`${opts.what ?? 'record batch'}, record ${i}: ${problem}`);
+  return invalid(`${typeof opts.what === 'string' ? opts.what : 'record batch'}, record ${i}: ${problem}`);
 }
 
 const NO_OPTS: EncodeOptions = {};
@@ -203,7 +203,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
   if (opts.producerId !== undefined) checkProducerId(opts.producerId);
   if (opts.baseSequence !== undefined) checkBaseSequence(opts.baseSequence);
   if (opts.now !== undefined && (!isSafeInteger(opts.now) || opts.now < 0 || opts.now > MAX_TIMESTAMP))
-    throw invalid(`now must be a timestamp in ms between 0 and ${MAX_TIMESTAMP}, got ${String(opts.now)}`);
+    throw invalid(`now must be a timestamp in ms between 0 and ${MAX_TIMESTAMP}, got ${shown(opts.now)}`);
   if (scratchBody.length < n && n <= SCRATCH_KEEP) {
     const cap = Math.min(SCRATCH_KEEP, Math.max(n, scratchBody.length * 2));
     scratchBody = new Int32Array(cap);
@@ -339,12 +339,12 @@ function producerIdError(got: string) {
 }
 
 function checkProducerId(id: number): void {
-  if (!Number.isSafeInteger(id) || id < -1) throw producerIdError(String(id));
+  if (!Number.isSafeInteger(id) || id < -1) throw producerIdError(shown(id));
 }
 
 /** A batch header's base sequence: -1 (none) or 0..2^31-1; NaN or 1.5 would be written as 0 or 1. */
 function checkBaseSequence(seq: number): void {
-  if (!Number.isInteger(seq) || seq < -1 || seq > 0x7fff_ffff) throw invalid(`baseSequence must be an integer from -1 to ${0x7fff_ffff}, got ${String(seq)}`);
+  if (!Number.isInteger(seq) || seq < -1 || seq > 0x7fff_ffff) throw invalid(`baseSequence must be an integer from -1 to ${0x7fff_ffff}, got ${shown(seq)}`);
 }
 
 /**
@@ -378,7 +378,7 @@ export function sealBatch(batch: Buffer): Buffer {
 /** INVALID_ARGUMENT for what is not a Buffer and a position in it (the exported readers' arguments). */
 function checkBufferAt(buf: unknown, pos: unknown, what: string): void {
   if (!Buffer.isBuffer(buf)) throw invalid(`${what} needs a Buffer`);
-  if (typeof pos !== 'number' || !isSafeInteger(pos) || pos < 0) throw invalid(`${what}: a position must be a non-negative integer, got ${String(pos)}`);
+  if (typeof pos !== 'number' || !isSafeInteger(pos) || pos < 0) throw invalid(`${what}: a position must be a non-negative integer, got ${shown(pos)}`);
 }
 
 export function readBatchMeta(buf: Buffer, pos = 0): BatchMeta {
@@ -600,7 +600,7 @@ export function recordAsBatch(buf: Buffer, offset: number, extra: Record<string,
  */
 export function decodeBatches(buf: Buffer, fromOffset = 0, out: DecodedRecord[] = []): DecodedRecord[] {
   checkBufferAt(buf, 0, 'decodeBatches');
-  if (typeof fromOffset !== 'number' || !isSafeInteger(fromOffset) || fromOffset < 0) throw invalid(`decodeBatches: fromOffset must be a non-negative integer, got ${String(fromOffset)}`);
+  if (typeof fromOffset !== 'number' || !isSafeInteger(fromOffset) || fromOffset < 0) throw invalid(`decodeBatches: fromOffset must be a non-negative integer, got ${shown(fromOffset)}`);
   if (!Array.isArray(out)) throw invalid('decodeBatches: out must be an array');
   decodeEach(buf, fromOffset, Number.MAX_SAFE_INTEGER, (offset, timestamp, key, value, headers) => {
     out.push({ offset, timestamp, key, value, headers });
