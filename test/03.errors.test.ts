@@ -666,6 +666,35 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.deepEqual(await broker.listTopics(), ['t']);
   });
 
+  it("publishBatch always copies the caller's batch: `copy: false` with its ArrayBuffer transferred (freed) at once no longer crashes the process", async () => {
+    const d = tmpDir();
+    // In a child: before the fix the I/O thread read the freed memory (SIGSEGV).
+    const src = path.join(__dirname, '..', 'src');
+    const r = spawnSync(
+      process.execPath,
+      ['--require', 'tsx/cjs', '-e',
+        `const { Broker, encodeBatch, sealBatch } = require(${JSON.stringify(src)});
+        Broker.open({ dir: ${JSON.stringify(d)}, durability: 'none', testIoDelayMs: 50 }).then(async (b) => {
+          await b.createTopic('t');
+          const sends = [];
+          for (let i = 0; i < 8; i++) {
+            const enc = sealBatch(encodeBatch(Array.from({ length: 4 }, () => ({ value: Buffer.alloc(1 << 19, i) }))));
+            const ab = new ArrayBuffer(enc.length);
+            enc.copy(Buffer.from(ab));
+            sends.push(b.publishBatch('t', Buffer.from(ab), 0, { copy: false }));
+            structuredClone(ab, { transfer: [ab] }); // detached: its memory freed
+          }
+          const rs = await Promise.all(sends);
+          const got = await b.read('t', 0, 0, { maxBytes: 1 << 30 });
+          await b.close();
+          console.log(JSON.stringify({ offsets: rs.map((x) => x.baseOffset), ok: got.length === 32 && got.every((m, j) => m.value.length === 1 << 19 && m.value.every((x) => x === Math.floor(j / 4))) }));
+        })`],
+      { encoding: 'utf8', timeout: 60_000, cwd: path.join(__dirname, '..') },
+    );
+    assert.equal(r.status, 0, `the child died (${r.signal ?? r.status}): ${r.stderr.slice(0, 2000)}`);
+    assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').at(-1)!), { offsets: [0, 4, 8, 12, 16, 20, 24, 28], ok: true });
+  });
+
   it('read(), describeTopic() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {
     await expectCode(broker.read('t', 0, 0, null as never), 'INVALID_ARGUMENT');
     await expectCode(broker.describeTopic('t', null as never), 'INVALID_ARGUMENT');

@@ -1020,11 +1020,11 @@ export class Broker {
    * round-robin (an idempotent one: producerId % partitions). A batch with a producer
    * id and sequence is deduplicated.
    *
-   * `copy` (default true): take a copy (into the batch pool) and let the caller's
-   * buffer go now. The I/O thread reads the batch after this returns, from its raw
-   * memory: a caller's buffer could be modified meanwhile, or transferred (detached)
-   * and freed, which would crash the process. `copy: false` is for callers whose
-   * buffer nobody else can reach until the promise settles (the gRPC server's
+   * The batch is copied (into the batch pool) and the caller's buffer let go now.
+   * The I/O thread reads the batch after this returns, from its raw memory: a
+   * caller's buffer could be modified meanwhile, or transferred (detached) and freed,
+   * which would crash the process. publishOwnedBatch's `copy: false` is for callers
+   * whose buffer nobody else can reach until the promise settles (the gRPC server's
    * plain-records batches, built here). Copying also serves the gRPC server's own
    * batches: they are views of grpc-js's per-message buffers, which would otherwise
    * live until the append is durable, survive young GCs and push the old generation
@@ -1038,7 +1038,15 @@ export class Broker {
    * file with unsynced writes, so this is for the occasional batch that must not be
    * lost to a power cut (the broker's dead-letter moves), not for every one.
    */
-  publishBatch(topic: string, batch: Buffer, partition?: number, opts: { copy?: boolean; sync?: boolean } = {}): Promise<PublishResult> {
+  publishBatch(topic: string, batch: Buffer, partition?: number, opts: { sync?: boolean } = {}): Promise<PublishResult> {
+    // Always a copy: `copy: false` (once an option here) let any caller's buffer be
+    // transferred and freed under the I/O thread, a SIGSEGV. Only publishOwnedBatch skips it.
+    const own = opts !== null && typeof opts === 'object' ? { sync: opts.sync } : opts; // not an object: refused there
+    return this.publishBatchUpTo(topic, batch, partition, own, this.maxRecordBytes);
+  }
+
+  /** @internal publishBatch for a caller that owns `batch` (nobody else can reach it until the promise settles): `copy` false appends it in place. */
+  publishOwnedBatch(topic: string, batch: Buffer, partition: number | undefined, opts: { copy: boolean; sync?: boolean }): Promise<PublishResult> {
     return this.publishBatchUpTo(topic, batch, partition, opts, this.maxRecordBytes);
   }
 

@@ -563,7 +563,7 @@ export class BrokerServer {
     };
   }
 
-  /** `copy` false: req.batch is the caller's until the promise settles (see publishBatch). */
+  /** `copy` false: req.batch is the caller's until the promise settles (see publishOwnedBatch). */
   private publish(req: DecodedPublishRequest, copy = true): Promise<PublishResult> {
     // The name first: the refusals below name the topic, and one no topic can have may
     // be as long as the request. In their message it made a PublishStream answer over
@@ -596,7 +596,7 @@ export class BrokerServer {
         if (h && ((pid !== 0 && pid !== h.producerId) || (seq !== 0 && seq !== h.baseSequence)))
           return Promise.reject(invalid(`producer_id ${pid} and base_sequence ${seq} of a PublishRequest with a batch must be those of the batch's header (${h.producerId}, ${h.baseSequence}) or 0: a RecordBatch carries its own (docs/FORMAT.md)`));
       }
-      return this.broker.publishBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
+      return this.broker.publishOwnedBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
     }
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
@@ -634,7 +634,7 @@ export class BrokerServer {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.broker.publishBatch(req.topic, batch, partition, { copy: false, sync }); // built here: nobody else holds it
+    return this.broker.publishOwnedBatch(req.topic, batch, partition, { copy: false, sync }); // built here: nobody else holds it
   }
 
   /** PublishStream through grpc-js (the calls routeDirectStreams leaves to it, or all). */
