@@ -695,6 +695,20 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').at(-1)!), { offsets: [0, 4, 8, 12, 16, 20, 24, 28], ok: true });
   });
 
+  it('crc32c and sealBatch take a view of a SharedArrayBuffer (they were IO_ERROR "Invalid argument"), and the sealed batch is taken', async () => {
+    const plain = sealBatch(encodeBatch([{ value: 'shared' }], { now: 1 }));
+    const shared = Buffer.from(new SharedArrayBuffer(plain.length));
+    encodeBatch([{ value: 'shared' }], { now: 1 }).copy(shared);
+    assert.equal(sealBatch(shared).readUInt32LE(16), plain.readUInt32LE(16));
+    assert.equal(crc32c(new Uint8Array(shared.buffer, 8, 20), 7), crc32c(plain.subarray(8, 28), 7));
+    const ab = new ArrayBuffer(4);
+    const detached = new Uint8Array(ab);
+    structuredClone(ab, { transfer: [ab] });
+    assert.equal(crc32c(detached, 5), 5); // no bytes
+    assert.equal((await broker.publishBatch('t', shared, 1)).baseOffset, 0);
+    assert.deepEqual((await broker.read('t', 1, 0)).map((m) => m.value.toString()), ['shared']);
+  });
+
   it('read(), describeTopic() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {
     await expectCode(broker.read('t', 0, 0, null as never), 'INVALID_ARGUMENT');
     await expectCode(broker.describeTopic('t', null as never), 'INVALID_ARGUMENT');

@@ -1215,10 +1215,14 @@ class TickerWrap : public Napi::ObjectWrap<TickerWrap> {
 Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray()) ThrowInvalid(env, "crc32c(bytes, [crc])");
-  Napi::TypedArray ta = info[0].As<Napi::TypedArray>();
-  auto* p = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+  // ViewBytes, not ta.ArrayBuffer().Data(): that fails (an Error with no code, IO_ERROR to
+  // the caller) for a view of a SharedArrayBuffer, which is no ArrayBuffer to N-API.
+  // A detached view has no bytes: the CRC of nothing, as before.
+  uint8_t* p = nullptr;
+  size_t len = 0;
+  if (!ViewBytes(env, info[0], &p, &len)) len = 0;
   uint32_t init = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : 0;
-  return Napi::Number::New(env, Crc32c(p, ta.ByteLength(), init));
+  return Napi::Number::New(env, Crc32c(len > 0 ? p : nullptr, len, init));
 }
 
 // validateBatch(bytes) → {recordCount, ...}; throws CORRUPT_BATCH. For tests and
