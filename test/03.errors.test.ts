@@ -709,6 +709,29 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.deepEqual((await broker.read('t', 1, 0)).map((m) => m.value.toString()), ['shared']);
   });
 
+  it('a value, key or header of a detached ArrayBuffer (no bytes) is written as empty, and no longer fails the sends batched with it with a TypeError', async () => {
+    const detached = () => {
+      const ab = new ArrayBuffer(16);
+      const b = Buffer.from(ab);
+      structuredClone(ab, { transfer: [ab] });
+      return b;
+    };
+    const p = broker.producer({ lingerMs: 20 });
+    const sends = [
+      p.send('t', { value: 'before', partition: 0 }),
+      p.send('t', { value: detached(), partition: 0 }),
+      p.send('t', { value: 'k', key: detached(), headers: { h: detached() }, partition: 0 }),
+      p.send('t', { value: 'after', partition: 0 }),
+    ];
+    assert.deepEqual((await Promise.all(sends)).map((r) => r.offset), [0, 1, 2, 3]);
+    assert.deepEqual((await p.sendBatch('t', [{ value: detached() }, { value: 'x', headers: { h: detached() } }], { partition: 1 })).baseOffset, 0);
+    const got = await broker.read('t', 0, 0);
+    assert.deepEqual(got.map((m) => m.value.toString()), ['before', '', 'k', 'after']);
+    assert.equal(got[2]!.key!.length, 0);
+    assert.equal(got[2]!.headers.h!.length, 0);
+    assert.deepEqual((await broker.read('t', 1, 0)).map((m) => m.value.toString()), ['', 'x']);
+  });
+
   it('read(), describeTopic() and publishBatch() with options that are not objects: INVALID_ARGUMENT', async () => {
     await expectCode(broker.read('t', 0, 0, null as never), 'INVALID_ARGUMENT');
     await expectCode(broker.describeTopic('t', null as never), 'INVALID_ARGUMENT');

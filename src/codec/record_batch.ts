@@ -94,12 +94,17 @@ function readI64(buf: Buffer, pos: number): number {
  */
 const setBytes = Uint8Array.prototype.set;
 
-/** Writes `b`, sized at `len` bytes; -1 when it no longer is (RECORD_PROBLEM.changed). */
+/**
+ * Writes `b`, sized at `len` bytes; -1 when it no longer is (RECORD_PROBLEM.changed).
+ * No bytes, no set(): it throws a TypeError for a view of a detached ArrayBuffer (which
+ * has none), and a send()'s failed encoding fails every record batched with it.
+ */
 function put(buf: Buffer, pos: number, b: Bytes, len: number): number {
   if (typeof b === 'string') {
     if (buf.write(b, pos, len, 'utf8') !== len) return -1;
-  } else if ((b as unknown) instanceof U8 && b.length === len) setBytes.call(buf, b, pos);
-  else return -1;
+  } else if ((b as unknown) instanceof U8 && b.length === len) {
+    if (len > 0) setBytes.call(buf, b, pos);
+  } else return -1;
   return pos + len;
 }
 
@@ -277,7 +282,7 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
       // pooled buffer's old contents (another batch's records) in this record.
       const value = records[i]!.value as Uint8Array;
       if (value.length !== vl) throw shapeError(opts, i, RECORD_PROBLEM.changed);
-      setBytes.call(buf, value, pos);
+      if (vl > 0) setBytes.call(buf, value, pos); // see put()
       pos += vl;
       buf[pos++] = 0; // no headers
     }
@@ -306,8 +311,9 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     // Read again, as the key and headers are: see the plain loop.
     if (typeof value === 'string') {
       if (buf.write(value, pos, vl, 'utf8') !== vl) throw shapeError(opts, i, RECORD_PROBLEM.changed);
-    } else if ((value as unknown) instanceof U8 && value.length === vl) setBytes.call(buf, value, pos);
-    else throw shapeError(opts, i, RECORD_PROBLEM.changed);
+    } else if ((value as unknown) instanceof U8 && value.length === vl) {
+      if (vl > 0) setBytes.call(buf, value, pos); // see put()
+    } else throw shapeError(opts, i, RECORD_PROBLEM.changed);
     pos += vl;
     const h = r.headers;
     if (h === undefined) buf[pos++] = 0;
