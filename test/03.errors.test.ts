@@ -658,6 +658,8 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     await expectCode(() => encodeBatch([{ value: 'v' }], { producerId: bare }), 'INVALID_ARGUMENT');
     await expectCode(() => encodeBatch([{ value: 5 } as never], { what: Symbol('w') as never }), 'INVALID_ARGUMENT');
     await expectCode(() => decodeBatches(batch, bare), 'INVALID_ARGUMENT');
+    for (const alloc of [() => 'x', (n: number) => Buffer.alloc(n - 1), (n: number) => Buffer.alloc(n + 1)])
+      await expectCode(() => encodeBatch([{ value: 'v' }], { alloc: alloc as never }), 'INVALID_ARGUMENT');
     await expectCode(() => readBatchMeta(batch, detached as never), 'INVALID_ARGUMENT');
     await expectCode(() => crc32c(batch, bare), 'INVALID_ARGUMENT');
     // A NUL in the data directory is the caller's mistake, not the disk's (it was IO_ERROR).

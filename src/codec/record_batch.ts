@@ -263,6 +263,8 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     total += body + uvarintSize(body);
   }
   const buf = opts.alloc ? opts.alloc(total) : Buffer.allocUnsafe(total);
+  // Else a TypeError or RangeError from the first write into it.
+  if (opts.alloc && (!Buffer.isBuffer(buf) || buf.length !== total)) throw invalid(`encodeBatch: alloc(${total}) must return a Buffer of ${total} bytes`);
   writeBatchHeader(buf, total, n, first, maxTs, opts.producerId ?? -1, opts.baseSequence ?? -1);
   let pos = HEADER_SIZE;
   if (plain) {
