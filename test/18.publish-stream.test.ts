@@ -2203,6 +2203,69 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   });
 
+  // grpc-js writes a Fetch answer whole, and a write completes only once all of it has
+  // gone: watched, a big answer read slowly on a connection other answers shared could
+  // not be told from one not read, and was reset while read.
+  it('concurrent big Fetches read steadily over one slow connection (64 KiB windows) are answered whole, not reset', async () => {
+    await withTopic({}, async (r) => {
+      const n = 6;
+      await r.client.createTopic('slow', { partitions: n });
+      const producer = r.client.producer();
+      for (let p = 0; p < n; p++) await producer.sendBatch('slow', Array.from({ length: 48 }, () => ({ value: Buffer.alloc(8000, p) })), { partition: p });
+      await producer.close();
+      // Forwards the server's bytes at 180 KB/s: each answer (384 KiB) takes longer
+      // than UNREAD_CALL_PERIOD_MS, and the connection carries them all at once.
+      const socks = new Set<net.Socket>();
+      const proxy = net.createServer((down) => {
+        const up = net.connect(r.server.port, '127.0.0.1');
+        socks.add(down).add(up);
+        down.pipe(up);
+        const queue: Buffer[] = [];
+        let queued = 0;
+        up.on('data', (d: Buffer) => {
+          queue.push(d);
+          if ((queued += d.length) > 64 << 10) up.pause();
+        });
+        const tick = setInterval(() => {
+          for (let budget = 9000; budget > 0 && queue.length > 0; ) {
+            const c = queue[0]!;
+            const k = Math.min(c.length, budget);
+            down.write(c.subarray(0, k));
+            if (k === c.length) queue.shift();
+            else queue[0] = c.subarray(k);
+            queued -= k;
+            budget -= k;
+          }
+          if (queued < 64 << 10) up.resume();
+        }, 50);
+        const end = () => (clearInterval(tick), up.destroy(), down.destroy());
+        for (const sock of [up, down]) sock.on('close', end).on('error', end);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      // Plain grpc-js: its windows are HTTP/2's default (the library's client opens 16 MiB).
+      const c = new grpc.Client(`127.0.0.1:${(proxy.address() as AddressInfo).port}`, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 << 20 });
+      try {
+        const d = brokerService.fetch!;
+        const answers = await Promise.all(
+          Array.from({ length: n }, (_, p) =>
+            new Promise<string>((resolve) =>
+              c.makeUnaryRequest(d.path, d.requestSerialize, d.responseDeserialize, { topic: 'slow', partition: p, offset: 0, max_bytes: 1 << 20 }, (e: grpc.ServiceError | null, res?: InstanceType<typeof pb.FetchResponse>) =>
+                resolve(e ? `${e.code}: ${e.details}` : `${(res!.batches as Buffer).length} bytes`),
+              ),
+            ),
+          ),
+        );
+        assert.deepEqual(answers, Array.from({ length: n }, () => answers[0]));
+        assert.match(answers[0]!, /^\d+ bytes$/);
+        assert.ok(parseInt(answers[0]!, 10) > 48 * 8000, answers[0]);
+      } finally {
+        c.close();
+        for (const sock of socks) sock.destroy();
+        proxy.close();
+      }
+    });
+  });
+
   it('streams reset as soon as they open, or mid-request, give their place back: the stream limit is not used up', async () => {
     await withTopic({ maxConcurrentStreams: 3 }, async (r) => {
       const session = http2.connect(`http://${r.address}`);

@@ -227,6 +227,9 @@ export const UNREAD_CALL_PERIOD_MS = 10_000;
  */
 const MIN_SOCKET_PROGRESS_BYTES = 16 << 10;
 
+/** The pieces a watched stream's big writes go in (resetUnreadCallLater): a DATA frame at the default frame size. */
+const WRITE_PIECE_BYTES = 16 << 10;
+
 /** Streams resetUnreadCallLater watches: once each. */
 const unreadWatched = new WeakSet<http2.ServerHttp2Stream>();
 
@@ -284,6 +287,16 @@ export function resetUnreadCallLater(stream: http2.ServerHttp2Stream): void {
   const write = stream.write;
   stream.write = function (this: http2.ServerHttp2Stream, chunk: unknown, ...rest: unknown[]): boolean {
     if (!this.writableEnded && !this.destroyed) written += typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8') : (chunk as Uint8Array).byteLength;
+    // A big write in pieces: each completes as its own bytes go, so a client that reads
+    // this stream, however slowly, shows it here. Whole, a Fetch answer completed only
+    // at its end, and with the socket shared (other calls' answers read on the same
+    // connection) the check below could not tell it was moving: concurrent Fetches over
+    // a slow link were all reset, while read, at the first check.
+    if (chunk instanceof Uint8Array && chunk.byteLength > WRITE_PIECE_BYTES && !this.writableEnded && !this.destroyed) {
+      for (let at = 0; at + WRITE_PIECE_BYTES < chunk.byteLength; at += WRITE_PIECE_BYTES) (write as (...a: unknown[]) => boolean).call(this, chunk.subarray(at, at + WRITE_PIECE_BYTES));
+      const last = chunk.byteLength - (((chunk.byteLength - 1) % WRITE_PIECE_BYTES) + 1);
+      return (write as (...a: unknown[]) => boolean).call(this, chunk.subarray(last), ...rest);
+    }
     return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
   } as typeof stream.write;
   const completed = () => written - stream.writableLength;
