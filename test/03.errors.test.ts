@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as index from '../src';
 import { Broker, UringmqError, crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { expectCode, openBroker, sleep, tmpDir } from './helpers';
 
@@ -695,6 +696,14 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     );
     assert.equal(r.status, 0, `the child died (${r.signal ?? r.status}): ${r.stderr.slice(0, 2000)}`);
     assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').at(-1)!), { offsets: [0, 4, 8, 12, 16, 20, 24, 28], ok: true });
+  });
+
+  it("no method of the public Broker appends a caller's buffer in place (publishOwnedBatch was public: copy: false and a transfer crashed the process)", async () => {
+    const names = new Set<string | symbol>();
+    for (let o: object | null = broker; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) for (const k of Reflect.ownKeys(o)) names.add(k);
+    assert.ok(![...names].some((k) => typeof k === 'string' && /owned/i.test(k)), [...names].filter((k) => typeof k === 'string').join(', '));
+    // The symbol that keys the in-place append is not among the package's exports.
+    assert.ok(!Object.values(index).some((v) => typeof v === 'symbol'));
   });
 
   it('crc32c and sealBatch take a view of a SharedArrayBuffer (they were IO_ERROR "Invalid argument"), and the sealed batch is taken', async () => {

@@ -294,6 +294,9 @@ const DEFAULT_SEGMENT_BYTES = 128 * MiB;
 const PARTITION_OPENS_AT_ONCE = 4;
 const NATIVE_MAX_BATCH_BYTES = 64 * MiB;
 
+/** The key of Broker's in-place append, for the gRPC server only (see the method). */
+export const PUBLISH_OWNED_BATCH = Symbol('publishOwnedBatch');
+
 export class Broker {
   readonly dir: string;
   readonly durability: Durability;
@@ -1023,7 +1026,7 @@ export class Broker {
    * The batch is copied (into the batch pool) and the caller's buffer let go now.
    * The I/O thread reads the batch after this returns, from its raw memory: a
    * caller's buffer could be modified meanwhile, or transferred (detached) and freed,
-   * which would crash the process. publishOwnedBatch's `copy: false` is for callers
+   * which would crash the process. PUBLISH_OWNED_BATCH's `copy: false` is for callers
    * whose buffer nobody else can reach until the promise settles (the gRPC server's
    * plain-records batches, built here). Copying also serves the gRPC server's own
    * batches: they are views of grpc-js's per-message buffers, which would otherwise
@@ -1040,13 +1043,18 @@ export class Broker {
    */
   publishBatch(topic: string, batch: Buffer, partition?: number, opts: { sync?: boolean } = {}): Promise<PublishResult> {
     // Always a copy: `copy: false` (once an option here) let any caller's buffer be
-    // transferred and freed under the I/O thread, a SIGSEGV. Only publishOwnedBatch skips it.
+    // transferred and freed under the I/O thread, a SIGSEGV. Only PUBLISH_OWNED_BATCH skips it.
     const own = opts !== null && typeof opts === 'object' ? { sync: opts.sync } : opts; // not an object: refused there
     return this.publishBatchUpTo(topic, batch, partition, own, this.maxRecordBytes);
   }
 
-  /** @internal publishBatch for a caller that owns `batch` (nobody else can reach it until the promise settles): `copy` false appends it in place. */
-  publishOwnedBatch(topic: string, batch: Buffer, partition: number | undefined, opts: { copy: boolean; sync?: boolean }): Promise<PublishResult> {
+  /**
+   * publishBatch for a caller that owns `batch` (nobody else can reach it until the
+   * promise settles): `copy` false appends it in place. Keyed by a symbol the package
+   * does not export (src/index.ts exports Broker only, and its `exports` map no deeper
+   * module): a public method let any caller pass `copy: false` and crash the process.
+   */
+  [PUBLISH_OWNED_BATCH](topic: string, batch: Buffer, partition: number | undefined, opts: { copy: boolean; sync?: boolean }): Promise<PublishResult> {
     return this.publishBatchUpTo(topic, batch, partition, opts, this.maxRecordBytes);
   }
 

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { UringmqError, invalid } from '../errors';
 import { PartialMessageBudget } from './framing';
 import { HEADER_SIZE, decodeEach, encodeBatch, readBatchMeta, sealBatch, uvarintSize, type BatchMeta, type DecodedRecord, type RecordInput } from '../codec/record_batch';
-import type { Broker, PublishResult, TopicDescription } from '../broker/broker';
+import { PUBLISH_OWNED_BATCH, type Broker, type PublishResult, type TopicDescription } from '../broker/broker';
 import type { DeliverySink, GroupMember, RedeliveredRecord } from '../broker/groups';
 import { checkRecordSize, validateRecord, validateTopicName } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from './proto';
@@ -563,7 +563,7 @@ export class BrokerServer {
     };
   }
 
-  /** `copy` false: req.batch is the caller's until the promise settles (see publishOwnedBatch). */
+  /** `copy` false: req.batch is the caller's until the promise settles (see Broker's PUBLISH_OWNED_BATCH). */
   private publish(req: DecodedPublishRequest, copy = true): Promise<PublishResult> {
     // The name first: the refusals below name the topic, and one no topic can have may
     // be as long as the request. In their message it made a PublishStream answer over
@@ -596,7 +596,7 @@ export class BrokerServer {
         if (h && ((pid !== 0 && pid !== h.producerId) || (seq !== 0 && seq !== h.baseSequence)))
           return Promise.reject(invalid(`producer_id ${pid} and base_sequence ${seq} of a PublishRequest with a batch must be those of the batch's header (${h.producerId}, ${h.baseSequence}) or 0: a RecordBatch carries its own (docs/FORMAT.md)`));
       }
-      return this.broker.publishOwnedBatch(req.topic, req.batch as Buffer, partition, { copy, sync });
+      return this.broker[PUBLISH_OWNED_BATCH](req.topic, req.batch as Buffer, partition, { copy, sync });
     }
     // Plain records: encode here, then the same path as a client batch.
     let batch: Buffer;
@@ -634,7 +634,7 @@ export class BrokerServer {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.broker.publishOwnedBatch(req.topic, batch, partition, { copy: false, sync }); // built here: nobody else holds it
+    return this.broker[PUBLISH_OWNED_BATCH](req.topic, batch, partition, { copy: false, sync }); // built here: nobody else holds it
   }
 
   /** PublishStream through grpc-js (the calls routeDirectStreams leaves to it, or all). */
