@@ -754,6 +754,26 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       }
     });
 
+  // The client's accumulators cut send()'s batches at its own maxBatchBytes (1 MiB by
+  // default): against a broker that takes less, each such batch was refused, and every
+  // record send() had put in it failed with RECORD_TOO_LARGE.
+  for (const via of ['node:http2', 'grpc-js'] as const)
+    it(`client library (${via} publish stream): send() cuts its batches at the broker's maxBatchBytes once known, not only its own`, async () => {
+      const small = await startServer({ brokerOptions: { maxBatchBytes: 64 << 10 } });
+      const c = await connect(via === 'grpc-js' ? `ipv4:${small.address}` : small.address);
+      try {
+        await c.createTopic('b');
+        const p = c.producer({ lingerMs: 50, deliveryTimeoutMs: 30_000 });
+        assert.equal((await p.send('b', { value: 'first' })).offset, 0); // the stream is up: the limits are known
+        const sent = await Promise.all(Array.from({ length: 200 }, (_, i) => p.send('b', { value: Buffer.alloc(2000, i) })));
+        assert.deepEqual(sent.map((x) => x.offset), Array.from({ length: 200 }, (_, i) => i + 1));
+        await p.close();
+      } finally {
+        await c.close();
+        await small.stop();
+      }
+    });
+
   it('ack for never-delivered offsets ends that Subscribe with FAILED_PRECONDITION', async () => {
     await r.client.producer().send('t', { value: 'x', partition: 0 });
     const d = brokerService.subscribe!;

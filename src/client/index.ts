@@ -52,6 +52,7 @@ export interface ConnectOptions {
 
 export interface RemoteProducerOptions {
   lingerMs?: number;
+  /** Where send()'s batches are cut (default 1 MiB), or at the broker's maxBatchBytes once its stream said it, when that is smaller. */
   maxBatchBytes?: number;
   /**
    * Batches sent and not yet acked, at most (default 64; maxBufferedBytes bounds their
@@ -1035,7 +1036,10 @@ export class RemoteProducer implements ProducerApi {
     }
     const key = this.accKey(topic, partition);
     let acc = this.accs.get(key);
-    if (acc && acc.records.length > 0 && acc.bytes + size > this.maxBatchBytes) this.flushAcc(key);
+    // Cut at the broker's maxBatchBytes too, once its stream said it: a batch past it is
+    // refused (submit), and with it every record send() put in it.
+    const limit = this.serverMaxBatchBytes > 0 ? Math.min(this.maxBatchBytes, this.serverMaxBatchBytes) : this.maxBatchBytes;
+    if (acc && acc.records.length > 0 && acc.bytes + size > limit) this.flushAcc(key);
     if (!acc) {
       acc = { topic, partition, records: [], waiters: [], bytes: 64, reserved: 0, timer: null, ready: false };
       this.accs.set(key, acc);
@@ -1048,7 +1052,7 @@ export class RemoteProducer implements ProducerApi {
     // accepted before close() that waited for its partition count or for buffer room)
     // must not linger past it: close waits for it, and its timeout rejects only what
     // was handed on (a lingering record kept close waiting lingerMs, past that timeout).
-    if (acc.bytes >= this.maxBatchBytes || this.closing) this.flushAcc(key);
+    if (acc.bytes >= limit || this.closing) this.flushAcc(key);
     else if (!acc.timer && !acc.ready) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.lingerOver(key), this.lingerMs) : setImmediate(() => this.lingerOver(key));
     return out;
   }
