@@ -754,6 +754,38 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       }
     });
 
+  // The limit comes with a stream's initial metadata, a round trip after it opens; the
+  // batches queued while the producer reconnected go as its first requests. A big one
+  // over the limit among them was refused by the broker, and the idempotent producer's
+  // batches sent behind it (known to the broker, their sequence after its gap) with it.
+  for (const via of ['node:http2', 'grpc-js'] as const)
+    it(`client library (${via} publish stream): a batch over the broker's maxBatchBytes among a new stream's first requests fails alone; those behind it wait for the limit and land`, async () => {
+      const small = await startServer({ brokerOptions: { maxBatchBytes: 1 << 20 } });
+      const proxy = await tcpProxy(small.server.port);
+      const c = await connect(`${via === 'grpc-js' ? 'ipv4:' : ''}127.0.0.1:${proxy.port}`);
+      try {
+        await c.createTopic('b');
+        const p = c.producer({ deliveryTimeoutMs: 30_000 });
+        assert.equal((await p.send('b', { value: 'first' })).offset, 0); // the broker knows the producer now
+        proxy.mode = 'refuse';
+        proxy.cut(); // the stream breaks: what is sent next queues until it reconnects
+        await sleep(50);
+        const before = p.sendBatch('b', [{ value: 'before' }]);
+        const refused = p.sendBatch('b', Array.from({ length: 18 }, () => ({ value: Buffer.alloc(100_000, 1) }))).then(() => null, (x: UringmqError) => x);
+        const after = Array.from({ length: 5 }, (_, i) => p.sendBatch('b', [{ value: `after ${i}` }]));
+        proxy.mode = 'forward';
+        const e = await refused;
+        assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
+        assert.equal((await before).baseOffset, 1);
+        assert.deepEqual((await Promise.all(after)).map((x) => x.baseOffset), [2, 3, 4, 5, 6]);
+        assert.deepEqual((await small.client.fetch('b', 0, 0, { maxBytes: 1 << 20 })).map((m) => m.value.toString()), ['first', 'before', 'after 0', 'after 1', 'after 2', 'after 3', 'after 4']);
+      } finally {
+        await c.close();
+        await proxy.close();
+        await small.stop();
+      }
+    });
+
   // The client's accumulators cut send()'s batches at its own maxBatchBytes (1 MiB by
   // default): against a broker that takes less, each such batch was refused, and every
   // record send() had put in it failed with RECORD_TOO_LARGE.

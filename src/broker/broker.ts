@@ -12,7 +12,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, fromNative, invalid, shown, writeError } from '../errors';
-import { HEADER_SIZE, MAGIC, decodeBatches, firstRecordKey, checkBatchProducerId, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
+import { HEADER_SIZE, MAGIC, MIN_MAX_BATCH_BYTES, decodeBatches, firstRecordKey, checkBatchProducerId, largestRecordBytes, readBatchMeta, type DecodedRecord } from '../codec/record_batch';
 import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { barrierProblem } from './mount_check';
@@ -393,7 +393,7 @@ export class Broker {
     if (backend !== 'auto' && backend !== 'io_uring' && backend !== 'thread')
       throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${shown(backend, true)}`);
     const maxBatchBytes = opts.maxBatchBytes === undefined ? 8 * MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', NATIVE_MAX_BATCH_BYTES);
-    if (maxBatchBytes < 4096) throw invalid(`maxBatchBytes must be at least 4096, got ${maxBatchBytes}`);
+    if (maxBatchBytes < MIN_MAX_BATCH_BYTES) throw invalid(`maxBatchBytes must be at least ${MIN_MAX_BATCH_BYTES}, got ${maxBatchBytes}`);
     const maxRecordBytes =
       opts.maxRecordBytes === undefined
         ? Math.min(MiB, maxBatchBytes - RECORD_ROOM_BYTES)

@@ -115,7 +115,7 @@ function grpcMessage(v: string | undefined): string {
 /**
  * Events: 'data' (a response), 'drain', 'limit' (the largest message the server
  * reads, from its initial metadata), 'batchLimit' (the largest RecordBatch its broker
- * takes, from the same), 'error' (a UringmqError; the stream is over),
+ * takes, from the same), 'headers' (after those two, once the initial metadata came), 'error' (a UringmqError; the stream is over),
  * 'end' (the server ended the stream with status OK), 'unanswered' (after end(): the
  * server has not answered a ping for PROBE_MS; see probeAtEnd).
  */
@@ -202,6 +202,7 @@ export class DirectStream<Res> extends EventEmitter {
       if (Number.isSafeInteger(limit) && limit > 0) this.emit('limit', limit);
       const batchLimit = Number(headerString(h[MAX_BATCH_HEADER]));
       if (Number.isSafeInteger(batchLimit) && batchLimit > 0) this.emit('batchLimit', batchLimit);
+      if (h['grpc-status'] === undefined) this.emit('headers'); // what the server says of its limits, it has said
       // A trailers-only response (an error before any message) carries the status here.
       if (h['grpc-status'] !== undefined) trailers = h;
     });

@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { BufferPool } from '../codec/buffer_pool';
 import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
-import { decodeEach, recordSize, sealBatch, stampProducer, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { MIN_MAX_BATCH_BYTES, decodeEach, recordSize, sealBatch, stampProducer, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, closesOnEarlyReturn, flatten, groupMessages, ownOptions, returnedOf, type Acker, type ConsumedMessage, type FlattenCursor, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
@@ -880,6 +880,8 @@ export class RemoteProducer implements ProducerApi {
   private serverMaxMessageBytes = 0;
   /** The largest RecordBatch the server's broker takes, from the stream's initial metadata (0: not known yet, or an older server). */
   private serverMaxBatchBytes = 0;
+  /** The stream's initial metadata (its limits, or none from an older server) has come. */
+  private limitsKnown = false;
   /** The stream took a request past its buffer: write more after its 'drain'. */
   private blocked = false;
   private nextSeq = 1;
@@ -1426,7 +1428,7 @@ export class RemoteProducer implements ProducerApi {
     if (batchMax > 0 && prep.end - prep.start > batchMax) {
       const size = prep.end - prep.start;
       this.msgPool.release(prep.buf);
-      throw new UringmqError('RECORD_TOO_LARGE', `a batch of ${size} bytes for ${topic}/${partition} is larger than the broker takes (its maxBatchBytes is ${batchMax}); send fewer records per sendBatch, or raise maxBatchBytes on the broker; nothing was written`);
+      throw this.batchOversizeError(size, topic, partition);
     }
     if (this.abandoned) {
       this.msgPool.release(prep.buf);
@@ -1513,15 +1515,18 @@ export class RemoteProducer implements ProducerApi {
     // with other settings); until then a batch over it is caught when the stream breaks.
     this.serverMaxMessageBytes = 0;
     this.serverMaxBatchBytes = 0;
+    this.limitsKnown = false;
     if (s instanceof DirectStream) {
       s.on('limit', (n: number) => (this.serverMaxMessageBytes = n));
       s.on('batchLimit', (n: number) => (this.serverMaxBatchBytes = n));
+      s.on('headers', () => this.limitsCame(s));
     } else
       s.on('metadata', (md: grpc.Metadata) => {
         const n = Number(md.get(MAX_MESSAGE_HEADER)[0]);
         if (Number.isSafeInteger(n) && n > 0) this.serverMaxMessageBytes = n;
         const b = Number(md.get(MAX_BATCH_HEADER)[0]);
         if (Number.isSafeInteger(b) && b > 0) this.serverMaxBatchBytes = b;
+        this.limitsCame(s);
       });
     s.on('data', (res: uringmq.v1.PublishResponse) => this.receive(res));
     s.on('drain', () => {
@@ -1580,12 +1585,46 @@ export class RemoteProducer implements ProducerApi {
    * this again): requests wait here, in the producer's pooled buffers, not in
    * transport buffers.
    */
+  /**
+   * Until a new stream's limits come (its initial metadata, one round trip after it
+   * opens), nothing goes behind a batch bigger than the smallest maxBatchBytes a broker
+   * takes: over the broker's limit, the broker refuses it (not the stream), and an
+   * idempotent producer's batches sent behind it would fail with it, their sequence
+   * after a gap. Held, they take its sequence numbers instead (limitsCame).
+   */
+  private heldForLimits(): boolean {
+    if (this.limitsKnown) return false;
+    for (const b of this.inflight.values()) if (b.batch.length > MIN_MAX_BATCH_BYTES) return true;
+    return false;
+  }
+
+  /** A stream's initial metadata came: batches in flight over the broker's limit are given up (their numbers taken back when they can be), and the held ones go. */
+  private limitsCame(s: PublishChannel): void {
+    if (this.stream !== s || this.limitsKnown) return;
+    this.limitsKnown = true;
+    const limit = this.serverMaxBatchBytes;
+    if (limit > 0)
+      for (const b of [...this.inflight.values()].sort((x, y) => x.seq - y.seq)) {
+        if (b.batch.length <= limit) continue;
+        // Refused for certain, never written: its answer, when it comes, finds nothing.
+        this.inflight.delete(b.seq);
+        const err = this.batchOversizeError(b.batch.length, b.topic, b.partition);
+        // Only if none of its partition's later batches went out (the hold above): the
+        // broker reads those, and may write them under the numbers they were sent with.
+        const sentAfter = [...this.inflight.values()].some((x) => x.key === b.key && x.producerId === b.producerId && x.seq > b.seq);
+        if (sentAfter || !this.takeBackSequence(b, true)) this.giveUp(b, err, true);
+        else b.abandon(err);
+        this.wakeCapacity();
+      }
+    this.pump();
+  }
+
   private pump(): void {
     if (this.queue.length === 0 || this.abandoned) return;
     const s = this.ensureStream();
     if (!s) return;
     const now = Date.now();
-    while (this.queue.length && !this.blocked && this.stream === s) {
+    while (this.queue.length && !this.blocked && this.stream === s && !this.heldForLimits()) {
       const b = this.queue.shift()!;
       const stale = this.staleError(b);
       if (stale || now > b.deadline) {
@@ -1759,8 +1798,13 @@ export class RemoteProducer implements ProducerApi {
    */
   private refuseOversize(b: OutBatch, inTransport: boolean): boolean {
     const limit = this.serverMaxMessageBytes;
-    if (limit === 0 || b.msg.length <= limit) return false;
-    const err = this.oversizeError(b.msg.length, b.topic, b.partition);
+    let err: UringmqError;
+    if (limit > 0 && b.msg.length > limit) err = this.oversizeError(b.msg.length, b.topic, b.partition);
+    // Over the broker's batch limit, numbered before it was known and not sent: the
+    // broker would refuse it alone, and the batches after it would fail with it. (One
+    // sent is the broker's to refuse: limitsCame.)
+    else if (!inTransport && this.serverMaxBatchBytes > 0 && b.batch.length > this.serverMaxBatchBytes) err = this.batchOversizeError(b.batch.length, b.topic, b.partition);
+    else return false;
     if (!this.takeBackSequence(b, inTransport)) this.giveUp(b, err, inTransport);
     else if (inTransport) b.abandon(err);
     else b.reject(err);
@@ -1806,6 +1850,10 @@ export class RemoteProducer implements ProducerApi {
     }
     this.sequences.set(b.key, next);
     return true;
+  }
+
+  private batchOversizeError(bytes: number, topic: string, partition: number): UringmqError {
+    return new UringmqError('RECORD_TOO_LARGE', `a batch of ${bytes} bytes for ${topic}/${partition} is larger than the broker takes (its maxBatchBytes is ${this.serverMaxBatchBytes}); send fewer records per sendBatch, or raise maxBatchBytes on the broker; nothing was written`);
   }
 
   private oversizeError(bytes: number, topic: string, partition: number): UringmqError {

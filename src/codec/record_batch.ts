@@ -14,6 +14,8 @@ import { crc32c } from '../native';
 export const MAGIC = 0x424d5155; // "UQMB"
 export const VERSION = 1;
 export const HEADER_SIZE = 64;
+/** The smallest maxBatchBytes a broker takes (Broker.open): a batch no larger fits in any. */
+export const MIN_MAX_BATCH_BYTES = 4096;
 export const CRC_START = 20;
 
 export type Bytes = Buffer | string;
