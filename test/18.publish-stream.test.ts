@@ -2303,6 +2303,36 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
     });
   });
 
+  it('a PublishStream with a grpc-timeout grpc-js cannot parse ends with its status and writes nothing, also of requests in the same packet as its headers', async () => {
+    await withTopic({}, async (r) => {
+      const req = (seq: number) => framed(pb.PublishRequest.encode({ sequence: seq, topic: 't', partition: 0, records: [{ value: Buffer.from(`v${seq}`) }] }).finish());
+      for (const timeout of ['xyz', '']) {
+        const session = http2.connect(`http://${r.address}`);
+        try {
+          // One write with the headers: grpc-js sends its status (INTERNAL) as the call
+          // starts, and still handed these to the handler, which wrote them unanswered.
+          const st = session.request({ ...PLAIN_HEADERS, 'grpc-timeout': timeout }, { endStream: false });
+          st.end(Buffer.concat([req(1), req(2)]));
+          const got = await new Promise<{ status?: string; answers: number }>((resolve) => {
+            const out: { status?: string; answers: number } = { answers: 0 };
+            st.on('response', (h) => (out.status ??= h['grpc-status'] as string | undefined));
+            st.on('trailers', (h) => (out.status = h['grpc-status'] as string | undefined));
+            st.on('data', () => out.answers++);
+            st.on('error', () => undefined);
+            st.on('close', () => resolve(out));
+          });
+          assert.equal(got.status, String(grpc.status.INTERNAL), `grpc-timeout ${JSON.stringify(timeout)}`);
+          assert.equal(got.answers, 0);
+        } finally {
+          session.close();
+        }
+      }
+      await sleep(200); // an append taken would have ended by now
+      assert.equal((await r.client.describeTopic('t')).partitions[0]!.endOffset, 0, 'batches of a call ended with a status were written');
+      assert.equal((await r.client.producer().send('t', { value: 'after' })).offset, 0);
+    });
+  });
+
   /**
    * A grpc-js bidi Subscribe to topic `t` from the earliest offset: once `count`
    * records have come, acks them and then sends `after` (raw bytes or a request), or

@@ -1178,8 +1178,13 @@ function feedHandler<Q>(call: grpc.ServerDuplexStream<Q | Malformed, unknown>, h
   // A request past maxPartialMessageBytes ends the call as one that cannot be read does:
   // after the requests before it are answered (where grpc-js's internals allow; else reset).
   deferRefusal(call, abort);
+  // grpc-js may end a call with a status of its own and still hand over the requests
+  // that follow: a grpc-timeout it cannot parse (INTERNAL, sent as the call starts) or
+  // a deadline passed. Nothing taken after that can be answered: a PublishStream's
+  // batches in the same packet as its headers were written, their client told INTERNAL.
+  const stream = grpcJsStreamOf(call);
   call.on('data', (req: Q | Malformed) => {
-    if (aborted) return;
+    if (aborted || stream?.writableEnded) return;
     if (isMalformed(req)) return abort(invalid(req.$malformed));
     h.request(req, null);
   });
