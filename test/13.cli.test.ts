@@ -945,6 +945,21 @@ describe('CLI', function () {
     assert.ok(!fs.existsSync(path.join(dir, 'never-made')));
   });
 
+  it("serve on a gRPC port in use exits 2 with one line on stderr, its error: grpc-js's own message about it goes to the log", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const r = run(['serve', '--dir', path.join(tmpDir(), 'data'), '--port', String(port), '--no-fetch', '--no-metrics']);
+      assert.equal(r.code, 2, `served: ${r.out}${r.err}`);
+      // grpc-js printed "E No address added out of total 1 resolved" there too.
+      assert.deepEqual(r.err.split('\n').filter((l) => l !== ''), [`uringmq: UNAVAILABLE: cannot listen on 127.0.0.1:${port}: No address added out of total 1 resolved errors: [listen EADDRINUSE: address already in use 127.0.0.1:${port}]`]);
+      assert.match(r.out, /"source":"grpc-js","msg":"No address added out of total 1 resolved"/);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('an empty --tls-ca is refused, not taken for plaintext (nor for URINGMQ_TLS_CA)', async () => {
     srv = await spawnServer(path.join(tmpDir(), 'data')); // plaintext
     const server = `127.0.0.1:${srv.port}`;

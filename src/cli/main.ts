@@ -10,6 +10,8 @@ import { isIPv6 } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { createSecureContext } from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
+import { format } from 'node:util';
 import pino from 'pino';
 import { Broker, type BrokerOptions, type Durability } from '../broker/broker';
 import type { ConsumedMessage } from '../broker/group_consumer';
@@ -393,6 +395,15 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const cfg = serveConfig(flags);
   const logs = logDestination();
   const log = pino({ level: cfg.logLevel, base: { service: 'uringmq' } }, logs.stream);
+  // grpc-js writes its own messages to stderr as bare lines: a port in use added
+  // "E No address added out of total 1 resolved" to the one-line error the start ends
+  // with. They go to the log (JSON lines, as every other); its info and debug lines
+  // come only when GRPC_VERBOSITY or GRPC_TRACE asks for them.
+  setGrpcLogger({
+    error: (msg: unknown, ...rest: unknown[]) => log.warn({ source: 'grpc-js' }, format(msg, ...rest)),
+    info: (msg: unknown, ...rest: unknown[]) => log.info({ source: 'grpc-js' }, format(msg, ...rest)),
+    debug: (msg: unknown, ...rest: unknown[]) => log.info({ source: 'grpc-js' }, format(msg, ...rest)),
+  });
   // Signal handlers before anything is opened: a SIGTERM while the broker opens its
   // data directory (seconds, for a large one) took the default action, and the run
   // ended without its clean close (state.json kept saying it crashed). During startup a
