@@ -20,6 +20,17 @@ export const GRPC_PREFIX_BYTES = 5;
  */
 export const GATHER_ABOVE_BYTES = 1 << 20;
 
+/**
+ * The largest block a gathered message's bytes are copied into as they come. Not a
+ * copy per chunk: node:http2 hands over each DATA frame as a chunk of its own, and a
+ * peer sending a message one byte per frame made a Buffer per byte, about 130 bytes of
+ * heap for each byte counted in the budget (1 MB of such a message held 127 MB, so one
+ * stream of maxMessageBytes gigabytes). A block is at most as large as what the message
+ * has already gathered (from 1 KiB on): what it holds unfilled is at most as much
+ * again as was counted.
+ */
+const GATHER_BLOCK_BYTES = 64 << 10;
+
 export interface FrameReaderOptions {
   /** Which side reads: a client reads responses, a server requests (it decides the errors). */
   readonly side: 'client' | 'server';
@@ -162,9 +173,12 @@ export class GrpcFrameReader {
   /** The message being filled, and how many of its bytes have arrived. */
   private body: Buffer | null = null;
   private bodyBytes = 0;
-  /** A long message being gathered (GATHER_ABOVE_BYTES): its parts so far, copied, and its length. */
+  /** A long message being gathered (GATHER_ABOVE_BYTES): its full blocks so far, and its length. */
   private parts: Buffer[] | null = null;
   private partsLen = 0;
+  /** The block being filled, and its bytes filled (of the bodyBytes gathered). */
+  private block: Buffer | null = null;
+  private blockBytes = 0;
   /** Bytes of the message being filled or gathered counted in opts.budget. */
   private charged = 0;
   /** The last read failed for the budget. */
@@ -212,6 +226,7 @@ export class GrpcFrameReader {
     if (this.body !== null) this.opts.release?.(this.body);
     this.body = null;
     this.parts = null;
+    this.block = null;
     this.headBytes = 0;
   }
 
@@ -238,19 +253,36 @@ export class GrpcFrameReader {
     while (pos < chunk.length) {
       if (this.parts) {
         const n = Math.min(this.partsLen - this.bodyBytes, chunk.length - pos);
-        const done = this.bodyBytes + n === this.partsLen;
-        // The last part is not held: it is copied into the whole message at once.
-        if (!done) this.charge(n, this.partsLen);
-        this.parts.push(Buffer.from(chunk.subarray(pos, pos + n))); // a copy: the chunk's memory may be reused
-        this.bodyBytes += n;
-        pos += n;
-        if (done) {
+        if (this.bodyBytes + n === this.partsLen) {
+          // The last part is not held: it is copied into the whole message at once.
           const whole = this.opts.alloc ? this.opts.alloc(this.partsLen) : Buffer.allocUnsafe(this.partsLen);
           let at = 0;
           for (const part of this.parts) at += part.copy(whole, at);
+          if (this.block) at += this.block.copy(whole, at, 0, this.blockBytes);
+          chunk.copy(whole, at, pos, pos + n);
           this.parts = null;
+          this.block = null;
           this.uncharge();
           out.push(whole);
+          pos += n;
+          continue;
+        }
+        this.charge(n, this.partsLen);
+        // Copied (the chunk's memory may be reused) into blocks, not a buffer per chunk.
+        for (let left = n; left > 0; ) {
+          if (this.block === null) {
+            this.block = Buffer.allocUnsafeSlow(Math.min(GATHER_BLOCK_BYTES, Math.max(1024, this.bodyBytes), this.partsLen - this.bodyBytes));
+            this.blockBytes = 0;
+          }
+          const k = chunk.copy(this.block, this.blockBytes, pos, pos + Math.min(left, this.block.length - this.blockBytes));
+          this.blockBytes += k;
+          this.bodyBytes += k;
+          pos += k;
+          left -= k;
+          if (this.blockBytes === this.block.length) {
+            this.parts.push(this.block);
+            this.block = null;
+          }
         }
         continue;
       }
@@ -291,6 +323,7 @@ export class GrpcFrameReader {
         pos += len;
       } else if (len > GATHER_ABOVE_BYTES) {
         this.parts = [];
+        this.block = null;
         this.partsLen = len;
         this.bodyBytes = 0;
       } else {
