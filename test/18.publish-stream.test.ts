@@ -1976,6 +1976,48 @@ describe('PublishStream and Subscribe on the server: node:http2 where the call a
       }
     });
 
+    it('a request grpc-js reads sent one byte per DATA frame counts at least 1 KiB for each frame past its first 64 (each is a Buffer and a list entry of grpc-js, some 400 bytes): past the budget it is refused', async () => {
+      const r = await startServer({ maxMessageBytes: 1 << 20, maxPartialMessageBytes: 1 << 20 });
+      const sock = net.connect(r.server.port, '127.0.0.1');
+      sock.on('error', () => undefined);
+      try {
+        await new Promise((resolve) => sock.once('connect', resolve));
+        // Raw frames: node:http2's client may join small writes into one DATA frame.
+        const frame = (type: number, flags: number, payload: Buffer) => {
+          const h = Buffer.alloc(9);
+          h.writeUIntBE(payload.length, 0, 3);
+          h[3] = type;
+          h[4] = flags;
+          h.writeUInt32BE(type === 4 ? 0 : 1, 5);
+          return Buffer.concat([h, payload]);
+        };
+        const literal = (name: string, value: string) => Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+        const headers = [[':method', 'POST'], [':scheme', 'http'], [':path', brokerService.publish!.path], [':authority', 'x'], ['content-type', 'application/grpc'], ['te', 'trailers']];
+        const prefix = Buffer.alloc(GRPC_PREFIX_BYTES);
+        prefix.writeUInt32BE(512 << 10, 1);
+        const frames = 300;
+        sock.write(
+          Buffer.concat([
+            Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+            frame(4, 0, Buffer.alloc(0)),
+            frame(1, 0x4, Buffer.concat(headers.map(([n, v]) => literal(n!, v!)))),
+            frame(0, 0, prefix),
+            ...Array.from({ length: frames }, () => frame(0, 0, Buffer.alloc(1))),
+          ]),
+        );
+        // 305 bytes were counted: the call held 300 frames' Buffers on that word.
+        const least = (frames + 1 - 64) * 1024;
+        await waitFor(() => r.server.partialMessageBytes >= least, 10_000, `at least ${least} bytes counted`);
+        // A thousand more frames pass the 1 MiB budget: the call is refused, its bytes given back.
+        sock.write(Buffer.concat(Array.from({ length: 1000 }, () => frame(0, 0, Buffer.alloc(1)))));
+        await waitFor(() => r.server.partialMessageBytes === 0, 10_000, 'the refused call to give back its bytes');
+        assert.equal((await r.client.producer().send('t2', { value: 'x' }).catch((e: UringmqError) => e.code)), 'TOPIC_NOT_FOUND', 'the server serves');
+      } finally {
+        sock.destroy();
+        await r.stop();
+      }
+    });
+
     it('a stream grpc-js serves holds nothing counted once its message is whole: grpc-js is let go of the chunks it came in as it is decoded, not when the next begins', async () => {
       const r = await startServer({ maxMessageBytes: 2 << 20, maxPartialMessageBytes: 2 << 20 });
       const held = () => r.server.partialMessageBytes;

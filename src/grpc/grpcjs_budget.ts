@@ -167,6 +167,19 @@ export function deferRefusal(call: object, abort: (e: UringmqError) => void): bo
 }
 
 /**
+ * What each chunk grpc-js keeps past a call's first CHUNKS_AT_LENGTH counts at least:
+ * the chunks a call holds count their bytes, or this much for each of them past the
+ * first CHUNKS_AT_LENGTH, whichever is more (DATA frames of a KiB or more, as clients
+ * send, are counted at their length). Each chunk is a Buffer of its own (our copy) and
+ * an entry of the decoder's list, about 400 bytes of memory (heap and backing store)
+ * whatever its length: a peer sending its message one byte per DATA frame (each a
+ * chunk) had 1 MB counted hold 400 MB, and one unary call of maxMessageBytes could
+ * take the server's heap.
+ */
+export const MIN_CHUNK_COST = 1024;
+const CHUNKS_AT_LENGTH = 64;
+
+/**
  * Counts what grpc-js holds of the requests of a call it is about to read on `stream`
  * in `opts.budget`, and refuses the call (RESOURCE_EXHAUSTED) when its next bytes
  * would pass it: a streaming call whose handler took its refusal (deferRefusal) ends
@@ -183,6 +196,9 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
   const arriving = new FrameScanner();
   /** Bytes counted for this call: the chunks grpc-js keeps of its message in progress (of its whole request, for a unary call), and `last`. */
   let held = 0;
+  /** The bytes and the chunks `held` counts: their bytes, or MIN_CHUNK_COST for each chunk past CHUNKS_AT_LENGTH, whichever is more. */
+  let heldBytes = 0;
+  let chunksHeld = 0;
   /** No more counting: the call's request is handed over, or its status is on its way, or it is closed. */
   let over = false;
   /** Refused, its handler answering what it was handed: nothing more is handed to grpc-js. */
@@ -238,6 +254,7 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
       return true;
     }
     held += 1;
+    heldBytes += 1;
     last = own(chunk.subarray(chunk.length - 1));
     return chunk.length === 1 || push.call(this, own(chunk.subarray(0, chunk.length - 1)));
   };
@@ -261,13 +278,18 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
     // message's first byte is kept as a one-byte view: the whole messages before it in
     // the chunk are kept with it), and each chunk after. A stream's decoder lets go of
     // them as the next message begins; a unary call's request is held until its end.
-    const next = !wholeRequest && scanner.began ? chunk.length : held + chunk.length;
+    const fresh = !wholeRequest && scanner.began;
+    const bytes = (fresh ? 0 : heldBytes) + chunk.length;
+    const chunks = (fresh ? 0 : chunksHeld) + 1;
+    const next = Math.max(bytes, (chunks - CHUNKS_AT_LENGTH) * MIN_CHUNK_COST);
     if (next > held && !budget.take(next - held)) {
       refuse();
       return false;
     }
     if (next < held) budget.give(held - next);
     held = next;
+    heldBytes = bytes;
+    chunksHeld = chunks;
     return true;
   }
 
@@ -299,6 +321,8 @@ export function countGrpcJsCall(stream: http2.ServerHttp2Stream, opts: GrpcJsCal
     d.readPartialMessage = [];
     budget.give(held);
     held = 0;
+    heldBytes = 0;
+    chunksHeld = 0;
   }
 
   function refuse(): void {
