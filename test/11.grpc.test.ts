@@ -806,6 +806,36 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       }
     });
 
+  // Each new stream starts with its limits unknown until its metadata comes. Reconnecting
+  // (each attempt a new stream) the producer forgot the broker's maxBatchBytes, and
+  // send() cut its batches at its own 1 MiB again: the records sent during an outage
+  // went in batches the broker refuses, and each of them failed with RECORD_TOO_LARGE.
+  for (const via of ['node:http2', 'grpc-js'] as const)
+    it(`client library (${via} publish stream): send() keeps cutting its batches at the broker's maxBatchBytes while it reconnects`, async () => {
+      const small = await startServer({ brokerOptions: { maxBatchBytes: 64 << 10 } });
+      const proxy = await tcpProxy(small.server.port);
+      const c = await connect(`${via === 'grpc-js' ? 'ipv4:' : ''}127.0.0.1:${proxy.port}`);
+      try {
+        await c.createTopic('b');
+        const p = c.producer({ deliveryTimeoutMs: 30_000 });
+        assert.equal((await p.send('b', { value: 'first' })).offset, 0); // the stream is up: the limits are known
+        proxy.mode = 'refuse';
+        proxy.cut();
+        await sleep(50);
+        const during = p.send('b', { value: 'during' }); // a stream is opened again (and refused)
+        await sleep(50);
+        const burst = Array.from({ length: 200 }, (_, i) => p.send('b', { value: Buffer.alloc(2000, i) }));
+        proxy.mode = 'forward';
+        assert.equal((await during).offset, 1);
+        assert.deepEqual((await Promise.all(burst)).map((x) => x.offset), Array.from({ length: 200 }, (_, i) => i + 2));
+        await p.close();
+      } finally {
+        await c.close();
+        await proxy.close();
+        await small.stop();
+      }
+    });
+
   it('ack for never-delivered offsets ends that Subscribe with FAILED_PRECONDITION', async () => {
     await r.client.producer().send('t', { value: 'x', partition: 0 });
     const d = brokerService.subscribe!;

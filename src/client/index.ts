@@ -882,6 +882,13 @@ export class RemoteProducer implements ProducerApi {
   private serverMaxBatchBytes = 0;
   /** The stream's initial metadata (its limits, or none from an older server) has come. */
   private limitsKnown = false;
+  /**
+   * The broker's maxBatchBytes as the last stream whose metadata came said it (0: none
+   * said, or an older server), where send()'s batches are cut. Kept while the next
+   * streams' limits are not known yet: each reconnect attempt opens one, and forgotten
+   * there, send() cut at its own 1 MiB through an outage, batches the broker refuses.
+   */
+  private cutBatchBytes = 0;
   /** The stream took a request past its buffer: write more after its 'drain'. */
   private blocked = false;
   private nextSeq = 1;
@@ -1040,7 +1047,7 @@ export class RemoteProducer implements ProducerApi {
     let acc = this.accs.get(key);
     // Cut at the broker's maxBatchBytes too, once its stream said it: a batch past it is
     // refused (submit), and with it every record send() put in it.
-    const limit = this.serverMaxBatchBytes > 0 ? Math.min(this.maxBatchBytes, this.serverMaxBatchBytes) : this.maxBatchBytes;
+    const limit = this.cutBatchBytes > 0 ? Math.min(this.maxBatchBytes, this.cutBatchBytes) : this.maxBatchBytes;
     if (acc && acc.records.length > 0 && acc.bytes + size > limit) this.flushAcc(key);
     if (!acc) {
       acc = { topic, partition, records: [], waiters: [], bytes: 64, reserved: 0, timer: null, ready: false };
@@ -1603,6 +1610,7 @@ export class RemoteProducer implements ProducerApi {
     if (this.stream !== s || this.limitsKnown) return;
     this.limitsKnown = true;
     const limit = this.serverMaxBatchBytes;
+    this.cutBatchBytes = limit;
     if (limit > 0)
       for (const b of [...this.inflight.values()].sort((x, y) => x.seq - y.seq)) {
         if (b.batch.length <= limit) continue;
