@@ -1616,7 +1616,7 @@ export class RemoteProducer implements ProducerApi {
         if (b.batch.length <= limit) continue;
         // Refused for certain, never written: its answer, when it comes, finds nothing.
         this.inflight.delete(b.seq);
-        const err = this.batchOversizeError(b.batch.length, b.topic, b.partition);
+        const err = this.batchOversizeError(b.batch.length, b.topic, b.partition, b.unanswered);
         // Only if none of its partition's later batches went out (the hold above): the
         // broker reads those, and may write them under the numbers they were sent with.
         const sentAfter = [...this.inflight.values()].some((x) => x.key === b.key && x.producerId === b.producerId && x.seq > b.seq);
@@ -1811,7 +1811,7 @@ export class RemoteProducer implements ProducerApi {
     // Over the broker's batch limit, numbered before it was known and not sent: the
     // broker would refuse it alone, and the batches after it would fail with it. (One
     // sent is the broker's to refuse: limitsCame.)
-    else if (!inTransport && this.serverMaxBatchBytes > 0 && b.batch.length > this.serverMaxBatchBytes) err = this.batchOversizeError(b.batch.length, b.topic, b.partition);
+    else if (!inTransport && this.serverMaxBatchBytes > 0 && b.batch.length > this.serverMaxBatchBytes) err = this.batchOversizeError(b.batch.length, b.topic, b.partition, b.unanswered);
     else return false;
     if (!this.takeBackSequence(b, inTransport)) this.giveUp(b, err, inTransport);
     else if (inTransport) b.abandon(err);
@@ -1860,8 +1860,9 @@ export class RemoteProducer implements ProducerApi {
     return true;
   }
 
-  private batchOversizeError(bytes: number, topic: string, partition: number): UringmqError {
-    return new UringmqError('RECORD_TOO_LARGE', `a batch of ${bytes} bytes for ${topic}/${partition} is larger than the broker takes (its maxBatchBytes is ${this.serverMaxBatchBytes}); send fewer records per sendBatch, or raise maxBatchBytes on the broker; nothing was written`);
+  /** `unanswered`: an earlier attempt went out on a stream that broke before its answer (a broker restarted with a smaller limit may have written it). */
+  private batchOversizeError(bytes: number, topic: string, partition: number, unanswered = false): UringmqError {
+    return new UringmqError('RECORD_TOO_LARGE', `a batch of ${bytes} bytes for ${topic}/${partition} is larger than the broker takes (its maxBatchBytes is ${this.serverMaxBatchBytes}); send fewer records per sendBatch, or raise maxBatchBytes on the broker; ${unanswered ? 'an earlier attempt of it, on a connection that broke before its answer, may have been written' : 'nothing was written'}`);
   }
 
   private oversizeError(bytes: number, topic: string, partition: number): UringmqError {
