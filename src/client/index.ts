@@ -1588,11 +1588,6 @@ export class RemoteProducer implements ProducerApi {
   }
 
   /**
-   * Writes queued requests until the stream's buffer is full (then 'drain' calls
-   * this again): requests wait here, in the producer's pooled buffers, not in
-   * transport buffers.
-   */
-  /**
    * Until a new stream's limits come (its initial metadata, one round trip after it
    * opens), nothing goes behind a batch bigger than the smallest maxBatchBytes a broker
    * takes: over the broker's limit, the broker refuses it (not the stream), and an
@@ -1627,6 +1622,11 @@ export class RemoteProducer implements ProducerApi {
     this.pump();
   }
 
+  /**
+   * Writes queued requests until the stream's buffer is full (then 'drain' calls
+   * this again): requests wait here, in the producer's pooled buffers, not in
+   * transport buffers.
+   */
   private pump(): void {
     if (this.queue.length === 0 || this.abandoned) return;
     const s = this.ensureStream();
