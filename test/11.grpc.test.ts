@@ -722,16 +722,37 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       }
     });
 
+  /**
+   * A server whose broker takes batches up to `maxBatchBytes`, topic 'b' made on it
+   * (`partitions`), and a client on `via` (through a tcpProxy in front of it when
+   * `proxied`); all stopped after `fn`.
+   */
+  async function withBatchLimit(
+    via: 'node:http2' | 'grpc-js',
+    maxBatchBytes: number,
+    opts: { proxied?: boolean; partitions?: number },
+    fn: (t: { small: Running; c: Client; proxy: Awaited<ReturnType<typeof tcpProxy>> | null }) => Promise<void>,
+  ): Promise<void> {
+    const small = await startServer({ brokerOptions: { maxBatchBytes } });
+    const proxy = opts.proxied ? await tcpProxy(small.server.port) : null;
+    const c = await connect(`${via === 'grpc-js' ? 'ipv4:' : ''}127.0.0.1:${proxy ? proxy.port : small.server.port}`);
+    try {
+      await c.createTopic('b', { partitions: opts.partitions ?? 1 });
+      await fn({ small, c, proxy });
+    } finally {
+      await c.close();
+      await proxy?.close();
+      await small.stop();
+    }
+  }
+
   // A batch within the server's maxMessageBytes but over the broker's maxBatchBytes
   // (16 MiB and 1 MiB here) was sent, took its sequence numbers, and was refused by the
   // broker: the idempotent producer's batches numbered after it, already in flight, then
   // failed with it (their sequence had a gap).
   for (const via of ['node:http2', 'grpc-js'] as const)
     it(`client library (${via} publish stream): a batch over the broker's maxBatchBytes fails alone with RECORD_TOO_LARGE before it is sent; the producer's sends around it land`, async () => {
-      const small = await startServer({ brokerOptions: { maxBatchBytes: 1 << 20 } });
-      const c = await connect(via === 'grpc-js' ? `ipv4:${small.address}` : small.address);
-      try {
-        await c.createTopic('b', { partitions: 2 });
+      await withBatchLimit(via, 1 << 20, { partitions: 2 }, async ({ small, c }) => {
         const p = c.producer({ deliveryTimeoutMs: 30_000 });
         assert.equal((await p.send('b', { value: 'first', partition: 0 })).offset, 0); // the stream is up: the limits are known
         const big = Array.from({ length: 18 }, () => ({ value: Buffer.alloc(100_000, 1) }));
@@ -748,10 +769,7 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
         const d = await small.client.describeTopic('b');
         assert.deepEqual(d.partitions.map((x) => x.endOffset), [28, 25]);
         assert.deepEqual((await small.client.fetch('b', 0, 0, { maxBytes: 1 << 20 })).slice(0, 3).map((m) => m.value.toString()), ['first', 'before', 'after']);
-      } finally {
-        await c.close();
-        await small.stop();
-      }
+      });
     });
 
   // The limit comes with a stream's initial metadata, a round trip after it opens; the
@@ -760,30 +778,22 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   // batches sent behind it (known to the broker, their sequence after its gap) with it.
   for (const via of ['node:http2', 'grpc-js'] as const)
     it(`client library (${via} publish stream): a batch over the broker's maxBatchBytes among a new stream's first requests fails alone; those behind it wait for the limit and land`, async () => {
-      const small = await startServer({ brokerOptions: { maxBatchBytes: 1 << 20 } });
-      const proxy = await tcpProxy(small.server.port);
-      const c = await connect(`${via === 'grpc-js' ? 'ipv4:' : ''}127.0.0.1:${proxy.port}`);
-      try {
-        await c.createTopic('b');
+      await withBatchLimit(via, 1 << 20, { proxied: true }, async ({ small, c, proxy }) => {
         const p = c.producer({ deliveryTimeoutMs: 30_000 });
         assert.equal((await p.send('b', { value: 'first' })).offset, 0); // the broker knows the producer now
-        proxy.mode = 'refuse';
-        proxy.cut(); // the stream breaks: what is sent next queues until it reconnects
+        proxy!.mode = 'refuse';
+        proxy!.cut(); // the stream breaks: what is sent next queues until it reconnects
         await sleep(50);
         const before = p.sendBatch('b', [{ value: 'before' }]);
         const refused = p.sendBatch('b', Array.from({ length: 18 }, () => ({ value: Buffer.alloc(100_000, 1) }))).then(() => null, (x: UringmqError) => x);
         const after = Array.from({ length: 5 }, (_, i) => p.sendBatch('b', [{ value: `after ${i}` }]));
-        proxy.mode = 'forward';
+        proxy!.mode = 'forward';
         const e = await refused;
         assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
         assert.equal((await before).baseOffset, 1);
         assert.deepEqual((await Promise.all(after)).map((x) => x.baseOffset), [2, 3, 4, 5, 6]);
         assert.deepEqual((await small.client.fetch('b', 0, 0, { maxBytes: 1 << 20 })).map((m) => m.value.toString()), ['first', 'before', 'after 0', 'after 1', 'after 2', 'after 3', 'after 4']);
-      } finally {
-        await c.close();
-        await proxy.close();
-        await small.stop();
-      }
+      });
     });
 
   // The client's accumulators cut send()'s batches at its own maxBatchBytes (1 MiB by
@@ -791,19 +801,13 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   // record send() had put in it failed with RECORD_TOO_LARGE.
   for (const via of ['node:http2', 'grpc-js'] as const)
     it(`client library (${via} publish stream): send() cuts its batches at the broker's maxBatchBytes once known, not only its own`, async () => {
-      const small = await startServer({ brokerOptions: { maxBatchBytes: 64 << 10 } });
-      const c = await connect(via === 'grpc-js' ? `ipv4:${small.address}` : small.address);
-      try {
-        await c.createTopic('b');
+      await withBatchLimit(via, 64 << 10, {}, async ({ c }) => {
         const p = c.producer({ lingerMs: 50, deliveryTimeoutMs: 30_000 });
         assert.equal((await p.send('b', { value: 'first' })).offset, 0); // the stream is up: the limits are known
         const sent = await Promise.all(Array.from({ length: 200 }, (_, i) => p.send('b', { value: Buffer.alloc(2000, i) })));
         assert.deepEqual(sent.map((x) => x.offset), Array.from({ length: 200 }, (_, i) => i + 1));
         await p.close();
-      } finally {
-        await c.close();
-        await small.stop();
-      }
+      });
     });
 
   // Each new stream starts with its limits unknown until its metadata comes. Reconnecting
@@ -812,28 +816,20 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
   // went in batches the broker refuses, and each of them failed with RECORD_TOO_LARGE.
   for (const via of ['node:http2', 'grpc-js'] as const)
     it(`client library (${via} publish stream): send() keeps cutting its batches at the broker's maxBatchBytes while it reconnects`, async () => {
-      const small = await startServer({ brokerOptions: { maxBatchBytes: 64 << 10 } });
-      const proxy = await tcpProxy(small.server.port);
-      const c = await connect(`${via === 'grpc-js' ? 'ipv4:' : ''}127.0.0.1:${proxy.port}`);
-      try {
-        await c.createTopic('b');
+      await withBatchLimit(via, 64 << 10, { proxied: true }, async ({ c, proxy }) => {
         const p = c.producer({ deliveryTimeoutMs: 30_000 });
         assert.equal((await p.send('b', { value: 'first' })).offset, 0); // the stream is up: the limits are known
-        proxy.mode = 'refuse';
-        proxy.cut();
+        proxy!.mode = 'refuse';
+        proxy!.cut();
         await sleep(50);
         const during = p.send('b', { value: 'during' }); // a stream is opened again (and refused)
         await sleep(50);
         const burst = Array.from({ length: 200 }, (_, i) => p.send('b', { value: Buffer.alloc(2000, i) }));
-        proxy.mode = 'forward';
+        proxy!.mode = 'forward';
         assert.equal((await during).offset, 1);
         assert.deepEqual((await Promise.all(burst)).map((x) => x.offset), Array.from({ length: 200 }, (_, i) => i + 2));
         await p.close();
-      } finally {
-        await c.close();
-        await proxy.close();
-        await small.stop();
-      }
+      });
     });
 
   it('ack for never-delivered offsets ends that Subscribe with FAILED_PRECONDITION', async () => {
