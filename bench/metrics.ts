@@ -28,7 +28,8 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 async function main(): Promise<void> {
   fs.mkdirSync(BASE, { recursive: true });
   const dir = fs.mkdtempSync(path.join(BASE, 'metrics-'));
-  const broker = await Broker.open({ dir, durability: 'none' });
+  // Past maxPartitions' default where `ulimit -n` is below 32,000 (4,000 partitions by default).
+  const broker = await Broker.open({ dir, durability: 'none', maxPartitions: Math.max(1, TOPICS * PARTITIONS) });
   try {
     const registry = metricsRegistry(broker, { processMetrics: false });
     for (let t = 0; t < TOPICS; t++) await broker.createTopic(`t${t}`, { partitions: PARTITIONS });

@@ -40,7 +40,7 @@ export function isErrorCode(s: string): s is ErrorCode {
  * not load that passes: it lasts until a topic or group is deleted (or expires) or the
  * setting is raised, so clients do not retry it.
  */
-export type LimitSetting = 'maxTopics' | 'maxGroups';
+export type LimitSetting = 'maxTopics' | 'maxPartitions' | 'maxGroups';
 
 export class UringmqError extends Error {
   readonly code: ErrorCode;

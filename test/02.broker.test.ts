@@ -129,6 +129,49 @@ describe('Broker: topics, produce, read, consume', () => {
     broker = await openBroker({ dir }); // for afterEach
   });
 
+  it('maxPartitions: a createTopic whose partitions would pass it (over all topics) is refused with RESOURCE_EXHAUSTED naming the setting, nothing written; by default an eighth of the open-file limit; a reopen over more opens them all', async () => {
+    // One client's creates of 4096-partition topics took every descriptor of the
+    // process (four a partition) with only maxTopics to stop them.
+    const soft = /^Max open files\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    if (soft !== undefined) assert.equal(broker.maxPartitions, Math.min(1_000_000, Math.floor(Number(soft) / 8)));
+    await broker.close();
+    for (const bad of [0, 1.5, 1_000_001, '5'])
+      await expectCode(openBroker({ dir: path.join(dir, 'never'), maxPartitions: bad as never }), 'INVALID_ARGUMENT');
+    assert.ok(!fs.existsSync(path.join(dir, 'never')), 'a refused option made the data directory');
+    broker = await openBroker({ dir, maxPartitions: 5 });
+    assert.equal(broker.maxPartitions, 5);
+    await broker.createTopic('a', { partitions: 2 });
+    await broker.createTopic('b', { partitions: 3 });
+    assert.equal(broker.partitionCount, 5);
+    const e = await expectCode(broker.createTopic('c'), 'RESOURCE_EXHAUSTED');
+    assert.match(e.message, /topic c was not created: its 1 partition would make 6 and maxPartitions is 5/);
+    assert.equal((e as UringmqError).limit, 'maxPartitions');
+    assert.ok(!fs.existsSync(path.join(dir, 'topics', 'c')), 'the refused topic left a directory');
+    await broker.deleteTopic('a');
+    await expectCode(broker.createTopic('c', { partitions: 3 }), 'RESOURCE_EXHAUSTED'); // 3 + 3
+    await broker.createTopic('c', { partitions: 2 });
+    assert.equal(broker.partitionCount, 5);
+    await broker.close();
+    // More on disk than the cap: every partition opens, and only new ones are refused.
+    broker = await openBroker({ dir, maxPartitions: 1 });
+    assert.deepEqual(await broker.listTopics(), ['b', 'c']);
+    assert.equal(broker.partitionCount, 5);
+    await expectCode(broker.createTopic('d'), 'RESOURCE_EXHAUSTED');
+    await broker.close();
+    // Over gRPC the client sees the code and the setting (a cap: not retried as load).
+    const r = await startServer({ dir, brokerOptions: { maxPartitions: 6 } });
+    try {
+      const ge = await expectCode(r.client.createTopic('d', { partitions: 2 }), 'RESOURCE_EXHAUSTED');
+      assert.match(ge.message, /maxPartitions is 6/);
+      assert.equal((ge as UringmqError).limit, 'maxPartitions');
+      await r.client.createTopic('d');
+      assert.deepEqual(await r.client.listTopics(), ['b', 'c', 'd']);
+    } finally {
+      await r.stop();
+    }
+    broker = await openBroker({ dir }); // for afterEach
+  });
+
   it('send resolves with partition and consecutive offsets', async () => {
     await broker.createTopic('t', { partitions: 1 });
     const p = broker.producer();

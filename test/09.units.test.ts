@@ -472,7 +472,7 @@ describe('Units: uringmq error codes ⇄ gRPC status codes', () => {
   });
 
   it('a cap refusal (RESOURCE_EXHAUSTED past maxTopics or maxGroups) carries the setting in the uringmq-limit trailer and back, which load refusals do not', () => {
-    for (const limit of ['maxTopics', 'maxGroups']) {
+    for (const limit of ['maxTopics', 'maxPartitions', 'maxGroups']) {
       const se = toServiceError(new UringmqError('RESOURCE_EXHAUSTED', `past ${limit}`, { limit }));
       assert.deepEqual(se.metadata.get(LIMIT_TRAILER), [limit]);
       const back = fromServiceError(se);

@@ -610,6 +610,10 @@ describe('CLI', function () {
     assert.notEqual(second.code, 0, second.out);
     assert.match(second.err, /RESOURCE_EXHAUSTED: topic b was not created: .*maxTopics is 1/);
     assert.equal(run(['topics', 'list', '--dir', data]).out.trim(), 'a');
+    // maxPartitions likewise, counted over all topics (a holds one).
+    const wide = run(['topics', 'create', 'w', '--partitions', '2', '--dir', data], undefined, { URINGMQ_MAX_PARTITIONS: '2' });
+    assert.equal(wide.code, 2, wide.out);
+    assert.match(wide.err, /RESOURCE_EXHAUSTED: topic w was not created: its 2 partitions would make 3 and maxPartitions is 2/);
     // Durability from the environment: the clean close records the mode the broker ran in.
     const state = () => (JSON.parse(fs.readFileSync(path.join(data, 'state.json'), 'utf8')) as { durability: unknown }).durability;
     assert.equal(state(), 'sync');

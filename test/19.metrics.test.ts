@@ -74,6 +74,8 @@ describe('metrics', function () {
     assert.equal(value(text, 'uringmq_topics'), 1);
     assert.equal(value(text, 'uringmq_groups'), 1, 'one group with committed offsets on one topic');
     assert.equal(value(text, 'uringmq_max_topics'), broker.maxTopics);
+    assert.equal(value(text, 'uringmq_partitions'), 2);
+    assert.equal(value(text, 'uringmq_max_partitions'), broker.maxPartitions);
     assert.equal(value(text, 'uringmq_max_groups'), broker.maxGroups);
     assert.equal(value(text, 'uringmq_up'), 1);
     assert.ok(value(text, 'uringmq_disk_free_bytes')! > 0);
@@ -130,6 +132,7 @@ describe('metrics', function () {
     assert.ok(!text.includes('topic="t"'), 'a deleted topic kept its series');
     assert.equal(value(text, 'uringmq_topics'), 0);
     assert.equal(value(text, 'uringmq_groups'), 0, "a deleted topic's groups are no longer kept");
+    assert.equal(value(text, 'uringmq_partitions'), 0);
     await broker.close();
     text = await registry.metrics();
     assert.equal(value(text, 'uringmq_up'), 0);

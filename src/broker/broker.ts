@@ -9,6 +9,7 @@
  *   <dir>/topics/<name>/<p>/         segment files of partition p
  *   <dir>/trash/                     topics being deleted (emptied on open)
  */
+import { readFileSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { UringmqError, fromNative, invalid, shown, writeError } from '../errors';
@@ -146,6 +147,18 @@ export interface BrokerOptions {
    * data directory open whatever their number; only new ones are refused.
    */
   maxTopics?: number;
+  /**
+   * The most partitions the broker holds, over all its topics (1 to 1,000,000; by
+   * default an eighth of the process's open-file limit, `ulimit -n`, at most 1,000,000:
+   * 2,500 at 20,000). Each partition keeps four files open (its directory, its active
+   * segment's log twice and its index) and more while old segments are read, and takes
+   * a segment's first space on disk: maxTopics alone (each topic up to 4096 partitions)
+   * let one client's creates take every descriptor of the process, after which it could
+   * accept no connection and open no file. A createTopic (a dead-letter topic's too)
+   * that would pass it is refused with RESOURCE_EXHAUSTED and nothing written; a deleted
+   * topic frees its partitions. Partitions already in the data directory all open.
+   */
+  maxPartitions?: number;
   /**
    * The most consumer groups whose state the broker keeps (default 10,000; 1 to
    * 1,000,000), counted per topic: a group consuming three topics counts three (each is
@@ -335,6 +348,8 @@ export class Broker {
   readonly minFreeBytes: number;
   /** The most topics createTopic makes room for (BrokerOptions.maxTopics). */
   readonly maxTopics: number;
+  /** The most partitions, over all topics, createTopic makes room for (BrokerOptions.maxPartitions). */
+  readonly maxPartitions: number;
   /** The most (group, topic) states the groups keep (BrokerOptions.maxGroups). */
   readonly maxGroups: number;
   /** @internal The (group, topic) pairs with committed offsets in the data directory: what maxGroups bounds. */
@@ -355,7 +370,7 @@ export class Broker {
     opts: Required<
       Pick<
         BrokerOptions,
-        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes' | 'maxTopics' | 'maxGroups'
+        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes' | 'maxTopics' | 'maxPartitions' | 'maxGroups'
       >
     >,
     engine: NativeEngine,
@@ -373,6 +388,7 @@ export class Broker {
     this.minFreeBytes = opts.minFreeBytes;
     this.producerStateScanBytes = opts.producerStateScanBytes;
     this.maxTopics = opts.maxTopics;
+    this.maxPartitions = opts.maxPartitions;
     this.maxGroups = opts.maxGroups;
     this.engine = engine;
     this.lock = lock;
@@ -409,6 +425,7 @@ export class Broker {
     const writeHighWaterBytes =
       opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
     const maxTopics = opts.maxTopics === undefined ? DEFAULT_MAX_TOPICS : positiveInt(opts.maxTopics, 'maxTopics', MAX_COUNT_LIMIT);
+    const maxPartitions = opts.maxPartitions === undefined ? defaultMaxPartitions() : positiveInt(opts.maxPartitions, 'maxPartitions', MAX_COUNT_LIMIT);
     const maxGroups = opts.maxGroups === undefined ? DEFAULT_MAX_GROUPS : positiveInt(opts.maxGroups, 'maxGroups', MAX_COUNT_LIMIT);
     if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${shown(opts.directIo, true)}`);
     const dir = path.resolve(opts.dir);
@@ -454,6 +471,7 @@ export class Broker {
           maxQueuedBytes,
           producerStateScanBytes,
           maxTopics,
+          maxPartitions,
           maxGroups,
         },
         engine,
@@ -766,6 +784,14 @@ export class Broker {
           `topic ${name} was not created: the broker holds ${this.topics.size} topics and maxTopics is ${this.maxTopics}; delete a topic or raise maxTopics (nothing was written)`,
           { limit: 'maxTopics' },
         );
+      const held = this.partitionCount;
+      if (held + partitions > this.maxPartitions)
+        throw new UringmqError(
+          'RESOURCE_EXHAUSTED',
+          `topic ${name} was not created: its ${partitions} partition${partitions === 1 ? '' : 's'} would make ${held + partitions} and maxPartitions is ${this.maxPartitions} (over all topics); ` +
+            'delete a topic or raise maxPartitions (nothing was written)',
+          { limit: 'maxPartitions' },
+        );
       const tdir = path.join(this.dir, 'topics', name);
       const createdAt = Math.max(Date.now(), this.lastCreatedAt + 1);
       this.lastCreatedAt = createdAt;
@@ -794,6 +820,13 @@ export class Broker {
       this.topics.set(name, t);
       return this.describe(t);
     });
+  }
+
+  /** Partitions of all the topics held: what maxPartitions bounds. */
+  get partitionCount(): number {
+    let n = 0;
+    for (const t of this.topics.values()) n += t.partitions.length;
+    return n;
   }
 
   async listTopics(): Promise<string[]> {
@@ -1792,6 +1825,26 @@ function parseDurability(d: unknown): Durability {
 export const DEFAULT_MAX_TOPICS = 10_000;
 export const DEFAULT_MAX_GROUPS = 10_000;
 const MAX_COUNT_LIMIT = 1_000_000;
+/** BrokerOptions.maxPartitions without a limit on open files to go by (unlimited, or /proc not readable). */
+const FALLBACK_MAX_PARTITIONS = 10_000;
+
+/**
+ * BrokerOptions.maxPartitions' default: an eighth of the process's soft limit on open
+ * files. A partition keeps four open, so its partitions take at most half of them; the
+ * rest is for old segments being read, connections, offsets files and the fetch plane's
+ * pipes.
+ */
+function defaultMaxPartitions(): number {
+  let limits: string;
+  try {
+    limits = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return FALLBACK_MAX_PARTITIONS;
+  }
+  const soft = /^Max open files\s+(\d+)/m.exec(limits)?.[1];
+  if (soft === undefined) return FALLBACK_MAX_PARTITIONS; // "unlimited"
+  return Math.min(MAX_COUNT_LIMIT, Math.max(1, Math.floor(Number(soft) / 8)));
+}
 /** BrokerOptions.groupCommitUs: its default and its ceiling (the native engine's too). */
 export const DEFAULT_GROUP_COMMIT_US = 1000;
 const MAX_GROUP_COMMIT_US = 100_000;

@@ -142,8 +142,9 @@ interface ServeConfig {
   /** with sync: bytes of preallocated space kept zeroed ahead of each written partition's data (BrokerOptions) */
   zeroAheadBytes?: number;
   groupRetentionMs?: number;
-  /** the most topics, and groups' states (one per group and topic), the broker keeps (BrokerOptions) */
+  /** the most topics, partitions over all topics, and groups' states (one per group and topic), the broker keeps (BrokerOptions) */
   maxTopics?: number;
+  maxPartitions?: number;
   maxGroups?: number;
   tlsCert?: string;
   tlsKey?: string;
@@ -191,6 +192,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   zeroAheadBytes: 'number',
   groupRetentionMs: 'number',
   maxTopics: 'number',
+  maxPartitions: 'number',
   maxGroups: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
@@ -285,6 +287,7 @@ const BROKER_COUNTS = {
   zeroAheadBytes: 'URINGMQ_ZERO_AHEAD_BYTES',
   groupRetentionMs: 'URINGMQ_GROUP_RETENTION_MS',
   maxTopics: 'URINGMQ_MAX_TOPICS',
+  maxPartitions: 'URINGMQ_MAX_PARTITIONS',
   maxGroups: 'URINGMQ_MAX_GROUPS',
 } as const;
 const BROKER_SETTINGS = ['dir', 'durability', 'ioBackend', ...(Object.keys(BROKER_COUNTS) as Array<keyof typeof BROKER_COUNTS>)] as const;
@@ -770,6 +773,7 @@ export function program(): Command {
     .option('--zero-ahead-bytes <n>', "with sync: bytes of each written partition's preallocated space the log keeps written with zeros ahead of its data, so a durable write there needs no metadata write (default 2 MiB; 0 to 64 MiB, 0: off)", int('zero-ahead-bytes'))
     .option('--group-retention-ms <ms>', "how long a consumer group's committed offsets on a topic are kept once it has no member there and commits nothing (default 7 days; 0: forever)", int('group-retention-ms'))
     .option('--max-topics <n>', 'topics the broker holds at most; creating one more is refused with RESOURCE_EXHAUSTED (default 10000; topics already there all open)', int('max-topics'))
+    .option('--max-partitions <n>', "partitions the broker holds at most over all topics; a create that would pass it is refused with RESOURCE_EXHAUSTED (default an eighth of the open-file limit, ulimit -n; partitions already there all open)", int('max-partitions'))
     .option('--max-groups <n>', "consumer groups' committed offsets kept at most, a group counting once per topic; a join or commit that would make one more is refused with RESOURCE_EXHAUSTED (default 10000; groups already there all count)", int('max-groups'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')

@@ -54,7 +54,7 @@ const FROM_GRPC: Partial<Record<status, ErrorCode>> = {
 
 export const CODE_TRAILER = 'uringmq-code';
 /**
- * Trailer of a RESOURCE_EXHAUSTED past a cap of the broker's (maxTopics, maxGroups): the
+ * Trailer of a RESOURCE_EXHAUSTED past a cap of the broker's (maxTopics, maxPartitions, maxGroups): the
  * setting's name. Such a refusal lasts until an operator frees a place, and a client
  * that took it for load (too many streams, a full write queue, which it retries)
  * retried for ever; the status alone cannot tell them apart, nor should the message,

@@ -49,6 +49,8 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   });
   // The caps beside their counts: an alert on the ratio needs no copy of the config.
   const maxTopics = new Gauge({ name: 'uringmq_max_topics', help: 'The most topics the broker holds (maxTopics)', registers, collect });
+  const partitions = new Gauge({ name: 'uringmq_partitions', help: 'Partitions over all topics; past maxPartitions (uringmq_max_partitions) a createTopic is refused', registers, collect });
+  const maxPartitions = new Gauge({ name: 'uringmq_max_partitions', help: 'The most partitions, over all topics, the broker holds (maxPartitions)', registers, collect });
   const maxGroups = new Gauge({ name: 'uringmq_max_groups', help: 'The most consumer group states the broker keeps (maxGroups)', registers, collect });
   const partition = ['topic', 'partition'] as const;
   const startOffset = new Gauge({ name: 'uringmq_partition_start_offset', help: 'Oldest offset still in the log (retention moves it)', labelNames: partition, registers, collect });
@@ -190,6 +192,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     if (broker.closed) {
       diskFreeBytes = diskMinBytes = null;
       topics.set(0);
+      partitions.set(0);
       groups.set(0);
       queued.set(0);
       streams?.set(0);
@@ -200,6 +203,8 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     queued.set(broker.queuedBytes);
     groups.set(broker.storedGroups.size);
     maxTopics.set(broker.maxTopics);
+    partitions.set(broker.partitionCount);
+    maxPartitions.set(broker.maxPartitions);
     maxGroups.set(broker.maxGroups);
     if (streams) streams.set(opts.server!.openStreams);
     diskMinBytes = broker.minFreeBytes;
