@@ -362,6 +362,45 @@ describe('Idempotent producers: failed appends and producer ids', () => {
   });
 });
 
+describe('Idempotent producers: maxProducerStateBatches', () => {
+  it("bounds the batches all partitions' tables remember: each keeps its share, least recently used producers forgotten first, at least one producer's window; a reopen refills within it", async () => {
+    // Every partition kept 65,536 batches (about 8 MB of heap), whatever their number:
+    // batches of many producer ids sent to a few hundred partitions ran the process out of memory.
+    const dir = tmpDir();
+    for (const bad of [0, 1.5, 1_000_000_001, '5'])
+      await expectCode(openBroker({ dir: path.join(dir, 'never'), maxProducerStateBatches: bad as never }), 'INVALID_ARGUMENT');
+    let b = await openBroker({ dir, maxProducerStateBatches: 400 });
+    try {
+      assert.equal(b.maxProducerStateBatches, 400);
+      await b.createTopic('t', { partitions: 2 }); // 200 each
+      for (let pid = 1; pid <= 300; pid++) await b.publishBatch('t', batch(0, pid), 0);
+      assert.equal(b.topicState('t').partitions[0]!.idempotence.size, 200);
+      const again = async (pid: number) => (await b.publishBatch('t', batch(0, pid), 0)).baseOffset;
+      assert.equal(await again(300), 299, 'a retry of a remembered producer is a duplicate');
+      assert.equal(await again(1), 300, "the least recently used producers' retries are taken as new");
+      await b.createTopic('u', { partitions: 2 }); // 100 each from now on
+      for (let pid = 1; pid <= 150; pid++) await b.publishBatch('u', batch(0, pid), 1);
+      assert.equal(b.topicState('u').partitions[1]!.idempotence.size, 100);
+      // A producer's window (64) is kept whatever the share.
+      await b.createTopic('w', { partitions: 10 });
+      for (let seq = 0; seq < 80; seq++) await b.publishBatch('w', batch(seq, 7), 0);
+      assert.equal(b.topicState('w').partitions[0]!.idempotence.size, 64);
+      await b.deleteTopic('w');
+      assert.ok(b.producerStateBatches <= 400, String(b.producerStateBatches));
+    } finally {
+      await b.close();
+    }
+    // Reopened with a smaller bound, the tables refill within their share of it.
+    b = await openBroker({ dir, maxProducerStateBatches: 200 });
+    try {
+      assert.equal(b.topicState('t').partitions[0]!.idempotence.size, 64);
+      assert.ok(b.producerStateBatches <= 4 * 64, String(b.producerStateBatches));
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 describe('Idempotent producers: producerStateScanBytes', () => {
   it('a scan bound whose after-snapshot multiple passes 2^53 (any past about 128 TiB) still reopens a partition with a snapshot', async () => {
     const dir = tmpDir();

@@ -160,6 +160,17 @@ export interface BrokerOptions {
    */
   maxPartitions?: number;
   /**
+   * The most idempotent batches the idempotent-producer tables remember over all
+   * partitions (default 4,194,304, about 0.5 GB of memory; 1 to 1,000,000,000). Each
+   * partition's table keeps its share (this over the partitions held, at most 65,536
+   * and at least 64, one producer's window), least recently used producers forgotten
+   * first: a retry of a forgotten producer's batch is taken as new and written again.
+   * Without it every partition kept 65,536 (about 8 MB of heap), and a client sending
+   * batches of a thousand producer ids to a few hundred partitions ran the process out
+   * of memory.
+   */
+  maxProducerStateBatches?: number;
+  /**
    * The most consumer groups whose state the broker keeps (default 10,000; 1 to
    * 1,000,000), counted per topic: a group consuming three topics counts three (each is
    * an offsets file of its own, and deleteGroup, retention and deleteTopic remove one
@@ -265,8 +276,8 @@ export class PartitionState {
    * one a hole that no retry can fill).
    */
   spaceRefused: UringmqError | null = null;
-  constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition) {
-    this.idempotence = new IdempotenceTable(`${topic.name}/${index}`);
+  constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition, share?: () => number) {
+    this.idempotence = new IdempotenceTable(`${topic.name}/${index}`, undefined, undefined, share);
   }
   get dir(): string {
     return path.join(this.topic.dir, String(this.index));
@@ -350,6 +361,19 @@ export class Broker {
   readonly maxTopics: number;
   /** The most partitions, over all topics, createTopic makes room for (BrokerOptions.maxPartitions). */
   readonly maxPartitions: number;
+  /** The most idempotent batches the partitions' producer tables remember in all (BrokerOptions.maxProducerStateBatches). */
+  readonly maxProducerStateBatches: number;
+  /** Partitions held or being opened: what maxProducerStateBatches is shared among. */
+  private partitionsHeld = 0;
+  /** A partition's producer table's bound (IdempotenceTable): its share of maxProducerStateBatches, at least a producer's window. */
+  private readonly producerStateShare = (): number =>
+    Math.min(IdempotenceTable.MAX_ENTRIES, Math.max(IdempotenceTable.KEEP_BATCHES, Math.floor(this.maxProducerStateBatches / Math.max(1, this.partitionsHeld))));
+  /** @internal Idempotent batches the partitions' producer tables remember now, in all. */
+  get producerStateBatches(): number {
+    let n = 0;
+    for (const t of this.topics.values()) for (const ps of t.partitions) n += ps.idempotence.size;
+    return n;
+  }
   /** The most (group, topic) states the groups keep (BrokerOptions.maxGroups). */
   readonly maxGroups: number;
   /** @internal The (group, topic) pairs with committed offsets in the data directory: what maxGroups bounds. */
@@ -370,7 +394,7 @@ export class Broker {
     opts: Required<
       Pick<
         BrokerOptions,
-        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes' | 'maxTopics' | 'maxPartitions' | 'maxGroups'
+        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes' | 'maxTopics' | 'maxPartitions' | 'maxGroups' | 'maxProducerStateBatches'
       >
     >,
     engine: NativeEngine,
@@ -389,6 +413,7 @@ export class Broker {
     this.producerStateScanBytes = opts.producerStateScanBytes;
     this.maxTopics = opts.maxTopics;
     this.maxPartitions = opts.maxPartitions;
+    this.maxProducerStateBatches = opts.maxProducerStateBatches;
     this.maxGroups = opts.maxGroups;
     this.engine = engine;
     this.lock = lock;
@@ -427,6 +452,8 @@ export class Broker {
     const maxTopics = opts.maxTopics === undefined ? DEFAULT_MAX_TOPICS : positiveInt(opts.maxTopics, 'maxTopics', MAX_COUNT_LIMIT);
     const maxPartitions = opts.maxPartitions === undefined ? defaultMaxPartitions() : positiveInt(opts.maxPartitions, 'maxPartitions', MAX_COUNT_LIMIT);
     const maxGroups = opts.maxGroups === undefined ? DEFAULT_MAX_GROUPS : positiveInt(opts.maxGroups, 'maxGroups', MAX_COUNT_LIMIT);
+    const maxProducerStateBatches =
+      opts.maxProducerStateBatches === undefined ? DEFAULT_MAX_PRODUCER_STATE_BATCHES : positiveInt(opts.maxProducerStateBatches, 'maxProducerStateBatches', MAX_PRODUCER_STATE_BATCHES_LIMIT);
     if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${shown(opts.directIo, true)}`);
     const dir = path.resolve(opts.dir);
     await makeDirs(dir).catch((e: Error) => {
@@ -473,6 +500,7 @@ export class Broker {
           maxTopics,
           maxPartitions,
           maxGroups,
+          maxProducerStateBatches,
         },
         engine,
         lock,
@@ -546,6 +574,7 @@ export class Broker {
 
   private async loadTopics(): Promise<void> {
     const topicsDir = path.join(this.dir, 'topics');
+    const found: Array<{ cfg: TopicConfig; tdir: string }> = [];
     for (const ent of await fs.readdir(topicsDir, { withFileTypes: true })) {
       if (!ent.isDirectory()) continue;
       const tdir = path.join(topicsDir, ent.name);
@@ -568,6 +597,13 @@ export class Broker {
       const beyond = await recordsIn(tdir, (name) => /^[0-9]+$/.test(name) && Number(name) >= cfg.partitions);
       if (beyond)
         throw new UringmqError('IO_ERROR', `${path.join(tdir, 'topic.json')} says ${cfg.partitions} partition${cfg.partitions === 1 ? '' : 's'}, but a partition past those holds records (${beyond}): restore the partition count in topic.json, or move that partition's directory out`);
+      found.push({ cfg, tdir });
+    }
+    // All counted before any opens: each partition's producer table is refilled at its
+    // open, bounded by its share of maxProducerStateBatches over all of them (counted
+    // topic by topic, the first topics' tables took far more than their share).
+    this.partitionsHeld = found.reduce((n, f) => n + f.cfg.partitions, 0);
+    for (const { cfg, tdir } of found) {
       const t = await this.openTopic(cfg, tdir);
       t.cuts = await readLogCuts(tdir, cfg.partitions);
       // What the previous run served may have been cut here: where the logs end now is
@@ -665,7 +701,7 @@ export class Broker {
       producerScanBatches: IdempotenceTable.MAX_ENTRIES,
       producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
     });
-    const ps = new PartitionState(t, p, native);
+    const ps = new PartitionState(t, p, native, this.producerStateShare);
     const found = this.engine.takeProducerBatches(native);
     // The snapshot first (older), then what the log holds after it. A batch the
     // snapshot names past the log's end was lost with an unsynced tail: left out. A
@@ -797,6 +833,7 @@ export class Broker {
       this.lastCreatedAt = createdAt;
       const cfg: TopicConfig = { name, partitions, segmentBytes, retention, createdAt };
       let t: TopicState | null = null;
+      let opening = false;
       // A directory of that name with a topic.json is another topic's: on a file system
       // that ignores case (vfat, ext4's casefold) `A` is `a`'s directory, and the removal
       // of a crashed create's leftovers below (or after a failure) would delete its records.
@@ -808,11 +845,14 @@ export class Broker {
         await fs.mkdir(tdir);
         await fsyncDir(path.dirname(tdir));
         for (let p = 0; p < partitions; p++) await fs.mkdir(path.join(tdir, String(p)));
+        this.partitionsHeld += partitions;
+        opening = true;
         t = await this.openTopic(cfg, tdir, false);
         // topic.json last: its presence is what makes the topic exist after a crash,
         // so the topic takes appends only once it is durable.
         await writeFileDurable(path.join(tdir, 'topic.json'), JSON.stringify(cfg, null, 2));
       } catch (e) {
+        if (opening) this.partitionsHeld -= partitions;
         if (t) for (const ps of t.partitions) this.engine.closePartition(ps.native); // nothing appended: not visible yet
         await fs.rm(tdir, { recursive: true, force: true }).catch(() => undefined);
         throw e instanceof UringmqError ? e : writeError(`creating topic ${name}: ${(e as Error).message}`, e);
@@ -891,6 +931,7 @@ export class Broker {
       const t = this.topicState(name);
       t.deleted = true;
       this.topics.delete(name);
+      this.partitionsHeld -= t.partitions.length;
       for (const p of this.activeProducers) p.flushTopic(name);
       // Its appends still waiting for room fail now: they would never complete, and
       // partitionIdle below would wait for them forever.
@@ -921,7 +962,11 @@ export class Broker {
         // It stays in this run too (its partitions opened again), not missing until then.
         const err = writeError(`deleting topic ${name}: ${(e as Error).message}; the topic is kept`, e);
         try {
-          const again = await this.openTopic(t.config, t.dir);
+          this.partitionsHeld += t.config.partitions; // its tables' share, as at any open
+          const again = await this.openTopic(t.config, t.dir).catch((x: unknown) => {
+            this.partitionsHeld -= t.config.partitions;
+            throw x;
+          });
           again.cuts = await readLogCuts(t.dir, t.config.partitions);
         } catch (reopen) {
           err.message += ` (but could not be opened again until the broker reopens: ${(reopen as Error).message})`;
@@ -1825,6 +1870,13 @@ function parseDurability(d: unknown): Durability {
 export const DEFAULT_MAX_TOPICS = 10_000;
 export const DEFAULT_MAX_GROUPS = 10_000;
 const MAX_COUNT_LIMIT = 1_000_000;
+/**
+ * BrokerOptions.maxProducerStateBatches: its default (about 0.5 GB of the heap, at some
+ * 125 bytes a batch remembered: a whole table of 65,536 for up to 64 partitions) and
+ * the most it may be set to.
+ */
+export const DEFAULT_MAX_PRODUCER_STATE_BATCHES = 4 * 1024 * 1024;
+const MAX_PRODUCER_STATE_BATCHES_LIMIT = 1_000_000_000;
 /** BrokerOptions.maxPartitions without a limit on open files to go by (unlimited, or /proc not readable). */
 const FALLBACK_MAX_PARTITIONS = 10_000;
 

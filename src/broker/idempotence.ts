@@ -8,7 +8,8 @@
  * retry is still recognised and not written again, but its offsets are unknown
  * (base offset -1). Sequence numbers run modulo 2^31, as the client numbers them.
  * Bounded: at most `maxProducers` producer ids and `maxEntries` remembered batches
- * per partition, least recently used producers dropped first. The table lives in
+ * per partition, and the partition's share of the broker's maxProducerStateBatches,
+ * least recently used producers dropped first. The table lives in
  * memory and in a snapshot file (producer_snapshot.ts) written at close and as the
  * partition grows; a broker that opens a partition refills it from the snapshot and
  * from the idempotent batches of the log after it (restore()), whose headers hold
@@ -97,7 +98,14 @@ export class IdempotenceTable {
     private readonly label: string,
     private readonly maxProducers = 10_000,
     private readonly maxEntries = IdempotenceTable.MAX_ENTRIES,
+    /** The table's share of a bound over many tables (the broker's maxProducerStateBatches), read at each record(): it moves as partitions come and go. */
+    private readonly share: () => number = () => Infinity,
   ) {}
+
+  /** Batches remembered (holes and batches kept while in flight aside). */
+  get size(): number {
+    return this.entries;
+  }
 
   check(producerId: number, baseSequence: number, count: number): IdempotenceVerdict {
     const entries = this.producers.get(producerId);
@@ -168,7 +176,8 @@ export class IdempotenceTable {
       if (out.failed) this.addHole(producerId, out);
       else if (out.result instanceof Promise) this.keepInFlight(producerId, out);
     }
-    while (this.entries > this.maxEntries && this.producers.size > 1) this.dropLeastRecent();
+    const max = Math.min(this.maxEntries, this.share());
+    while (this.entries > max && this.producers.size > 1) this.dropLeastRecent();
     return entry;
   }
 

@@ -146,6 +146,8 @@ interface ServeConfig {
   maxTopics?: number;
   maxPartitions?: number;
   maxGroups?: number;
+  /** idempotent batches remembered over all partitions' producer tables (BrokerOptions) */
+  maxProducerStateBatches?: number;
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
@@ -194,6 +196,7 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxTopics: 'number',
   maxPartitions: 'number',
   maxGroups: 'number',
+  maxProducerStateBatches: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
   logLevel: 'string',
@@ -289,6 +292,7 @@ const BROKER_COUNTS = {
   maxTopics: 'URINGMQ_MAX_TOPICS',
   maxPartitions: 'URINGMQ_MAX_PARTITIONS',
   maxGroups: 'URINGMQ_MAX_GROUPS',
+  maxProducerStateBatches: 'URINGMQ_MAX_PRODUCER_STATE_BATCHES',
 } as const;
 const BROKER_SETTINGS = ['dir', 'durability', 'ioBackend', ...(Object.keys(BROKER_COUNTS) as Array<keyof typeof BROKER_COUNTS>)] as const;
 type BrokerConfig = Pick<ServeConfig, (typeof BROKER_SETTINGS)[number]>;
@@ -775,6 +779,7 @@ export function program(): Command {
     .option('--max-topics <n>', 'topics the broker holds at most; creating one more is refused with RESOURCE_EXHAUSTED (default 10000; topics already there all open)', int('max-topics'))
     .option('--max-partitions <n>', "partitions the broker holds at most over all topics; a create that would pass it is refused with RESOURCE_EXHAUSTED (default an eighth of the open-file limit, ulimit -n; partitions already there all open)", int('max-partitions'))
     .option('--max-groups <n>', "consumer groups' committed offsets kept at most, a group counting once per topic; a join or commit that would make one more is refused with RESOURCE_EXHAUSTED (default 10000; groups already there all count)", int('max-groups'))
+    .option('--max-producer-state-batches <n>', "idempotent producers' batches remembered over all partitions, each partition keeping its share, least recently used producers forgotten first (default 4194304, about 0.5 GB)", int('max-producer-state-batches'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')
