@@ -723,17 +723,17 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     });
 
   /**
-   * A server whose broker takes batches up to `maxBatchBytes`, topic 'b' made on it
-   * (`partitions`), and a client on `via` (through a tcpProxy in front of it when
-   * `proxied`); all stopped after `fn`.
+   * A server whose broker takes batches up to `maxBatchBytes` (and streams up to
+   * `maxConcurrentStreams`), topic 'b' made on it (`partitions`), and a client on `via`
+   * (through a tcpProxy in front of it when `proxied`); all stopped after `fn`.
    */
   async function withBatchLimit(
     via: 'node:http2' | 'grpc-js',
     maxBatchBytes: number,
-    opts: { proxied?: boolean; partitions?: number },
+    opts: { proxied?: boolean; partitions?: number; maxConcurrentStreams?: number },
     fn: (t: { small: Running; c: Client; proxy: Awaited<ReturnType<typeof tcpProxy>> | null }) => Promise<void>,
   ): Promise<void> {
-    const small = await startServer({ brokerOptions: { maxBatchBytes } });
+    const small = await startServer({ brokerOptions: { maxBatchBytes }, maxConcurrentStreams: opts.maxConcurrentStreams });
     const proxy = opts.proxied ? await tcpProxy(small.server.port) : null;
     const c = await connect(`${via === 'grpc-js' ? 'ipv4:' : ''}127.0.0.1:${proxy ? proxy.port : small.server.port}`);
     try {
@@ -829,6 +829,42 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
         assert.equal((await during).offset, 1);
         assert.deepEqual((await Promise.all(burst)).map((x) => x.offset), Array.from({ length: 200 }, (_, i) => i + 2));
         await p.close();
+      });
+    });
+
+  // A stream the broker refuses before its initial metadata (at its stream limit, or
+  // shutting down) read none of its requests. A batch over the broker's maxBatchBytes
+  // sent on such a stream, and again on one it took, was given up as one that may have
+  // been written, and the batches of its partition numbered after it failed with it.
+  for (const via of ['node:http2', 'grpc-js'] as const)
+    it(`client library (${via} publish stream): a batch over the broker's maxBatchBytes first sent on a stream refused at the broker's stream limit fails alone; those behind it land`, async () => {
+      await withBatchLimit(via, 64 << 10, { maxConcurrentStreams: 1 }, async ({ small, c }) => {
+        const other = await connect(small.address);
+        try {
+          const hog = other.producer();
+          assert.equal((await hog.send('b', { value: 'hog' })).offset, 0); // its stream is the one the broker takes
+          const srv = small.server as unknown as { admit(authorization: unknown): UringmqError | null };
+          const admit = srv.admit.bind(srv);
+          let refusals = 0;
+          srv.admit = (authorization) => {
+            const e = admit(authorization);
+            if (e) refusals++;
+            return e;
+          };
+          const p = c.producer({ deliveryTimeoutMs: 30_000 });
+          // Numbered before any limit is known, and sent as the new stream's first request.
+          const refused = p.sendBatch('b', Array.from({ length: 18 }, () => ({ value: Buffer.alloc(10_000, 1) }))).then(() => null, (x: UringmqError) => x);
+          const after = Array.from({ length: 3 }, (_, i) => p.sendBatch('b', [{ value: `after ${i}` }]));
+          await waitFor(() => refusals > 0, 10_000, 'a stream of the producer refused');
+          await hog.close(); // the producer's next stream is taken
+          const e = await refused;
+          assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
+          assert.match(e!.message, /nothing was written/);
+          assert.deepEqual((await Promise.all(after)).map((x) => x.baseOffset), [1, 2, 3]);
+          assert.deepEqual((await small.client.fetch('b', 0, 0, { maxBytes: 1 << 20 })).map((m) => m.value.toString()), ['hog', 'after 0', 'after 1', 'after 2']);
+        } finally {
+          await other.close();
+        }
       });
     });
 

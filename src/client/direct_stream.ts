@@ -132,6 +132,7 @@ export class DirectStream<Res> extends EventEmitter {
   private probeTimer: NodeJS.Timeout | null = null;
   /** Response chunks read so far: a probe that sees more arrive takes the server for alive. */
   private reads = 0;
+  private unread = false;
 
   constructor(
     private readonly target: DirectTarget,
@@ -204,7 +205,10 @@ export class DirectStream<Res> extends EventEmitter {
       if (Number.isSafeInteger(batchLimit) && batchLimit > 0) this.emit('batchLimit', batchLimit);
       if (h['grpc-status'] === undefined) this.emit('headers'); // what the server says of its limits, it has said
       // A trailers-only response (an error before any message) carries the status here.
-      if (h['grpc-status'] !== undefined) trailers = h;
+      if (h['grpc-status'] !== undefined) {
+        trailers = h;
+        this.unread = headerString(h[CODE_TRAILER]) !== undefined;
+      }
     });
     this.stream.on('trailers', (h) => (trailers = h));
     // The body of an HTTP error is not gRPC messages (a status came with its headers).
@@ -239,6 +243,16 @@ export class DirectStream<Res> extends EventEmitter {
       this.keepalive = setInterval(() => this.ping(), target.keepaliveTimeMs);
       this.keepalive.unref();
     }
+  }
+
+  /**
+   * The server answered with a uringmq broker's status before its initial metadata (a
+   * trailers-only response carrying the uringmq-code trailer): the broker refused the
+   * call as it opened, and read none of its requests (BrokerServer.admit). A proxy's
+   * status carries no such trailer, and may come after the broker read requests.
+   */
+  get refusedUnread(): boolean {
+    return this.unread;
   }
 
   /**

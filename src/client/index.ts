@@ -23,7 +23,7 @@ import { IdTable, PendingPromises } from '../broker/id_table';
 import { checkConsumerOptions, closeTimeout, closeTimedOut, nonNegInt, ownRecord, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
-import { MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
+import { CODE_TRAILER, MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { MAX_ACK_RANGES } from '../grpc/subscribe_request';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
 import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
@@ -721,9 +721,15 @@ interface OutBatch {
   abandon: (e: Error) => void;
   attempts: number;
   /**
-   * An attempt went out on a stream that broke before its answer came: the server may
-   * still write that attempt (a connection it has not yet seen close, a proxy holding
-   * its bytes), whatever a later attempt is told.
+   * Of its attempts, those that went out on a stream the broker refused before it read
+   * any request (brokerRefusedUnread): never written, whatever the broker's limits.
+   */
+  unreadAttempts: number;
+  /**
+   * An attempt went out on a stream that broke before its answer came (other than one
+   * the broker refused unread: unreadAttempts): the server may still write that
+   * attempt (a connection it has not yet seen close, a proxy holding its bytes),
+   * whatever a later attempt is told.
    */
   unanswered: boolean;
   /** Why its stream last failed or its last attempt was refused for now: named if it times out. */
@@ -1493,6 +1499,7 @@ export class RemoteProducer implements ProducerApi {
           reject(e);
         },
         attempts: 0,
+        unreadAttempts: 0,
         unanswered: false,
         lastError: null,
         topicState,
@@ -1543,6 +1550,8 @@ export class RemoteProducer implements ProducerApi {
     });
     const broken = (err?: unknown) => {
       if (this.stream !== s) return;
+      // Before anything else here: it reads the stream's state (its limits unknown).
+      const unread = this.brokerRefusedUnread(s, err);
       // Acks received before the break count: their batches must not go again.
       this.handleAllResponses();
       this.stream = null;
@@ -1552,7 +1561,10 @@ export class RemoteProducer implements ProducerApi {
       // (grpc-js refuses the request whole), and it would end every stream again.
       const sent = this.inflight.size;
       const again = [...this.inflight.values()].sort((a, b) => a.seq - b.seq).filter((b) => !this.refuseOversize(b, true));
-      for (const b of again) b.unanswered = true;
+      for (const b of again) {
+        if (unread) b.unreadAttempts++;
+        else b.unanswered = true;
+      }
       this.inflight.clear();
       // In numbering order with what was queued: a batch queued to go again (its retry
       // delay over while the stream did not drain) goes before later batches of its
@@ -1598,6 +1610,21 @@ export class RemoteProducer implements ProducerApi {
     if (this.limitsKnown) return false;
     for (const b of this.inflight.values()) if (b.batch.length > MIN_MAX_BATCH_BYTES) return true;
     return false;
+  }
+
+  /**
+   * The stream ended with the broker's own status (its uringmq-code) before its initial
+   * metadata: refused as it opened (at the broker's stream limit, unauthenticated, the
+   * broker shutting down), before any of its requests was read (BrokerServer.admit).
+   * A stream that broke otherwise before its metadata may have been read: the broker
+   * sends that metadata as it takes the call, and it was lost with the connection, or
+   * a proxy answered for it.
+   */
+  private brokerRefusedUnread(s: PublishChannel, err: unknown): boolean {
+    if (s instanceof DirectStream) return s.refusedUnread;
+    if (this.limitsKnown) return false; // its 'metadata' came
+    const trailer = (err as Partial<grpc.ServiceError> | undefined)?.metadata?.get?.(CODE_TRAILER);
+    return trailer !== undefined && trailer.length > 0;
   }
 
   /** A stream's initial metadata came: batches in flight over the broker's limit are given up (their numbers taken back when they can be), and the held ones go. */
@@ -1827,17 +1854,21 @@ export class RemoteProducer implements ProducerApi {
    * request; a first attempt goes in sequence order). Those later batches then take its
    * sequence numbers, restamped, instead of failing with it under a new producer id:
    * the producer's other batches are not affected. False (giveUp instead) unless that
-   * holds for certain: the batch went out at most on the stream that refused it, and
-   * every batch of its partition numbered after it waits to be sent and went out no
-   * earlier than it.
+   * holds for certain: the batch went out at most on the stream that refused it and on
+   * streams the broker refused unread (unreadAttempts), and every batch of its
+   * partition numbered after it waits to be sent and went out no earlier than it. Any
+   * other earlier attempt may have been written (a broker restarted since with a
+   * smaller limit took it, its answer lost): numbers reused after it would be answered
+   * as its duplicates, acked and never written.
    */
   private takeBackSequence(b: OutBatch, inTransport: boolean): boolean {
-    if (!b.producerId || b.producerId !== this.producerIdFor(b.key) || b.attempts !== (inTransport ? 1 : 0)) return false;
+    const read = b.attempts - b.unreadAttempts;
+    if (!b.producerId || b.producerId !== this.producerIdFor(b.key) || read !== (inTransport ? 1 : 0)) return false;
     const later: OutBatch[] = [];
     const add = (x: OutBatch, sent: boolean): boolean => {
       if (x === b || x.key !== b.key || x.producerId !== b.producerId) return true;
       if (x.seq < b.seq) return true;
-      if (x.attempts > b.attempts || (sent && !inTransport)) return false;
+      if (x.unanswered || x.attempts - x.unreadAttempts > read || (sent && !inTransport)) return false;
       later.push(x);
       return true;
     };

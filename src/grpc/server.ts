@@ -1095,7 +1095,14 @@ export class BrokerServer {
     };
   }
 
-  /** Why a new call is refused (auth token, shutdown, the stream limit), or null. */
+  /**
+   * Why a new call is refused (auth token, shutdown, the stream limit), or null. Its
+   * refusal is the only status a PublishStream gets before its initial metadata, on
+   * either transport (publishStream, serveRaw), which go out as a call is taken, before
+   * any request is read: a client takes such a status for "none of the call's requests
+   * was read" (RemoteProducer.brokerRefusedUnread), and reuses an oversize batch's
+   * sequence numbers on it. Any later failure must come after the metadata.
+   */
   private admit(authorization: string | Buffer | undefined): UringmqError | null {
     if (!this.authorized(authorization)) return unauthenticated();
     if (this.stopping) return new UringmqError('UNAVAILABLE', 'the broker is shutting down');
