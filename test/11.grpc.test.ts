@@ -868,6 +868,52 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       });
     });
 
+  // An attempt that reached a broker taking the batch may have been written, its answer
+  // lost with the connection. The broker restarted with a smaller maxBatchBytes refuses
+  // the batch, and its sequence numbers must not go to the batches behind it: the broker
+  // would answer those as that batch's duplicates (acked, never written).
+  for (const via of ['node:http2', 'grpc-js'] as const)
+    it(`client library (${via} publish stream): a batch written by a broker whose answer was lost, refused after a restart with a smaller maxBatchBytes, lends its sequence numbers to no later batch`, async () => {
+      let s = await startServer(); // maxBatchBytes 8 MiB
+      const dir = s.broker.dir;
+      const proxy = await tcpProxy(s.server.port);
+      const c = await connect(`${via === 'grpc-js' ? 'ipv4:' : ''}127.0.0.1:${proxy.port}`);
+      try {
+        await c.createTopic('b', { partitions: 1 });
+        const p = c.producer({ deliveryTimeoutMs: 30_000 });
+        assert.equal((await p.send('b', { value: 'first' })).offset, 0);
+        const srv = s.server as unknown as { publish: (req: unknown) => Promise<unknown> };
+        const orig = srv.publish.bind(srv);
+        srv.publish = (req) => orig(req).then(() => new Promise(() => undefined)); // written, its ack lost
+        const big = p.sendBatch('b', Array.from({ length: 18 }, () => ({ value: Buffer.alloc(10_000, 1) }))).then(() => null, (x: UringmqError) => x);
+        await waitFor(async () => (await s.client.describeTopic('b')).partitions[0]!.endOffset === 19, 10_000, 'the big batch written');
+        proxy.mode = 'refuse';
+        proxy.cut();
+        await s.stop();
+        s = await startServer({ dir, brokerOptions: { maxBatchBytes: 64 << 10 } });
+        proxy.upstreamPort = s.server.port;
+        // The first as many records as the big one: given its numbers, the broker takes it for its retry.
+        const after = [18, 1, 1].map((n, i) => p.sendBatch('b', Array.from({ length: n }, (_, j) => ({ value: `after ${i}.${j}` }))).then((x) => x, (x: UringmqError) => x));
+        proxy.mode = 'forward';
+        const e = await big;
+        assert.equal(e?.code, 'RECORD_TOO_LARGE', e?.message);
+        assert.match(e!.message, /may have been written/);
+        // They fail with it, as any batch behind one given up (the partition goes on
+        // under a new producer id); none is acked for records the log does not hold.
+        for (const x of await Promise.all(after)) {
+          assert.ok(x instanceof UringmqError, `acked at ${JSON.stringify(x)}`);
+          assert.match(x.message, /an earlier batch for b\/0 failed/);
+        }
+        assert.equal((await p.send('b', { value: 'next' })).offset, 19);
+        const log = (await s.client.fetch('b', 0, 0, { maxBytes: 1 << 20 })).map((m) => (m.value.length === 10_000 ? 'big' : m.value.toString()));
+        assert.deepEqual(log, ['first', ...Array<string>(18).fill('big'), 'next']);
+      } finally {
+        await c.close();
+        await proxy.close();
+        await s.stop();
+      }
+    });
+
   it('ack for never-delivered offsets ends that Subscribe with FAILED_PRECONDITION', async () => {
     await r.client.producer().send('t', { value: 'x', partition: 0 });
     const d = brokerService.subscribe!;

@@ -71,7 +71,7 @@ export async function tcpProxy(upstreamPort: number) {
     socks.add(c);
     c.on('error', () => undefined).on('close', () => socks.delete(c));
     if (px.mode === 'silent') return;
-    const u = net.connect(upstreamPort, '127.0.0.1');
+    const u = net.connect(px.upstreamPort, '127.0.0.1');
     socks.add(u);
     u.on('error', () => undefined).on('close', () => (socks.delete(u), c.destroy()));
     c.on('close', () => u.destroy());
@@ -80,6 +80,8 @@ export async function tcpProxy(upstreamPort: number) {
   const px = {
     mode: 'forward' as 'forward' | 'refuse' | 'silent',
     port: 0,
+    /** Where connections from now on go (a server restarted on another port, say). */
+    upstreamPort,
     pause: () => socks.forEach((s) => s.pause()),
     resume: () => socks.forEach((s) => s.resume()),
     cut: () => socks.forEach((s) => s.destroy()),
