@@ -675,6 +675,32 @@ describe('CLI', function () {
     assert.equal(run(['topics', 'create', 't', '--dir', fresh], undefined, { URINGMQ_PORT: 'abc', URINGMQ_KEEPALIVE_TIME_MS: 'x' }).code, 0);
   });
 
+  it('serve refuses a bad broker setting (flag, environment, config file) before it logs that it opens the data directory', () => {
+    const dir = tmpDir();
+    const fresh = path.join(dir, 'never-made');
+    const cfg = path.join(dir, 'uringmq.json');
+    const tooLong = /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/;
+    const tooSmall = /INVALID_ARGUMENT: maxBatchBytes must be at least 4096, got 1000/;
+    const cases: Array<[string[], Record<string, string> | undefined, Record<string, unknown> | null, RegExp]> = [
+      [['--group-commit-us', '100001'], undefined, null, tooLong],
+      [['--max-batch-bytes', '1000'], undefined, null, tooSmall],
+      [[], { URINGMQ_GROUP_COMMIT_US: '100001' }, null, tooLong],
+      [[], { URINGMQ_MAX_BATCH_BYTES: '1000' }, null, tooSmall],
+      [[], undefined, { groupCommitUs: 100_001 }, tooLong],
+      [[], undefined, { maxBatchBytes: 1000 }, tooSmall],
+    ];
+    for (const [flags, env, file, err] of cases) {
+      if (file) fs.writeFileSync(cfg, JSON.stringify(file));
+      const r = run(['serve', '--port', '0', '--dir', fresh, ...flags, ...(file ? ['--config', cfg] : [])], undefined, env);
+      const what = JSON.stringify([flags, env, file]);
+      assert.equal(r.code, 2, `${what}: ${r.err}`);
+      assert.match(r.err, err);
+      assert.equal(r.err.trim().split('\n').length, 1, `${what}: more than the one-line error: ${r.err}`);
+      assert.doesNotMatch(r.out + r.err, /opening the data directory/, `${what} logged that it opened the data directory it then refused to open`);
+      assert.ok(!fs.existsSync(fresh), `${what} made the data directory`);
+    }
+  });
+
   it('serve refuses a durability interval written other than in decimal digits (flag and environment)', () => {
     for (const [args, env] of [[['--durability', '1e3'], undefined], [[], { URINGMQ_DURABILITY: ' 0x10 ' }]] as const) {
       const r = run(['serve', '--dir', tmpDir(), '--host', '127.0.0.1', '--port', '0', ...args], undefined, env as Record<string, string> | undefined);

@@ -419,42 +419,19 @@ export class Broker {
     this.lock = lock;
   }
 
+  /**
+   * Checks the settings alone, with the errors open() would give, so that a command
+   * line can refuse them before it says it opens a data directory (and before it does).
+   */
+  static checkOptions(opts: BrokerOptions): void {
+    checkedOptions(opts);
+  }
+
   /** Opens (creating if needed) the broker in opts.dir and recovers every partition. */
   static async open(opts: BrokerOptions): Promise<Broker> {
-    if (opts === null || typeof opts !== 'object') throw invalid('Broker.open(options) needs an options object');
-    // One read of each option: a getter or Proxy answering differently later must not
-    // make what is used differ from what was checked.
-    opts = { ...opts };
-    if (typeof opts.dir !== 'string' || opts.dir.length === 0) throw invalid('options.dir must be a non-empty string');
-    // A NUL cannot be in a path: the mkdir's refusal came back as IO_ERROR, a disk's fault.
-    if (opts.dir.includes('\0')) throw invalid('options.dir must not contain a NUL character');
-    const durability = parseDurability(opts.durability);
-    const envBackend = process.env.URINGMQ_IO_BACKEND;
-    const backend = opts.ioBackend ?? (envBackend && envBackend !== '' ? envBackend : 'auto');
-    if (backend !== 'auto' && backend !== 'io_uring' && backend !== 'thread')
-      throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${shown(backend, true)}`);
-    const maxBatchBytes = opts.maxBatchBytes === undefined ? 8 * MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', NATIVE_MAX_BATCH_BYTES);
-    if (maxBatchBytes < MIN_MAX_BATCH_BYTES) throw invalid(`maxBatchBytes must be at least ${MIN_MAX_BATCH_BYTES}, got ${maxBatchBytes}`);
-    const maxRecordBytes =
-      opts.maxRecordBytes === undefined
-        ? Math.min(MiB, maxBatchBytes - RECORD_ROOM_BYTES)
-        : positiveInt(opts.maxRecordBytes, `maxRecordBytes (at most maxBatchBytes - ${RECORD_ROOM_BYTES})`, maxBatchBytes - RECORD_ROOM_BYTES);
-    const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
-    const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
-    const minFreeBytes = opts.minFreeBytes === undefined ? 64 * MiB : nonNegInt(opts.minFreeBytes, 'minFreeBytes');
-    const groupCommitUs = opts.groupCommitUs === undefined ? DEFAULT_GROUP_COMMIT_US : nonNegInt(opts.groupCommitUs, 'groupCommitUs', MAX_GROUP_COMMIT_US);
-    const zeroAheadBytes = opts.zeroAheadBytes === undefined ? DEFAULT_ZERO_AHEAD_BYTES : nonNegInt(opts.zeroAheadBytes, 'zeroAheadBytes', MAX_ZERO_AHEAD_BYTES);
-    const producerStateScanBytes = opts.producerStateScanBytes === undefined ? 16 * MiB : nonNegInt(opts.producerStateScanBytes, 'producerStateScanBytes');
-    const groupRetentionMs = opts.groupRetentionMs === undefined ? 7 * 86_400_000 : nonNegInt(opts.groupRetentionMs, 'groupRetentionMs');
-    const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
-    const writeHighWaterBytes =
-      opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
-    const maxTopics = opts.maxTopics === undefined ? DEFAULT_MAX_TOPICS : positiveInt(opts.maxTopics, 'maxTopics', MAX_COUNT_LIMIT);
-    const maxPartitions = opts.maxPartitions === undefined ? defaultMaxPartitions() : positiveInt(opts.maxPartitions, 'maxPartitions', MAX_COUNT_LIMIT);
-    const maxGroups = opts.maxGroups === undefined ? DEFAULT_MAX_GROUPS : positiveInt(opts.maxGroups, 'maxGroups', MAX_COUNT_LIMIT);
-    const maxProducerStateBatches =
-      opts.maxProducerStateBatches === undefined ? DEFAULT_MAX_PRODUCER_STATE_BATCHES : positiveInt(opts.maxProducerStateBatches, 'maxProducerStateBatches', MAX_PRODUCER_STATE_BATCHES_LIMIT);
-    if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${shown(opts.directIo, true)}`);
+    const c = checkedOptions(opts);
+    opts = c.opts;
+    const { durability, backend, maxBatchBytes, maxRecordBytes, maxPendingBytes, tailCacheBytes, minFreeBytes, groupCommitUs, zeroAheadBytes, producerStateScanBytes, groupRetentionMs, maxQueuedBytes, writeHighWaterBytes, maxTopics, maxPartitions, maxGroups, maxProducerStateBatches } = c;
     const dir = path.resolve(opts.dir);
     await makeDirs(dir).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
@@ -1854,6 +1831,46 @@ export function toMessages(raw: Buffer, topic: string, partition: number, fromOf
     m.partition = partition;
   }
   return out;
+}
+
+/** BrokerOptions checked, with their defaults (Broker.open, Broker.checkOptions). */
+function checkedOptions(opts: BrokerOptions) {
+  if (opts === null || typeof opts !== 'object') throw invalid('Broker.open(options) needs an options object');
+  // One read of each option: a getter or Proxy answering differently later must not
+  // make what is used differ from what was checked.
+  opts = { ...opts };
+  if (typeof opts.dir !== 'string' || opts.dir.length === 0) throw invalid('options.dir must be a non-empty string');
+  // A NUL cannot be in a path: the mkdir's refusal came back as IO_ERROR, a disk's fault.
+  if (opts.dir.includes('\0')) throw invalid('options.dir must not contain a NUL character');
+  const durability = parseDurability(opts.durability);
+  const envBackend = process.env.URINGMQ_IO_BACKEND;
+  const asked: string = opts.ioBackend ?? (envBackend && envBackend !== '' ? envBackend : 'auto');
+  if (asked !== 'auto' && asked !== 'io_uring' && asked !== 'thread')
+    throw invalid(`ioBackend must be 'auto', 'io_uring' or 'thread', got ${shown(asked, true)}`);
+  const backend: 'auto' | 'io_uring' | 'thread' = asked;
+  const maxBatchBytes = opts.maxBatchBytes === undefined ? 8 * MiB : positiveInt(opts.maxBatchBytes, 'maxBatchBytes', NATIVE_MAX_BATCH_BYTES);
+  if (maxBatchBytes < MIN_MAX_BATCH_BYTES) throw invalid(`maxBatchBytes must be at least ${MIN_MAX_BATCH_BYTES}, got ${maxBatchBytes}`);
+  const maxRecordBytes =
+    opts.maxRecordBytes === undefined
+      ? Math.min(MiB, maxBatchBytes - RECORD_ROOM_BYTES)
+      : positiveInt(opts.maxRecordBytes, `maxRecordBytes (at most maxBatchBytes - ${RECORD_ROOM_BYTES})`, maxBatchBytes - RECORD_ROOM_BYTES);
+  const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
+  const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
+  const minFreeBytes = opts.minFreeBytes === undefined ? 64 * MiB : nonNegInt(opts.minFreeBytes, 'minFreeBytes');
+  const groupCommitUs = opts.groupCommitUs === undefined ? DEFAULT_GROUP_COMMIT_US : nonNegInt(opts.groupCommitUs, 'groupCommitUs', MAX_GROUP_COMMIT_US);
+  const zeroAheadBytes = opts.zeroAheadBytes === undefined ? DEFAULT_ZERO_AHEAD_BYTES : nonNegInt(opts.zeroAheadBytes, 'zeroAheadBytes', MAX_ZERO_AHEAD_BYTES);
+  const producerStateScanBytes = opts.producerStateScanBytes === undefined ? 16 * MiB : nonNegInt(opts.producerStateScanBytes, 'producerStateScanBytes');
+  const groupRetentionMs = opts.groupRetentionMs === undefined ? 7 * 86_400_000 : nonNegInt(opts.groupRetentionMs, 'groupRetentionMs');
+  const maxQueuedBytes = opts.maxQueuedBytes === undefined ? 512 * MiB : positiveInt(opts.maxQueuedBytes, 'maxQueuedBytes');
+  const writeHighWaterBytes =
+    opts.writeHighWaterBytes === undefined ? Math.min(64 * MiB, maxQueuedBytes) : positiveInt(opts.writeHighWaterBytes, 'writeHighWaterBytes', maxQueuedBytes);
+  const maxTopics = opts.maxTopics === undefined ? DEFAULT_MAX_TOPICS : positiveInt(opts.maxTopics, 'maxTopics', MAX_COUNT_LIMIT);
+  const maxPartitions = opts.maxPartitions === undefined ? defaultMaxPartitions() : positiveInt(opts.maxPartitions, 'maxPartitions', MAX_COUNT_LIMIT);
+  const maxGroups = opts.maxGroups === undefined ? DEFAULT_MAX_GROUPS : positiveInt(opts.maxGroups, 'maxGroups', MAX_COUNT_LIMIT);
+  const maxProducerStateBatches =
+    opts.maxProducerStateBatches === undefined ? DEFAULT_MAX_PRODUCER_STATE_BATCHES : positiveInt(opts.maxProducerStateBatches, 'maxProducerStateBatches', MAX_PRODUCER_STATE_BATCHES_LIMIT);
+  if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${shown(opts.directIo, true)}`);
+  return { opts, durability, backend, maxBatchBytes, maxRecordBytes, maxPendingBytes, tailCacheBytes, minFreeBytes, groupCommitUs, zeroAheadBytes, producerStateScanBytes, groupRetentionMs, maxQueuedBytes, writeHighWaterBytes, maxTopics, maxPartitions, maxGroups, maxProducerStateBatches };
 }
 
 function parseDurability(d: unknown): Durability {

@@ -512,8 +512,12 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   for (const k of ['keepaliveTimeMs', 'keepaliveTimeoutMs', 'permitWithoutStream', 'maxConnectionAgeMs', 'maxConnectionAgeGraceMs', 'maxMessageBytes', 'maxConcurrentStreams', 'maxConnections', 'maxPartialMessageBytes', 'maxPartialMessageBytesPerConnection'] as const)
     if (cfg[k] !== undefined) (serverOpts as unknown as Record<string, unknown>)[k] = cfg[k];
   BrokerServer.checkOptions(serverOpts);
+  // The broker's too: a bad one was refused by Broker.open after the log had said
+  // "opening the data directory", which nothing then opened.
+  const brokerOpts = brokerOptions(cfg);
+  Broker.checkOptions(brokerOpts);
   log.info({ dir: cfg.dir }, 'opening the data directory');
-  broker = await Broker.open(brokerOptions(cfg));
+  broker = await Broker.open(brokerOpts);
   log.info({ ioBackend: broker.ioBackend, note: broker.ioBackendNote, durability: cfg.durability }, 'broker opened');
   if (stoppedEarly()) return;
   const opts: ServerOptions = { ...serverOpts, broker };
