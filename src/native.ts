@@ -95,11 +95,12 @@ export interface NativeEngine {
   /**
    * read() into `dest`: the byte count, or a new Buffer when the first batch alone does not fit.
    * The file is read into memory of the core's own and copied into `dest` on this thread once
-   * done: a `dest` detached (its ArrayBuffer transferred) before or meanwhile is INVALID_ARGUMENT;
+   * done: a `dest` that is not a Uint8Array (a DataView), or one detached (its ArrayBuffer
+   * transferred) before or meanwhile, is INVALID_ARGUMENT;
    * one shrunk meanwhile (a resizable ArrayBuffer) below the answer gets a new Buffer, as a batch too large for it.
    */
   readInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): Promise<number | Buffer>;
-  /** readCached() into `dest`; undefined when not cached. A detached `dest` is INVALID_ARGUMENT. */
+  /** readCached() into `dest`; undefined when not cached. A `dest` not a Uint8Array, or detached, is INVALID_ARGUMENT. */
   readCachedInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): number | Buffer | undefined;
   info(p: NativePartition): PartitionInfo;
   /** [startOffset, endOffset] into `out` (length >= 2), without building an object. */

@@ -720,6 +720,31 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.deepEqual((await broker.read('t', 1, 0)).map((m) => m.value.toString()), ['shared']);
   });
 
+  it("the binding's readInto and readCachedInto refuse a dest that is not a Uint8Array with INVALID_ARGUMENT (a DataView was a plain Error with no code)", async () => {
+    await broker.producer().send('t', { value: 'x', partition: 0 });
+    type Dest = Buffer | DataView | Uint16Array | string;
+    const internal = broker as unknown as {
+      engine: {
+        readInto(p: unknown, o: number, m: number, dest: Dest): Promise<number | Buffer>;
+        readCachedInto(p: unknown, o: number, m: number, dest: Dest): number | Buffer | undefined;
+      };
+      partitionState(t: string, p: number): { native: unknown };
+      readRawInto(ps: unknown, o: number, m: number, dest: Dest): Promise<Buffer>;
+    };
+    const ps = internal.partitionState('t', 0);
+    for (const dest of [new DataView(new ArrayBuffer(4096)), new Uint16Array(2048), 'not a buffer']) {
+      const what = Object.prototype.toString.call(dest);
+      const e = await expectCode(() => internal.engine.readInto(ps.native, 0, 4096, dest), 'INVALID_ARGUMENT');
+      assert.match(e.message, /readInto\(partition, offset, maxBytes, dest\): dest must be a Buffer or Uint8Array/, what);
+      await expectCode(() => internal.engine.readCachedInto(ps.native, 0, 4096, dest), 'INVALID_ARGUMENT');
+      // Through the broker: INVALID_ARGUMENT, not IO_ERROR (what a code-less Error becomes).
+      const viaBroker = await expectCode(internal.readRawInto(ps, 0, 4096, dest), 'INVALID_ARGUMENT');
+      assert.ok(viaBroker instanceof UringmqError, what);
+    }
+    // A Buffer and a plain Uint8Array are read into.
+    for (const dest of [Buffer.alloc(4096), new Uint8Array(4096) as Buffer]) assert.ok((await internal.engine.readInto(ps.native, 0, 4096, dest)) as number > 0);
+  });
+
   it('a value, key or header of a detached ArrayBuffer (no bytes) is written as empty, and no longer fails the sends batched with it with a TypeError', async () => {
     const detached = () => {
       const ab = new ArrayBuffer(16);

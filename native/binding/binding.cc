@@ -716,7 +716,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // The destination of readInto() and readCachedInto(), and its bytes now. A detached
   // one (its ArrayBuffer transferred) is refused: it has no memory to read into.
   static Napi::Buffer<uint8_t> DestArg(const Napi::CallbackInfo& info, const char* usage, uint8_t** data, size_t* len) {
-    if (info.Length() < 4 || !info[3].IsBuffer()) ThrowInvalid(info.Env(), usage);
+    if (info.Length() < 4) ThrowInvalid(info.Env(), usage);
+    // Not IsBuffer(): Node's napi_is_buffer takes any ArrayBufferView, and the Buffer
+    // made below of a DataView threw a plain Error ("Invalid argument", no code). As
+    // append() takes its batch: a Buffer or another Uint8Array.
+    if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      ThrowInvalid(info.Env(), std::string(usage) + ": dest must be a Buffer or Uint8Array");
     if (!ViewBytes(info.Env(), info[3], data, len))
       ThrowInvalid(info.Env(), std::string(usage) + ": dest is detached (its ArrayBuffer was transferred)");
     return info[3].As<Napi::Buffer<uint8_t>>();
