@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Broker, encodeBatch, sealBatch, type Message, type UringmqError } from '../src';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
-import { checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir } from './helpers';
+import { checkSendOfTransferredBytes, checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir } from './helpers';
 
 describe('Broker: topics, produce, read, consume', () => {
   let broker: Broker;
@@ -242,6 +242,11 @@ describe('Broker: topics, produce, read, consume', () => {
   it('send() writes the record as it was when sent, stamped with the time of its send(): a record object reused or changed while it lingers neither changes what is written nor fails the records batched with it', async () => {
     await broker.createTopic('t');
     await checkSendTakesRecordAsSent(broker.producer({ lingerMs: 100 }), broker, 't');
+  });
+
+  it("a send() whose value, key or header is transferred (its ArrayBuffer detached) while it lingers fails alone (INVALID_ARGUMENT); the records batched with it are written", async () => {
+    await broker.createTopic('t');
+    await checkSendOfTransferredBytes(broker.producer({ lingerMs: 100 }), broker, 't');
   });
 
   it("send() reads each field of the caller's record once: a getter or Proxy answering differently on a later read neither fails the sends batched with it nor writes what was not checked", async () => {

@@ -15,7 +15,7 @@ import { MAX_ACK_RANGES, decodeSubscribeRequest } from '../src/grpc/subscribe_re
 import { toServiceError } from '../src/grpc/status';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
-import { checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
+import { checkSendOfTransferredBytes, checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
 import { BrokerServer } from '../src/grpc/server';
 import { partitionForKey } from '../src/broker/partitioner';
 
@@ -81,6 +81,10 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
 
   it("the client producer's send() takes the record as it was when sent, stamped with the time of its send(), as the embedded one does", async () => {
     await checkSendTakesRecordAsSent(r.client.producer({ lingerMs: 100 }), r.broker, 't');
+  });
+
+  it("the client producer: a send() whose value, key or header is transferred (its ArrayBuffer detached) while it lingers fails alone (INVALID_ARGUMENT), as the embedded one's", async () => {
+    await checkSendOfTransferredBytes(r.client.producer({ lingerMs: 100 }), r.broker, 't');
   });
 
   it('DescribeTopic lists a group whose consumer left (from its offsets file) unless skip_groups asks for partitions only', async () => {

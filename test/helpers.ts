@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Broker, encodeBatch, sealBatch, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi, type ProducerApi } from '../src';
+import { Broker, encodeBatch, sealBatch, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi, type ProducerApi, type ProducerRecord, type UringmqError } from '../src';
 
 const made: string[] = [];
 
@@ -318,6 +318,43 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${what}`);
     await sleep(20);
   }
+}
+
+/**
+ * A send() whose value, key or header bytes are transferred (their ArrayBuffer detached)
+ * while the send lingers fails alone with INVALID_ARGUMENT; the records batched with it
+ * are written, with offsets in order. A view detached before its send() is written empty.
+ * `topic` has a partition 0 with nothing in it.
+ */
+export async function checkSendOfTransferredBytes(p: ProducerApi, broker: Broker, topic: string): Promise<void> {
+  const detachLater: ArrayBuffer[] = [];
+  const bytes = (s: string) => {
+    const b = Buffer.from(new ArrayBuffer(s.length)); // not from Buffer's shared pool
+    b.write(s);
+    detachLater.push(b.buffer as ArrayBuffer);
+    return b;
+  };
+  const gone = Buffer.from(new ArrayBuffer(4));
+  structuredClone(gone.buffer, { transfer: [gone.buffer as ArrayBuffer] });
+  const sends = [
+    p.send(topic, { value: 'first', partition: 0 } as ProducerRecord),
+    p.send(topic, { value: bytes('value'), partition: 0 } as ProducerRecord),
+    p.send(topic, { value: 'second', key: bytes('key'), partition: 0 } as ProducerRecord),
+    p.send(topic, { value: 'third', headers: { h: 'kept', lost: bytes('header') }, partition: 0 } as ProducerRecord),
+    p.send(topic, { value: gone, partition: 0 } as ProducerRecord), // detached before its send(): written empty
+    p.send(topic, { value: 'last', partition: 0 } as ProducerRecord),
+  ];
+  for (const ab of detachLater) structuredClone(ab, { transfer: [ab] }); // while they linger
+  const settled = await Promise.allSettled(sends);
+  const failed = settled.map((s) => (s.status === 'rejected' ? (s.reason as UringmqError) : null));
+  assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled', 'fulfilled'], JSON.stringify(failed.map((e) => e?.message)));
+  for (const [i, field] of [[1, 'value'], [2, 'key'], [3, 'header "lost"']] as const) {
+    assert.equal(failed[i]!.code, 'INVALID_ARGUMENT');
+    assert.match(failed[i]!.message, new RegExp(`send to ${topic}: the record's ${field} was detached \\(its ArrayBuffer transferred\\) after send\\(\\) took it`));
+  }
+  const offsets = settled.map((s) => (s.status === 'fulfilled' ? s.value.offset : -1));
+  assert.deepEqual(offsets, [0, -1, -1, -1, 1, 2]);
+  assert.deepEqual((await broker.read(topic, 0, 0)).map((m) => m.value.toString()), ['first', '', 'last']);
 }
 
 /**

@@ -4,7 +4,7 @@
  * once per batch. sendBatch() appends caller-made batches directly.
  */
 import { UringmqError, invalid, shown } from '../errors';
-import { encodeBatch, type RecordInput } from '../codec/record_batch';
+import { encodeBatch, encodeSent, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
 import { PendingPromises } from './id_table';
@@ -130,9 +130,9 @@ export class Producer implements ProducerApi {
     const at = Date.now();
     if (this.mustHold()) {
       // Held, the record as it is now (checked when it goes on): the caller may reuse
-      // its object meanwhile, as sendNow's copy allows once it is in a batch.
-      const kept = record !== null && typeof record === 'object' ? { ...record } : record;
-      if (kept !== record && kept.headers !== null && typeof kept.headers === 'object') kept.headers = { ...kept.headers };
+      // its object meanwhile, as sendNow's copy allows once it is in a batch. A view
+      // detached from now on fails this send alone, as one in a batch (encodeSent).
+      const kept = ownRecord(record) as ProducerRecord;
       return this.held(() => this.sendNow(topic, kept, at));
     }
     return this.sendNow(topic, record, at);
@@ -304,13 +304,14 @@ export class Producer implements ProducerApi {
     acc.records = [];
     acc.waiters = [];
     acc.bytes = 0;
-    let batch: Buffer;
+    let batch: Buffer | null;
     try {
-      batch = encodeBatch(records, { alloc: this.alloc });
+      batch = encodeSent(records, { alloc: this.alloc }, topic, (i, err) => waiters.splice(i, 1)[0]!.reject(err));
     } catch (e) {
       for (const w of waiters) w.reject(e as Error);
       return;
     }
+    if (batch === null) return;
     const fail = (e: Error): void => {
       for (const w of waiters) w.reject(e);
     };

@@ -3,7 +3,7 @@
 // call per record showed in consumer profiles.
 import { Buffer } from 'node:buffer';
 import { UringmqError, invalid, shown } from '../errors';
-import { MAX_TIMESTAMP, RECORD_PROBLEM, recordSize, type RecordInput } from '../codec/record_batch';
+import { MAX_TIMESTAMP, RECORD_PROBLEM, isDetached, recordSize, type RecordInput } from '../codec/record_batch';
 
 // Module-local copies: global lookups showed up in profiles of the per-record path.
 const isBuffer = Buffer.isBuffer;
@@ -68,7 +68,23 @@ export function validateRecord(r: unknown, what: string, topic: string, index = 
 export function ownRecord(r: unknown): unknown {
   if (r === null || typeof r !== 'object') return r;
   const { value, key, headers, timestamp, partition } = r as Record<string, unknown>;
-  return { value, key, headers: headers !== null && typeof headers === 'object' && !Array.isArray(headers) ? { ...headers } : headers, timestamp, partition };
+  let own = headers;
+  if (headers !== null && typeof headers === 'object' && !Array.isArray(headers)) {
+    const h: Record<string, unknown> = (own = { ...headers });
+    for (const k of Object.keys(h)) h[k] = asSent(h[k]);
+  }
+  return { value: asSent(value), key: asSent(key), headers: own, timestamp, partition };
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A view detached before send() (its ArrayBuffer transferred) is written as the empty
+ * value it is then; one detached later, while its send lingers, fails that send alone
+ * (encodeSent). This tells them apart: the first becomes a view of our own.
+ */
+function asSent(v: unknown): unknown {
+  return v instanceof U8 && v.length === 0 && isDetached(v) ? EMPTY : v;
 }
 
 /**

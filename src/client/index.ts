@@ -26,7 +26,7 @@ import { brokerService } from '../grpc/service';
 import { CODE_TRAILER, MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
 import { MAX_ACK_RANGES } from '../grpc/subscribe_request';
 import { FetchConsumer, type FetchConsumerOptions } from './fetch_consumer';
-import { finishRequest, maxRequestBytes, prepareBatch, type PreparedBatch } from './publish_request';
+import { finishRequest, maxRequestBytes, prepareBatch, prepareSent, type PreparedBatch } from './publish_request';
 import { checkAuthToken } from '../fetch/protocol';
 import { DirectStream, FLOW_WINDOW, PROBE_MS, PUBLISH_STREAM, SUBSCRIBE_STREAM, parseHostPort, type DirectTarget } from './direct_stream';
 import { boundGrpcEnd, endAndAwaitLeave, type GrpcCallStream, type GrpcProbe } from './leave';
@@ -1373,12 +1373,17 @@ export class RemoteProducer implements ProducerApi {
     acc.reserved = 0;
     acc.timer = null;
     acc.ready = false;
-    let prep: PreparedBatch;
+    let prep: PreparedBatch | null;
     try {
-      prep = prepareBatch(this.msgPool, acc.topic, records); // checked by send() already
+      // Checked by send() already; a record whose bytes were detached since fails alone.
+      prep = prepareSent(this.msgPool, acc.topic, records, (i, err) => waiters.splice(i, 1)[0]!.reject(err));
     } catch (e) {
       this.release(reserved);
       waiters.forEach((w) => w.reject(e as Error));
+      return;
+    }
+    if (prep === null) {
+      this.release(reserved);
       return;
     }
     const done = this.submit(acc.topic, acc.partition, prep).then(

@@ -12,7 +12,7 @@
  */
 import type { BufferPool } from '../codec/buffer_pool';
 import { GRPC_PREFIX_BYTES } from '../grpc/framing';
-import { encodeBatch, sealBatch, stampProducer, uvarintSize, writeUvarint, type RecordInput } from '../codec/record_batch';
+import { encodeBatch, encodeSent, sealBatch, stampProducer, uvarintSize, writeUvarint, type RecordInput } from '../codec/record_batch';
 
 export interface PreparedBatch {
   /** The pooled buffer: [room for the fields][batch]. */
@@ -44,6 +44,21 @@ export function prepareBatch(pool: BufferPool, topic: string, records: readonly 
     },
   });
   return { buf: buf!, start: room, end: room + batch.length, count: records.length };
+}
+
+/**
+ * prepareBatch for send()s' records (encodeSent): one whose bytes were detached since
+ * its send() is taken out of `records` and `drop` told; null when none is left.
+ */
+export function prepareSent(pool: BufferPool, topic: string, records: RecordInput[], drop: (index: number, err: Error) => void): PreparedBatch | null {
+  const room = roomFor(Buffer.byteLength(topic));
+  let buf: Buffer | null = null;
+  const alloc = (size: number) => {
+    buf = pool.acquire(room + size);
+    return buf.subarray(room, room + size);
+  };
+  const batch = encodeSent(records, { alloc }, topic, drop);
+  return batch && { buf: buf!, start: room, end: room + batch.length, count: records.length };
 }
 
 /**

@@ -179,13 +179,15 @@ function shapeError(opts: EncodeOptions, i: number, problem: string): Error {
 const NO_OPTS: EncodeOptions = {};
 
 /** The encoded size of record i's headers; INVALID_ARGUMENT when they are not an object of bytes. */
-function headersSize(h: unknown, opts: EncodeOptions, i: number): number {
+function headersSize(h: unknown, opts: EncodeOptions, i: number, sent = false): number {
   if (h === null || typeof h !== 'object' || Array.isArray(h)) throw shapeError(opts, i, RECORD_PROBLEM.headers);
   let n = 0;
   let count = 0;
   for (const k of Object.keys(h)) {
-    const vl = bytesLen((h as Record<string, unknown>)[k]);
+    const v = (h as Record<string, unknown>)[k];
+    const vl = bytesLen(v);
     if (vl < 0) throw shapeError(opts, i, RECORD_PROBLEM.header(k));
+    if (vl === 0 && sent && typeof v !== 'string' && isDetached(v as Uint8Array)) throw new DetachedSince(i, `header ${JSON.stringify(k)}`);
     const kl = Buffer.byteLength(k);
     n += uvarintSize(kl) + kl + uvarintSize(vl) + vl;
     count++;
@@ -203,6 +205,67 @@ function headersSize(h: unknown, opts: EncodeOptions, i: number): number {
  * throughput.
  */
 export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions = {}): Buffer {
+  return encode(records, opts, false);
+}
+
+/**
+ * A view of a detached ArrayBuffer (its ArrayBuffer transferred: postMessage,
+ * structuredClone with `transfer`), which has no bytes left. Only a view of no bytes
+ * is looked at further: the common case costs one length check.
+ */
+export function isDetached(v: Uint8Array): boolean {
+  if (v.length !== 0) return false;
+  const ab = v.buffer as ArrayBuffer & { detached?: boolean };
+  if (ab.byteLength !== 0) return false;
+  if (HAS_DETACHED) return ab.detached === true;
+  // Node 20 has no ArrayBuffer.prototype.detached: a view of a detached one cannot be made.
+  try {
+    new U8(ab);
+    return false;
+  } catch {
+    return true;
+  }
+}
+const HAS_DETACHED = 'detached' in ArrayBuffer.prototype;
+
+/** Thrown by encode() for a sent record whose bytes were detached since (encodeSent). */
+class DetachedSince extends Error {
+  constructor(
+    readonly index: number,
+    readonly field: string,
+  ) {
+    super(`record ${index}: its ${field} was detached`);
+  }
+}
+
+/**
+ * @internal encodeBatch for the records of a producer's send()s, taken earlier
+ * (ownRecord took a view detached by then as the empty one it was). A record one of
+ * whose views was detached since (its ArrayBuffer transferred while it lingered) has
+ * lost its bytes: it is taken out of `records`, `drop(i, err)` is told (its send fails
+ * alone, with INVALID_ARGUMENT), and the others are encoded. null when none is left.
+ * The check is per record and per field, and only for one of no bytes.
+ */
+export function encodeSent(records: RecordInput[], opts: EncodeOptions, topic: string, drop: (index: number, err: UringmqError) => void): Buffer | null {
+  for (;;) {
+    try {
+      return encode(records, opts, true);
+    } catch (e) {
+      if (!(e instanceof DetachedSince)) throw e;
+      records.splice(e.index, 1);
+      drop(
+        e.index,
+        invalid(
+          `send to ${topic}: the record's ${e.field} was detached (its ArrayBuffer transferred) after send() took it and before its batch was encoded, so its bytes are gone; this record was not written (the records batched with it were)`,
+        ),
+      );
+      if (records.length === 0) return null;
+    }
+  }
+}
+
+/** encodeBatch; `sent`: the records are send()s' (see encodeSent). */
+function encode(records: readonly RecordInput[], opts: EncodeOptions, sent: boolean): Buffer {
   if (!Array.isArray(records)) throw invalid('encodeBatch needs an array of records');
   if (opts === null || typeof opts !== 'object') throw invalid('encodeBatch options must be an object');
   const n = records.length;
@@ -251,16 +314,18 @@ export function encodeBatch(records: readonly RecordInput[], opts: EncodeOptions
     if (key !== undefined && key !== null) {
       kl = bytesLen(key);
       if (kl < 0) throw shapeError(opts, i, RECORD_PROBLEM.key);
+      if (kl === 0 && sent && typeof key !== 'string' && isDetached(key)) throw new DetachedSince(i, 'key');
     }
     const value = r.value;
     const vl = bytesLen(value);
     if (vl < 0) throw shapeError(opts, i, RECORD_PROBLEM.value);
+    if (vl === 0 && sent && typeof value !== 'string' && isDetached(value)) throw new DetachedSince(i, 'value');
     keyLens[i] = kl;
     valueLens[i] = vl;
     if (plain && (kl >= 0 || ts - first < -64 || ts - first > 63 || typeof value === 'string' || r.headers !== undefined)) plain = false;
     let body = 1 + uvarintSize(zigzag(ts - first)) + uvarintSize(i) + (kl < 0 ? 1 : uvarintSize(kl + 1) + kl) + uvarintSize(vl) + vl;
     const h = r.headers;
-    body += h === undefined ? 1 : headersSize(h, opts, i);
+    body += h === undefined ? 1 : headersSize(h, opts, i, sent);
     bodyLens[i] = body;
     total += body + uvarintSize(body);
   }
