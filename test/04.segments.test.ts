@@ -425,6 +425,36 @@ describe('Segments, index, retention and recovery', () => {
     }
   });
 
+  it('a retention pass tries a retired file that stays once and counts that one failure once, also when the pass retires more segments behind it', async function () {
+    this.timeout(60_000);
+    const dir = tmpDir();
+    const b = await openBroker({ dir });
+    await b.createTopic('t', { segmentBytes: 8192, retention: { maxBytes: 16 * 1024 } });
+    await fill(b, 't', 60); // three segments, under the limit: nothing retired yet
+    assert.equal((await b.describeTopic('t')).partitions[0]!.startOffset, 0);
+    const first = segmentFiles(dir, 't', 0)[0]!;
+    // A non-empty directory where the file was: its unlink fails (EISDIR), for root too.
+    fs.renameSync(first, `${first}.moved`);
+    fs.mkdirSync(first);
+    fs.writeFileSync(path.join(first, 'x'), 'x');
+    try {
+      // Passes run at least a second apart, so in `elapsed` ms there were at most
+      // floor(elapsed / 1000) + 1 of them. Each pass here also retires new segments (the
+      // writes go on): it ran the removals twice, and counted the stuck file twice.
+      const t0 = performance.now();
+      while (b.retentionRemoveFailures < 6 && performance.now() - t0 < 30_000) await fill(b, 't', 50);
+      const failures = b.retentionRemoveFailures;
+      const passes = Math.floor((performance.now() - t0) / 1000) + 1;
+      assert.ok(failures >= 6, `${failures} failed removals`);
+      assert.ok(failures <= passes, `${failures} failed removals counted in at most ${passes} retention passes`);
+    } finally {
+      fs.rmSync(first, { recursive: true });
+    }
+    // The obstacle gone, the next pass removes it (the retired files after it follow, 16 a pass).
+    await waitFor(() => !fs.existsSync(first), 30_000, `${first} removed`);
+    await b.close();
+  });
+
   it('retention makes each removal durable before the next: the directory is synced after every unlink, so a power cut cannot keep a later removal and lose an earlier one', async function () {
     // One fsync of the directory after several unlinks lets a power cut keep any subset
     // of them (ext4 without a journal writes the directory's blocks back in any order):

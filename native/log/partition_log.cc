@@ -1130,7 +1130,14 @@ void PartitionLog::Fail(const Status& s) {
 }
 
 void PartitionLog::EnforceRetention(int64_t now_ms, RemovalTrouble* trouble) {
+  RetireSegments(now_ms);
+  // Once a pass: the removals left from earlier passes and this one's, in that order.
+  // (Called before the retiring too, a pass that retired segments behind a file that
+  // stays tried that file twice, and counted two failures.)
   if (!unlink_retry_.empty() || dir_sync_pending_) RemoveRetired(trouble);
+}
+
+void PartitionLog::RetireSegments(int64_t now_ms) {
   if (cfg_.retention_bytes < 0 && cfg_.retention_ms < 0) return;
   std::vector<std::shared_ptr<Segment>> doomed;
   {
@@ -1160,7 +1167,6 @@ void PartitionLog::EnforceRetention(int64_t now_ms, RemovalTrouble* trouble) {
     unlink_retry_.push_back(seg->log_name);
     unlink_retry_.push_back(seg->index_name);
   }
-  RemoveRetired(trouble);
 }
 
 void PartitionLog::RemoveRetired(RemovalTrouble* trouble) {
@@ -1193,10 +1199,12 @@ void PartitionLog::RemoveRetired(RemovalTrouble* trouble) {
   };
   constexpr size_t kMaxRemovalsPerPass = 16;
   size_t done = 0;
+  bool sync_failed = false;
   while (done < unlink_retry_.size() && done < kMaxRemovalsPerPass) {
     if (dir_sync_pending_) {
       if (int e = SyncDir(); e != 0) {
         stuck(".", SysError("fsync of the directory", cfg_.dir, -1, e));
+        sync_failed = true;  // not tried (and counted) again below
         break;  // tried again at the next pass, before any other unlink
       }
       dir_sync_pending_ = false;
@@ -1213,7 +1221,7 @@ void PartitionLog::RemoveRetired(RemovalTrouble* trouble) {
     done++;
   }
   unlink_retry_.erase(unlink_retry_.begin(), unlink_retry_.begin() + static_cast<std::ptrdiff_t>(done));
-  if (dir_sync_pending_) {
+  if (dir_sync_pending_ && !sync_failed) {
     if (int e = SyncDir(); e != 0) stuck(".", SysError("fsync of the directory", cfg_.dir, -1, e));
     else dir_sync_pending_ = false;
   }

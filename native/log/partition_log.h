@@ -374,6 +374,9 @@ class PartitionLog {
   void CloseLeastReadLocked();
   void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
   void RemoveRetired(RemovalTrouble* trouble);
+  // Takes the sealed segments past the retention limits out of the log and queues their
+  // files' names for RemoveRetired.
+  void RetireSegments(int64_t now_ms);
   // fsync of the partition's directory (through dir_fd_): 0 or errno.
   int SyncDir() const;
   // The names of base's segment files, in seg (and their paths, for messages).
