@@ -921,6 +921,38 @@ describe('Segments, index, retention and recovery', () => {
     }
   });
 
+  it('an orphan .index that cannot be removed (a non-empty directory by that name) is warned of and left: the partition opens from its first segment', async () => {
+    const { dir, segs } = await segmentedLog();
+    fs.rmSync(segs[0]!); // retention's removal of the .log, the crash before its .index
+    const orphan = segs[0]!.replace(/\.log$/, '.index');
+    // What no unlink removes, root's included (EISDIR).
+    fs.rmSync(orphan);
+    fs.mkdirSync(orphan);
+    fs.writeFileSync(path.join(orphan, 'x'), 'x');
+    const start = Number(path.basename(segs[1]!, '.log'));
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => {
+      if (w.name === 'UringmqWarning') warnings.push(w.message);
+    };
+    process.on('warning', onWarning);
+    const b = await openBroker({ dir });
+    try {
+      const part = (await b.describeTopic('t')).partitions[0]!;
+      assert.equal(part.startOffset, start);
+      assert.deepEqual((await readAll(b, 't', 0, start)).map((m) => m.offset), Array.from({ length: 300 - start }, (_, i) => start + i));
+      assert.equal((await b.producer().send('t', { value: 'next', partition: 0 })).offset, 300);
+      // Relayed with the core's other warnings (every second).
+      await waitFor(() => warnings.some((w) => w.includes(path.basename(orphan))), 10_000, 'a warning naming the orphan');
+      const w = warnings.find((x) => x.includes(path.basename(orphan)))!;
+      assert.ok(w.startsWith('t/0: '), w);
+      assert.match(w, /Is a directory/);
+      assert.ok(fs.existsSync(path.join(orphan, 'x')), 'left as it was');
+    } finally {
+      process.off('warning', onWarning);
+      await b.close();
+    }
+  });
+
   it("an orphan .index anywhere (between segments, at the offset the next segment will start at, in a partition with no .log) is never taken for a segment's: the open, appends across a roll, reads, retention and the next opens work, and each orphan is overwritten or removed once older than the first segment", async () => {
     const { dir, segs } = await segmentedLog();
     const name = (base: number, ext: string) => `${String(base).padStart(20, '0')}${ext}`;

@@ -605,7 +605,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     // Registered with the engine as soon as it is open, so its timers (retention,
     // idle memory) run whether or not anything is ever appended to it.
     auto* w = new OpenPartitionWorker(env, std::move(cfg), static_cast<uint64_t>(scan_bytes), scan_from, static_cast<size_t>(scan_batches), static_cast<size_t>(scan_per_producer), info.This().As<Napi::Object>(), id_, [this](const std::shared_ptr<PartitionLog>& log) {
-      if (!tsfn_released_ && shared_->engine) shared_->engine->Register(log);
+      if (!tsfn_released_ && shared_->engine) {
+        shared_->engine->Register(log);
+        // Relayed by the broker with the I/O thread's own (Broker.relayNativeWarnings).
+        for (std::string& w : log->TakeOpenWarnings()) shared_->engine->AddWarning(std::move(w));
+      }
       directory_->Add(log);
     });
     napi_value p = w->Promise();

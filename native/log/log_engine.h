@@ -115,6 +115,8 @@ class LogEngine {
   // Any thread. Warnings of the I/O thread's background work (retention) since the
   // last call, oldest first: for the operator, who has no other way to hear of them.
   std::vector<std::string> TakeWarnings();
+  // Any thread. Queues a warning for TakeWarnings (at most 64 held; past that, counted).
+  void AddWarning(std::string w);
 
   // JS thread. False when the ring is full: the caller retries after completions.
   bool Submit(IoRequest&& r);
@@ -177,7 +179,6 @@ class LogEngine {
   std::mutex warnings_mu_;
   std::vector<std::string> warnings_;
   uint64_t warnings_dropped_ = 0;
-  void AddWarning(std::string w);
 };
 
 }  // namespace uringmq

@@ -233,12 +233,20 @@ Status PartitionLog::Open(const PartitionConfig& cfg, std::shared_ptr<PartitionL
     if (unlink(t.c_str()) != 0 && errno != ENOENT) return SysError("unlink", t, -1, errno);
   // Retention removes a segment's .log, then its .index: a crash between the two leaves
   // an index older than every segment, which no later removal would ever name again.
+  // Garbage, read by nothing (no segment will start there again): one that cannot be
+  // removed is said and left, not a reason to refuse the partition (it did, whatever
+  // the cause: a directory of that name, a file made immutable).
   bool orphans = false;
   for (int64_t b : index_bases) {
     if (bases.empty() || b >= bases.front()) continue;
     const std::string ip = cfg.dir + "/" + SegmentFileName(b, ".index");
-    if (unlink(ip.c_str()) != 0 && errno != ENOENT) return SysError("unlink", ip, -1, errno);
-    orphans = true;
+    if (unlink(ip.c_str()) == 0) {
+      orphans = true;
+    } else if (const int e = errno; e != ENOENT) {
+      log->open_warnings_.push_back(cfg.label + ": cannot remove the index of a segment retention removed (its .log is gone): " +
+                                    SysError("unlink", ip, -1, e).message +
+                                    "; left as it is (nothing reads it), tried again at the next open");
+    }
   }
   if (orphans) {
     int rc = FsyncDir(cfg.dir);

@@ -219,6 +219,9 @@ class PartitionLog {
   };
   // Deletes whole sealed segments past the retention limits.
   void EnforceRetention(int64_t now_ms, RemovalTrouble* trouble);
+  // What Open had to leave as it was (an orphan index it could not remove), for the
+  // operator; empty after the first call. JS thread, before the partition is registered.
+  std::vector<std::string> TakeOpenWarnings() { return std::move(open_warnings_); }
   // Returns a burst's staging memory once the partition has been idle for a while.
   void ReleaseIdleMemory(int64_t now_ms);
 
@@ -403,6 +406,7 @@ class PartitionLog {
   // What RemoveRetired's last warning was about while it keeps failing (a file's name,
   // or "." for the directory's sync); emptied by a pass that fails nothing.
   std::string removal_warned_;
+  std::vector<std::string> open_warnings_;  // see TakeOpenWarnings
   WriteUnit active_;
   int64_t next_offset_ = 0;  // next offset to assign
   std::vector<WriteUnit> sealing_;
