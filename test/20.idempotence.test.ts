@@ -399,6 +399,27 @@ describe('Idempotent producers: maxProducerStateBatches', () => {
       await b.close();
     }
   });
+
+  it("a table that holds more than its share once a create shrinks it is trimmed then, not at its next publish: the partitions no longer written keep no more than theirs", async () => {
+    // Trimmed only in record(), a table filled under a larger share kept it for as
+    // long as its partition was not written: filling partitions, creating more and
+    // filling those (never writing the first again) passed the bound many times over.
+    const b = await openBroker({ dir: tmpDir(), maxProducerStateBatches: 256 });
+    try {
+      await b.createTopic('a'); // the whole bound: 256
+      for (let pid = 1; pid <= 256; pid++) await b.publishBatch('a', batch(0, pid), 0);
+      const a0 = b.topicState('a').partitions[0]!.idempotence;
+      assert.equal(a0.size, 256);
+      await b.createTopic('b', { partitions: 3 }); // 64 each from now on
+      assert.equal(a0.size, 64, "a's table kept its former share");
+      for (let p = 0; p < 3; p++) for (let pid = 1; pid <= 64; pid++) await b.publishBatch('b', batch(0, pid), p);
+      assert.equal(b.producerStateBatches, 256);
+      // What stays is the most recently used.
+      assert.equal((await b.publishBatch('a', batch(0, 256), 0)).baseOffset, 255, 'a retry of the newest producer is a duplicate');
+    } finally {
+      await b.close();
+    }
+  });
 });
 
 describe('Idempotent producers: producerStateScanBytes', () => {

@@ -368,6 +368,15 @@ export class Broker {
   /** A partition's producer table's bound (IdempotenceTable): its share of maxProducerStateBatches, at least a producer's window. */
   private readonly producerStateShare = (): number =>
     Math.min(IdempotenceTable.MAX_ENTRIES, Math.max(IdempotenceTable.KEEP_BATCHES, Math.floor(this.maxProducerStateBatches / Math.max(1, this.partitionsHeld))));
+  /**
+   * After partitionsHeld grew: every table down to its smaller share. A partition no
+   * longer written kept what it held under the larger one, and creates then passed
+   * maxProducerStateBatches many times over. Its cost, one pass over the partitions,
+   * falls on a create (which already does file I/O for each of its own), not on publishes.
+   */
+  private trimProducerTables(): void {
+    for (const t of this.topics.values()) for (const ps of t.partitions) ps.idempotence.trim();
+  }
   /** @internal Idempotent batches the partitions' producer tables remember now, in all. */
   get producerStateBatches(): number {
     let n = 0;
@@ -835,6 +844,7 @@ export class Broker {
         throw e instanceof UringmqError ? e : writeError(`creating topic ${name}: ${(e as Error).message}`, e);
       }
       this.topics.set(name, t);
+      this.trimProducerTables();
       return this.describe(t);
     });
   }
@@ -944,6 +954,7 @@ export class Broker {
             this.partitionsHeld -= t.config.partitions;
             throw x;
           });
+          this.trimProducerTables(); // others may have grown into its share meanwhile
           again.cuts = await readLogCuts(t.dir, t.config.partitions);
         } catch (reopen) {
           err.message += ` (but could not be opened again until the broker reopens: ${(reopen as Error).message})`;

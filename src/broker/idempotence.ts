@@ -176,9 +176,19 @@ export class IdempotenceTable {
       if (out.failed) this.addHole(producerId, out);
       else if (out.result instanceof Promise) this.keepInFlight(producerId, out);
     }
+    this.trim();
+    return entry;
+  }
+
+  /**
+   * Forgets least recently used producers down to the table's bounds (one producer's
+   * window is always kept). record() does it for the table written; the broker does it
+   * for every table when their share shrinks, as a table no longer written would
+   * otherwise keep what it held under the larger one.
+   */
+  trim(): void {
     const max = Math.min(this.maxEntries, this.share());
     while (this.entries > max && this.producers.size > 1) this.dropLeastRecent();
-    return entry;
   }
 
   /**
