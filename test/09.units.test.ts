@@ -10,6 +10,8 @@ import { murmur2, partitionForKey } from '../src/broker/partitioner';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { SERVER_NODE_FLAGS } from '../src/cli/node_flags';
 import * as fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { maxPartitionsFor } from '../src/broker/broker';
 import { spawn } from './fixtures/children';
 import { parseTrace, sleep } from './helpers';
 import * as os from 'node:os';
@@ -623,5 +625,33 @@ describe('Units: the mount table check for file systems without barriers (mount_
     const [major, minor] = [0x12345n, 0x6789an];
     const dev = ((major & 0xfffff000n) << 32n) | ((major & 0xfffn) << 8n) | ((minor & 0xffffff00n) << 12n) | (minor & 0xffn);
     assert.equal(majorMinor(dev), `${major}:${minor}`);
+  });
+});
+
+describe("Units: maxPartitions' default from the open-file limit (maxPartitionsFor)", () => {
+  const limits = (soft: string, hard: string) =>
+    ['Limit                     Soft Limit           Hard Limit           Units     ', `Max processes             63704                63704                processes `, `Max open files            ${soft.padEnd(21)}${hard.padEnd(21)}files     `].join('\n');
+
+  it('an eighth of the limit, at most what no limit gives: a host whose hard limit is 1,048,576 (Node runs with it) is not given 131,072 partitions', () => {
+    assert.equal(maxPartitionsFor(limits('20000', '20000')), 2500);
+    assert.equal(maxPartitionsFor(limits('7', '7')), 1);
+    // Typical hard limits (systemd's 524,288, containers' 1,048,576): the default was
+    // 65,536 and 131,072 partitions, some 1.1 MiB of memory each once written, more than
+    // the 10,000 given where there is no limit at all.
+    assert.equal(maxPartitionsFor(limits('524288', '524288')), 10_000);
+    assert.equal(maxPartitionsFor(limits('1048576', '1048576')), 10_000);
+    assert.equal(maxPartitionsFor(limits('unlimited', 'unlimited')), 10_000);
+    assert.equal(maxPartitionsFor('no such line'), 10_000);
+  });
+
+  it('Node runs with its soft limit raised to the hard one: that is the limit the default goes by, not the shell\'s `ulimit -n`', () => {
+    // A lower soft limit is raised by Node at start: what `ulimit -n` says in the shell
+    // that starts the broker is not what it gets (the README names `ulimit -Hn`).
+    const hard = /^Max open files\s+\S+\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    if (hard === undefined || Number(hard) < 64) return;
+    const soft = Math.floor(Number(hard) / 2);
+    const code = "const l=require('fs').readFileSync('/proc/self/limits','utf8');process.stdout.write(/^Max open files\\s+(\\d+)/m.exec(l)[1])";
+    const out = execFileSync('bash', ['-c', `ulimit -Sn ${soft} && exec "$0" -e "$1"`, process.execPath, code], { encoding: 'utf8' });
+    assert.equal(out, hard);
   });
 });

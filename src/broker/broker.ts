@@ -149,8 +149,8 @@ export interface BrokerOptions {
   maxTopics?: number;
   /**
    * The most partitions the broker holds, over all its topics (1 to 1,000,000; by
-   * default an eighth of the process's open-file limit, `ulimit -n`, at most 1,000,000:
-   * 2,500 at 20,000). Each partition keeps four files open (its directory, its active
+   * default an eighth of the process's open-file limit, at most 10,000: 2,500 at 20,000;
+   * Node raises the soft limit to the hard one as it starts, so `ulimit -Hn`). Each partition keeps four files open (its directory, its active
    * segment's log twice and its index) and more while old segments are read, and takes
    * a segment's first space on disk: maxTopics alone (each topic up to 4096 partitions)
    * let one client's creates take every descriptor of the process, after which it could
@@ -1905,14 +1905,21 @@ const MAX_COUNT_LIMIT = 1_000_000;
  */
 export const DEFAULT_MAX_PRODUCER_STATE_BATCHES = 4 * 1024 * 1024;
 const MAX_PRODUCER_STATE_BATCHES_LIMIT = 1_000_000_000;
-/** BrokerOptions.maxPartitions without a limit on open files to go by (unlimited, or /proc not readable). */
+/**
+ * BrokerOptions.maxPartitions without a limit on open files to go by (unlimited, or /proc
+ * not readable), and the most its default is whatever the limit.
+ */
 const FALLBACK_MAX_PARTITIONS = 10_000;
 
 /**
  * BrokerOptions.maxPartitions' default: an eighth of the process's soft limit on open
- * files. A partition keeps four open, so its partitions take at most half of them; the
- * rest is for old segments being read, connections, offsets files and the fetch plane's
- * pipes.
+ * files, at most 10,000. A partition keeps four open, so its partitions take at most
+ * half of them; the rest is for old segments being read, connections, offsets files and
+ * the fetch plane's pipes. Node raises the soft limit to the hard one as it starts, so
+ * this is the hard limit (`ulimit -Hn`), not what `ulimit -n` says in the shell. Capped
+ * as where there is no limit: common hard limits (524,288 under systemd, 1,048,576 in
+ * containers) gave 65,536 and 131,072 partitions, each with its tail cache and write
+ * buffers (about 1.1 MiB) once written, far past the memory of most hosts.
  */
 function defaultMaxPartitions(): number {
   let limits: string;
@@ -1921,9 +1928,14 @@ function defaultMaxPartitions(): number {
   } catch {
     return FALLBACK_MAX_PARTITIONS;
   }
+  return maxPartitionsFor(limits);
+}
+
+/** @internal defaultMaxPartitions from the text of /proc/self/limits. */
+export function maxPartitionsFor(limits: string): number {
   const soft = /^Max open files\s+(\d+)/m.exec(limits)?.[1];
   if (soft === undefined) return FALLBACK_MAX_PARTITIONS; // "unlimited"
-  return Math.min(MAX_COUNT_LIMIT, Math.max(1, Math.floor(Number(soft) / 8)));
+  return Math.min(FALLBACK_MAX_PARTITIONS, Math.max(1, Math.floor(Number(soft) / 8)));
 }
 /** BrokerOptions.groupCommitUs: its default and its ceiling (the native engine's too). */
 export const DEFAULT_GROUP_COMMIT_US = 1000;
