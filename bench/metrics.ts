@@ -28,7 +28,7 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 async function main(): Promise<void> {
   fs.mkdirSync(BASE, { recursive: true });
   const dir = fs.mkdtempSync(path.join(BASE, 'metrics-'));
-  // Past maxPartitions' default where `ulimit -n` is below 32,000 (4,000 partitions by default).
+  // Past maxPartitions' default where the open-file hard limit Node runs with (`ulimit -Hn`) is below 32,000 (4,000 partitions by default).
   const broker = await Broker.open({ dir, durability: 'none', maxPartitions: Math.max(1, TOPICS * PARTITIONS) });
   try {
     const registry = metricsRegistry(broker, { processMetrics: false });
