@@ -535,6 +535,25 @@ describe('Embedded producer: order and batch size at the limits', () => {
     }
   });
 
+  it('a send held back by the write queue whose value, key or header is transferred (its ArrayBuffer detached) while held fails alone (INVALID_ARGUMENT), as one that lingers', async () => {
+    const b = await openBroker({ testIoDelayMs: 100, writeHighWaterBytes: 100_000 });
+    try {
+      await b.createTopic('t');
+      await b.createTopic('u');
+      const p = b.producer();
+      const big = Buffer.alloc(60_000, 1);
+      const queued = [p.sendBatch('t', [{ value: big }], { partition: 0 }), p.sendBatch('t', [{ value: big }], { partition: 0 })];
+      assert.ok(b.overHighWater); // the sends below are held, and their bytes transferred while they are
+      // Before the fix the held send's own copy went through ownRecord again when it
+      // resumed, which took a view detached meanwhile for one detached before send():
+      // written empty, its send resolved.
+      await checkSendOfTransferredBytes(p, b, 'u');
+      await Promise.all(queued);
+    } finally {
+      await b.close();
+    }
+  });
+
   it("records that fit maxBatchBytes only without the batch header go in two batches, not one the broker refuses", async () => {
     const b = await openBroker({ maxBatchBytes: 65536 });
     try {

@@ -334,27 +334,33 @@ export async function checkSendOfTransferredBytes(p: ProducerApi, broker: Broker
     detachLater.push(b.buffer as ArrayBuffer);
     return b;
   };
-  const gone = Buffer.from(new ArrayBuffer(4));
-  structuredClone(gone.buffer, { transfer: [gone.buffer as ArrayBuffer] });
+  const detached = () => {
+    const b = Buffer.from(new ArrayBuffer(4));
+    structuredClone(b.buffer, { transfer: [b.buffer as ArrayBuffer] });
+    return b;
+  };
   const sends = [
     p.send(topic, { value: 'first', partition: 0 } as ProducerRecord),
     p.send(topic, { value: bytes('value'), partition: 0 } as ProducerRecord),
     p.send(topic, { value: 'second', key: bytes('key'), partition: 0 } as ProducerRecord),
     p.send(topic, { value: 'third', headers: { h: 'kept', lost: bytes('header') }, partition: 0 } as ProducerRecord),
-    p.send(topic, { value: gone, partition: 0 } as ProducerRecord), // detached before its send(): written empty
+    p.send(topic, { value: detached(), partition: 0 } as ProducerRecord), // detached before its send(): written empty
+    p.send(topic, { value: 'fourth', headers: { h: detached() }, partition: 0 } as ProducerRecord), // the same for a header
     p.send(topic, { value: 'last', partition: 0 } as ProducerRecord),
   ];
   for (const ab of detachLater) structuredClone(ab, { transfer: [ab] }); // while they linger
   const settled = await Promise.allSettled(sends);
   const failed = settled.map((s) => (s.status === 'rejected' ? (s.reason as UringmqError) : null));
-  assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled', 'fulfilled'], JSON.stringify(failed.map((e) => e?.message)));
+  assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'], JSON.stringify(failed.map((e) => e?.message)));
   for (const [i, field] of [[1, 'value'], [2, 'key'], [3, 'header "lost"']] as const) {
     assert.equal(failed[i]!.code, 'INVALID_ARGUMENT');
     assert.match(failed[i]!.message, new RegExp(`send to ${topic}: the record's ${field} was detached \\(its ArrayBuffer transferred\\) after send\\(\\) took it`));
   }
   const offsets = settled.map((s) => (s.status === 'fulfilled' ? s.value.offset : -1));
-  assert.deepEqual(offsets, [0, -1, -1, -1, 1, 2]);
-  assert.deepEqual((await broker.read(topic, 0, 0)).map((m) => m.value.toString()), ['first', '', 'last']);
+  assert.deepEqual(offsets, [0, -1, -1, -1, 1, 2, 3]);
+  const log = await broker.read(topic, 0, 0);
+  assert.deepEqual(log.map((m) => m.value.toString()), ['first', '', 'fourth', 'last']);
+  assert.deepEqual(log[2]!.headers, { h: Buffer.alloc(0) });
 }
 
 /**

@@ -133,16 +133,21 @@ export class Producer implements ProducerApi {
       // its object meanwhile, as sendNow's copy allows once it is in a batch. A view
       // detached from now on fails this send alone, as one in a batch (encodeSent).
       const kept = ownRecord(record) as ProducerRecord;
-      return this.held(() => this.sendNow(topic, kept, at));
+      return this.held(() => this.sendNow(topic, kept, at, true));
     }
-    return this.sendNow(topic, record, at);
+    return this.sendNow(topic, record, at, false);
   }
 
-  private sendNow(topic: string, record: ProducerRecord, at: number): Promise<SendResult> {
+  /**
+   * `owned`: `record` is ownRecord's copy already (a held send's). Not taken again: a
+   * view detached while it was held would pass for one detached before send() (written
+   * empty, the send resolved) instead of failing this send (encodeSent).
+   */
+  private sendNow(topic: string, record: ProducerRecord, at: number, owned: boolean): Promise<SendResult> {
     try {
       this.assertOpen();
       const t = this.broker.topicState(topic);
-      const own = validateRecord(ownRecord(record), 'send to', topic) as ProducerRecord;
+      const own = validateRecord(owned ? record : ownRecord(record), 'send to', topic) as ProducerRecord;
       const size = this.checkSize(own, topic);
       const partition = this.choosePartition(t, own, own.partition);
       const ps = t.partitions[partition]!;
