@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { UringmqError, crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
 import { validateBatch } from '../src/native';
-import { readBatchSpan, recordAsBatch, stampProducer, type RecordInput } from '../src/codec/record_batch';
+import { encodeSent, readBatchSpan, recordAsBatch, stampProducer, type RecordInput } from '../src/codec/record_batch';
 import { BufferPool } from '../src/codec/buffer_pool';
 import { finishRequest, prepareBatch } from '../src/client/publish_request';
 import { pb } from '../src/grpc/proto';
@@ -499,5 +499,33 @@ describe('RecordBatch codec', () => {
       if (producer) assert.deepEqual([meta.producerId, meta.baseSequence], [producer.producerId, producer.baseSequence]);
       assert.deepEqual(decodeBatches(Buffer.from(req.batch), 0).map((r) => r.value.toString()), ['v', 'w']);
     }
+  });
+});
+
+describe('encodeSent (the records of send()s)', () => {
+  // Records whose values are views of one buffer the caller transferred after its sends
+  // (a message parsed into many records, say): each detached record cost a pass over
+  // the records before it, and a batch of 20k such records, every other one lost,
+  // held the event loop for seconds.
+  it('takes out any number of records whose bytes were detached since their send() in a bounded number of passes, each send failed alone and the rest in order', () => {
+    const n = 2000;
+    const ab = new ArrayBuffer(n * 4);
+    let reads = 0;
+    const records: RecordInput[] = [];
+    for (let i = 0; i < n; i++) {
+      const r = { value: i % 2 ? new Uint8Array(ab, i * 4, 4) : `kept ${i}` } as RecordInput;
+      // Counts what the encoder reads: one read of each record's timestamp per pass over it.
+      Object.defineProperty(r, 'timestamp', { enumerable: true, get: () => (reads++, 1_000) });
+      records.push(r);
+    }
+    structuredClone(ab, { transfer: [ab] });
+    const failed: number[] = [];
+    const senders = records.map((_, i) => ({ reject: (e: Error) => (assert.match(e.message, /the record's value was detached/), failed.push(i)) }));
+    const batch = encodeSent(records, {}, 't', senders)!;
+    assert.ok(reads <= 3 * n, `the records were read ${reads} times`);
+    assert.deepEqual(failed, Array.from({ length: n / 2 }, (_, i) => 2 * i + 1));
+    assert.equal(records.length, n / 2);
+    assert.equal(senders.length, n / 2);
+    assert.deepEqual(decodeBatches(batch).map((m) => m.value.toString()), Array.from({ length: n / 2 }, (_, i) => `kept ${2 * i}`));
   });
 });

@@ -311,7 +311,7 @@ export class Producer implements ProducerApi {
     acc.bytes = 0;
     let batch: Buffer | null;
     try {
-      batch = encodeSent(records, { alloc: this.alloc }, topic, (i, err) => waiters.splice(i, 1)[0]!.reject(err));
+      batch = encodeSent(records, { alloc: this.alloc }, topic, waiters);
     } catch (e) {
       for (const w of waiters) w.reject(e as Error);
       return;

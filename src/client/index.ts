@@ -1376,7 +1376,7 @@ export class RemoteProducer implements ProducerApi {
     let prep: PreparedBatch | null;
     try {
       // Checked by send() already; a record whose bytes were detached since fails alone.
-      prep = prepareSent(this.msgPool, acc.topic, records, (i, err) => waiters.splice(i, 1)[0]!.reject(err));
+      prep = prepareSent(this.msgPool, acc.topic, records, waiters);
     } catch (e) {
       this.release(reserved);
       waiters.forEach((w) => w.reject(e as Error));

@@ -48,16 +48,17 @@ export function prepareBatch(pool: BufferPool, topic: string, records: readonly 
 
 /**
  * prepareBatch for send()s' records (encodeSent): one whose bytes were detached since
- * its send() is taken out of `records` and `drop` told; null when none is left.
+ * its send() is taken out of `records`, and its sender out of `senders` and rejected;
+ * null when none is left.
  */
-export function prepareSent(pool: BufferPool, topic: string, records: RecordInput[], drop: (index: number, err: Error) => void): PreparedBatch | null {
+export function prepareSent(pool: BufferPool, topic: string, records: RecordInput[], senders: { reject(e: Error): void }[]): PreparedBatch | null {
   const room = roomFor(Buffer.byteLength(topic));
   let buf: Buffer | null = null;
   const alloc = (size: number) => {
     buf = pool.acquire(room + size);
     return buf.subarray(room, room + size);
   };
-  const batch = encodeSent(records, { alloc }, topic, drop);
+  const batch = encodeSent(records, { alloc }, topic, senders);
   return batch && { buf: buf!, start: room, end: room + batch.length, count: records.length };
 }
 

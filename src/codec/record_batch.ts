@@ -242,26 +242,55 @@ class DetachedSince extends Error {
  * @internal encodeBatch for the records of a producer's send()s, taken earlier
  * (ownRecord took a view detached by then as the empty one it was). A record one of
  * whose views was detached since (its ArrayBuffer transferred while it lingered) has
- * lost its bytes: it is taken out of `records`, `drop(i, err)` is told (its send fails
- * alone, with INVALID_ARGUMENT), and the others are encoded. null when none is left.
- * The check is per record and per field, and only for one of no bytes.
+ * lost its bytes: it is taken out of `records`, and its sender (`senders[i]`, the
+ * send() of `records[i]`) out of `senders`, and rejected (its send fails alone, with
+ * INVALID_ARGUMENT); the others are encoded. null when none is left. The check is per
+ * record and per field, and only for one of no bytes.
  */
-export function encodeSent(records: RecordInput[], opts: EncodeOptions, topic: string, drop: (index: number, err: UringmqError) => void): Buffer | null {
+export function encodeSent(records: RecordInput[], opts: EncodeOptions, topic: string, senders: { reject(e: Error): void }[]): Buffer | null {
   for (;;) {
     try {
       return encode(records, opts, true);
     } catch (e) {
       if (!(e instanceof DetachedSince)) throw e;
-      records.splice(e.index, 1);
-      drop(
-        e.index,
-        invalid(
-          `send to ${topic}: the record's ${e.field} was detached (its ArrayBuffer transferred) after send() took it and before its batch was encoded, so its bytes are gone; this record was not written (the records batched with it were)`,
-        ),
-      );
-      if (records.length === 0) return null;
+      // All of them at once, from the first found: views of one buffer transferred
+      // (a message parsed into many records) lose their bytes together, and a pass
+      // over the records and a splice of both arrays per record lost was quadratic
+      // (20k records, every other one lost: 2.3 s of blocked event loop).
+      let kept = e.index;
+      for (let i = e.index; i < records.length; i++) {
+        const r = records[i]!;
+        const field = i === e.index ? e.field : detachedField(r);
+        if (field === null) {
+          records[kept] = r;
+          senders[kept++] = senders[i]!;
+          continue;
+        }
+        senders[i]!.reject(
+          invalid(
+            `send to ${topic}: the record's ${field} was detached (its ArrayBuffer transferred) after send() took it and before its batch was encoded, so its bytes are gone; this record was not written (the records batched with it were)`,
+          ),
+        );
+      }
+      records.length = kept;
+      senders.length = kept;
+      if (kept === 0) return null;
     }
   }
+}
+
+/** Which of a sent record's fields was detached since its send(), as encode() checks them (key, value, headers), or null. */
+function detachedField(r: RecordInput): string | null {
+  if (r === null || typeof r !== 'object') return null; // encode() says what is wrong with it
+  const { key, value, headers } = r;
+  if (key instanceof U8 && isDetached(key)) return 'key';
+  if (value instanceof U8 && isDetached(value)) return 'value';
+  if (headers !== null && typeof headers === 'object')
+    for (const k of Object.keys(headers)) {
+      const v = (headers as Record<string, unknown>)[k];
+      if (v instanceof U8 && isDetached(v)) return `header ${JSON.stringify(k)}`;
+    }
+  return null;
 }
 
 /** encodeBatch; `sent`: the records are send()s' (see encodeSent). */
