@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Broker, encodeBatch, sealBatch, type Message, type UringmqError } from '../src';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
-import { checkSendOfTransferredBytes, checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir } from './helpers';
+import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir } from './helpers';
 
 describe('Broker: topics, produce, read, consume', () => {
   let broker: Broker;
@@ -548,6 +548,24 @@ describe('Embedded producer: order and batch size at the limits', () => {
       // resumed, which took a view detached meanwhile for one detached before send():
       // written empty, its send resolved.
       await checkSendOfTransferredBytes(p, b, 'u');
+      await Promise.all(queued);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a sendBatch held back by the write queue whose value or header is transferred (its ArrayBuffer detached) while held is refused whole (INVALID_ARGUMENT), nothing written', async () => {
+    const b = await openBroker({ testIoDelayMs: 100, writeHighWaterBytes: 100_000 });
+    try {
+      await b.createTopic('t');
+      await b.createTopic('u');
+      const p = b.producer();
+      const big = Buffer.alloc(60_000, 1);
+      const queued = [p.sendBatch('t', [{ value: big }], { partition: 0 }), p.sendBatch('t', [{ value: big }], { partition: 0 })];
+      assert.ok(b.overHighWater); // the sendBatches below are held
+      // Before the fix they were encoded only once let go, with the detached views empty:
+      // written so, and resolved.
+      await checkHeldSendBatchOfTransferredBytes(p, b, 'u');
       await Promise.all(queued);
     } finally {
       await b.close();

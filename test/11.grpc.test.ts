@@ -15,7 +15,7 @@ import { MAX_ACK_RANGES, decodeSubscribeRequest } from '../src/grpc/subscribe_re
 import { toServiceError } from '../src/grpc/status';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
-import { checkSendOfTransferredBytes, checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
+import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
 import { BrokerServer } from '../src/grpc/server';
 import { partitionForKey } from '../src/broker/partitioner';
 
@@ -85,6 +85,14 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
 
   it("the client producer: a send() whose value, key or header is transferred (its ArrayBuffer detached) while it lingers fails alone (INVALID_ARGUMENT), as the embedded one's", async () => {
     await checkSendOfTransferredBytes(r.client.producer({ lingerMs: 100 }), r.broker, 't');
+  });
+
+  it("the client producer: a sendBatch waiting its turn (its topic's partition count not known yet) whose value or header is transferred meanwhile is refused whole (INVALID_ARGUMENT), nothing written, as the embedded one's", async () => {
+    await r.client.createTopic('held-batch');
+    // A new producer's first batches to a topic wait in line for its partition count,
+    // holding the caller's records; before the fix they were encoded again when let go,
+    // the detached views empty: written so, and resolved.
+    await checkHeldSendBatchOfTransferredBytes(r.client.producer(), r.broker, 'held-batch');
   });
 
   it('DescribeTopic lists a group whose consumer left (from its offsets file) unless skip_groups asks for partitions only', async () => {

@@ -364,6 +364,44 @@ export async function checkSendOfTransferredBytes(p: ProducerApi, broker: Broker
 }
 
 /**
+ * A sendBatch the producer holds back (the caller arranged that: the embedded write
+ * queue past its high-water mark, a remote producer's first batches to a topic waiting
+ * for its partition count) keeps the caller's records: one whose value or header bytes
+ * are transferred (the ArrayBuffer detached) while it is held is refused whole with
+ * INVALID_ARGUMENT, nothing written; a view detached before the call is written empty,
+ * as send()'s is. `topic`'s partition 0 must be empty.
+ */
+export async function checkHeldSendBatchOfTransferredBytes(p: ProducerApi, broker: Broker, topic: string): Promise<void> {
+  const fresh = (s: string) => {
+    const b = Buffer.from(new ArrayBuffer(s.length)); // not from Buffer's shared pool
+    b.write(s);
+    return b;
+  };
+  const detached = () => {
+    const b = Buffer.from(new ArrayBuffer(4));
+    structuredClone(b.buffer, { transfer: [b.buffer as ArrayBuffer] });
+    return b;
+  };
+  const lost = fresh('lost');
+  const header = fresh('header');
+  const sends = [
+    p.sendBatch(topic, [{ value: 'a' }, { value: lost }], { partition: 0 }),
+    p.sendBatch(topic, [{ value: 'b', headers: { h: header } }], { partition: 0 }),
+    p.sendBatch(topic, [{ value: detached() }, { value: 'c' }], { partition: 0 }), // detached before the call: written empty
+  ];
+  for (const ab of [lost.buffer, header.buffer]) structuredClone(ab, { transfer: [ab as ArrayBuffer] }); // while held
+  const settled = await Promise.allSettled(sends);
+  const errs = settled.map((s) => (s.status === 'rejected' ? (s.reason as UringmqError) : null));
+  assert.deepEqual(settled.map((s) => s.status), ['rejected', 'rejected', 'fulfilled'], JSON.stringify(errs.map((e) => e?.message)));
+  for (const e of errs.slice(0, 2)) {
+    assert.equal(e!.code, 'INVALID_ARGUMENT');
+    assert.match(e!.message, new RegExp(`sendBatch to ${topic}: a record's value, key or header was detached \\(its ArrayBuffer transferred\\) after sendBatch\\(\\) took it .*nothing was written`));
+  }
+  const log = await broker.read(topic, 0, 0);
+  assert.deepEqual(log.map((m) => m.value.toString()), ['', 'c']);
+}
+
+/**
  * What a producer's send() writes is the record as it was when sent: an object reused or
  * changed while it lingers changes neither it nor the records batched with it, and a
  * record without a timestamp gets the clock of its send(), not of its batch's cut

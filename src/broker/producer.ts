@@ -4,7 +4,7 @@
  * once per batch. sendBatch() appends caller-made batches directly.
  */
 import { UringmqError, invalid, shown } from '../errors';
-import { encodeBatch, encodeSent, type RecordInput } from '../codec/record_batch';
+import { detachedViews, encodeBatch, encodeSent, sendBatchDetachedError, type RecordInput } from '../codec/record_batch';
 import type { Broker, PartitionState, TopicState } from './broker';
 import { StickyPartitioner } from './partitioner';
 import { PendingPromises } from './id_table';
@@ -187,7 +187,12 @@ export class Producer implements ProducerApi {
   sendBatch(topic: string, records: readonly RecordInput[], opts: { partition?: number } = {}): Promise<SendBatchResult> {
     if (this.closing) return Promise.reject(new UringmqError('BROKER_CLOSED', 'producer is closed'));
     const at = Date.now(); // the records' default timestamp, as for send()
-    if (this.mustHold()) return this.held(() => this.sendBatchNow(topic, records, opts, at));
+    if (this.mustHold()) {
+      // Held, the caller's records as they are (a copy would double what is held): a
+      // view detached meanwhile refuses the batch whole, not written empty.
+      const detached = Array.isArray(records) ? detachedViews(records) : 0;
+      return this.held(() => (Array.isArray(records) && detachedViews(records) > detached ? Promise.reject(sendBatchDetachedError(topic)) : this.sendBatchNow(topic, records, opts, at)));
+    }
     return this.sendBatchNow(topic, records, opts, at);
   }
 

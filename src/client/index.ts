@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { BufferPool } from '../codec/buffer_pool';
 import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { UringmqError, invalid } from '../errors';
-import { MIN_MAX_BATCH_BYTES, decodeEach, recordSize, sealBatch, stampProducer, type DecodedRecord, type RecordInput } from '../codec/record_batch';
+import { MIN_MAX_BATCH_BYTES, decodeEach, detachedViews, recordSize, sealBatch, sendBatchDetachedError, stampProducer, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, closesOnEarlyReturn, flatten, groupMessages, ownOptions, returnedOf, type Acker, type ConsumedMessage, type FlattenCursor, type GroupConsumerApi } from '../broker/group_consumer';
 import type { GroupJoinOptions } from '../broker/groups';
@@ -1141,14 +1141,17 @@ export class RemoteProducer implements ProducerApi {
       const space = this.waiting.length === 0 && n !== undefined ? this.reserve(bytes) : undefined;
       if (space === null) p = this.submitBatch(topic, n!, records, opts, prep, bytes);
       else {
-        // In line: hold only the caller's records, not an encoded copy as well.
+        // In line: hold only the caller's records, not an encoded copy as well. A view
+        // detached meanwhile refuses the batch whole, not encoded empty (detachedViews).
         this.msgPool.release(prep.buf);
+        const detached = detachedViews(records);
         p = new Promise<SendBatchResult>((resolve, reject) => {
           const batch = async (): Promise<void> => {
             let held = 0;
             try {
               await (space ?? this.reserve(bytes));
               held = bytes;
+              if (detachedViews(records) > detached) throw sendBatchDetachedError(topic);
               const again = prepareBatch(this.msgPool, topic, records, what, at);
               const now = again.end - again.start;
               this.bufferedBytes += now - bytes; // the caller changed its records meanwhile

@@ -228,6 +228,41 @@ export function isDetached(v: Uint8Array): boolean {
 }
 const HAS_DETACHED = 'detached' in ArrayBuffer.prototype;
 
+/**
+ * @internal How many of the records' views (values, keys, header values) are detached.
+ * A sendBatch held back (the embedded write queue past its high-water mark, or a remote
+ * one waiting its turn for buffer room) keeps the caller's records, not an encoded copy:
+ * a count grown by the time it is encoded means bytes it had when sendBatch took it are
+ * gone, and the batch, written or refused whole, is refused (sendBatchDetachedError)
+ * rather than written with them empty. Records of the wrong shape count nothing here:
+ * their own validation refuses them. Only the held path pays for this pass.
+ */
+export function detachedViews(records: readonly RecordInput[]): number {
+  let n = 0;
+  const one = (v: unknown): void => {
+    if (v instanceof U8 && isDetached(v)) n++;
+  };
+  try {
+    for (const r of records) {
+      if (r === null || typeof r !== 'object') continue;
+      one(r.value);
+      one(r.key);
+      const h = r.headers;
+      if (h !== null && typeof h === 'object' && !Array.isArray(h)) for (const k of Object.keys(h)) one((h as Record<string, unknown>)[k]);
+    }
+  } catch {
+    // A getter or Proxy that throws: the validation that follows says so, typed.
+  }
+  return n;
+}
+
+/** @internal The refusal of a held sendBatch whose records lost bytes meanwhile (detachedViews). */
+export function sendBatchDetachedError(topic: string): UringmqError {
+  return invalid(
+    `sendBatch to ${topic}: a record's value, key or header was detached (its ArrayBuffer transferred) after sendBatch() took it and before the batch was encoded (it waited for room), so its bytes are gone; nothing was written`,
+  );
+}
+
 /** Thrown by encode() for a sent record whose bytes were detached since (encodeSent). */
 class DetachedSince extends Error {
   constructor(
