@@ -10,6 +10,7 @@
         "native/log/partition_log.cc",
         "native/log/log_engine.cc",
         "native/log/io_backend.cc",
+        "native/log/power_cut.cc",
         "native/log/dir_lock.cc",
         "native/uring/io_uring.cc",
         "native/fetch/fetch_server.cc",

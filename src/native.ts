@@ -130,6 +130,10 @@ export interface EngineOptions {
   testIoDelayMs?: number;
   /** Test hook: the io_uring backend's first submission or wait for completions fails. */
   testUringFault?: 'submit' | 'wait' | 'short-submit-wait';
+  /** Test hook: a journal path; see simulatePowerCut. Needs durability 'sync' or 'interval'. */
+  testPowerCut?: string;
+  /** Test hook: with testPowerCut, the process SIGKILLs itself after this many write batches left writes unflushed. */
+  testPowerCutKillAfter?: number;
   onComplete: CompletionCallback;
 }
 
@@ -199,6 +203,18 @@ interface Addon {
   probeIoUring(): { available: boolean; reason: string };
   /** Absent from an addon built before it. */
   fdHungUp?(fd: number): boolean;
+  simulatePowerCut(journal: string, seed: number): PowerCutResult;
+}
+
+/** What simulatePowerCut undid. */
+export interface PowerCutResult {
+  /** Data writes the journal recorded since it was last emptied (everything before was flushed). */
+  writes: number;
+  /** Of which no flush covered: their old bytes were put back (but for the sectors kept). */
+  lostWrites: number;
+  sectorsUndone: number;
+  /** 512-byte sectors of lost writes a seeded random choice kept, as a disk may persist part of its cache early. */
+  sectorsKept: number;
 }
 
 function packageRoot(): string {
@@ -256,6 +272,21 @@ export const validateBatch = (bytes: Uint8Array): { recordCount: number; baseOff
   }
 };
 export const probeIoUring = (): { available: boolean; reason: string } => addon.probeIoUring();
+
+/**
+ * Test hook: after a SIGKILL of a broker opened with `testPowerCut: journal`, puts the
+ * segment files back as a power cut could have left them on a disk with a volatile write
+ * cache: every data write no flush covered is undone (seed 0), or, with a seed, a random
+ * half of its 512-byte sectors (the disk persisted the rest early). Removes the journal.
+ * Call it before the broker's directory is opened again. See native/log/power_cut.h.
+ */
+export const simulatePowerCut = (journal: string, seed = 0): PowerCutResult => {
+  try {
+    return addon.simulatePowerCut(journal, seed);
+  } catch (e) {
+    throw fromNative(e);
+  }
+};
 
 /**
  * Whether `fd` is hung up (poll(): a pipe with no reader left, a socket whose peer

@@ -26,6 +26,7 @@
 #include "log/dir_lock.h"
 #include "log/log_engine.h"
 #include "log/partition_log.h"
+#include "log/power_cut.h"
 #include "log/record_batch.h"
 #include "uring/io_uring.h"
 
@@ -391,6 +392,14 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         else if (kind == "short-submit-wait") opts.test_uring_fault = 3;
         else ThrowInvalid(env, "testUringFault must be 'submit', 'wait' or 'short-submit-wait'");
       }
+    }
+    {
+      Napi::Value f = o.Get("testPowerCut");
+      if (!f.IsUndefined() && !f.IsNull()) {
+        if (!f.IsString() || f.As<Napi::String>().Utf8Value().empty()) ThrowInvalid(env, "testPowerCut must be a non-empty path");
+        opts.test_power_cut = f.As<Napi::String>().Utf8Value();
+      }
+      opts.test_power_cut_kill_after = static_cast<uint64_t>(GetInt(env, o, "testPowerCutKillAfter", 0, 0, 1'000'000'000));
     }
     max_batch_bytes_ = static_cast<size_t>(GetInt(env, o, "maxBatchBytes", 16 << 20, 4096, 64 << 20));
     Napi::Value cb = o.Get("onComplete");
@@ -1249,6 +1258,25 @@ Napi::Value ValidateBatchJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// simulatePowerCut(journal, seed) → {writes, lostWrites, sectorsUndone, sectorsKept}: a
+// test hook (EngineOptions::test_power_cut). Run only once the process that wrote the
+// journal is dead; blocks the calling thread for the undo's few writes and syncs.
+Napi::Value SimulatePowerCutJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsNumber()) ThrowInvalid(env, "simulatePowerCut(journal, seed)");
+  const double seed = info[1].As<Napi::Number>().DoubleValue();
+  if (!(seed >= 0 && seed <= 9007199254740991.0) || seed != std::floor(seed)) ThrowInvalid(env, "seed must be a safe integer >= 0");
+  PowerCutResult r;
+  Status s = SimulatePowerCut(info[0].As<Napi::String>().Utf8Value(), static_cast<uint64_t>(seed), &r);
+  if (!s.ok()) throw MakeError(env, s);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("writes", static_cast<double>(r.writes));
+  o.Set("lostWrites", static_cast<double>(r.lost_writes));
+  o.Set("sectorsUndone", static_cast<double>(r.sectors_undone));
+  o.Set("sectorsKept", static_cast<double>(r.sectors_kept));
+  return o;
+}
+
 Napi::Value ProbeIoUringJs(const Napi::CallbackInfo& info) {
   std::string why;
   bool ok = ProbeIoUring(&why);
@@ -1290,6 +1318,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
   exports.Set("validateBatch", Napi::Function::New(env, ValidateBatchJs, "validateBatch"));
   exports.Set("probeIoUring", Napi::Function::New(env, ProbeIoUringJs, "probeIoUring"));
+  exports.Set("simulatePowerCut", Napi::Function::New(env, SimulatePowerCutJs, "simulatePowerCut"));
   exports.Set("fdHungUp", Napi::Function::New(env, FdHungUpJs, "fdHungUp"));
   return exports;
 }

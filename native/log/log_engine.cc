@@ -41,6 +41,13 @@ Status LogEngine::Create(const EngineOptions& opts, Sink sink, std::unique_ptr<L
     return Status::Error(Code::kUnavailable, "io_uring backend requested but unavailable: " + e->backend_note_ +
                                                  " (use ioBackend 'auto' or 'thread')");
   if (opts.test_uring_fault) e->backend_->InjectFault(opts.test_uring_fault);
+  if (!opts.test_power_cut.empty()) {
+    // Without syncs nothing would ever empty the journal: it would hold every write's old bytes.
+    if (opts.durability == Durability::kNone)
+      return Status::Error(Code::kInvalidArgument, "testPowerCut needs durability 'sync' or 'interval'");
+    Status s = PowerCutJournal::Open(opts.test_power_cut, opts.test_power_cut_kill_after, &e->power_cut_);
+    if (!s.ok()) return s;
+  }
   e->event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e->event_fd_ < 0) return SysError("eventfd", "", -1, errno);
   if (opts.durability == Durability::kSync && !opts.flush_dir.empty()) e->OpenFlushFile();
@@ -259,7 +266,7 @@ bool LogEngine::ZeroAheadStep() {
   const int64_t now = MonoMs();
   for (size_t i = 0; i < parts.size(); i++) {
     PartitionLog* p = parts[(zero_cursor_ + i) % parts.size()].get();
-    const size_t n = p->ZeroAhead(zeros_.data(), kZeroStepBytes, opts_.zero_ahead_bytes, now);
+    const size_t n = p->ZeroAhead(zeros_.data(), kZeroStepBytes, opts_.zero_ahead_bytes, now, power_cut_.get());
     if (n > 0) {
       zero_cursor_ = (zero_cursor_ + i + 1) % parts.size();
       zero_ahead_bytes_.fetch_add(n, std::memory_order_relaxed);
@@ -344,7 +351,9 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
     flush = flush || by_flush;
   }
   const int64_t write_start = MonoUs();
+  const uint64_t pc_token = power_cut_ ? power_cut_->BeforeWrites(writes) : 0;
   backend_->RunWrites(writes);
+  if (power_cut_) power_cut_->AfterWrites(writes, pc_token);
   for (size_t i = 0; i < writes.size(); i++)
     if (writes[i].error)
       owner[i]->Fail(SysError(writes[i].dsync ? "write (RWF_DSYNC)" : "write", *writes[i].path, writes[i].offset, writes[i].error));
@@ -374,6 +383,7 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
       std::vector<IoOp> one(1);
       one[0].fd = flush_fd_;
       one[0].path = &flush_path_;
+      const uint64_t flush_token = power_cut_ ? power_cut_->Token() : 0;
       backend_->RunSyncs(one);
       // Insurance for a file system made read-only under the broker without an error
       // (an emergency remount): ext4's fsync then returns success with no flush, for
@@ -387,6 +397,7 @@ void LogEngine::ProcessCycle(std::vector<IoRequest>& reqs) {
         for (size_t i = 0; i < writes.size(); i++)
           if (!writes[i].dsync && !writes[i].error) owner[i]->Fail(SysError(what.c_str(), *writes[i].path, writes[i].offset, one[0].error));
       } else {
+        if (power_cut_) power_cut_->Flushed(flush_fd_, flush_token);
         cache_flushes_.fetch_add(1, std::memory_order_relaxed);
       }
     }
@@ -456,7 +467,9 @@ void LogEngine::SyncPartitions(It begin, It end) {
     (*it)->CollectSyncs(&syncs);
     owner.resize(syncs.size(), it->get());
   }
+  const uint64_t pc_token = power_cut_ ? power_cut_->Token() : 0;
   backend_->RunSyncs(syncs);  // all files at once: io_uring syncs them in parallel
+  if (power_cut_) power_cut_->AfterSyncs(syncs, pc_token);
   sync_passes_.fetch_add(1, std::memory_order_relaxed);
   for (size_t i = 0; i < syncs.size(); i++)
     if (syncs[i].error) owner[i]->Fail(SysError("fdatasync", *syncs[i].path, -1, syncs[i].error));

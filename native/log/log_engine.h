@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "log/io_backend.h"
 #include "log/partition_log.h"
+#include "log/power_cut.h"
 #include "log/record_batch.h"
 #include "ring/spsc_ring.h"
 
@@ -77,6 +78,11 @@ struct EngineOptions {
   std::string flush_dir;
   uint32_t test_io_delay_ms = 0;        // test hook: a slow disk
   int test_uring_fault = 0;             // test hook: IoBackend::InjectFault before the thread starts
+  // Test hook: a path for a PowerCutJournal (log/power_cut.h), which models a disk with a
+  // volatile write cache: after a SIGKILL, SimulatePowerCut on it loses what a power cut
+  // could. Empty (off): one untaken branch per write or sync pass.
+  std::string test_power_cut;
+  uint64_t test_power_cut_kill_after = 0;  // PowerCutJournal::Open's kill_after
 };
 
 class LogEngine {
@@ -145,6 +151,7 @@ class LogEngine {
   Sink sink_;
   std::unique_ptr<IoBackend> backend_;
   std::string backend_note_;
+  std::unique_ptr<PowerCutJournal> power_cut_;  // EngineOptions::test_power_cut; null when off
   SpscRing<IoRequest> ring_;
   int event_fd_ = -1;
   alignas(kCacheLine) std::atomic<bool> sleeping_{false};

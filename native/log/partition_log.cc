@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "log/crc32c.h"
 #include "log/file_util.h"
+#include "log/power_cut.h"
 
 namespace uringmq {
 namespace {
@@ -823,7 +824,7 @@ Status PartitionLog::Reserve(WriteUnit& u, int64_t end) {
   return Status::Ok();
 }
 
-size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_mono_ms) {
+size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_mono_ms, PowerCutJournal* power_cut) {
   WriteUnit& u = active_;
   if (!u.seg || u.seg->write_fd < 0 || failed.load() || closed.load() || HasStaged()) return 0;
   if (now_mono_ms - last_publish_mono_ms_ > 1000) return 0;  // an idle partition's space stays as it is
@@ -861,12 +862,16 @@ size_t PartitionLog::ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahe
   if (want > u.allocated) (void)Reserve(u, want);
   const int64_t to = static_cast<int64_t>(AlignDown(static_cast<uint64_t>(std::min(u.allocated, from + step))));
   if (to <= from) return 0;
+  // The test hook sees these zeros held in the disk's cache until the fdatasync below.
+  if (power_cut) power_cut->BeforeWrite(u.seg->write_fd, u.seg->log_path, from, static_cast<size_t>(to - from));
   int rc = PwriteFull(u.seg->write_fd, zeros, static_cast<size_t>(to - from), from);
   const char* what = "write zeros ahead of the data of";
+  const uint64_t pc_token = power_cut ? power_cut->Token() : 0;
   if (rc == 0 && fdatasync(u.seg->write_fd) != 0) {
     rc = errno;
     what = "fdatasync zeros ahead of the data of";
   }
+  if (rc == 0 && power_cut) power_cut->Flushed(u.seg->write_fd, pc_token);
   if (rc) {
     // Only where preallocation is not supported can these blocks be unallocated (Reserve
     // then counts them reserved without a fallocate): a full disk there refuses the

@@ -25,6 +25,8 @@
 
 namespace uringmq {
 
+class PowerCutJournal;
+
 struct PartitionConfig {
   std::string dir;    // must exist
   std::string label;  // "topic/partition", used in every error message
@@ -209,7 +211,8 @@ class PartitionLog {
   // written within the last second in cycles of at most 32 KiB on average; `zeros` is
   // aligned for O_DIRECT and holds max_step zero bytes. Returns the bytes written; an
   // I/O error fences.
-  size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_mono_ms);
+  // `power_cut`: the engine's test hook (EngineOptions::test_power_cut), or null.
+  size_t ZeroAhead(const uint8_t* zeros, size_t max_step, size_t ahead, int64_t now_mono_ms, PowerCutJournal* power_cut = nullptr);
   // What a retention pass could not remove (RemoveRetired): the removals that failed
   // (each is retried at the next pass, a second later), and a warning for the operator,
   // set only when a file (or the directory's sync) first stays, not at every retry.

@@ -184,6 +184,14 @@ export interface BrokerOptions {
   testIoDelayMs?: number;
   /** @internal Test hook: the io_uring backend's first submission or wait fails. */
   testUringFault?: 'submit' | 'wait' | 'short-submit-wait';
+  /**
+   * @internal Test hook: a path for the journal of data writes no flush has covered yet
+   * (simulatePowerCut in src/native.ts, native/log/power_cut.h). The environment's
+   * URINGMQ_TEST_POWER_CUT sets it for a server child (`uringmq serve`), and
+   * URINGMQ_TEST_POWER_CUT_KILL_AFTER the engine's testPowerCutKillAfter: the process
+   * kills itself after that many write batches left writes no flush covered yet.
+   */
+  testPowerCut?: string;
 }
 
 export interface TopicOptions {
@@ -455,6 +463,7 @@ export class Broker {
         throw new UringmqError('IO_ERROR', `cannot create ${path.join(dir, 'topics')}: ${e.message}`);
       });
       let broker: Broker | null = null;
+      const testPowerCut = opts.testPowerCut ?? (process.env.URINGMQ_TEST_POWER_CUT || undefined);
       engine = createEngine({
         backend,
         durability: typeof durability === 'string' ? durability : 'interval',
@@ -465,6 +474,7 @@ export class Broker {
         maxBatchBytes, // the core refuses a larger append whatever path it came by
         testIoDelayMs: opts.testIoDelayMs ?? 0,
         ...(opts.testUringFault ? { testUringFault: opts.testUringFault } : {}),
+        ...(testPowerCut ? { testPowerCut, testPowerCutKillAfter: Number(process.env.URINGMQ_TEST_POWER_CUT_KILL_AFTER || 0) } : {}),
         onComplete: (ids, codes, bases, errors) => broker!.onComplete(ids, codes, bases, errors),
       });
       if (engine.flushNote) process.emitWarning(engine.flushNote, 'UringmqWarning');
