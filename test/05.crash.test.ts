@@ -1,55 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { spawn } from './fixtures/children';
 import * as path from 'node:path';
 import { Broker, type Message } from '../src';
 import { take, tmpDir } from './helpers';
 import { valueFor } from './fixtures/crash_child';
-
-const CHILD = path.join(__dirname, 'fixtures', 'crash_child.ts');
-
-interface Ack {
-  partition: number;
-  base: number;
-  count: number;
-  tag: string;
-}
-
-/** Runs the child until it has acked for `runMs`, then SIGKILLs it; returns its acks. */
-function runAndKill(dir: string, round: number, runMs: number): Promise<Ack[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CHILD, dir, String(round)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: process.env,
-    });
-    const acks: Ack[] = [];
-    let buf = '';
-    let stderr = '';
-    let killTimer: NodeJS.Timeout | null = null;
-    const hardStop = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.setEncoding('utf8');
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdout.on('data', (d: string) => {
-      buf += d;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const f = line.split(' ');
-        if (f[0] === 'ACK') acks.push({ partition: +f[1]!, base: +f[2]!, count: +f[3]!, tag: f[4]! });
-        else if (f[0] === 'ACK1') acks.push({ partition: +f[1]!, base: +f[2]!, count: -1, tag: f[3]! });
-        // The kill moment counts from the first ack, so a slow start never leaves a round empty.
-        if (acks.length > 0 && !killTimer) killTimer = setTimeout(() => child.kill('SIGKILL'), runMs);
-      }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(hardStop);
-      if (killTimer) clearTimeout(killTimer);
-      if (signal !== 'SIGKILL') reject(new Error(`child exited ${code} ${signal}: ${stderr}`));
-      else resolve(acks);
-    });
-  });
-}
+import { runCrashChild, type CrashAck as Ack } from './fixtures/crash_run';
 
 describe('Crash safety (SIGKILL during sync appends)', function () {
   this.timeout(180_000);
@@ -59,7 +14,7 @@ describe('Crash safety (SIGKILL during sync appends)', function () {
     const all: Ack[] = [];
     const rounds = 5;
     for (let round = 0; round < rounds; round++) {
-      const acks = await runAndKill(dir, round, 150 + Math.floor(Math.random() * 900));
+      const acks = await runCrashChild(dir, round, 150 + Math.floor(Math.random() * 900));
       assert.ok(acks.length > 0, `round ${round}: the child acked nothing`);
       all.push(...acks);
     }
@@ -84,14 +39,9 @@ describe('Crash safety (SIGKILL during sync appends)', function () {
       let checked = 0;
       for (const a of all) {
         const log = byPartition[a.partition]!;
-        if (a.count < 0) {
-          assert.equal(log[a.base]?.value.toString(), valueFor(a.tag, 0), `acked send ${a.tag} at ${a.partition}/${a.base}`);
+        for (let i = 0; i < a.count; i++) {
+          assert.equal(log[a.base + i]?.value.toString(), valueFor(a.tag, i), `acked ${a.tag}[${i}] at ${a.partition}/${a.base + i}`);
           checked++;
-        } else {
-          for (let i = 0; i < a.count; i++) {
-            assert.equal(log[a.base + i]?.value.toString(), valueFor(a.tag, i), `acked batch ${a.tag}[${i}] at ${a.partition}/${a.base + i}`);
-            checked++;
-          }
         }
       }
       assert.ok(checked > 100, `only ${checked} acked records checked`);

@@ -4,9 +4,9 @@ import { connect } from '../src/client';
 import { Broker, probeIoUring } from '../src';
 import { simulatePowerCut, type PowerCutResult } from '../src/native';
 import { expectCode, sleep, tmpDir } from './helpers';
-import { spawn } from './fixtures/children';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 import { valueFor } from './fixtures/crash_child';
+import { runCrashChild, type CrashAck as Ack } from './fixtures/crash_run';
 
 // A SIGKILL loses nothing the disk took: the kernel finishes every write the process
 // issued. These tests run the broker with the power-cut hook (native/log/power_cut.h),
@@ -16,54 +16,7 @@ import { valueFor } from './fixtures/crash_child';
 // An append acknowledged before the flush that makes it durable is then lost, and the
 // checks below find it.
 
-const CHILD = path.join(__dirname, 'fixtures', 'crash_child.ts');
 const backends = (['io_uring', 'thread'] as const).filter((b) => b === 'thread' || probeIoUring().available);
-
-interface Ack {
-  partition: number;
-  base: number;
-  count: number;
-  tag: string;
-}
-
-/**
- * Runs the crash child (sync appends on topic 'crash', 3 partitions) with the hook until
- * it dies: by its own SIGKILL right after its `killAfter`-th write batch that left writes
- * unflushed, or (killAfter 0) by ours `killMs` after its first ack. Returns its acks.
- */
-function runUntilKilled(dir: string, round: number, journal: string, backend: string, killAfter: number, killMs: number): Promise<Ack[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', CHILD, dir, String(round)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, URINGMQ_IO_BACKEND: backend, URINGMQ_TEST_POWER_CUT: journal, URINGMQ_TEST_POWER_CUT_KILL_AFTER: String(killAfter) },
-    });
-    const acks: Ack[] = [];
-    let buf = '';
-    let stderr = '';
-    let killTimer: NodeJS.Timeout | null = null;
-    const hardStop = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.setEncoding('utf8');
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdout.on('data', (d: string) => {
-      buf += d;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const f = buf.slice(0, nl).split(' ');
-        buf = buf.slice(nl + 1);
-        if (f[0] === 'ACK') acks.push({ partition: +f[1]!, base: +f[2]!, count: +f[3]!, tag: f[4]! });
-        else if (f[0] === 'ACK1') acks.push({ partition: +f[1]!, base: +f[2]!, count: 1, tag: f[3]! });
-        if (killAfter === 0 && acks.length > 0 && !killTimer) killTimer = setTimeout(() => child.kill('SIGKILL'), killMs);
-      }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(hardStop);
-      if (killTimer) clearTimeout(killTimer);
-      // A line cut by the kill is no ack: only whole lines counted above.
-      if (signal !== 'SIGKILL') reject(new Error(`child exited ${code} ${signal}: ${stderr}`));
-      else resolve(acks);
-    });
-  });
-}
 
 /**
  * The log of every partition of `topic` read whole: contiguous offsets from 0, every
@@ -102,7 +55,9 @@ describe('Power cut (a disk cache lost: the power-cut hook, SIGKILL, simulatePow
         // Even rounds: killed by the hook right after a batch it holds, with all of the
         // batch's writes lost, or (odd rounds' seeds) part of their sectors.
         const killAfter = round % 2 === 0 ? 1 + Math.floor(Math.random() * 300) : 0;
-        const acks = await runUntilKilled(dir, round, journal, backend, killAfter, 100 + Math.floor(Math.random() * 900));
+        // Killed by the hook (killAfter > 0), or by us a moment after its first ack.
+        const env = { ...process.env, URINGMQ_IO_BACKEND: backend, URINGMQ_TEST_POWER_CUT: journal, URINGMQ_TEST_POWER_CUT_KILL_AFTER: String(killAfter) };
+        const acks = await runCrashChild(dir, round, killAfter === 0 ? 100 + Math.floor(Math.random() * 900) : null, env);
         const seed = round % 4 < 2 ? 0 : 1 + Math.floor(Math.random() * 1e9);
         const r: PowerCutResult = simulatePowerCut(journal, seed);
         const what = `round ${round} (kill after ${killAfter || 'a timer'}, seed ${seed}, ${JSON.stringify(r)})`;
