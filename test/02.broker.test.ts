@@ -535,7 +535,11 @@ describe('Embedded producer: order and batch size at the limits', () => {
     }
   });
 
-  it('a send held back by the write queue whose value, key or header is transferred (its ArrayBuffer detached) while held fails alone (INVALID_ARGUMENT), as one that lingers', async () => {
+  /**
+   * Runs `check` on topic u with a producer whose sends are held back: the write queue
+   * (a slow disk) past its high-water mark with two batches to topic t.
+   */
+  async function whileHeld(check: (p: ReturnType<Broker['producer']>, b: Broker) => Promise<void>): Promise<void> {
     const b = await openBroker({ testIoDelayMs: 100, writeHighWaterBytes: 100_000 });
     try {
       await b.createTopic('t');
@@ -543,33 +547,25 @@ describe('Embedded producer: order and batch size at the limits', () => {
       const p = b.producer();
       const big = Buffer.alloc(60_000, 1);
       const queued = [p.sendBatch('t', [{ value: big }], { partition: 0 }), p.sendBatch('t', [{ value: big }], { partition: 0 })];
-      assert.ok(b.overHighWater); // the sends below are held, and their bytes transferred while they are
-      // Before the fix the held send's own copy went through ownRecord again when it
-      // resumed, which took a view detached meanwhile for one detached before send():
-      // written empty, its send resolved.
-      await checkSendOfTransferredBytes(p, b, 'u');
+      assert.ok(b.overHighWater); // what check sends is held, and its bytes transferred while it is
+      await check(p, b);
       await Promise.all(queued);
     } finally {
       await b.close();
     }
+  }
+
+  it('a send held back by the write queue whose value, key or header is transferred (its ArrayBuffer detached) while held fails alone (INVALID_ARGUMENT), as one that lingers', async () => {
+    // Before the fix the held send's own copy went through ownRecord again when it
+    // resumed, which took a view detached meanwhile for one detached before send():
+    // written empty, its send resolved.
+    await whileHeld((p, b) => checkSendOfTransferredBytes(p, b, 'u'));
   });
 
   it('a sendBatch held back by the write queue whose value or header is transferred (its ArrayBuffer detached) while held is refused whole (INVALID_ARGUMENT), nothing written', async () => {
-    const b = await openBroker({ testIoDelayMs: 100, writeHighWaterBytes: 100_000 });
-    try {
-      await b.createTopic('t');
-      await b.createTopic('u');
-      const p = b.producer();
-      const big = Buffer.alloc(60_000, 1);
-      const queued = [p.sendBatch('t', [{ value: big }], { partition: 0 }), p.sendBatch('t', [{ value: big }], { partition: 0 })];
-      assert.ok(b.overHighWater); // the sendBatches below are held
-      // Before the fix they were encoded only once let go, with the detached views empty:
-      // written so, and resolved.
-      await checkHeldSendBatchOfTransferredBytes(p, b, 'u');
-      await Promise.all(queued);
-    } finally {
-      await b.close();
-    }
+    // Before the fix they were encoded only once let go, with the detached views empty:
+    // written so, and resolved.
+    await whileHeld((p, b) => checkHeldSendBatchOfTransferredBytes(p, b, 'u'));
   });
 
   it("records that fit maxBatchBytes only without the batch header go in two batches, not one the broker refuses", async () => {
