@@ -371,7 +371,12 @@ export class Broker {
   readonly maxPartitions: number;
   /** The most idempotent batches the partitions' producer tables remember in all (BrokerOptions.maxProducerStateBatches). */
   readonly maxProducerStateBatches: number;
-  /** Partitions held or being opened: what maxProducerStateBatches is shared among. */
+  /**
+   * Partitions held or being opened (counted before their open, so each producer table
+   * is refilled within its share): what maxProducerStateBatches is shared among and, as
+   * partitionCount, what maxPartitions bounds. Admin calls run one at a time, so between
+   * them it equals the partitions of the topics held.
+   */
   private partitionsHeld = 0;
   /** A partition's producer table's bound (IdempotenceTable): its share of maxProducerStateBatches, at least a producer's window. */
   private readonly producerStateShare = (): number =>
@@ -861,9 +866,7 @@ export class Broker {
 
   /** Partitions of all the topics held: what maxPartitions bounds. */
   get partitionCount(): number {
-    let n = 0;
-    for (const t of this.topics.values()) n += t.partitions.length;
-    return n;
+    return this.partitionsHeld;
   }
 
   async listTopics(): Promise<string[]> {
