@@ -239,17 +239,8 @@ const HAS_DETACHED = 'detached' in ArrayBuffer.prototype;
  */
 export function detachedViews(records: readonly RecordInput[]): number {
   let n = 0;
-  const one = (v: unknown): void => {
-    if (v instanceof U8 && isDetached(v)) n++;
-  };
   try {
-    for (const r of records) {
-      if (r === null || typeof r !== 'object') continue;
-      one(r.value);
-      one(r.key);
-      const h = r.headers;
-      if (h !== null && typeof h === 'object' && !Array.isArray(h)) for (const k of Object.keys(h)) one((h as Record<string, unknown>)[k]);
-    }
+    for (const r of records) eachDetached(r, () => void n++);
   } catch {
     // A getter or Proxy that throws: the validation that follows says so, typed.
   }
@@ -316,16 +307,26 @@ export function encodeSent(records: RecordInput[], opts: EncodeOptions, topic: s
 
 /** Which of a sent record's fields was detached since its send(), as encode() checks them (key, value, headers), or null. */
 function detachedField(r: RecordInput): string | null {
-  if (r === null || typeof r !== 'object') return null; // encode() says what is wrong with it
+  let first: string | null = null;
+  eachDetached(r, (field) => ((first = field), true));
+  return first;
+}
+
+/**
+ * Tells `f` the name of each of a record's fields that is a detached view, in the order
+ * encode() checks them (key, value, headers), until it returns true. A record of the
+ * wrong shape has none here: encode() says what is wrong with it.
+ */
+function eachDetached(r: RecordInput, f: (field: string) => boolean | void): void {
+  if (r === null || typeof r !== 'object') return;
   const { key, value, headers } = r;
-  if (key instanceof U8 && isDetached(key)) return 'key';
-  if (value instanceof U8 && isDetached(value)) return 'value';
-  if (headers !== null && typeof headers === 'object')
+  if (key instanceof U8 && isDetached(key) && f('key')) return;
+  if (value instanceof U8 && isDetached(value) && f('value')) return;
+  if (headers !== null && typeof headers === 'object' && !Array.isArray(headers))
     for (const k of Object.keys(headers)) {
       const v = (headers as Record<string, unknown>)[k];
-      if (v instanceof U8 && isDetached(v)) return `header ${JSON.stringify(k)}`;
+      if (v instanceof U8 && isDetached(v) && f(`header ${JSON.stringify(k)}`)) return;
     }
-  return null;
 }
 
 /** encodeBatch; `sent`: the records are send()s' (see encodeSent). */
