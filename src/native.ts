@@ -48,6 +48,8 @@ export interface PartitionInfo {
   segments: number;
   directIo: boolean;
   blockSize: number;
+  /** What the partition's tail cache holds now, bytes. */
+  cachedBytes: number;
 }
 
 export type CompletionCallback = (
@@ -103,6 +105,8 @@ export interface NativeEngine {
   /** readCached() into `dest`; undefined when not cached. A `dest` not a Uint8Array, or detached, is INVALID_ARGUMENT. */
   readCachedInto(p: NativePartition, offset: number, maxBytes: number, dest: Buffer): number | Buffer | undefined;
   info(p: NativePartition): PartitionInfo;
+  /** The partition's tail cache held to `bytes` from now on (never above its open's tailCacheBytes), trimmed at once. */
+  setTailCacheBytes(p: NativePartition, bytes: number): void;
   /** [startOffset, endOffset] into `out` (length >= 2), without building an object. */
   offsets(p: NativePartition, out: Float64Array): void;
   /** What the open's scan found (producerScanBytes); empty after the first call. */

@@ -172,6 +172,53 @@ describe('Broker: topics, produce, read, consume', () => {
     broker = await openBroker({ dir }); // for afterEach
   });
 
+  it("tailCacheTotalBytes: the partitions' tail caches share one budget (each at most tailCacheBytes), trimmed at once when a create shrinks the share, grown back after a delete; reads past the cache come from the file", async () => {
+    // Only maxPartitions bounded them before: 10,000 partitions written once held ~10 GB.
+    await broker.close();
+    for (const bad of [-1, 1.5, '5', Number.MAX_SAFE_INTEGER + 2])
+      await expectCode(openBroker({ dir: path.join(dir, 'never'), tailCacheTotalBytes: bad as never }), 'INVALID_ARGUMENT');
+    assert.ok(!fs.existsSync(path.join(dir, 'never')), 'a refused option made the data directory');
+    const KiB = 1024;
+    broker = await openBroker({ dir, tailCacheBytes: 64 * KiB, tailCacheTotalBytes: 256 * KiB });
+    assert.equal(broker.tailCacheTotalBytes, 256 * KiB);
+    const value = Buffer.alloc(4000, 7);
+    const fill = async (topic: string, partitions: number, batches = 30): Promise<void> => {
+      for (let i = 0; i < batches; i++) for (let p = 0; p < partitions; p++) await broker.publishBatch(topic, sealBatch(encodeBatch([{ value }])), p);
+    };
+    await broker.createTopic('a', { partitions: 2 });
+    await fill('a', 2); // ~120 KB into each: each cache at its 64 KiB
+    assert.ok(broker.tailCachedBytes > 100 * KiB && broker.tailCachedBytes <= 128 * KiB, `${broker.tailCachedBytes}`);
+    await broker.createTopic('b', { partitions: 6 }); // 8 partitions: 32 KiB each
+    assert.ok(broker.tailCachedBytes <= 64 * KiB, `a's caches kept ${broker.tailCachedBytes} bytes past their share, unwritten since`);
+    assert.ok(broker.tailCachedBytes > 40 * KiB, `${broker.tailCachedBytes}`);
+    await fill('a', 2);
+    await fill('b', 6);
+    assert.ok(broker.tailCachedBytes <= 256 * KiB && broker.tailCachedBytes > 200 * KiB, `${broker.tailCachedBytes}`);
+    // Every record still reads back, from the cache or the file.
+    for (const [topic, p] of [['a', 0], ['b', 5]] as const) {
+      let next = 0;
+      while (next < (topic === 'a' ? 60 : 30)) {
+        const got = await broker.read(topic, p, next, { maxBytes: 64 * KiB });
+        assert.ok(got.length > 0);
+        for (const m of got) assert.equal(m.offset, next++);
+        assert.deepEqual(got[0]!.value, value);
+      }
+    }
+    await broker.deleteTopic('b'); // 2 partitions again: 64 KiB each
+    await fill('a', 2);
+    assert.ok(broker.tailCachedBytes > 100 * KiB && broker.tailCachedBytes <= 128 * KiB, `${broker.tailCachedBytes}`);
+    await broker.close();
+    // At open, the share is over every partition on disk.
+    broker = await openBroker({ dir, tailCacheBytes: 64 * KiB, tailCacheTotalBytes: 32 * KiB });
+    await fill('a', 2);
+    assert.ok(broker.tailCachedBytes <= 32 * KiB && broker.tailCachedBytes > 20 * KiB, `${broker.tailCachedBytes}`);
+    await broker.close();
+    broker = await openBroker({ dir, tailCacheTotalBytes: 0 }); // none at all
+    await fill('a', 2, 3);
+    assert.equal(broker.tailCachedBytes, 0);
+    assert.equal((await broker.read('a', 1, 92))[0]?.offset, 92);
+  });
+
   it('send resolves with partition and consecutive offsets', async () => {
     await broker.createTopic('t', { partitions: 1 });
     const p = broker.producer();

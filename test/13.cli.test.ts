@@ -652,6 +652,8 @@ describe('CLI', function () {
       [{ URINGMQ_MAX_GROUPS: '10k' }, null, /INVALID_ARGUMENT: URINGMQ_MAX_GROUPS must be a non-negative integer, got "10k"/],
       [{ URINGMQ_MAX_PARTITIONS: '0' }, null, /INVALID_ARGUMENT: maxPartitions must be an integer between 1 and 1000000, got 0/],
       [{}, { maxProducerStateBatches: 0 }, /INVALID_ARGUMENT: maxProducerStateBatches must be an integer between 1 and 1000000000, got 0/],
+      [{ URINGMQ_TAIL_CACHE_TOTAL_BYTES: '-1' }, null, /INVALID_ARGUMENT: URINGMQ_TAIL_CACHE_TOTAL_BYTES must be a non-negative integer/],
+      [{}, { tailCacheBytes: 1.5 }, /INVALID_ARGUMENT: tailCacheBytes must be/],
       [{ URINGMQ_DURABILITY: 'bogus' }, null, /INVALID_ARGUMENT: URINGMQ_DURABILITY: durability is 'sync', 'none'/],
       [{ URINGMQ_IO_BACKEND: 'uring' }, null, /INVALID_ARGUMENT: URINGMQ_IO_BACKEND: ioBackend must be 'auto', 'io_uring' or 'thread', got "uring"/],
       [{ URINGMQ_GROUP_COMMIT_US: '100001' }, null, /INVALID_ARGUMENT: groupCommitUs must be an integer between 0 and 100000, got 100001/],

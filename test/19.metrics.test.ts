@@ -76,6 +76,9 @@ describe('metrics', function () {
     assert.equal(value(text, 'uringmq_max_topics'), broker.maxTopics);
     assert.equal(value(text, 'uringmq_partitions'), 2);
     assert.equal(value(text, 'uringmq_max_partitions'), broker.maxPartitions);
+    assert.equal(value(text, 'uringmq_tail_cache_max_bytes'), 256 << 20);
+    assert.equal(value(text, 'uringmq_tail_cache_bytes'), broker.tailCachedBytes);
+    assert.ok(broker.tailCachedBytes > 0, 'the records written are in the tail cache');
     assert.equal(value(text, 'uringmq_max_groups'), broker.maxGroups);
     assert.equal(value(text, 'uringmq_up'), 1);
     assert.ok(value(text, 'uringmq_disk_free_bytes')! > 0);

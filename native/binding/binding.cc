@@ -344,6 +344,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                            InstanceMethod<&EngineWrap::ReadInto>("readInto"),
                            InstanceMethod<&EngineWrap::ReadCachedInto>("readCachedInto"),
                            InstanceMethod<&EngineWrap::Info>("info"),
+                           InstanceMethod<&EngineWrap::SetTailCacheBytes>("setTailCacheBytes"),
                            InstanceMethod<&EngineWrap::Offsets>("offsets"),
                            InstanceMethod<&EngineWrap::TakeProducerBatches>("takeProducerBatches"),
                            InstanceMethod<&EngineWrap::ClosePartition>("closePartition"),
@@ -785,7 +786,21 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     o.Set("segments", i.segments);
     o.Set("directIo", i.direct_io);
     o.Set("blockSize", i.block_size);
+    o.Set("cachedBytes", static_cast<double>(i.cached_bytes));
     return o;
+  }
+
+  // setTailCacheBytes(partition, n): the partition's tail cache held to n bytes from
+  // now on (never above its open's tailCacheBytes), trimmed at once.
+  Napi::Value SetTailCacheBytes(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    PartitionWrap* pw = UnwrapPartition(env, info[0], id_);
+    if (info.Length() < 2 || !info[1].IsNumber()) ThrowInvalid(env, "setTailCacheBytes(partition, bytes)");
+    const double d = info[1].As<Napi::Number>().DoubleValue();
+    if (!(d >= 0 && d <= static_cast<double>(kMaxSafeInteger)) || d != std::trunc(d))
+      ThrowInvalid(env, "setTailCacheBytes: bytes must be an integer between 0 and " + std::to_string(kMaxSafeInteger));
+    pw->log->SetTailCacheBytes(static_cast<size_t>(d));
+    return env.Undefined();
   }
 
   // offsets(partition, out: Float64Array(2)): [startOffset, endOffset] into `out`.

@@ -994,8 +994,13 @@ Status PartitionLog::SealUnit(WriteUnit* u) {
 }
 
 void PartitionLog::AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n) {
-  if (cfg_.tail_cache_bytes == 0) return;
-  if (n > cfg_.tail_cache_bytes) {
+  if (cache_cap_ == 0) {
+    // A cap lowered to 0 after chunks were kept: none of them may stay.
+    cache_.clear();
+    cache_bytes_ = 0;
+    return;
+  }
+  if (CacheCost(n) > cache_cap_) {
     // The cache must stay a contiguous suffix of the log: a chunk too big to keep
     // empties it.
     cache_.clear();
@@ -1007,11 +1012,23 @@ void PartitionLog::AddToCache(int64_t first, int64_t next, const uint8_t* p, siz
     cache_bytes_ = 0;
   }
   cache_.push_back({first, next, std::vector<uint8_t>(p, p + n)});
-  cache_bytes_ += n;
-  while (cache_bytes_ > cfg_.tail_cache_bytes) {
-    cache_bytes_ -= cache_.front().bytes.size();
+  cache_bytes_ += CacheCost(n);
+  TrimCacheLocked();
+}
+
+void PartitionLog::TrimCacheLocked() {
+  while (cache_bytes_ > cache_cap_) {
+    cache_bytes_ -= CacheCost(cache_.front().bytes.size());
     cache_.pop_front();
   }
+  // A deque keeps its emptied blocks: an empty cache gives all of them back.
+  if (cache_.empty()) std::deque<CacheChunk>().swap(cache_);
+}
+
+void PartitionLog::SetTailCacheBytes(size_t n) {
+  std::lock_guard<std::mutex> lk(mu_);
+  cache_cap_ = std::min(n, cfg_.tail_cache_bytes);
+  TrimCacheLocked();
 }
 
 Status PartitionLog::Publish(int64_t now_ms) {
@@ -1171,7 +1188,7 @@ void PartitionLog::RetireSegments(int64_t now_ms) {
     if (doomed.empty()) return;
     start_offset_ = segments_.front()->base_offset;
     while (!cache_.empty() && cache_.front().first_offset < start_offset_) {
-      cache_bytes_ -= cache_.front().bytes.size();
+      cache_bytes_ -= CacheCost(cache_.front().bytes.size());
       cache_.pop_front();
     }
   }
@@ -2008,6 +2025,7 @@ PartitionInfo PartitionLog::Info() {
   i.segments = static_cast<uint32_t>(segments_.size());
   i.direct_io = direct_;
   i.block_size = block_;
+  i.cached_bytes = cache_bytes_;
   return i;
 }
 

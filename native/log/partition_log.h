@@ -124,6 +124,7 @@ struct PartitionInfo {
   uint32_t segments;
   bool direct_io;
   uint32_t block_size;
+  uint64_t cached_bytes;  // the tail cache's bytes now
 };
 
 // A fetch response planned for the zero-copy fetch plane (native/fetch): whole
@@ -242,6 +243,11 @@ class PartitionLog {
   // Serves the read from the tail cache when it holds `offset`; false otherwise (the
   // caller then does a Read() off the JS thread). Cheap enough for the JS thread.
   bool TryReadCached(int64_t offset, size_t max_bytes, std::vector<uint8_t>* out);
+  // The tail cache's bound from now on (at open: PartitionConfig::tail_cache_bytes),
+  // dropping its oldest chunks down to it now: the broker shares one budget over all
+  // partitions, and a partition no longer written must give back what it holds when
+  // its share shrinks, not at its next append.
+  void SetTailCacheBytes(size_t n);
   PartitionInfo Info();
   // Start and end offsets only: what a delivery loop asks for every time it looks for data.
   void Offsets(int64_t* start, int64_t* end);
@@ -268,7 +274,7 @@ class PartitionLog {
                                std::vector<ProducerBatch>* out);
 
  private:
-  explicit PartitionLog(const PartitionConfig& cfg) : cfg_(cfg) {}
+  explicit PartitionLog(const PartitionConfig& cfg) : cfg_(cfg), cache_cap_(cfg.tail_cache_bytes) {}
 
   // A segment being appended to, with its staging buffer. buf[0, len) mirrors the file
   // from file_pos (block aligned); buf[0, cycle_start) was already written before.
@@ -379,6 +385,7 @@ class PartitionLog {
   // kMaxOpenSealedSegments (sealing the active segment adds one).
   void CloseLeastReadLocked();
   void AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n);
+  void TrimCacheLocked();  // mu_ held: drops the oldest chunks down to cache_cap_
   void RemoveRetired(RemovalTrouble* trouble);
   // Takes the sealed segments past the retention limits out of the log and queues their
   // files' names for RemoveRetired.
@@ -440,8 +447,13 @@ class PartitionLog {
     int64_t next_offset;
     std::vector<uint8_t> bytes;
   };
+  // What a chunk of n bytes costs the cache's bound: its bytes, its deque slot and its
+  // allocation's header. At 10k msgs/s a chunk is one small batch, and counting the
+  // bytes alone let a 1 MiB cache hold about 1.6 MiB.
+  static size_t CacheCost(size_t n) { return n + sizeof(CacheChunk) + 16; }
   std::deque<CacheChunk> cache_;
-  size_t cache_bytes_ = 0;
+  size_t cache_bytes_ = 0;  // CacheCost of the chunks held
+  size_t cache_cap_;  // SetTailCacheBytes; never above cfg_.tail_cache_bytes
   std::string failure_;
 };
 

@@ -108,6 +108,13 @@ export interface BrokerOptions {
   maxQueuedBytes?: number;
   /** Per-partition in-memory cache of the newest batches, for tailing readers (default 1 MiB). */
   tailCacheBytes?: number;
+  /**
+   * The most bytes the tail caches hold over all partitions (default 256 MiB; 0 to
+   * 2^53 - 1, 0 for no tail cache). Each partition's cache keeps its share: this over
+   * the partitions held, at most tailCacheBytes. Without it only maxPartitions bounded
+   * them: 10,000 partitions written once held about 10 GB.
+   */
+  tailCacheTotalBytes?: number;
   /** false forces buffered writes + fdatasync instead of O_DIRECT (default true). */
   directIo?: boolean;
   /**
@@ -362,6 +369,10 @@ export class Broker {
   private lastCreatedAt = 0;
   private readonly maxPendingBytes: number;
   private readonly tailCacheBytes: number;
+  /** BrokerOptions.tailCacheTotalBytes. */
+  readonly tailCacheTotalBytes: number;
+  /** The share every open partition's tail cache was last held to (applyTailCacheShare). */
+  private tailCacheShareSet = -1;
   private readonly directIo: boolean;
   /** Free space appends leave on the data directory's file system (BrokerOptions.minFreeBytes). */
   readonly minFreeBytes: number;
@@ -390,6 +401,28 @@ export class Broker {
   private trimProducerTables(): void {
     for (const t of this.topics.values()) for (const ps of t.partitions) ps.idempotence.trim();
   }
+  /** A partition's tail cache's bound: its share of tailCacheTotalBytes, at most tailCacheBytes. */
+  private tailCacheShare(): number {
+    return Math.min(this.tailCacheBytes, Math.floor(this.tailCacheTotalBytes / Math.max(1, this.partitionsHeld)));
+  }
+  /**
+   * After partitionsHeld changed: every open partition's tail cache held to the new
+   * share, trimmed at once when it shrank (a partition no longer written keeps what it
+   * holds otherwise). One pass over the partitions, on a create or delete, when the
+   * share moved.
+   */
+  private applyTailCacheShare(): void {
+    const share = this.tailCacheShare();
+    if (share === this.tailCacheShareSet) return;
+    for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.setTailCacheBytes(ps.native, share);
+    this.tailCacheShareSet = share;
+  }
+  /** What the partitions' tail caches hold now, in all, bytes (uringmq_tail_cache_bytes). */
+  get tailCachedBytes(): number {
+    let n = 0;
+    for (const t of this.topics.values()) for (const ps of t.partitions) n += this.engine.info(ps.native).cachedBytes;
+    return n;
+  }
   /** @internal Idempotent batches the partitions' producer tables remember now, in all. */
   get producerStateBatches(): number {
     let n = 0;
@@ -416,7 +449,7 @@ export class Broker {
     opts: Required<
       Pick<
         BrokerOptions,
-        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes' | 'maxTopics' | 'maxPartitions' | 'maxGroups' | 'maxProducerStateBatches'
+        'dir' | 'durability' | 'maxRecordBytes' | 'maxBatchBytes' | 'maxPendingBytes' | 'tailCacheBytes' | 'tailCacheTotalBytes' | 'directIo' | 'minFreeBytes' | 'writeHighWaterBytes' | 'maxQueuedBytes' | 'producerStateScanBytes' | 'maxTopics' | 'maxPartitions' | 'maxGroups' | 'maxProducerStateBatches'
       >
     >,
     engine: NativeEngine,
@@ -430,6 +463,7 @@ export class Broker {
     this.maxBatchBytes = opts.maxBatchBytes;
     this.maxPendingBytes = opts.maxPendingBytes;
     this.tailCacheBytes = opts.tailCacheBytes;
+    this.tailCacheTotalBytes = opts.tailCacheTotalBytes;
     this.directIo = opts.directIo;
     this.minFreeBytes = opts.minFreeBytes;
     this.producerStateScanBytes = opts.producerStateScanBytes;
@@ -453,7 +487,7 @@ export class Broker {
   static async open(opts: BrokerOptions): Promise<Broker> {
     const c = checkedOptions(opts);
     opts = c.opts;
-    const { durability, backend, maxBatchBytes, maxRecordBytes, maxPendingBytes, tailCacheBytes, minFreeBytes, groupCommitUs, zeroAheadBytes, producerStateScanBytes, groupRetentionMs, maxQueuedBytes, writeHighWaterBytes, maxTopics, maxPartitions, maxGroups, maxProducerStateBatches } = c;
+    const { durability, backend, maxBatchBytes, maxRecordBytes, maxPendingBytes, tailCacheBytes, tailCacheTotalBytes, minFreeBytes, groupCommitUs, zeroAheadBytes, producerStateScanBytes, groupRetentionMs, maxQueuedBytes, writeHighWaterBytes, maxTopics, maxPartitions, maxGroups, maxProducerStateBatches } = c;
     const dir = path.resolve(opts.dir);
     await makeDirs(dir).catch((e: Error) => {
       throw new UringmqError('IO_ERROR', `cannot create data directory ${dir}: ${e.message}`);
@@ -493,6 +527,7 @@ export class Broker {
           maxBatchBytes,
           maxPendingBytes,
           tailCacheBytes,
+          tailCacheTotalBytes,
           directIo: opts.directIo ?? true,
           minFreeBytes,
           writeHighWaterBytes,
@@ -611,6 +646,7 @@ export class Broker {
       // the most that state it wrote can be trusted with (log_cuts.ts).
       if (this.fullScan) t.cuts = await recordLogCut(tdir, t.cuts, this.run, t.partitions.map((ps) => this.partitionInfo(ps).endOffset));
     }
+    this.tailCacheShareSet = this.tailCacheShare(); // what each open above held its cache to
   }
 
   /**
@@ -702,6 +738,8 @@ export class Broker {
       producerScanBatches: IdempotenceTable.MAX_ENTRIES,
       producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
     });
+    // Opened with tailCacheBytes as its cache's ceiling, held to its share below it.
+    this.engine.setTailCacheBytes(native, this.tailCacheShare());
     const ps = new PartitionState(t, p, native, this.producerStateShare);
     const found = this.engine.takeProducerBatches(native);
     // The snapshot first (older), then what the log holds after it. A batch the
@@ -860,6 +898,7 @@ export class Broker {
       }
       this.topics.set(name, t);
       this.trimProducerTables();
+      this.applyTailCacheShare();
       return this.describe(t);
     });
   }
@@ -949,6 +988,7 @@ export class Broker {
         this.engine.closePartition(ps.native);
         this.notifyData(ps);
       }
+      this.applyTailCacheShare(); // the others' shares grow back (up to tailCacheBytes)
       await this.groupCoordinator?.topicDeleted(name);
       const trash = path.join(this.dir, 'trash');
       // Not named after the topic: a 249-character name plus a suffix would pass the
@@ -968,6 +1008,7 @@ export class Broker {
             throw x;
           });
           this.trimProducerTables(); // others may have grown into its share meanwhile
+          this.applyTailCacheShare();
           again.cuts = await readLogCuts(t.dir, t.config.partitions);
         } catch (reopen) {
           err.message += ` (but could not be opened again until the broker reopens: ${(reopen as Error).message})`;
@@ -1880,6 +1921,7 @@ function checkedOptions(opts: BrokerOptions) {
       : positiveInt(opts.maxRecordBytes, `maxRecordBytes (at most maxBatchBytes - ${RECORD_ROOM_BYTES})`, maxBatchBytes - RECORD_ROOM_BYTES);
   const maxPendingBytes = opts.maxPendingBytes === undefined ? 256 * MiB : positiveInt(opts.maxPendingBytes, 'maxPendingBytes');
   const tailCacheBytes = opts.tailCacheBytes === undefined ? MiB : nonNegInt(opts.tailCacheBytes, 'tailCacheBytes');
+  const tailCacheTotalBytes = opts.tailCacheTotalBytes === undefined ? DEFAULT_TAIL_CACHE_TOTAL_BYTES : nonNegInt(opts.tailCacheTotalBytes, 'tailCacheTotalBytes');
   const minFreeBytes = opts.minFreeBytes === undefined ? 64 * MiB : nonNegInt(opts.minFreeBytes, 'minFreeBytes');
   const groupCommitUs = opts.groupCommitUs === undefined ? DEFAULT_GROUP_COMMIT_US : nonNegInt(opts.groupCommitUs, 'groupCommitUs', MAX_GROUP_COMMIT_US);
   const zeroAheadBytes = opts.zeroAheadBytes === undefined ? DEFAULT_ZERO_AHEAD_BYTES : nonNegInt(opts.zeroAheadBytes, 'zeroAheadBytes', MAX_ZERO_AHEAD_BYTES);
@@ -1894,7 +1936,7 @@ function checkedOptions(opts: BrokerOptions) {
   const maxProducerStateBatches =
     opts.maxProducerStateBatches === undefined ? DEFAULT_MAX_PRODUCER_STATE_BATCHES : positiveInt(opts.maxProducerStateBatches, 'maxProducerStateBatches', MAX_PRODUCER_STATE_BATCHES_LIMIT);
   if (opts.directIo !== undefined && typeof opts.directIo !== 'boolean') throw invalid(`directIo must be a boolean, got ${shown(opts.directIo, true)}`);
-  return { opts, durability, backend, maxBatchBytes, maxRecordBytes, maxPendingBytes, tailCacheBytes, minFreeBytes, groupCommitUs, zeroAheadBytes, producerStateScanBytes, groupRetentionMs, maxQueuedBytes, writeHighWaterBytes, maxTopics, maxPartitions, maxGroups, maxProducerStateBatches };
+  return { opts, durability, backend, maxBatchBytes, maxRecordBytes, maxPendingBytes, tailCacheBytes, tailCacheTotalBytes, minFreeBytes, groupCommitUs, zeroAheadBytes, producerStateScanBytes, groupRetentionMs, maxQueuedBytes, writeHighWaterBytes, maxTopics, maxPartitions, maxGroups, maxProducerStateBatches };
 }
 
 function parseDurability(d: unknown): Durability {
@@ -1907,6 +1949,8 @@ function parseDurability(d: unknown): Durability {
   throw invalid(`durability must be 'sync', 'none' or { intervalMs }, got ${shown(d, true)}`);
 }
 
+/** BrokerOptions.tailCacheTotalBytes' default: the whole 1 MiB for up to 256 partitions. */
+export const DEFAULT_TAIL_CACHE_TOTAL_BYTES = 256 * MiB;
 /** BrokerOptions.maxTopics and maxGroups: their defaults, and the most either may be set to. */
 export const DEFAULT_MAX_TOPICS = 10_000;
 export const DEFAULT_MAX_GROUPS = 10_000;

@@ -148,6 +148,9 @@ interface ServeConfig {
   maxGroups?: number;
   /** idempotent batches remembered over all partitions' producer tables (BrokerOptions) */
   maxProducerStateBatches?: number;
+  /** the newest bytes each partition keeps in memory for tailing readers, and all partitions together (BrokerOptions) */
+  tailCacheBytes?: number;
+  tailCacheTotalBytes?: number;
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
@@ -197,6 +200,8 @@ const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durabilit
   maxPartitions: 'number',
   maxGroups: 'number',
   maxProducerStateBatches: 'number',
+  tailCacheBytes: 'number',
+  tailCacheTotalBytes: 'number',
   tlsCert: 'string',
   tlsKey: 'string',
   logLevel: 'string',
@@ -293,6 +298,8 @@ const BROKER_COUNTS = {
   maxPartitions: 'URINGMQ_MAX_PARTITIONS',
   maxGroups: 'URINGMQ_MAX_GROUPS',
   maxProducerStateBatches: 'URINGMQ_MAX_PRODUCER_STATE_BATCHES',
+  tailCacheBytes: 'URINGMQ_TAIL_CACHE_BYTES',
+  tailCacheTotalBytes: 'URINGMQ_TAIL_CACHE_TOTAL_BYTES',
 } as const;
 const BROKER_SETTINGS = ['dir', 'durability', 'ioBackend', ...(Object.keys(BROKER_COUNTS) as Array<keyof typeof BROKER_COUNTS>)] as const;
 type BrokerConfig = Pick<ServeConfig, (typeof BROKER_SETTINGS)[number]>;
@@ -784,6 +791,8 @@ export function program(): Command {
     .option('--max-partitions <n>', "partitions the broker holds at most over all topics; a create that would pass it is refused with RESOURCE_EXHAUSTED (default an eighth of the open-file limit, which Node raises to the hard one, ulimit -Hn, at most 10000; partitions already there all open)", int('max-partitions'))
     .option('--max-groups <n>', "consumer groups' committed offsets kept at most, a group counting once per topic; a join or commit that would make one more is refused with RESOURCE_EXHAUSTED (default 10000; groups already there all count)", int('max-groups'))
     .option('--max-producer-state-batches <n>', "idempotent producers' batches remembered over all partitions, each partition keeping its share, least recently used producers forgotten first (default 4194304, about 0.5 GB)", int('max-producer-state-batches'))
+    .option('--tail-cache-bytes <n>', "the newest bytes of each partition kept in memory, so consumers that keep up read no file (default 1 MiB; 0: none)", int('tail-cache-bytes'))
+    .option('--tail-cache-total-bytes <n>', "the most the partitions' tail caches hold together; each keeps its share, at most --tail-cache-bytes (default 256 MiB; 0: none)", int('tail-cache-total-bytes'))
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')

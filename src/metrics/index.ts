@@ -51,6 +51,8 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   const maxTopics = new Gauge({ name: 'uringmq_max_topics', help: 'The most topics the broker holds (maxTopics)', registers, collect });
   const partitions = new Gauge({ name: 'uringmq_partitions', help: 'Partitions over all topics; past maxPartitions (uringmq_max_partitions) a createTopic is refused', registers, collect });
   const maxPartitions = new Gauge({ name: 'uringmq_max_partitions', help: 'The most partitions, over all topics, the broker holds (maxPartitions)', registers, collect });
+  const tailCache = new Gauge({ name: 'uringmq_tail_cache_bytes', help: "Bytes the partitions' tail caches hold together (recent batches kept in memory for consumers that keep up); at most uringmq_tail_cache_max_bytes", registers, collect });
+  const tailCacheMax = new Gauge({ name: 'uringmq_tail_cache_max_bytes', help: "The most the partitions' tail caches hold together (tailCacheTotalBytes)", registers, collect });
   const maxGroups = new Gauge({ name: 'uringmq_max_groups', help: 'The most consumer group states the broker keeps (maxGroups)', registers, collect });
   const partition = ['topic', 'partition'] as const;
   const startOffset = new Gauge({ name: 'uringmq_partition_start_offset', help: 'Oldest offset still in the log (retention moves it)', labelNames: partition, registers, collect });
@@ -193,6 +195,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
       diskFreeBytes = diskMinBytes = null;
       topics.set(0);
       partitions.set(0);
+      tailCache.set(0);
       groups.set(0);
       queued.set(0);
       streams?.set(0);
@@ -205,6 +208,8 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     maxTopics.set(broker.maxTopics);
     partitions.set(broker.partitionCount);
     maxPartitions.set(broker.maxPartitions);
+    tailCache.set(broker.tailCachedBytes);
+    tailCacheMax.set(broker.tailCacheTotalBytes);
     maxGroups.set(broker.maxGroups);
     if (streams) streams.set(opts.server!.openStreams);
     diskMinBytes = broker.minFreeBytes;
