@@ -219,6 +219,14 @@ describe('Broker: topics, produce, read, consume', () => {
     assert.equal((await broker.read('a', 1, 92))[0]?.offset, 92);
   });
 
+  it('tailCachedBytes is 0 once the broker is closed (its partitions closed, their caches freed), not a native "partition is not open" error', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    await broker.publishBatch('t', sealBatch(encodeBatch([{ value: 'x' }])), 0);
+    assert.ok(broker.tailCachedBytes > 0);
+    await broker.close();
+    assert.equal(broker.tailCachedBytes, 0);
+  });
+
   it('send resolves with partition and consecutive offsets', async () => {
     await broker.createTopic('t', { partitions: 1 });
     const p = broker.producer();

@@ -419,6 +419,8 @@ export class Broker {
   }
   /** What the partitions' tail caches hold now, in all, bytes (uringmq_tail_cache_bytes). */
   get tailCachedBytes(): number {
+    // Closed, its partitions are too (their caches freed): info() on them throws.
+    if (this.state === 'closed') return 0;
     let n = 0;
     for (const t of this.topics.values()) for (const ps of t.partitions) n += this.engine.info(ps.native).cachedBytes;
     return n;
