@@ -110,7 +110,7 @@ function named<T>(where: string, parse: () => T): T {
   }
 }
 
-interface ServeConfig {
+export interface ServeConfig {
   dir: string;
   host: string;
   port: number;
@@ -170,8 +170,8 @@ interface ServeConfig {
   emptyAuthTokenEnv?: boolean;
 }
 
-/** The settings a config file may hold, with their JSON types. */
-const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durability'> = {
+/** The settings a config file may hold, with their JSON types (exported for test/26: the README's table lists them). */
+export const FILE_SETTINGS: Record<string, 'string' | 'number' | 'boolean' | 'durability'> = {
   dir: 'string',
   host: 'string',
   port: 'number',
@@ -329,8 +329,8 @@ function brokerOptions(cfg: BrokerConfig): BrokerOptions {
   return o as unknown as BrokerOptions;
 }
 
-/** defaults < config file < environment < flags */
-function serveConfig(flags: Record<string, unknown>): ServeConfig {
+/** defaults < config file < environment < flags (exported for test/26: the README's table names the variables it reads) */
+export function serveConfig(flags: Record<string, unknown>): ServeConfig {
   const file = readConfigFile(flags.config);
   const cfg: ServeConfig = { ...brokerConfig(file), host: '127.0.0.1', port: 50051, logLevel: 'info', fetch: true, fetchPort: testDefaultPort('FETCH') ?? 50052, metrics: true, metricsPort: testDefaultPort('METRICS') ?? 9464 };
   // The server's own settings from the file (the broker's are in already, under the environment's).
