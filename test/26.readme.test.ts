@@ -1,14 +1,17 @@
 /**
  * README.md against the code a user meets: the Server configuration table against
- * `uringmq serve`'s flags, config keys, environment variables and defaults (--config
- * had no row).
+ * `uringmq serve`'s flags, config keys, environment variables and defaults; the metrics
+ * table against the series the registry serves. Each had drifted: --config had no row,
+ * the tail caches' series none.
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command, Option } from 'commander';
+import { BrokerServer } from '../src';
 import { FILE_SETTINGS, program, serveConfig, type ServeConfig } from '../src/cli/main';
 import { DEFAULT_GROUP_COMMIT_US, DEFAULT_ZERO_AHEAD_BYTES } from '../src/broker/broker';
+import { metricsRegistry } from '../src/metrics';
 import { openBroker, tmpDir } from './helpers';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -187,6 +190,37 @@ describe('README: the Server configuration table', () => {
       if (!flag) continue;
       const said = new RegExp(`${spelled(flag)[0]!.replace(/[-[\]]/g, '\\$&')} [^\\n]*?\\(default ([0-9]+(?![0-9.])(?: (?:KiB|MiB|days))?)`).exec(help)?.[1];
       if (said !== undefined) assert.deepEqual(leadingValue(row.dflt), leadingValue(said), `${flag}: README default "${row.dflt.slice(0, 40)}" against --help "${said}"`);
+    }
+  });
+});
+
+describe('README: the metrics table', () => {
+  it("names every series the broker's and the server's registry serve", async () => {
+    const rows = tableRows(section('### Metrics'), '| series | labels | what |');
+    // `uringmq_partition_start_offset`, `_bytes` in one cell: `_bytes` ends a name that
+    // begins as the full one before it does (uringmq_partition_bytes).
+    const documented = new Set<string>();
+    for (const [cell] of rows) {
+      let full = '';
+      for (const name of ticked(cell!, /`([a-z_*]+)`/g)) {
+        if (!name.startsWith('_')) {
+          documented.add((full = name));
+          continue;
+        }
+        for (let at = full.indexOf('_'); at >= 0; at = full.indexOf('_', at + 1)) documented.add(full.slice(0, at) + name);
+      }
+    }
+    const broker = await openBroker();
+    const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+    try {
+      const registry = metricsRegistry(broker, { server });
+      const names = (await registry.getMetricsAsJSON()).map((m) => m.name);
+      // prom-client's process and Node.js metrics are one row: `uringmq_process_*`, `uringmq_nodejs_*`.
+      const ours = names.filter((n) => !/^uringmq_(process|nodejs)_/.test(n));
+      assert.ok(ours.length > 20, `the registry served ${names.length} series`);
+      assert.deepEqual(ours.filter((n) => !documented.has(n)), [], 'series without a row in the README');
+    } finally {
+      await server.stop(2000);
     }
   });
 });
