@@ -1,8 +1,10 @@
 /**
  * README.md against the code a user meets: the Server configuration table against
  * `uringmq serve`'s flags, config keys, environment variables and defaults; the metrics
- * table against the series the registry serves. Each had drifted: --config had no row,
- * the tail caches' series none.
+ * table against the series the registry serves; the README's `import ... from
+ * 'uringmq/client'` against the package's type entry points. Each had drifted: --config
+ * had no row, the tail caches' series none, and TypeScript's node10 resolution found no
+ * types for 'uringmq/client'.
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
@@ -221,6 +223,24 @@ describe('README: the metrics table', () => {
       assert.deepEqual(ours.filter((n) => !documented.has(n)), [], 'series without a row in the README');
     } finally {
       await server.stop(2000);
+    }
+  });
+});
+
+describe("README: `import { connect } from 'uringmq/client'` resolves for TypeScript's node10 resolution", () => {
+  it('maps each subpath export to its types through typesVersions too', () => {
+    // TypeScript before 7 resolves `module: commonjs` projects with node10 by default,
+    // which ignores "exports": without typesVersions, 'uringmq/client' had no types there.
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      exports: Record<string, string | { types?: string }>;
+      typesVersions?: Record<string, Record<string, string[]>>;
+    };
+    const mapped = pkg.typesVersions?.['*'] ?? {};
+    for (const [sub, target] of Object.entries(pkg.exports)) {
+      if (sub === '.' || typeof target !== 'object' || !target.types) continue;
+      const name = sub.slice(2);
+      assert.deepEqual(mapped[name]?.map((p) => path.normalize(p)), [path.normalize(target.types)], `typesVersions for ${sub}`);
+      assert.ok(fs.existsSync(path.join(ROOT, 'src', `${name}`, 'index.ts')) || fs.existsSync(path.join(ROOT, 'src', `${name}.ts`)), `no source for ${sub}`);
     }
   });
 });
