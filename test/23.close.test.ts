@@ -10,8 +10,10 @@ import { strict as assert } from 'node:assert';
 import type { EventEmitter } from 'node:events';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import * as grpc from '@grpc/grpc-js';
 import { UringmqError } from '../src';
 import { connect, type Client } from '../src/client';
+import { brokerService } from '../src/grpc/service';
 import { spawn } from './fixtures/children';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 import { expectCode, openBroker, sleep, startServer, tcpProxy, tmpDir, waitFor } from './helpers';
@@ -472,6 +474,98 @@ describe('a producing script exits once its closes resolve: nothing left to hold
     assert.equal(code, 0, out);
     assert.match(out, /CLOSED BROKER_CLOSED/);
     assert.ok(exitedAfterMs < 5000, `the child exited ${exitedAfterMs} ms after client.close() (${out.trim()})`);
+  });
+});
+
+/**
+ * A raw gRPC server of the uringmq service (the definition built from proto/) that
+ * takes DescribeTopic calls and answers none until the test does: a broker whose
+ * metadata lookups hang. Every other method is left unimplemented.
+ */
+async function lookupHangingServer(): Promise<{
+  port: number;
+  calls: Array<{ cancelled: boolean; answer: (partitions: number) => void }>;
+  stop(): Promise<void>;
+}> {
+  const server = new grpc.Server();
+  const calls: Array<{ cancelled: boolean; answer: (partitions: number) => void }> = [];
+  server.addService(brokerService, {
+    describeTopic: (call: grpc.ServerUnaryCall<{ name: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      let answered = false;
+      const c = {
+        cancelled: false,
+        answer: (n: number) => {
+          answered = true;
+          callback(null, { name: call.request.name, partitions: Array.from({ length: n }, (_, partition) => ({ partition })) });
+        },
+      };
+      // grpc-js says 'cancelled' whenever the stream closes, an answered call's too.
+      call.on('cancelled', () => (c.cancelled ||= !answered));
+      calls.push(c);
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  return { port, calls, stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()) };
+}
+
+// producer.close({ timeoutMs }) without client.close() failed the send waiting for
+// its topic's partition count at the timeout, but left the lookup (a unary call with
+// a 30 s deadline) and the send's own wait for it (a deliveryTimeoutMs timer) out: the
+// process, or the app's connection, was held up to 30 s after the producer had closed.
+describe("producer.close({ timeoutMs }) with a send waiting for its topic's partition count, the client left open", function () {
+  this.timeout(60_000);
+
+  it('the lookup is cancelled, the send fails with BROKER_CLOSED, and no timer is left: the process exits by itself', async () => {
+    const srv = await lookupHangingServer();
+    let child: ChildProcess | undefined;
+    try {
+      const c = (child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'fixtures', 'lookup_close_child.ts'), `127.0.0.1:${srv.port}`, 'u', '200'], { stdio: ['pipe', 'pipe', 'pipe'] }));
+      let out = '';
+      c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      c.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((res) => c.once('close', (code) => res(code)));
+      await waitFor(() => (out.includes('READY') && srv.calls.length > 0) || c.exitCode !== null, 60_000, 'the child to ask for the partition count');
+      assert.equal(srv.calls.length, 1, out);
+      c.stdin!.write('CLOSE\n');
+      await waitFor(() => out.includes('CLOSED') || c.exitCode !== null, 30_000, 'the producer to close');
+      const closed = /CLOSED (\S+) (.*)/.exec(out);
+      assert.ok(closed, out);
+      assert.equal(closed[1], 'BROKER_CLOSED', out); // as close() fails the sends it gives up on
+      // Neither the call's deadline nor the send's wait for it: what holds the event loop
+      // once producer.close() has resolved is its pipes.
+      assert.ok(!(JSON.parse(closed[2]!) as string[]).includes('Timeout'), `a timer still held the process after producer.close(): ${closed[2]}`);
+      assert.equal(await within(exited, 45_000, 'the child to exit'), 0, out);
+      assert.equal(srv.calls[0]!.cancelled, true, 'the server saw the lookup cancelled');
+    } finally {
+      child?.kill('SIGKILL');
+      await srv.stop();
+    }
+  });
+
+  it("one producer's close does not cancel the lookup another producer of the client still waits for: it is answered, and the count cached", async () => {
+    const srv = await lookupHangingServer();
+    const client = await connect(`127.0.0.1:${srv.port}`);
+    try {
+      const a = client.producer();
+      const b = client.producer();
+      const sentA = rejection(a.send('u', { value: 'a' }));
+      const sentB = b.send('u', { value: 'b' }).then(
+        () => 'acked',
+        (e: unknown) => e,
+      );
+      await waitFor(() => srv.calls.length > 0, 10_000, 'the lookup');
+      await a.close({ timeoutMs: 100 });
+      assert.equal((await sentA).code, 'BROKER_CLOSED');
+      srv.calls[0]!.answer(3);
+      assert.equal(await client.partitionCount('u'), 3);
+      assert.equal(srv.calls.length, 1, 'the lookup was made again: the first was cancelled under the producer still waiting for it');
+      assert.equal(srv.calls[0]!.cancelled, false);
+      await b.close({ timeoutMs: 100 });
+      await sentB; // sent (PublishStream is unimplemented here) or given up by close: either way settled
+    } finally {
+      await client.close({ timeoutMs: 100 });
+      await srv.stop();
+    }
   });
 });
 

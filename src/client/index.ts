@@ -138,16 +138,29 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** `p`, or UNAVAILABLE (`what`) if it has not settled after `ms`. */
-function answeredWithin<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+function answeredWithin<T>(p: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new UringmqError('UNAVAILABLE', `${what} for ${ms} ms`)), ms);
+    // Aborted (its producer's close gave up), the wait ends with its timer: left to run,
+    // it held the process for the rest of deliveryTimeoutMs.
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', abort);
+      reject(new UringmqError('UNAVAILABLE', `${what} for ${ms} ms`));
+    }, ms);
+    signal?.addEventListener('abort', abort, { once: true });
     p.then(
       (v) => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
         resolve(v);
       },
       (e: unknown) => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
         reject(e as Error);
       },
     );
@@ -208,18 +221,15 @@ export class Client {
    */
   private readonly partitionsCache = new Map<string, { n: number; at: number; fresh: boolean }>();
   private staleTimer: NodeJS.Timeout | null = null;
-  private readonly partitionLookups = new Map<string, Promise<number>>();
   /**
-   * Aborted once close() is done with its producers: cancels the partition-count
-   * lookups still out (lookupPartitions), which nobody waits for then. A lookup
-   * unanswered (a server stopped, a network gone silent) held the process until its
-   * deadline, up to 30 s after a close({ timeoutMs }) that had given up on it.
+   * The partition-count lookups under way (lookupPartitions), one per topic, each with
+   * who waits for it. One is cancelled once nobody does: when every producer that asked
+   * has given up on it (its close({ timeoutMs }) passed, or its close is done), or when
+   * client.close() is done with its producers. A lookup unanswered (a server stopped, a
+   * network gone silent) held the process, or the connection, until its 30 s deadline
+   * after the close that had given up on it.
    */
-  private readonly lookupsDone = (() => {
-    const c = new AbortController();
-    setMaxListeners(0, c.signal); // one listener per lookup under way
-    return c;
-  })();
+  private readonly partitionLookups = new Map<string, PartitionLookup>();
   private readonly closers = new Set<{ close(): Promise<void> }>();
   private closed = false;
   private closing: Promise<void> | null = null;
@@ -528,19 +538,24 @@ export class Client {
     return c;
   }
 
-  /** @internal partition count, cached for 5 s */
-  async partitionCount(topic: string): Promise<number> {
-    return this.knownPartitionCount(topic) ?? this.lookupPartitions(topic);
+  /**
+   * @internal partition count, cached for 5 s. `owner`: aborted, its holder no longer
+   * waits for a lookup this starts or joins (see partitionLookups); left out, only
+   * client.close() cancels it.
+   */
+  async partitionCount(topic: string, owner?: AbortSignal): Promise<number> {
+    return this.knownPartitionCount(topic, owner) ?? this.lookupPartitions(topic, owner);
   }
 
   /**
    * @internal The cached partition count without waiting, or undefined if there is
-   * none yet. A stale entry is still returned (sends go on with it) while a refresh runs.
+   * none yet. A stale entry is still returned (sends go on with it) while a refresh
+   * runs, on behalf of `owner` (see partitionCount).
    */
-  knownPartitionCount(topic: string): number | undefined {
+  knownPartitionCount(topic: string, owner?: AbortSignal): number | undefined {
     const c = this.partitionsCache.get(topic);
     if (!c) return undefined;
-    if (!c.fresh) this.lookupPartitions(topic).catch(() => undefined);
+    if (!c.fresh) this.lookupPartitions(topic, owner).catch(() => undefined);
     return c.n;
   }
 
@@ -558,10 +573,24 @@ export class Client {
    * deadline, not that of the send that began it: the sends that join it may have
    * longer, and each bounds its own wait (RemoteProducer.partitionCount).
    */
-  private lookupPartitions(topic: string): Promise<number> {
-    let p = this.partitionLookups.get(topic);
-    if (!p) {
-      p = this.describeTopic(topic, { groups: false }, this.lookupsDone.signal)
+  private lookupPartitions(topic: string, owner?: AbortSignal): Promise<number> {
+    if (owner?.aborted) return Promise.reject(owner.reason as Error);
+    let l = this.partitionLookups.get(topic);
+    if (!l) {
+      const cancel = new AbortController();
+      const lookup: PartitionLookup = {
+        promise: undefined as unknown as Promise<number>,
+        owners: new Map(),
+        unowned: false,
+        cancel: () => {
+          // Out of the table at once: a send that asks from here on makes a new lookup
+          // instead of joining this one, cancelled under it.
+          if (this.partitionLookups.get(topic) === lookup) this.partitionLookups.delete(topic);
+          cancel.abort();
+        },
+      };
+      l = lookup;
+      lookup.promise = this.describeTopic(topic, { groups: false }, cancel.signal)
         .then(
           (d) => d.partitions.length,
           (e: unknown) => {
@@ -569,10 +598,24 @@ export class Client {
             throw e;
           },
         )
-        .finally(() => this.partitionLookups.delete(topic));
-      this.partitionLookups.set(topic, p);
+        .finally(() => {
+          if (this.partitionLookups.get(topic) === lookup) this.partitionLookups.delete(topic);
+          for (const [signal, gaveUp] of lookup.owners) signal.removeEventListener('abort', gaveUp);
+          lookup.owners.clear();
+        });
+      this.partitionLookups.set(topic, lookup);
     }
-    return p;
+    const lookup = l;
+    if (!owner) lookup.unowned = true;
+    else if (!lookup.owners.has(owner)) {
+      const gaveUp = () => {
+        lookup.owners.delete(owner);
+        if (lookup.owners.size === 0 && !lookup.unowned) lookup.cancel();
+      };
+      lookup.owners.set(owner, gaveUp);
+      owner.addEventListener('abort', gaveUp, { once: true });
+    }
+    return lookup.promise;
   }
 
   /** @internal */
@@ -613,7 +656,7 @@ export class Client {
       const all = Promise.allSettled([...this.closers].map((c) => (c instanceof RemoteProducer ? c.close(opts) : c.close())));
       if (timeoutMs === undefined) await all;
       else await settlesWithin(all, timeoutMs + 100); // the producers settle at the timeout themselves; the margin is for their last turn
-      this.lookupsDone.abort();
+      for (const l of [...this.partitionLookups.values()]) l.cancel();
       this.closed = true;
       if (this.staleTimer) clearInterval(this.staleTimer);
       this.staleTimer = null;
@@ -625,6 +668,16 @@ export class Client {
   get isClosed(): boolean {
     return this.closed;
   }
+}
+
+/** A partition-count lookup under way, shared by the sends to its topic (Client.partitionLookups). */
+interface PartitionLookup {
+  promise: Promise<number>;
+  /** The signals of those waiting for it, each with its listener: once all are aborted, the lookup is cancelled. */
+  readonly owners: Map<AbortSignal, () => void>;
+  /** Asked for without an owner: only client.close() cancels it. */
+  unowned: boolean;
+  cancel(): void;
 }
 
 /** A call cancelled (or not made) because its caller's close() stopped waiting for the server: whether the server acted on it is unknown. */
@@ -878,7 +931,21 @@ export class RemoteProducer implements ProducerApi {
    */
   private abandoned: UringmqError | null = null;
   /** Aborted with `abandoned`: wakes the waits that are not in one of the tables above. */
-  private readonly abandon = new AbortController();
+  private readonly abandon = (() => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal); // one listener per wait under way (answeredWithin, sleep, unlessAbandoned)
+    return c;
+  })();
+  /**
+   * This producer's hold on the partition-count lookups it waits for or began (a
+   * refresh of a stale count): aborted when close() gives up (abandonAll) or is done,
+   * it cancels those no other producer of the client waits for (Client.partitionLookups).
+   */
+  private readonly lookupsHeld = (() => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal); // one listener per lookup under way
+    return c;
+  })();
   /** Slots handed to woken capacity waiters that have not queued their batch yet. */
   private granted = 0;
   private stream: PublishChannel | null = null;
@@ -972,7 +1039,7 @@ export class RemoteProducer implements ProducerApi {
       if (this.waiting.length > 0) return this.sendLater(topic, rec, size, null);
       const space = this.reserve(size);
       if (space) return this.sendLater(topic, rec, size, space);
-      const n = this.client.knownPartitionCount(topic);
+      const n = this.client.knownPartitionCount(topic, this.lookupsHeld.signal);
       if (n === undefined) return this.sendLater(topic, rec, size, 'reserved');
       return this.enqueue(topic, n, rec, size);
     } catch (e) {
@@ -1029,7 +1096,7 @@ export class RemoteProducer implements ProducerApi {
         // shared by every send to the topic (other producers' too), and made with this
         // send's deadline it failed with it those that had longer.
         const left = Math.max(1, deadline - Date.now());
-        return await this.unlessAbandoned(answeredWithin(this.client.partitionCount(topic), left, `the lookup of ${topic}'s partition count went unanswered`));
+        return await answeredWithin(this.client.partitionCount(topic, this.lookupsHeld.signal), left, `the lookup of ${topic}'s partition count went unanswered`, this.abandon.signal);
       } catch (e) {
         if (!(e instanceof UringmqError) || !RETRYABLE.has(e.code) || this.client.isClosed || this.abandoned) throw e;
         const delay = reconnectDelayMs(attempt);
@@ -1137,7 +1204,7 @@ export class RemoteProducer implements ProducerApi {
       const at = Date.now(); // the records' default timestamp, also if encoded again later
       const prep = prepareBatch(this.msgPool, topic, records, what, at);
       const bytes = prep.end - prep.start;
-      const n = this.client.knownPartitionCount(topic);
+      const n = this.client.knownPartitionCount(topic, this.lookupsHeld.signal);
       const space = this.waiting.length === 0 && n !== undefined ? this.reserve(bytes) : undefined;
       if (space === null) p = this.submitBatch(topic, n!, records, opts, prep, bytes);
       else {
@@ -1227,6 +1294,7 @@ export class RemoteProducer implements ProducerApi {
     if (timeoutMs !== undefined && !this.abandoned && !(await settlesWithin(flushed, timeoutMs))) this.abandonAll(closeTimedOut('producer', timeoutMs));
     await flushed;
     this.closed = true;
+    this.lookupsHeld.abort(new UringmqError('BROKER_CLOSED', 'producer is closed')); // a refresh it began, nobody else waiting for it
     if (this.idleTimer) clearInterval(this.idleTimer);
     this.idleTimer = null;
     this.endReconnectWait(); // every batch is settled: none waits for it
@@ -1247,6 +1315,7 @@ export class RemoteProducer implements ProducerApi {
   private abandonAll(err: UringmqError): void {
     this.abandoned = err;
     this.abandon.abort(err);
+    this.lookupsHeld.abort(err);
     this.endReconnectWait();
     const s = this.stream;
     this.stream = null; // before the cancel: its 'error' must not queue the batches again
