@@ -423,4 +423,63 @@ describe('A file system without preallocation (ext4 without extents: fallocate i
       await b.close();
     }
   });
+
+  // Retention skipped fenced partitions: one fenced by a full disk kept all its old
+  // segments until the broker was reopened, though retention removing them is what
+  // gives the space back, and removing whole sealed segments below the start touches
+  // nothing the fence guards (its active segment, the one whose seal never ran).
+  it('retention goes on on a fenced partition: its old sealed segments are removed by age, the space given back; the segment whose seal the fence stopped stays for the reopen, which recovers it whole', async function () {
+    if (!hasStrace()) return this.skip();
+    const dir = tmpDir();
+    const maxAgeMs = 5000; // past the writes below, under strace
+    let b = await Broker.open({ dir });
+    await b.createTopic('t', { partitions: 2, segmentBytes: 8192, retention: { maxAgeMs } }); // five 1.5 KB records a segment
+    await b.close();
+    const part0 = path.join(dir, 'topics', 't', '0');
+    // Records 0-14 fill segments 0, 5 and 10; record 15 rolls to segment 15, whose first
+    // write finds the disk full: the partition is fenced in that cycle, before it sealed
+    // segment 10.
+    const seg15 = path.join(part0, '00000000000000000015.log');
+    const out = faultNode(
+      `const fs = require('node:fs');
+      require(${JSON.stringify(path.join(__dirname, '..', 'src'))}).Broker.open({ dir: ${JSON.stringify(dir)} }).then(async (b) => {
+          const p = b.producer();
+          const value = (i) => 'v'.repeat(1500) + i;
+          const sent = [];
+          for (let i = 0; i < 16; i++) sent.push(await p.send('t', { value: value(i), partition: 0 }).then((r) => r.offset, (e) => e.code));
+          const start = async (n) => (await b.describeTopic('t')).partitions[n].startOffset;
+          const atFence = await start(0);
+          // Partition 1 gets a sealed segment written after the fence: once retention has
+          // removed it by age, every pass that did so found partition 0's segments older.
+          for (let i = 0; i < 6; i++) await p.send('t', { value: value(i), partition: 1 });
+          const deadline = Date.now() + 30000;
+          while ((await start(1)) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+          console.log(JSON.stringify({ sent, atFence, start0: await start(0), start1: await start(1), files: fs.readdirSync(${JSON.stringify(part0)}).sort() }));
+          await b.close().catch(() => undefined);
+        })`,
+      [seg15],
+      'pwritev2:error=ENOSPC',
+      { ...process.env, URINGMQ_IO_BACKEND: 'thread' }, // io_uring's writes pass no syscall strace could fail
+    );
+    const r = JSON.parse(out.trim().split('\n').at(-1)!) as { sent: Array<number | string>; atFence: number; start0: number; start1: number; files: string[] };
+    assert.deepEqual(r.sent, [...Array.from({ length: 15 }, (_, i) => i), 'IO_ERROR'], out);
+    assert.equal(r.atFence, 0, `retention ran before the fence (the writes took past maxAgeMs?): ${out}`);
+    assert.equal(r.start1, 5, `partition 1's first segment was never retired: ${out}`);
+    // Segments 0 and 5 (sealed) removed; 10 (its seal stopped by the fence) and 15 (the active one) kept.
+    assert.equal(r.start0, 10, `retention did not run on the fenced partition, or removed the segment whose seal the fence stopped: ${out}`);
+    assert.deepEqual(
+      r.files.filter((f) => f.endsWith('.log')),
+      ['00000000000000000010.log', '00000000000000000015.log'],
+      out,
+    );
+    b = await Broker.open({ dir });
+    try {
+      const d = (await b.describeTopic('t')).partitions[0]!;
+      assert.deepEqual([d.startOffset, d.endOffset], [10, 15], 'what was acknowledged after the start is all there, nothing of the failed write');
+      assert.deepEqual((await b.read('t', 0, 10)).map((m) => m.offset), [10, 11, 12, 13, 14]);
+      assert.equal((await b.producer().send('t', { value: 'after', partition: 0 })).offset, 15);
+    } finally {
+      await b.close();
+    }
+  });
 });

@@ -503,12 +503,16 @@ void LogEngine::RunTimers(bool force_sync) {
     }
     const int64_t now = NowMs();
     for (auto& p : parts) {
-      if (p->closed.load() || p->failed.load()) continue;
+      if (p->closed.load()) continue;
+      // A fenced partition too: a full disk is a common cause of the fence, and retention
+      // is what gives space back. It removes only whole sealed segments below the active
+      // one (RetireSegments), which the fence guards nothing of: no writer touches them,
+      // readers keep their fds, and the reopen recovers from the first file left.
       PartitionLog::RemovalTrouble trouble;
       p->EnforceRetention(now, &trouble);
       if (trouble.failures > 0) retention_remove_failures_.fetch_add(trouble.failures, std::memory_order_relaxed);
       if (!trouble.warning.empty()) AddWarning(std::move(trouble.warning));
-      p->ReleaseIdleMemory(now);
+      if (!p->failed.load()) p->ReleaseIdleMemory(now);
     }
   }
 }

@@ -1177,6 +1177,12 @@ void PartitionLog::RetireSegments(int64_t now_ms) {
     // Never the active (last) segment; oldest first, so the log stays contiguous.
     while (segments_.size() > 1) {
       const auto& oldest = segments_.front();
+      // Sealed only, and none past one that is not. Between write cycles every segment
+      // before the active one is, but a partition fenced in a roll's cycle keeps the
+      // segment it was sealing unsealed: its end and its seal entry are for the reopen
+      // to judge (a torn tail, a gap before the next file, after which the reopen drops
+      // what was never acknowledged), which it could no longer do were it gone.
+      if (!oldest->sealed) break;
       bool by_bytes = cfg_.retention_bytes >= 0 &&
                       total - oldest->size >= static_cast<uint64_t>(cfg_.retention_bytes);
       bool by_age = cfg_.retention_ms >= 0 && now_ms - oldest->last_write_ms > cfg_.retention_ms;
