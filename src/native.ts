@@ -174,7 +174,7 @@ export interface FetchServerStats {
   bytesCopied: number;
   /** long-polls waiting now */
   parked: number;
-  /** replies cut off by a failed read of a segment file after their header went out (the connection is closed) */
+  /** fetches that failed reading a segment file: answered IO_ERROR (its open or a batch header's read failed), or cut off with the connection closed (the read failed after the reply header went out) */
   readErrors: number;
 }
 

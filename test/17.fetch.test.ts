@@ -34,7 +34,7 @@ import {
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
 import { metricsRegistry } from '../src/metrics';
-import { expectCode, freePort, openBroker, overwriteAt, powerCut, publishOld, segmentFiles, sleep, take, tcpProxy, tmpDir, waitFor } from './helpers';
+import { expectCode, freePort, hasStrace, injectIntoThread, openBroker, overwriteAt, partitionDir, powerCut, publishOld, segmentFiles, sleep, take, tcpProxy, threadNamed, tmpDir, waitFor } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -312,7 +312,7 @@ for (const backend of BACKENDS) {
         assert.equal(fsrv.stats().readErrors, 1);
         await waitFor(() => warnings.length > 0, 10_000, 'a warning');
         const t0 = performance.now();
-        assert.match(warnings[0]!, /: 1 reply cut off by a failed read of a segment file/);
+        assert.match(warnings[0]!, /: 1 fetch failed reading a segment file/);
         assert.ok(warnings[0]!.includes(`(the last: t/0, a fetch from offset 0: read ${seg} at byte 16384: the file ends there`), warnings[0]);
         assert.equal(/^uringmq_fetch_read_errors_total (\d+)$/m.exec(await registry.metrics())?.[1], '1');
         // A second one soon after is counted, and held for the next warning (the one at close here).
@@ -325,9 +325,158 @@ for (const backend of BACKENDS) {
         assert.equal(/^uringmq_fetch_read_errors_total (\d+)$/m.exec(await registry.metrics())?.[1], '2');
         await sleep(10); // process.emitWarning delivers on a later tick
         assert.equal(warnings.length, 2, warnings.join('\n'));
-        assert.match(warnings[1]!, /: 1 reply cut off/);
+        assert.match(warnings[1]!, /: 1 fetch failed reading a segment file .*, the reply cut off and its connection closed\)/);
       } finally {
         process.off('warning', onWarning);
+      }
+    });
+
+    /**
+     * Real read errors on the fetch thread: strace attached to it (only it) fails its
+     * calls on one segment file. Partition 0 of 't' is the one faulted, partition 1 the
+     * bystander; `segmentBytes` small makes many sealed segments, the oldest of which
+     * the log keeps closed (kMaxOpenSealedSegments), so a fetch there opens its file.
+     */
+    async function faultable(segmentBytes: number) {
+      const dir = tmpDir();
+      broker = await openBroker({ dir, tailCacheBytes: 0 });
+      await broker.createTopic('t', { partitions: 2, segmentBytes });
+      const prod = broker.producer();
+      for (let i = 0; i < 2000; i += 20)
+        for (const partition of [0, 1]) await prod.sendBatch('t', Array.from({ length: 20 }, (_, j) => ({ value: value(i + j) })), { partition });
+      const before = fs.readdirSync('/proc/self/task').map(Number);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const tid = await threadNamed('uringmq-fetch', before);
+      // Let Node open whatever it opens lazily, and (io_uring) the server pool a splice pipe.
+      const warm = await Raw.open(fsrv.port);
+      assert.equal(await warm.hello(), 0);
+      assert.equal((await warm.fetch('t', 1, 0)).error, 'OK');
+      warm.close();
+      await waitFor(() => fsrv.stats().connections === 0);
+      const fds = await settledFdCount();
+      const files = () => Object.fromEntries(fs.readdirSync(partitionDir(dir, 't', 0)).map((f) => [f, crc32c(fs.readFileSync(path.join(partitionDir(dir, 't', 0), f)))]));
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => {
+        if (w.name === 'UringmqWarning' && w.message.startsWith('fetch plane')) warnings.push(w.message);
+      };
+      process.on('warning', onWarning);
+      return { dir, tid, fds, files, warnings, done: () => process.off('warning', onWarning) };
+    }
+
+    /** A fetch of all of partition 1 from `c`, each record checked. */
+    async function servesBystander(c: Raw, what: string, from = 0) {
+      let off = from;
+      while (off < 2000) {
+        const r = await c.fetch('t', 1, off, 1 << 20);
+        assert.equal(r.error, 'OK', what);
+        const recs = checkWhole(r.data, off);
+        for (const m of recs) assert.equal(m.value.toString(), value(m.offset), what);
+        off = recs[recs.length - 1]!.offset + 1;
+      }
+    }
+
+    // strace's path filter (-P) does not match an openat relative to a directory's fd,
+    // which is how the log opens its files: every open of the fetch thread fails there,
+    // and the bystander reads partition 1 from its newest segments, which stay open.
+    for (const [call, inject, segmentBytes, filtered] of [
+      ['pread', 'pread64:error=EIO', 256 * 1024, true],
+      ['open', 'openat:error=EIO', 8192, false],
+    ] as const) {
+      it(`a segment file whose ${call} fails (EIO) while a fetch is planned: the fetch is answered IO_ERROR, counted and named in a warning; its connection stays, other partitions and connections are served, nothing is fenced or changed, no fd leaks`, async function () {
+        if (!hasStrace()) return this.skip();
+        this.timeout(30_000);
+        const t = await faultable(segmentBytes);
+        try {
+          const seg = segmentFiles(t.dir, 't', 0)[1]!; // the second segment: sealed, and (8 KiB segments) closed
+          const segs1 = segmentFiles(t.dir, 't', 1);
+          const from1 = filtered ? 0 : Number(path.basename(segs1[segs1.length - 8]!, '.log'));
+          const at = Number(path.basename(seg, '.log')) + 3; // inside the segment's first batch
+          const files = t.files();
+          const c = await Raw.open(fsrv.port);
+          const other = await Raw.open(fsrv.port);
+          assert.equal(await c.hello(), 0);
+          assert.equal(await other.hello(), 0);
+          const fault = await injectIntoThread(t.tid, filtered ? [seg] : [], inject);
+          let trace: string;
+          try {
+            const r = await c.fetch('t', 0, at);
+            assert.equal(r.error, 'IO_ERROR');
+            assert.equal(r.header.length, 0);
+            assert.equal(r.header.highWatermark, 2000, 'the partition was found: its high watermark is known');
+            // The same connection, and another, go on: partition 1 is read whole.
+            await servesBystander(c, 'the connection that got IO_ERROR', from1);
+            await servesBystander(other, 'another connection', from1);
+            // A client library's view of the reply: a typed error naming what it fetched.
+            const e = fetchError(r.header.error, `fetching t/0 at offset ${at}`);
+            assert.equal(e.code, 'IO_ERROR');
+            assert.equal((await c.fetch('t', 0, at)).error, 'IO_ERROR', 'while the file fails, so does every fetch of it');
+          } finally {
+            trace = await fault.stop();
+          }
+          assert.match(trace, new RegExp(`^${call}.*${path.basename(seg)}.*= -1 EIO .*\\(INJECTED\\)`, 'm'), `the fault met the fetch thread's ${call}: ${trace}`);
+          // Counted and named for the operator: the client's reply carries no more than a code.
+          assert.equal(fsrv.stats().readErrors, 2);
+          await waitFor(() => t.warnings.length > 0, 10_000, 'a warning');
+          assert.match(t.warnings[0]!, /: 2 fetches failed reading a segment file \(the last: /);
+          assert.ok(t.warnings[0]!.includes(`(the last: t/0, a fetch from offset ${at}: `) && t.warnings[0]!.includes(seg), t.warnings[0]);
+          assert.match(t.warnings[0]!, /Input\/output error \(errno 5\), answered IO_ERROR\)/);
+          // Once the file reads again, so does the fetch, on the same connection; the
+          // log was not fenced, nor its files changed (no index "repaired" from a failed read).
+          const r = await c.fetch('t', 0, at);
+          assert.equal(r.error, 'OK');
+          assert.deepEqual(checkWhole(r.data, at).slice(0, 3).map((m) => m.value.toString()), [at, at + 1, at + 2].map(value));
+          assert.deepEqual(t.files(), files);
+          assert.equal((await broker.producer().send('t', { value: 'after', partition: 0 })).offset, 2000);
+          c.close();
+          other.close();
+          await waitFor(() => fsrv.stats().connections === 0);
+          assert.equal(await settledFdCount(), t.fds, JSON.stringify(fdKinds()));
+        } finally {
+          t.done();
+        }
+      });
+    }
+
+    it('a segment file whose sendfile fails (EIO) after the reply header went out: the connection is closed (the header promised bytes that cannot come), counted and named in a warning; others are served, nothing is fenced, no fd leaks, and a FetchConnection sees UNAVAILABLE (on which the FetchConsumer reconnects and fetches again)', async function () {
+      if (!hasStrace()) return this.skip();
+      // io_uring's file → pipe splice runs in a kernel worker: no syscall strace could fail.
+      if (backend !== 'thread') return this.skip();
+      this.timeout(30_000);
+      const t = await faultable(256 * 1024);
+      try {
+        const seg = segmentFiles(t.dir, 't', 0)[0]!;
+        const other = await Raw.open(fsrv.port);
+        assert.equal(await other.hello(), 0);
+        const conn = await FetchConnection.open('127.0.0.1', fsrv.port);
+        const fault = await injectIntoThread(t.tid, [seg], 'sendfile:error=EIO');
+        let trace: string;
+        try {
+          const e = await conn.fetch('t', 0, 100, 1 << 20, 0).then(
+            () => assert.fail('a reply cut off by its file arrived whole'),
+            (err: UringmqError) => err,
+          );
+          assert.equal(e.code, 'UNAVAILABLE', e.message);
+          assert.match(e.message, /closed by the server/);
+          await servesBystander(other, 'another connection');
+        } finally {
+          trace = await fault.stop();
+        }
+        assert.match(trace, /^sendfile\(.*= -1 EIO .*\(INJECTED\)/m, trace);
+        assert.equal(fsrv.stats().readErrors, 1);
+        await waitFor(() => t.warnings.length > 0, 10_000, 'a warning');
+        assert.ok(t.warnings[0]!.includes(`(the last: t/0, a fetch from offset 100: read ${seg} at byte `), t.warnings[0]);
+        assert.match(t.warnings[0]!, /Input\/output error \(errno 5\), the reply cut off and its connection closed\)/);
+        const again = await FetchConnection.open('127.0.0.1', fsrv.port);
+        const r = await again.fetch('t', 0, 100, 1 << 20, 0);
+        assert.equal(r.header.error, 0);
+        assert.equal(checkWhole(r.data, 100)[0]!.value.toString(), value(100));
+        assert.equal((await broker.producer().send('t', { value: 'after', partition: 0 })).offset, 2000);
+        again.close();
+        other.close();
+        await waitFor(() => fsrv.stats().connections === 0);
+        assert.equal(await settledFdCount(), t.fds, JSON.stringify(fdKinds()));
+      } finally {
+        t.done();
       }
     });
 

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawn as spawnChild } from './fixtures/children';
 import { Broker, encodeBatch, sealBatch, type BrokerOptions, type ConsumedMessage, type GroupConsumerApi, type ProducerApi, type ProducerRecord, type UringmqError } from '../src';
 
 const made: string[] = [];
@@ -182,6 +183,58 @@ export function faultNode(script: string, paths: readonly string[], inject: stri
   });
   if (r.status !== 0) throw new Error(`the child under fault injection failed (${r.status ?? r.signal}): ${r.stderr}`);
   return r.stdout;
+}
+
+/**
+ * The id of this process's thread named `name` (pthread_setname_np) that is not in
+ * `except`; waits for it, as a thread names itself once it runs.
+ */
+export async function threadNamed(name: string, except: readonly number[] = []): Promise<number> {
+  let found: number[] = [];
+  await waitFor(() => (found = fs.readdirSync('/proc/self/task').map(Number).filter((t) => !except.includes(t) && threadName(t) === name)).length > 0, 5000, `a thread named ${name}`);
+  assert.equal(found.length, 1, `one new thread named ${name}, found ${found.length}`);
+  return found[0]!;
+}
+/** The name of this process's thread `tid`; '' once it has gone. */
+export function threadName(tid: number): string {
+  try {
+    return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Attaches strace to one thread of this process (`tid`: only that thread, not its
+ * process) with a fault injected into its calls that touch `paths` (`inject` as
+ * faultNode takes it), e.g. the fetch plane's thread with 'pread64:error=EIO': the
+ * broker and the test stay in one process, and no other thread's calls are touched.
+ * Resolves once the thread is traced; stop() detaches (the thread runs on untraced)
+ * and resolves with the calls strace saw. Needs ptrace rights over this process (root,
+ * or a Yama ptrace_scope of 0).
+ */
+export async function injectIntoThread(tid: number, paths: readonly string[], inject: string): Promise<{ stop(): Promise<string> }> {
+  const calls = inject.split(':')[0]!;
+  const trace = path.join(tmpDir(), 'trace');
+  const child = spawnChild('strace', ['-y', '-p', String(tid), '-o', trace, ...paths.flatMap((p) => ['-P', p]), '-e', `trace=${calls}`, '-e', `inject=${inject}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM'); // strace detaches on SIGTERM
+    await exited;
+    return fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8') : '';
+  };
+  // strace says "Process N attached" once its options (the injection with them) are set.
+  const deadline = Date.now() + 10_000;
+  while (!/attached/.test(err)) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`strace could not attach to thread ${tid}: ${err}`);
+    }
+    await sleep(10);
+  }
+  return { stop };
 }
 
 /**

@@ -1104,6 +1104,13 @@ class FetchLoop {
     if (!s.ok()) {
       c->plan.pieces.clear();
       c->plan.bytes = c->plan.memory_bytes = 0;
+      // A segment file that cannot be opened or read (EIO, a file shorter than the log
+      // records): the reply carries only the code, so the operator hears the rest here,
+      // as of a reply cut off by its file. A fenced partition (refused before the plan)
+      // and a damaged batch (kCorruptBatch) are not read failures of the file.
+      if (s.code == Code::kIoError)
+        NoteReadError((c->part ? c->part->label() : std::string("?")) + ", a fetch from offset " + std::to_string(c->offset) + ": " +
+                      s.message + ", answered IO_ERROR");
       return s.code == Code::kOffsetOutOfRange ? Error::kOffsetOutOfRange : Error::kIoError;
     }
     c->mem_charged = c->plan.memory_bytes;
@@ -1190,11 +1197,17 @@ class FetchLoop {
   void ReadFailed(Conn* c) {
     const int e = c->file_error;
     c->file_error = 0;
-    k_->read_errors++;
     std::string note = (c->part ? c->part->label() : std::string("?")) + ", a fetch from offset " + std::to_string(c->offset) +
                        ": read " + FdPath(c->file_fd) + " at byte " + std::to_string(c->file_off) + ": ";
     if (e < 0) note += "the file ends there, before the end the log records for it (truncated?)";
     else note += std::string(std::strerror(e)) + " (errno " + std::to_string(e) + ")";
+    NoteReadError(std::move(note) + ", the reply cut off and its connection closed");
+  }
+
+  // Counts a fetch that failed reading its segment file, and keeps its note for the
+  // warning (src/fetch/server.ts).
+  void NoteReadError(std::string note) {
+    k_->read_errors++;
     std::lock_guard<std::mutex> lk(owner_->note_mu_);
     owner_->last_read_error_ = std::move(note);
   }

@@ -46,8 +46,9 @@ struct FetchCounters {
   std::atomic<uint64_t> bytes_spliced{0};  // file → socket without a copy
   std::atomic<uint64_t> bytes_copied{0};   // from memory (tail cache, partial block)
   std::atomic<uint64_t> parked{0};         // long-polls waiting now
-  // Replies cut off by a failed read of a segment file after their header went out
-  // (an I/O error, a file shorter than the log says): the connection is closed.
+  // Fetches that failed reading a segment file (an I/O error, a file shorter than the
+  // log says): answered IO_ERROR when the open or a header read of the plan failed, or
+  // cut off with their connection closed when it failed after the header went out.
   std::atomic<uint64_t> read_errors{0};
 };
 

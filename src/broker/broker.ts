@@ -1075,9 +1075,10 @@ export class Broker {
   private closedFetchReadErrors = 0;
 
   /**
-   * Fetch-plane replies cut off by a failed read of a segment file after their header
-   * went out (an I/O error, a file shorter than the log says), over every fetch server
-   * of this broker since it opened. A warning names the partition, offset and error.
+   * Fetch-plane fetches that failed reading a segment file (an I/O error, a file shorter
+   * than the log says): answered IO_ERROR, or cut off after their header went out; over
+   * every fetch server of this broker since it opened. A warning names the partition,
+   * offset, file and error.
    */
   get fetchReadErrors(): number {
     let n = this.closedFetchReadErrors;

@@ -101,14 +101,16 @@ export class FetchServer {
   private readErrorsWarned = 0;
   private readErrorWarnedAt = -Infinity;
 
-  /** @internal Replies cut off by a failed file read over this server's life (kept after close). */
+  /** @internal Fetches that failed reading a segment file over this server's life (kept after close). */
   get readErrors(): number {
     return this.native ? this.stats().readErrors : this.closedReadErrors;
   }
 
   /**
-   * @internal Warns of replies cut off by a failed read of a segment file since the
-   * last warning: the client sees only a closed connection, and retries. The broker
+   * @internal Warns of fetches that failed reading a segment file since the last
+   * warning: the client got IO_ERROR and no more (the reply has no room for the file,
+   * the errno), or, when the read failed after the reply's header went out, only a
+   * closed connection, and retries. The broker
    * calls this every second; a warning goes out at most every 10 s (a damaged file
    * fails every fetch of it), summing those in between, and at close.
    */
@@ -124,7 +126,7 @@ export class FetchServer {
     this.readErrorWarnedAt = now;
     const last = n.lastReadError ? ` (the last: ${n.lastReadError})` : '';
     process.emitWarning(
-      `fetch plane on ${this.host}:${this.port}: ${more} ${more === 1 ? 'reply' : 'replies'} cut off by a failed read of a segment file, ${more === 1 ? 'its connection' : 'their connections'} closed${last}; uringmq_fetch_read_errors_total counts them, said at most every 10 s`,
+      `fetch plane on ${this.host}:${this.port}: ${more} ${more === 1 ? 'fetch' : 'fetches'} failed reading a segment file${last}; uringmq_fetch_read_errors_total counts them, said at most every 10 s`,
       'UringmqWarning',
     );
   }

@@ -115,7 +115,7 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
   coreCounter(
     registers,
     'uringmq_fetch_read_errors_total',
-    'Fetch-plane replies cut off by a failed read of a segment file after their header went out (an I/O error, a file shorter than the log says): the connection is closed and the client retries; a warning (at most every 10 s) names the partition, offset and error',
+    'Fetch-plane fetches that failed reading a segment file (an I/O error, a file shorter than the log says): answered IO_ERROR when the file could not be opened or its batch headers read, else cut off after their header went out (the connection is closed and the client retries); a warning (at most every 10 s) names the partition, offset, file and error',
     () => (broker.closed ? null : broker.fetchReadErrors),
   );
   // The core counts write cycles and appends in its own buckets (no per-cycle call into
