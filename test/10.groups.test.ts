@@ -110,6 +110,39 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.equal((await broker.describeTopic('t')).groups[0]!.committed[0], offset);
     }
 
+    it("messages a member still had buffered from a partition a rebalance gave another member come to that owner marked redelivered when it leaves (after the owner's later ones)", async () => {
+      await broker.createTopic('t', { partitions: 2 });
+      const p = producer();
+      const publish = async (from: number) => {
+        for (const partition of [0, 1]) await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `${from + i}` })), { partition });
+      };
+      await publish(0);
+      const o = { topic: 't', group: 'g', from: 'earliest' as const, maxUnacked: 100, flow: { minWindow: 100 } };
+      const group = async () => (await broker.describeTopic('t')).groups[0]!;
+      // a is delivered all 40 and hands its app one: the other 39 wait in its buffer.
+      const a = consumer(o);
+      await take(a, 1);
+      await waitFor(async () => (await group()).members[0]?.unacked === 39);
+      // b takes one partition from a, and is delivered what comes after a's there.
+      const b = consumer(o);
+      const got: ConsumedMessage[] = [];
+      const reading = take(b, 79, (m) => (got.push(m), m.ack()));
+      await waitFor(async () => (await group()).members.length === 2 && (await group()).members.every((m) => m.partitions.length === 1));
+      await publish(20);
+      await waitFor(() => got.length >= 20);
+      await a.close();
+      await reading;
+      for (const partition of [0, 1]) {
+        let last = -1;
+        for (const m of got.filter((x) => x.partition === partition)) {
+          assert.ok(m.offset > last || m.redelivered, `partition ${partition}: offset ${m.offset} after ${last} with deliveryCount ${m.deliveryCount}`);
+          last = Math.max(last, m.offset);
+        }
+      }
+      await b.close();
+      await p.close();
+    });
+
     it('a commitOffset of one partition of a new group leaves the others to the first member\'s from (not latest), before and after a restart', async () => {
       await broker.createTopic('t', { partitions: 2 });
       const p = producer();

@@ -1362,6 +1362,11 @@ export class GroupCoordinator {
     let changed = false;
     for (const [partition, counts] of byPartition) {
       const ps = gs.parts[partition]!;
+      // A partition a rebalance gave another member since: that owner may have been
+      // delivered later offsets already, so these come to it after them. Uncounted they
+      // came as first deliveries (redelivered false), out of order and unmarked; counted
+      // they come marked as the redeliveries they are, as any the owner gets after its own.
+      if (ps.owner && ps.owner !== m) continue;
       const keep: Inflight[] = [];
       let any = false;
       // One pass over the partition's in-flight ranges (sorted, disjoint), each split
