@@ -143,6 +143,30 @@ for (const mode of ['embedded', 'grpc'] as const) {
       await p.close();
     });
 
+    it('with maxDeliveries 1, what a closing member had buffered of a partition a rebalance gave another member reaches that member (not the dead-letter topic unseen)', async () => {
+      await broker.createTopic('t', { partitions: 2 });
+      const p = producer();
+      for (const partition of [0, 1]) await p.sendBatch('t', Array.from({ length: 20 }, (_, i) => ({ value: `${partition}:${i}` })), { partition });
+      const o = { topic: 't', group: 'g', from: 'earliest' as const, maxUnacked: 100, maxDeliveries: 1, flow: { minWindow: 100 } };
+      const group = async () => (await broker.describeTopic('t')).groups[0]!;
+      // a is delivered all 40 and hands its app one (acked): the other 39 wait in its buffer, unseen.
+      const a = consumer(o);
+      const first = await take(a, 1);
+      await waitFor(async () => (await group()).members[0]?.unacked === 39);
+      const b = consumer(o);
+      const reading = take(b, 39);
+      await waitFor(async () => (await group()).members.length === 2 && (await group()).members.every((m) => m.partitions.length === 1));
+      await a.close();
+      const got = await reading;
+      assert.deepEqual(
+        [...first, ...got].map((m) => m.value.toString()).sort(),
+        [0, 1].flatMap((partition) => Array.from({ length: 20 }, (_, i) => `${partition}:${i}`)).sort(),
+      );
+      assert.ok(!(await broker.listTopics()).includes('t.dlq'), 'a message no app saw went to the dead-letter topic');
+      await b.close();
+      await p.close();
+    });
+
     it('a commitOffset of one partition of a new group leaves the others to the first member\'s from (not latest), before and after a restart', async () => {
       await broker.createTopic('t', { partitions: 2 });
       const p = producer();

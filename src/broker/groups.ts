@@ -1366,7 +1366,13 @@ export class GroupCoordinator {
       // delivered later offsets already, so these come to it after them. Uncounted they
       // came as first deliveries (redelivered false), out of order and unmarked; counted
       // they come marked as the redeliveries they are, as any the owner gets after its own.
-      if (ps.owner && ps.owner !== m) continue;
+      // Except a delivery maxDeliveries allowed as the last: counted, it sent the message
+      // to the dead-letter topic at the leave, no app having seen that delivery (with
+      // maxDeliveries 1, none at all). It goes back uncounted, as the last allowed again.
+      if (ps.owner && ps.owner !== m) {
+        for (const n of [...counts.keys()]) if (n < m.opts.maxDeliveries) counts.delete(n);
+        if (counts.size === 0) continue;
+      }
       const keep: Inflight[] = [];
       let any = false;
       // One pass over the partition's in-flight ranges (sorted, disjoint), each split
