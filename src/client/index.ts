@@ -139,7 +139,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /** `p`, or UNAVAILABLE (`what`) if it has not settled after `ms`. */
 function answeredWithin<T>(p: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
-  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  if (signal?.aborted) {
+    p.catch(() => undefined); // nobody waits for it now: its rejection must not go unhandled
+    return Promise.reject(signal.reason as Error);
+  }
   return new Promise<T>((resolve, reject) => {
     // Aborted (its producer's close gave up), the wait ends with its timer: left to run,
     // it held the process for the rest of deliveryTimeoutMs.
