@@ -363,6 +363,14 @@ for (const backend of BACKENDS) {
       return { dir, tid, fds, files, warnings, done: () => process.off('warning', onWarning) };
     }
 
+    /** The fault gone: partition 0 still takes appends (not fenced); closing `conns` leaks no fd. */
+    async function endsUnharmed(t: { fds: number }, conns: ReadonlyArray<{ close(): void }>) {
+      assert.equal((await broker.producer().send('t', { value: 'after', partition: 0 })).offset, 2000);
+      for (const c of conns) c.close();
+      await waitFor(() => fsrv.stats().connections === 0);
+      assert.equal(await settledFdCount(), t.fds, JSON.stringify(fdKinds()));
+    }
+
     /** A fetch of all of partition 1 from `c`, each record checked. */
     async function servesBystander(c: Raw, what: string, from = 0) {
       let off = from;
@@ -426,11 +434,7 @@ for (const backend of BACKENDS) {
           assert.equal(r.error, 'OK');
           assert.deepEqual(checkWhole(r.data, at).slice(0, 3).map((m) => m.value.toString()), [at, at + 1, at + 2].map(value));
           assert.deepEqual(t.files(), files);
-          assert.equal((await broker.producer().send('t', { value: 'after', partition: 0 })).offset, 2000);
-          c.close();
-          other.close();
-          await waitFor(() => fsrv.stats().connections === 0);
-          assert.equal(await settledFdCount(), t.fds, JSON.stringify(fdKinds()));
+          await endsUnharmed(t, [c, other]);
         } finally {
           t.done();
         }
@@ -470,11 +474,7 @@ for (const backend of BACKENDS) {
         const r = await again.fetch('t', 0, 100, 1 << 20, 0);
         assert.equal(r.header.error, 0);
         assert.equal(checkWhole(r.data, 100)[0]!.value.toString(), value(100));
-        assert.equal((await broker.producer().send('t', { value: 'after', partition: 0 })).offset, 2000);
-        again.close();
-        other.close();
-        await waitFor(() => fsrv.stats().connections === 0);
-        assert.equal(await settledFdCount(), t.fds, JSON.stringify(fdKinds()));
+        await endsUnharmed(t, [again, other]);
       } finally {
         t.done();
       }

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { Broker, type ConsumedMessage, type GroupConsumerApi, type GroupConsumerOptions, type ProducerApi } from '../src';
 import { connect, type Client } from '../src/client';
-import { openBroker, sleep, startServer, tcpProxy, tmpDir, waitFor, type Running } from './helpers';
+import { openBroker, seededRandom, sleep, startServer, tcpProxy, tmpDir, waitFor, type Running } from './helpers';
 
 /**
  * A seeded, bounded stress test of one consumer group under membership churn: members
@@ -11,18 +11,6 @@ import { openBroker, sleep, startServer, tcpProxy, tmpDir, waitFor, type Running
  * failure names its seed: `CHURN_SEEDS=<seed> npx mocha … test/27.group-churn.test.ts`
  * runs that seed alone.
  */
-
-/** mulberry32: small, fast, and the same sequence for a seed on every platform. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEEDS = process.env.CHURN_SEEDS ? process.env.CHURN_SEEDS.split(',').map(Number) : [1, 20261207, 777];
 /** Messages published per run, and how long the churn lasts. */
@@ -101,7 +89,7 @@ async function remote(): Promise<Harness> {
 }
 
 async function churn(h: Harness, seed: number): Promise<string> {
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const broker = h.broker;
   const P = 4 + Math.floor(rand() * 3);

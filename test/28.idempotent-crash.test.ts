@@ -1,20 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { connect, type Client } from '../src/client';
 import { UringmqError } from '../src';
-import { cleanupTmpDirs, sleep, tcpProxy, tmpDir } from './helpers';
+import { cleanupTmpDirs, seededRandom, sleep, tcpProxy, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
-
-/** mulberry32: a small seeded PRNG, so a failing seed replays the same record mix and kill schedule (not the same timing). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TOPIC = 'ic';
 const PARTITIONS = 3;
@@ -104,8 +92,8 @@ describe('Idempotent producer across server crashes (seeded)', function () {
     it(`seed ${seed} (${what}): through 3-4 SIGKILLs every resolved send is in the log once, nothing is twice, each key and partition in send order`, async () => {
       // The record mix from one stream, the kill moments from another: the mix stays
       // the same whatever the timing.
-      const rand = rng(seed);
-      const randKill = rng(seed ^ 0x9e3779b9);
+      const rand = seededRandom(seed);
+      const randKill = seededRandom(seed ^ 0x9e3779b9);
       const dir = tmpDir();
       let srv = await spawnServer(dir, 0, serverArgs);
       procs.push(srv);

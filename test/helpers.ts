@@ -39,6 +39,21 @@ export async function expectCode(p: Promise<unknown> | (() => unknown), code: st
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A seeded PRNG in [0, 1) (mulberry32: small, and the same sequence for a seed on every
+ * platform), so a failing seed of a randomized test replays the same choices.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** A loopback port the OS had free a moment ago, for a child that must be told its port before it prints it. */
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {

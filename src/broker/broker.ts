@@ -371,8 +371,6 @@ export class Broker {
   private readonly tailCacheBytes: number;
   /** BrokerOptions.tailCacheTotalBytes. */
   readonly tailCacheTotalBytes: number;
-  /** The share every open partition's tail cache was last held to (applyTailCacheShare). */
-  private tailCacheShareSet = -1;
   private readonly directIo: boolean;
   /** Free space appends leave on the data directory's file system (BrokerOptions.minFreeBytes). */
   readonly minFreeBytes: number;
@@ -408,14 +406,12 @@ export class Broker {
   /**
    * After partitionsHeld changed: every open partition's tail cache held to the new
    * share, trimmed at once when it shrank (a partition no longer written keeps what it
-   * holds otherwise). One pass over the partitions, on a create or delete, when the
-   * share moved.
+   * holds otherwise). One pass over the partitions, on a create or delete (which do
+   * file I/O for each of theirs), not on appends.
    */
   private applyTailCacheShare(): void {
     const share = this.tailCacheShare();
-    if (share === this.tailCacheShareSet) return;
     for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.setTailCacheBytes(ps.native, share);
-    this.tailCacheShareSet = share;
   }
   /** What the partitions' tail caches hold now, in all, bytes (uringmq_tail_cache_bytes). */
   get tailCachedBytes(): number {
@@ -648,7 +644,6 @@ export class Broker {
       // the most that state it wrote can be trusted with (log_cuts.ts).
       if (this.fullScan) t.cuts = await recordLogCut(tdir, t.cuts, this.run, t.partitions.map((ps) => this.partitionInfo(ps).endOffset));
     }
-    this.tailCacheShareSet = this.tailCacheShare(); // what each open above held its cache to
   }
 
   /**
