@@ -994,15 +994,9 @@ Status PartitionLog::SealUnit(WriteUnit* u) {
 }
 
 void PartitionLog::AddToCache(int64_t first, int64_t next, const uint8_t* p, size_t n) {
-  if (cache_cap_ == 0) {
-    // A cap lowered to 0 after chunks were kept: none of them may stay.
-    cache_.clear();
-    cache_bytes_ = 0;
-    return;
-  }
   if (CacheCost(n) > cache_cap_) {
     // The cache must stay a contiguous suffix of the log: a chunk too big to keep
-    // empties it.
+    // empties it (with a cap of 0, every chunk).
     cache_.clear();
     cache_bytes_ = 0;
     return;
