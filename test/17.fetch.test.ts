@@ -425,7 +425,13 @@ for (const backend of BACKENDS) {
           // Counted and named for the operator: the client's reply carries no more than a code.
           assert.equal(fsrv.stats().readErrors, 2);
           await waitFor(() => t.warnings.length > 0, 10_000, 'a warning');
-          assert.match(t.warnings[0]!, /: 2 fetches failed reading a segment file \(the last: /);
+          // The broker's once-a-second sweep may have warned between the two failed fetches
+          // (a slow build: ASan): then the second is in the next warning, which a close
+          // (or 10 s) brings; between them they count both, once.
+          fsrv.warnReadErrors(true);
+          const counted = () => t.warnings.map((w) => Number(/: (\d+) fetch(?:es)? failed reading a segment file \(the last: /.exec(w)?.[1]));
+          await waitFor(() => counted().reduce((a, b) => a + b, 0) >= 2, 5_000, 'both failed fetches warned of');
+          assert.ok(counted().length <= 2 && counted().reduce((a, b) => a + b, 0) === 2, JSON.stringify(t.warnings));
           assert.ok(t.warnings[0]!.includes(`(the last: t/0, a fetch from offset ${at}: `) && t.warnings[0]!.includes(seg), t.warnings[0]);
           assert.match(t.warnings[0]!, /Input\/output error \(errno 5\), answered IO_ERROR\)/);
           // Once the file reads again, so does the fetch, on the same connection; the
