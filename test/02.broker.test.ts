@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Broker, encodeBatch, sealBatch, type Message, type UringmqError } from '../src';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
-import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir } from './helpers';
+import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir, waitFor } from './helpers';
 
 describe('Broker: topics, produce, read, consume', () => {
   let broker: Broker;
@@ -172,7 +172,7 @@ describe('Broker: topics, produce, read, consume', () => {
     broker = await openBroker({ dir }); // for afterEach
   });
 
-  it("tailCacheTotalBytes: the partitions' tail caches share one budget (each at most tailCacheBytes), trimmed at once when a create shrinks the share, grown back after a delete; reads past the cache come from the file", async () => {
+  it("tailCacheTotalBytes: the tail caches of the partitions written in the last tailCacheIdleMs share one budget (each at most tailCacheBytes); a partition's first write takes its share only while the budget has room; idle ones give theirs up; a delete gives its back; reads past the cache come from the file", async () => {
     // Only maxPartitions bounded them before: 10,000 partitions written once held ~10 GB.
     await broker.close();
     for (const bad of [-1, 1.5, '5', Number.MAX_SAFE_INTEGER + 2])
@@ -181,42 +181,94 @@ describe('Broker: topics, produce, read, consume', () => {
     const KiB = 1024;
     broker = await openBroker({ dir, tailCacheBytes: 64 * KiB, tailCacheTotalBytes: 256 * KiB });
     assert.equal(broker.tailCacheTotalBytes, 256 * KiB);
+    const b = broker;
+    b.tailCacheIdleMs = 60_000; // nothing idles out but where the test says so
     const value = Buffer.alloc(4000, 7);
     const fill = async (topic: string, partitions: number, batches = 30): Promise<void> => {
-      for (let i = 0; i < batches; i++) for (let p = 0; p < partitions; p++) await broker.publishBatch(topic, sealBatch(encodeBatch([{ value }])), p);
+      for (let i = 0; i < batches; i++) for (let p = 0; p < partitions; p++) await b.publishBatch(topic, sealBatch(encodeBatch([{ value }])), p);
+      assert.ok(b.tailCacheGrantedBytes <= b.tailCacheTotalBytes, `${b.tailCacheGrantedBytes} granted`);
     };
-    await broker.createTopic('a', { partitions: 2 });
+    await b.createTopic('a', { partitions: 2 });
     await fill('a', 2); // ~120 KB into each: each cache at its 64 KiB
-    assert.ok(broker.tailCachedBytes > 100 * KiB && broker.tailCachedBytes <= 128 * KiB, `${broker.tailCachedBytes}`);
-    await broker.createTopic('b', { partitions: 6 }); // 8 partitions: 32 KiB each
-    assert.ok(broker.tailCachedBytes <= 64 * KiB, `a's caches kept ${broker.tailCachedBytes} bytes past their share, unwritten since`);
-    assert.ok(broker.tailCachedBytes > 40 * KiB, `${broker.tailCachedBytes}`);
+    assert.ok(b.tailCachedBytes > 100 * KiB && b.tailCachedBytes <= 128 * KiB, `${b.tailCachedBytes}`);
+    // Six partitions more, unwritten: they take nothing, and a's caches keep theirs.
+    await b.createTopic('b', { partitions: 6 });
+    assert.ok(b.tailCachedBytes > 100 * KiB, `${b.tailCachedBytes}`);
+    assert.equal(b.tailCacheGrantedBytes, 128 * KiB);
+    // Written: the first two take 64 KiB each while the budget has room, the rest none yet.
+    await fill('b', 6, 1);
+    assert.equal(b.tailCacheGrantedBytes, 256 * KiB);
+    // The rebalance (every second) shares the budget among the eight written: 32 KiB each.
+    b.rebalanceTailCaches();
+    assert.equal(b.tailCacheGrantedBytes, 256 * KiB);
+    assert.ok(b.tailCachedBytes <= 256 * KiB, `${b.tailCachedBytes}`);
     await fill('a', 2);
     await fill('b', 6);
-    assert.ok(broker.tailCachedBytes <= 256 * KiB && broker.tailCachedBytes > 200 * KiB, `${broker.tailCachedBytes}`);
+    assert.ok(b.tailCachedBytes <= 256 * KiB && b.tailCachedBytes > 200 * KiB, `${b.tailCachedBytes}`);
     // Every record still reads back, from the cache or the file.
     for (const [topic, p] of [['a', 0], ['b', 5]] as const) {
       let next = 0;
-      while (next < (topic === 'a' ? 60 : 30)) {
-        const got = await broker.read(topic, p, next, { maxBytes: 64 * KiB });
+      while (next < (topic === 'a' ? 60 : 31)) {
+        const got = await b.read(topic, p, next, { maxBytes: 64 * KiB });
         assert.ok(got.length > 0);
         for (const m of got) assert.equal(m.offset, next++);
         assert.deepEqual(got[0]!.value, value);
       }
     }
-    await broker.deleteTopic('b'); // 2 partitions again: 64 KiB each
+    // b idle past tailCacheIdleMs while a is written: b's partitions give theirs up, and
+    // a's two (all the written ones now) get the whole 64 KiB again.
+    b.rebalanceTailCaches(); // the writes above counted: the idle clock starts here
+    b.tailCacheIdleMs = 200;
+    await sleep(250);
     await fill('a', 2);
-    assert.ok(broker.tailCachedBytes > 100 * KiB && broker.tailCachedBytes <= 128 * KiB, `${broker.tailCachedBytes}`);
-    await broker.close();
-    // At open, the share is over every partition on disk.
+    b.rebalanceTailCaches();
+    assert.equal(b.tailCacheGrantedBytes, 128 * KiB);
+    await fill('a', 2);
+    assert.ok(b.tailCachedBytes > 100 * KiB && b.tailCachedBytes <= 128 * KiB, `${b.tailCachedBytes}`);
+    assert.deepEqual((await b.read('b', 3, 30)).map((m) => m.offset), [30], 'read from the file');
+    // A delete gives its partitions' bounds back at once.
+    b.tailCacheIdleMs = 60_000;
+    await fill('b', 6, 1);
+    b.rebalanceTailCaches();
+    assert.equal(b.tailCacheGrantedBytes, 256 * KiB);
+    await b.deleteTopic('b'); // 2 written partitions again: 64 KiB each
+    assert.equal(b.tailCacheGrantedBytes, 128 * KiB);
+    await fill('a', 2);
+    assert.ok(b.tailCachedBytes > 100 * KiB && b.tailCachedBytes <= 128 * KiB, `${b.tailCachedBytes}`);
+    await b.close();
+    // A budget smaller than one partition's cache: the first written takes it all, the
+    // second waits for the rebalance, which halves it.
     broker = await openBroker({ dir, tailCacheBytes: 64 * KiB, tailCacheTotalBytes: 32 * KiB });
-    await fill('a', 2);
-    assert.ok(broker.tailCachedBytes <= 32 * KiB && broker.tailCachedBytes > 20 * KiB, `${broker.tailCachedBytes}`);
-    await broker.close();
+    const c = broker;
+    c.tailCacheIdleMs = 60_000;
+    assert.equal(c.tailCacheGrantedBytes, 0, 'none held at open');
+    for (let i = 0; i < 30; i++) for (let p = 0; p < 2; p++) await c.publishBatch('a', sealBatch(encodeBatch([{ value }])), p);
+    assert.equal(c.tailCacheGrantedBytes, 32 * KiB);
+    assert.ok(c.tailCachedBytes <= 32 * KiB && c.tailCachedBytes > 20 * KiB, `${c.tailCachedBytes}`);
+    c.rebalanceTailCaches();
+    assert.equal(c.tailCacheGrantedBytes, 32 * KiB);
+    assert.ok(c.tailCachedBytes <= 32 * KiB, `${c.tailCachedBytes}`);
+    await c.close();
     broker = await openBroker({ dir, tailCacheTotalBytes: 0 }); // none at all
-    await fill('a', 2, 3);
+    for (let p = 0; p < 2; p++) await broker.publishBatch('a', sealBatch(encodeBatch([{ value }])), p);
+    broker.rebalanceTailCaches();
     assert.equal(broker.tailCachedBytes, 0);
+    assert.equal(broker.tailCacheGrantedBytes, 0);
     assert.equal((await broker.read('a', 1, 92))[0]?.offset, 92);
+  });
+
+  it("the tail caches' rebalance runs by itself every second: a partition written once and then left idle gives its cache up", async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    broker.tailCacheIdleMs = 300;
+    await broker.publishBatch('t', sealBatch(encodeBatch([{ value: 'x' }])), 0);
+    assert.ok(broker.tailCachedBytes > 0);
+    assert.ok(broker.tailCacheGrantedBytes > 0);
+    await waitFor(() => broker.tailCacheGrantedBytes === 0, 10_000, 'the idle partition giving its tail cache up');
+    assert.equal(broker.tailCachedBytes, 0);
+    // Written again, it takes a share again at once.
+    await broker.publishBatch('t', sealBatch(encodeBatch([{ value: 'y' }])), 0);
+    assert.ok(broker.tailCachedBytes > 0);
+    assert.deepEqual((await broker.read('t', 0, 0)).map((m) => m.value.toString()), ['x', 'y']);
   });
 
   it('tailCachedBytes is 0 once the broker is closed (its partitions closed, their caches freed), not a native "partition is not open" error', async () => {

@@ -110,9 +110,10 @@ export interface BrokerOptions {
   tailCacheBytes?: number;
   /**
    * The most bytes the tail caches hold over all partitions (default 256 MiB; 0 to
-   * 2^53 - 1, 0 for no tail cache). Each partition's cache keeps its share: this over
-   * the partitions held, at most tailCacheBytes. Without it only maxPartitions bounded
-   * them: 10,000 partitions written once held about 10 GB.
+   * 2^53 - 1, 0 for no tail cache). The partitions written in the last 10 s share it
+   * evenly, each at most tailCacheBytes (rebalanced every second); a partition idle
+   * longer gives its cache up. Without it only maxPartitions bounded them: 10,000
+   * partitions written once held about 10 GB.
    */
   tailCacheTotalBytes?: number;
   /** false forces buffered writes + fdatasync instead of O_DIRECT (default true). */
@@ -291,6 +292,12 @@ export class PartitionState {
    * one a hole that no retry can fill).
    */
   spaceRefused: UringmqError | null = null;
+  /** Its tail cache's bound now (Broker's tail-cache shares): 0 until it is written, and again once it has been idle for tailCacheIdleMs. */
+  cacheCap = 0;
+  /** Appended to since the last rebalance of the tail caches (Broker.rebalanceTailCaches). */
+  written = false;
+  /** performance.now() at the last rebalance that found it written. */
+  writtenAt = -Infinity;
   constructor(readonly topic: TopicState, readonly index: number, readonly native: NativePartition, share?: () => number) {
     this.idempotence = new IdempotenceTable(`${topic.name}/${index}`, undefined, undefined, share);
   }
@@ -399,26 +406,78 @@ export class Broker {
   private trimProducerTables(): void {
     for (const t of this.topics.values()) for (const ps of t.partitions) ps.idempotence.trim();
   }
-  /** A partition's tail cache's bound: its share of tailCacheTotalBytes, at most tailCacheBytes. */
-  private tailCacheShare(): number {
-    return Math.min(this.tailCacheBytes, Math.floor(this.tailCacheTotalBytes / Math.max(1, this.partitionsHeld)));
+  /*
+   * The tail caches' budget (tailCacheTotalBytes) is shared by the partitions written
+   * in the last tailCacheIdleMs, not by every partition held: a broker holding 10,000
+   * partitions of which ten are written gives those ten up to tailCacheBytes each, not
+   * 1/10,000 of the budget (an idle partition's readers have caught up, or read the
+   * file). Like Pulsar's entry cache (one size for the broker, entries evicted by age).
+   * The sum of the bounds never passes the budget: a partition's first write takes
+   * its share only if the budget has room for it (else it has none until the next
+   * rebalance, within a second), and a rebalance shrinks before it grows.
+   */
+  /** Partitions holding a tail-cache bound or written in the last tailCacheIdleMs: what a rebalance looks at. */
+  private readonly cacheCandidates = new Set<PartitionState>();
+  /** The sum of the partitions' tail-cache bounds (cacheCap), at most tailCacheTotalBytes. */
+  private tailCacheGranted = 0;
+  /** Partitions whose bound is above 0. */
+  private tailCacheHolders = 0;
+  /** @internal A partition unwritten this long gives its tail cache up at the next rebalance (tests shorten it). */
+  tailCacheIdleMs = 10_000;
+  /** @internal The sum of the partitions' tail-cache bounds now (at most tailCacheTotalBytes). */
+  get tailCacheGrantedBytes(): number {
+    return this.tailCacheGranted;
+  }
+  private setCacheCap(ps: PartitionState, n: number): void {
+    this.tailCacheGranted += n - ps.cacheCap;
+    this.tailCacheHolders += (n > 0 ? 1 : 0) - (ps.cacheCap > 0 ? 1 : 0);
+    ps.cacheCap = n;
+    this.engine.setTailCacheBytes(ps.native, n);
+  }
+  /** A partition's first append since the last rebalance (one check per batch on the append path). */
+  private markWritten(ps: PartitionState): void {
+    ps.written = true;
+    if (this.state !== 'open' || ps.topic.deleted) return;
+    this.cacheCandidates.add(ps);
+    if (ps.cacheCap > 0) return;
+    const want = Math.min(this.tailCacheBytes, Math.floor(this.tailCacheTotalBytes / (this.tailCacheHolders + 1)));
+    if (want > 0 && this.tailCacheGranted + want <= this.tailCacheTotalBytes) this.setCacheCap(ps, want);
   }
   /**
-   * After partitionsHeld changed: every open partition's tail cache held to the new
-   * share, trimmed at once when it shrank (a partition no longer written keeps what it
-   * holds otherwise). One pass over the partitions, on a create or delete (which do
-   * file I/O for each of theirs), not on appends.
+   * @internal Every second (and after a delete): partitions idle for tailCacheIdleMs
+   * give their tail caches up; those written in it share the budget evenly, at most
+   * tailCacheBytes each. One pass over those partitions, not over all held.
    */
-  private applyTailCacheShare(): void {
-    const share = this.tailCacheShare();
-    for (const t of this.topics.values()) for (const ps of t.partitions) this.engine.setTailCacheBytes(ps.native, share);
+  rebalanceTailCaches(): void {
+    if (this.state !== 'open') return;
+    const now = performance.now();
+    for (const ps of this.cacheCandidates) {
+      if (ps.written) {
+        ps.written = false;
+        ps.writtenAt = now;
+      } else if (now - ps.writtenAt >= this.tailCacheIdleMs) {
+        if (ps.cacheCap > 0) this.setCacheCap(ps, 0);
+        this.cacheCandidates.delete(ps);
+      }
+    }
+    const share = Math.min(this.tailCacheBytes, Math.floor(this.tailCacheTotalBytes / Math.max(1, this.cacheCandidates.size)));
+    for (const ps of this.cacheCandidates) if (ps.cacheCap > share) this.setCacheCap(ps, share);
+    for (const ps of this.cacheCandidates) if (ps.cacheCap < share) this.setCacheCap(ps, share);
+  }
+  /** A deleted topic's partitions: their bounds back to the budget before they close. */
+  private releaseTailCaches(t: TopicState): void {
+    for (const ps of t.partitions) {
+      if (ps.cacheCap > 0) this.setCacheCap(ps, 0);
+      this.cacheCandidates.delete(ps);
+    }
   }
   /** What the partitions' tail caches hold now, in all, bytes (uringmq_tail_cache_bytes). */
   get tailCachedBytes(): number {
     // Closed, its partitions are too (their caches freed): info() on them throws.
     if (this.state === 'closed') return 0;
     let n = 0;
-    for (const t of this.topics.values()) for (const ps of t.partitions) n += this.engine.info(ps.native).cachedBytes;
+    // Only a partition with a bound above 0 holds anything, and each is a candidate.
+    for (const ps of this.cacheCandidates) if (ps.cacheCap > 0) n += this.engine.info(ps.native).cachedBytes;
     return n;
   }
   /** @internal Idempotent batches the partitions' producer tables remember now, in all. */
@@ -553,7 +612,10 @@ export class Broker {
       if (broker.fullScan) await writeFileDurable(path.join(dir, STATE_FILE), stateJson({ clean: false, durability, run: broker.run }));
       if (groupRetentionMs > 0) broker.expireGroupsEvery(groupRetentionMs);
       const b = broker;
-      b.warningTimer = setInterval(() => b.relayNativeWarnings(), 1000).unref();
+      b.warningTimer = setInterval(() => {
+        b.relayNativeWarnings();
+        b.rebalanceTailCaches();
+      }, 1000).unref();
       return broker;
     } catch (e) {
       engine?.close();
@@ -735,8 +797,8 @@ export class Broker {
       producerScanBatches: IdempotenceTable.MAX_ENTRIES,
       producerScanPerProducer: IdempotenceTable.KEEP_BATCHES,
     });
-    // Opened with tailCacheBytes as its cache's ceiling, held to its share below it.
-    this.engine.setTailCacheBytes(native, this.tailCacheShare());
+    // Opened with tailCacheBytes as its cache's ceiling; none until it is written (markWritten).
+    this.engine.setTailCacheBytes(native, 0);
     const ps = new PartitionState(t, p, native, this.producerStateShare);
     const found = this.engine.takeProducerBatches(native);
     // The snapshot first (older), then what the log holds after it. A batch the
@@ -895,7 +957,6 @@ export class Broker {
       }
       this.topics.set(name, t);
       this.trimProducerTables();
-      this.applyTailCacheShare();
       return this.describe(t);
     });
   }
@@ -981,11 +1042,12 @@ export class Broker {
       }
       await Promise.all(t.partitions.map((ps) => this.partitionIdle(ps)));
       await Promise.all(t.partitions.map((ps) => ps.snapshotting)); // none lands in the directory after it moved
+      this.releaseTailCaches(t);
       for (const ps of t.partitions) {
         this.engine.closePartition(ps.native);
         this.notifyData(ps);
       }
-      this.applyTailCacheShare(); // the others' shares grow back (up to tailCacheBytes)
+      this.rebalanceTailCaches(); // the others' shares grow back (up to tailCacheBytes)
       await this.groupCoordinator?.topicDeleted(name);
       const trash = path.join(this.dir, 'trash');
       // Not named after the topic: a 249-character name plus a suffix would pass the
@@ -1005,7 +1067,6 @@ export class Broker {
             throw x;
           });
           this.trimProducerTables(); // others may have grown into its share meanwhile
-          this.applyTailCacheShare();
           again.cuts = await readLogCuts(t.dir, t.config.partitions);
         } catch (reopen) {
           err.message += ` (but could not be opened again until the broker reopens: ${(reopen as Error).message})`;
@@ -1494,6 +1555,7 @@ export class Broker {
    * the core computes its CRC; otherwise the core verifies the CRC it carries.
    */
   appendBatch(ps: PartitionState, batch: Buffer, seal: boolean, count: number, pooled = false, sync = false): Promise<AppendResult> {
+    if (!ps.written && batch.length > 0) this.markWritten(ps);
     ps.sinceSnapshot += batch.length;
     if (ps.sinceSnapshot >= this.producerStateScanBytes && this.producerStateScanBytes > 0 && !ps.snapshotting && this.state === 'open' && Date.now() >= ps.nextSnapshotAt)
       void this.snapshotProducers(ps, false);
