@@ -486,6 +486,106 @@ for (const backend of BACKENDS) {
       }
     });
 
+    /** A FetchConsumer of `t`/0 through `fsrv` (from the start, application-assigned), with what it handed out, and a close of it and its client. */
+    async function consumerOf(maxBytes?: number) {
+      const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
+      const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+      const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', partitions: [0], maxBytes });
+      const seen: number[] = [];
+      const read = (n: number) =>
+        take(c, n, (m) => {
+          seen.push(m.offset);
+          assert.equal(m.value.toString(), value(m.offset));
+          m.ack();
+        }, 30_000);
+      const close = async () => {
+        await c.close();
+        await client.close();
+        await server.stop(2000);
+      };
+      return { read, seen, close };
+    }
+
+    it('a FetchConsumer whose fetch from one offset is cut off after its header again and again (a segment file shorter than the log says) fails with IO_ERROR naming the partition and offset after 5 in a row, instead of reconnecting and fetching it again for ever', async function () {
+      this.timeout(60_000);
+      const dir = tmpDir();
+      broker = await openBroker({ dir, tailCacheBytes: 0 });
+      await broker.createTopic('t', { segmentBytes: 256 * 1024 });
+      await fill(broker, 't', 2000, value, 50);
+      // The log says the segment is whole: each reply's header announces all of it, then the file ends.
+      fs.truncateSync(segmentFiles(dir, 't', 0)[0]!, 16 * 1024);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      const c = await consumerOf();
+      try {
+        // Before: cut off, reconnected, fetched again from 0, for good; nothing ever came, nor an error.
+        const e = await expectCode(c.read(2000), 'IO_ERROR');
+        assert.match(e.message, new RegExp(`^fetching t/0 at offset 0: the fetch listener at 127\\.0\\.0\\.1:${fsrv.port} cut its reply off 5 times in a row`), e.message);
+        assert.match(e.message, /closed by the server, \d+ of the reply's \d+ bytes received$/, e.message);
+        assert.equal(fsrv.stats().readErrors, 5, 'a reply cut off once (a broker restarting under it) is fetched again');
+        assert.deepEqual(c.seen, []);
+      } finally {
+        await c.close();
+      }
+    });
+
+    it('a FetchConsumer whose fetches from a segment file whose sendfile fails (EIO) on every try hands out every record before it, then fails with IO_ERROR naming the first offset it could not read', async function () {
+      if (!hasStrace()) return this.skip();
+      if (backend !== 'thread') return this.skip(); // io_uring: no syscall strace could fail (see above)
+      this.timeout(60_000);
+      const t = await faultable(256 * 1024);
+      const seg = segmentFiles(t.dir, 't', 0)[1]!;
+      const bad = Number(path.basename(seg, '.log'));
+      const c = await consumerOf();
+      try {
+        const fault = await injectIntoThread(t.tid, [seg], 'sendfile:error=EIO');
+        let trace: string;
+        try {
+          const e = await expectCode(c.read(2000), 'IO_ERROR');
+          assert.match(e.message, new RegExp(`^fetching t/0 at offset ${bad}: .* cut its reply off 5 times in a row`), e.message);
+        } finally {
+          trace = await fault.stop();
+        }
+        assert.equal((trace.match(/^sendfile\(.*= -1 EIO .*\(INJECTED\)/gm) ?? []).length, 5, trace);
+        assert.equal(fsrv.stats().readErrors, 5);
+        assert.deepEqual(c.seen, Array.from({ length: bad }, (_, i) => i));
+      } finally {
+        await c.close();
+        t.done();
+      }
+    });
+
+    // Real read errors of the fetch thread's sendfile (strace, as above), which fail fewer
+    // times than the bound at one offset: a fault that passes, or a connection lost now
+    // and then, is ridden out however often it strikes overall.
+    for (const [what, inject, maxBytes, cuts] of [
+      ['4 times at one offset (a fault that passes)', 'sendfile:error=EIO:when=1..4', undefined, (n: number) => n === 4],
+      ['once at each of many offsets', 'sendfile:error=EIO:when=2+2', 4096, (n: number) => n > 5],
+    ] as const) {
+      it(`a FetchConsumer whose replies are cut off after their header ${what} reconnects and reads the partition whole`, async function () {
+        if (!hasStrace()) return this.skip();
+        if (backend !== 'thread') return this.skip(); // io_uring: no syscall strace could fail (see above)
+        this.timeout(60_000);
+        const t = await faultable(256 * 1024);
+        const c = await consumerOf(maxBytes);
+        try {
+          const fault = await injectIntoThread(t.tid, [segmentFiles(t.dir, 't', 0)[0]!], inject);
+          let trace: string;
+          try {
+            await c.read(2000);
+          } finally {
+            trace = await fault.stop();
+          }
+          assert.deepEqual(c.seen, Array.from({ length: 2000 }, (_, i) => i));
+          const n = (trace.match(/^sendfile\(.*= -1 EIO .*\(INJECTED\)/gm) ?? []).length;
+          assert.ok(cuts(n), `${n} replies cut off: ${trace}`);
+          assert.equal(fsrv.stats().readErrors, n);
+        } finally {
+          await c.close();
+          t.done();
+        }
+      });
+    }
+
     it('never sends bytes past the published end while appends run, and long-polls wake on new data', async () => {
       broker = await openBroker({ durability: 'none', tailCacheBytes: 0 });
       await broker.createTopic('live', { segmentBytes: 256 * 1024 });

@@ -107,6 +107,13 @@ const MiB = 1 << 20;
 const ANSWERED = new WeakSet<Error>();
 /** UNSUPPORTED_VERSION refusals of FetchConnection.open(): the older version the server speaks, to retry with. */
 const FALLBACK = new WeakMap<Error, number>();
+/**
+ * Errors FetchConnection.fetch() throws when the connection ended in the middle of a
+ * reply whose header had come: the server (or something on the way) cut it off, not
+ * this side (its stall timer, or close()). A listener does that when it cannot read the
+ * segment file it promised the bytes of (docs/FETCH-PROTOCOL.md, "Limits and timeouts").
+ */
+const CUT_OFF = new WeakSet<Error>();
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
 /**
@@ -139,6 +146,8 @@ export class FetchConnection {
   private busy = false;
   /** The fetch in flight's no-progress timer: restarted by every chunk of its reply that arrives. */
   private stall: NodeJS.Timeout | null = null;
+  /** This side ended the connection (close(), or the stall timer): a reply it cuts short was not cut off by the server. */
+  private endedHere = false;
   /** The server's hello: its limits. */
   hello!: ServerHello;
 
@@ -268,14 +277,27 @@ export class FetchConnection {
     // slow link takes as long as it takes while it arrives (cut off at a fixed time, it
     // was fetched again from the same offset, and cut off again, for ever).
     const limit = Math.min(maxWaitMs + 30_000, 2 ** 31 - 1);
-    const timer = setTimeout(() => this.sock.destroy(new Error(`no reply, or no more of it, within ${limit} ms`)), limit);
+    const timer = setTimeout(() => {
+      this.endedHere = true;
+      this.sock.destroy(new Error(`no reply, or no more of it, within ${limit} ms`));
+    }, limit);
     this.stall = timer;
     try {
       this.sock.write(request);
       const header = decodeResponseHeader(await this.read(RESPONSE_HEADER_SIZE));
       if (header.correlationId !== correlationId)
         throw new UringmqError('INTERNAL', `fetch plane: reply for request ${header.correlationId}, expected ${correlationId}`);
-      const data = await this.read(header.length);
+      const data = await this.read(header.length).catch((e: unknown) => {
+        const lost = this.failure;
+        if (!lost || e !== lost || this.endedHere) throw e;
+        // The header promised `length` bytes and the connection ended before them: the
+        // server cut the reply off (a segment file it could not read, EIO or shorter than
+        // the log says), or the network went. Marked, so that a FetchConsumer can tell a
+        // reply cut off again and again at one offset from a connection lost now and then.
+        const cut = new UringmqError('UNAVAILABLE', `${lost.message}, ${this.buffered} of the reply's ${header.length} bytes received`);
+        CUT_OFF.add(cut);
+        throw cut;
+      });
       return { header, data };
     } finally {
       clearTimeout(timer);
@@ -285,6 +307,7 @@ export class FetchConnection {
   }
 
   close(): void {
+    this.endedHere = true;
     this.sock.destroy();
   }
 }
@@ -332,11 +355,20 @@ interface PartitionState {
   reconnecting?: boolean;
   /** fetches refused in a row for an incarnation the broker still describes (see incarnationChanged) */
   mismatches?: number;
+  /** replies from offset `cutAt` cut off in a row after their header came, each on a new connection (see pump) */
+  cutOffs?: number;
+  cutAt?: number;
 }
 
 const PREFETCH = 2; // chunks buffered per partition ahead of the app
 /** Fetches of one partition refused in a row for an incarnation the broker keeps describing, before the consumer fails. */
 const MAX_INCARNATION_MISMATCHES = 5;
+/**
+ * Replies from one offset of a partition cut off in a row after their header came (each
+ * on a new connection, with no other reply of the partition between them) before the
+ * consumer fails with IO_ERROR: the listener cannot read the segment file there.
+ */
+const MAX_CUT_OFFS = 5;
 /** Between fetches at the end of a partition when no long-poll is allowed (maxWaitMs 0). */
 const IDLE_POLL_MS = 100;
 
@@ -944,6 +976,8 @@ export class FetchConsumer implements GroupConsumerApi {
   private async pump(s: PartitionState): Promise<void> {
     let attempts = 0;
     while (!this.closed && !this.fatal && !s.revoked) {
+      /** the offset of the fetch under way, while one is */
+      let fetching: number | null = null;
       if (s.buffered >= PREFETCH) {
         await new Promise<void>((r) => (s.wake = r));
         s.wake = null;
@@ -965,10 +999,12 @@ export class FetchConsumer implements GroupConsumerApi {
         // Within the limits the server's hello announced (it refuses a fetch past them).
         const lim = s.conn.hello;
         const wait = Math.min(this.maxWaitMs, lim.maxWaitMs);
+        fetching = at;
         // Naming the incarnation `at` is an offset of: a topic made again under this name
         // since is refused (TOPIC_INCARNATION_MISMATCH), never read at these offsets.
         const { header, data } = await s.conn.fetch(this.topic, s.partition, at, Math.min(this.maxBytes, lim.maxFetchBytes || this.maxBytes), wait, s.incarnation);
         attempts = 0;
+        s.cutOffs = 0; // a whole reply: the listener serves this partition
         if (this.closed || epoch !== s.epoch) continue; // a seek happened meanwhile
         if (header.error !== 0) {
           const name = fetchErrorName(header.error);
@@ -1016,6 +1052,22 @@ export class FetchConsumer implements GroupConsumerApi {
         s.reconnecting = true;
         if (this.closed) return;
         if (!RETRYABLE.has(err.code)) return this.fail(err);
+        if (fetching !== null && CUT_OFF.has(err)) {
+          // A listener that cannot read the segment file it announced a reply from (EIO,
+          // a file shorter than the log says) can only close the connection, and does so
+          // again at every fetch from there: retried for ever, the partition never moved
+          // on, silently. A connection lost now and then (a broker restarting, a reset) is
+          // cut off once, or at other offsets, with whole replies between.
+          s.cutOffs = s.cutAt === fetching ? (s.cutOffs ?? 0) + 1 : 1;
+          s.cutAt = fetching;
+          if (s.cutOffs >= MAX_CUT_OFFS)
+            return this.fail(
+              new UringmqError(
+                'IO_ERROR',
+                `fetching ${this.topic}/${s.partition} at offset ${fetching}: the fetch listener at ${this.host}:${this.port} cut its reply off ${MAX_CUT_OFFS} times in a row, each after a new connection (it cannot read the partition's segment file there: a disk error, or a file shorter than the log says; the broker's warnings name the file). Last: ${err.message}`,
+              ),
+            );
+        }
         // The broker restarted or refused us for now: reconnect, from our position.
         await this.backoff(reconnectDelayMs(attempts++));
       }
