@@ -1766,11 +1766,15 @@ describe('gRPC client and server: give-ups, timeouts, retries and message limits
 
   it('a consumer ended by a non-retryable error stays ended (no reconnect hides it)', async () => {
     r = await startServer();
+    const registry = metricsRegistry(r.broker, { server: r.server, processMetrics: false });
     const c = r.client.consumer({ topic: 'later', group: 'g', from: 'earliest' });
     const it = c.batches()[Symbol.asyncIterator]();
     const first = it.next();
     first.catch(() => undefined); // it rejects before assert.rejects below looks
-    await sleep(300);
+    // The topic is made once the server has refused the Subscribe (a fixed pause was
+    // outlasted by a slow join: the topic was there by then, and nothing was refused).
+    const refused = async () => /^uringmq_grpc_streams_ended_total\{method="Subscribe",code="TOPIC_NOT_FOUND"\} [1-9]/m.test(await registry.metrics());
+    await waitFor(refused, 10_000, 'the Subscribe refused with TOPIC_NOT_FOUND');
     await r.client.createTopic('later');
     await r.client.producer().send('later', { value: 'x' });
     await assert.rejects(first, (e: { code?: string }) => e.code === 'TOPIC_NOT_FOUND');
