@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { Broker } from '../src';
 import { connect } from '../src/client';
 import { BrokerServer } from '../src/grpc/server';
-import { expectCode, faultNode, hasStrace, openBrokerWithWarnings, sleep, tmpDir } from './helpers';
+import { expectCode, faultNode, hasStrace, openBrokerWithWarnings, sleep, tmpDir, waitFor } from './helpers';
 
 /**
  * A full disk, for real: a small ext4 file system on a loop device (root, mkfs.ext4 and
@@ -155,8 +155,14 @@ describe('A full disk', function () {
       const said: string[] = [];
       const onWarning = (w: Error) => void (w.message.startsWith('other/0: appends refused') && said.push(w.message));
       process.on('warning', onWarning);
-      await sleep(700);
-      process.off('warning', onWarning);
+      try {
+        // The first refusal (a fixed pause from the send was outlasted by a slow first
+        // publish: no refusal yet, none said), then retries ~100 ms apart: said once.
+        await waitFor(() => said.length > 0, 10_000, 'the refusal said');
+        await sleep(700);
+      } finally {
+        process.off('warning', onWarning);
+      }
       assert.equal(outcome, undefined, 'sent while the disk was full');
       assert.equal(said.length, 1, `the retried refusals said ${said.length} times`); // a retry every ~100 ms, said once
       await broker.deleteTopic('fill'); // works on a full disk: how space is won back
@@ -164,7 +170,7 @@ describe('A full disk', function () {
       await sent;
       assert.equal(outcome, 'offset 0');
     } finally {
-      await client.close();
+      await client.close({ timeoutMs: 2000 }); // a failed check leaves the send retrying: its error, not a hang
     }
     // Everything works again without a reopen: appends, new topics, commits.
     const p = broker.producer({ lingerMs: 0 });
