@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
 import { readOffsetsFile } from '../src/broker/offsets_file';
-import { connect, type Client } from '../src/client';
+import { connect, type Client, type ConnectionEvent } from '../src/client';
 import { encodeBatch, sealBatch, type ConsumedMessage, type GroupConsumerApi } from '../src';
 import { sleep, take, tmpDir } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
@@ -60,10 +60,15 @@ describe('Server crash and shutdown', function () {
     const failed: string[] = [];
     const seenByGroup = new Set<string>();
     const seenAfterRestartAt = new Set<string>(); // "p/offset" delivered by the restarted server
-    const consumer = client.consumer({ topic: 'load', group: 'g', from: 'earliest', ackDeadlineMs: 2000 });
+    let killed = false;
+    let restarted = false;
+    // Restarted for the consumer once its stream is back, which can be before this
+    // process reads the new server's ready line (the server listens before it prints it):
+    // what it delivered meanwhile was counted as the old server's.
+    const onConnectionState = (ev: ConnectionEvent) => void (killed && ev.state === 'reconnected' && (restarted = true));
+    const consumer = client.consumer({ topic: 'load', group: 'g', from: 'earliest', ackDeadlineMs: 2000, onConnectionState });
     let consumerEnded: string | null = null;
     let seenAfterRestart = 0;
-    let restarted = false;
     const consuming = (async () => {
       for await (const m of consumer) {
         seenByGroup.add(m.value.toString());
@@ -107,6 +112,7 @@ describe('Server crash and shutdown', function () {
     const ackedBeforeKill = acked.length;
     srv.child.kill('SIGKILL');
     await srv.exited;
+    killed = true;
     // What the group had durably committed when the server died: everything from there
     // on must come again after the restart, acked before the kill or not.
     const state = await readOffsetsFile(offsPath);
