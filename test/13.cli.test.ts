@@ -34,16 +34,18 @@ async function waitForMembers(client: Client, n: number): Promise<void> {
   assert.equal(await members(), n);
 }
 
-function openSubscribe(raw: grpc.Client, topic: string): { st: grpc.ClientDuplexStream<unknown, unknown>; ended: Promise<grpc.status> } {
+function openSubscribe(raw: grpc.Client, topic: string): { st: grpc.ClientDuplexStream<unknown, unknown>; ended: Promise<grpc.status>; joined: Promise<boolean> } {
   const d = brokerService.subscribe!;
   const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);
   const ended = new Promise<grpc.status>((resolve) => {
     st.on('error', (x: grpc.ServiceError) => resolve(x.code));
     st.on('end', () => resolve(grpc.status.OK));
   });
+  // Its first answer (the assignment): the server holds the stream from then on.
+  const joined = Promise.race([new Promise<boolean>((resolve) => st.once('data', () => resolve(true))), ended.then(() => false)]);
   st.on('data', () => undefined);
   st.write({ subscribe: { topic, group: `g${Math.random()}` } });
-  return { st, ended };
+  return { st, ended, joined };
 }
 
 describe('CLI', function () {
@@ -415,7 +417,7 @@ describe('CLI', function () {
       await admin.createTopic('t');
       await admin.close();
       const first = openSubscribe(raw, 't');
-      await sleep(200);
+      assert.ok(await first.joined, 'the first Subscribe ended unanswered'); // a fixed 200 ms could be before the server had it
       assert.equal(await openSubscribe(raw, 't').ended, grpc.status.RESOURCE_EXHAUSTED);
       first.st.cancel();
       await first.ended;
@@ -467,7 +469,7 @@ describe('CLI', function () {
       // maxConcurrentStreams from the file: the producer's PublishStream is one, one
       // Subscribe fits, the next is refused.
       const first = openSubscribe(raw, 't');
-      await sleep(200);
+      assert.ok(await first.joined, 'the first Subscribe ended unanswered'); // a fixed 200 ms could be before the server had it
       const second = openSubscribe(raw, 't');
       assert.equal(await second.ended, grpc.status.RESOURCE_EXHAUSTED);
       first.st.cancel();
