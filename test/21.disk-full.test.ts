@@ -380,7 +380,10 @@ describe('A file system without preallocation (ext4 without extents: fallocate i
       const d = await b.describeTopic('f');
       assert.equal(d.partitions.reduce((s, x) => s + x.endOffset, 0), acked, 'what was acknowledged is all in the log');
       fs.rmSync(path.join(m.dir, 'ballast'));
-      await sleep(100); // the refusal holds a partition's appends until the broker's resume reached the core
+      // The refusal holds a partition's appends until the broker's resume reached the core
+      // (through a write cycle: a fixed 100 ms is not that on a slow disk or build).
+      const broker = b;
+      await waitFor(() => Array.from({ length: n }, (_, i) => broker.partitionState('f', i).spaceRefused).every((x) => x === null), 10_000, 'the resumes');
       await p.sendBatch('f', [{ value }], { partition: 0 });
       await p.sendBatch('f', [{ value }], { partition: n - 1 });
     } finally {
