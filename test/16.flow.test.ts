@@ -158,7 +158,7 @@ describe('Flow control: slow consumers and slow disks', function () {
     const slowClient = await connect(srv.address);
     clients.push(producerClient, fastClient, slowClient);
 
-    // The fast group alone first: its solo rate.
+    // The fast group alone first.
     const fast = fastClient.consumer({ topic: 'flow', group: 'fast', from: 'earliest' });
     let fastCount = 0;
     const fastDone = (async () => {
@@ -168,10 +168,7 @@ describe('Flow control: slow consumers and slow disks', function () {
       }
     })();
     const producer = openLoopProducer(producerClient, 'flow', 20_000);
-    await sleep(1000); // ramp-up
-    const soloFrom = fastCount;
-    await sleep(4000);
-    const soloRate = (fastCount - soloFrom) / 4;
+    await sleep(5000); // ramp-up
 
     // Then a slow group joins: it handles about 200 msgs/s.
     let slowSpeedMs = 5;
@@ -189,7 +186,6 @@ describe('Flow control: slow consumers and slow disks', function () {
     const windows: number[] = [];
     let maxRss = 0;
     const baseRss = rssMiB(srv.child.pid!);
-    const fastFrom = fastCount;
     const t0 = performance.now();
     while (performance.now() - t0 < 30_000) {
       await sleep(1000);
@@ -198,7 +194,10 @@ describe('Flow control: slow consumers and slow disks', function () {
       const m = d.groups.find((g) => g.group === 'slow')?.members[0];
       if (m) windows.push(m.window);
     }
-    const fastRate = (fastCount - fastFrom) / ((performance.now() - t0) / 1000);
+    // Behind the producer at the end, each: a group held to the slow one's pace would be
+    // as far behind as it (hundreds of thousands of messages), not a few in flight.
+    const fastBehind = producer.sent - fastCount;
+    const slowBehind = producer.sent - slowSeen.size;
     await producer.stop();
     stopped = true;
     assert.equal(producer.failed, 0);
@@ -209,7 +208,8 @@ describe('Flow control: slow consumers and slow disks', function () {
     const asan = (process.env.LD_PRELOAD ?? '').includes('asan');
     const allowed = 48 + (asan ? 320 : 0); // the backlog alone is ~64 MB
     assert.ok(maxRss - baseRss < allowed, `broker RSS stayed bounded: ${baseRss.toFixed(0)} → ${maxRss.toFixed(0)} MiB (allowed growth ${allowed})`);
-    assert.ok(fastRate >= 0.8 * soloRate, `the fast group kept ${fastRate.toFixed(0)} msgs/s of its solo ${soloRate.toFixed(0)}`);
+    // Counts, not rates: a rate against the fast group's solo rate read this shared machine's noise too.
+    assert.ok(fastBehind < slowBehind / 10, `the fast group was ${fastBehind} messages behind the producer, the slow one ${slowBehind}`);
     assert.ok(slowSeen.size < producer.sent / 2, 'the slow consumer really was slow');
 
     // The slow consumer speeds up: it gets every message.
