@@ -112,8 +112,9 @@ const FALLBACK = new WeakMap<Error, number>();
  * reply whose header had come: the server (or something on the way) cut it off, not
  * this side (its stall timer, or close()). A listener does that when it cannot read the
  * segment file it promised the bytes of (docs/FETCH-PROTOCOL.md, "Limits and timeouts").
+ * The value: the bytes of the reply that came before it ended (of an OK reply).
  */
-const CUT_OFF = new WeakSet<Error>();
+const CUT_OFF = new WeakMap<Error, Buffer>();
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
 /**
@@ -294,8 +295,11 @@ export class FetchConnection {
         // server cut the reply off (a segment file it could not read, EIO or shorter than
         // the log says), or the network went. Marked, so that a FetchConsumer can tell a
         // reply cut off again and again at one offset from a connection lost now and then.
-        const cut = new UringmqError('UNAVAILABLE', `${lost.message}, ${this.buffered} of the reply's ${header.length} bytes received`);
-        CUT_OFF.add(cut);
+        const got = this.buffered;
+        const cut = new UringmqError('UNAVAILABLE', `${lost.message}, ${got} of the reply's ${header.length} bytes received`);
+        // Kept: the whole batches at their start are records the file was read for,
+        // sent before the read that failed (which lies in the first batch not whole).
+        CUT_OFF.set(cut, header.error === 0 && got > 0 ? this.take(got) : Buffer.alloc(0));
         throw cut;
       });
       return { header, data };
@@ -361,6 +365,18 @@ interface PartitionState {
 }
 
 const PREFETCH = 2; // chunks buffered per partition ahead of the app
+
+/** The bytes of the whole batches at the start of `raw` (what came of a reply cut off). */
+function wholeBatchBytes(raw: Buffer): number {
+  let pos = 0;
+  while (raw.length - pos >= HEADER_SIZE) {
+    const len = raw.readUInt32LE(pos + 4);
+    if (len < HEADER_SIZE || pos + len > raw.length) break;
+    pos += len;
+  }
+  return pos;
+}
+
 /** Fetches of one partition refused in a row for an incarnation the broker keeps describing, before the consumer fails. */
 const MAX_INCARNATION_MISMATCHES = 5;
 /**
@@ -976,8 +992,9 @@ export class FetchConsumer implements GroupConsumerApi {
   private async pump(s: PartitionState): Promise<void> {
     let attempts = 0;
     while (!this.closed && !this.fatal && !s.revoked) {
-      /** the offset of the fetch under way, while one is */
+      /** the offset of the fetch under way, while one is, and the partition's epoch it was asked at */
       let fetching: number | null = null;
+      let fetchEpoch = 0;
       if (s.buffered >= PREFETCH) {
         await new Promise<void>((r) => (s.wake = r));
         s.wake = null;
@@ -1000,6 +1017,7 @@ export class FetchConsumer implements GroupConsumerApi {
         const lim = s.conn.hello;
         const wait = Math.min(this.maxWaitMs, lim.maxWaitMs);
         fetching = at;
+        fetchEpoch = epoch;
         // Naming the incarnation `at` is an offset of: a topic made again under this name
         // since is refused (TOPIC_INCARNATION_MISMATCH), never read at these offsets.
         const { header, data } = await s.conn.fetch(this.topic, s.partition, at, Math.min(this.maxBytes, lim.maxFetchBytes || this.maxBytes), wait, s.incarnation);
@@ -1058,6 +1076,25 @@ export class FetchConsumer implements GroupConsumerApi {
           // again at every fetch from there: retried for ever, the partition never moved
           // on, silently. A connection lost now and then (a broker restarting, a reset) is
           // cut off once, or at other offsets, with whole replies between.
+          const came = CUT_OFF.get(err)!;
+          const whole = wholeBatchBytes(came);
+          if (whole > 0 && fetchEpoch === s.epoch) {
+            // The records before the break are handed out, as a whole reply's: the read
+            // that failed lies further in (a bad region inside a segment, not at the
+            // offset asked), and it is that offset the count and the error name.
+            let to: number;
+            try {
+              to = this.checkBatches(came.subarray(0, whole), s.partition, fetching);
+            } catch (bad) {
+              return this.fail(bad);
+            }
+            s.position = to;
+            s.buffered++;
+            this.chunks.push({ partition: s.partition, raw: came.subarray(0, whole), from: fetching, to, epoch: fetchEpoch, acker: s.acker });
+            this.notify();
+            s.cutAt = fetching = to;
+            s.cutOffs = 0;
+          }
           s.cutOffs = s.cutAt === fetching ? (s.cutOffs ?? 0) + 1 : 1;
           s.cutAt = fetching;
           if (s.cutOffs >= MAX_CUT_OFFS)
