@@ -195,9 +195,13 @@ describe('Broker: topics, produce, read, consume', () => {
     await b.createTopic('b', { partitions: 6 });
     assert.ok(b.tailCachedBytes > 100 * KiB, `${b.tailCachedBytes}`);
     assert.equal(b.tailCacheGrantedBytes, 128 * KiB);
-    // Written: the first two take 64 KiB each while the budget has room, the rest none yet.
+    // Written: the first two take 64 KiB each at once, while the budget has room; the rest
+    // none until a rebalance. The once-a-second one may land between these appends: it
+    // splits the budget evenly among those written so far, its rounding leaving up to 7
+    // bytes of it over (262,140 of 262,144 after the third), too few for the rest.
     await fill('b', 6, 1);
-    assert.equal(b.tailCacheGrantedBytes, 256 * KiB);
+    for (let p = 0; p < 2; p++) assert.ok(b.partitionState('b', p).cacheCap > 0, `b/${p} took a share at its first write`);
+    assert.ok(b.tailCacheGrantedBytes > 256 * KiB - 8, `${b.tailCacheGrantedBytes}`);
     // The rebalance (every second) shares the budget among the eight written: 32 KiB each.
     b.rebalanceTailCaches();
     assert.equal(b.tailCacheGrantedBytes, 256 * KiB);
