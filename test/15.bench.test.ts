@@ -402,14 +402,23 @@ describe('bench harness (uringmq bench)', function () {
       // start + 100 ms by the clock, a stall across that moment (a late tick, 60 ms at
       // the 130th shown) left the loop no time to catch up, and fewer than 150 were sent.
       let n = 0;
+      // What the clock-cut target also told (and the count cannot): a loop that sent
+      // ahead of the schedule went past 260. Not timed: a stall only makes sends later.
+      const early: string[] = [];
+      const send = (t: number) => {
+        const now = performance.now();
+        if (now < t - 0.001) early.push(`message ${n} sent ${(t - now).toFixed(3)} ms before it was due`);
+        n++;
+      };
       const r = await Promise.race([
-        openLoop({ rate: 2000, start, end, precise, canSend: () => open && n < 200, send: () => void n++ }),
+        openLoop({ rate: 2000, start, end, precise, canSend: () => open && n < 200, send }),
         new Promise<null>((resolve) => setTimeout(() => resolve(null), 2000)),
       ]);
       open = false;
       assert.ok(r, `the schedule did not end within 2 s of a 0.2 s step (precise ${precise})`);
       assert.equal(r.due, 400, `due (precise ${precise})`);
       assert.ok(r.sent >= 150 && r.sent <= 200, `sent ${r.sent}: about the first 100 ms (precise ${precise})`);
+      assert.deepEqual(early.slice(0, 3), [], `${early.length} messages sent before they were due (precise ${precise})`);
       assert.ok(performance.now() - end < 500, `ended ${(performance.now() - end).toFixed(0)} ms past its end (precise ${precise})`);
     }
   });
