@@ -713,11 +713,18 @@ describe('Group commit (BrokerOptions.groupCommitUs)', function () {
       const a = b.publishBatch('t', batch('a'), 0); // cycle 1: [t0, t0 + 50 ms]
       await sleep(10);
       const late = b.publishBatch('t', batch('b'), 1); // queued while cycle 1 runs
+      const bAt = performance.now() - t0;
+      const bDone = late.then(() => performance.now() - t0);
       await a;
       const cAt = performance.now() - t0;
       const c = b.publishBatch('t', batch('c'), 2); // after cycle 1, before the window ends: joins b
-      await Promise.all([late, c]);
+      const [bTook] = await Promise.all([bDone, c]);
       const took = performance.now() - t0;
+      // b was in the ring before cycle 1 (begun after t0, 50 ms long) could end: it waits
+      // for the window whatever c does. Without the window b is done by ~100 ms, and c's
+      // third cycle ends past 145 ms all the same: only this and the cycle count tell,
+      // and the count only when c came in time (a stall keeping c out hid a missing window).
+      if (bAt < 50) assert.ok(bTook >= 145, `b was durable ${bTook.toFixed(0)} ms after a (sent ${bAt.toFixed(0)} ms after it): before the window ended`);
       // Cycle 2 began no sooner than 100 ms after cycle 1 and took 50 ms. Without the
       // window b is written at once after cycle 1 (done by ~100 ms) and c in a third cycle.
       assert.ok(took >= 145, `b and c were durable ${took.toFixed(0)} ms after a: before the window ended`);
