@@ -281,16 +281,23 @@ for (const backend of BACKENDS) {
       c.close();
     });
 
-    it('a reply cut off by a failed read of its segment file (a file shorter than the log says) is counted (readErrors, uringmq_fetch_read_errors_total) and named in a warning, at most every 10 s: not only a closed connection', async function () {
-      this.timeout(60_000);
+    /** A broker (no tail cache) whose partition t/0's first segment, of 256 KiB, is cut to `kept` bytes; `file`: its bytes before the cut. */
+    async function truncatedFirstSegment(kept: number): Promise<{ dir: string; seg: string; file: Buffer }> {
       const dir = tmpDir();
       broker = await openBroker({ dir, tailCacheBytes: 0 });
       await broker.createTopic('t', { segmentBytes: 256 * 1024 });
       await fill(broker, 't', 2000, value, 50);
       const seg = segmentFiles(dir, 't', 0)[0]!;
+      const file = fs.readFileSync(seg);
+      fs.truncateSync(seg, kept);
+      return { dir, seg, file };
+    }
+
+    it('a reply cut off by a failed read of its segment file (a file shorter than the log says) is counted (readErrors, uringmq_fetch_read_errors_total) and named in a warning, at most every 10 s: not only a closed connection', async function () {
+      this.timeout(60_000);
       // The log still says the segment is whole: its reply's header announces all of it,
       // the first 16 KiB go out (the plan reads the first batch's header there), then the file ends.
-      fs.truncateSync(seg, 16 * 1024);
+      const { seg } = await truncatedFirstSegment(16 * 1024);
       fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
       const registry = metricsRegistry(broker, { processMetrics: false });
       const warnings: string[] = [];
@@ -508,14 +515,9 @@ for (const backend of BACKENDS) {
 
     it('a FetchConsumer whose fetch from one offset is cut off after its header again and again (a segment file shorter than the log says) hands out the records the file still holds, then fails with IO_ERROR naming the partition and the first offset past them after 5 in a row, instead of reconnecting and fetching it again for ever', async function () {
       this.timeout(60_000);
-      const dir = tmpDir();
-      broker = await openBroker({ dir, tailCacheBytes: 0 });
-      await broker.createTopic('t', { segmentBytes: 256 * 1024 });
-      await fill(broker, 't', 2000, value, 50);
       // The log says the segment is whole: each reply's header announces all of it, then the file ends.
-      const seg = segmentFiles(dir, 't', 0)[0]!;
       const kept = 16 * 1024;
-      const file = fs.readFileSync(seg);
+      const { file } = await truncatedFirstSegment(kept);
       let bad = 0; // the first record whose batch the truncated file no longer holds whole
       for (let pos = 0; ; ) {
         const m = readBatchMeta(file, pos);
@@ -524,7 +526,6 @@ for (const backend of BACKENDS) {
         bad = m.baseOffset + m.recordCount;
       }
       assert.ok(bad > 0 && bad < 2000, `${bad}`);
-      fs.truncateSync(seg, kept);
       fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
       const c = await consumerOf();
       try {
