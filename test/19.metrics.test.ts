@@ -13,7 +13,7 @@ import { MetricsServer, metricsRegistry } from '../src/metrics';
 import { connect } from '../src/client';
 import { pb } from '../src/grpc/proto';
 import { brokerService } from '../src/grpc/service';
-import { expectCode, freePort, holdPort, openBroker, sleep, startServer, tmpDir } from './helpers';
+import { expectCode, freePort, holdPort, openBroker, sleep, startServer, tmpDir, within } from './helpers';
 import { spawnServer, type ServerProcess } from './fixtures/server_process';
 
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; type: string; body: string }> {
@@ -431,29 +431,33 @@ describe('metrics: bounded under churn', function () {
       const N = 200;
       let first: string[] = [];
       const p = s.client.producer({ lingerMs: 0 });
+      // Each step is bounded on its own (it takes milliseconds): one that hangs fails
+      // naming itself and its round, not at the test's timeout naming nothing.
+      const step = <T>(i: number, what: string, x: Promise<T>) => within(30_000, `round ${i}: ${what}`, x);
       for (let i = 0; i < N; i++) {
         const topic = `churn-${i}`;
-        await s.client.createTopic(topic, { partitions: 2 });
-        await p.send(topic, { value: `m${i}`, partition: 0 });
+        await step(i, 'createTopic', s.client.createTopic(topic, { partitions: 2 }));
+        await step(i, 'send', p.send(topic, { value: `m${i}`, partition: 0 }));
         const c = s.client.consumer({ topic, group: `group-${i}`, from: 'earliest' });
-        for await (const m of c) {
-          m.ack();
-          break;
-        }
-        await s.broker.groups.commitOffset(`idle-${i}`, topic, 1, 0);
+        const it = c[Symbol.asyncIterator]();
+        const got = await step(i, "the consumer's first message", it.next());
+        assert.equal(got.done, false);
+        got.value.ack();
+        await step(i, "the consumer's close (its iteration's return)", it.return!());
+        await step(i, 'commitOffset of an idle group', s.broker.groups.commitOffset(`idle-${i}`, topic, 1, 0));
         // A path no service has: answered UNIMPLEMENTED, and a client must not be able
         // to mint a series per name it makes up.
-        await new Promise<void>((resolve) =>
-          raw.makeUnaryRequest(`/uringmq.v1.Broker/Made${i}`, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (err) => {
-            assert.equal(err?.code, grpc.status.UNIMPLEMENTED);
-            resolve();
-          }),
+        const err = await step(
+          i,
+          'a call to an unknown path',
+          new Promise<grpc.ServiceError | null>((resolve) => raw.makeUnaryRequest(`/uringmq.v1.Broker/Made${i}`, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), resolve)),
         );
-        const text = await registry.metrics();
+        assert.equal(err?.code, grpc.status.UNIMPLEMENTED);
+        const text = await step(i, 'a scrape', registry.metrics());
         assert.ok(text.includes(`uringmq_partition_end_offset{topic="${topic}",partition="0"} 1`), text);
         assert.ok(text.includes(`group="idle-${i}"`), text);
         if (i === 0) first = series(text);
-        await s.client.deleteTopic(topic);
+        await step(i, 'deleteTopic', s.client.deleteTopic(topic));
       }
       await p.close();
       const text = await registry.metrics();

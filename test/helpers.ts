@@ -389,6 +389,22 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
 }
 
 /**
+ * `p`, failing with a message that names `what` if it has not settled in `ms`: a step
+ * that hangs fails the test saying which one, not at mocha's timeout saying nothing.
+ */
+export async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish in ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * A send() whose value, key or header bytes are transferred (their ArrayBuffer detached)
  * while the send lingers fails alone with INVALID_ARGUMENT; the records batched with it
  * are written, with offsets in order. A view detached before its send() is written empty.
