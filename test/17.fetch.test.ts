@@ -494,9 +494,9 @@ for (const backend of BACKENDS) {
     });
 
     /** A FetchConsumer of `t`/0 through `fsrv` (from the start, application-assigned), with what it handed out, and a close of it and its client. */
-    async function consumerOf(maxBytes?: number) {
+    async function consumerOf(maxBytes?: number, fetchPort = fsrv.port) {
       const server = await BrokerServer.start({ broker, host: '127.0.0.1', port: 0 });
-      const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fsrv.port}` });
+      const client = await connect(`127.0.0.1:${server.port}`, { fetchAddress: `127.0.0.1:${fetchPort}` });
       const c = client.consumer({ topic: 't', group: 'g', from: 'earliest', transport: 'fetch', partitions: [0], maxBytes });
       const seen: number[] = [];
       const read = (n: number) =>
@@ -566,6 +566,62 @@ for (const backend of BACKENDS) {
       } finally {
         await c.close();
         t.done();
+      }
+    });
+
+    it('a FetchConsumer whose replies at one offset are cut off 6 times by a broker that crashed under them, once down (refusing connections) between two of them, waits it out and reads the partition whole, instead of failing with IO_ERROR at the fifth', async function () {
+      this.timeout(60_000);
+      broker = await openBroker({ tailCacheBytes: 0 });
+      await broker.createTopic('t', { segmentBytes: 256 * 1024 });
+      await fill(broker, 't', 2000, value, 50);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      // Between the consumer and the listener: each of the first 6 connections passes the
+      // hello's answer, a reply's header and 100 bytes of its first batch, then ends (the
+      // broker dies under it); the connection after the fourth is refused (it is down
+      // then: a restart takes longer than the first reconnect's 100 ms), and the next is
+      // let through (it is back). Then connections pass whole. (Not down after every cut:
+      // each failure in a row doubles the consumer's reconnect delay.)
+      const CUTS = 6;
+      let cuts = 0;
+      let down = false;
+      const socks = new Set<net.Socket>();
+      const px = net.createServer((c) => {
+        socks.add(c);
+        c.on('error', () => undefined).on('close', () => socks.delete(c));
+        if (down) {
+          down = false;
+          return void c.destroy();
+        }
+        const u = net.connect(fsrv.port, '127.0.0.1');
+        socks.add(u);
+        u.on('error', () => undefined).on('close', () => (socks.delete(u), c.destroy()));
+        c.on('close', () => u.destroy());
+        c.pipe(u);
+        if (cuts >= CUTS) return void u.pipe(c);
+        let passed = 0;
+        const allow = SERVER_HELLO_SIZE + RESPONSE_HEADER_SIZE + 100;
+        u.on('data', (d: Buffer) => {
+          const n = Math.min(d.length, allow - passed);
+          if (n > 0) c.write(d.subarray(0, n));
+          passed += n;
+          if (passed === allow && !c.destroyed) {
+            down = ++cuts === 4;
+            c.end(() => c.destroy());
+            u.destroy();
+          }
+        });
+      });
+      await new Promise<void>((resolve) => px.listen(0, '127.0.0.1', resolve));
+      const c = await consumerOf(undefined, (px.address() as net.AddressInfo).port);
+      try {
+        // Before: IO_ERROR "cut its reply off 5 times in a row" at offset 0.
+        await c.read(2000);
+        assert.equal(cuts, CUTS);
+        assert.deepEqual(c.seen, Array.from({ length: 2000 }, (_, i) => i));
+      } finally {
+        await c.close();
+        for (const x of socks) x.destroy();
+        await new Promise<void>((resolve) => px.close(() => resolve()));
       }
     });
 

@@ -381,7 +381,8 @@ function wholeBatchBytes(raw: Buffer): number {
 const MAX_INCARNATION_MISMATCHES = 5;
 /**
  * Replies from one offset of a partition cut off in a row after their header came (each
- * on a new connection, with no other reply of the partition between them) before the
+ * on a new connection, with no other reply of the partition and no failed connection
+ * attempt between them) before the
  * consumer fails with IO_ERROR: the listener cannot read the segment file there.
  */
 const MAX_CUT_OFFS = 5;
@@ -995,6 +996,8 @@ export class FetchConsumer implements GroupConsumerApi {
       /** the offset of the fetch under way, while one is, and the partition's epoch it was asked at */
       let fetching: number | null = null;
       let fetchEpoch = 0;
+      /** a connection is being made (its failure: the listener is gone, see the catch) */
+      let opening = false;
       if (s.buffered >= PREFETCH) {
         await new Promise<void>((r) => (s.wake = r));
         s.wake = null;
@@ -1002,7 +1005,9 @@ export class FetchConsumer implements GroupConsumerApi {
       }
       try {
         if (!s.conn) {
+          opening = true;
           s.conn = await FetchConnection.open(this.host, this.port, this.client.token ?? '', undefined, this.closeSignal.signal);
+          opening = false;
           if (s.reconnecting) {
             // The broker may have restarted with the topic made again: its offsets are
             // not this consumer's positions (verifyTopic moves them if so).
@@ -1070,6 +1075,11 @@ export class FetchConsumer implements GroupConsumerApi {
         s.reconnecting = true;
         if (this.closed) return;
         if (!RETRYABLE.has(err.code)) return this.fail(err);
+        // No connection to be had (refused, or closed before its hello): the broker is
+        // down, restarting. The replies cut off before were its going down, not a file it
+        // cannot read, which it cuts off on connections it takes at once: counted, a
+        // broker crashing in a loop under a reply failed a consumer it should wait out.
+        if (opening) s.cutOffs = 0;
         if (fetching !== null && CUT_OFF.has(err)) {
           // A listener that cannot read the segment file it announced a reply from (EIO,
           // a file shorter than the log says) can only close the connection, and does so
@@ -1094,6 +1104,7 @@ export class FetchConsumer implements GroupConsumerApi {
             this.notify();
             s.cutAt = fetching = to;
             s.cutOffs = 0;
+            attempts = 0; // it moved on: the next reconnect is a first one, not a later one's longer wait
           }
           s.cutOffs = s.cutAt === fetching ? (s.cutOffs ?? 0) + 1 : 1;
           s.cutAt = fetching;
