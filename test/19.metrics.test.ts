@@ -459,8 +459,8 @@ describe('metrics: bounded under churn', function () {
         if (i === 0) first = series(text);
         await step(i, 'deleteTopic', s.client.deleteTopic(topic));
       }
-      await p.close();
-      const text = await registry.metrics();
+      await within(30_000, "the producer's close", p.close());
+      const text = await within(30_000, 'the last scrape', registry.metrics());
       assert.ok(!/churn-|group-|idle-|Made/.test(text), text.split('\n').filter((l) => /churn-|group-|idle-|Made/.test(l)).slice(0, 10).join('\n'));
       // Only the topic's and groups' series went: fewer than after the first round.
       const now = series(text);
@@ -468,7 +468,7 @@ describe('metrics: bounded under churn', function () {
       assert.equal(value(text, 'uringmq_topics'), 0);
     } finally {
       raw.close();
-      await s.stop();
+      await within(30_000, 'the server and client stop', s.stop());
     }
   });
 });
