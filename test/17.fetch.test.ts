@@ -625,6 +625,71 @@ for (const backend of BACKENDS) {
       }
     });
 
+    it('a FetchConsumer whose fetches from a segment file shorter than the log says are cut off, with a connection refused TOO_MANY_CONNECTIONS by the listener between two of them, still fails with IO_ERROR after 5 in a row: a listener that is up and full is no broker restarting', async function () {
+      this.timeout(60_000);
+      const { file } = await truncatedFirstSegment(16 * 1024);
+      let bad = 0; // the first record whose batch the truncated file no longer holds whole
+      for (let pos = 0; ; ) {
+        const m = readBatchMeta(file, pos);
+        if (pos + m.length > 16 * 1024) break;
+        pos += m.length;
+        bad = m.baseOffset + m.recordCount;
+      }
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, maxConnections: 1 });
+      // Between the consumer and the listener, passing everything both ways. Before the
+      // consumer's fourth connection (its first checks the listener at the start, then two
+      // replies were cut off) reaches the listener, the proxy takes the listener's one
+      // connection itself: the listener answers that
+      // connection TOO_MANY_CONNECTIONS (the consumer's hello held back: unread, it could
+      // turn the listener's close into a reset that loses the answer). Then it lets the
+      // slot go, and the connections after it wait until the listener has it free.
+      const socks = new Set<net.Socket>();
+      const REFUSED = 4;
+      let conns = 0;
+      const held: { hog: FetchConnection | null } = { hog: null };
+      const px = net.createServer((c) => {
+        socks.add(c);
+        c.on('error', () => undefined).on('close', () => socks.delete(c));
+        const n = ++conns;
+        void (async () => {
+          // The listener frees the slot of a connection when it closes it (bounded, in case it is slow).
+          for (let i = 0; n >= 2 && fsrv.stats().connections > 0; i++) {
+            if (i >= 500) throw new Error('the listener kept its connection');
+            await sleep(20);
+          }
+          if (n === REFUSED) held.hog = await FetchConnection.open('127.0.0.1', fsrv.port);
+          const u = net.connect(fsrv.port, '127.0.0.1');
+          socks.add(u);
+          u.on('error', () => undefined).on('close', () => {
+            socks.delete(u);
+            if (n !== REFUSED) return void c.destroy();
+            c.end();
+            held.hog?.close();
+          });
+          c.on('close', () => u.destroy());
+          if (n !== REFUSED) c.pipe(u);
+          else c.resume(); // its hello read and dropped
+          u.pipe(c);
+        })().catch(() => c.destroy());
+      });
+      await new Promise<void>((resolve) => px.listen(0, '127.0.0.1', resolve));
+      const c = await consumerOf(undefined, (px.address() as net.AddressInfo).port);
+      try {
+        // Before: the refusal started the count over, and a listener refusing one
+        // connection in every 5 (full, under many consumers) had the bad offset fetched for ever.
+        const e = await expectCode(c.read(2000), 'IO_ERROR');
+        assert.match(e.message, new RegExp(`^fetching t/0 at offset ${bad}: .* cut its reply off 5 times in a row`), e.message);
+        assert.ok(held.hog !== null, 'a connection was refused');
+        assert.equal(conns, 7, 'the first, five cut off and the one refused between');
+        assert.deepEqual(c.seen, Array.from({ length: bad }, (_, i) => i));
+      } finally {
+        await c.close();
+        held.hog?.close();
+        for (const x of socks) x.destroy();
+        await new Promise<void>((resolve) => px.close(() => resolve()));
+      }
+    });
+
     // Real read errors of the fetch thread's sendfile (strace, as above), which fail fewer
     // times than the bound at one offset: a fault that passes, or a connection lost now
     // and then, is ridden out however often it strikes overall.

@@ -115,6 +115,14 @@ const FALLBACK = new WeakMap<Error, number>();
  * The value: the bytes of the reply that came before it ended (of an OK reply).
  */
 const CUT_OFF = new WeakMap<Error, Buffer>();
+/**
+ * Errors FetchConnection.open() throws when no listener was there to take the connection:
+ * it was refused, or closed before the server's hello came, or the hello said
+ * SHUTTING_DOWN: a broker down or going down (restarting). Not a refusal a listener that
+ * is up answered (TOO_MANY_CONNECTIONS), nor a hello that did not come in time (the
+ * connection was taken: the listener is there, slow or stuck).
+ */
+const LISTENER_DOWN = new WeakSet<Error>();
 const RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']);
 const MEMBERSHIP_RETRYABLE = new Set(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'BROKER_CLOSED', 'IO_ERROR', 'INTERNAL']);
 /**
@@ -195,7 +203,11 @@ export class FetchConnection {
     const where = `${host}:${port}`;
     const sock = net.connect({ host, port });
     const conn = new FetchConnection(sock, where);
-    const timer = setTimeout(() => sock.destroy(new Error(`no handshake within ${timeoutMs} ms`)), timeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      sock.destroy(new Error(`no handshake within ${timeoutMs} ms`));
+    }, timeoutMs);
     const abort = () => sock.destroy(new Error('the consumer closed'));
     if (signal?.aborted) abort();
     else signal?.addEventListener('abort', abort);
@@ -204,6 +216,7 @@ export class FetchConnection {
       conn.hello = decodeServerHello(await conn.read(SERVER_HELLO_SIZE));
     } catch (e) {
       sock.destroy();
+      if (conn.failure && e === conn.failure && !timedOut && !signal?.aborted) LISTENER_DOWN.add(conn.failure);
       throw e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', `cannot reach the fetch listener at ${where}: ${(e as Error).message}`);
     } finally {
       clearTimeout(timer);
@@ -213,6 +226,7 @@ export class FetchConnection {
       sock.destroy();
       const e = fetchError(conn.hello.error, `from ${where} at handshake`);
       ANSWERED.add(e);
+      if (fetchErrorName(conn.hello.error) === 'SHUTTING_DOWN') LISTENER_DOWN.add(e);
       const theirs = conn.hello.version;
       if (fetchErrorName(conn.hello.error) === 'UNSUPPORTED_VERSION' && theirs >= FETCH_MIN_VERSION && theirs < version) FALLBACK.set(e, theirs);
       throw e;
@@ -381,8 +395,8 @@ function wholeBatchBytes(raw: Buffer): number {
 const MAX_INCARNATION_MISMATCHES = 5;
 /**
  * Replies from one offset of a partition cut off in a row after their header came (each
- * on a new connection, with no other reply of the partition and no failed connection
- * attempt between them) before the
+ * on a new connection, with no other reply of the partition and no connection attempt
+ * that found the listener down between them: see LISTENER_DOWN) before the
  * consumer fails with IO_ERROR: the listener cannot read the segment file there.
  */
 const MAX_CUT_OFFS = 5;
@@ -996,8 +1010,6 @@ export class FetchConsumer implements GroupConsumerApi {
       /** the offset of the fetch under way, while one is, and the partition's epoch it was asked at */
       let fetching: number | null = null;
       let fetchEpoch = 0;
-      /** a connection is being made (its failure: the listener is gone, see the catch) */
-      let opening = false;
       if (s.buffered >= PREFETCH) {
         await new Promise<void>((r) => (s.wake = r));
         s.wake = null;
@@ -1005,9 +1017,7 @@ export class FetchConsumer implements GroupConsumerApi {
       }
       try {
         if (!s.conn) {
-          opening = true;
           s.conn = await FetchConnection.open(this.host, this.port, this.client.token ?? '', undefined, this.closeSignal.signal);
-          opening = false;
           if (s.reconnecting) {
             // The broker may have restarted with the topic made again: its offsets are
             // not this consumer's positions (verifyTopic moves them if so).
@@ -1075,11 +1085,13 @@ export class FetchConsumer implements GroupConsumerApi {
         s.reconnecting = true;
         if (this.closed) return;
         if (!RETRYABLE.has(err.code)) return this.fail(err);
-        // No connection to be had (refused, or closed before its hello): the broker is
-        // down, restarting. The replies cut off before were its going down, not a file it
-        // cannot read, which it cuts off on connections it takes at once: counted, a
-        // broker crashing in a loop under a reply failed a consumer it should wait out.
-        if (opening) s.cutOffs = 0;
+        // No listener to take the connection (refused, closed before its hello, shutting
+        // down): the broker is down, restarting. The replies cut off before were its going
+        // down, not a file it cannot read, which it cuts off while it is up: counted, a
+        // broker crashing in a loop under a reply failed a consumer it should wait out. A
+        // listener that is up and refuses for now (TOO_MANY_CONNECTIONS, or no hello in
+        // time) does not start the count over: a bad sector would be fetched for ever.
+        if (LISTENER_DOWN.has(err)) s.cutOffs = 0;
         if (fetching !== null && CUT_OFF.has(err)) {
           // A listener that cannot read the segment file it announced a reply from (EIO,
           // a file shorter than the log says) can only close the connection, and does so
