@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as index from '../src';
 import { Broker, UringmqError, crc32c, decodeBatches, encodeBatch, readBatchMeta, sealBatch } from '../src';
-import { expectCode, openBroker, sleep, tmpDir } from './helpers';
+import { expectCode, openBroker, sleep, tmpDir, within } from './helpers';
 
 describe('Bad input and faults: typed errors, nothing lost', () => {
   let broker: Broker;
@@ -466,20 +466,18 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
   });
   it('deleting a topic whose sends wait for room in the write queue settles them and completes; close() after it too', async () => {
     const b = await openBroker({ dir: tmpDir(), maxPendingBytes: 1, testIoDelayMs: 200, durability: 'none' });
-    const within = <T,>(p: Promise<T>, ms: number, what: string) =>
-      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} still pending after ${ms} ms`)), ms))]);
     try {
       await b.createTopic('a');
       await b.createTopic('w');
       const p = b.producer();
       const sa = p.sendBatch('a', [{ value: 'x' }]);
       const sw = p.sendBatch('w', [{ value: 'y' }]); // waits behind a's append
-      await within(b.deleteTopic('w'), 5000, 'deleteTopic');
+      await within(5000, 'deleteTopic', b.deleteTopic('w'));
       await expectCode(sw, 'TOPIC_NOT_FOUND');
       assert.equal((await sa).baseOffset, 0);
       await b.createTopic('after'); // the admin chain goes on
     } finally {
-      await within(b.close(), 5000, 'close');
+      await within(5000, 'close', b.close());
     }
   });
 

@@ -281,8 +281,11 @@ for (const backend of BACKENDS) {
       c.close();
     });
 
-    /** A broker (no tail cache) whose partition t/0's first segment, of 256 KiB, is cut to `kept` bytes; `file`: its bytes before the cut. */
-    async function truncatedFirstSegment(kept: number): Promise<{ dir: string; seg: string; file: Buffer }> {
+    /**
+     * A broker (no tail cache) whose partition t/0's first segment, of 256 KiB, is cut to
+     * `kept` bytes; `bad`: the first record whose batch the cut file no longer holds whole.
+     */
+    async function truncatedFirstSegment(kept: number): Promise<{ dir: string; seg: string; bad: number }> {
       const dir = tmpDir();
       broker = await openBroker({ dir, tailCacheBytes: 0 });
       await broker.createTopic('t', { segmentBytes: 256 * 1024 });
@@ -290,7 +293,14 @@ for (const backend of BACKENDS) {
       const seg = segmentFiles(dir, 't', 0)[0]!;
       const file = fs.readFileSync(seg);
       fs.truncateSync(seg, kept);
-      return { dir, seg, file };
+      let bad = 0;
+      for (let pos = 0; ; ) {
+        const m = readBatchMeta(file, pos);
+        if (pos + m.length > kept) break;
+        pos += m.length;
+        bad = m.baseOffset + m.recordCount;
+      }
+      return { dir, seg, bad };
     }
 
     it('a reply cut off by a failed read of its segment file (a file shorter than the log says) is counted (readErrors, uringmq_fetch_read_errors_total) and named in a warning, at most every 10 s: not only a closed connection', async function () {
@@ -516,15 +526,7 @@ for (const backend of BACKENDS) {
     it('a FetchConsumer whose fetch from one offset is cut off after its header again and again (a segment file shorter than the log says) hands out the records the file still holds, then fails with IO_ERROR naming the partition and the first offset past them after 5 in a row, instead of reconnecting and fetching it again for ever', async function () {
       this.timeout(60_000);
       // The log says the segment is whole: each reply's header announces all of it, then the file ends.
-      const kept = 16 * 1024;
-      const { file } = await truncatedFirstSegment(kept);
-      let bad = 0; // the first record whose batch the truncated file no longer holds whole
-      for (let pos = 0; ; ) {
-        const m = readBatchMeta(file, pos);
-        if (pos + m.length > kept) break;
-        pos += m.length;
-        bad = m.baseOffset + m.recordCount;
-      }
+      const { bad } = await truncatedFirstSegment(16 * 1024);
       assert.ok(bad > 0 && bad < 2000, `${bad}`);
       fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
       const c = await consumerOf();
@@ -627,14 +629,7 @@ for (const backend of BACKENDS) {
 
     it('a FetchConsumer whose fetches from a segment file shorter than the log says are cut off, with a connection refused TOO_MANY_CONNECTIONS by the listener between two of them, still fails with IO_ERROR after 5 in a row: a listener that is up and full is no broker restarting', async function () {
       this.timeout(60_000);
-      const { file } = await truncatedFirstSegment(16 * 1024);
-      let bad = 0; // the first record whose batch the truncated file no longer holds whole
-      for (let pos = 0; ; ) {
-        const m = readBatchMeta(file, pos);
-        if (pos + m.length > 16 * 1024) break;
-        pos += m.length;
-        bad = m.baseOffset + m.recordCount;
-      }
+      const { bad } = await truncatedFirstSegment(16 * 1024);
       fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, maxConnections: 1 });
       // Between the consumer and the listener, passing everything both ways. Before the
       // consumer's fourth connection (its first checks the listener at the start, then two

@@ -216,7 +216,7 @@ export class FetchConnection {
       conn.hello = decodeServerHello(await conn.read(SERVER_HELLO_SIZE));
     } catch (e) {
       sock.destroy();
-      if (conn.failure && e === conn.failure && !timedOut && !signal?.aborted) LISTENER_DOWN.add(conn.failure);
+      if (conn.failure && e === conn.failure && !timedOut && !signal?.aborted) LISTENER_DOWN.add(conn.failure); // the socket ended it, not our timer or close
       throw e instanceof UringmqError ? e : new UringmqError('UNAVAILABLE', `cannot reach the fetch listener at ${where}: ${(e as Error).message}`);
     } finally {
       clearTimeout(timer);
