@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { Gauge, Registry } from 'prom-client';
 import type { Broker } from '../src';
+import type { NativeEngine, NativePartition } from '../src/native';
 import * as grpc from '@grpc/grpc-js';
 import { MetricsServer, metricsRegistry } from '../src/metrics';
 import { connect } from '../src/client';
@@ -416,6 +417,51 @@ describe('metrics: scrape cost', function () {
     assert.ok(reads <= T * G, `${reads} group file reads for ${T * G} group files (${ms.toFixed(0)} ms): every group's files once per topic`);
     // describeTopic on its own still finds them
     assert.equal((await broker.describeTopic('t3')).groups.length, G);
+  });
+
+  it("a scrape reads each partition's info from the core once: the tail caches' total and a group's lag come from the offsets' reading", async () => {
+    broker = await openBroker({ durability: 'none' });
+    const T = 4, P = 5, N = T * P;
+    const producer = broker.producer();
+    for (let t = 0; t < T; t++) {
+      await broker.createTopic(`t${t}`, { partitions: P });
+      for (let p = 0; p < P; p++) await producer.send(`t${t}`, { value: `m${p}`, partition: p });
+    }
+    // A group in memory (no member, so no delivery loop reading offsets meanwhile): its
+    // lag is described from the partitions' offsets.
+    await broker.groups.commitOffset('g', 't0', 0, 1);
+    assert.equal(broker.groups.describe('t0').length, 1);
+    const registry = metricsRegistry(broker, { processMetrics: false });
+    // The real core, its two per-partition readings counted.
+    const engine = (broker as unknown as { engine: NativeEngine }).engine;
+    const info = engine.info.bind(engine);
+    const offsets = engine.offsets.bind(engine);
+    let reads = 0;
+    // Its methods are read-only on the prototype (N-API's default): defined on the instance.
+    Object.defineProperty(engine, 'info', {
+      configurable: true,
+      value: (p: NativePartition) => {
+        reads++;
+        return info(p);
+      },
+    });
+    Object.defineProperty(engine, 'offsets', {
+      configurable: true,
+      value: (p: NativePartition, out: Float64Array) => {
+        reads++;
+        offsets(p, out);
+      },
+    });
+    const text = await registry.metrics();
+    const scrapeReads = reads;
+    assert.ok(scrapeReads <= N, `${scrapeReads} partition info reads in one scrape of ${N} written partitions`);
+    const cached = broker.tailCachedBytes;
+    assert.equal(text.split('\n').filter((l) => l.startsWith('uringmq_partition_end_offset{')).length, N);
+    assert.equal(value(text, 'uringmq_partition_end_offset{topic="t3",partition="4"}'), 1);
+    assert.ok(cached > 0, 'the records written are in the tail caches');
+    assert.equal(value(text, 'uringmq_tail_cache_bytes'), cached);
+    assert.equal(value(text, 'uringmq_group_committed_offset{group="g",topic="t0",partition="0"}'), 1);
+    assert.equal(value(text, 'uringmq_group_lag{group="g",topic="t0",partition="0"}'), 0);
   });
 });
 

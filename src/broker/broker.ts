@@ -981,10 +981,44 @@ export class Broker {
     if (opts === null || typeof opts !== 'object') throw invalid('describeTopic options must be an object');
     const d = this.describe(this.topicState(name), opts.groups !== false);
     if (opts.groups === false) return d;
+    return this.addSavedGroups(d, opts.savedGroupIndex);
+  }
+
+  /**
+   * @internal Every topic described (groups in memory only: addSavedGroups adds the
+   * others) and what the partitions' tail caches hold (tailCachedBytes), in one turn, for
+   * a metrics scrape. Each partition's info is read from the core once for all of it: the
+   * scrape read the written partitions' twice (describeTopic, and tailCachedBytes). And
+   * the total is of the instant the offsets are: summed over descriptions taken topic by
+   * topic, between reads of group files, budget a rebalance moved meanwhile from one
+   * partition to another could count twice.
+   */
+  describeTopics(): { topics: TopicDescription[]; tailCachedBytes: number } {
+    this.assertOpen();
+    let cached = 0;
+    const topics = [...this.topics.keys()].sort().map((name) => {
+      const t = this.topics.get(name)!;
+      const infos = t.partitions.map((ps) => {
+        const i = this.engine.info(ps.native);
+        if (ps.cacheCap > 0) cached += i.cachedBytes; // as tailCachedBytes: only a partition with a bound above 0 holds anything
+        return i;
+      });
+      return this.describe(t, true, infos);
+    });
+    // A topic being deleted is out of this.topics before its partitions give their
+    // caches up (releaseTailCaches): what they hold until then is counted, as by
+    // tailCachedBytes, read here as nothing else reads them.
+    for (const ps of this.cacheCandidates) if (ps.cacheCap > 0 && ps.topic.deleted) cached += this.engine.info(ps.native).cachedBytes;
+    return { topics, tailCachedBytes: cached };
+  }
+
+  /** @internal describeTopic's groups not in memory, from their files, added to `d` (from describe()). */
+  async addSavedGroups(d: TopicDescription, savedGroupIndex?: Map<string, string[]>): Promise<TopicDescription> {
+    const name = d.name;
     // Live groups first, then the files of those not in memory when read: a group that
     // leaves memory meanwhile is in both (kept once), one that joins meanwhile shows
     // in the next description.
-    const saved = await this.groups.savedGroups(name, opts.savedGroupIndex);
+    const saved = await this.groups.savedGroups(name, savedGroupIndex);
     const live = new Set(d.groups.map((g) => g.group));
     for (const g of saved) {
       if (live.has(g.group)) continue;
@@ -1003,10 +1037,11 @@ export class Broker {
     return d;
   }
 
-  private describe(t: TopicState, groups = true): TopicDescription {
+  /** `infos`: the partitions' info, read once for the partitions and the groups' lag. */
+  private describe(t: TopicState, groups = true, infos = t.partitions.map((ps) => this.engine.info(ps.native))): TopicDescription {
     return {
       name: t.name,
-      groups: groups && this.groupCoordinator ? this.groupCoordinator.describe(t.name) : [],
+      groups: groups && this.groupCoordinator ? this.groupCoordinator.describe(t.name, infos) : [],
       segmentBytes: t.config.segmentBytes,
       retention: { ...t.config.retention },
       // As the fetch plane registered it (openPartition): a topic.json whose createdAt is
@@ -1014,8 +1049,8 @@ export class Broker {
       // be given one (giveIncarnation) reports 0, none. Its raw value would reach gRPC clients as an int64 (2024 for "2024-01-01"),
       // and a FetchConsumer naming that in its fetches would be refused every one of them.
       createdAt: topicIncarnation(t.config.createdAt),
-      partitions: t.partitions.map((ps) => {
-        const i = this.engine.info(ps.native);
+      partitions: t.partitions.map((ps, n) => {
+        const i = infos[n]!;
         return { partition: ps.index, startOffset: i.startOffset, endOffset: i.endOffset, bytes: i.bytes, segments: i.segments, directIo: i.directIo };
       }),
     };

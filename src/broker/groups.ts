@@ -2522,10 +2522,11 @@ export class GroupCoordinator {
     }
   }
 
-  describe(topic: string): GroupDescription[] {
+  /** `partitions`: the topic's offsets as the caller read them (describeTopic), not read again. */
+  describe(topic: string, partitions?: ReadonlyArray<{ startOffset: number; endOffset: number }>): GroupDescription[] {
     const out: GroupDescription[] = [];
     const t = this.broker.topicState(topic);
-    let ends: Array<{ startOffset: number; endOffset: number }> | null = null;
+    let ends = partitions ?? null;
     for (const gs of this.groups.values()) {
       if (gs.topic !== topic) continue;
       ends ??= t.partitions.map((ps) => this.broker.partitionOffsets(ps));

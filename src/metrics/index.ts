@@ -208,7 +208,6 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     maxTopics.set(broker.maxTopics);
     partitions.set(broker.partitionCount);
     maxPartitions.set(broker.maxPartitions);
-    tailCache.set(broker.tailCachedBytes);
     tailCacheMax.set(broker.tailCacheTotalBytes);
     maxGroups.set(broker.maxGroups);
     if (streams) streams.set(opts.server!.openStreams);
@@ -219,26 +218,25 @@ export function metricsRegistry(broker: Broker, opts: MetricsOptions = {}): Regi
     } catch {
       diskFreeBytes = null; // the directory is gone (a test's temp dir after close): no value, not a stale one
     }
-    let names: string[];
+    // Every topic, its groups in memory and the tail caches' total read in one turn, each
+    // partition's info once; then the groups not in memory from their files.
+    let described: ReturnType<Broker['describeTopics']>;
     try {
-      names = await broker.listTopics();
+      described = broker.describeTopics();
     } catch (e) {
       if (!(e instanceof UringmqError && e.code === 'BROKER_CLOSED')) throw e;
       up.set(0); // closed since the check above
+      tailCache.set(0);
       return;
     }
-    topics.set(names.length);
+    topics.set(described.topics.length);
+    tailCache.set(described.tailCachedBytes);
     // Each group directory listed once for all topics: describeTopic alone lists every
     // group's files for each topic (topics × groups reads a scrape).
     const savedGroupIndex = await broker.groups.savedGroupIndex();
-    for (const name of names) {
-      let t;
-      try {
-        t = await broker.describeTopic(name, { savedGroupIndex });
-      } catch (e) {
-        if (e instanceof UringmqError && (e.code === 'TOPIC_NOT_FOUND' || e.code === 'BROKER_CLOSED')) continue; // deleted or closed meanwhile
-        throw e;
-      }
+    for (const d of described.topics) {
+      const name = d.name;
+      const t = await broker.addSavedGroups(d, savedGroupIndex);
       for (const p of t.partitions) {
         const l = { topic: name, partition: String(p.partition) };
         startOffset.set(l, p.startOffset);
