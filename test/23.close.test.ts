@@ -569,6 +569,70 @@ describe("producer.close({ timeoutMs }) with a send waiting for its topic's part
   });
 });
 
+// A count older than 5 s is refreshed while sends go on with it (knownPartitionCount),
+// the refresh held by the producer that began it (lookupsHeld). A plain close() lets
+// it go once every send is settled; without that release the refresh stayed out, and
+// held the process or the app's connection, until the server answered or the call's
+// 30 s deadline passed. Only one in flight when close() is called exercises it (a
+// count goes stale after 5 s): the server here holds it.
+describe('a plain close() while a refresh of a stale partition count is out', function () {
+  this.timeout(60_000);
+  const STALE_CHILD = path.join(__dirname, 'fixtures', 'stale_close_child.ts');
+
+  for (const what of ['producer', 'client'] as const) {
+    it(`${what}.close() resolves with the sends made before it written, the refresh cancelled, nothing left to hold the process${what === 'producer' ? ' (the client left open)' : ''}`, async () => {
+      const r = await startServer();
+      let child: ChildProcess | undefined;
+      // The server answers the first lookup of 's' (the count cached) and holds the next
+      // ones (the refresh) until the test lets them go.
+      let lookups = 0;
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => (letGo = resolve));
+      const describeTopic = r.broker.describeTopic.bind(r.broker);
+      r.broker.describeTopic = async (...args: Parameters<typeof describeTopic>) => {
+        if (args[0] === 's' && ++lookups > 1) await held;
+        return describeTopic(...args);
+      };
+      try {
+        await r.client.createTopic('s', { partitions: 3 });
+        const count = 30;
+        const c = (child = spawn(process.execPath, ['--require', 'tsx/cjs', STALE_CHILD, r.address, 's', String(count), what], { stdio: ['pipe', 'pipe', 'pipe'] }));
+        let out = '';
+        c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        c.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+        const exited = new Promise<number | null>((res) => c.once('close', (code) => res(code)));
+        await waitFor(() => (out.includes('READY') && lookups > 1) || c.exitCode !== null, 60_000, 'the child to refresh its stale count');
+        assert.equal(lookups, 2, `the refresh did not reach the server: ${out}`);
+        c.stdin!.write('CLOSE\n');
+        await waitFor(() => out.includes('CLOSED') || c.exitCode !== null, 15_000, `${what}.close() with the refresh held`).catch((e: Error) => {
+          throw new Error(`${e.message}: ${out}`);
+        });
+        const closed = /CLOSED (\S+) (\d+) (.*)/.exec(out);
+        assert.ok(closed, out);
+        // Every send made before close settled, typed; against this live server each is written.
+        const outcomes = JSON.parse(closed[1]!) as string[];
+        assert.equal(outcomes.length, count, out);
+        assert.deepEqual(outcomes.filter((o) => !o.startsWith('acked:')), [], `sends not written: ${out}`);
+        assert.equal(closed[2], '0', `a lookup was still under way after ${what}.close(): ${out}`);
+        // Neither the refresh's 30 s deadline nor anything else of the client: its pipes.
+        assert.ok(!(JSON.parse(closed[3]!) as string[]).includes('Timeout'), `a timer still held the process after ${what}.close(): ${closed[3]}`);
+        // The refresh is still held at the server: only its cancel lets the child go.
+        assert.equal(await within(exited, 10_000, `the child to exit after ${what}.close() (${out.trim()})`), 0, out);
+        assert.doesNotMatch(out, /UNHANDLED/);
+        // None lost silently: each value written once (with the first), where its outcome said.
+        const written = new Map<string, number[]>();
+        for (let p = 0; p < 3; p++) for (const m of await r.client.fetch('s', p, 0, { maxBytes: 1 << 20 })) written.set(m.value.toString(), [...(written.get(m.value.toString()) ?? []), p]);
+        assert.deepEqual([...written.keys()].sort(), ['first', ...outcomes.map((_, i) => `v${i}`)].sort());
+        outcomes.forEach((o, i) => assert.deepEqual(written.get(`v${i}`), [Number(o.slice('acked:'.length))], `v${i}`));
+      } finally {
+        child?.kill('SIGKILL');
+        letGo();
+        await r.stop();
+      }
+    });
+  }
+});
+
 describe('close({ timeoutMs }): the option checked; the embedded producer', function () {
   this.timeout(60_000);
 
