@@ -15,7 +15,7 @@ import { MAX_ACK_RANGES, decodeSubscribeRequest } from '../src/grpc/subscribe_re
 import { toServiceError } from '../src/grpc/status';
 import { MAX_PLAIN_RECORDS, decodePublishRequest } from '../src/grpc/publish_request';
 import { metricsRegistry } from '../src/metrics';
-import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, type Running } from './helpers';
+import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, openBroker, sleep, startServer, take, tcpProxy, unhandledRejectionsDuring, waitFor, within, type Running } from './helpers';
 import { BrokerServer } from '../src/grpc/server';
 import { partitionForKey } from '../src/broker/partitioner';
 
@@ -235,6 +235,31 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       const msgs = await c.fetch('t', 1, offsets[0]!, { maxBytes: 1 << 20 });
       assert.deepEqual(msgs.map((m) => m.value.toString()), offsets.map((_, i) => `m${i}`));
       assert.equal(p.buffered, 0, 'the rejected send gave its buffer bytes back');
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('flush() sends at once a send that was waiting for its partition count or for buffer room when it was called, not after lingerMs', async () => {
+    // Such a send reached its accumulator after flush() had cut them, and lingered there:
+    // flush() waited for it, lingerMs (60 s here) instead of a round trip. Those let go
+    // in one turn still go as one batch.
+    const c = await connect(r.address); // a fresh client: no partition count cached yet
+    try {
+      const p = c.producer({ lingerMs: 60_000, maxBufferedBytes: 4096 });
+      let batches = 0;
+      const x = p as unknown as { submit: (...a: unknown[]) => Promise<unknown> };
+      const submit = x.submit.bind(p);
+      x.submit = (...a: unknown[]) => (batches++, submit(...a));
+      const counted = Array.from({ length: 20 }, (_, i) => p.send('t', { value: `c${i}`, partition: 0 })); // they wait for the partition count
+      await within(10_000, 'flush() with sends waiting for the partition count', p.flush());
+      assert.deepEqual(new Set((await Promise.all(counted)).map((s) => s.partition)), new Set([0]));
+      assert.equal(batches, 1, 'the sends let go together went as a batch each');
+      const lingering = p.send('t', { value: 'x'.repeat(3000), partition: 0 }); // lingers, holding most of the buffer
+      const roomless = p.send('t', { value: 'y'.repeat(3000), partition: 1 }); // waits for room
+      await within(10_000, 'flush() with a send waiting for buffer room', p.flush());
+      assert.deepEqual([(await lingering).partition, (await roomless).partition], [0, 1]);
+      await p.close();
     } finally {
       await c.close();
     }

@@ -862,6 +862,8 @@ interface WaitingSend {
   reject: (e: Error) => void;
   /** A sendBatch() in the line instead of a record: drainWaiting runs it in its turn (and it settles its own promise). */
   batch?: () => Promise<void>;
+  /** flush() was called while it waited: it does not linger once in its accumulator (see enqueue). */
+  flushed?: boolean;
 }
 
 export class RemoteProducer implements ProducerApi {
@@ -1076,7 +1078,7 @@ export class RemoteProducer implements ProducerApi {
           this.release(w.size);
           throw e;
         }
-        w.resolve(this.enqueue(w.topic, n, w.rec, w.size));
+        w.resolve(this.enqueue(w.topic, n, w.rec, w.size, w.flushed));
       } catch (e) {
         w.reject(e as Error);
       }
@@ -1110,8 +1112,11 @@ export class RemoteProducer implements ProducerApi {
     }
   }
 
-  /** Adds a record (its `size` bytes already reserved) to its partition's accumulator. */
-  private enqueue(topic: string, n: number, rec: ProducerRecord, size: number): Promise<SendResult> {
+  /**
+   * Adds a record (its `size` bytes already reserved) to its partition's accumulator.
+   * `flushed`: a flush() is waiting for it (see flush).
+   */
+  private enqueue(topic: string, n: number, rec: ProducerRecord, size: number, flushed = false): Promise<SendResult> {
     let partition: number;
     try {
       partition = this.choose(topic, n, rec);
@@ -1138,7 +1143,18 @@ export class RemoteProducer implements ProducerApi {
     // must not linger past it: close waits for it, and its timeout rejects only what
     // was handed on (a lingering record kept close waiting lingerMs, past that timeout).
     if (acc.bytes >= limit || this.closing) this.flushAcc(key);
-    else if (!acc.timer && !acc.ready) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.lingerOver(key), this.lingerMs) : setImmediate(() => this.lingerOver(key));
+    else if (flushed && !acc.ready) {
+      // flush() cut the accumulators before this record came (it waited for its partition
+      // count or for buffer room), and waits for it: left to linger, it kept flush()
+      // waiting lingerMs. It goes at the end of this turn, with the other waiting sends
+      // drained in it, not as a batch of its own (which a flush under backpressure, many
+      // sends waiting for room, would make of each).
+      if (acc.timer) {
+        clearTimeout(acc.timer as NodeJS.Timeout);
+        clearImmediate(acc.timer as NodeJS.Immediate);
+      }
+      acc.timer = setImmediate(() => this.lingerOver(key));
+    } else if (!acc.timer && !acc.ready) acc.timer = this.lingerMs > 0 ? setTimeout(() => this.lingerOver(key), this.lingerMs) : setImmediate(() => this.lingerOver(key));
     return out;
   }
 
@@ -1278,7 +1294,12 @@ export class RemoteProducer implements ProducerApi {
     );
   }
 
+  /**
+   * Sends what lingers, and the sends still waiting (for their partition count, for
+   * buffer room) as soon as they may go, without lingering; waits for every send.
+   */
   async flush(): Promise<void> {
+    for (const w of this.waiting) w.flushed = true;
     for (const k of [...this.accs.keys()]) this.flushAcc(k);
     await this.pendingSends.settled();
   }
