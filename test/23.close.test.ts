@@ -734,6 +734,48 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
     }
   });
 
+  it('the embedded producer: flush() with sends held back by the write queue appends them once let go, together, not after lingerMs', async () => {
+    const broker = await openBroker();
+    const b = broker as unknown as { overHighWater: boolean; whenWritable: () => Promise<void>; appendBatch: (...args: unknown[]) => Promise<unknown> };
+    let writable!: () => void;
+    try {
+      await broker.createTopic('t');
+      // The write queue over its high-water mark, as the producer sees it, until `writable()`.
+      let over = true;
+      Object.defineProperty(b, 'overHighWater', { configurable: true, get: () => over });
+      const whenWritable = new Promise<void>((r) => (writable = () => ((over = false), r())));
+      b.whenWritable = () => whenWritable;
+      let batches = 0;
+      const append = b.appendBatch.bind(broker);
+      b.appendBatch = (...args: unknown[]) => (batches++, append(...args));
+      const p = broker.producer({ lingerMs: 60_000 });
+      const sent = Array.from({ length: 20 }, (_, i) => p.send('t', { value: `held ${i}`, partition: 0 })); // held back
+      const flushed = p.flush();
+      await sleep(50);
+      writable();
+      // Before the fix the sends let go went into an accumulator made after flush()'s
+      // cut and lingered 60 s there, flush() waiting for them.
+      await within(flushed, 10_000, 'flush() once the held sends were let go');
+      assert.deepEqual(
+        (await Promise.all(sent)).map((r) => r.offset),
+        Array.from({ length: 20 }, (_, i) => i),
+      );
+      assert.equal(batches, 1, 'the sends let go together went as one batch');
+      // A send after the flush lingers again, as lingerMs says.
+      const later = p.send('t', { value: 'later' });
+      await sleep(50);
+      assert.equal(batches, 1, 'a send after the flush lingers');
+      await p.close();
+      assert.equal((await later).offset, 20);
+    } finally {
+      writable?.();
+      delete (b as { overHighWater?: unknown }).overHighWater;
+      delete (b as { whenWritable?: unknown }).whenWritable;
+      delete (b as { appendBatch?: unknown }).appendBatch;
+      await broker.close();
+    }
+  });
+
   it('the embedded producer: close({ timeoutMs }) with a disk that never answers rejects every send outstanding with BROKER_CLOSED and resolves', async () => {
     const broker = await openBroker();
     const b = broker as unknown as { appendBatch: (...args: unknown[]) => Promise<unknown> };

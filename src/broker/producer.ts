@@ -89,6 +89,10 @@ export class Producer implements ProducerApi {
   private filled = 0;
   /** Sends held back by the write queue's high-water mark, in call order (resumeHeld). */
   private readonly heldSends: Array<(abandoned?: Error) => void> = [];
+  /** How many of heldSends, from its head, a flush() waits for: they do not linger once let go (see flush). */
+  private heldFlushed = 0;
+  /** True while resumeHeld lets go a send a flush() waits for. */
+  private lettingFlushedGo = false;
   /** Sends not yet settled: what flush() waits for. */
   private readonly inflight = new PendingPromises();
   // Keyless records rotate through partitions in the topic's own round-robin order.
@@ -168,7 +172,14 @@ export class Producer implements ProducerApi {
       // after it) must not linger past it: close waits for it, and its timeout rejects
       // only the appends (rejecters) and held sends, not a record in an accumulator.
       if (acc.bytes + BATCH_OVERHEAD >= this.maxBatchBytes || this.closing) this.flushAcc(acc);
-      else if (!acc.timer) {
+      else if (this.lettingFlushedGo) {
+        // A held send a flush() waits for: that flush cut the accumulators before it came,
+        // and left to linger it kept flush() waiting lingerMs. It goes at the end of this
+        // turn, with the other held sends let go in it (one batch, not one each).
+        this.clearTimer(acc);
+        const a = acc;
+        acc.timer = setImmediate(() => this.flushAcc(a));
+      } else if (!acc.timer) {
         const a = acc;
         acc.timer = this.lingerMs > 0 ? setTimeout(() => this.flushAcc(a), this.lingerMs) : setImmediate(() => this.flushAcc(a));
       }
@@ -252,6 +263,7 @@ export class Producer implements ProducerApi {
 
   /** Sends everything held back by linger and waits for all sends of this producer. */
   async flush(): Promise<void> {
+    this.heldFlushed = this.heldSends.length;
     this.flushAll();
     await this.inflight.settled();
   }
@@ -270,6 +282,7 @@ export class Producer implements ProducerApi {
     const err = closeTimedOut('producer', timeoutMs);
     for (const reject of [...this.rejecters]) reject(err);
     this.rejecters.clear();
+    this.heldFlushed = 0;
     for (const go of this.heldSends.splice(0)) go(err);
   }
 
@@ -300,12 +313,16 @@ export class Producer implements ProducerApi {
     return this.partitioner.choose(t.name, t.partitions.length, rec.key, explicit);
   }
 
+  /** Its linger timer (a timeout, or an immediate: lingerMs 0, or a send a flush waits for), cancelled. */
+  private clearTimer(acc: Accumulator): void {
+    if (!acc.timer) return;
+    if ('refresh' in acc.timer) clearTimeout(acc.timer as NodeJS.Timeout);
+    else clearImmediate(acc.timer as NodeJS.Immediate);
+    acc.timer = null;
+  }
+
   private flushAcc(acc: Accumulator): void {
-    if (acc.timer) {
-      if (this.lingerMs > 0) clearTimeout(acc.timer as NodeJS.Timeout);
-      else clearImmediate(acc.timer as NodeJS.Immediate);
-      acc.timer = null;
-    }
+    this.clearTimer(acc);
     if (acc.records.length === 0) return;
     if (--this.filled === 0) this.broker.activeProducers.delete(this);
     const topic = acc.ps.topic.name;
@@ -370,7 +387,14 @@ export class Producer implements ProducerApi {
   private resumeHeld(): void {
     while (this.heldSends.length > 0) {
       if (this.broker.overHighWater && !this.broker.closed) return this.waitWritable();
-      this.heldSends.shift()!();
+      const flushed = this.heldFlushed > 0;
+      if (flushed) this.heldFlushed--;
+      this.lettingFlushedGo = flushed;
+      try {
+        this.heldSends.shift()!();
+      } finally {
+        this.lettingFlushedGo = false;
+      }
     }
   }
 
