@@ -520,7 +520,7 @@ for (const backend of BACKENDS) {
         await client.close();
         await server.stop(2000);
       };
-      return { read, seen, close };
+      return { consumer: c, read, seen, close };
     }
 
     it('a FetchConsumer whose fetch from one offset is cut off after its header again and again (a segment file shorter than the log says) hands out the records the file still holds, then fails with IO_ERROR naming the partition and the first offset past them after 5 in a row, instead of reconnecting and fetching it again for ever', async function () {
@@ -682,6 +682,62 @@ for (const backend of BACKENDS) {
         held.hog?.close();
         for (const x of socks) x.destroy();
         await new Promise<void>((resolve) => px.close(() => resolve()));
+      }
+    });
+
+    it('a FetchConsumer whose fetches from a segment file shorter than the log says are cut off, with a connection the listener took but never said hello on (the handshake timeout) between two of them, still fails with IO_ERROR after 5 in a row: a listener there but stuck is no broker restarting', async function () {
+      this.timeout(60_000);
+      const { bad } = await truncatedFirstSegment(16 * 1024);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      // The consumer's first connection checks the listener at the start; the next two
+      // fetch from 0 (cut off after the records before `bad`) and from `bad` (cut off); the
+      // fourth is taken and never answered; the rest are passed (cut off at `bad`).
+      const HUNG = 4;
+      const px = await tcpProxy(fsrv.port);
+      px.modeOf = (n) => (n === HUNG ? 'silent' : 'forward');
+      const c = await consumerOf(undefined, px.port);
+      try {
+        const e = await expectCode(c.read(2000), 'IO_ERROR');
+        assert.match(e.message, new RegExp(`^fetching t/0 at offset ${bad}: .* cut its reply off 5 times in a row`), e.message);
+        // Taken for a listener down, the handshake timeout started the count over: two cut
+        // off before it and five after (9 connections); taken so every few cut-offs, the
+        // bad offset was fetched for ever.
+        assert.equal(px.connections, 7, 'the first, five cut off and the one never answered between');
+        assert.deepEqual(c.seen, Array.from({ length: bad }, (_, i) => i));
+      } finally {
+        await c.close();
+        await px.close();
+      }
+    });
+
+    it('a FetchConsumer whose reconnect delay grew while the listener was down waits the first delay again after a cut-off reply that handed out records, not the grown one', async function () {
+      this.timeout(60_000);
+      const { bad } = await truncatedFirstSegment(16 * 1024);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend });
+      // The consumer's first connection (its check of the listener) passes; the next three
+      // find no listener (closed on arrival), each doubling the reconnect delay; then the
+      // listener is back, and its replies are cut off (from 0 after the records before
+      // `bad`, then at `bad`).
+      const px = await tcpProxy(fsrv.port);
+      px.modeOf = (n) => (n >= 2 && n <= 4 ? 'refuse' : 'forward');
+      const c = await consumerOf(undefined, px.port);
+      // The delays the consumer waits before each reconnect, as it asks for them.
+      const delays: number[] = [];
+      const inner = c.consumer as unknown as { backoff(ms: number): Promise<void> };
+      const backoff = inner.backoff.bind(inner);
+      inner.backoff = (ms) => (delays.push(ms), backoff(ms));
+      try {
+        const e = await expectCode(c.read(2000), 'IO_ERROR');
+        assert.match(e.message, new RegExp(`^fetching t/0 at offset ${bad}: .* cut its reply off 5 times in a row`), e.message);
+        assert.deepEqual(c.seen, Array.from({ length: bad }, (_, i) => i));
+        // Three refused (100, 200, 400 ms), then the reply that moved on: the next delay
+        // is the first again (before: 800 ms, and on up to the 5 s ceiling), doubling
+        // while its offset is cut off in a row.
+        assert.deepEqual(delays, [100, 200, 400, 100, 200, 400, 800]);
+        assert.equal(px.connections, 9, 'the first, three refused, five cut off');
+      } finally {
+        await c.close();
+        await px.close();
       }
     });
 

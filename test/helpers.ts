@@ -74,19 +74,23 @@ export async function holdPort(): Promise<{ port: number; release(): void }> {
   return { port: (l.address() as net.AddressInfo).port, release: () => void l.close() };
 }
 
+type ProxyMode = 'forward' | 'refuse' | 'silent';
+
 /**
  * A TCP proxy on loopback in front of `upstreamPort`, for tests of a network that fails.
  * `mode` is what a new connection gets: forwarded, closed at once (`refuse`), or
- * accepted and never answered (`silent`). The live connections can be paused (the
- * network goes silent, the connections stay up), resumed, or cut.
+ * accepted and never answered (`silent`); or, when `modeOf` is set, what it says for the
+ * connection's number (from 1; `connections` counts them). The live connections can be
+ * paused (the network goes silent, the connections stay up), resumed, or cut.
  */
 export async function tcpProxy(upstreamPort: number) {
   const socks = new Set<net.Socket>();
   const srv = net.createServer((c) => {
-    if (px.mode === 'refuse') return void c.destroy();
+    const mode = px.modeOf?.(++px.connections) ?? px.mode;
+    if (mode === 'refuse') return void c.destroy();
     socks.add(c);
     c.on('error', () => undefined).on('close', () => socks.delete(c));
-    if (px.mode === 'silent') return;
+    if (mode === 'silent') return;
     const u = net.connect(px.upstreamPort, '127.0.0.1');
     socks.add(u);
     u.on('error', () => undefined).on('close', () => (socks.delete(u), c.destroy()));
@@ -94,7 +98,9 @@ export async function tcpProxy(upstreamPort: number) {
     c.pipe(u).pipe(c);
   });
   const px = {
-    mode: 'forward' as 'forward' | 'refuse' | 'silent',
+    mode: 'forward' as ProxyMode,
+    modeOf: undefined as ((connection: number) => ProxyMode) | undefined,
+    connections: 0,
     port: 0,
     /** Where connections from now on go (a server restarted on another port, say). */
     upstreamPort,
