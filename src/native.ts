@@ -163,6 +163,8 @@ export interface FetchServerStats {
   accepted: number;
   /** refused at the connection limit or while stopping */
   refused: number;
+  /** refused connections kept half-closed now, their client's input read and dropped until it closes (at most 64, for at most 1 s), so the refusal ends with a FIN, not a reset */
+  lingering: number;
   requests: number;
   /** malformed requests, refused hellos, out-of-range fields */
   badRequests: number;

@@ -180,6 +180,63 @@ async function fetchStack(broker: Broker, fetchOpts: Omit<FetchServerOptions, 'p
   return { server, fsrv, client, close };
 }
 
+/**
+ * A raw client of a listener that refuses it: sends its hello at once (and a few bytes
+ * more), reads until the listener ends the connection. `halfOpen`: never closes its own
+ * side, and resolves at the listener's FIN (else it closes on it, as Node does, and
+ * resolves once closed). `onData`: called as bytes come.
+ */
+function refusedClient(port: number, halfOpen = false, onData?: () => void): Promise<{ data: Buffer; ended: boolean; error: NodeJS.ErrnoException | null; sock: net.Socket }> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ port, host: '127.0.0.1', allowHalfOpen: halfOpen });
+    const chunks: Buffer[] = [];
+    let ended = false;
+    let error: NodeJS.ErrnoException | null = null;
+    const done = () => resolve({ data: Buffer.concat(chunks), ended, error, sock });
+    sock.on('connect', () => sock.write(Buffer.concat([encodeHello(), Buffer.from('and more')])));
+    sock.on('data', (d: Buffer) => {
+      chunks.push(d);
+      onData?.();
+    });
+    sock.on('error', (e) => (error = e));
+    sock.on('end', () => {
+      ended = true;
+      if (halfOpen) done();
+    });
+    sock.on('close', done);
+  });
+}
+
+/**
+ * python3 -c this PORT N: N refused clients whose handshake ACK waits for their first
+ * data (TCP_DEFER_ACCEPT on a client socket), so the listener accepts each with its
+ * hello already unread; prints [{data: hex of what came, err: errno name or null}].
+ */
+const DEFERRED_HELLO_CLIENT = `
+import errno, json, socket, struct, sys
+port, n = int(sys.argv[1]), int(sys.argv[2])
+hello = struct.pack('<IHH', 0x${FETCH_MAGIC.toString(16)}, 2, 0) + b'and more'
+out = []
+for _ in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 1)
+    s.settimeout(10)
+    s.connect(('127.0.0.1', port))
+    s.sendall(hello)
+    data, err = b'', None
+    try:
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            data += d
+    except OSError as e:
+        err = errno.errorcode.get(e.errno, str(e))
+    s.close()
+    out.append({'data': data.hex(), 'err': err})
+print(json.dumps(out))
+`;
+
 const BACKENDS = ['io_uring', 'thread'] as const;
 
 for (const backend of BACKENDS) {
@@ -1310,6 +1367,103 @@ for (const backend of BACKENDS) {
       assert.equal(fsrv.stats().bytesCopied, 0);
       for (const s of [...stalled, c]) s.sock.destroy();
       fsrv.close();
+    });
+
+    it('a refused connection ends with the refusal hello and a FIN, not a reset, though its client hello came at once: the listener reads and drops it until the client closes', async function () {
+      this.timeout(60_000);
+      broker = await openBroker();
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, maxConnections: 1 });
+      const hog = await Raw.open(fsrv.port);
+      assert.equal(await hog.hello(), 0);
+      try {
+        // Before: the listener closed with the client's hello unread, which sends a reset;
+        // a client reads that as a listener that is down, and may lose the hello with it.
+        for (let i = 0; i < 30; i++) {
+          const r = await refusedClient(fsrv.port);
+          assert.equal(r.error, null, `try ${i}: ${r.error?.message}`);
+          assert.ok(r.ended, `try ${i}: no clean end`);
+          assert.equal(r.data.length, SERVER_HELLO_SIZE, `try ${i}`);
+          assert.equal(fetchErrorName(decodeServerHello(r.data).error), 'TOO_MANY_CONNECTIONS');
+        }
+        // Node's client writes its hello once connected, mostly after the listener has
+        // handled the accept; one whose handshake ACK waits for its hello (TCP_DEFER_ACCEPT
+        // on the client) is accepted with the hello already in it, every time.
+        if (spawnSync('python3', ['-c', 'import socket; socket.TCP_DEFER_ACCEPT']).status === 0) {
+          const out = spawnSync('python3', ['-c', DEFERRED_HELLO_CLIENT, String(fsrv.port), '30'], { encoding: 'utf8', timeout: 60_000 });
+          assert.equal(out.status, 0, out.stderr);
+          const rs = JSON.parse(out.stdout) as Array<{ data: string; err: string | null }>;
+          assert.equal(rs.length, 30);
+          for (const [i, r] of rs.entries()) {
+            assert.equal(r.err, null, `deferred try ${i}`);
+            assert.equal(fetchErrorName(decodeServerHello(Buffer.from(r.data, 'hex')).error), 'TOO_MANY_CONNECTIONS', `deferred try ${i}`);
+          }
+        }
+        assert.equal(fsrv.stats().connections, 1, 'refusals count for no slot');
+        await waitFor(() => fsrv.stats().lingering === 0);
+      } finally {
+        hog.close();
+        fsrv.close();
+      }
+    });
+
+    it('a refused client that never closes is closed by the listener after a short linger, and one lingering at stop is closed with it', async function () {
+      this.timeout(60_000);
+      broker = await openBroker();
+      const fds = await settledFdCount();
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, maxConnections: 1 });
+      const hog = await Raw.open(fsrv.port);
+      assert.equal(await hog.hello(), 0);
+      const r = await refusedClient(fsrv.port, true);
+      assert.equal(r.error, null);
+      assert.equal(fetchErrorName(decodeServerHello(r.data).error), 'TOO_MANY_CONNECTIONS');
+      assert.ok(r.ended);
+      // Its end of the connection stays open: the listener lets go of its own after the linger (1 s).
+      await waitFor(() => fsrv.stats().lingering === 0, 10_000);
+      assert.equal(fsrv.stats().timeouts, 0, 'a refusal is no timeout');
+      const late = await refusedClient(fsrv.port, true);
+      assert.equal(fetchErrorName(decodeServerHello(late.data).error), 'TOO_MANY_CONNECTIONS');
+      assert.equal(fsrv.stats().lingering, 1);
+      hog.close();
+      fsrv.close();
+      // Only the two clients' own sockets are left: the listener's side of both went with it.
+      await waitFor(() => fdCount() <= fds + 2, 10_000);
+      assert.equal(await settledFdCount(), fds + 2, JSON.stringify(fdKinds()));
+      r.sock.destroy();
+      late.sock.destroy();
+      await waitFor(() => fdCount() <= fds, 10_000);
+    });
+
+    it('a burst of 200 refused connections that never close: at most 64 linger at once, the rest are closed at once; the listener serves on', async function () {
+      this.timeout(60_000);
+      raiseFdLimit(1000);
+      broker = await openBroker();
+      await broker.createTopic('t');
+      await fill(broker, 't', 10, (i) => `k${i}`);
+      fsrv = await broker.startFetchServer({ port: 0, ioBackend: backend, maxConnections: 1 });
+      const hog = await Raw.open(fsrv.port);
+      assert.equal(await hog.hello(), 0);
+      let most = 0;
+      const watch = setInterval(() => (most = Math.max(most, fsrv.stats().lingering)), 2);
+      const rs = await Promise.all(Array.from({ length: 200 }, () => refusedClient(fsrv.port, true, () => (most = Math.max(most, fsrv.stats().lingering)))));
+      try {
+        for (const r of rs) assert.equal(fetchErrorName(decodeServerHello(r.data).error), 'TOO_MANY_CONNECTIONS');
+        assert.equal(fsrv.stats().refused, 200);
+        assert.equal(fsrv.stats().connections, 1);
+        await waitFor(() => fsrv.stats().lingering === 0, 10_000);
+        clearInterval(watch);
+        assert.ok(most > 0 && most <= 64, `${most} lingering at most`);
+        hog.close();
+        await waitFor(() => fsrv.stats().connections === 0);
+        const c = await Raw.open(fsrv.port);
+        assert.equal(await c.hello(), 0);
+        assert.equal(checkWhole((await c.fetch('t', 0, 0)).data, 0).length, 10);
+        c.close();
+      } finally {
+        clearInterval(watch);
+        for (const r of rs) r.sock.destroy();
+        hog.close();
+        fsrv.close();
+      }
     });
 
     it('refuses connections past maxConnections with a clear code; thousands of them leak nothing', async function () {

@@ -971,6 +971,7 @@ class FetchServerWrap : public Napi::ObjectWrap<FetchServerWrap> {
     o.Set("connections", static_cast<double>(k.connections.load()));
     o.Set("accepted", static_cast<double>(k.accepted.load()));
     o.Set("refused", static_cast<double>(k.refused.load()));
+    o.Set("lingering", static_cast<double>(k.lingering.load()));
     o.Set("requests", static_cast<double>(k.requests.load()));
     o.Set("badRequests", static_cast<double>(k.bad_requests.load()));
     o.Set("timeouts", static_cast<double>(k.timeouts.load()));

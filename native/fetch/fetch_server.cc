@@ -54,6 +54,9 @@ constexpr size_t kLargePipes = 64;
 constexpr size_t kMaxIdlePipes = 64;
 constexpr int kPipeRetryMs = 50;           // retry of a pipe2 refused with no pipe lent out
 constexpr int64_t kLingerMs = 1000;      // after a final error reply, before closing
+// Refused connections (TOO_MANY_CONNECTIONS) kept half-closed at once, draining their
+// client's input; past this they are closed at once, as a flood of them would hold fds.
+constexpr size_t kMaxLingeringRefusals = 64;
 constexpr int64_t kNoDeadline = INT64_MAX;
 
 enum class ConnState : uint8_t {
@@ -73,6 +76,7 @@ struct Conn {
   uint16_t version = 0;  // the protocol version the hello agreed on (0 until then)
   bool closing = false;
   bool close_after_send = false;
+  bool refusal = false;  // refused on arrival: in FetchLoop::refusals_, not conns_
   int64_t deadline = kNoDeadline;
 
   uint8_t in[kInCap];
@@ -822,6 +826,7 @@ class FetchLoop {
       io_.release();  // NOLINT: deliberately leaked with them (the ring keeps running)
     } else {
       for (Conn* c : conns_) Free(c);
+      for (Conn* c : refusals_) Free(c);
       for (Conn* c : doomed_) Free(c);
       io_.reset();
     }
@@ -852,6 +857,7 @@ class FetchLoop {
         stop_deadline = now + 5000;
         io_->StopAccepting();
         while (!conns_.empty()) Close(conns_.back());
+        while (!refusals_.empty()) Close(refusals_.back());
       }
       if (stopping) {
         FreeDoomed();
@@ -922,14 +928,8 @@ class FetchLoop {
   void OnAccepted(int fd, bool stopping) {
     k_->accepted++;
     if (stopping || conns_.size() >= opts_.max_connections) {
-      // A hello with the reason, then close; best effort (the peer may be gone).
-      uint8_t hello[fetchproto::kServerHelloSize];
-      ServerHello(hello, stopping ? Error::kShuttingDown : Error::kTooManyConnections);
-      ssize_t n = send(fd, hello, sizeof hello, MSG_NOSIGNAL | MSG_DONTWAIT);
-      (void)n;
-      close(fd);
       k_->refused++;
-      return;
+      return Refuse(fd, stopping);
     }
     int one = 1;
     // Replies go out as header + data with MSG_MORE/SPLICE_F_MORE, so Nagle would
@@ -943,6 +943,50 @@ class FetchLoop {
     SetDeadline(c, MonoMs() + opts_.handshake_timeout_ms);
     io_->Watch(c);
     io_->Recv(c);
+  }
+
+  // A hello with the reason, then the end of the connection. Closing a socket whose
+  // client hello (sent at once) is unread sends a reset, not a FIN: it can destroy the
+  // hello before the client reads it, and reads as a listener that is down. So the
+  // connection is half-closed and its input read and dropped until the client closes
+  // (or a short deadline), outside max_connections; while stopping, or past
+  // kMaxLingeringRefusals, what is readable now is dropped and it is closed at once.
+  void Refuse(int fd, bool stopping) {
+    uint8_t hello[fetchproto::kServerHelloSize];
+    ServerHello(hello, stopping ? Error::kShuttingDown : Error::kTooManyConnections);
+    ssize_t n;
+    do {
+      // A new socket's send buffer has room for 16 bytes: a short or failed send
+      // means the peer already went (EPIPE, ECONNRESET), and it is closed below.
+      n = send(fd, hello, sizeof hello, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    const bool sent = n == static_cast<ssize_t>(sizeof hello);
+    if (sent && !stopping && refusals_.size() < kMaxLingeringRefusals) {
+      if (shutdown(fd, SHUT_WR) == 0) {  // ENOTCONN: the peer already went
+        Conn* c = new Conn();
+        c->fd = fd;
+        c->refusal = true;
+        c->state = ConnState::kLinger;
+        c->slot = refusals_.size();
+        refusals_.push_back(c);
+        k_->lingering.store(refusals_.size(), std::memory_order_relaxed);
+        SetDeadline(c, MonoMs() + std::min<int64_t>(kLingerMs, opts_.handshake_timeout_ms));
+        io_->Watch(c);
+        io_->Recv(c);
+        return;
+      }
+    }
+    if (sent) {
+      uint8_t sink[4096];
+      // Bounded: a peer that keeps sending is not read for ever on the fetch thread.
+      for (int i = 0; i < 16; i++) {
+        ssize_t r = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;  // EOF, EAGAIN (nothing more now) or an error: close as it is
+      }
+    }
+    // The descriptor is released whatever close() reports (EINTR, EIO): nothing to redo.
+    (void)close(fd);
   }
 
   void OnRecv(Conn* c, int64_t res) {
@@ -1275,19 +1319,21 @@ class FetchLoop {
   // --- timeouts ---
   void Sweep(int64_t now) {
     int64_t next = kNoDeadline;
-    for (size_t i = 0; i < conns_.size();) {
-      Conn* c = conns_[i];
-      if (c->deadline <= now) {
-        if (c->state == ConnState::kParked) {
-          TryParked(c, true);  // the wait is over: answer with what there is (maybe nothing)
-        } else {
-          if (c->state != ConnState::kLinger) k_->timeouts++;
-          Close(c);  // swaps the last connection into slot i
-          continue;
+    for (std::vector<Conn*>* list : {&conns_, &refusals_}) {
+      for (size_t i = 0; i < list->size();) {
+        Conn* c = (*list)[i];
+        if (c->deadline <= now) {
+          if (c->state == ConnState::kParked) {
+            TryParked(c, true);  // the wait is over: answer with what there is (maybe nothing)
+          } else {
+            if (c->state != ConnState::kLinger) k_->timeouts++;
+            Close(c);  // swaps the last connection of its list into slot i
+            continue;
+          }
         }
+        next = std::min(next, c->deadline);
+        i++;
       }
-      next = std::min(next, c->deadline);
-      i++;
     }
     next_deadline_ = next;
   }
@@ -1298,11 +1344,13 @@ class FetchLoop {
     c->closing = true;
     Uncharge(c);
     io_->Cancel(c);
-    Conn* last = conns_.back();
-    conns_[c->slot] = last;
+    std::vector<Conn*>& list = c->refusal ? refusals_ : conns_;
+    Conn* last = list.back();
+    list[c->slot] = last;
     last->slot = c->slot;
-    conns_.pop_back();
+    list.pop_back();
     k_->connections.store(conns_.size(), std::memory_order_relaxed);
+    k_->lingering.store(refusals_.size(), std::memory_order_relaxed);
     doomed_.push_back(c);
   }
 
@@ -1336,6 +1384,7 @@ class FetchLoop {
   std::atomic<bool> stop_{false};
 
   std::vector<Conn*> conns_;   // open
+  std::vector<Conn*> refusals_;  // refused, half-closed, waiting for their client to close
   std::vector<Conn*> doomed_;  // closed, freed once the kernel is done with them
   std::vector<Conn*> parked_;
   int64_t next_deadline_ = kNoDeadline;
@@ -1440,6 +1489,7 @@ void FetchServer::Stop() {
   loop_.reset();
   counters_.connections.store(0);
   counters_.parked.store(0);
+  counters_.lingering.store(0);
 }
 
 }  // namespace uringmq

@@ -40,6 +40,7 @@ struct FetchCounters {
   std::atomic<uint64_t> connections{0};  // open now
   std::atomic<uint64_t> accepted{0};
   std::atomic<uint64_t> refused{0};
+  std::atomic<uint64_t> lingering{0};  // refused, waiting now for their client to close
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> bad_requests{0};  // malformed, refused hello, bad fields
   std::atomic<uint64_t> timeouts{0};      // connections closed by a timeout

@@ -90,9 +90,10 @@ export class FetchServer {
 
   /** Counters of the listener (connections, requests, bytes spliced vs copied, ...). */
   stats(): FetchServerStats {
-    if (!this.native) return { connections: 0, accepted: 0, refused: 0, requests: 0, badRequests: 0, timeouts: 0, bytesSpliced: 0, bytesCopied: 0, parked: 0, readErrors: 0 };
+    if (!this.native) return { connections: 0, accepted: 0, refused: 0, lingering: 0, requests: 0, badRequests: 0, timeouts: 0, bytesSpliced: 0, bytesCopied: 0, parked: 0, readErrors: 0 };
     const s = this.native.stats();
     s.readErrors ??= 0; // an addon built before the counter
+    s.lingering ??= 0;
     return s;
   }
 
