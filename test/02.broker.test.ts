@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Broker, encodeBatch, sealBatch, type Message, type UringmqError } from '../src';
+import { Broker, encodeBatch, sealBatch, type ConsumedMessage, type Message, type UringmqError } from '../src';
 import * as grpc from '@grpc/grpc-js';
 import { brokerService } from '../src/grpc/service';
-import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir, waitFor } from './helpers';
+import { Readable } from 'node:stream';
+import { checkHeldSendBatchOfTransferredBytes, checkSendOfTransferredBytes, checkSendTakesRecordAsSent, expectCode, hasStrace, openBroker, sleep, startServer, straceNode, tmpDir, waitFor, within } from './helpers';
 
 describe('Broker: topics, produce, read, consume', () => {
   let broker: Broker;
@@ -517,6 +518,55 @@ describe('Broker: topics, produce, read, consume', () => {
     await it.return!(undefined);
     await c.close();
     assert.deepEqual(await members(), [['a', 0], ['b', 0], ['c', 0]]);
+  });
+
+  it("a group consumer's iterator thrown into before its first next() leaves the group, as one returned does (Readable.from(consumer) destroyed with an error unread)", async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const members = async () => (await broker.describeTopic('t')).groups.map((g) => [g.group, g.members.length]);
+    const made = ['a', 'b', 'c'].map((group) => broker.consumer({ topic: 't', group, from: 'earliest' }));
+    await waitFor(() => made.every((c) => c.memberId !== undefined)); // joined
+    const boom = new Error('boom');
+    await assert.rejects(made[0]![Symbol.asyncIterator]().throw!(boom), (e) => e === boom);
+    await assert.rejects(made[1]!.batches()[Symbol.asyncIterator]().throw!(boom), (e) => e === boom);
+    const r = Readable.from(made[2]!);
+    r.on('error', () => undefined);
+    const closed = new Promise((resolve) => r.on('close', resolve)); // (events.once would reject on the 'error')
+    r.destroy(boom);
+    await closed;
+    assert.deepEqual(await members(), [['a', 0], ['b', 0], ['c', 0]]);
+  });
+
+  it("a group consumer's iterator returned (or thrown into) while its next() waits for messages ends that next() and leaves the group, rather than waiting for the next message (Readable.from(consumer) destroyed while reading)", async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const members = async () => (await broker.describeTopic('t')).groups.map((g) => [g.group, g.members.length]);
+    const c = broker.consumer({ topic: 't', group: 'a' });
+    const it = c[Symbol.asyncIterator]();
+    const waiting = it.next();
+    await waitFor(async () => (await members())[0]?.[1] === 1);
+    const returned = it.return!(undefined);
+    assert.deepEqual(await within(10_000, 'the waiting next() after return()', waiting), { done: true, value: undefined });
+    assert.equal((await returned).done, true);
+    const b = broker.consumer({ topic: 't', group: 'b' });
+    const bi = b.batches()[Symbol.asyncIterator]();
+    const bWaiting = bi.next();
+    await waitFor(async () => (await members())[1]?.[1] === 1);
+    const boom = new Error('boom');
+    const thrown = bi.throw!(boom);
+    assert.equal((await within(10_000, 'the waiting next() after throw()', bWaiting)).done, true);
+    await assert.rejects(thrown, (e) => e === boom);
+    const r = Readable.from(broker.consumer({ topic: 't', group: 'c' }));
+    r.on('data', () => undefined);
+    await waitFor(async () => (await members())[2]?.[1] === 1);
+    const closed = new Promise((resolve) => r.on('close', resolve));
+    r.destroy();
+    await within(10_000, "the destroyed stream's close", closed);
+    assert.deepEqual(await members(), [['a', 0], ['b', 0], ['c', 0]]);
+    // Nothing was taken from the group meanwhile: a message sent now is there for the next member.
+    await broker.producer().send('t', { value: 'x', partition: 0 });
+    const next = broker.consumer({ topic: 't', group: 'a', from: 'earliest' })[Symbol.asyncIterator]();
+    const m = (await next.next()).value as ConsumedMessage;
+    assert.equal(m.deliveryCount, 1);
+    await next.return!(undefined);
   });
 
   it('ends a consumer of several partitions when the broker closes while it holds a message, rather than failing with BROKER_CLOSED', async () => {

@@ -393,6 +393,26 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     assert.equal(await until('rb', 0), 0);
   });
 
+  it("a remote consumer's iterator returned while its next() waits for messages, or thrown into before its first next(), leaves the group, as the embedded one does", async () => {
+    const members = async (group: string) => (await r.client.describeTopic('t')).groups.find((x) => x.group === group)?.members.length ?? 0;
+    const until = async (group: string, n: number) => {
+      for (let i = 0; i < 100 && (await members(group)) !== n; i++) await sleep(50);
+      return members(group);
+    };
+    const a = r.client.consumer({ topic: 't', group: 'rwait' })[Symbol.asyncIterator]();
+    const waiting = a.next();
+    assert.equal(await until('rwait', 1), 1, 'joined on iteration');
+    const returned = a.return!(undefined);
+    assert.equal((await within(10_000, 'the waiting next() after return()', waiting)).done, true);
+    assert.equal((await returned).done, true);
+    assert.equal(await until('rwait', 0), 0, 'the member of the returned iterator stayed in the group');
+    const b = r.client.consumer({ topic: 't', group: 'rthrow' }).batches()[Symbol.asyncIterator]();
+    assert.equal(await until('rthrow', 1), 1, 'joined on iteration');
+    const boom = new Error('boom');
+    await assert.rejects(b.throw!(boom), (e) => e === boom);
+    assert.equal(await until('rthrow', 0), 0, 'the member of the iterator thrown into stayed in the group');
+  });
+
   it('a consumer closed before it is iterated ends at once and joins nothing: no member left holding the partitions', async () => {
     await r.client.producer().send('t', { value: 'x', partition: 0 });
     const closed = r.client.consumer({ topic: 't', group: 'g', from: 'earliest' });

@@ -223,11 +223,8 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return closesOnEarlyReturn(flatten(this.batches(), () => this.closing || this.broker.closed, this.cursor), () => this.running, () => this.close());
+    return closesOnEarlyReturn(flatten(this.batches(), () => this.closing || this.broker.closed, this.cursor), () => this.close());
   }
-
-  /** run() began: its `finally` leaves the group when the iteration ends. */
-  private running = false;
 
   /**
    * The same messages, a delivery at a time: one await per batch instead of per
@@ -237,7 +234,7 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw new UringmqError('INVALID_ARGUMENT', 'a consumer can be iterated once');
     this.started = true;
-    return { [Symbol.asyncIterator]: () => closesOnEarlyReturn(this.run(), () => this.running, () => this.close()) };
+    return { [Symbol.asyncIterator]: () => closesOnEarlyReturn(this.run(), () => this.close()) };
   }
 
   private expand(c: Chunk, acker: Acker): ConsumedMessage[] {
@@ -248,7 +245,6 @@ export class GroupConsumer implements GroupConsumerApi, DeliverySink {
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
-    this.running = true;
     const m = await this.joined;
     const acker: Acker = { ack: (p, o, r) => m.ack(p, o, o + 1, r), nack: (p, o, d, n, r) => m.nack(p, o, d, n, r) };
     // The heartbeat runs from the join (the constructor). The report timer stops itself
@@ -321,17 +317,26 @@ export function ownOptions<T extends { from?: unknown; flow?: unknown }>(opts: T
 }
 
 /**
- * `it`, whose return() closes the consumer also before the first next(): a generator
- * returned before it began never runs its body, nor so its `finally` that leaves the
- * group, and the member stayed in the group for as long as the broker (or client) was
- * open, heartbeating and holding its partitions (Readable.from(consumer) destroyed
- * before it was read). `began`: the body (whose `finally` closes) has started.
+ * `it`, whose return() and throw() close the consumer first. A generator returned
+ * before it began never runs its body, nor so its `finally` that leaves the group, and
+ * the member stayed in the group for as long as the broker (or client) was open,
+ * heartbeating and holding its partitions (Readable.from(consumer) destroyed before it
+ * was read; destroyed with an error, it calls throw()). One returned while a next()
+ * waits for messages is queued behind that next(), which waited for the next message
+ * (on an idle topic, for ever) before the member left: the close ends the wait.
+ * Closed whether or not the body began: the close takes back what the app was not
+ * handed, as the body's `finally` would, and that `finally`'s own close is then a no-op.
  */
-export function closesOnEarlyReturn<T>(it: AsyncGenerator<T>, began: () => boolean, close: () => Promise<void>): AsyncGenerator<T> {
+export function closesOnEarlyReturn<T>(it: AsyncGenerator<T>, close: () => Promise<void>): AsyncGenerator<T> {
   const ret = it.return.bind(it);
+  const thr = it.throw.bind(it);
   it.return = async (v) => {
-    if (!began()) await close();
+    await close();
     return ret(v);
+  };
+  it.throw = async (e) => {
+    await close();
+    return thr(e);
   };
   return it;
 }

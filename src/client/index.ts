@@ -2394,11 +2394,8 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return closesOnEarlyReturn(flatten(this.batches(), () => this.closed, this.cursor), () => this.running, () => this.close());
+    return closesOnEarlyReturn(flatten(this.batches(), () => this.closed, this.cursor), () => this.close());
   }
-
-  /** run() began: its `finally` closes the consumer when the iteration ends. */
-  private running = false;
 
   /** Deliveries as arrays: one await per batch; each message still acked on its own. */
   batches(): AsyncIterable<ConsumedMessage[]> {
@@ -2407,7 +2404,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     // A consumer closed before it is iterated ends at once: subscribing now would join
     // a member nobody closes (close() is done), holding partitions and their messages.
     if (!this.closed) this.open();
-    return { [Symbol.asyncIterator]: () => closesOnEarlyReturn(this.run(), () => this.running, () => this.close()) };
+    return { [Symbol.asyncIterator]: () => closesOnEarlyReturn(this.run(), () => this.close()) };
   }
 
   private expand(c: Chunk): ConsumedMessage[] {
@@ -2424,7 +2421,6 @@ export class RemoteConsumer implements GroupConsumerApi {
   }
 
   private async *run(): AsyncGenerator<ConsumedMessage[]> {
-    this.running = true;
     try {
       for (;;) {
         if (this.closed) return;
