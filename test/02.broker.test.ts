@@ -504,6 +504,19 @@ describe('Broker: topics, produce, read, consume', () => {
     assert.deepEqual(await broker.committedOffsets('g', 't'), [handed]);
   });
 
+  it('a group consumer given `partition` (an option of the offset reader) is refused with INVALID_ARGUMENT, rather than reading every partition its group assigns it; nothing joins', async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    for (const partition of [0, 1, 5])
+      assert.throws(
+        () => broker.consumer({ topic: 't', group: 'g', partition } as never),
+        (e: UringmqError) => e.code === 'INVALID_ARGUMENT' && /partition/.test(e.message),
+      );
+    assert.deepEqual((await broker.describeTopic('t')).groups, []);
+    // Left out (or undefined), as before.
+    const c = broker.consumer({ topic: 't', group: 'g', partition: undefined } as never);
+    await c.close();
+  });
+
   it("a group consumer's iterator returned before its first next() leaves the group, as leaving the loop does (Readable.from(consumer) destroyed unread)", async () => {
     await broker.createTopic('t', { partitions: 2 });
     const members = async () => (await broker.describeTopic('t')).groups.map((g) => [g.group, g.members.length]);

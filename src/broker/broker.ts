@@ -1138,8 +1138,14 @@ export class Broker {
   consumer(opts: ConsumerOptions): Consumer;
   consumer(opts: ConsumerOptions | GroupConsumerOptions): Consumer | GroupConsumer {
     this.assertOpen();
-    if (opts !== null && typeof opts === 'object' && 'group' in opts && opts.group !== undefined)
+    if (opts !== null && typeof opts === 'object' && 'group' in opts && opts.group !== undefined) {
+      // Ignored, it read every partition the group assigned, and acked them for the group
+      // (a caller without the types' check, meaning one partition's messages only).
+      const partition = (opts as { partition?: unknown }).partition;
+      if (partition !== undefined)
+        throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`);
       return new GroupConsumer(this, this.groups, opts as GroupConsumerOptions);
+    }
     return new Consumer(this, opts as ConsumerOptions);
   }
 
