@@ -86,14 +86,15 @@ export function invalid(message: string): UringmqError {
 
 /**
  * A caller's bad value as an error message shows it: String(v), or JSON.stringify(v)
- * when `json`. Never throws: those do for a BigInt (JSON), an object without a
+ * when `json`. A string is quoted either way: shown bare, '5' where a number was
+ * wanted read "must be an integer between 1 and 1000000, got 5". Never throws: those do for a BigInt (JSON), an object without a
  * prototype (Object.create(null), querystring.parse's), a view of a detached
  * ArrayBuffer, a revoked Proxy or a throwing toString, and the caller got a TypeError
  * from building the message instead of the INVALID_ARGUMENT it was for.
  */
 export function shown(v: unknown, json = false): string {
   try {
-    return json ? String(JSON.stringify(v)) : String(v);
+    return json || typeof v === 'string' ? String(JSON.stringify(v)) : String(v);
   } catch {
     if (typeof v === 'bigint') return `${v}n`;
     try {

@@ -45,6 +45,24 @@ describe('Bad input and faults: typed errors, nothing lost', () => {
     assert.deepEqual(await broker.listTopics(), ['t']);
   });
 
+  it('a number given as a string is shown quoted in the error (got "5"), not as the valid-looking number it reads as', async () => {
+    const shows = (f: () => unknown, re: RegExp) =>
+      assert.throws(f, (e: UringmqError) => e.code === 'INVALID_ARGUMENT' && re.test(e.message) && !/, got \d/.test(e.message));
+    shows(() => broker.consumer({ topic: 't', group: 'g', maxUnacked: '5' as never }), /maxUnacked must be an integer between 1 and \d+, got "5"/);
+    shows(() => broker.consumer({ topic: 't', group: 'g', ackDeadlineMs: '100' as never }), /ackDeadlineMs .*, got "100"/);
+    shows(() => broker.consumer({ topic: 't', group: 'g', from: { offset: '1' as never } }), /from\.offset .*, got "1"/);
+    shows(() => broker.consumer({ topic: 't', maxBytes: '1024' as never }), /maxBytes .*, got "1024"/);
+    await broker.producer().send('t', { value: 'x', partition: 0 });
+    const c = broker.consumer({ topic: 't', group: 'g', from: 'earliest' });
+    const m = (await c[Symbol.asyncIterator]().next()).value as index.ConsumedMessage;
+    shows(() => m.nack({ delayMs: '5' as never }), /delayMs .*, got "5"/);
+    m.ack();
+    await c.close();
+    // Numbers and other values as before.
+    shows(() => broker.consumer({ topic: 't', group: 'g', maxUnacked: -1 }), /, got -1$/);
+    shows(() => broker.consumer({ topic: 't', group: 'g', maxUnacked: NaN }), /, got NaN$/);
+  });
+
   it('rejects wrong argument types with INVALID_ARGUMENT', async () => {
     const p = broker.producer();
     const bad: unknown[] = [null, 42, 'str', {}, { value: 5 }, { value: 'x', key: 7 }, { value: 'x', headers: { a: 1 } },
