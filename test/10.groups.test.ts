@@ -236,6 +236,18 @@ for (const mode of ['embedded', 'grpc'] as const) {
       assert.deepEqual(await broker.committedOffsets('g', 't'), [-1]);
     });
 
+    it('refuses deadLetterTopic: null (INVALID_TOPIC_NAME) as any option given null, embedded and remote alike, rather than taking it for the default; a bad `from` is named in the error', async () => {
+      await broker.createTopic('t');
+      assert.throws(() => consumer({ topic: 't', group: 'g', deadLetterTopic: null as never }), (e: UringmqError) => e.code === 'INVALID_TOPIC_NAME');
+      for (const [from, shown] of [['beginning', '"beginning"'], [5, '5'], [null, 'null']] as const)
+        assert.throws(
+          () => consumer({ topic: 't', group: 'g', from: from as never }),
+          (e: UringmqError) => e.code === 'INVALID_ARGUMENT' && e.message.endsWith(`, got ${shown}`),
+          String(from),
+        );
+      assert.deepEqual(await broker.committedOffsets('g', 't'), [-1]);
+    });
+
     it('delivers every message once, in order per partition, and commits', async () => {
       await broker.createTopic('t', { partitions: 3 });
       const p = producer();

@@ -861,7 +861,8 @@ export class GroupCoordinator {
       ackDeadlineMs: opts.ackDeadlineMs === undefined ? DEFAULTS.ackDeadlineMs : positiveInt(opts.ackDeadlineMs, 'ackDeadlineMs', 86_400_000),
       maxUnacked: opts.maxUnacked === undefined ? DEFAULTS.maxUnacked : positiveInt(opts.maxUnacked, 'maxUnacked', 1_000_000),
       maxDeliveries: opts.maxDeliveries === undefined ? DEFAULTS.maxDeliveries : positiveInt(opts.maxDeliveries, 'maxDeliveries', 1000),
-      deadLetterTopic: opts.deadLetterTopic ?? `${t.name}.dlq`,
+      // null refused as for the other options (and by the remote client), not taken for the default
+      deadLetterTopic: opts.deadLetterTopic === undefined ? `${t.name}.dlq` : opts.deadLetterTopic,
       sessionTimeoutMs: opts.sessionTimeoutMs === undefined ? DEFAULTS.sessionTimeoutMs : positiveInt(opts.sessionTimeoutMs, 'sessionTimeoutMs', 3_600_000),
     };
     if (opts.deadLetterTopic === undefined && o.deadLetterTopic.length > 249)
@@ -870,7 +871,7 @@ export class GroupCoordinator {
     if (o.deadLetterTopic === t.name) throw invalid(`deadLetterTopic must differ from the topic itself (${t.name})`);
     const from = opts.from === undefined ? 'latest' : opts.from;
     if (from !== 'earliest' && from !== 'latest') {
-      if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
+      if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${shown(from, true)}`);
       validateOffset(from.offset, 'from.offset');
     }
     // Checked before the load: a new group's load writes its starting offsets, so a

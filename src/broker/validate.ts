@@ -176,7 +176,7 @@ export function checkConsumerOptions(opts: {
   if (opts.deadLetterTopic !== undefined) validateTopicName(opts.deadLetterTopic);
   const from = opts.from === undefined ? 'latest' : opts.from;
   if (from !== 'earliest' && from !== 'latest') {
-    if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }`);
+    if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${shown(from, true)}`);
     validateOffset((from as { offset?: unknown }).offset, 'from.offset');
   }
 }
