@@ -472,6 +472,29 @@ describe('Broker: topics, produce, read, consume', () => {
     await it.return?.();
   });
 
+  it("an offset reader's iterator returned (or thrown into) while its next() waits for messages ends that next(), rather than waiting for the next message (Readable.from(consumer) destroyed while reading)", async () => {
+    await broker.createTopic('t', { partitions: 2 });
+    const it = broker.consumer({ topic: 't' })[Symbol.asyncIterator]();
+    const waiting = it.next();
+    const returned = it.return!(undefined);
+    assert.deepEqual(await within(10_000, 'the waiting next() after return()', waiting), { done: true, value: undefined });
+    assert.equal((await returned).done, true);
+    const ti = broker.consumer({ topic: 't' })[Symbol.asyncIterator]();
+    const tWaiting = ti.next();
+    const boom = new Error('boom');
+    const thrown = ti.throw!(boom);
+    assert.equal((await within(10_000, 'the waiting next() after throw()', tWaiting)).done, true);
+    await assert.rejects(thrown, (e) => e === boom);
+    const r = Readable.from(broker.consumer({ topic: 't' }));
+    r.on('data', () => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    const closed = new Promise((resolve) => r.on('close', resolve));
+    r.destroy();
+    await within(10_000, "the destroyed stream's close", closed);
+    // Nothing of the topic is waited on any more.
+    assert.deepEqual(broker.topicState('t').partitions.map((ps) => ps.dataWaiters.size), [0, 0]);
+  });
+
   it('ends consumers when the broker closes', async () => {
     await broker.createTopic('t');
     const c = broker.consumer({ topic: 't', from: 'earliest' });

@@ -8,6 +8,7 @@ import { UringmqError, invalid, shown } from '../errors';
 import type { Broker, Message, PartitionState } from './broker';
 import { toMessages } from './broker';
 import { positiveInt, validateOffset } from './validate';
+import { closesOnEarlyReturn } from './group_consumer';
 
 export interface ConsumerOptions {
   topic: string;
@@ -25,6 +26,8 @@ export class Consumer implements AsyncIterable<Message> {
   private readonly maxBytes: number;
   private stopped = false;
   private started = false;
+  /** Ends the wait for new data under way, if any. */
+  private stopWaiting: (() => void) | null = null;
 
   /** @internal use broker.consumer() */
   constructor(private readonly broker: Broker, opts: ConsumerOptions) {
@@ -52,12 +55,15 @@ export class Consumer implements AsyncIterable<Message> {
   /** Ends the iteration (also ended by breaking out of for-await or broker.close()). */
   close(): void {
     this.stopped = true;
+    this.stopWaiting?.();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Message> {
     if (this.started) throw invalid('a consumer can be iterated once');
     this.started = true;
-    return this.run();
+    // return() or throw() while a next() waits for data was queued behind it, which
+    // waited for the next message (on an idle topic, for ever): the close ends the wait.
+    return closesOnEarlyReturn(this.run(), async () => this.close());
   }
 
   private async *run(): AsyncGenerator<Message> {
@@ -103,7 +109,12 @@ export class Consumer implements AsyncIterable<Message> {
         else this.positions[i] = pos;
       }
       next = (next + 1) % this.parts.length;
-      if (!progressed) await broker.waitForData(this.parts);
+      if (!progressed && !this.stopped) {
+        const w = broker.waitForDataCancellable(this.parts, 1000);
+        this.stopWaiting = w.cancel;
+        await w.promise;
+        this.stopWaiting = null;
+      }
     }
   }
 }
