@@ -769,6 +769,23 @@ describe('CLI', function () {
     }
   });
 
+  it('a command other than topics create refuses a directory that is not a data directory (an existing one, such as a home directory), and leaves nothing in it', () => {
+    // `topics list --dir /etc` made .lock, .flush/, topics/, trash/ and state.json there, and listed nothing.
+    const dir = tmpDir();
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine\n');
+    for (const args of [['topics', 'list'], ['topics', 'describe', 't'], ['topics', 'delete', 't'], ['consume', 't', '--from', 'earliest'], ['produce', 't'], ['groups', 'offsets', 't', 'g']]) {
+      const r = run([...args, '--dir', dir], '');
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+      assert.match(r.err, /INVALID_ARGUMENT: .* is not a uringmq data directory/, args.join(' '));
+      assert.deepEqual(fs.readdirSync(dir), ['notes.txt'], `${args.join(' ')} wrote into a directory that is not a data directory`);
+    }
+    // A data directory still opens; topics create still makes one in an existing directory.
+    assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);
+    const r = run(['topics', 'list', '--dir', dir]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out.trim(), 't');
+  });
+
   it('produce refuses a line longer than a record may be as it reads it, without waiting for its end (a binary file without newlines)', async () => {
     const dir = tmpDir();
     assert.equal(run(['topics', 'create', 'l', '--dir', dir]).code, 0);

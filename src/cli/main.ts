@@ -5,6 +5,7 @@
  * directory (--dir), which must not be open by a running server.
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { constants as osConstants } from 'node:os';
@@ -71,6 +72,14 @@ async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
   // input's real end: produce's signal destroys stdin, the loop above then throws (a
   // premature close), and a line still waiting for its newline is not sent.
   if (parts.length > 0) yield Buffer.concat(parts);
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function stdinIsDirectory(): boolean {
@@ -695,6 +704,11 @@ async function target(flags: { server?: string; dir?: string; config?: string; t
   // empty one at the typo and listed nothing, as if the topics were gone.
   if (!create && !fs.existsSync(dir))
     throw new UringmqError('INVALID_ARGUMENT', `no data directory at ${dir} (\`uringmq topics create\` makes one; a running server is reached with --server)`);
+  // One that exists but is something else (`--dir ~`, `--dir /etc`): opening it made the
+  // broker's files there (.lock, .flush/, topics/, trash/, state.json) and listed nothing.
+  // Every open makes topics/ first, so a data directory always has it.
+  if (!create && !isDirectory(path.join(dir, 'topics')))
+    throw new UringmqError('INVALID_ARGUMENT', `${dir} is not a uringmq data directory (it has no topics/ directory); nothing was written there (\`uringmq topics create\` makes one)`);
   // A signal while a large directory opens (seconds) took the default action, and the
   // next open found state.json saying the run crashed, and scanned the logs. It is
   // noted; once the open is done the directory is closed cleanly and the command exits
