@@ -1338,6 +1338,21 @@ describe('CLI', function () {
     }
   });
 
+  it('--server given as a URL (http://, grpc://), with a path after its port, or with a space in it is refused at once, not tried for the connect timeout', () => {
+    for (const [server, said] of [
+      ['http://127.0.0.1:50051', /INVALID_ARGUMENT: "http:\/\/127\.0\.0\.1:50051" is a URL: give host:port/],
+      ['grpc://localhost:50051', /INVALID_ARGUMENT: "grpc:\/\/localhost:50051" is a URL: give host:port/],
+      ['127.0.0.1:50051/', /INVALID_ARGUMENT: "127\.0\.0\.1:50051\/" has a path after its port: give host:port/],
+      [' 127.0.0.1:50051', /INVALID_ARGUMENT: " 127\.0\.0\.1:50051" has a space in it/],
+    ] as const) {
+      const t0 = Date.now();
+      const r = run(['topics', 'list', '--server', server]);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, said);
+      assert.ok(Date.now() - t0 < 8_000, `${server}: refused before the 10 s connect timeout`);
+    }
+  });
+
   it('produce --partition past the topic\'s partitions is refused before any input (with none it said "produced 0 messages", exit 0)', async () => {
     const dir = path.join(tmpDir(), 'data');
     assert.equal(run(['topics', 'create', 't', '--partitions', '2', '--dir', dir]).code, 0);

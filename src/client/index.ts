@@ -183,6 +183,14 @@ export async function connect(address: string, opts: ConnectOptions = {}): Promi
   // grpc-js takes a port past 65535 (or 0, -1, none after the colon, letters) and an
   // empty host, and tries for the whole connect timeout. A scheme grpc-js resolves
   // (`dns:host`, `unix:path`) is not a host.
+  // Likewise a URL (`http://host:port`, as other brokers' docs write them), a path after
+  // the port, or a space (a quoted `" host:port"`): grpc-js takes each for a DNS name.
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(address)?.[1];
+  if (scheme === undefined || !GRPC_SCHEMES.has(scheme)) {
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(address)) throw invalid(`${JSON.stringify(address)} is a URL: give host:port`);
+    if (/\s/.test(address)) throw invalid(`${JSON.stringify(address)} has a space in it: give host:port`);
+    if (/^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):\d*\//.test(address)) throw invalid(`${JSON.stringify(address)} has a path after its port: give host:port`);
+  }
   const hostPort = /^([A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\]):([^:/]*)$/.exec(address);
   if (hostPort && !GRPC_SCHEMES.has(hostPort[1]!)) {
     if (hostPort[1] === '') throw invalid(`${JSON.stringify(address)} needs a host before its port`);
