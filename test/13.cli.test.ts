@@ -1353,6 +1353,13 @@ describe('CLI', function () {
     }
   });
 
+  it('a --server command with a URINGMQ_AUTH_TOKEN no server could take names the variable, not the client library\'s option', () => {
+    const r = run(['topics', 'list', '--server', '127.0.0.1:1'], undefined, { URINGMQ_AUTH_TOKEN: 's3cret\n' });
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /^uringmq: INVALID_ARGUMENT: URINGMQ_AUTH_TOKEN must be a string of 1 to 256 printable ASCII characters/);
+    assert.ok(!r.err.includes('s3cret'), 'the token is not repeated');
+  });
+
   it('produce --partition past the topic\'s partitions is refused before any input (with none it said "produced 0 messages", exit 0)', async () => {
     const dir = path.join(tmpDir(), 'data');
     assert.equal(run(['topics', 'create', 't', '--partitions', '2', '--dir', dir]).code, 0);

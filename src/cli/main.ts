@@ -24,6 +24,7 @@ import { addBenchCommands } from '../bench/cli';
 import { MetricsServer, metricsRegistry } from '../metrics';
 import { logDestination } from './log_destination';
 import { fdHungUp } from '../native';
+import { checkAuthToken } from '../fetch/protocol';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const DEFAULT_DIR = './uringmq-data';
@@ -692,7 +693,10 @@ async function target(flags: { server?: string; dir?: string; config?: string; t
       }
     }
     if (tls) quietIpServername();
-    return { client: await connect(flags.server, { token: process.env.URINGMQ_AUTH_TOKEN || undefined, tls }) };
+    const token = process.env.URINGMQ_AUTH_TOKEN || undefined;
+    // Checked here as well: connect() names its option, `token`, which a CLI user never set.
+    if (token !== undefined) checkAuthToken(token, 'URINGMQ_AUTH_TOKEN');
+    return { client: await connect(flags.server, { token, tls }) };
   }
   // Empty: a flag given empty is a mistake; the variable empty is unset, as serve takes it.
   if (flags.dir === '') throw new UringmqError('INVALID_ARGUMENT', '--dir needs a path');
