@@ -1229,6 +1229,13 @@ describe('CLI', function () {
     }
   });
 
+  it('produce --server --timeout gives up on a server it cannot reach at the start after --timeout, not the client\'s 10 s connect timeout', async () => {
+    const port = await freePort(); // nothing listens there
+    const r = run(['produce', 't', '--server', `127.0.0.1:${port}`, '--timeout', '1000'], 'x\n');
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, new RegExp(`^uringmq: UNAVAILABLE: cannot reach uringmq at 127\\.0\\.0\\.1:${port} within --timeout \\(1000 ms\\): `));
+  });
+
   it('produce --server: a line the server took but answered after --timeout is said to be perhaps written, not only failed', async () => {
     const dir = tmpDir();
     srv = await spawnServer(dir);

@@ -669,7 +669,7 @@ function quietIpServername(): void {
   }) as typeof process.emitWarning;
 }
 
-async function target(flags: { server?: string; dir?: string; config?: string; tls?: boolean; tlsCa?: string }, create = false): Promise<Target> {
+async function target(flags: { server?: string; dir?: string; config?: string; tls?: boolean; tlsCa?: string }, create = false, connectTimeoutMs?: number): Promise<Target> {
   // An empty --server (`--server "$UNSET"`) is not "no server": it would silently mean
   // the default data directory here, and produce would write there.
   if (flags.server !== undefined && flags.server.trim() === '') throw new UringmqError('INVALID_ARGUMENT', '--server needs a host:port');
@@ -696,7 +696,7 @@ async function target(flags: { server?: string; dir?: string; config?: string; t
     const token = process.env.URINGMQ_AUTH_TOKEN || undefined;
     // Checked here as well: connect() names its option, `token`, which a CLI user never set.
     if (token !== undefined) checkAuthToken(token, 'URINGMQ_AUTH_TOKEN');
-    return { client: await connect(flags.server, { token, tls }) };
+    return { client: await connect(flags.server, { token, tls, connectTimeoutMs }) };
   }
   // Empty: a flag given empty is a mistake; the variable empty is unset, as serve takes it.
   if (flags.dir === '') throw new UringmqError('INVALID_ARGUMENT', '--dir needs a path');
@@ -920,7 +920,13 @@ export function program(): Command {
       if (o.timeout !== undefined && (o.timeout < 1 || o.timeout > 2 ** 31 - 1)) throw new UringmqError('INVALID_ARGUMENT', `--timeout must be from 1 to ${2 ** 31 - 1} ms, got ${o.timeout}`);
       if (o.timeout !== undefined && !o.server) throw new UringmqError('INVALID_ARGUMENT', '--timeout applies with --server only (a data directory is written at once)');
       const timeoutMs = o.timeout ?? PRODUCE_TIMEOUT_MS;
-      const t = await target(o);
+      // A --timeout given bounds the connect too: `--timeout 1000` against a server that
+      // is down waited the client's 10 s connect timeout, then named neither.
+      const t = await target(o, false, o.timeout).catch((e: unknown) => {
+        if (o.timeout !== undefined && e instanceof UringmqError && e.code === 'UNAVAILABLE')
+          throw new UringmqError('UNAVAILABLE', e.message.replace(/^cannot reach uringmq at (\S+): /, `cannot reach uringmq at $1 within --timeout (${o.timeout} ms): `));
+        throw e;
+      });
       try {
         // A server that went away is retried (a restart), for --timeout: not for the
         // client's 120 s default, which left the command waiting without a word.
