@@ -49,11 +49,9 @@ async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
   const line = (b: Buffer, end: number) => b.subarray(0, end > 0 && b[end - 1] === 0x0d ? end - 1 : end);
   let parts: Buffer[] = [];
   let held = 0;
-  let n = 0;
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
     let buf: Buffer = chunk;
     for (let at = buf.indexOf(0x0a); at >= 0; at = buf.indexOf(0x0a)) {
-      n++;
       if (parts.length > 0) {
         parts.push(buf.subarray(0, at + 1));
         const joined = Buffer.concat(parts);
@@ -66,7 +64,7 @@ async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
     if (buf.length > 0) {
       parts.push(buf);
       held += buf.length;
-      if (held > maxLineBytes + 1) throw new UringmqError('RECORD_TOO_LARGE', `line ${n + 1} is longer than ${maxLineBytes} bytes, more than a record may hold`);
+      if (held > maxLineBytes + 1) throw new UringmqError('RECORD_TOO_LARGE', `longer than ${maxLineBytes} bytes, more than a record may hold`); // produce names the line (it said it twice)
     }
   }
   // The last line, without a newline: a \r at its end is a lone one, kept. Only at the
