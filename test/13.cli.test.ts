@@ -786,6 +786,16 @@ describe('CLI', function () {
     assert.equal(r.out.trim(), 't');
   });
 
+  it('a --dir command on a data directory a running server holds says which process holds it and points to --server', async () => {
+    const dir = tmpDir();
+    srv = await spawnServer(dir);
+    for (const args of [['topics', 'list'], ['topics', 'create', 't'], ['produce', 't']]) {
+      const r = run([...args, '--dir', dir], '');
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+      assert.equal(r.err, `uringmq: DIR_LOCKED: data directory ${dir} is in use by process ${srv.child.pid} (a running server: reach it with --server host:port, or stop it first)\n`);
+    }
+  });
+
   it('produce refuses a line longer than a record may be as it reads it, without waiting for its end (a binary file without newlines)', async () => {
     const dir = tmpDir();
     assert.equal(run(['topics', 'create', 'l', '--dir', dir]).code, 0);

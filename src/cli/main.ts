@@ -727,6 +727,18 @@ async function target(flags: { server?: string; dir?: string; config?: string; t
   let broker: Broker;
   try {
     broker = await Broker.open(brokerOptions(cfg));
+  } catch (e) {
+    // The library's message speaks of Brokers; here it is nearly always a server.
+    if (!(e instanceof UringmqError && e.code === 'DIR_LOCKED')) throw e;
+    const abs = path.resolve(dir);
+    let pid = '';
+    try {
+      pid = fs.readFileSync(path.join(abs, '.lock'), 'utf8').trim(); // written by the holder once it had the lock
+    } catch {
+      // unreadable: the message names no process
+    }
+    const holder = /^[1-9][0-9]*$/.test(pid) ? `process ${pid}` : 'another process';
+    throw new UringmqError('DIR_LOCKED', `data directory ${abs} is in use by ${holder} (a running server: reach it with --server host:port, or stop it first)`);
   } finally {
     for (const sig of OPEN_SIGNALS) process.off(sig, note);
   }
