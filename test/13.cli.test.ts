@@ -1362,11 +1362,10 @@ describe('CLI', function () {
       ['127.0.0.1:50051/', /INVALID_ARGUMENT: "127\.0\.0\.1:50051\/" has a path after its port: give host:port/],
       [' 127.0.0.1:50051', /INVALID_ARGUMENT: " 127\.0\.0\.1:50051" has a space in it/],
     ] as const) {
-      const t0 = Date.now();
+      // Refused as it is (INVALID_ARGUMENT), not tried: trying it ended in UNAVAILABLE after the connect timeout.
       const r = run(['topics', 'list', '--server', server]);
       assert.equal(r.code, 2, r.err);
       assert.match(r.err, said);
-      assert.ok(Date.now() - t0 < 8_000, `${server}: refused before the 10 s connect timeout`);
     }
   });
 
