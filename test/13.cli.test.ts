@@ -769,6 +769,15 @@ describe('CLI', function () {
     }
   });
 
+  it('--version (and -V) prints the package version and exits 0', () => {
+    const version = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+    for (const flag of ['--version', '-V']) {
+      const r = run([flag]);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, `${version}\n`);
+    }
+  });
+
   it('a command other than topics create refuses a directory that is not a data directory (an existing one, such as a home directory), and leaves nothing in it', () => {
     // `topics list --dir /etc` made .lock, .flush/, topics/, trash/ and state.json there, and listed nothing.
     const dir = tmpDir();
