@@ -1410,4 +1410,17 @@ describe('CLI', function () {
       fs.closeSync(fd);
     }
   });
+
+  it('produce with a stdin it cannot read (opened write-only) says it cannot read stdin (IO_ERROR), not INTERNAL', () => {
+    const dir = path.join(tmpDir(), 'data');
+    assert.equal(run(['topics', 'create', 't', '--dir', dir]).code, 0);
+    const fd = fs.openSync(path.join(tmpDir(), 'out'), 'w');
+    try {
+      const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', CLI, 'produce', 't', '--dir', dir], { stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /^produced 0 messages to t\nuringmq: IO_ERROR: line 1: cannot read stdin: EBADF/);
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
 });

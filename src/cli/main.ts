@@ -50,7 +50,16 @@ async function* stdinLines(maxLineBytes: number): AsyncGenerator<Buffer> {
   const line = (b: Buffer, end: number) => b.subarray(0, end > 0 && b[end - 1] === 0x0d ? end - 1 : end);
   let parts: Buffer[] = [];
   let held = 0;
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+  // A stdin that cannot be read (opened write-only: `0>file`, EBADF) is an I/O error of
+  // the input, not an INTERNAL one of uringmq's.
+  const input = (async function* () {
+    try {
+      yield* process.stdin as AsyncIterable<Buffer>;
+    } catch (e) {
+      throw e instanceof UringmqError ? e : new UringmqError('IO_ERROR', `cannot read stdin: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  })();
+  for await (const chunk of input) {
     let buf: Buffer = chunk;
     for (let at = buf.indexOf(0x0a); at >= 0; at = buf.indexOf(0x0a)) {
       if (parts.length > 0) {
