@@ -843,9 +843,9 @@ export function program(): Command {
     .option('--tls-cert <file>', 'PEM certificate chain: serve TLS instead of plaintext')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--log-level <level>', 'pino log level (default info)')
-    .option('--fetch-port <port>', 'native fetch plane port, 0 for any free one (default 50052)', int('fetch-port'))
+    .option('--fetch-port <port>', 'native fetch plane port, 0 for any free one (default 50052; with --port 0, 0)', int('fetch-port'))
     .option('--no-fetch', 'do not start the native fetch plane')
-    .option('--metrics-port <port>', 'Prometheus metrics (GET /metrics) and health (GET /healthz) port, 0 for any free one (default 9464)', int('metrics-port'))
+    .option('--metrics-port <port>', 'Prometheus metrics (GET /metrics) and health (GET /healthz) port, 0 for any free one (default 9464; with --port 0, 0)', int('metrics-port'))
     .option('--no-metrics', 'do not serve metrics')
     .option('--auth-token <token>', 'shared secret clients must present (gRPC metadata and fetch hello)')
     .action(async (o: Record<string, unknown>) => serve({ ...o, ioBackend: o.ioBackend }));
