@@ -430,6 +430,21 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await other.close();
   });
 
+  it("a group consumer given `partitions` (the fetch transport's) or `partition` (the offset reader's) is refused INVALID_ARGUMENT naming it, embedded and remote, instead of reading every partition its group assigns it", async () => {
+    const refused = (make: () => unknown, option: RegExp, why: RegExp, what: string) =>
+      assert.throws(make, (e: UringmqError) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && option.test(e.message) && why.test(e.message), what);
+    for (const transport of [undefined, 'grpc'] as const) {
+      refused(() => r.client.consumer({ topic: 't', group: 'g', transport, partitions: [1] } as never), /partitions \(\[1\]\)/, /transport: 'fetch'/, `${transport} partitions`);
+      refused(() => r.client.consumer({ topic: 't', group: 'g', transport, partition: 1 } as never), /partition \(1\)/, /offset reader/, `${transport} partition`);
+    }
+    refused(() => r.client.consumer({ topic: 't', group: 'g', transport: 'fetch', partition: 1 } as never), /partition \(1\)/, /partitions: \[1\]/, 'fetch partition');
+    refused(() => r.broker.consumer({ topic: 't', group: 'g', partitions: [1] } as never), /partitions \(\[1\]\)/, /fetch/, 'embedded partitions');
+    // Nothing joined: the group was never made.
+    assert.equal((await r.client.describeTopic('t')).groups.find((g) => g.group === 'g'), undefined);
+    // The fetch transport's own option is still taken.
+    await r.client.consumer({ topic: 't', group: 'g', transport: 'fetch', partitions: [1] }).close();
+  });
+
   it('a Subscribe whose `from` is a StartFrom value the server does not know is INVALID_ARGUMENT, not LATEST; the group is not made', async () => {
     const d = brokerService.subscribe!;
     const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);

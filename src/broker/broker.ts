@@ -1144,6 +1144,9 @@ export class Broker {
       const partition = (opts as { partition?: unknown }).partition;
       if (partition !== undefined)
         throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`);
+      const partitions = (opts as { partitions?: unknown }).partitions;
+      if (partitions !== undefined)
+        throw invalid(`partitions (${shown(partitions, true)}) is an option of the remote client's fetch consumer (transport: 'fetch'), not of this group consumer, which reads the partitions its group assigns it: leave it out`);
       return new GroupConsumer(this, this.groups, opts as GroupConsumerOptions);
     }
     return new Consumer(this, opts as ConsumerOptions);

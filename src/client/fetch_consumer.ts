@@ -32,7 +32,7 @@ import * as net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
 import { LEAVE_WAIT_MS, boundGrpcEnd, endAndAwaitLeave, type GrpcProbe } from './leave';
-import { UringmqError, invalid } from '../errors';
+import { UringmqError, invalid, shown } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
 import { groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
@@ -468,6 +468,11 @@ export class FetchConsumer implements GroupConsumerApi {
     this.commitIntervalMs = intOpt(opts.commitIntervalMs, 'commitIntervalMs', 1000, 1, 3_600_000);
     this.verifyCrc = opts.verifyCrc ?? true;
     checkConnectionStateOption(opts.onConnectionState);
+    // The offset reader's option, ignored here: the consumer read every partition its
+    // group assigned it, not the one the caller meant.
+    const partition = (opts as { partition?: unknown }).partition;
+    if (partition !== undefined)
+      throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer: to read chosen partitions, give partitions: [${shown(partition)}]`);
     if (opts.partitions !== undefined && (!Array.isArray(opts.partitions) || opts.partitions.some((p) => !Number.isInteger(p) || p < 0)))
       throw invalid('partitions must be an array of partition numbers');
     const from = opts.from;

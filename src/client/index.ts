@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { BufferPool } from '../codec/buffer_pool';
 import { checkConnectionStateOption, limitReached, reconnectDelayMs, sessionExpired, tellConnectionState, type ConnectionEvent } from './backoff';
-import { UringmqError, invalid } from '../errors';
+import { UringmqError, invalid, shown } from '../errors';
 import { MIN_MAX_BATCH_BYTES, decodeEach, detachedViews, recordSize, sealBatch, sendBatchDetachedError, stampProducer, type DecodedRecord, type RecordInput } from '../codec/record_batch';
 import type { Message, TopicDescription } from '../broker/broker';
 import { GroupMessage, closesOnEarlyReturn, flatten, groupMessages, ownOptions, returnedOf, type Acker, type ConsumedMessage, type FlattenCursor, type GroupConsumerApi } from '../broker/group_consumer';
@@ -2161,6 +2161,13 @@ export class RemoteConsumer implements GroupConsumerApi {
     // Its own copy: subscribe (at the first iteration, and again at each reconnect)
     // must not follow a caller that reuses or changes its object afterwards.
     opts = this.opts = ownOptions(opts);
+    // Options of the other consumers, ignored here: the consumer read (and acked for the
+    // group) every partition its group assigned it, not the ones the caller meant.
+    const { partitions, partition } = opts as { partitions?: unknown; partition?: unknown };
+    if (partitions !== undefined)
+      throw invalid(`partitions (${shown(partitions, true)}) is an option of the fetch transport (transport: 'fetch'), whose application assigns the partitions; a Subscribe consumer reads those its group assigns it: leave it out or set transport: 'fetch'`);
+    if (partition !== undefined)
+      throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`);
     checkConsumerOptions(opts);
     checkConnectionStateOption(opts.onConnectionState);
     this.maxUnacked = opts.maxUnacked ?? 512;
