@@ -1648,6 +1648,31 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it("a FetchConsumer's bad option is refused with INVALID_ARGUMENT naming the value it got (a string shown quoted), as the Subscribe consumer's", async () => {
+    const broker = await openBroker();
+    const { client, close } = await fetchStack(broker);
+    try {
+      const bad: Array<[object, RegExp]> = [
+        [{ from: 'first' }, /^from must be 'earliest', 'latest' or \{ offset \}, got "first"$/],
+        [{ from: null }, /^from must be .*, got null$/],
+        [{ from: { offset: -1 } }, /^from\.offset must be a non-negative safe integer, got -1$/],
+        [{ from: { offset: '5' } }, /^from\.offset must be .*, got "5"$/],
+        [{ maxBytes: '5' }, /^maxBytes must be an integer between 1 and \d+, got "5"$/],
+        [{ maxWaitMs: NaN }, /^maxWaitMs must be .*, got NaN$/],
+        [{ partitions: [0, 1.5] }, /^partitions must be an array of partition numbers, got \[0,1\.5\]$/],
+        [{ partitions: '0' }, /^partitions must be .*, got "0"$/],
+      ];
+      for (const [opts, msg] of bad)
+        assert.throws(
+          () => client.consumer({ topic: 't', group: 'g', transport: 'fetch', ...opts } as never),
+          (e: UringmqError) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && msg.test(e.message),
+          JSON.stringify(opts),
+        );
+    } finally {
+      await close();
+    }
+  });
+
   it('a FetchConsumer closed while it joins its group (its first iteration under way) leaves no commit timer running after close()', async () => {
     const broker = await openBroker();
     const { client, close } = await fetchStack(broker);

@@ -37,6 +37,7 @@ import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
 import { groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import { RangeSet } from '../broker/range_set';
+import { checkConsumerOptions } from '../broker/validate';
 import { fromServiceError } from '../grpc/status';
 import { pb } from '../grpc/proto';
 import {
@@ -474,10 +475,9 @@ export class FetchConsumer implements GroupConsumerApi {
     if (partition !== undefined)
       throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer: to read chosen partitions, give partitions: [${shown(partition)}]`);
     if (opts.partitions !== undefined && (!Array.isArray(opts.partitions) || opts.partitions.some((p) => !Number.isInteger(p) || p < 0)))
-      throw invalid('partitions must be an array of partition numbers');
-    const from = opts.from;
-    if (from !== undefined && from !== 'earliest' && from !== 'latest' && !(from !== null && typeof from === 'object' && Number.isSafeInteger(from.offset) && from.offset >= 0))
-      throw invalid(`from must be 'earliest', 'latest' or { offset }`);
+      throw invalid(`partitions must be an array of partition numbers, got ${shown(opts.partitions, true)}`);
+    // As the Subscribe consumer checks it, naming what it got.
+    checkConsumerOptions({ from: opts.from });
     let addr = opts.fetchAddress ?? client.fetchAddress;
     if (!addr) addr = `${parseHostPort(client.address, 'server address').host}:${DEFAULT_FETCH_PORT}`;
     const hp = parseHostPort(addr, 'fetchAddress');
@@ -1237,6 +1237,6 @@ export class FetchConsumer implements GroupConsumerApi {
 
 function intOpt(v: unknown, what: string, dflt: number, min: number, max: number): number {
   if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalid(`${what} must be an integer between ${min} and ${max}, got ${String(v)}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw invalid(`${what} must be an integer between ${min} and ${max}, got ${shown(v)}`);
   return v;
 }
