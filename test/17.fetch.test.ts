@@ -34,7 +34,7 @@ import {
 } from '../src/fetch/protocol';
 import { BrokerServer } from '../src/grpc/server';
 import { metricsRegistry } from '../src/metrics';
-import { expectCode, freePort, hasStrace, injectIntoThread, openBroker, overwriteAt, partitionDir, powerCut, publishOld, segmentFiles, sleep, take, tcpProxy, threadNamed, tmpDir, waitFor } from './helpers';
+import { expectCode, freePort, hasStrace, injectIntoThread, openBroker, overwriteAt, partitionDir, powerCut, publishOld, segmentFiles, sleep, take, tcpProxy, threadNamed, tmpDir, waitFor, within } from './helpers';
 import { spawnServer } from './fixtures/server_process';
 
 /** A socket with exact-length reads, for speaking (and mangling) the protocol by hand. */
@@ -2577,6 +2577,45 @@ describe('fetch plane: consumers, groups and the server', () => {
     } finally {
       await client.close();
       await server.stop(2000);
+    }
+  });
+
+  it("a FetchConsumer's iterator returned while its next() waits for messages, or thrown into, leaves the group, as the Subscribe consumer's does; a second iteration is refused when it is asked for", async () => {
+    const broker = await openBroker();
+    const { client, close } = await fetchStack(broker);
+    try {
+      await client.createTopic('t');
+      const members = async (group: string) => (await client.describeTopic('t')).groups.find((x) => x.group === group)?.members.length ?? 0;
+      const until = async (group: string, n: number) => {
+        for (let i = 0; i < 100 && (await members(group)) !== n; i++) await sleep(50);
+        return members(group);
+      };
+      for (const how of ['messages', 'batches'] as const) {
+        const c = client.consumer({ topic: 't', group: `wait-${how}`, transport: 'fetch', maxWaitMs: 50 });
+        const it: AsyncIterator<unknown> = how === 'messages' ? c[Symbol.asyncIterator]() : c.batches()[Symbol.asyncIterator]();
+        const waiting = it.next();
+        assert.equal(await until(`wait-${how}`, 1), 1, 'joined on iteration');
+        const returned = it.return!(undefined);
+        assert.equal((await within(10_000, `${how}: the waiting next() after return()`, waiting)).done, true);
+        assert.equal((await within(10_000, `${how}: return()`, returned)).done, true);
+        assert.equal(await until(`wait-${how}`, 0), 0, `${how}: the member of the returned iterator stayed in the group`);
+      }
+      const t = client.consumer({ topic: 't', group: 'thrown', transport: 'fetch', maxWaitMs: 50 });
+      const it = t[Symbol.asyncIterator]();
+      const waiting = it.next();
+      waiting.catch(() => undefined);
+      assert.equal(await until('thrown', 1), 1, 'joined on iteration');
+      const boom = new Error('boom');
+      await within(10_000, 'throw()', assert.rejects(it.throw!(boom), (e) => e === boom));
+      assert.equal(await until('thrown', 0), 0, 'the member of the iterator thrown into stayed in the group');
+      // Iterated once: the second iterator is refused when asked for, as the Subscribe consumer's.
+      const once = client.consumer({ topic: 't', group: 'once', transport: 'fetch' });
+      once[Symbol.asyncIterator]();
+      assert.throws(() => once[Symbol.asyncIterator](), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+      assert.throws(() => once.batches(), (e: UringmqError) => e.code === 'INVALID_ARGUMENT');
+      await once.close();
+    } finally {
+      await close();
     }
   });
 

@@ -35,7 +35,7 @@ import { LEAVE_WAIT_MS, boundGrpcEnd, endAndAwaitLeave, type GrpcProbe } from '.
 import { UringmqError, invalid, shown } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
-import { groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { closesOnEarlyReturn, groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import { RangeSet } from '../broker/range_set';
 import { checkConsumerOptions } from '../broker/validate';
 import { fromServiceError } from '../grpc/status';
@@ -500,12 +500,14 @@ export class FetchConsumer implements GroupConsumerApi {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ConsumedMessage> {
-    return this.messages();
+    // batches() now, not at the first next(): a second iteration is refused when it is
+    // asked for, as the Subscribe consumer's.
+    return closesOnEarlyReturn(this.messages(this.batches()), () => this.close());
   }
 
   /** One by one; after a nack rewound the partition, the rest of that batch is skipped (it comes again). */
-  private async *messages(): AsyncGenerator<ConsumedMessage> {
-    for await (const batch of this.batches()) {
+  private async *messages(batches: AsyncIterable<ConsumedMessage[]>): AsyncGenerator<ConsumedMessage> {
+    for await (const batch of batches) {
       const epoch = this.yieldedEpoch;
       for (const m of batch) {
         if (this.parts.get(m.partition)?.epoch !== epoch) break; // rewound, or taken away
@@ -522,7 +524,9 @@ export class FetchConsumer implements GroupConsumerApi {
   batches(): AsyncIterable<ConsumedMessage[]> {
     if (this.started) throw invalid('a consumer can be iterated once');
     this.started = true;
-    return { [Symbol.asyncIterator]: () => this.run() };
+    // return() or throw() while a next() waits (for ever on an idle topic) closes first,
+    // as for the other group consumers: queued behind that next(), the member stayed.
+    return { [Symbol.asyncIterator]: () => closesOnEarlyReturn(this.run(), () => this.close()) };
   }
 
   /** Commits the processed positions now (also done every commitIntervalMs and on close). */
