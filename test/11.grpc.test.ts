@@ -445,6 +445,27 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await r.client.consumer({ topic: 't', group: 'g', transport: 'fetch', partitions: [1] }).close();
   });
 
+  it('client.consumer() refuses a topic or group name the broker would refuse when it is made, on both transports, as broker.consumer() does: nothing is sent, and a number is named, not sent as ""', async () => {
+    const bad: Array<[object, string, RegExp]> = [
+      [{ group: 'g' }, 'INVALID_TOPIC_NAME', /got undefined/],
+      [{ topic: 5, group: 'g' }, 'INVALID_TOPIC_NAME', /got number/],
+      [{ topic: 'a b', group: 'g' }, 'INVALID_TOPIC_NAME', /"a b"/],
+      [{ topic: 't' }, 'INVALID_GROUP_NAME', /undefined/],
+      [{ topic: 't', group: 5 }, 'INVALID_GROUP_NAME', /group name 5/],
+      [{ topic: 't', group: '..' }, 'INVALID_GROUP_NAME', /"\.\."/],
+      [{ topic: 't', group: 'g', deadLetterTopic: 't' }, 'INVALID_ARGUMENT', /deadLetterTopic must differ from the topic itself/],
+    ];
+    for (const transport of ['grpc', 'fetch'] as const)
+      for (const [opts, code, msg] of bad) {
+        if (transport === 'fetch' && 'deadLetterTopic' in opts) continue; // not a fetch option
+        const what = `${transport} ${JSON.stringify(opts)}`;
+        assert.throws(() => r.client.consumer({ transport, ...opts } as never), (e: UringmqError) => e instanceof UringmqError && e.code === code && msg.test(e.message), what);
+        // The embedded consumer refuses the same, with the same code.
+        if (transport === 'grpc' && 'group' in opts) assert.throws(() => r.broker.consumer(opts as never), (e: UringmqError) => e.code === code, `embedded ${what}`);
+      }
+    assert.deepEqual((await r.client.describeTopic('t')).groups, []);
+  });
+
   it('a Subscribe whose `from` is a StartFrom value the server does not know is INVALID_ARGUMENT, not LATEST; the group is not made', async () => {
     const d = brokerService.subscribe!;
     const st = raw.makeBidiStreamRequest(d.path, d.requestSerialize, d.responseDeserialize);

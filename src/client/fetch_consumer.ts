@@ -37,7 +37,7 @@ import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
 import { closesOnEarlyReturn, groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import { RangeSet } from '../broker/range_set';
-import { checkConsumerOptions } from '../broker/validate';
+import { checkConsumerOptions, validateGroupName, validateTopicName } from '../broker/validate';
 import { fromServiceError } from '../grpc/status';
 import { pb } from '../grpc/proto';
 import {
@@ -460,8 +460,10 @@ export class FetchConsumer implements GroupConsumerApi {
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
   constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
     if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
-    if (typeof opts.topic !== 'string' || !opts.topic) throw invalid('topic must be a non-empty string');
-    if (typeof opts.group !== 'string' || !opts.group) throw invalid('group must be a non-empty string');
+    // As the broker checks them (broker.consumer() when it is made): sent as they were,
+    // a bad name failed only the first next().
+    validateTopicName(opts.topic);
+    validateGroupName(opts.group);
     this.topic = opts.topic;
     this.group = opts.group;
     this.maxBytes = intOpt(opts.maxBytes, 'maxBytes', MiB, 1, 1 << 30);

@@ -20,7 +20,7 @@ import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { IdTable, PendingPromises } from '../broker/id_table';
-import { checkConsumerOptions, closeTimeout, closeTimedOut, nonNegInt, ownRecord, positiveInt, settlesWithin, validateOffset, validateRecord } from '../broker/validate';
+import { checkConsumerOptions, closeTimeout, closeTimedOut, nonNegInt, ownRecord, positiveInt, settlesWithin, validateGroupName, validateOffset, validateRecord, validateTopicName } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { CODE_TRAILER, MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
@@ -2168,7 +2168,13 @@ export class RemoteConsumer implements GroupConsumerApi {
       throw invalid(`partitions (${shown(partitions, true)}) is an option of the fetch transport (transport: 'fetch'), whose application assigns the partitions; a Subscribe consumer reads those its group assigns it: leave it out or set transport: 'fetch'`);
     if (partition !== undefined)
       throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`);
+    // Names as broker.consumer() checks them, when the consumer is made: sent as they
+    // are, a bad one failed only the first next(), and one that is no string went out as
+    // "" (protobufjs's default), which the server's error then named instead.
+    validateTopicName(opts.topic);
+    validateGroupName(opts.group);
     checkConsumerOptions(opts);
+    if (opts.deadLetterTopic === opts.topic) throw invalid(`deadLetterTopic must differ from the topic itself (${opts.topic})`);
     checkConnectionStateOption(opts.onConnectionState);
     this.maxUnacked = opts.maxUnacked ?? 512;
     this.flowOpts = resolveFlowOptions(opts.flow, this.maxUnacked); // validated here, sent with subscribe
