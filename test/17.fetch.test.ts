@@ -1673,6 +1673,26 @@ describe('fetch plane: consumers, groups and the server', () => {
     }
   });
 
+  it('a FetchConsumer reads the options it was made with, whatever its caller does to its object afterwards (reused for the next consumer), as the Subscribe consumer does', async () => {
+    const broker = await openBroker();
+    const { client, close } = await fetchStack(broker);
+    try {
+      await client.createTopic('t', { partitions: 2 });
+      await client.producer().send('t', { value: 'p0', partition: 0 });
+      const o = { topic: 't', group: 'g', transport: 'fetch' as const, from: 'earliest' as 'earliest' | 'latest', partitions: [0], maxWaitMs: 50 };
+      const c = client.consumer(o);
+      // Changed after the checks, before the first iteration reads them.
+      o.from = 'latest';
+      o.partitions[0] = 1;
+      const [m] = await take(c, 1, (x) => x.ack(), 5000);
+      assert.equal(`${m!.partition}:${m!.offset}:${m!.value.toString()}`, '0:0:p0');
+      assert.deepEqual(c.assignment, [0]);
+      await c.close();
+    } finally {
+      await close();
+    }
+  });
+
   it('a FetchConsumer closed while it joins its group (its first iteration under way) leaves no commit timer running after close()', async () => {
     const broker = await openBroker();
     const { client, close } = await fetchStack(broker);

@@ -35,7 +35,7 @@ import { LEAVE_WAIT_MS, boundGrpcEnd, endAndAwaitLeave, type GrpcProbe } from '.
 import { UringmqError, invalid, shown } from '../errors';
 import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
-import { closesOnEarlyReturn, groupMessages, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
+import { closesOnEarlyReturn, groupMessages, ownOptions, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import { RangeSet } from '../broker/range_set';
 import { checkConsumerOptions, validateGroupName, validateTopicName } from '../broker/validate';
 import { fromServiceError } from '../grpc/status';
@@ -405,6 +405,7 @@ const MAX_CUT_OFFS = 5;
 const IDLE_POLL_MS = 100;
 
 export class FetchConsumer implements GroupConsumerApi {
+  private readonly opts: FetchConsumerOptions;
   private readonly topic: string;
   private readonly group: string;
   private readonly maxBytes: number;
@@ -458,8 +459,13 @@ export class FetchConsumer implements GroupConsumerApi {
   })();
 
   /** @internal use client.consumer({ ..., transport: 'fetch' }) */
-  constructor(private readonly client: FetchClientSide, private readonly opts: FetchConsumerOptions) {
+  constructor(private readonly client: FetchClientSide, opts: FetchConsumerOptions) {
     if (opts === null || typeof opts !== 'object') throw invalid('consumer options must be an object');
+    // Its own copy (of `partitions` too), as the Subscribe consumer's: the first
+    // iteration and each rejoin read `from` and `partitions` later, and a caller that
+    // reuses or changes its object meanwhile must not change them, past the checks.
+    opts = this.opts = ownOptions(opts);
+    if (Array.isArray(opts.partitions)) opts.partitions = [...opts.partitions];
     // As the broker checks them (broker.consumer() when it is made): sent as they were,
     // a bad name failed only the first next().
     validateTopicName(opts.topic);
