@@ -720,6 +720,21 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await Promise.all(ok.map((p) => p.close()));
   });
 
+  it("a consumer's boolean option that is no boolean is INVALID_ARGUMENT, not taken for its truth (verifyCrc: 0 turned the CRC checks off)", () => {
+    for (const [opts, name] of [
+      [{ plainRecords: 'yes' }, 'plainRecords'],
+      [{ plainRecords: 1 }, 'plainRecords'],
+      [{ transport: 'fetch', verifyCrc: 0 }, 'verifyCrc'],
+      [{ transport: 'fetch', verifyCrc: 'no' }, 'verifyCrc'],
+      [{ transport: 'fetch', verifyCrc: null }, 'verifyCrc'],
+    ] as const)
+      assert.throws(
+        () => r.client.consumer({ topic: 't', group: 'g', ...opts } as never),
+        (e: UringmqError) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && new RegExp(`^${name} must be a boolean, got `).test(e.message),
+        JSON.stringify(opts),
+      );
+  });
+
   it("a consumer's onConnectionState that is not a function is INVALID_ARGUMENT, on both transports", () => {
     for (const transport of ['grpc', 'fetch'] as const)
       assert.throws(

@@ -475,6 +475,8 @@ export class FetchConsumer implements GroupConsumerApi {
     this.maxBytes = intOpt(opts.maxBytes, 'maxBytes', MiB, 1, 1 << 30);
     this.maxWaitMs = intOpt(opts.maxWaitMs, 'maxWaitMs', 500, 0, 3_600_000);
     this.commitIntervalMs = intOpt(opts.commitIntervalMs, 'commitIntervalMs', 1000, 1, 3_600_000);
+    // Not taken for its truth: 0 or null turned the CRC checks off.
+    if (opts.verifyCrc !== undefined && typeof opts.verifyCrc !== 'boolean') throw invalid(`verifyCrc must be a boolean, got ${shown(opts.verifyCrc)}`);
     this.verifyCrc = opts.verifyCrc ?? true;
     checkConnectionStateOption(opts.onConnectionState);
     // The offset reader's option, ignored here: the consumer read every partition its

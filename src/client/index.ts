@@ -2175,6 +2175,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     validateGroupName(opts.group);
     checkConsumerOptions(opts);
     if (opts.deadLetterTopic === opts.topic) throw invalid(`deadLetterTopic must differ from the topic itself (${opts.topic})`);
+    if (opts.plainRecords !== undefined && typeof opts.plainRecords !== 'boolean') throw invalid(`plainRecords must be a boolean, got ${shown(opts.plainRecords)}`);
     checkConnectionStateOption(opts.onConnectionState);
     this.maxUnacked = opts.maxUnacked ?? 512;
     this.flowOpts = resolveFlowOptions(opts.flow, this.maxUnacked); // validated here, sent with subscribe
