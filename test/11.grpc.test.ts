@@ -430,7 +430,7 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
     await other.close();
   });
 
-  it("a group consumer given `partitions` (the fetch transport's) or `partition` (the offset reader's) is refused INVALID_ARGUMENT naming it, embedded and remote, instead of reading every partition its group assigns it", async () => {
+  it("a group consumer given `partitions` (the fetch transport's) or `partition` (the offset reader's) is refused INVALID_ARGUMENT naming it, embedded and remote, instead of reading every partition its group assigns it; so is a remote one's sessionTimeoutMs, which Subscribe cannot carry", async () => {
     const refused = (make: () => unknown, option: RegExp, why: RegExp, what: string) =>
       assert.throws(make, (e: UringmqError) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && option.test(e.message) && why.test(e.message), what);
     for (const transport of [undefined, 'grpc'] as const) {
@@ -438,6 +438,8 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       refused(() => r.client.consumer({ topic: 't', group: 'g', transport, partition: 1 } as never), /partition \(1\)/, /offset reader/, `${transport} partition`);
     }
     refused(() => r.client.consumer({ topic: 't', group: 'g', transport: 'fetch', partition: 1 } as never), /partition \(1\)/, /partitions: \[1\]/, 'fetch partition');
+    // The embedded consumer's sessionTimeoutMs: a Subscribe member has the broker's (10 s), which the wire cannot change.
+    refused(() => r.client.consumer({ topic: 't', group: 'g', sessionTimeoutMs: 30_000 } as never), /sessionTimeoutMs \(30000\)/, /10 s/, 'sessionTimeoutMs');
     refused(() => r.broker.consumer({ topic: 't', group: 'g', partitions: [1] } as never), /partitions \(\[1\]\)/, /fetch/, 'embedded partitions');
     // Nothing joined: the group was never made.
     assert.equal((await r.client.describeTopic('t')).groups.find((g) => g.group === 'g'), undefined);

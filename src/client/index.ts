@@ -2168,6 +2168,10 @@ export class RemoteConsumer implements GroupConsumerApi {
       throw invalid(`partitions (${shown(partitions, true)}) is an option of the fetch transport (transport: 'fetch'), whose application assigns the partitions; a Subscribe consumer reads those its group assigns it: leave it out or set transport: 'fetch'`);
     if (partition !== undefined)
       throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`);
+    // The embedded consumer's: Subscribe carries none, and the broker's 10 s applied.
+    const sessionTimeoutMs = (opts as { sessionTimeoutMs?: unknown }).sessionTimeoutMs;
+    if (sessionTimeoutMs !== undefined)
+      throw invalid(`sessionTimeoutMs (${shown(sessionTimeoutMs)}) is an option of the embedded group consumer: a remote member has the broker's session timeout (10 s), which Subscribe cannot change; leave it out`);
     // Names as broker.consumer() checks them, when the consumer is made: sent as they
     // are, a bad one failed only the first next(), and one that is no string went out as
     // "" (protobufjs's default), which the server's error then named instead.
