@@ -737,6 +737,16 @@ describe('gRPC server: protocol, plain clients and bad input', function () {
       );
   });
 
+  it("a consumer's bad flow option names the value it got (a string shown quoted), embedded and remote", () => {
+    for (const [flow, got] of [[{ minWindow: -1 }, 'got -1'], [{ windowStep: '4' }, 'got "4"'], [{ latencyThresholdMs: NaN }, 'got NaN'], [5, 'got 5']] as const)
+      for (const make of [(o: object) => r.client.consumer(o as never), (o: object) => r.broker.consumer(o as never)])
+        assert.throws(
+          () => make({ topic: 't', group: 'g', flow }),
+          (e: UringmqError) => e instanceof UringmqError && e.code === 'INVALID_ARGUMENT' && e.message.endsWith(got),
+          JSON.stringify(flow),
+        );
+  });
+
   it("a consumer's onConnectionState that is not a function is INVALID_ARGUMENT, on both transports", () => {
     for (const transport of ['grpc', 'fetch'] as const)
       assert.throws(

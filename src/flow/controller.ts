@@ -7,7 +7,7 @@
  * shrink fast when the consumer falls behind, grow when it keeps up.
  * The law and every default are in docs/FLOW-CONTROL.md; keep the two in step.
  */
-import { invalid } from '../errors';
+import { invalid, shown } from '../errors';
 import { TokenBucket } from './token_bucket';
 
 export interface FlowOptions {
@@ -41,10 +41,10 @@ export const FLOW_DEFAULTS = {
 export type ResolvedFlowOptions = Required<FlowOptions> & { maxWindow: number };
 
 export function resolveFlowOptions(o: FlowOptions | undefined, maxUnacked: number): ResolvedFlowOptions {
-  if (o !== undefined && (o === null || typeof o !== 'object')) throw invalid('flow must be an object');
+  if (o !== undefined && (o === null || typeof o !== 'object')) throw invalid(`flow must be an object, got ${shown(o)}`);
   const int = (v: unknown, name: string, min: number, max: number, dflt: number): number => {
     if (v === undefined) return dflt;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalid(`flow.${name} must be an integer between ${min} and ${max}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalid(`flow.${name} must be an integer between ${min} and ${max}, got ${shown(v)}`);
     return v;
   };
   const maxWindow = maxUnacked;
