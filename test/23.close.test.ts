@@ -11,7 +11,7 @@ import type { EventEmitter } from 'node:events';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
-import { UringmqError } from '../src';
+import { UringmqError, type Broker } from '../src';
 import { connect, type Client } from '../src/client';
 import { brokerService } from '../src/grpc/service';
 import { spawn } from './fixtures/children';
@@ -704,17 +704,34 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
     }
   });
 
+  /**
+   * `broker`'s write queue over its high-water mark, as its producers see it, until
+   * `writable()`; `restore()` puts the broker's own state back.
+   */
+  function holdWriteQueue(broker: Broker): { writable: () => void; restore: () => void } {
+    const b = broker as unknown as { overHighWater: boolean; whenWritable: () => Promise<void> };
+    let over = true;
+    let writable!: () => void;
+    Object.defineProperty(b, 'overHighWater', { configurable: true, get: () => over });
+    const whenWritable = new Promise<void>((r) => (writable = () => ((over = false), r())));
+    b.whenWritable = () => whenWritable;
+    return {
+      writable,
+      restore: () => {
+        writable();
+        delete (b as { overHighWater?: unknown }).overHighWater;
+        delete (b as { whenWritable?: unknown }).whenWritable;
+      },
+    };
+  }
+
   it('the embedded producer: a send held back by the write queue at close() and resumed before its timeout is appended at once, not after lingerMs', async () => {
     const broker = await openBroker();
-    const b = broker as unknown as { overHighWater: boolean; whenWritable: () => Promise<void> };
-    let writable!: () => void;
+    let held: ReturnType<typeof holdWriteQueue> | undefined;
     try {
       await broker.createTopic('t');
-      // The write queue over its high-water mark, as the producer sees it, until `writable()`.
-      let over = true;
-      Object.defineProperty(b, 'overHighWater', { configurable: true, get: () => over });
-      const whenWritable = new Promise<void>((r) => (writable = () => ((over = false), r())));
-      b.whenWritable = () => whenWritable;
+      held = holdWriteQueue(broker);
+      const { writable } = held;
       const p = broker.producer({ lingerMs: 60_000 });
       const sent = p.send('t', { value: 'held' }); // held back
       const closed = p.close({ timeoutMs: 2000 });
@@ -727,24 +744,19 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
       assert.ok(Date.now() - t0 < 1500, `close took ${Date.now() - t0} ms after the queue drained`);
       assert.equal((await within(sent, 100, 'the held send')).offset, 0);
     } finally {
-      writable?.();
-      delete (b as { overHighWater?: unknown }).overHighWater;
-      delete (b as { whenWritable?: unknown }).whenWritable;
+      held?.restore();
       await broker.close();
     }
   });
 
   it('the embedded producer: flush() with sends held back by the write queue appends them once let go, together, not after lingerMs', async () => {
     const broker = await openBroker();
-    const b = broker as unknown as { overHighWater: boolean; whenWritable: () => Promise<void>; appendBatch: (...args: unknown[]) => Promise<unknown> };
-    let writable!: () => void;
+    const b = broker as unknown as { appendBatch: (...args: unknown[]) => Promise<unknown> };
+    let held: ReturnType<typeof holdWriteQueue> | undefined;
     try {
       await broker.createTopic('t');
-      // The write queue over its high-water mark, as the producer sees it, until `writable()`.
-      let over = true;
-      Object.defineProperty(b, 'overHighWater', { configurable: true, get: () => over });
-      const whenWritable = new Promise<void>((r) => (writable = () => ((over = false), r())));
-      b.whenWritable = () => whenWritable;
+      held = holdWriteQueue(broker);
+      const { writable } = held;
       let batches = 0;
       const append = b.appendBatch.bind(broker);
       b.appendBatch = (...args: unknown[]) => (batches++, append(...args));
@@ -768,9 +780,7 @@ describe('close({ timeoutMs }): the option checked; the embedded producer', func
       await p.close();
       assert.equal((await later).offset, 20);
     } finally {
-      writable?.();
-      delete (b as { overHighWater?: unknown }).overHighWater;
-      delete (b as { whenWritable?: unknown }).whenWritable;
+      held?.restore();
       delete (b as { appendBatch?: unknown }).appendBatch;
       await broker.close();
     }

@@ -170,6 +170,15 @@ export function packageRoot(): string {
   return process.cwd();
 }
 
+/** uringmq's version, from its package.json; null when that cannot be read. */
+export function packageVersion(root = packageRoot()): string | null {
+  try {
+    return (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? null;
+  } catch {
+    return null;
+  }
+}
+
 const FS_TYPES: Record<number, string> = {
   0xef53: 'ext4',
   0x58465342: 'xfs',
@@ -202,12 +211,7 @@ export function environment(broker: { ioBackend: string; ioBackendNote: string; 
   const cpus = os.cpus();
   const commit = git(root, ['rev-parse', 'HEAD']);
   const status = commit ? git(root, ['status', '--porcelain', '--untracked-files=no']) : null;
-  let version = '';
-  try {
-    version = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    // unknown
-  }
+  const version = packageVersion(root) ?? '';
   return {
     date: new Date().toISOString(),
     hostname: os.hostname(),

@@ -18,7 +18,7 @@ import { BufferPool } from '../codec/buffer_pool';
 import { createEngine, lockDir, type NativeEngine, type NativePartition, type PartitionInfo } from '../native';
 import { barrierProblem } from './mount_check';
 import { MAX_PARTITIONS, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES, fsyncDir, readTopicConfig, removeWriteTemps, writeFileDurable, type TopicConfig } from './topic_store';
-import { nonNegInt, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
+import { nonNegInt, positiveInt, refusePartitionOptions, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { Producer, type ProducerOptions } from './producer';
 import { Consumer, type ConsumerOptions } from './consumer';
 import { GroupCoordinator, StoredGroups, removeGroupOffsets, type GroupDescription } from './groups';
@@ -1139,14 +1139,7 @@ export class Broker {
   consumer(opts: ConsumerOptions | GroupConsumerOptions): Consumer | GroupConsumer {
     this.assertOpen();
     if (opts !== null && typeof opts === 'object' && 'group' in opts && opts.group !== undefined) {
-      // Ignored, it read every partition the group assigned, and acked them for the group
-      // (a caller without the types' check, meaning one partition's messages only).
-      const partition = (opts as { partition?: unknown }).partition;
-      if (partition !== undefined)
-        throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`);
-      const partitions = (opts as { partitions?: unknown }).partitions;
-      if (partitions !== undefined)
-        throw invalid(`partitions (${shown(partitions, true)}) is an option of the remote client's fetch consumer (transport: 'fetch'), not of this group consumer, which reads the partitions its group assigns it: leave it out`);
+      refusePartitionOptions(opts, 'embedded');
       return new GroupConsumer(this, this.groups, opts as GroupConsumerOptions);
     }
     return new Consumer(this, opts as ConsumerOptions);

@@ -4,10 +4,10 @@
  * whole batches from the log (tail cache or file) and waits for new data at the end.
  * Consumer groups with acks come with the gRPC layer; this iterator is the base.
  */
-import { UringmqError, invalid, shown } from '../errors';
+import { UringmqError, invalid } from '../errors';
 import type { Broker, Message, PartitionState } from './broker';
 import { toMessages } from './broker';
-import { positiveInt, validateOffset } from './validate';
+import { checkFrom, positiveInt } from './validate';
 import { closesOnEarlyReturn } from './group_consumer';
 
 export interface ConsumerOptions {
@@ -36,13 +36,11 @@ export class Consumer implements AsyncIterable<Message> {
     const t = broker.topicState(opts.topic);
     this.parts = opts.partition === undefined ? [...t.partitions] : [broker.partitionState(opts.topic, opts.partition)];
     this.maxBytes = opts.maxBytes === undefined ? 1 << 20 : positiveInt(opts.maxBytes, 'maxBytes', 1 << 30);
-    const from = opts.from === undefined ? 'latest' : opts.from;
+    const from = checkFrom(opts.from);
     this.positions = this.parts.map((ps) => {
+      if (typeof from === 'object') return from.offset;
       const info = broker.partitionInfo(ps);
-      if (from === 'earliest') return info.startOffset;
-      if (from === 'latest') return info.endOffset;
-      if (from !== null && typeof from === 'object') return validateOffset(from.offset, 'from.offset');
-      throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${shown(from, true)}`);
+      return from === 'earliest' ? info.startOffset : info.endOffset;
     });
   }
 

@@ -35,7 +35,7 @@ import { RangeSet } from './range_set';
 import { fsyncDir, removeWriteTemps } from './topic_store';
 import { OFFSETS_SUFFIX, OffsetsFile, maxStateRanges, readOffsetsFile, type GroupSnapshot, type StateRange } from './offsets_file';
 import { BufferPool } from '../codec/buffer_pool';
-import { MAX_NACK_DELAY_MS, checkNackDelay, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
+import { MAX_NACK_DELAY_MS, checkFrom, checkNackDelay, positiveInt, validateGroupName, validateOffset, validateTopicName } from './validate';
 import { FlowController, resolveFlowOptions, type ConsumerFeedback, type FlowOptions, type FlowSnapshot } from '../flow/controller';
 
 export interface GroupJoinOptions {
@@ -869,11 +869,7 @@ export class GroupCoordinator {
       throw invalid(`the default dead-letter topic ${t.name}.dlq would be longer than 249 characters: set deadLetterTopic`);
     validateTopicName(o.deadLetterTopic);
     if (o.deadLetterTopic === t.name) throw invalid(`deadLetterTopic must differ from the topic itself (${t.name})`);
-    const from = opts.from === undefined ? 'latest' : opts.from;
-    if (from !== 'earliest' && from !== 'latest') {
-      if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${shown(from, true)}`);
-      validateOffset(from.offset, 'from.offset');
-    }
+    const from = checkFrom(opts.from);
     // Checked before the load: a new group's load writes its starting offsets, so a
     // join refused after it (the member's flow options) left a group at `from` (by
     // default the end), and a later valid consumer from 'earliest' missed the rest.

@@ -174,11 +174,35 @@ export function checkConsumerOptions(opts: {
   if (opts.maxUnacked !== undefined) positiveInt(opts.maxUnacked, 'maxUnacked', 1_000_000);
   if (opts.maxDeliveries !== undefined) positiveInt(opts.maxDeliveries, 'maxDeliveries', 1000);
   if (opts.deadLetterTopic !== undefined) validateTopicName(opts.deadLetterTopic);
-  const from = opts.from === undefined ? 'latest' : opts.from;
-  if (from !== 'earliest' && from !== 'latest') {
-    if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${shown(from, true)}`);
-    validateOffset((from as { offset?: unknown }).offset, 'from.offset');
-  }
+  checkFrom(opts.from);
+}
+
+/** A consumer's `from`, checked: 'earliest', 'latest' (also when left out) or { offset }. */
+export function checkFrom(from: unknown): 'earliest' | 'latest' | { offset: number } {
+  if (from === undefined || from === 'latest') return 'latest';
+  if (from === 'earliest') return from;
+  if (from === null || typeof from !== 'object') throw invalid(`from must be 'earliest', 'latest' or { offset }, got ${shown(from, true)}`);
+  return { offset: validateOffset((from as { offset?: unknown }).offset, 'from.offset') };
+}
+
+/**
+ * A group consumer given the other consumers' partition options: `partition` (the
+ * offset reader's) or, but for the fetch transport's own consumer, `partitions`.
+ * Ignored, they had it read every partition its group assigned it, and ack them for
+ * the group, not the ones the caller meant (a caller without the types' check).
+ */
+export function refusePartitionOptions(opts: object, consumer: 'embedded' | 'subscribe' | 'fetch'): void {
+  const { partition, partitions } = opts as { partition?: unknown; partitions?: unknown };
+  if (partition !== undefined)
+    throw invalid(
+      consumer === 'fetch'
+        ? `partition (${shown(partition)}) is an option of the offset reader, not of a group consumer: to read chosen partitions, give partitions: [${shown(partition)}]`
+        : `partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`,
+    );
+  if (partitions !== undefined && consumer !== 'fetch')
+    throw invalid(
+      `partitions (${shown(partitions, true)}) is an option of the remote client's fetch consumer (transport: 'fetch'), whose application assigns the partitions; a group consumer reads those its group assigns it: ${consumer === 'subscribe' ? "leave it out or set transport: 'fetch'" : 'leave it out'}`,
+    );
 }
 
 /** The largest delay setTimeout keeps (a longer one fires at once). */

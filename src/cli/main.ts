@@ -21,7 +21,7 @@ import { BrokerServer, type ServerOptions } from '../grpc/server';
 import { connect, type Client, type ConnectionEvent } from '../client';
 import { UringmqError } from '../errors';
 import { addBenchCommands } from '../bench/cli';
-import { packageRoot } from '../bench/results';
+import { packageVersion } from '../bench/results';
 import { MetricsServer, metricsRegistry } from '../metrics';
 import { logDestination } from './log_destination';
 import { fdHungUp } from '../native';
@@ -795,17 +795,8 @@ function withTarget(cmd: Command): Command {
     .option('-c, --config <file>', "with --dir: serve's JSON config file (also URINGMQ_CONFIG), for its broker settings");
 }
 
-/** uringmq's version, from its package.json ('unknown' if unreadable: --version says so rather than fail). */
-function packageVersion(): string {
-  try {
-    return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
-
 export function program(): Command {
-  const prog = new Command('uringmq').description('durable message broker for Node.js').version(packageVersion(), '-V, --version', 'print the version').showHelpAfterError('(run with --help for the options)');
+  const prog = new Command('uringmq').description('durable message broker for Node.js').version(packageVersion() ?? 'unknown', '-V, --version', 'print the version').showHelpAfterError('(run with --help for the options)');
 
   prog
     .command('serve')

@@ -37,7 +37,7 @@ import { crc32c } from '../native';
 import { HEADER_SIZE, CRC_START } from '../codec/record_batch';
 import { closesOnEarlyReturn, groupMessages, ownOptions, type Acker, type ConsumedMessage, type GroupConsumerApi } from '../broker/group_consumer';
 import { RangeSet } from '../broker/range_set';
-import { checkConsumerOptions, validateGroupName, validateTopicName } from '../broker/validate';
+import { checkConsumerOptions, refusePartitionOptions, validateGroupName, validateTopicName } from '../broker/validate';
 import { fromServiceError } from '../grpc/status';
 import { pb } from '../grpc/proto';
 import {
@@ -479,11 +479,7 @@ export class FetchConsumer implements GroupConsumerApi {
     if (opts.verifyCrc !== undefined && typeof opts.verifyCrc !== 'boolean') throw invalid(`verifyCrc must be a boolean, got ${shown(opts.verifyCrc)}`);
     this.verifyCrc = opts.verifyCrc ?? true;
     checkConnectionStateOption(opts.onConnectionState);
-    // The offset reader's option, ignored here: the consumer read every partition its
-    // group assigned it, not the one the caller meant.
-    const partition = (opts as { partition?: unknown }).partition;
-    if (partition !== undefined)
-      throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer: to read chosen partitions, give partitions: [${shown(partition)}]`);
+    refusePartitionOptions(opts, 'fetch');
     if (opts.partitions !== undefined && (!Array.isArray(opts.partitions) || opts.partitions.some((p) => !Number.isInteger(p) || p < 0)))
       throw invalid(`partitions must be an array of partition numbers, got ${shown(opts.partitions, true)}`);
     // As the Subscribe consumer checks it, naming what it got.

@@ -20,7 +20,7 @@ import { FeedbackMeter, resolveFlowOptions, type ResolvedFlowOptions } from '../
 import type { ProducerApi, ProducerRecord, SendBatchResult, SendResult } from '../broker/producer';
 import { StickyPartitioner } from '../broker/partitioner';
 import { IdTable, PendingPromises } from '../broker/id_table';
-import { checkConsumerOptions, closeTimeout, closeTimedOut, nonNegInt, ownRecord, positiveInt, settlesWithin, validateGroupName, validateOffset, validateRecord, validateTopicName } from '../broker/validate';
+import { checkConsumerOptions, closeTimeout, closeTimedOut, nonNegInt, ownRecord, positiveInt, refusePartitionOptions, settlesWithin, validateGroupName, validateOffset, validateRecord, validateTopicName } from '../broker/validate';
 import { pb, resetsOf, wireEpoch, type uringmq } from '../grpc/proto';
 import { brokerService } from '../grpc/service';
 import { CODE_TRAILER, MAX_BATCH_HEADER, MAX_MESSAGE_HEADER, fromServiceError } from '../grpc/status';
@@ -2161,13 +2161,7 @@ export class RemoteConsumer implements GroupConsumerApi {
     // Its own copy: subscribe (at the first iteration, and again at each reconnect)
     // must not follow a caller that reuses or changes its object afterwards.
     opts = this.opts = ownOptions(opts);
-    // Options of the other consumers, ignored here: the consumer read (and acked for the
-    // group) every partition its group assigned it, not the ones the caller meant.
-    const { partitions, partition } = opts as { partitions?: unknown; partition?: unknown };
-    if (partitions !== undefined)
-      throw invalid(`partitions (${shown(partitions, true)}) is an option of the fetch transport (transport: 'fetch'), whose application assigns the partitions; a Subscribe consumer reads those its group assigns it: leave it out or set transport: 'fetch'`);
-    if (partition !== undefined)
-      throw invalid(`partition (${shown(partition)}) is an option of the offset reader, not of a group consumer, which reads the partitions its group assigns it: leave out one or the other`);
+    refusePartitionOptions(opts, 'subscribe');
     // The embedded consumer's: Subscribe carries none, and the broker's 10 s applied.
     const sessionTimeoutMs = (opts as { sessionTimeoutMs?: unknown }).sessionTimeoutMs;
     if (sessionTimeoutMs !== undefined)
